@@ -1,0 +1,55 @@
+"""Counting the tokens fed into ``forward``, and the two formulas they must match.
+
+``generate`` calls ``self.forward``, so replacing ``forward`` on the instance sees every call.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+
+import torch
+
+
+def fed_with_cache_formula(prompt_len: int, new_tokens: int) -> int:
+    """The first step feeds the whole prompt, each later step one token: P + (N - 1)."""
+    return prompt_len + (new_tokens - 1)
+
+
+def fed_without_cache_formula(prompt_len: int, new_tokens: int) -> int:
+    """Step i (0-based) feeds everything so far, P + i tokens: N * P + N * (N - 1) / 2."""
+    return new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
+
+
+class ForwardRecorder:
+    """Records, for every call of ``model.forward``: the number of tokens fed (input_ids' length)
+    and, optionally, the last position's logits in float32 (to compare two decoding paths)."""
+
+    def __init__(self, keep_logits: bool = False):
+        self.keep_logits = keep_logits
+        self.fed_per_call: list[int] = []
+        self.last_logits: list[torch.Tensor] = []  # one (batch, vocab) tensor per call
+
+    @property
+    def fed(self) -> int:
+        return sum(self.fed_per_call)
+
+    @contextmanager
+    def watching(self, model):
+        original = model.forward
+        had_own_forward = "forward" in vars(model)
+
+        def recording_forward(input_ids, *args, **kwargs):
+            self.fed_per_call.append(int(input_ids.shape[1]))
+            outputs = original(input_ids, *args, **kwargs)
+            if self.keep_logits:
+                self.last_logits.append(outputs.logits[:, -1, :].float().cpu().clone())
+            return outputs
+
+        model.forward = recording_forward  # an instance attribute shadows the class's method
+        try:
+            yield self
+        finally:
+            if had_own_forward:
+                model.forward = original
+            else:
+                del model.forward  # the class's forward is visible again

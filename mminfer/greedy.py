@@ -1,0 +1,84 @@
+"""Steps 1 and 2: greedy generation with and without the KV cache; same tokens? tokens fed?
+
+Both generations call the model's own ``generate`` with the task's arguments
+(do_sample=False, top_k=0, top_p=1.0, eos_token_id=None). A recorder around ``forward`` counts the
+tokens fed and keeps each step's last logits, so that if the two paths ever pick different tokens the
+first differing step is diagnosed: the two paths run different attention kernels (fused SDPA over the
+whole sequence vs. the explicit softmax over one new token), and a near-tie between the top two
+logits is where a rounding difference can flip the argmax.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+
+
+def greedy_generate(model, prompt_ids: list[int], new_tokens: int, use_cache: bool, device,
+                    recorder: ForwardRecorder | None = None) -> list[int]:
+    """The new token ids of one greedy generation, as the task specifies it."""
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    recorder = recorder or ForwardRecorder()
+    with recorder.watching(model):
+        output = model.generate(input_ids, max_new_tokens=new_tokens, do_sample=False, top_k=0, top_p=1.0,
+                                eos_token_id=None, use_cache=use_cache)
+    return output[0, len(prompt_ids):].tolist()
+
+
+def top2_margin(logits: torch.Tensor) -> float:
+    """top-1 logit minus top-2 logit of a (vocab,) vector: how close the argmax was to flipping."""
+    top2 = torch.topk(logits, 2).values
+    return float(top2[0] - top2[1])
+
+
+def first_difference(ids_with: list[int], ids_without: list[int], logits_with: list[torch.Tensor],
+                     logits_without: list[torch.Tensor]) -> dict | None:
+    """Where the two greedy paths first pick different tokens, and how close that call was."""
+    for step, (a, b) in enumerate(zip(ids_with, ids_without)):
+        if a != b:
+            with_cache = logits_with[step][0]
+            without_cache = logits_without[step][0]
+            return {
+                "step": step,
+                "token_with_cache": a,
+                "token_without_cache": b,
+                "margin_with_cache": top2_margin(with_cache),
+                "margin_without_cache": top2_margin(without_cache),
+                "max_abs_logit_diff": float((with_cache - without_cache).abs().max()),
+            }
+    return None
+
+
+def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tuple[dict, dict]:
+    """Generate greedily with and without the cache; return (same, count) as the task names them."""
+    with_cache = ForwardRecorder(keep_logits=True)
+    without_cache = ForwardRecorder(keep_logits=True)
+    ids = greedy_generate(model, prompt_ids, new_tokens, True, device, with_cache)
+    ids_without_cache = greedy_generate(model, prompt_ids, new_tokens, False, device, without_cache)
+
+    prompt_len = len(prompt_ids)
+    compared_steps = min(len(with_cache.last_logits), len(without_cache.last_logits))
+    step_diffs = [float((with_cache.last_logits[i] - without_cache.last_logits[i]).abs().max())
+                  for i in range(compared_steps)]
+    same = {
+        "same_ids": ids == ids_without_cache,
+        "ids": ids,
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "ids_without_cache": ids_without_cache,
+        "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
+        "first_difference": first_difference(ids, ids_without_cache, with_cache.last_logits,
+                                             without_cache.last_logits),
+    }
+    count = {
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "fed_with_cache": with_cache.fed,
+        "fed_without_cache": without_cache.fed,
+        "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
+        "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
+        "calls_with_cache": len(with_cache.fed_per_call),
+        "calls_without_cache": len(without_cache.fed_per_call),
+    }
+    return same, count

@@ -1,0 +1,61 @@
+"""The task's prompts, as token ids.
+
+- the pretrain prompt: the first ``docs`` validation documents joined with spaces, tokenized, cut to
+  ``prompt_tokens`` tokens, with bos in front (so prompt_len = prompt_tokens + 1);
+- a prefix prompt: bos + the tokens of a short text (top-p's '민수는');
+- the chat prompt: the tokenizer's own chat template around one user question.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mminfer.errors import MminferError
+from mminfer.tokenizer import Tokenizer
+
+
+def read_documents(path: str | Path, count: int) -> list[str]:
+    """The ``text`` of the first ``count`` lines of a MiniMind pretrain JSONL file."""
+    path = Path(path)
+    if not path.is_file():
+        raise MminferError(f"validation data {path} does not exist.")
+    texts: list[str] = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if len(texts) == count:
+                break
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MminferError(f"{path} line {number} is not valid JSON ({exc.msg}).") from None
+            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
+                raise MminferError(f"{path} line {number} has no string field 'text' (MiniMind pretrain format).")
+            texts.append(record["text"])
+    if len(texts) < count:
+        raise MminferError(f"{path} has {len(texts)} documents; the prompt needs the first {count}.")
+    return texts
+
+
+def pretrain_prompt(tokenizer: Tokenizer, val_path: str | Path, docs: int, prompt_tokens: int) -> list[int]:
+    """[bos] + the first ``prompt_tokens`` tokens of the first ``docs`` documents joined with spaces."""
+    joined = " ".join(read_documents(val_path, docs))
+    ids = tokenizer.encode(joined)
+    if len(ids) < prompt_tokens:
+        raise MminferError(
+            f"the first {docs} documents of {val_path} have {len(ids)} tokens; the prompt needs {prompt_tokens}."
+        )
+    return [tokenizer.bos_token_id] + ids[:prompt_tokens]
+
+
+def prefix_prompt(tokenizer: Tokenizer, text: str) -> list[int]:
+    """[bos] + the tokens of ``text``."""
+    return [tokenizer.bos_token_id] + tokenizer.encode(text)
+
+
+def chat_prompt(tokenizer: Tokenizer, question: str) -> list[int]:
+    """The tokens of one user turn in the tokenizer's chat format, ready for the assistant's answer."""
+    text = tokenizer.chat_prompt([{"role": "user", "content": question}], add_generation_prompt=True)
+    return tokenizer.encode(text)

@@ -1,0 +1,120 @@
+"""MiniMind's tokenizer files (tokenizer.json + tokenizer_config.json) without transformers.
+
+``tokenizers`` reads tokenizer.json; bos/eos/pad come from tokenizer_config.json; the chat prompt is
+the config's own ``chat_template`` rendered with jinja2 in a sandbox, the way transformers'
+``apply_chat_template`` renders it (trim_blocks, lstrip_blocks, a ``tojson`` filter and a
+``raise_exception`` global). Without a template, plain ChatML turns are used.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from mminfer.errors import MminferError
+
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+# Used only when tokenizer_config.json has no chat_template: plain ChatML turns.
+CHATML_TEMPLATE = (
+    "{%- for message in messages %}"
+    "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
+    "{%- endfor %}"
+    "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
+)
+
+
+def _token_text(entry) -> str | None:
+    """tokenizer_config.json writes a special token either as a string or as {"content": ...}."""
+    if isinstance(entry, dict):
+        return entry.get("content")
+    return entry
+
+
+@dataclass
+class Tokenizer:
+    backend: object  # tokenizers.Tokenizer
+    config: dict
+    folder: Path
+
+    @property
+    def bos_token(self) -> str:
+        return _token_text(self.config.get("bos_token")) or "<|im_start|>"
+
+    @property
+    def eos_token(self) -> str:
+        return _token_text(self.config.get("eos_token")) or "<|im_end|>"
+
+    @property
+    def bos_token_id(self) -> int:
+        return self._id_of(self.bos_token, "bos_token")
+
+    @property
+    def eos_token_id(self) -> int:
+        return self._id_of(self.eos_token, "eos_token")
+
+    @property
+    def vocab_size(self) -> int:
+        return self.backend.get_vocab_size(with_added_tokens=True)
+
+    def _id_of(self, token: str, key: str) -> int:
+        token_id = self.backend.token_to_id(token)
+        if token_id is None:
+            raise MminferError(f"{self.folder}/tokenizer_config.json: {key} {token!r} is not in tokenizer.json.")
+        return token_id
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text``; special tokens written in the text become their ids, nothing is added."""
+        return self.backend.encode(text, add_special_tokens=False).ids
+
+    def decode(self, ids, skip_special_tokens: bool = True) -> str:
+        return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
+
+    def chat_prompt(self, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
+        """The chat text the model was trained on, from the tokenizer's own template."""
+        template = self.config.get("chat_template") or CHATML_TEMPLATE
+        return render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
+                                    bos_token=self.bos_token, eos_token=self.eos_token, **extra)
+
+
+def render_chat_template(template: str, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
+    import jinja2
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
+                                        extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = tojson
+    env.globals["raise_exception"] = raise_exception
+    try:
+        compiled = env.from_string(template)
+        return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt, **extra)
+    except jinja2.exceptions.TemplateError as exc:
+        raise MminferError(f"the tokenizer's chat_template could not be rendered: {exc}") from None
+
+
+def load_tokenizer(folder: str | Path) -> Tokenizer:
+    from tokenizers import Tokenizer as HFTokenizer
+
+    folder = Path(folder)
+    for name in TOKENIZER_FILES:
+        if not (folder / name).is_file():
+            raise MminferError(f"tokenizer folder {folder} has no {name}.")
+    try:
+        backend = HFTokenizer.from_file(str(folder / "tokenizer.json"))
+    except Exception as exc:
+        raise MminferError(f"{folder}/tokenizer.json could not be read by tokenizers ({exc}).") from None
+    try:
+        config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise MminferError(f"{folder}/tokenizer_config.json is not valid JSON ({exc}).") from None
+    tokenizer = Tokenizer(backend=backend, config=config, folder=folder)
+    for key, token in (("bos_token", tokenizer.bos_token), ("eos_token", tokenizer.eos_token)):
+        tokenizer._id_of(token, key)  # fail now, not mid-run, on an unknown special token
+    return tokenizer
