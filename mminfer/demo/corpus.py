@@ -310,15 +310,19 @@ def _village_document(rng: random.Random) -> str:
     rng.shuffle(facts)
     sentences = [_village_intro(village)] + facts
     person = rng.choice(PEOPLE)
-    for _ in range(rng.randint(1, 4)):
+    for _ in range(rng.randint(3, 6)):
         sentences.append(_everyday_sentence(rng, person))
     return " ".join(sentences)
 
 
 def _person_document(rng: random.Random) -> str:
-    """A short text about one or two people's everyday doings."""
+    """Six to eleven everyday sentences, now and then switching person.
+
+    Documents are this long so that the first six validation documents
+    always give well over 200 tokens (the greedy-continuation prompt).
+    """
     person = rng.choice(PEOPLE)
-    count = rng.randint(4, 9)
+    count = rng.randint(6, 11)
     sentences = []
     for _ in range(count):
         if rng.random() < 0.2:
@@ -484,11 +488,13 @@ def tokenizer_training_texts(corpus: Corpus) -> list[str]:
     """Texts to train the tokenizer on: pretrain documents and SFT turns.
 
     Including the SFT turns gives question and polite-answer words
-    (``무엇인가요``, ``입니다``) their own tokens instead of raw bytes.
+    (``무엇인가요``, ``입니다``) and the role names of the chat template
+    (``user``, ``assistant``) their own tokens instead of raw bytes.
     """
     texts = list(corpus.train)
     for conversation in corpus.sft:
         for message in conversation:
+            texts.append(message["role"])
             texts.append(message["content"])
     return texts
 

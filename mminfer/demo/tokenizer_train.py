@@ -28,7 +28,7 @@ from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
-DEFAULT_VOCAB_SIZE = 1536
+DEFAULT_VOCAB_SIZE = 2048
 DEFAULT_MODEL_MAX_LENGTH = 32768
 
 PAD_TOKEN = "<|endoftext|>"

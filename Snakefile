@@ -1,0 +1,18 @@
+# mminfer: what the KV cache and sampling do in MiniMind's generate.
+# The seven outputs of the task, in one results folder (config key `outdir`).
+
+configfile: "config.yaml"
+
+
+include: "rules/common.smk"
+include: "rules/demo.smk"
+include: "rules/cache.smk"
+include: "rules/kvbytes.smk"
+include: "rules/sampling.smk"
+include: "rules/report.smk"
+
+
+rule all:
+    default_target: True
+    input:
+        all_outputs(),

@@ -1,0 +1,80 @@
+"""Decisions made once, when Snakemake builds the DAG: is the config valid, and which model set
+(the configured course inputs or the embedded demo) do the rules read?
+
+Imports nothing heavy (no torch), so parsing the workflow stays fast.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mminfer.errors import MminferError
+
+INPUT_KEYS = ("pretrain", "sft", "val_data", "tokenizer")
+
+
+def config_errors(config: dict, schema: dict) -> list[str]:
+    """Every schema violation, each as "config key 'a.b.0': what is wrong"."""
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    messages = []
+    for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path))):
+        key = ".".join(str(part) for part in error.absolute_path) or "(top level)"
+        allowed = ""
+        rule = error.validator
+        if rule == "enum":
+            allowed = f"; allowed: {', '.join(map(str, error.validator_value))}"
+        elif rule in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
+            bound = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[rule]
+            allowed = f"; allowed: {bound} {error.validator_value}"
+            parent = error.schema
+            if "exclusiveMinimum" in parent and "maximum" in parent:
+                allowed = f"; allowed: ({parent['exclusiveMinimum']}, {parent['maximum']}]"
+        messages.append(f"config key '{key}': {error.message}{allowed}")
+    return messages
+
+
+def check_config(config: dict, schema: dict) -> None:
+    errors = config_errors(config, schema)
+    if errors:
+        raise MminferError("invalid configuration:\n  " + "\n  ".join(errors))
+
+
+def demo_paths(demo_dir: str | Path) -> dict[str, str]:
+    """Where the embedded demo's rules write the four inputs."""
+    demo_dir = Path(demo_dir)
+    return {
+        "pretrain": str(demo_dir / "pretrain.pth"),
+        "sft": str(demo_dir / "sft.pth"),
+        "val_data": str(demo_dir / "corpus" / "pretrain_val.jsonl"),
+        "tokenizer": str(demo_dir / "tokenizer"),
+    }
+
+
+def resolve_inputs(config: dict) -> dict:
+    """{"model_set": "course"|"demo", "pretrain": ..., "sft": ..., "val_data": ..., "tokenizer": ...}.
+
+    demo=auto: the configured inputs when all exist, the demo when none exist, an error when only some
+    exist (course and demo files are never mixed). demo=always / never force either way.
+    """
+    mode = config.get("demo", "auto")
+    configured = {key: str(config[key]) for key in INPUT_KEYS}
+    present = [key for key in INPUT_KEYS if Path(configured[key]).exists()]
+    missing = [key for key in INPUT_KEYS if key not in present]
+
+    if mode == "always" or (mode == "auto" and not present):
+        return {"model_set": "demo", **demo_paths(config.get("demo_dir", "resources/demo"))}
+    if missing:
+        listed = "; ".join(f"config key '{key}': {configured[key]} does not exist" for key in missing)
+        if mode == "never":
+            raise MminferError(f"demo is 'never' but inputs are missing — {listed}.")
+        raise MminferError(
+            f"some configured inputs exist and some do not — {listed}. Fix those paths, or set config key "
+            f"'demo' to 'always' to use the embedded demo model instead (course and demo files are never mixed)."
+        )
+    tokenizer = Path(configured["tokenizer"])
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        if not (tokenizer / name).is_file():
+            raise MminferError(f"config key 'tokenizer': {tokenizer} has no {name}.")
+    return {"model_set": "course", **configured}

@@ -1,0 +1,72 @@
+"""Step 4: the KV cache's real bytes against 2 x layers x tokens x KV heads x head_dim x bytes.
+
+MiniMind caches (K, V) *before* repeat_kv, so each is (batch, tokens, kv_heads, head_dim): grouped
+query attention shrinks the cache by heads / kv_heads compared with caching after the repeat.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def kv_formula_bytes(layers: int, tokens: int, kv_heads: int, head_dim: int, bytes_per_element: int,
+                     batch: int = 1) -> int:
+    """2 (K and V) x layers x tokens x KV heads x head_dim x bytes per element (x batch)."""
+    return 2 * layers * batch * tokens * kv_heads * head_dim * bytes_per_element
+
+
+def cache_tensor_bytes(past_key_values) -> int:
+    """The byte sum of every tensor in a past_key_values list of (K, V) pairs."""
+    total = 0
+    for layer_cache in past_key_values:
+        for tensor in layer_cache:
+            total += tensor.numel() * tensor.element_size()
+    return total
+
+
+def random_tokens(vocab_size: int, tokens: int, seed: int, batch: int = 1) -> torch.Tensor:
+    """torch.randint(3, vocab, (batch, tokens)) from a CPU generator seeded with ``seed`` (the task's
+    recipe; ids 0-2 are the special tokens)."""
+    generator = torch.Generator().manual_seed(seed)
+    return torch.randint(3, vocab_size, (batch, tokens), generator=generator)
+
+
+@torch.inference_mode()
+def fill_cache(model, input_ids: torch.Tensor):
+    """One forward pass with use_cache=True; returns past_key_values."""
+    return model(input_ids, use_cache=True).past_key_values
+
+
+def measure_kv_bytes(model, config, tokens: int, seed: int, device) -> dict:
+    """kvbytes.json: tokens, measured_bytes, formula_bytes, k_shape (+ dtype and sizes)."""
+    device = torch.device(device)
+    input_ids = random_tokens(config.vocab_size, tokens, seed).to(device)
+    allocated_before = torch.cuda.memory_allocated(device) if device.type == "cuda" else None
+    past_key_values = fill_cache(model, input_ids)  # logits and activations are freed on return
+    allocator_bytes = None
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+        allocator_bytes = torch.cuda.memory_allocated(device) - allocated_before
+    first_k = past_key_values[0][0]
+    bytes_per_element = first_k.element_size()
+    measured_bytes = cache_tensor_bytes(past_key_values)
+    formula_bytes = kv_formula_bytes(config.num_hidden_layers, tokens, config.num_key_value_heads,
+                                     config.head_dim, bytes_per_element)
+    after_repeat_kv_bytes = kv_formula_bytes(config.num_hidden_layers, tokens, config.num_attention_heads,
+                                             config.head_dim, bytes_per_element)
+    return {
+        "tokens": tokens,
+        "measured_bytes": measured_bytes,
+        "formula_bytes": formula_bytes,
+        "k_shape": list(first_k.shape),
+        "matches": measured_bytes == formula_bytes,
+        "layers": config.num_hidden_layers,
+        "kv_heads": config.num_key_value_heads,
+        "heads": config.num_attention_heads,
+        "head_dim": config.head_dim,
+        "dtype": str(first_k.dtype).replace("torch.", ""),
+        "bytes_per_element": bytes_per_element,
+        "bytes_per_token": measured_bytes // tokens,
+        "after_repeat_kv_bytes": after_repeat_kv_bytes,
+        "allocator_bytes": allocator_bytes,  # CUDA only: memory_allocated after - before
+    }

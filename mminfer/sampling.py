@@ -1,0 +1,110 @@
+"""Steps 5 and 6: what temperature and top-p change.
+
+- temperature: the SFT model answers one chat question ``samples`` times per temperature, reseeding
+  ``torch.manual_seed(seed)`` before each temperature so that only the temperature differs; answers are
+  the new tokens cut before the first eos, decoded.
+- top-p: from the last position's logits after a prefix, how many tokens survive MiniMind's rule
+  (:func:`mminfer.model.top_p_mask`) at each p.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+
+import torch
+
+from mminfer.model import top_p_mask
+
+
+def temperature_key(temperature: float) -> str:
+    """The JSON key of a temperature or p, as the task writes them: 0.3 -> "0.3", 1 -> "1.0"."""
+    return repr(float(temperature))
+
+
+def cut_at_eos(ids: list[int], eos_id: int) -> list[int]:
+    return ids[: ids.index(eos_id)] if eos_id in ids else ids
+
+
+@torch.inference_mode()
+def sample_answers(model, tokenizer, prompt_ids: list[int], temperature: float, samples: int, new_tokens: int,
+                   seed: int, device) -> list[str]:
+    """``samples`` sampled answers at one temperature (top_k=0, top_p=1.0: temperature alone)."""
+    torch.manual_seed(seed)
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    output = model.generate(input_ids, do_sample=True, top_k=0, top_p=1.0, temperature=temperature,
+                            max_new_tokens=new_tokens, num_return_sequences=samples,
+                            eos_token_id=tokenizer.eos_token_id)
+    answers = []
+    for row in output[:, len(prompt_ids):].tolist():
+        answers.append(tokenizer.decode(cut_at_eos(row, tokenizer.eos_token_id), skip_special_tokens=False))
+    return answers
+
+
+def distinct_n(answers: list[str], n: int) -> float:
+    """Distinct n-grams over all n-grams of the answers (characters, whitespace kept): 1.0 = no repeats."""
+    grams = [answer[i : i + n] for answer in answers for i in range(len(answer) - n + 1)]
+    return len(set(grams)) / len(grams) if grams else 0.0
+
+
+def summarize_answers(answers: list[str]) -> dict:
+    counts = Counter(answers)
+    most_common, top_count = counts.most_common(1)[0]
+    return {
+        "distinct": len(counts),
+        "samples": len(answers),
+        "top_share": top_count / len(answers),
+        "distinct_1": distinct_n(answers, 1),
+        "distinct_2": distinct_n(answers, 2),
+        "answers": [{"answer": text, "count": count} for text, count in counts.most_common()],
+    }
+
+
+def temperature_experiment(model, tokenizer, prompt_ids: list[int], temperatures: list[float], samples: int,
+                           new_tokens: int, seed: int, device) -> dict:
+    """temp.json: {"0.3": {"distinct": n, ...}, ...}."""
+    result = {}
+    for temperature in temperatures:
+        answers = sample_answers(model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device)
+        result[temperature_key(temperature)] = summarize_answers(answers)
+    return result
+
+
+@torch.inference_mode()
+def next_token_logits(model, prompt_ids: list[int], device) -> torch.Tensor:
+    """The last position's logits, (vocab,), in float32."""
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    return model(input_ids).logits[0, -1, :].float()
+
+
+def top_p_survivors(logits: torch.Tensor, p: float) -> int:
+    """How many tokens MiniMind's top-p rule keeps from one (vocab,) logit vector."""
+    removed = top_p_mask(logits.unsqueeze(0).clone(), p)
+    return int((~removed).sum())
+
+
+def entropy_bits(logits: torch.Tensor) -> float:
+    probs = torch.softmax(logits.double(), dim=-1)
+    nonzero = probs[probs > 0]
+    return float(-(nonzero * nonzero.log2()).sum())
+
+
+def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> dict:
+    """topp.json: {"0.5": n, "0.9": n, "0.99": n}."""
+    return {temperature_key(p): top_p_survivors(logits, p) for p in ps}
+
+
+def position_detail(tokenizer, prefix: str, logits: torch.Tensor, ps: list[float], top: int = 10) -> dict:
+    """Survivors, entropy and the most likely next tokens after one prefix."""
+    probs = torch.softmax(logits.double(), dim=-1)
+    values, indices = torch.topk(probs, top)
+    sorted_probs = torch.sort(probs, descending=True).values
+    return {
+        "prefix": prefix,
+        "survivors": survivors_by_p(logits, ps),
+        "entropy_bits": entropy_bits(logits),
+        "top_tokens": [{"id": int(i), "token": tokenizer.decode([int(i)], skip_special_tokens=False),
+                        "prob": float(v)} for v, i in zip(values, indices)],
+        "sorted_probs": [float(x) for x in sorted_probs[: max(200, top)]],
+        "perplexity": math.pow(2.0, entropy_bits(logits)),
+    }

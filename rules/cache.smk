@@ -1,0 +1,52 @@
+# Steps 1-3: greedy generation with and without the KV cache, the tokens fed, the time.
+
+
+rule cache:
+    input:
+        pretrain=INPUTS["pretrain"],
+        tokenizer=tokenizer_files(),
+        val_data=INPUTS["val_data"],
+    output:
+        same=out("same.json"),
+        counts=out("count.json"),
+    params:
+        docs=config["cache"]["docs"],
+        prompt_tokens=config["cache"]["prompt_tokens"],
+        new_tokens=config["cache"]["new_tokens"],
+        model=model_params(),
+    log:
+        logfile("cache.log"),
+    script:
+        "../scripts/cache.py"
+
+
+rule cache_script:
+    input:
+        str(Path(workflow.basedir) / "scripts" / "cache.py"),
+    output:
+        out("cache.py"),
+    log:
+        logfile("cache_script.log"),
+    shell:
+        "cp {input} {output} 2> {log}"
+
+
+rule time:
+    input:
+        pretrain=INPUTS["pretrain"],
+        tokenizer=tokenizer_files(),
+        val_data=INPUTS["val_data"],
+    output:
+        out("time.json"),
+    params:
+        docs=config["cache"]["docs"],
+        prompt_tokens=config["cache"]["prompt_tokens"],
+        new_tokens=config["cache"]["new_tokens"],
+        warmup=config["time"]["warmup"],
+        runs=config["time"]["runs"],
+        model=model_params(),
+    threads: workflow.cores  # all cores: nothing runs beside the timing
+    log:
+        logfile("time.log"),
+    script:
+        "../scripts/time_generation.py"

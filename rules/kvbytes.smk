@@ -1,0 +1,16 @@
+# Step 4: the KV cache's real bytes against the formula.
+
+
+rule kvbytes:
+    input:
+        pretrain=INPUTS["pretrain"],
+    output:
+        out("kvbytes.json"),
+    params:
+        tokens=config["kvbytes"]["tokens"],
+        seed=config["kvbytes"]["seed"],
+        model=model_params(),
+    log:
+        logfile("kvbytes.log"),
+    script:
+        "../scripts/kvbytes.py"

@@ -1,0 +1,38 @@
+# Steps 5-6: what temperature and top-p change.
+
+
+rule temp:
+    input:
+        sft=INPUTS["sft"],
+        tokenizer=tokenizer_files(),
+    output:
+        out("temp.json"),
+    params:
+        question=config["temp"]["question"],
+        temperatures=config["temp"]["temperatures"],
+        samples=config["temp"]["samples"],
+        new_tokens=config["temp"]["new_tokens"],
+        seed=config["temp"]["seed"],
+        model=model_params(),
+    log:
+        logfile("temp.log"),
+    script:
+        "../scripts/temperature.py"
+
+
+rule topp:
+    input:
+        pretrain=INPUTS["pretrain"],
+        tokenizer=tokenizer_files(),
+    output:
+        topp=out("topp.json"),
+        detail=out("topp_detail.json"),
+    params:
+        prefix=config["topp"]["prefix"],
+        sharp_prefix=config["topp"]["sharp_prefix"],
+        ps=config["topp"]["ps"],
+        model=model_params(),
+    log:
+        logfile("topp.log"),
+    script:
+        "../scripts/topp.py"
