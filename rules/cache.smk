@@ -14,6 +14,8 @@ rule cache:
         prompt_tokens=config["cache"]["prompt_tokens"],
         new_tokens=config["cache"]["new_tokens"],
         model=model_params(),
+    conda:
+        ENV
     log:
         logfile("cache.log"),
     script:
@@ -25,6 +27,8 @@ rule cache_script:
         str(Path(workflow.basedir) / "scripts" / "cache.py"),
     output:
         out("cache.py"),
+    conda:
+        ENV
     log:
         logfile("cache_script.log"),
     shell:
@@ -46,6 +50,8 @@ rule time:
         runs=config["time"]["runs"],
         model=model_params(),
     threads: workflow.cores  # all cores: nothing runs beside the timing
+    conda:
+        ENV
     log:
         logfile("time.log"),
     script:

@@ -1,14 +1,24 @@
-# What every rule needs: the validated config, the resolved inputs, path and parameter helpers.
+# Shared by all rules: the validated config, the resolved inputs, path and parameter helpers.
 # Decided once, at DAG-build time; nothing here imports torch.
+import os
+import sys
 from pathlib import Path
 
 import yaml
 from snakemake.utils import min_version, validate
 
+min_version("9.0")
+
+# The mminfer package sits beside the Snakefile: importable here and in every job's script, with or
+# without `pip install -e .` (a conda env or a cluster node has only the dependencies).
+REPO = str(Path(workflow.basedir))
+sys.path.insert(0, REPO)
+# (Set here, not required from the user: so no `envvars:` assertion.)
+os.environ.update(PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+ENV = "../envs/mminfer.yaml"
+
 from mminfer.errors import MminferError
 from mminfer.inputs import check_config, resolve_inputs
-
-min_version("9.0")
 
 SCHEMA = Path(workflow.basedir) / "schemas" / "config.schema.yaml"
 

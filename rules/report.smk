@@ -12,6 +12,8 @@ rule report:
         topp_detail=out("topp_detail.json"),
     output:
         out("report.md"),
+    conda:
+        ENV
     log:
         logfile("report.log"),
     script:

@@ -14,6 +14,8 @@ rule temp:
         new_tokens=config["temp"]["new_tokens"],
         seed=config["temp"]["seed"],
         model=model_params(),
+    conda:
+        ENV
     log:
         logfile("temp.log"),
     script:
@@ -32,6 +34,8 @@ rule topp:
         sharp_prefix=config["topp"]["sharp_prefix"],
         ps=config["topp"]["ps"],
         model=model_params(),
+    conda:
+        ENV
     log:
         logfile("topp.log"),
     script:

@@ -1,0 +1,15 @@
+"""Rules demo_pretrain and demo_sft: train the demo MiniMind (the rule's inputs say which stage)."""
+
+from pathlib import Path
+
+from mminfer.demo.build import pretrain_job, sft_job
+from mminfer.script import run_job
+
+if "snakemake" in globals():
+    tokenizer_dir = Path(snakemake.input.tokenizer[0]).parent
+    if "pretrain" in snakemake.input.keys():
+        run_job(snakemake.log[0], sft_job, snakemake.input.pretrain, snakemake.input.sft, tokenizer_dir,
+                snakemake.params.train, snakemake.threads, snakemake.output[0])
+    else:
+        run_job(snakemake.log[0], pretrain_job, snakemake.input.train, tokenizer_dir, snakemake.params.train,
+                snakemake.threads, snakemake.output[0])

@@ -1,0 +1,125 @@
+"""Shared fixtures for the unit tests: a tiny Korean tokenizer, tiny random-weight MiniMind
+checkpoints saved as .pth, and paths to optional external material (MiniMind's real tokenizer in
+../shared/fixtures, MiniMind's own source for the ``minimind`` backend).
+
+Everything here is session-scoped and small (hidden 64, 2 layers, vocab ~600), so the whole unit
+suite stays within a few seconds of CPU.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import pytest
+import torch
+
+from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts
+from mminfer.demo.tokenizer_train import train_tokenizer
+from mminfer.loading import LoadedModel, load_model, save_state_dict
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.tokenizer import Tokenizer, load_tokenizer
+
+TINY_VOCAB_TARGET = 600
+TINY_MAX_POSITIONS = 512
+TINY_SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def one_torch_thread():
+    """Tiny models run fastest on one thread (and the CI machine's cores are shared)."""
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.fixture(scope="session")
+def tiny_corpus():
+    return build_corpus(CorpusSpec(train_docs=200, val_docs=10, sft_conversations=50))
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer_dir(tiny_corpus, tmp_path_factory) -> Path:
+    """A folder with tokenizer.json + tokenizer_config.json (byte-level BPE, ids 0/1/2 special)."""
+    out = tmp_path_factory.mktemp("tiny-tokenizer")
+    return train_tokenizer(tokenizer_training_texts(tiny_corpus), TINY_VOCAB_TARGET, out)
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tiny_tokenizer_dir) -> Tokenizer:
+    return load_tokenizer(tiny_tokenizer_dir)
+
+
+@pytest.fixture(scope="session")
+def tiny_config(tiny_tokenizer) -> MiniMindConfig:
+    return MiniMindConfig(**TINY_SHAPE, vocab_size=tiny_tokenizer.vocab_size,
+                          max_position_embeddings=TINY_MAX_POSITIONS)
+
+
+def _save_random_model(config: MiniMindConfig, path: Path, seed: int) -> Path:
+    torch.manual_seed(seed)
+    model = MiniMindForCausalLM(config)
+    # Spread the (tied) embedding a little so the random model's distributions are not flat:
+    # greedy steps then have clear winners and sampling still has many candidates.
+    with torch.no_grad():
+        model.model.embed_tokens.weight.normal_(0.0, 0.2)
+    save_state_dict(model, path)
+    return path
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tiny_config, tmp_path_factory) -> Path:
+    """A random-weight 'pretrained' checkpoint (.pth state_dict)."""
+    return _save_random_model(tiny_config, tmp_path_factory.mktemp("ckpt") / "pretrain.pth", seed=0)
+
+
+@pytest.fixture(scope="session")
+def tiny_sft_checkpoint(tiny_config, tmp_path_factory) -> Path:
+    """A second random-weight checkpoint standing in for the SFT model."""
+    return _save_random_model(tiny_config, tmp_path_factory.mktemp("ckpt-sft") / "sft.pth", seed=1)
+
+
+@pytest.fixture(scope="session")
+def load_tiny(tiny_checkpoint):
+    """load_tiny(backend='builtin', dtype='float32', path=None, **kw) -> LoadedModel."""
+
+    def load(backend: str = "builtin", dtype: str = "float32", path: Path | None = None, **kwargs) -> LoadedModel:
+        overrides = {"max_position_embeddings": TINY_MAX_POSITIONS, **kwargs.pop("overrides", {})}
+        return load_model(path or tiny_checkpoint, backend=backend, device="cpu", dtype=dtype,
+                          overrides=overrides, **kwargs)
+
+    return load
+
+
+@pytest.fixture(scope="session")
+def tiny_loaded(load_tiny) -> LoadedModel:
+    """The builtin float32 tiny model (shared: tests must not modify it)."""
+    return load_tiny()
+
+
+@pytest.fixture(scope="session")
+def tiny_model(tiny_loaded):
+    return tiny_loaded.model
+
+
+@pytest.fixture(scope="session")
+def shared_fixtures() -> Path:
+    """MiniMind's real tokenizer files (only in the development checkout's ../shared folder)."""
+    folder = Path(__file__).parents[2] / "shared" / "fixtures" / "minimind-tokenizer"
+    if not (folder / "tokenizer.json").is_file():
+        pytest.skip(f"MiniMind's tokenizer fixture is absent ({folder})")
+    return folder
+
+
+@pytest.fixture(scope="session")
+def minimind_src() -> Path:
+    """MiniMind's source folder (MMINFER_MINIMIND_SRC, else /opt/minimind); skips without it or
+    without transformers."""
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed")
+    folder = Path(os.environ.get("MMINFER_MINIMIND_SRC") or "/opt/minimind")
+    if not (folder / "model" / "model_minimind.py").is_file():
+        pytest.skip(f"MiniMind's source is absent ({folder}/model/model_minimind.py)")
+    return folder

@@ -1,0 +1,282 @@
+"""The configuration (schema checks, input resolution), the prompt built from validation data, and
+atomic result writing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from mminfer.errors import MminferError
+from mminfer.inputs import check_config, config_errors, demo_paths, resolve_inputs
+from mminfer.io import read_json, write_json
+from mminfer.prompts import pretrain_prompt, read_documents
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    return yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def repo_config() -> dict:
+    return yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+
+
+def with_value(config: dict, dotted: str, value) -> dict:
+    changed = copy.deepcopy(config)
+    *parents, last = dotted.split(".")
+    node = changed
+    for part in parents:
+        node = node[int(part)] if isinstance(node, list) else node[part]
+    if isinstance(node, list):
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return changed
+
+
+# --- config schema ---------------------------------------------------------------------------------
+
+def test_repo_config_passes_the_schema(repo_config, schema):
+    assert config_errors(repo_config, schema) == []
+    check_config(repo_config, schema)
+
+
+def test_empty_config_passes_the_schema(schema):
+    check_config({}, schema)  # every key has a default
+
+
+@pytest.mark.parametrize(
+    "key, value, named, allowed",
+    [
+        ("temp.temperatures.0", -0.3, "config key 'temp.temperatures.0'", "allowed: > 0"),
+        ("temp.temperatures.1", 0, "config key 'temp.temperatures.1'", "allowed: > 0"),
+        ("topp.ps.0", 0, "config key 'topp.ps.0'", "allowed: (0, 1]"),
+        ("topp.ps.2", 1.5, "config key 'topp.ps.2'", "allowed: (0, 1]"),
+        ("temp.samples", 0, "config key 'temp.samples'", "allowed: >= 1"),
+        ("backend", "foo", "config key 'backend'", "allowed: auto, minimind, builtin"),
+        ("dtype", "int8", "config key 'dtype'", "allowed: float32, bfloat16, float16"),
+        ("demo", "sometimes", "config key 'demo'", "allowed: auto, always, never"),
+        ("cache.new_tokens", 0, "config key 'cache.new_tokens'", "allowed: >= 1"),
+    ],
+)
+def test_bad_value_names_the_key_and_allowed_range(repo_config, schema, key, value, named, allowed):
+    errors = config_errors(with_value(repo_config, key, value), schema)
+    assert len(errors) == 1
+    assert errors[0].startswith(named)
+    assert allowed in errors[0]
+
+
+def test_check_config_raises_with_every_error(repo_config, schema):
+    config = with_value(with_value(repo_config, "temp.samples", 0), "backend", "foo")
+    with pytest.raises(MminferError) as info:
+        check_config(config, schema)
+    assert "config key 'temp.samples'" in str(info.value)
+    assert "config key 'backend'" in str(info.value)
+
+
+def test_unknown_key_is_reported(repo_config, schema):
+    config = dict(repo_config, temperature=0.7)
+    errors = config_errors(config, schema)
+    assert len(errors) == 1 and "temperature" in errors[0]
+
+
+def test_wrong_type_names_the_key(repo_config, schema):
+    errors = config_errors(with_value(repo_config, "kvbytes.tokens", "100"), schema)
+    assert len(errors) == 1 and errors[0].startswith("config key 'kvbytes.tokens'")
+
+
+# --- resolve_inputs --------------------------------------------------------------------------------
+
+@pytest.fixture
+def course_files(tmp_path, tiny_tokenizer_dir) -> dict:
+    (tmp_path / "pretrain.pth").write_bytes(b"x")
+    (tmp_path / "sft.pth").write_bytes(b"x")
+    (tmp_path / "val.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
+    return {"pretrain": str(tmp_path / "pretrain.pth"), "sft": str(tmp_path / "sft.pth"),
+            "val_data": str(tmp_path / "val.jsonl"), "tokenizer": str(tiny_tokenizer_dir),
+            "demo_dir": str(tmp_path / "demo")}
+
+
+@pytest.fixture
+def absent_files(tmp_path) -> dict:
+    return {"pretrain": str(tmp_path / "no" / "pretrain.pth"), "sft": str(tmp_path / "no" / "sft.pth"),
+            "val_data": str(tmp_path / "no" / "val.jsonl"), "tokenizer": str(tmp_path / "no" / "tok"),
+            "demo_dir": str(tmp_path / "demo")}
+
+
+def test_all_inputs_present_resolve_to_course(course_files):
+    resolved = resolve_inputs(dict(course_files, demo="auto"))
+    assert resolved["model_set"] == "course"
+    assert {k: resolved[k] for k in ("pretrain", "sft", "val_data", "tokenizer")} == {
+        k: course_files[k] for k in ("pretrain", "sft", "val_data", "tokenizer")}
+
+
+def test_no_inputs_present_resolve_to_demo_paths(absent_files):
+    resolved = resolve_inputs(dict(absent_files, demo="auto"))
+    demo = Path(absent_files["demo_dir"])
+    assert resolved == {"model_set": "demo", "pretrain": str(demo / "pretrain.pth"), "sft": str(demo / "sft.pth"),
+                        "val_data": str(demo / "corpus" / "pretrain_val.jsonl"), "tokenizer": str(demo / "tokenizer")}
+    assert resolved == {"model_set": "demo", **demo_paths(demo)}
+
+
+def test_some_inputs_present_is_an_error_naming_missing_keys(course_files, absent_files):
+    config = dict(course_files, sft=absent_files["sft"], tokenizer=absent_files["tokenizer"], demo="auto")
+    with pytest.raises(MminferError) as info:
+        resolve_inputs(config)
+    message = str(info.value)
+    assert "config key 'sft'" in message and "config key 'tokenizer'" in message
+    assert "config key 'pretrain'" not in message and "config key 'val_data'" not in message
+
+
+def test_demo_never_without_inputs_is_an_error(absent_files):
+    with pytest.raises(MminferError, match="demo is 'never'") as info:
+        resolve_inputs(dict(absent_files, demo="never"))
+    assert "config key 'pretrain'" in str(info.value)
+
+
+def test_demo_never_with_all_inputs_is_course(course_files):
+    assert resolve_inputs(dict(course_files, demo="never"))["model_set"] == "course"
+
+
+def test_demo_always_uses_the_demo_even_with_inputs(course_files):
+    resolved = resolve_inputs(dict(course_files, demo="always"))
+    assert resolved == {"model_set": "demo", **demo_paths(course_files["demo_dir"])}
+
+
+def test_course_tokenizer_folder_without_its_files_is_an_error(course_files, tmp_path):
+    empty = tmp_path / "empty-tokenizer"
+    empty.mkdir()
+    with pytest.raises(MminferError, match="config key 'tokenizer'.*has no tokenizer.json"):
+        resolve_inputs(dict(course_files, tokenizer=str(empty), demo="auto"))
+
+
+# --- the pretrain prompt ---------------------------------------------------------------------------
+
+def write_jsonl(path: Path, lines: list[str]) -> Path:
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+@pytest.fixture(scope="module")
+def val_jsonl(tiny_corpus, tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("val") / "pretrain_val.jsonl"
+    return write_jsonl(path, [json.dumps({"text": doc}, ensure_ascii=False) for doc in tiny_corpus.val])
+
+
+def test_pretrain_prompt_is_bos_and_first_tokens_of_joined_docs(tiny_tokenizer, tiny_corpus, val_jsonl):
+    ids = pretrain_prompt(tiny_tokenizer, val_jsonl, docs=3, prompt_tokens=40)
+    joined = " ".join(tiny_corpus.val[:3])
+    assert ids == [1] + tiny_tokenizer.encode(joined)[:40]
+    assert len(ids) == 41
+
+
+def test_pretrain_prompt_uses_only_the_first_docs(tiny_tokenizer, tiny_corpus, val_jsonl, tmp_path):
+    # changing a later document must not change the prompt
+    texts = list(tiny_corpus.val)
+    texts[3] = "완전히 다른 문서"
+    other = write_jsonl(tmp_path / "other.jsonl", [json.dumps({"text": t}, ensure_ascii=False) for t in texts])
+    assert pretrain_prompt(tiny_tokenizer, other, 3, 40) == pretrain_prompt(tiny_tokenizer, val_jsonl, 3, 40)
+
+
+def test_too_few_prompt_tokens_is_an_error_saying_how_many(tiny_tokenizer, tmp_path):
+    path = write_jsonl(tmp_path / "short.jsonl", ['{"text": "가람"}', '{"text": "마을"}'])
+    have = len(tiny_tokenizer.encode("가람 마을"))
+    with pytest.raises(MminferError) as info:
+        pretrain_prompt(tiny_tokenizer, path, docs=2, prompt_tokens=200)
+    assert f"have {have} tokens" in str(info.value)
+    assert "needs 200" in str(info.value)
+
+
+def test_malformed_jsonl_line_is_an_error_naming_the_line(tmp_path):
+    path = write_jsonl(tmp_path / "bad.jsonl", ['{"text": "a"}', '{"text": "b"}', '{"text": "c"'])
+    with pytest.raises(MminferError, match="line 3 is not valid JSON"):
+        read_documents(path, 3)
+
+
+def test_line_without_text_field_is_an_error_naming_the_line(tmp_path):
+    path = write_jsonl(tmp_path / "bad.jsonl", ['{"text": "a"}', '{"content": "b"}'])
+    with pytest.raises(MminferError, match="line 2 has no string field 'text'"):
+        read_documents(path, 2)
+
+
+def test_fewer_documents_than_needed_is_an_error(tmp_path):
+    path = write_jsonl(tmp_path / "two.jsonl", ['{"text": "a"}', '{"text": "b"}'])
+    with pytest.raises(MminferError, match="has 2 documents; the prompt needs the first 6"):
+        read_documents(path, 6)
+
+
+def test_read_documents_skips_blank_lines_and_stops_after_count(tmp_path):
+    path = write_jsonl(tmp_path / "docs.jsonl", ['{"text": "a"}', "", '{"text": "b"}', "not json at all"])
+    assert read_documents(path, 2) == ["a", "b"]  # the bad 4th line is never read
+
+
+def test_missing_validation_file_is_an_error(tmp_path):
+    with pytest.raises(MminferError, match="does not exist"):
+        read_documents(tmp_path / "none.jsonl", 1)
+
+
+# --- io --------------------------------------------------------------------------------------------
+
+def test_write_json_round_trips_and_leaves_no_temp_file(tmp_path):
+    path = tmp_path / "out" / "same.json"
+    write_json(path, {"same_ids": True, "text": "가람"})
+    assert read_json(path) == {"same_ids": True, "text": "가람"}
+    assert "가람" in path.read_text(encoding="utf-8")  # not \\u escapes
+    assert [p.name for p in path.parent.iterdir()] == ["same.json"]
+
+
+def test_write_json_failure_keeps_the_old_file(tmp_path):
+    path = tmp_path / "count.json"
+    write_json(path, {"fed_with_cache": 264})
+    with pytest.raises(TypeError):
+        write_json(path, {"fed_with_cache": object()})  # not serializable
+    assert read_json(path) == {"fed_with_cache": 264}
+    assert [p.name for p in tmp_path.iterdir()] == ["count.json"]
+
+
+def test_write_json_replaces_an_existing_file(tmp_path):
+    path = tmp_path / "time.json"
+    write_json(path, {"speedup": 1.0})
+    write_json(path, {"speedup": 2.5})
+    assert read_json(path) == {"speedup": 2.5}
+    assert [p.name for p in tmp_path.iterdir()] == ["time.json"]
+
+
+def test_write_json_interrupted_before_rename_keeps_the_old_file(tmp_path, monkeypatch):
+    import mminfer.io
+
+    path = tmp_path / "kvbytes.json"
+    write_json(path, {"measured_bytes": 1})
+
+    def failing_replace(src, dst):
+        raise OSError("disk went away")
+
+    monkeypatch.setattr(mminfer.io.os, "replace", failing_replace)
+    with pytest.raises(OSError, match="disk went away"):
+        write_json(path, {"measured_bytes": 2})
+    monkeypatch.undo()
+    assert read_json(path) == {"measured_bytes": 1}
+    assert [p.name for p in tmp_path.iterdir()] == ["kvbytes.json"]
+
+
+def test_sha256_of_a_folder_depends_on_names_and_contents(tmp_path):
+    from mminfer.io import sha256_of
+
+    folder = tmp_path / "tok"
+    folder.mkdir()
+    (folder / "a.json").write_text("1")
+    (folder / "b.json").write_text("2")
+    first = sha256_of(folder)
+    assert sha256_of(folder) == first
+    (folder / "b.json").write_text("3")
+    changed_content = sha256_of(folder)
+    (folder / "b.json").rename(folder / "c.json")
+    assert len({first, changed_content, sha256_of(folder)}) == 3
+    assert sha256_of(folder / "a.json") != sha256_of(folder / "c.json")

@@ -1,0 +1,239 @@
+"""Reading checkpoints, inferring the config from shapes, strict key checks, backends, dtypes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from mminfer.errors import MminferError
+from mminfer.loading import (
+    check_keys,
+    choose_backend,
+    infer_config,
+    load_model,
+    read_state_dict,
+    resolve_device,
+    resolve_dtype,
+    save_state_dict,
+)
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+
+
+@pytest.fixture(scope="module")
+def tiny_state(tiny_checkpoint):
+    return torch.load(tiny_checkpoint, map_location="cpu", weights_only=True)
+
+
+def write_state(path, state):
+    torch.save(state, path)
+    return path
+
+
+# --- infer_config ----------------------------------------------------------------------------------
+
+def test_infer_config_recovers_shapes_from_state_dict():
+    # head_dim 24 != hidden / heads (16) and intermediate 96 != MiniMind's default: both must come
+    # from the shapes, not from defaults
+    config = MiniMindConfig(hidden_size=64, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+                            head_dim=24, intermediate_size=96, vocab_size=130, max_position_embeddings=64)
+    state = MiniMindForCausalLM(config).state_dict()
+    inferred = infer_config(state)
+    assert (inferred.hidden_size, inferred.num_hidden_layers, inferred.num_attention_heads,
+            inferred.num_key_value_heads, inferred.head_dim, inferred.intermediate_size,
+            inferred.vocab_size) == (64, 3, 4, 2, 24, 96, 130)
+
+
+def test_infer_config_takes_non_shape_keys_from_overrides(tiny_state):
+    config = infer_config(tiny_state, {"rope_theta": 10000.0, "max_position_embeddings": 256})
+    assert config.rope_theta == 10000.0
+    assert config.max_position_embeddings == 256
+
+
+def test_infer_config_accepts_overrides_that_agree_with_shapes(tiny_state):
+    config = infer_config(tiny_state, {"hidden_size": 64, "num_key_value_heads": 2})
+    assert config.hidden_size == 64
+
+
+def test_config_override_that_conflicts_with_shapes_is_an_error(tiny_state):
+    with pytest.raises(MminferError, match="hidden_size=128 but the checkpoint has 64") as info:
+        infer_config(tiny_state, {"hidden_size": 128, "num_key_value_heads": 4}, path="x.pth")
+    assert "num_key_value_heads=4 but the checkpoint has 2" in str(info.value)
+    assert "config key 'model'" in str(info.value)
+
+
+def test_conflicting_override_fails_load_model(load_tiny):
+    with pytest.raises(MminferError, match="num_hidden_layers=8"):
+        load_tiny(overrides={"num_hidden_layers": 8})
+
+
+def test_state_dict_of_something_else_is_not_a_minimind_model(tmp_path):
+    with pytest.raises(MminferError, match="does not look like a MiniMind model"):
+        infer_config({"weight": torch.zeros(2, 2)}, path=tmp_path / "x.pth")
+
+
+# --- read_state_dict -------------------------------------------------------------------------------
+
+def test_truncated_checkpoint_is_an_error_naming_the_path(tiny_checkpoint, tmp_path):
+    data = tiny_checkpoint.read_bytes()
+    truncated = tmp_path / "truncated.pth"
+    truncated.write_bytes(data[: len(data) // 2])
+    with pytest.raises(MminferError) as info:
+        read_state_dict(truncated)
+    assert str(truncated) in str(info.value)
+    assert "could not be read" in str(info.value)
+
+
+def test_pickled_list_is_not_a_state_dict(tmp_path):
+    path = write_state(tmp_path / "list.pth", [torch.zeros(2), torch.ones(2)])
+    with pytest.raises(MminferError, match="not a state_dict") as info:
+        read_state_dict(path)
+    assert str(path) in str(info.value)
+
+
+def test_training_resume_file_points_to_its_model_entry(tmp_path, tiny_state):
+    path = write_state(tmp_path / "resume.pth", {"model": dict(tiny_state), "epoch": 3})
+    with pytest.raises(MminferError, match="'model' entry"):
+        read_state_dict(path)
+
+
+def test_missing_checkpoint_is_an_error(tmp_path):
+    with pytest.raises(MminferError, match="does not exist"):
+        read_state_dict(tmp_path / "nothing.pth")
+
+
+def test_state_dict_round_trips_through_save(tiny_model, tmp_path):
+    path = tmp_path / "sub" / "again.pth"
+    save_state_dict(tiny_model, path)
+    state = read_state_dict(path)
+    assert set(state) == set(tiny_model.state_dict())
+    assert all(torch.equal(state[k], v) for k, v in tiny_model.state_dict().items())
+    assert [p.name for p in path.parent.iterdir()] == ["again.pth"]  # no temp file left
+
+
+def test_transformers_folder_loads_with_tied_head_and_config_json(tiny_state, tmp_path):
+    from safetensors.torch import save_file
+
+    folder = tmp_path / "hf"
+    folder.mkdir()
+    state = {k: v.clone() for k, v in tiny_state.items() if k != "lm_head.weight"}  # tied: saved once
+    save_file(state, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps({"rope_theta": 5000.0, "max_position_embeddings": 128}))
+    loaded = load_model(folder, backend="builtin")
+    assert loaded.config.rope_theta == 5000.0
+    assert loaded.config.max_position_embeddings == 128
+    assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"])
+
+
+# --- strict keys -----------------------------------------------------------------------------------
+
+def test_checkpoint_with_missing_key_lists_it(tiny_state, load_tiny, tmp_path):
+    state = dict(tiny_state)
+    del state["model.layers.1.mlp.up_proj.weight"]
+    path = write_state(tmp_path / "missing.pth", state)
+    with pytest.raises(MminferError) as info:
+        load_tiny(path=path)
+    message = str(info.value)
+    assert "missing: model.layers.1.mlp.up_proj.weight" in message
+    assert str(path) in message
+
+
+def test_checkpoint_with_extra_key_lists_it(tiny_state, load_tiny, tmp_path):
+    state = dict(tiny_state)
+    state["value_head.weight"] = torch.zeros(1, 64)
+    path = write_state(tmp_path / "extra.pth", state)
+    with pytest.raises(MminferError, match="unexpected: value_head.weight"):
+        load_tiny(path=path)
+
+
+def test_check_keys_reports_wrong_shapes(tiny_state, tiny_model):
+    state = dict(tiny_state)
+    state["model.norm.weight"] = torch.ones(65)
+    with pytest.raises(MminferError, match=r"wrong shape: model.norm.weight \(65,\) \(expected \(64,\)\)"):
+        check_keys(state, tiny_model, "x.pth")
+
+
+# --- load_model, backends, dtypes ----------------------------------------------------------------
+
+def test_loaded_model_has_the_checkpoint_weights_and_is_in_eval_mode(tiny_loaded, tiny_state):
+    assert tiny_loaded.backend == "builtin"
+    assert tiny_loaded.model.training is False
+    loaded = tiny_loaded.model.state_dict()
+    assert all(torch.equal(loaded[k], v) for k, v in tiny_state.items())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
+def test_embeddings_are_tied_after_load(load_tiny, dtype):
+    model = load_tiny(dtype=dtype).model
+    assert model.lm_head.weight is model.model.embed_tokens.weight
+    assert model.lm_head.weight.dtype == getattr(torch, dtype)
+
+
+def test_auto_backend_without_minimind_source_is_builtin(tmp_path, load_tiny):
+    assert choose_backend("auto", None) == "builtin"
+    assert choose_backend("auto", tmp_path) == "builtin"  # a folder without model/model_minimind.py
+    assert load_tiny(backend="auto", minimind_src=tmp_path).backend == "builtin"
+
+
+def test_explicit_backends_are_kept(tmp_path):
+    assert choose_backend("builtin", "/opt/minimind") == "builtin"
+    assert choose_backend("minimind", tmp_path) == "minimind"
+
+
+def test_unknown_backend_is_an_error_naming_backend():
+    with pytest.raises(MminferError, match="config key 'backend'") as info:
+        choose_backend("foo", None)
+    assert "auto, minimind, builtin" in str(info.value)
+
+
+def test_minimind_backend_without_source_is_an_error(load_tiny, tmp_path):
+    with pytest.raises(MminferError, match="minimind_src"):
+        load_tiny(backend="minimind", minimind_src=tmp_path)
+
+
+def test_auto_backend_with_minimind_source_is_minimind(minimind_src):
+    assert choose_backend("auto", minimind_src) == "minimind"
+
+
+def test_unknown_dtype_is_an_error_naming_dtype():
+    with pytest.raises(MminferError, match="config key 'dtype'"):
+        resolve_dtype("float8")
+    assert resolve_dtype("bfloat16") is torch.bfloat16
+
+
+def test_unknown_device_is_an_error_naming_device():
+    with pytest.raises(MminferError, match="config key 'device'"):
+        resolve_device("tpu")
+    assert resolve_device("cpu") == torch.device("cpu")
+
+
+def test_forward_past_max_positions_is_an_error(tiny_model):
+    too_long = torch.ones(1, tiny_model.config.max_position_embeddings + 1, dtype=torch.long)
+    with pytest.raises(ValueError, match="max_position_embeddings"):
+        tiny_model(too_long)
+
+
+def test_minimind_backend_loads_the_checkpoint_with_tied_embeddings(load_tiny, minimind_src, tiny_state):
+    loaded = load_tiny(backend="minimind", minimind_src=minimind_src)
+    assert loaded.backend == "minimind"
+    assert loaded.model.training is False
+    assert loaded.model.lm_head.weight is loaded.model.model.embed_tokens.weight
+    state = loaded.model.state_dict()
+    assert all(torch.equal(state[k], v) for k, v in tiny_state.items())
+
+
+def test_half_precision_checkpoint_loads_into_a_float32_model(tiny_state, load_tiny, tmp_path):
+    # MiniMind's trainers save {k: v.half()}; loading must convert, not fail
+    path = write_state(tmp_path / "half.pth", {k: v.half() for k, v in tiny_state.items()})
+    loaded = load_tiny(path=path)
+    weight = loaded.model.model.layers[0].self_attn.q_proj.weight
+    assert weight.dtype == torch.float32
+    assert torch.equal(weight, tiny_state["model.layers.0.self_attn.q_proj.weight"].half().float())
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown when CUDA is absent")
+def test_cuda_device_without_cuda_is_an_error():
+    with pytest.raises(MminferError, match="config key 'device' is 'cuda'"):
+        resolve_device("cuda")
+    assert resolve_device("auto") == torch.device("cpu")

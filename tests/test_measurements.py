@@ -1,0 +1,318 @@
+"""The measurements: greedy with/without cache and fed-token counts (steps 1-2), the KV cache's bytes
+(step 4), temperature sampling (step 5) and top-p survivors (step 6), plus timing's bookkeeping."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+from mminfer.greedy import compare_cache, greedy_generate
+from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes, measure_kv_bytes, random_tokens
+from mminfer.sampling import (
+    cut_at_eos,
+    distinct_n,
+    sample_answers,
+    summarize_answers,
+    survivors_by_p,
+    temperature_experiment,
+    temperature_key,
+    top_p_survivors,
+)
+from mminfer.timing import time_cache
+
+
+def prompt_of(length: int) -> list[int]:
+    return [1] + [(17 * i) % 500 + 3 for i in range(length - 1)]
+
+
+# --- steps 1-2: cache or not, same ids; tokens fed ------------------------------------------------
+
+def test_greedy_ids_are_the_same_with_and_without_cache(tiny_model):
+    same, _ = compare_cache(tiny_model, prompt_of(21), 16, "cpu")
+    assert same["same_ids"] is True
+    assert same["ids"] == same["ids_without_cache"]
+    assert len(same["ids"]) == 16
+    assert same["first_difference"] is None
+
+
+def test_greedy_generate_returns_only_the_new_tokens(tiny_model):
+    prompt = prompt_of(9)
+    new = greedy_generate(tiny_model, prompt, 5, True, "cpu")
+    full = tiny_model.generate(torch.tensor([prompt]), max_new_tokens=5, do_sample=False, top_k=0, top_p=1.0,
+                               eos_token_id=None)
+    assert new == full[0, 9:].tolist()
+
+
+@pytest.mark.parametrize("prompt_len, new_tokens", [(5, 4), (17, 9), (3, 1)])
+def test_fed_tokens_follow_formula_with_cache(tiny_model, prompt_len, new_tokens):
+    _, count = compare_cache(tiny_model, prompt_of(prompt_len), new_tokens, "cpu")
+    # the prompt once, then one token for each of the remaining N - 1 steps: P + N - 1
+    assert count["fed_with_cache"] == prompt_len + new_tokens - 1
+    assert count["calls_with_cache"] == new_tokens
+
+
+@pytest.mark.parametrize("prompt_len, new_tokens", [(5, 4), (17, 9), (3, 1)])
+def test_fed_tokens_follow_formula_without_cache(tiny_model, prompt_len, new_tokens):
+    _, count = compare_cache(tiny_model, prompt_of(prompt_len), new_tokens, "cpu")
+    # step i feeds P + i tokens: N * P + N(N - 1) / 2
+    assert count["fed_without_cache"] == new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
+    assert count["calls_without_cache"] == new_tokens
+
+
+def test_recorder_sees_each_forward_call(tiny_model):
+    with_cache, without_cache = ForwardRecorder(), ForwardRecorder()
+    greedy_generate(tiny_model, prompt_of(6), 4, True, "cpu", with_cache)
+    greedy_generate(tiny_model, prompt_of(6), 4, False, "cpu", without_cache)
+    assert with_cache.fed_per_call == [6, 1, 1, 1]
+    assert without_cache.fed_per_call == [6, 7, 8, 9]
+
+
+def test_fed_formulas_for_the_task_sizes():
+    # task: prompt_len 201 (bos + 200), 64 new tokens
+    assert fed_with_cache_formula(201, 64) == 264  # 201 + 63
+    assert fed_without_cache_formula(201, 64) == 14880  # 64 * 201 + 64 * 63 / 2 = 12864 + 2016
+
+
+def test_forward_recorder_restores_forward(tiny_model):
+    assert "forward" not in vars(tiny_model)
+    with ForwardRecorder().watching(tiny_model):
+        assert "forward" in vars(tiny_model)
+    assert "forward" not in vars(tiny_model)
+    assert tiny_model.forward.__func__ is type(tiny_model).forward
+
+
+def test_forward_recorder_restores_forward_after_an_exception(tiny_model):
+    with pytest.raises(RuntimeError, match="boom"):
+        with ForwardRecorder().watching(tiny_model):
+            raise RuntimeError("boom")
+    assert "forward" not in vars(tiny_model)
+
+
+def test_forward_recorder_restores_an_instance_forward():
+    class Model(torch.nn.Module):
+        def forward(self, input_ids):
+            return "class"
+
+    model = Model()
+    own = lambda input_ids: "instance"  # noqa: E731
+    model.forward = own
+    with ForwardRecorder().watching(model) as recorder:
+        model.forward(torch.zeros(1, 3, dtype=torch.long))
+    assert recorder.fed_per_call == [3]
+    assert model.forward is own
+
+
+def test_forward_recorder_keeps_last_logits_per_call(tiny_model):
+    recorder = ForwardRecorder(keep_logits=True)
+    greedy_generate(tiny_model, prompt_of(6), 3, True, "cpu", recorder)
+    assert len(recorder.last_logits) == 3
+    assert recorder.last_logits[0].shape == (1, tiny_model.config.vocab_size)
+    assert recorder.last_logits[0].dtype == torch.float32
+
+
+# --- step 4: cache bytes -------------------------------------------------------------------------
+
+def test_kv_formula_bytes_is_two_layers_tokens_kv_heads_head_dim_bytes():
+    assert kv_formula_bytes(layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4) == 409600
+    assert kv_formula_bytes(layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4, batch=3) == 1228800
+
+
+def test_measured_kv_bytes_equal_formula(tiny_loaded):
+    result = measure_kv_bytes(tiny_loaded.model, tiny_loaded.config, tokens=30, seed=0, device="cpu")
+    # 2 (K, V) x 2 layers x 30 tokens x 2 KV heads x 16 head_dim x 4 bytes
+    assert result["measured_bytes"] == 2 * 2 * 30 * 2 * 16 * 4 == 15360
+    assert result["formula_bytes"] == result["measured_bytes"]
+    assert result["matches"] is True
+    assert result["tokens"] == 30
+
+
+def test_kv_k_shape_is_before_repeat_kv(tiny_loaded):
+    config = tiny_loaded.config
+    result = measure_kv_bytes(tiny_loaded.model, config, tokens=12, seed=0, device="cpu")
+    assert result["k_shape"] == [1, 12, config.num_key_value_heads, config.head_dim] == [1, 12, 2, 16]
+    assert result["k_shape"][2] != config.num_attention_heads
+    assert result["after_repeat_kv_bytes"] == 2 * result["measured_bytes"]  # 4 heads / 2 KV heads
+
+
+def test_kv_bytes_of_bfloat16_model_use_two_bytes_per_element(load_tiny):
+    loaded = load_tiny(dtype="bfloat16")
+    result = measure_kv_bytes(loaded.model, loaded.config, tokens=30, seed=0, device="cpu")
+    assert result["dtype"] == "bfloat16"
+    assert result["bytes_per_element"] == 2
+    assert result["measured_bytes"] == result["formula_bytes"] == 2 * 2 * 30 * 2 * 16 * 2
+
+
+def test_cache_tensor_bytes_sums_every_tensor():
+    cache = [(torch.zeros(1, 5, 2, 4), torch.zeros(1, 5, 2, 4)), (torch.zeros(1, 5, 2, 4, dtype=torch.float16),
+                                                                   torch.zeros(1, 5, 2, 4, dtype=torch.float16))]
+    assert cache_tensor_bytes(cache) == 40 * 4 * 2 + 40 * 2 * 2
+
+
+def test_random_tokens_follow_the_task_recipe():
+    expected = torch.randint(3, 600, (1, 100), generator=torch.Generator().manual_seed(0))
+    tokens = random_tokens(600, 100, 0)
+    assert torch.equal(tokens, expected)
+    assert tokens.min() >= 3
+
+
+def test_random_tokens_do_not_touch_the_global_rng():
+    torch.manual_seed(11)
+    before = torch.rand(3)
+    torch.manual_seed(11)
+    random_tokens(600, 100, 0)
+    assert torch.equal(torch.rand(3), before)
+
+
+# --- step 5: temperature --------------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_sft(load_tiny, tiny_sft_checkpoint):
+    return load_tiny(path=tiny_sft_checkpoint).model
+
+
+@pytest.fixture(scope="module")
+def question_ids(tiny_tokenizer):
+    from mminfer.prompts import chat_prompt
+
+    return chat_prompt(tiny_tokenizer, "가람 마을의 특산물은 무엇인가요?")
+
+
+def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids):
+    args = (tiny_sft, tiny_tokenizer, question_ids, 1.0, 6, 8)
+    first = sample_answers(*args, seed=0, device="cpu")
+    torch.manual_seed(999)  # whatever happened to the global RNG before must not matter
+    second = sample_answers(*args, seed=0, device="cpu")
+    other = sample_answers(*args, seed=1, device="cpu")
+    assert first == second
+    assert first != other
+    assert len(first) == 6
+
+
+def test_temperature_experiment_reseeds_for_each_temperature(tiny_sft, tiny_tokenizer, question_ids):
+    both = temperature_experiment(tiny_sft, tiny_tokenizer, question_ids, [0.3, 1.0], samples=6, new_tokens=8,
+                                  seed=0, device="cpu")
+    alone = temperature_experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8,
+                                   seed=0, device="cpu")
+    assert list(both) == ["0.3", "1.0"]
+    assert alone["1.0"] == both["1.0"]
+
+
+def test_temperature_experiment_counts_distinct_answers(tiny_sft, tiny_tokenizer, question_ids):
+    result = temperature_experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8,
+                                    seed=0, device="cpu")
+    answers = sample_answers(tiny_sft, tiny_tokenizer, question_ids, 1.0, 6, 8, seed=0, device="cpu")
+    assert result["1.0"]["distinct"] == len(set(answers))
+    assert result["1.0"]["samples"] == 6
+
+
+class EosShim:
+    """The tiny tokenizer with another token playing eos (so that eos is certain to be sampled)."""
+
+    def __init__(self, tokenizer, eos_token_id: int):
+        self.eos_token_id = eos_token_id
+        self.decode = tokenizer.decode
+
+
+def test_answers_are_cut_before_eos(tiny_sft, tiny_tokenizer, question_ids):
+    # Row 0's first sampled token under seed 0 becomes "eos": row 0's answer must then be empty.
+    torch.manual_seed(0)
+    free = tiny_sft.generate(torch.tensor([question_ids]), do_sample=True, top_k=0, top_p=1.0, temperature=1.5,
+                             max_new_tokens=12, num_return_sequences=8, eos_token_id=None)
+    eos = free[0, len(question_ids)].item()
+    answers = sample_answers(tiny_sft, EosShim(tiny_tokenizer, eos), question_ids, 1.5, 8, 12, seed=0, device="cpu")
+    assert answers[0] == ""
+    torch.manual_seed(0)
+    rows = tiny_sft.generate(torch.tensor([question_ids]), do_sample=True, top_k=0, top_p=1.0, temperature=1.5,
+                             max_new_tokens=12, num_return_sequences=8, eos_token_id=eos)
+    expected = []
+    for row in rows[:, len(question_ids):].tolist():
+        row = row[: row.index(eos)] if eos in row else row
+        expected.append(tiny_tokenizer.decode(row, skip_special_tokens=False))
+    assert answers == expected
+
+
+def test_cut_at_eos():
+    assert cut_at_eos([5, 6, 2, 7, 2], 2) == [5, 6]
+    assert cut_at_eos([5, 6, 7], 2) == [5, 6, 7]
+    assert cut_at_eos([2, 5], 2) == []
+
+
+def test_temperature_keys_are_written_as_the_task_writes_them():
+    assert [temperature_key(t) for t in (0.3, 1.0, 1.5)] == ["0.3", "1.0", "1.5"]
+    assert temperature_key(1) == "1.0"
+    assert temperature_key(0.99) == "0.99"
+
+
+def test_distinct_n_on_hand_made_answers():
+    answers = ["abab", "ab"]
+    # characters: a b a b a b -> 2 distinct of 6
+    assert distinct_n(answers, 1) == pytest.approx(2 / 6)
+    # bigrams: ab ba ab | ab -> 2 distinct (ab, ba) of 4
+    assert distinct_n(answers, 2) == pytest.approx(2 / 4)
+    # no answer long enough for a 5-gram
+    assert distinct_n(answers, 5) == 0.0
+
+
+def test_summarize_answers_counts_distinct_and_top_share():
+    summary = summarize_answers(["사과", "배", "사과", "사과 "])
+    assert summary["distinct"] == 3  # whitespace makes a different answer
+    assert summary["samples"] == 4
+    assert summary["top_share"] == pytest.approx(0.5)
+    assert summary["answers"][0] == {"answer": "사과", "count": 2}
+
+
+# --- step 6: top-p survivors ---------------------------------------------------------------------
+
+def test_top_p_survivors_on_hand_made_logits():
+    logits = torch.tensor([0.5, 0.3, 0.2]).log()
+    # cumsum [0.5, 0.8, 1.0]: p=0.4 -> 1 (top only); p=0.6 -> 2; p=0.85 -> 3
+    assert [top_p_survivors(logits, p) for p in (0.4, 0.6, 0.85)] == [1, 2, 3]
+
+
+def test_top_p_survivors_do_not_modify_the_logits():
+    logits = torch.tensor([0.5, 0.3, 0.2]).log()
+    copy = logits.clone()
+    top_p_survivors(logits, 0.4)
+    assert torch.equal(logits, copy)
+
+
+def test_survivors_by_p_keys_and_monotonic_counts(tiny_model):
+    with torch.no_grad():
+        logits = tiny_model(torch.tensor([[1, 40, 41]])).logits[0, -1].float()
+    result = survivors_by_p(logits, [0.5, 0.9, 0.99])
+    assert list(result) == ["0.5", "0.9", "0.99"]
+    assert 1 <= result["0.5"] <= result["0.9"] <= result["0.99"] <= tiny_model.config.vocab_size
+
+
+# --- step 3: timing's bookkeeping (not the clock) -------------------------------------------------
+
+def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model):
+    result = time_cache(tiny_model, prompt_of(8), 3, warmup=1, runs=3, device="cpu")
+    assert len(result["with_cache_runs_s"]) == 3 and len(result["with_cache_warmup_s"]) == 1
+    assert result["with_cache_s"] == sorted(result["with_cache_runs_s"])[1]
+    assert result["without_cache_s"] == sorted(result["without_cache_runs_s"])[1]
+    assert result["speedup"] == pytest.approx(result["without_cache_s"] / result["with_cache_s"])
+
+
+# --- the same measurements on MiniMind's own model (optional) --------------------------------------
+
+@pytest.fixture(scope="module")
+def minimind_loaded(load_tiny, minimind_src):
+    return load_tiny(backend="minimind", minimind_src=minimind_src)
+
+
+def test_minimind_backend_counts_follow_the_formulas(minimind_loaded, tiny_model):
+    same, count = compare_cache(minimind_loaded.model, prompt_of(11), 7, "cpu")
+    assert same["same_ids"] is True
+    assert count["fed_with_cache"] == 11 + 7 - 1
+    assert count["fed_without_cache"] == 7 * 11 + 7 * 6 // 2
+    assert same["ids"] == compare_cache(tiny_model, prompt_of(11), 7, "cpu")[0]["ids"]
+    assert "forward" not in vars(minimind_loaded.model)
+
+
+def test_minimind_backend_kv_bytes_equal_formula(minimind_loaded):
+    config = minimind_loaded.config
+    result = measure_kv_bytes(minimind_loaded.model, config, tokens=20, seed=0, device="cpu")
+    assert result["k_shape"] == [1, 20, config.num_key_value_heads, config.head_dim]
+    assert result["measured_bytes"] == result["formula_bytes"] == 2 * 2 * 20 * 2 * 16 * 4

@@ -1,0 +1,171 @@
+"""The tokenizer without transformers: MiniMind's real tokenizer (from ../shared/fixtures, skipped when
+absent), its chat template, and the small demo tokenizer's error handling."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+
+import pytest
+
+from mminfer.errors import MminferError
+from mminfer.prompts import chat_prompt, prefix_prompt
+from mminfer.tokenizer import CHATML_TEMPLATE, load_tokenizer, render_chat_template
+
+QUESTION = "가람 마을의 특산물은 무엇인가요?"
+# MiniMind's chat_template for one user message with add_generation_prompt=True (thinking closed):
+EXPECTED_CHAT_TEXT = (
+    "<|im_start|>user\n가람 마을의 특산물은 무엇인가요?<|im_end|>\n"
+    "<|im_start|>assistant\n<think>\n\n</think>\n\n"
+)
+
+
+@pytest.fixture(scope="module")
+def minimind_tokenizer(shared_fixtures):
+    return load_tokenizer(shared_fixtures)
+
+
+@pytest.fixture(scope="module")
+def hf_tokenizer(shared_fixtures):
+    if importlib.util.find_spec("transformers") is None:
+        pytest.skip("transformers is not installed")
+    from transformers import AutoTokenizer
+
+    return AutoTokenizer.from_pretrained(str(shared_fixtures))
+
+
+# --- MiniMind's real tokenizer --------------------------------------------------------------------
+
+def test_minimind_tokenizer_special_ids_and_vocab(minimind_tokenizer):
+    assert minimind_tokenizer.bos_token_id == 1
+    assert minimind_tokenizer.eos_token_id == 2
+    assert minimind_tokenizer.vocab_size == 6400
+
+
+def test_chat_text_is_minimind_template_for_one_user_message(minimind_tokenizer):
+    text = minimind_tokenizer.chat_prompt([{"role": "user", "content": QUESTION}], add_generation_prompt=True)
+    assert text == EXPECTED_CHAT_TEXT
+
+
+def test_chat_prompt_ids_encode_the_chat_text(minimind_tokenizer):
+    ids = chat_prompt(minimind_tokenizer, QUESTION)
+    assert ids == minimind_tokenizer.encode(EXPECTED_CHAT_TEXT)
+    assert ids[0] == 1  # '<|im_start|>' written in the text becomes the special token, not characters
+    assert ids.count(2) == 1  # one '<|im_end|>'
+
+
+def test_chat_text_without_generation_prompt_has_no_assistant_turn(minimind_tokenizer):
+    text = minimind_tokenizer.chat_prompt([{"role": "user", "content": QUESTION}], add_generation_prompt=False)
+    assert text == "<|im_start|>user\n" + QUESTION + "<|im_end|>\n"
+
+
+@pytest.mark.parametrize("text", [QUESTION, "민수는", "가람 마을의 특산물은 쌀입니다. 민수는 학교에 갑니다."])
+def test_korean_text_round_trips(minimind_tokenizer, text):
+    assert minimind_tokenizer.decode(minimind_tokenizer.encode(text)) == text
+
+
+def test_prefix_prompt_is_bos_then_text_tokens(minimind_tokenizer):
+    ids = prefix_prompt(minimind_tokenizer, "민수는")
+    assert ids[0] == 1
+    assert ids[1:] == minimind_tokenizer.encode("민수는")
+    assert minimind_tokenizer.decode(ids[1:]) == "민수는"
+
+
+def test_chat_text_equals_transformers_apply_chat_template(minimind_tokenizer, hf_tokenizer):
+    messages = [{"role": "user", "content": QUESTION}]
+    expected = hf_tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert minimind_tokenizer.chat_prompt(messages, add_generation_prompt=True) == expected
+
+
+def test_multi_turn_chat_text_equals_transformers(minimind_tokenizer, hf_tokenizer):
+    messages = [{"role": "system", "content": "너는 친절한 도우미야."},
+                {"role": "user", "content": "안녕?"},
+                {"role": "assistant", "content": "안녕하세요!"},
+                {"role": "user", "content": QUESTION}]
+    expected = hf_tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    assert minimind_tokenizer.chat_prompt(messages, add_generation_prompt=True) == expected
+
+
+def test_chat_prompt_ids_equal_transformers_ids(minimind_tokenizer, hf_tokenizer):
+    text = hf_tokenizer.apply_chat_template([{"role": "user", "content": QUESTION}], tokenize=False,
+                                            add_generation_prompt=True)
+    assert chat_prompt(minimind_tokenizer, QUESTION) == hf_tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert (hf_tokenizer.bos_token_id, hf_tokenizer.eos_token_id) == (1, 2)
+
+
+# --- the demo tokenizer and error handling --------------------------------------------------------
+
+def test_demo_tokenizer_chat_text_is_chatml(tiny_tokenizer):
+    text = tiny_tokenizer.chat_prompt([{"role": "user", "content": "질문"}], add_generation_prompt=True)
+    assert text == "<|im_start|>user\n질문<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_demo_tokenizer_special_ids(tiny_tokenizer):
+    assert (tiny_tokenizer.bos_token_id, tiny_tokenizer.eos_token_id) == (1, 2)
+    assert tiny_tokenizer.vocab_size == 600
+
+
+def test_decode_skips_special_tokens_unless_asked(tiny_tokenizer):
+    ids = tiny_tokenizer.encode("<|im_start|>가람<|im_end|>")
+    assert ids[0] == 1 and ids[-1] == 2
+    assert tiny_tokenizer.decode(ids) == "가람"
+    assert tiny_tokenizer.decode(ids, skip_special_tokens=False) == "<|im_start|>가람<|im_end|>"
+
+
+def test_config_without_chat_template_falls_back_to_chatml(tiny_tokenizer_dir, tmp_path):
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    del config["chat_template"]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    tokenizer = load_tokenizer(folder)
+    text = tokenizer.chat_prompt([{"role": "user", "content": "q"}])
+    assert text == "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"
+
+
+def test_special_tokens_written_as_objects_are_read(tiny_tokenizer_dir, tmp_path):
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["eos_token"] = {"content": "<|im_end|>", "special": True}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    assert load_tokenizer(folder).eos_token_id == 2
+
+
+def test_missing_tokenizer_file_is_an_error(tiny_tokenizer_dir, tmp_path):
+    folder = tmp_path / "tok"
+    folder.mkdir()
+    shutil.copy(tiny_tokenizer_dir / "tokenizer_config.json", folder)
+    with pytest.raises(MminferError, match="has no tokenizer.json"):
+        load_tokenizer(folder)
+
+
+def test_unknown_bos_token_is_an_error(tiny_tokenizer_dir, tmp_path):
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    config["bos_token"] = "<s>"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    with pytest.raises(MminferError, match="bos_token '<s>' is not in tokenizer.json"):
+        load_tokenizer(folder)
+
+
+def test_invalid_tokenizer_config_json_is_an_error(tiny_tokenizer_dir, tmp_path):
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    (folder / "tokenizer_config.json").write_text("{not json", encoding="utf-8")
+    with pytest.raises(MminferError, match="tokenizer_config.json is not valid JSON"):
+        load_tokenizer(folder)
+
+
+def test_template_raise_exception_becomes_mminfer_error():
+    template = "{{ raise_exception('only user turns') }}"
+    with pytest.raises(MminferError, match="only user turns"):
+        render_chat_template(template, [{"role": "user", "content": "q"}])
+
+
+def test_chatml_template_renders_every_turn():
+    messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    assert render_chat_template(CHATML_TEMPLATE, messages, add_generation_prompt=False) == (
+        "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nu<|im_end|>\n")

@@ -1,0 +1,214 @@
+"""End-to-end: the Snakemake workflow on tiny inputs, in a temporary results folder.
+
+Two model sets: a "course-like" set the test makes itself (random weights saved as .pth, a small
+tokenizer, validation JSONL) and the embedded demo in its micro size. Plans (which jobs would run) are
+checked with dry runs; one real `-R time` run checks that nothing else is rewritten.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
+from mminfer.demo.tokenizer_train import train_tokenizer
+from mminfer.loading import save_state_dict
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.tokenizer import load_tokenizer
+
+REPO = Path(__file__).resolve().parents[1]
+MICRO = REPO / "tests" / "data" / "micro.yaml"
+OUTPUTS = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json", "cache.py",
+           "report.md"]
+
+pytestmark = pytest.mark.slow
+
+
+def snakemake(*args, configfiles=(MICRO,), check=True) -> subprocess.CompletedProcess:
+    """Run snakemake in the repository. Targets come first in args: --config takes all values after it."""
+    command = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--configfile", *map(str, configfiles)]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+    if check and result.returncode != 0:
+        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+    return result
+
+
+def planned_jobs(*args, configfiles=(MICRO,)) -> set[str]:
+    """Rule names of the jobs a dry run would execute."""
+    result = snakemake("-n", *args, configfiles=configfiles)
+    text = result.stdout + result.stderr
+    if "Nothing to be done" in text:
+        return set()
+    table = text.split("Job stats:")[1].split("Reasons:")[0] if "Job stats:" in text else ""
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+
+
+@pytest.fixture(scope="module")
+def course_inputs(tmp_path_factory) -> dict:
+    """Random-weight pretrain and SFT checkpoints, a small tokenizer and validation data."""
+    root = tmp_path_factory.mktemp("course")
+    corpus = build_corpus(CorpusSpec(seed=1, train_docs=150, val_docs=8, sft_conversations=40))
+    write_corpus(corpus, root / "data")
+    train_tokenizer(tokenizer_training_texts(corpus), 500, root / "tokenizer")
+    vocab = load_tokenizer(root / "tokenizer").vocab_size
+    config = MiniMindConfig(hidden_size=64, num_hidden_layers=2, vocab_size=vocab, num_attention_heads=4,
+                            num_key_value_heads=2)
+    for name, seed in (("pretrain", 0), ("sft", 1)):
+        torch.manual_seed(seed)
+        save_state_dict(MiniMindForCausalLM(config), root / f"{name}.pth")
+    return {"pretrain": root / "pretrain.pth", "sft": root / "sft.pth",
+            "val_data": root / "data" / "pretrain_val.jsonl", "tokenizer": root / "tokenizer",
+            "config": config, "root": root}
+
+
+@pytest.fixture(scope="module")
+def course_run(course_inputs, tmp_path_factory):
+    """One full run on the course-like inputs; returns the --config arguments and the outdir."""
+    outdir = tmp_path_factory.mktemp("results")
+    args = ["--config", f"outdir={outdir}", f"pretrain={course_inputs['pretrain']}", f"sft={course_inputs['sft']}",
+            f"val_data={course_inputs['val_data']}", f"tokenizer={course_inputs['tokenizer']}",
+            "minimind_src=/nonexistent", "backend=builtin"]
+    snakemake(*args)
+    return args, outdir
+
+
+def read(outdir: Path, name: str):
+    return json.loads((outdir / name).read_text(encoding="utf-8"))
+
+
+def test_run_writes_every_output(course_run):
+    _, outdir = course_run
+    for name in OUTPUTS:
+        assert (outdir / name).is_file(), name
+        assert (outdir / "logs").is_dir()
+
+
+def test_outputs_have_the_task_keys(course_run, course_inputs):
+    _, outdir = course_run
+    same, count = read(outdir, "same.json"), read(outdir, "count.json")
+    assert {"same_ids", "ids", "prompt_len", "new_tokens"} <= set(same)
+    assert same["same_ids"] is True and len(same["ids"]) == 8 and same["prompt_len"] == 41
+    assert count["fed_with_cache"] == 41 + 7
+    assert count["fed_without_cache"] == 8 * 41 + 8 * 7 // 2
+    timing = read(outdir, "time.json")
+    assert timing["speedup"] == pytest.approx(timing["without_cache_s"] / timing["with_cache_s"])
+    kv = read(outdir, "kvbytes.json")
+    config = course_inputs["config"]
+    assert kv["measured_bytes"] == kv["formula_bytes"] == 2 * config.num_hidden_layers * 20 * 2 * 16 * 4
+    assert kv["k_shape"] == [1, 20, 2, 16]
+    temp = read(outdir, "temp.json")
+    assert list(temp) == ["0.3", "1.0", "1.5"]
+    assert all(1 <= temp[k]["distinct"] <= 6 for k in temp)
+    topp = read(outdir, "topp.json")
+    assert list(topp) == ["0.5", "0.9", "0.99"] and all(isinstance(v, int) and v >= 1 for v in topp.values())
+    assert topp["0.5"] <= topp["0.9"] <= topp["0.99"]
+
+
+def test_report_has_the_sections_and_numbers(course_run):
+    _, outdir = course_run
+    report = (outdir / "report.md").read_text(encoding="utf-8")
+    for heading in ("## KV 캐시", "## 온도", "## top-p"):
+        assert re.search(rf"^{re.escape(heading)}$", report, re.M), heading
+    timing, kv = read(outdir, "time.json"), read(outdir, "kvbytes.json")
+    assert f"{timing['speedup']:.2f}" in report
+    assert f"{kv['measured_bytes']:,}" in report
+    assert "builtin" in report and read(outdir, "same.json")["run"]["sha256"][:16] in report
+
+
+def test_cache_script_copy_runs_standalone(course_run):
+    _, outdir = course_run
+    result = subprocess.run([sys.executable, str(outdir / "cache.py"), "--help"], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    assert result.returncode == 0 and "--pretrain" in result.stdout
+
+
+def test_second_run_does_nothing(course_run):
+    args, _ = course_run
+    assert planned_jobs(*args) == set()
+
+
+def test_rerun_time_redoes_only_time_and_report(course_run):
+    args, outdir = course_run
+    assert planned_jobs("-R", "time", *args) == {"time", "report", "all"}
+    before = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
+    snakemake("-R", "time", *args)
+    after = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
+    assert {name for name in OUTPUTS if before[name] != after[name]} == {"time.json", "report.md"}
+
+
+def test_new_sft_checkpoint_redoes_only_temp_and_report(course_run, course_inputs):
+    args, _ = course_run
+    torch.manual_seed(2)  # a retrained SFT model: same shapes, new weights
+    save_state_dict(MiniMindForCausalLM(course_inputs["config"]), course_inputs["sft"])
+    assert planned_jobs(*args) == {"temp", "report", "all"}
+    snakemake(*args)  # bring the results up to date again for the tests after this one
+    assert planned_jobs(*args) == set()
+
+
+def extra_configfile(tmp_path, text: str) -> tuple:
+    path = tmp_path / "extra.yaml"
+    path.write_text(text, encoding="utf-8")
+    return (MICRO, path)
+
+
+def test_changed_parameter_reruns_its_rule(course_run, tmp_path):
+    args, _ = course_run
+    jobs = planned_jobs(*args, configfiles=extra_configfile(tmp_path, "kvbytes: {tokens: 21, seed: 0}\n"))
+    assert jobs == {"kvbytes", "report", "all"}
+
+
+def test_partial_course_inputs_stop_before_any_job(course_inputs, tmp_path):
+    result = snakemake("-n", "--config", f"outdir={tmp_path}", f"pretrain={course_inputs['pretrain']}",
+                       f"sft={tmp_path / 'missing.pth'}", f"val_data={course_inputs['val_data']}",
+                       f"tokenizer={course_inputs['tokenizer']}", check=False)
+    assert result.returncode != 0
+    said = result.stdout + result.stderr
+    assert "config key 'sft'" in said and "missing.pth" in said
+
+
+def test_bad_config_value_names_the_key(course_run, tmp_path):
+    args, _ = course_run
+    extra = extra_configfile(tmp_path, "topp: {prefix: 민수는, sharp_prefix: x, ps: [0.5, 1.5]}\n")
+    result = snakemake("-n", *args, configfiles=extra, check=False)
+    assert result.returncode != 0 and "config key 'topp.ps.1'" in result.stdout + result.stderr
+
+
+def test_truncated_checkpoint_fails_cleanly_and_leaves_no_output(course_inputs, tmp_path):
+    broken = tmp_path / "broken.pth"
+    data = course_inputs["pretrain"].read_bytes()
+    broken.write_bytes(data[: len(data) // 2])
+    outdir = tmp_path / "out"
+    result = snakemake(str(outdir / "kvbytes.json"), "--config", f"outdir={outdir}", f"pretrain={broken}",
+                       f"sft={course_inputs['sft']}", f"val_data={course_inputs['val_data']}",
+                       f"tokenizer={course_inputs['tokenizer']}", "backend=builtin", check=False)
+    assert result.returncode != 0
+    log = (outdir / "logs" / "kvbytes.log").read_text(encoding="utf-8")
+    assert str(broken) in log and "truncated" in log
+    assert not (outdir / "kvbytes.json").exists()
+    assert not list(outdir.glob("*.tmp")) and not list(outdir.glob(".*.tmp"))
+
+
+def test_micro_demo_builds_and_measures(tmp_path):
+    outdir, demo_dir = tmp_path / "out", tmp_path / "demo"
+    snakemake("--config", f"outdir={outdir}", f"demo_dir={demo_dir}", "demo=always", "backend=builtin")
+    for name in OUTPUTS:
+        assert (outdir / name).is_file(), name
+    assert read(outdir, "same.json")["run"]["model_set"] == "demo"
+    assert "demo" in (outdir / "report.md").read_text(encoding="utf-8")
+    assert (demo_dir / "pretrain.pth").is_file() and (demo_dir / "sft.pth").is_file()
+    assert "step" in (demo_dir / "logs" / "pretrain.log").read_text(encoding="utf-8")
+
+
+def test_lint_is_clean():
+    result = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Lints for" not in result.stdout + result.stderr
