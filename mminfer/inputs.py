@@ -78,3 +78,36 @@ def resolve_inputs(config: dict) -> dict:
         if not (tokenizer / name).is_file():
             raise MminferError(f"config key 'tokenizer': {tokenizer} has no {name}.")
     return {"model_set": "course", **configured}
+
+
+def resolve_models(config: dict, main: dict) -> dict[str, dict]:
+    """The extra models of config key 'models' (name -> pretrain, sft, tokenizer, val_data).
+
+    tokenizer and val_data default to the main model's. Every path must exist: the error names the key.
+    """
+    models = {}
+    for name, entry in (config.get("models") or {}).items():
+        resolved = {"model_set": name}
+        for key in INPUT_KEYS:
+            value = entry.get(key)
+            if not value and key in ("tokenizer", "val_data"):
+                resolved[key] = main[key]  # the same tokenizer and prompt data as the task's model
+                continue
+            if not value:
+                raise MminferError(f"config key 'models.{name}.{key}' is required.")
+            if not Path(value).exists():
+                raise MminferError(f"config key 'models.{name}.{key}': {value} does not exist.")
+            resolved[key] = str(value)
+        models[name] = resolved
+    return models
+
+
+def resolve_runs(config: dict) -> dict[str, dict]:
+    """Results folder -> its inputs: the task's single model in `outdir` itself, each model of
+    config key 'models' in `outdir/models/<name>`."""
+    outdir = Path(config["outdir"])
+    main = resolve_inputs(config)
+    runs = {str(outdir): main}
+    for name, resolved in resolve_models(config, main).items():
+        runs[str(outdir / "models" / name)] = resolved
+    return runs

@@ -3,17 +3,17 @@
 
 rule cache:
     input:
-        pretrain=INPUTS["pretrain"],
-        tokenizer=tokenizer_files(),
-        val_data=INPUTS["val_data"],
+        pretrain=run_input("pretrain"),
+        tokenizer=tokenizer_files,
+        val_data=run_input("val_data"),
     output:
-        same=out("same.json"),
-        counts=out("count.json"),
+        same="{results}/same.json",
+        counts="{results}/count.json",
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         new_tokens=config["cache"]["new_tokens"],
-        model=model_params(),
+        model=model_params,
     conda:
         ENV
     log:
@@ -26,7 +26,7 @@ rule cache_script:
     input:
         str(Path(workflow.basedir) / "scripts" / "cache.py"),
     output:
-        out("cache.py"),
+        "{results}/cache.py",
     conda:
         ENV
     log:
@@ -37,18 +37,18 @@ rule cache_script:
 
 rule time:
     input:
-        pretrain=INPUTS["pretrain"],
-        tokenizer=tokenizer_files(),
-        val_data=INPUTS["val_data"],
+        pretrain=run_input("pretrain"),
+        tokenizer=tokenizer_files,
+        val_data=run_input("val_data"),
     output:
-        out("time.json"),
+        "{results}/time.json",
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         new_tokens=config["cache"]["new_tokens"],
         warmup=config["time"]["warmup"],
         runs=config["time"]["runs"],
-        model=model_params(),
+        model=model_params,
     threads: workflow.cores  # all cores: nothing runs beside the timing
     conda:
         ENV

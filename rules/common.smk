@@ -1,6 +1,7 @@
 # Shared by all rules: the validated config, the resolved inputs, path and parameter helpers.
 # Decided once, at DAG-build time; nothing here imports torch.
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -18,28 +19,33 @@ os.environ.update(PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("P
 ENV = "../envs/mminfer.yaml"
 
 from mminfer.errors import MminferError
-from mminfer.inputs import check_config, resolve_inputs
+from mminfer.inputs import check_config, resolve_runs
 
 SCHEMA = Path(workflow.basedir) / "schemas" / "config.schema.yaml"
 
 try:
     check_config(config, yaml.safe_load(SCHEMA.read_text(encoding="utf-8")))
     validate(config, str(SCHEMA))  # fills in each key's default
-    INPUTS = resolve_inputs(config)
+    RUNS = resolve_runs(config)
 except MminferError as error:
     raise WorkflowError(f"mminfer: {error}")
 
 OUTDIR = Path(config["outdir"])
 DEMO_DIR = Path(config["demo_dir"])
+# RUNS: results folder -> inputs. The task's model writes into `outdir`, each of `models` into
+# outdir/models/<name>; every rule's `{results}` wildcard is one of these folders.
+
+wildcard_constraints:
+    results="|".join(re.escape(folder) for folder in RUNS),
 
 
-def out(name):
-    """A file in the results folder."""
-    return str(OUTDIR / name)
+def out(name, results=str(OUTDIR)):
+    """A file in a results folder (by default the task's own, `outdir`)."""
+    return f"{results}/{name}"
 
 
 def logfile(name):
-    return str(OUTDIR / "logs" / name)
+    return f"{{results}}/logs/{name}"
 
 
 def demo(name):
@@ -47,12 +53,17 @@ def demo(name):
     return str(DEMO_DIR / name)
 
 
-def tokenizer_files():
-    folder = Path(INPUTS["tokenizer"])
+def run_input(key):
+    """Input function: the path of `key` (pretrain, sft, val_data) for a results folder."""
+    return lambda wildcards: RUNS[wildcards.results][key]
+
+
+def tokenizer_files(wildcards):
+    folder = Path(RUNS[wildcards.results]["tokenizer"])
     return [str(folder / "tokenizer.json"), str(folder / "tokenizer_config.json")]
 
 
-def model_params():
+def model_params(wildcards):
     """How the scripts load a checkpoint: every config value that changes the model's numbers."""
     return {
         "backend": config["backend"],
@@ -60,11 +71,16 @@ def model_params():
         "device": config["device"],
         "dtype": config["dtype"],
         "overrides": dict(config["model"]),
-        "model_set": INPUTS["model_set"],
+        "model_set": RUNS[wildcards.results]["model_set"],
     }
 
 
+RESULT_FILES = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json",
+                "topp_detail.json", "cache.py", "report.md"]
+
+
 def all_outputs():
-    names = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json",
-             "topp_detail.json", "cache.py", "report.md"]
-    return [out(name) for name in names]
+    files = [out(name, results) for results in RUNS for name in RESULT_FILES]
+    if len(RUNS) > 1:
+        files.append(out("comparison.md"))
+    return files

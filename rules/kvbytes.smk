@@ -3,13 +3,13 @@
 
 rule kvbytes:
     input:
-        pretrain=INPUTS["pretrain"],
+        pretrain=run_input("pretrain"),
     output:
-        out("kvbytes.json"),
+        "{results}/kvbytes.json",
     params:
         tokens=config["kvbytes"]["tokens"],
         seed=config["kvbytes"]["seed"],
-        model=model_params(),
+        model=model_params,
     conda:
         ENV
     log:

@@ -3,18 +3,36 @@
 
 rule report:
     input:
-        same=out("same.json"),
-        counts=out("count.json"),
-        time=out("time.json"),
-        kvbytes=out("kvbytes.json"),
-        temp=out("temp.json"),
-        topp=out("topp.json"),
-        topp_detail=out("topp_detail.json"),
+        same="{results}/same.json",
+        counts="{results}/count.json",
+        time="{results}/time.json",
+        kvbytes="{results}/kvbytes.json",
+        temp="{results}/temp.json",
+        topp="{results}/topp.json",
+        topp_detail="{results}/topp_detail.json",
     output:
-        out("report.md"),
+        "{results}/report.md",
     conda:
         ENV
     log:
         logfile("report.log"),
     script:
         "../scripts/report.py"
+
+
+rule compare:
+    input:
+        time=[out("time.json", results) for results in RUNS],
+        kvbytes=[out("kvbytes.json", results) for results in RUNS],
+        temp=[out("temp.json", results) for results in RUNS],
+        topp=[out("topp.json", results) for results in RUNS],
+    output:
+        out("comparison.md"),
+    params:
+        names=[RUNS[results]["model_set"] for results in RUNS],
+    conda:
+        ENV
+    log:
+        out("logs/compare.log"),
+    script:
+        "../scripts/compare.py"

@@ -3,17 +3,17 @@
 
 rule temp:
     input:
-        sft=INPUTS["sft"],
-        tokenizer=tokenizer_files(),
+        sft=run_input("sft"),
+        tokenizer=tokenizer_files,
     output:
-        out("temp.json"),
+        "{results}/temp.json",
     params:
         question=config["temp"]["question"],
         temperatures=config["temp"]["temperatures"],
         samples=config["temp"]["samples"],
         new_tokens=config["temp"]["new_tokens"],
         seed=config["temp"]["seed"],
-        model=model_params(),
+        model=model_params,
     conda:
         ENV
     log:
@@ -24,16 +24,16 @@ rule temp:
 
 rule topp:
     input:
-        pretrain=INPUTS["pretrain"],
-        tokenizer=tokenizer_files(),
+        pretrain=run_input("pretrain"),
+        tokenizer=tokenizer_files,
     output:
-        topp=out("topp.json"),
-        detail=out("topp_detail.json"),
+        topp="{results}/topp.json",
+        detail="{results}/topp_detail.json",
     params:
         prefix=config["topp"]["prefix"],
         sharp_prefix=config["topp"]["sharp_prefix"],
         ps=config["topp"]["ps"],
-        model=model_params(),
+        model=model_params,
     conda:
         ENV
     log:

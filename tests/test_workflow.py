@@ -212,3 +212,18 @@ def test_lint_is_clean():
                             timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Lints for" not in result.stdout + result.stderr
+
+
+def test_two_models_get_their_own_folders_and_a_comparison(course_run, course_inputs, tmp_path):
+    args, outdir = course_run
+    torch.manual_seed(5)
+    other = tmp_path / "other_pretrain.pth"
+    save_state_dict(MiniMindForCausalLM(course_inputs["config"]), other)
+    models = extra_configfile(tmp_path, f"models: {{second: {{pretrain: {other}, sft: {course_inputs['sft']}}}}}\n")
+    assert planned_jobs(*args, configfiles=models) >= {"cache", "time", "kvbytes", "temp", "topp", "report", "compare"}
+    snakemake(*args, configfiles=models)
+    for name in OUTPUTS:
+        assert (outdir / "models" / "second" / name).is_file(), name
+    comparison = (outdir / "comparison.md").read_text(encoding="utf-8")
+    assert "| second |" in comparison and "| course |" in comparison
+    assert read(outdir / "models" / "second", "same.json")["run"]["checkpoint"] == str(other)

@@ -1,0 +1,366 @@
+"""Beyond the task: what the cache saves as the generation gets longer, in tokens and in time.
+
+For one prompt of P tokens and several generation lengths N, greedy generation (the task's arguments)
+runs with and without the cache. Per length we record the tokens fed into ``forward`` (and the two
+formulas of :mod:`mminfer.counting`) and the median time of each method, then
+
+    token_ratio = fed_without_cache / fed_with_cache = (N P + N (N - 1) / 2) / (P + N - 1)
+    time_ratio  = without_cache_s / with_cache_s     (the speedup)
+
+The time ratio stays far below the token ratio. A two-term cost model explains why:
+
+    time = steps x fixed_s_per_step + fed_tokens x per_token_s        (steps = N for both methods)
+
+Every step, cached or not, pays a fixed cost (Python, the sampling code, one launch per kernel); the
+cached step feeds a single token, so for it the fixed cost is most of the work. :func:`fit_step_cost`
+fits the two costs from the measurements and :func:`ratio_approach` predicts from them how the time
+ratio compares with the token ratio at other lengths.
+
+The model leaves out attention's quadratic term (a step without the cache attends (P + i)^2 pairs);
+for MiniMind's sizes and lengths of a few hundred tokens it is small next to the linear layers.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+from mminfer.greedy import greedy_generate
+from mminfer.sampling import temperature_key
+from mminfer.timing import time_method
+
+COST_MODEL = "time = steps x fixed_s_per_step + fed_tokens x per_token_s (steps = new tokens = forward calls)"
+
+
+# --- measuring -------------------------------------------------------------------------------------
+
+def count_fed(model, prompt_ids: list[int], new_tokens: int, use_cache: bool, device) -> ForwardRecorder:
+    """One greedy generation with a recorder around ``forward``: tokens fed per call."""
+    recorder = ForwardRecorder()
+    greedy_generate(model, prompt_ids, new_tokens, use_cache, device, recorder)
+    return recorder
+
+
+def measure_point(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs: int, device) -> dict:
+    """Fed tokens (counted and by formula) and median times of both methods at one length N."""
+    prompt_len = len(prompt_ids)
+    with_cache = count_fed(model, prompt_ids, new_tokens, True, device)
+    without_cache = count_fed(model, prompt_ids, new_tokens, False, device)
+    timed_with = time_method(model, prompt_ids, new_tokens, True, warmup, runs, device)
+    timed_without = time_method(model, prompt_ids, new_tokens, False, warmup, runs, device)
+    return {
+        "new_tokens": new_tokens,
+        "fed_with_cache": with_cache.fed,
+        "fed_without_cache": without_cache.fed,
+        "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
+        "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
+        "calls_with_cache": len(with_cache.fed_per_call),
+        "calls_without_cache": len(without_cache.fed_per_call),
+        "with_cache_s": timed_with["median_s"],
+        "without_cache_s": timed_without["median_s"],
+        "token_ratio": without_cache.fed / with_cache.fed,
+        "time_ratio": timed_without["median_s"] / timed_with["median_s"],
+        "with_cache_runs_s": timed_with["runs_s"],
+        "without_cache_runs_s": timed_without["runs_s"],
+    }
+
+
+def sweep(model, prompt_ids: list[int], lengths: list[int], warmup: int, runs: int, device) -> dict:
+    """sweep.json: cost against generation length after one prompt.
+
+    For each N in ``lengths`` (sorted, duplicates dropped): tokens fed with and without the cache,
+    counted through ``model.generate`` and by formula, and the median time of ``runs`` timed
+    generations after ``warmup`` untimed ones (:func:`mminfer.timing.time_method`).
+
+    - ttft_s, time to first token: the median time of generate with max_new_tokens=1 and the cache,
+      i.e. one forward of the whole prompt (the prefill) plus one argmax.
+    - decode_s_per_token, per point: (with_cache_s - ttft_s) / (N - 1), the cached path's time per
+      later token (None at N = 1); the top-level value is the one at the longest length.
+    - fit: :func:`fit_step_cost` of the points; approach: :func:`ratio_approach` at the longest length.
+    """
+    if not lengths or min(lengths) < 1:
+        raise ValueError(f"lengths must be positive integers, got {lengths}")
+    prompt_len = len(prompt_ids)
+    points = []
+    for new_tokens in sorted(set(int(n) for n in lengths)):
+        points.append(measure_point(model, prompt_ids, new_tokens, warmup, runs, device))
+
+    ttft = time_method(model, prompt_ids, 1, True, warmup, runs, device)
+    ttft_s = ttft["median_s"]
+    for point in points:
+        steps_after_first = point["new_tokens"] - 1
+        if steps_after_first > 0:
+            point["decode_s_per_token"] = (point["with_cache_s"] - ttft_s) / steps_after_first
+        else:
+            point["decode_s_per_token"] = None
+
+    fit = fit_step_cost(points)
+    longest = points[-1]["new_tokens"]
+    return {
+        "prompt_len": prompt_len,
+        "lengths": [point["new_tokens"] for point in points],
+        "warmup": warmup,
+        "runs": runs,
+        "threads": torch.get_num_threads(),
+        "points": points,
+        "ttft_s": ttft_s,
+        "ttft_runs_s": ttft["runs_s"],
+        "decode_s_per_token": points[-1]["decode_s_per_token"],
+        "fit": fit,
+        "approach": ratio_approach(fit, prompt_len, new_tokens=longest),
+    }
+
+
+# --- fitting the two costs ------------------------------------------------------------------------
+
+def least_squares_two(x1: list[float], x2: list[float], y: list[float]) -> dict:
+    """Least squares of y = a x1 + b x2 (no intercept), closed form.
+
+    The columns are first scaled to unit length (u = x1 / |x1|, v = x2 / |x2|), so the normal equations
+
+        [1 c] [a']   [u.y]
+        [c 1] [b'] = [v.y]      with c = u.v (the cosine between the columns)
+
+    give a' = (u.y - c v.y) / (1 - c^2), b' = (v.y - c u.y) / (1 - c^2), and a = a' / |x1|, b = b' / |x2|.
+    r2 = 1 - SS_res / SS_tot with SS_tot around the mean of y. With n > 2 points the standard errors
+    are se(a) = s / (|x1| sqrt(1 - c^2)), se(b) = s / (|x2| sqrt(1 - c^2)), s^2 = SS_res / (n - 2).
+    Columns that are (nearly) parallel, 1 - c^2 < 1e-12, cannot be told apart: every value is None.
+    """
+    n = len(y)
+    norm1 = math.sqrt(sum(value * value for value in x1))
+    norm2 = math.sqrt(sum(value * value for value in x2))
+    result = {"a": None, "b": None, "r2": None, "a_se": None, "b_se": None, "n": n}
+    if n < 2 or norm1 == 0 or norm2 == 0:
+        result["note"] = "fewer than two points, or a zero column: the two costs cannot be separated"
+        return result
+    u = [value / norm1 for value in x1]
+    v = [value / norm2 for value in x2]
+    cosine = sum(ui * vi for ui, vi in zip(u, v))
+    determinant = (1.0 - cosine) * (1.0 + cosine)
+    if determinant < 1e-12:
+        result["note"] = "the step and token columns are (nearly) proportional: the costs cannot be separated"
+        return result
+    uy = sum(ui * yi for ui, yi in zip(u, y))
+    vy = sum(vi * yi for vi, yi in zip(v, y))
+    a = (uy - cosine * vy) / determinant / norm1
+    b = (vy - cosine * uy) / determinant / norm2
+
+    residuals = [yi - a * x1i - b * x2i for x1i, x2i, yi in zip(x1, x2, y)]
+    ss_res = sum(r * r for r in residuals)
+    mean_y = sum(y) / n
+    ss_tot = sum((yi - mean_y) ** 2 for yi in y)
+    result["a"] = a
+    result["b"] = b
+    result["r2"] = 1.0 - ss_res / ss_tot if ss_tot > 0 else None
+    if n > 2:
+        s = math.sqrt(ss_res / (n - 2))
+        result["a_se"] = s / (norm1 * math.sqrt(determinant))
+        result["b_se"] = s / (norm2 * math.sqrt(determinant))
+    return result
+
+
+def cost_entry(fit: dict) -> dict:
+    entry = {
+        "fixed_s_per_step": fit["a"],
+        "per_token_s": fit["b"],
+        "r2": fit["r2"],
+        "fixed_s_per_step_se": fit["a_se"],
+        "per_token_s_se": fit["b_se"],
+        "points": fit["n"],
+    }
+    if "note" in fit:
+        entry["note"] = fit["note"]
+    return entry
+
+
+def fit_step_cost(points: list[dict]) -> dict:
+    """Fit time = steps x fixed_s_per_step + fed_tokens x per_token_s, steps = new_tokens.
+
+    Decision: each method is fitted on its own points ("with_cache", "without_cache"); that pair is what
+    :func:`ratio_approach` uses. A cached step is one token against a cache (a matrix-vector product,
+    the explicit-softmax attention) while a step without the cache is a matrix-matrix product over the
+    whole sequence (fused attention), so their costs need not be equal; on a GPU the per-token cost of
+    the uncached step is close to zero. "joint" fits one pair to both methods' points together, for
+    comparison: if it fits well (r2 near 1) one cost model explains both methods.
+
+    With the cache fed = P + N - 1 = N + (P - 1), so its per-token cost rests on the prompt alone (the
+    intercept P - 1) and is poorly determined from noisy timings: look at per_token_s_se. Values are
+    reported as fitted, negative ones included; nothing is clamped.
+    """
+    columns = {}
+    for method in ("with_cache", "without_cache"):
+        steps = [float(point["new_tokens"]) for point in points]
+        fed = [float(point[f"fed_{method}"]) for point in points]
+        seconds = [float(point[f"{method}_s"]) for point in points]
+        columns[method] = (steps, fed, seconds)
+
+    result = {"model": COST_MODEL, "method": "least squares without intercept, each method on its own points"}
+    for method, (steps, fed, seconds) in columns.items():
+        result[method] = cost_entry(least_squares_two(steps, fed, seconds))
+    joint_steps = columns["with_cache"][0] + columns["without_cache"][0]
+    joint_fed = columns["with_cache"][1] + columns["without_cache"][1]
+    joint_seconds = columns["with_cache"][2] + columns["without_cache"][2]
+    result["joint"] = cost_entry(least_squares_two(joint_steps, joint_fed, joint_seconds))
+    return result
+
+
+# --- predicting the time ratio at other lengths ------------------------------------------------------
+
+def poly_mul(p: list[float], q: list[float]) -> list[float]:
+    """Product of two polynomials given as coefficient lists [c0, c1, ...] (c0 the constant)."""
+    product = [0.0] * (len(p) + len(q) - 1)
+    for i, pi in enumerate(p):
+        for j, qj in enumerate(q):
+            product[i + j] += pi * qj
+    return product
+
+
+def poly_sub(p: list[float], q: list[float]) -> list[float]:
+    size = max(len(p), len(q))
+    p = p + [0.0] * (size - len(p))
+    q = q + [0.0] * (size - len(q))
+    return [pi - qi for pi, qi in zip(p, q)]
+
+
+def smallest_integer_where_nonnegative(coefficients: list[float], lowest: int = 1) -> int | None:
+    """The smallest integer n >= lowest with c0 + c1 n + c2 n^2 >= 0, or None if there is none.
+
+    The set where a polynomial of degree <= 2 is >= 0 starts either at ``lowest`` or right after one of
+    its real roots, so the candidates are ``lowest`` and ceil(root) (with +-1 against rounding).
+    """
+    c0, c1, c2 = (coefficients + [0.0, 0.0, 0.0])[:3]
+    roots = []
+    if c2 != 0.0:
+        discriminant = c1 * c1 - 4.0 * c2 * c0
+        if discriminant >= 0.0:
+            root = math.sqrt(discriminant)
+            roots = [(-c1 - root) / (2.0 * c2), (-c1 + root) / (2.0 * c2)]
+    elif c1 != 0.0:
+        roots = [-c0 / c1]
+    candidates = {lowest}
+    for root in roots:
+        if math.isfinite(root) and root < 2**62:
+            for offset in (-1, 0, 1):
+                candidates.add(max(lowest, math.ceil(root) + offset))
+    satisfied = [n for n in candidates if c0 + c1 * n + c2 * n * n >= 0.0]
+    return min(satisfied) if satisfied else None
+
+
+def predicted_time(cost: dict, steps: int, fed: int) -> float:
+    return steps * cost["fixed_s_per_step"] + fed * cost["per_token_s"]
+
+
+def ratios_at(with_cache: dict, without_cache: dict, prompt_len: int, new_tokens: int) -> dict:
+    fed_with = fed_with_cache_formula(prompt_len, new_tokens)
+    fed_without = fed_without_cache_formula(prompt_len, new_tokens)
+    time_with = predicted_time(with_cache, new_tokens, fed_with)
+    time_without = predicted_time(without_cache, new_tokens, fed_without)
+    token_ratio = fed_without / fed_with
+    time_ratio = time_without / time_with
+    return {
+        "new_tokens": new_tokens,
+        "prompt_len": prompt_len,
+        "token_ratio": token_ratio,
+        "predicted_time_ratio": time_ratio,
+        "fraction": time_ratio / token_ratio,
+        "fixed_share_with_cache": new_tokens * with_cache["fixed_s_per_step"] / time_with,
+        "fixed_share_without_cache": new_tokens * without_cache["fixed_s_per_step"] / time_without,
+    }
+
+
+def ratio_approach(fit: dict, prompt_len: int, new_tokens: int = 64, fractions: tuple = (0.5, 0.9),
+                   lengths: list[int] | None = None) -> dict | None:
+    """How the predicted time ratio compares with the token ratio, from the per-method fitted costs.
+
+    With costs a (fixed per step) and b (per token) for each method, w = with cache, o = without:
+
+        time_ratio / token_ratio = fraction = c_o / c_w,   the methods' time per fed token:
+        c_o = b_o + a_o N / F_o = b_o + 2 a_o / (2P + N - 1)     F_o = N P + N (N - 1) / 2
+        c_w = b_w + a_w N / F_w = b_w + a_w N / (P + N - 1)      F_w = P + N - 1
+
+    The time ratio falls short of the token ratio because a cached step feeds one token yet pays the
+    whole fixed cost a_w. A longer generation does not close the gap: as N grows c_o falls towards b_o,
+    c_w rises towards a_w + b_w, so the fraction falls from 1 (N = 1: the two methods are the same call)
+    towards ``limit_fraction_long_generation`` = b_o / (a_w + b_w) (the time ratio still grows, as
+    N b_o / (2 (a_w + b_w)), while the token ratio grows as N / 2). A longer prompt does close it: as P
+    grows with N fixed, both methods' fixed costs are spread over many tokens and the fraction tends to
+    ``limit_fraction_long_prompt`` = b_o / b_w (1 when a token costs the same in both methods).
+
+    Criteria, for each x in ``fractions`` (keys "0.5", "0.9"):
+    - new_tokens_for_fraction[x]: the smallest N at which the time ratio has fallen to x of the token
+      ratio (c_o <= x c_w), prompt fixed at ``prompt_len``; None if it never does.
+    - prompt_len_for_fraction[x]: the smallest prompt length P at which, for ``new_tokens`` new
+      tokens, the time ratio reaches x of the token ratio (c_o >= x c_w); None if it never does.
+    Multiplying out the denominators makes each condition a quadratic inequality in N or P, solved
+    exactly (:func:`smallest_integer_where_nonnegative`).
+
+    The model needs physical costs: fixed_s_per_step >= 0 and per_token_s > 0 for both methods. When
+    the fit lacks them (too few points, or noise drove a value negative) nothing is predicted: the
+    result says why, with the costs, and the predictions are None. Returns None if ``fit`` has no
+    per-method entries at all.
+    """
+    if "with_cache" not in fit or "without_cache" not in fit:
+        return None
+    with_cache = fit["with_cache"]
+    without_cache = fit["without_cache"]
+    costs = {
+        "with_cache": {"fixed_s_per_step": with_cache["fixed_s_per_step"], "per_token_s": with_cache["per_token_s"]},
+        "without_cache": {"fixed_s_per_step": without_cache["fixed_s_per_step"],
+                          "per_token_s": without_cache["per_token_s"]},
+    }
+    keys = [temperature_key(x) for x in fractions]
+    result = {
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "costs": costs,
+        "physical": True,
+        "reason": None,
+        "at_new_tokens": None,
+        "limit_fraction_long_generation": None,
+        "limit_fraction_long_prompt": None,
+        "new_tokens_for_fraction": {key: None for key in keys},
+        "prompt_len_for_fraction": {key: None for key in keys},
+        "curve": [],
+    }
+    for method, cost in costs.items():
+        a = cost["fixed_s_per_step"]
+        b = cost["per_token_s"]
+        if a is None or b is None:
+            result["physical"] = False
+            result["reason"] = f"{method}: the fit has no costs ({fit[method].get('note', 'not fitted')})"
+            return result
+        if a < 0 or b <= 0:
+            result["physical"] = False
+            result["reason"] = (f"{method}: fitted fixed_s_per_step={a:.3g}, per_token_s={b:.3g}; the model "
+                                "needs fixed >= 0 and per-token > 0")
+            return result
+
+    a_w = costs["with_cache"]["fixed_s_per_step"]
+    b_w = costs["with_cache"]["per_token_s"]
+    a_o = costs["without_cache"]["fixed_s_per_step"]
+    b_o = costs["without_cache"]["per_token_s"]
+    P = prompt_len
+    N = new_tokens
+    result["at_new_tokens"] = ratios_at(costs["with_cache"], costs["without_cache"], P, N)
+    result["limit_fraction_long_generation"] = b_o / (a_w + b_w)
+    result["limit_fraction_long_prompt"] = b_o / b_w
+
+    for x, key in zip(fractions, keys):
+        # In N, prompt P fixed: c_o <= x c_w, both sides times (2P + N - 1)(P + N - 1) > 0:
+        #   x [b_w (P + N - 1) + a_w N] (2P + N - 1) - [b_o (2P + N - 1) + 2 a_o] (P + N - 1) >= 0
+        with_side = poly_mul([x * b_w * (P - 1), x * (b_w + a_w)], [2 * P - 1, 1.0])
+        without_side = poly_mul([b_o * (2 * P - 1) + 2 * a_o, b_o], [P - 1, 1.0])
+        result["new_tokens_for_fraction"][key] = smallest_integer_where_nonnegative(poly_sub(with_side, without_side))
+        # In P, N fixed: c_o >= x c_w, both sides times (2P + N - 1)(P + N - 1) > 0:
+        #   [b_o (2P + N - 1) + 2 a_o] (P + N - 1) - x [b_w (P + N - 1) + a_w N] (2P + N - 1) >= 0
+        without_side = poly_mul([b_o * (N - 1) + 2 * a_o, 2 * b_o], [N - 1, 1.0])
+        with_side = poly_mul([x * (b_w * (N - 1) + a_w * N), x * b_w], [N - 1, 2.0])
+        result["prompt_len_for_fraction"][key] = smallest_integer_where_nonnegative(poly_sub(without_side, with_side))
+
+    if lengths is None:
+        lengths = [2**k for k in range(14)]  # 1 ... 8192
+    grid = sorted(set(lengths) | {N})
+    result["curve"] = [ratios_at(costs["with_cache"], costs["without_cache"], P, n) for n in grid]
+    return result
