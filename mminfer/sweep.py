@@ -11,10 +11,11 @@ The time ratio stays far below the token ratio. A two-term cost model explains w
 
     time = steps x fixed_s_per_step + fed_tokens x per_token_s        (steps = N for both methods)
 
-Every step, cached or not, pays a fixed cost (Python, the sampling code, one launch per kernel); the
-cached step feeds a single token, so for it the fixed cost is most of the work. :func:`fit_step_cost`
+Every step, cached or not, pays a fixed cost (Python, the sampling code, one launch per kernel, one
+read of every weight); the cached step feeds a single token, so for it the fixed cost is most of the
+work. :func:`fit_step_cost`
 fits the two costs from the measurements and :func:`ratio_approach` predicts from them how the time
-ratio compares with the token ratio at other lengths.
+ratio compares with the token ratio at other generation and prompt lengths.
 
 The model leaves out attention's quadratic term (a step without the cache attends (P + i)^2 pairs);
 for MiniMind's sizes and lengths of a few hundred tokens it is small next to the linear layers.
@@ -178,12 +179,16 @@ def cost_entry(fit: dict) -> dict:
 def fit_step_cost(points: list[dict]) -> dict:
     """Fit time = steps x fixed_s_per_step + fed_tokens x per_token_s, steps = new_tokens.
 
-    Decision: each method is fitted on its own points ("with_cache", "without_cache"); that pair is what
-    :func:`ratio_approach` uses. A cached step is one token against a cache (a matrix-vector product,
-    the explicit-softmax attention) while a step without the cache is a matrix-matrix product over the
-    whole sequence (fused attention), so their costs need not be equal; on a GPU the per-token cost of
-    the uncached step is close to zero. "joint" fits one pair to both methods' points together, for
-    comparison: if it fits well (r2 near 1) one cost model explains both methods.
+    The fixed cost per step is everything a forward call costs regardless of how many tokens it feeds:
+    Python and module dispatch, one launch per kernel, the argmax and the concatenation in generate,
+    and reading every weight once (a one-token step is bound by memory traffic, not arithmetic).
+
+    Decision: each method is fitted on its own points ("with_cache", "without_cache"), and
+    :func:`ratio_approach` prefers that pair. A cached step is one token against a cache (matrix-vector
+    products, the explicit-softmax attention) while a step without the cache is a matrix-matrix product
+    over the whole sequence (fused attention), so their costs need not be equal. "joint" fits one pair to
+    both methods' points together: if it fits well (r2 near 1) one cost model explains both methods, and
+    it is what ratio_approach falls back on when a per-method fit is not physical.
 
     With the cache fed = P + N - 1 = N + (P - 1), so its per-token cost rests on the prompt alone (the
     intercept P - 1) and is poorly determined from noisy timings: look at per_token_s_se. Values are
@@ -270,9 +275,43 @@ def ratios_at(with_cache: dict, without_cache: dict, prompt_len: int, new_tokens
     }
 
 
+def physical_problem(name: str, cost: dict) -> str | None:
+    """Why a fitted cost pair cannot drive the prediction (None when it can): the model needs
+    fixed_s_per_step >= 0 and per_token_s > 0."""
+    a = cost.get("fixed_s_per_step")
+    b = cost.get("per_token_s")
+    if a is None or b is None:
+        return f"{name}: no fitted costs ({cost.get('note', 'not fitted')})"
+    if a < 0 or b <= 0:
+        return f"{name}: fixed_s_per_step={a:.3g}, per_token_s={b:.3g} (needs fixed >= 0, per-token > 0)"
+    return None
+
+
+def choose_costs(fit: dict, source: str) -> tuple[str | None, dict | None, list[str]]:
+    """(source used, {"with_cache": cost, "without_cache": cost}, problems met on the way).
+
+    source "per_method": each method's own fit; "joint": the shared fit for both methods; "auto": the
+    per-method fits if both are physical, else the joint fit if it is, else none.
+    """
+    problems = []
+    if source in ("auto", "per_method"):
+        per_method = {"with_cache": fit["with_cache"], "without_cache": fit["without_cache"]}
+        found = [physical_problem(name, cost) for name, cost in per_method.items()]
+        found = [problem for problem in found if problem]
+        if not found:
+            return "per_method", per_method, problems
+        problems += found
+    if source in ("auto", "joint"):
+        problem = physical_problem("joint", fit["joint"])
+        if problem is None:
+            return "joint", {"with_cache": fit["joint"], "without_cache": fit["joint"]}, problems
+        problems.append(problem)
+    return None, None, problems
+
+
 def ratio_approach(fit: dict, prompt_len: int, new_tokens: int = 64, fractions: tuple = (0.5, 0.9),
-                   lengths: list[int] | None = None) -> dict | None:
-    """How the predicted time ratio compares with the token ratio, from the per-method fitted costs.
+                   lengths: list[int] | None = None, source: str = "auto") -> dict:
+    """How the predicted time ratio compares with the token ratio, from the fitted costs.
 
     With costs a (fixed per step) and b (per token) for each method, w = with cache, o = without:
 
@@ -284,9 +323,10 @@ def ratio_approach(fit: dict, prompt_len: int, new_tokens: int = 64, fractions: 
     whole fixed cost a_w. A longer generation does not close the gap: as N grows c_o falls towards b_o,
     c_w rises towards a_w + b_w, so the fraction falls from 1 (N = 1: the two methods are the same call)
     towards ``limit_fraction_long_generation`` = b_o / (a_w + b_w) (the time ratio still grows, as
-    N b_o / (2 (a_w + b_w)), while the token ratio grows as N / 2). A longer prompt does close it: as P
+    N b_o / (2 (a_w + b_w)), but the token ratio grows as N / 2). A longer prompt does close it: as P
     grows with N fixed, both methods' fixed costs are spread over many tokens and the fraction tends to
-    ``limit_fraction_long_prompt`` = b_o / b_w (1 when a token costs the same in both methods).
+    ``limit_fraction_long_prompt`` = b_o / b_w (1 with the joint fit; with per-method fits it rests on
+    the poorly determined b_w, see :func:`fit_step_cost`).
 
     Criteria, for each x in ``fractions`` (keys "0.5", "0.9"):
     - new_tokens_for_fraction[x]: the smallest N at which the time ratio has fallen to x of the token
@@ -296,27 +336,18 @@ def ratio_approach(fit: dict, prompt_len: int, new_tokens: int = 64, fractions: 
     Multiplying out the denominators makes each condition a quadratic inequality in N or P, solved
     exactly (:func:`smallest_integer_where_nonnegative`).
 
-    The model needs physical costs: fixed_s_per_step >= 0 and per_token_s > 0 for both methods. When
-    the fit lacks them (too few points, or noise drove a value negative) nothing is predicted: the
-    result says why, with the costs, and the predictions are None. Returns None if ``fit`` has no
-    per-method entries at all.
+    Costs (``source``): "auto" takes the per-method fits when both are physical (fixed_s_per_step >= 0,
+    per_token_s > 0), else the joint fit; "costs_from" says which and "problems" why. When no fit is
+    physical nothing is predicted: "costs_from" is None and every prediction None.
     """
-    if "with_cache" not in fit or "without_cache" not in fit:
-        return None
-    with_cache = fit["with_cache"]
-    without_cache = fit["without_cache"]
-    costs = {
-        "with_cache": {"fixed_s_per_step": with_cache["fixed_s_per_step"], "per_token_s": with_cache["per_token_s"]},
-        "without_cache": {"fixed_s_per_step": without_cache["fixed_s_per_step"],
-                          "per_token_s": without_cache["per_token_s"]},
-    }
     keys = [temperature_key(x) for x in fractions]
+    costs_from, chosen, problems = choose_costs(fit, source)
     result = {
         "prompt_len": prompt_len,
         "new_tokens": new_tokens,
-        "costs": costs,
-        "physical": True,
-        "reason": None,
+        "costs_from": costs_from,
+        "problems": problems,
+        "costs": None,
         "at_new_tokens": None,
         "limit_fraction_long_generation": None,
         "limit_fraction_long_prompt": None,
@@ -324,19 +355,13 @@ def ratio_approach(fit: dict, prompt_len: int, new_tokens: int = 64, fractions: 
         "prompt_len_for_fraction": {key: None for key in keys},
         "curve": [],
     }
-    for method, cost in costs.items():
-        a = cost["fixed_s_per_step"]
-        b = cost["per_token_s"]
-        if a is None or b is None:
-            result["physical"] = False
-            result["reason"] = f"{method}: the fit has no costs ({fit[method].get('note', 'not fitted')})"
-            return result
-        if a < 0 or b <= 0:
-            result["physical"] = False
-            result["reason"] = (f"{method}: fitted fixed_s_per_step={a:.3g}, per_token_s={b:.3g}; the model "
-                                "needs fixed >= 0 and per-token > 0")
-            return result
+    if chosen is None:
+        return result
 
+    costs = {}
+    for method, cost in chosen.items():
+        costs[method] = {"fixed_s_per_step": cost["fixed_s_per_step"], "per_token_s": cost["per_token_s"]}
+    result["costs"] = costs
     a_w = costs["with_cache"]["fixed_s_per_step"]
     b_w = costs["with_cache"]["per_token_s"]
     a_o = costs["without_cache"]["fixed_s_per_step"]

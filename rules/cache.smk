@@ -14,6 +14,8 @@ rule cache:
         prompt_tokens=config["cache"]["prompt_tokens"],
         new_tokens=config["cache"]["new_tokens"],
         model=model_params,
+    resources:
+        **MODEL_RESOURCES,
     conda:
         ENV
     log:
@@ -50,6 +52,8 @@ rule time:
         runs=config["time"]["runs"],
         model=model_params,
     threads: workflow.cores  # all cores: nothing runs beside the timing
+    resources:
+        **MODEL_RESOURCES,
     conda:
         ENV
     log:

@@ -75,6 +75,21 @@ def model_params(wildcards):
     }
 
 
+# Portable resources (laptop and cluster alike); cluster specifics live in profiles/slurm only.
+# gpu=1 only when config key 'device' is 'cuda': 'auto' is decided inside the job, not at parse time.
+GPU = 1 if config["device"] == "cuda" else 0
+MODEL_RESOURCES = {"mem_mb": 4000, "runtime": 20, "gpu": GPU}
+TRAIN_RESOURCES = {"mem_mb": 8000, "runtime": 60, "gpu": 0}
+
+localrules:
+    all,
+    cache_script,
+    report,
+    compare,
+    demo_corpus,
+    demo_tokenizer,
+
+
 RESULT_FILES = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json",
                 "topp_detail.json", "cache.py", "report.md"]
 

@@ -44,6 +44,8 @@ rule demo_pretrain:
     params:
         train=config["demo_model"]["pretrain"],
     threads: workflow.cores
+    resources:
+        **TRAIN_RESOURCES,
     conda:
         ENV
     log:
@@ -62,6 +64,8 @@ rule demo_sft:
     params:
         train=config["demo_model"]["sft"],
     threads: workflow.cores
+    resources:
+        **TRAIN_RESOURCES,
     conda:
         ENV
     log:

@@ -10,6 +10,8 @@ rule kvbytes:
         tokens=config["kvbytes"]["tokens"],
         seed=config["kvbytes"]["seed"],
         model=model_params,
+    resources:
+        **MODEL_RESOURCES,
     conda:
         ENV
     log:

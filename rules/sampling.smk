@@ -14,6 +14,8 @@ rule temp:
         new_tokens=config["temp"]["new_tokens"],
         seed=config["temp"]["seed"],
         model=model_params,
+    resources:
+        **MODEL_RESOURCES,
     conda:
         ENV
     log:
@@ -34,6 +36,8 @@ rule topp:
         sharp_prefix=config["topp"]["sharp_prefix"],
         ps=config["topp"]["ps"],
         model=model_params,
+    resources:
+        **MODEL_RESOURCES,
     conda:
         ENV
     log:

@@ -227,3 +227,15 @@ def test_two_models_get_their_own_folders_and_a_comparison(course_run, course_in
     comparison = (outdir / "comparison.md").read_text(encoding="utf-8")
     assert "| second |" in comparison and "| course |" in comparison
     assert read(outdir / "models" / "second", "same.json")["run"]["checkpoint"] == str(other)
+
+
+def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    command = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "-n", "--config",
+               f"outdir={tmp_path / 'out'}", f"demo_dir={tmp_path / 'demo'}", "demo=always"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    text = result.stdout + result.stderr
+    assert result.returncode == 0, text
+    time_job = text.split("rule time:")[1].split("\nrule ")[0]
+    assert "slurm_extra=--exclusive" in time_job and "mem_mb=4000" in time_job and "runtime=20" in time_job
+    assert "gpu=0" in time_job
