@@ -4,6 +4,9 @@
 configfile: "config.yaml"
 
 
+report: "report/workflow.rst"
+
+
 include: "rules/common.smk"
 include: "rules/demo.smk"
 include: "rules/cache.smk"

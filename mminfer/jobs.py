@@ -78,7 +78,8 @@ def cache_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
     log.info("prompt: %d tokens (bos + %d of the first %d documents)", len(prompt_ids), prompt_tokens, docs)
     same, count = greedy.compare_cache(loaded.model, prompt_ids, new_tokens, loaded.device)
-    info = run_info(spec, loaded)
+    info = run_info(spec, loaded) | {"tokenizer": str(tokenizer_dir), "val_data": str(val_data),
+                                     "docs": docs, "prompt_tokens": prompt_tokens}
     same["text"] = tokenizer.decode(same["ids"])
     same["run"] = info
     count["run"] = info

@@ -48,6 +48,8 @@ def provenance_section(same: dict, temp: dict) -> list[str]:
         "| --- | --- | --- |",
         f"| 사전학습 체크포인트 | `{pre['checkpoint']}` | `{short_sha(pre['sha256'])}` |",
         f"| SFT 체크포인트 | `{sft['checkpoint']}` | `{short_sha(sft['sha256'])}` |",
+        f"| 토크나이저 | `{pre.get('tokenizer', '')}` | |",
+        f"| 검증 데이터 (앞 {pre.get('docs', '?')}개 문서) | `{pre.get('val_data', '')}` | |",
         "",
         (f"모델 구성: 층 {pre['config']['num_hidden_layers']}개, hidden {pre['config']['hidden_size']}, "
          f"어텐션 헤드 {pre['config']['num_attention_heads']}개, KV 헤드 {pre['config']['num_key_value_heads']}개, "

@@ -7,8 +7,8 @@ rule cache:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        same="{results}/same.json",
-        counts="{results}/count.json",
+        same=report("{results}/same.json", caption="../report/same.rst", category="KV 캐시", subcategory="{results}"),
+        counts=report("{results}/count.json", caption="../report/count.rst", category="KV 캐시", subcategory="{results}"),
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
@@ -43,7 +43,7 @@ rule time:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        "{results}/time.json",
+        report("{results}/time.json", caption="../report/time.rst", category="KV 캐시", subcategory="{results}"),
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],

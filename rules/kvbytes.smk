@@ -5,7 +5,7 @@ rule kvbytes:
     input:
         pretrain=run_input("pretrain"),
     output:
-        "{results}/kvbytes.json",
+        report("{results}/kvbytes.json", caption="../report/kvbytes.rst", category="KV 캐시", subcategory="{results}"),
     params:
         tokens=config["kvbytes"]["tokens"],
         seed=config["kvbytes"]["seed"],

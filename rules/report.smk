@@ -11,7 +11,7 @@ rule report:
         topp="{results}/topp.json",
         topp_detail="{results}/topp_detail.json",
     output:
-        "{results}/report.md",
+        report("{results}/report.md", caption="../report/report_md.rst", category="보고서", subcategory="{results}"),
     conda:
         ENV
     log:

@@ -6,7 +6,7 @@ rule temp:
         sft=run_input("sft"),
         tokenizer=tokenizer_files,
     output:
-        "{results}/temp.json",
+        report("{results}/temp.json", caption="../report/temp.rst", category="온도", subcategory="{results}"),
     params:
         question=config["temp"]["question"],
         temperatures=config["temp"]["temperatures"],
@@ -29,8 +29,8 @@ rule topp:
         pretrain=run_input("pretrain"),
         tokenizer=tokenizer_files,
     output:
-        topp="{results}/topp.json",
-        detail="{results}/topp_detail.json",
+        topp=report("{results}/topp.json", caption="../report/topp.rst", category="top-p", subcategory="{results}"),
+        detail=report("{results}/topp_detail.json", caption="../report/topp_detail.rst", category="top-p", subcategory="{results}"),
     params:
         prefix=config["topp"]["prefix"],
         sharp_prefix=config["topp"]["sharp_prefix"],

@@ -239,3 +239,11 @@ def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
     time_job = text.split("rule time:")[1].split("\nrule ")[0]
     assert "slurm_extra=--exclusive" in time_job and "mem_mb=4000" in time_job and "runtime=20" in time_job
     assert "gpu=0" in time_job
+
+
+def test_html_report_is_built_offline(course_run, tmp_path):
+    args, _ = course_run
+    html = tmp_path / "report.html"
+    snakemake("--report", str(html), *args)
+    text = html.read_text(encoding="utf-8", errors="replace")
+    assert html.stat().st_size > 10_000 and "kvbytes.json" in text and "report.md" in text
