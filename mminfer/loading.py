@@ -90,17 +90,23 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
 
 
 def _read_safetensors_folder(folder: Path) -> dict[str, torch.Tensor]:
+    """A transformers-format model folder: model.safetensors (or MiniMind's convert_model.py output,
+    pytorch_model.bin, read with weights_only=True)."""
     weights = folder / "model.safetensors"
-    if not weights.is_file():
-        raise MminferError(f"model folder {folder} has no model.safetensors (transformers format expected).")
-    try:
-        from safetensors.torch import load_file
-    except ImportError:
-        raise MminferError(f"model folder {folder} needs the 'safetensors' package: pip install safetensors") from None
-    try:
-        state = load_file(str(weights), device="cpu")
-    except Exception as exc:
-        raise MminferError(f"{weights} could not be read as safetensors ({exc}).") from None
+    if weights.is_file():
+        try:
+            from safetensors.torch import load_file
+        except ImportError:
+            raise MminferError(f"model folder {folder} needs the 'safetensors' package: pip install safetensors") from None
+        try:
+            state = load_file(str(weights), device="cpu")
+        except Exception as exc:
+            raise MminferError(f"{weights} could not be read as safetensors ({exc}).") from None
+    elif (folder / "pytorch_model.bin").is_file():
+        state = read_state_dict(folder / "pytorch_model.bin")
+    else:
+        raise MminferError(f"model folder {folder} has neither model.safetensors nor pytorch_model.bin "
+                           f"(transformers format expected).")
     if "lm_head.weight" not in state and "model.embed_tokens.weight" in state:
         state["lm_head.weight"] = state["model.embed_tokens.weight"]  # tied weights are saved once
     return state

@@ -237,3 +237,28 @@ def test_cuda_device_without_cuda_is_an_error():
     with pytest.raises(MminferError, match="config key 'device' is 'cuda'"):
         resolve_device("cuda")
     assert resolve_device("auto") == torch.device("cpu")
+
+
+def test_safetensors_twin_gives_the_same_logits_as_the_pth(tiny_state, load_tiny, tmp_path):
+    from safetensors.torch import save_file
+
+    pth = write_state(tmp_path / "twin.pth", tiny_state)
+    folder = tmp_path / "twin_hf"
+    folder.mkdir()
+    save_file({k: v.clone() for k, v in tiny_state.items() if k != "lm_head.weight"}, str(folder / "model.safetensors"))
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 512}))
+    ids = torch.randint(3, tiny_state["model.embed_tokens.weight"].shape[0], (1, 12),
+                        generator=torch.Generator().manual_seed(0))
+    from_pth = load_tiny(path=pth).model(ids).logits
+    from_folder = load_model(folder, backend="builtin").model(ids).logits
+    assert torch.equal(from_pth, from_folder)
+
+
+def test_minimind_convert_model_folder_with_pytorch_model_bin_loads(tiny_state, tmp_path):
+    folder = tmp_path / "converted"
+    folder.mkdir()
+    torch.save({k: v.half() for k, v in tiny_state.items()}, folder / "pytorch_model.bin")
+    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 512, "rope_scaling": None}))
+    loaded = load_model(folder, backend="builtin")
+    assert loaded.config.max_position_embeddings == 512
+    assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"].half().float())

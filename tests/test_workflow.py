@@ -247,3 +247,14 @@ def test_html_report_is_built_offline(course_run, tmp_path):
     snakemake("--report", str(html), *args)
     text = html.read_text(encoding="utf-8", errors="replace")
     assert html.stat().st_size > 10_000 and "kvbytes.json" in text and "report.md" in text
+
+
+def test_bfloat16_run_counts_two_bytes_per_element(course_inputs, tmp_path):
+    outdir = tmp_path / "bf16"
+    snakemake(str(outdir / "kvbytes.json"), "--config", f"outdir={outdir}", f"pretrain={course_inputs['pretrain']}",
+              f"sft={course_inputs['sft']}", f"val_data={course_inputs['val_data']}",
+              f"tokenizer={course_inputs['tokenizer']}", "backend=builtin", "dtype=bfloat16")
+    kv = read(outdir, "kvbytes.json")
+    config = course_inputs["config"]
+    assert kv["dtype"] == "bfloat16" and kv["bytes_per_element"] == 2
+    assert kv["measured_bytes"] == kv["formula_bytes"] == 2 * config.num_hidden_layers * 20 * 2 * 16 * 2
