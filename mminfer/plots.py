@@ -27,7 +27,7 @@ import matplotlib
 matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-from matplotlib import font_manager  # noqa: E402
+from matplotlib import font_manager, ticker  # noqa: E402
 from matplotlib.ft2font import FT2Font  # noqa: E402
 
 DEFAULT_FONT = "DejaVu Sans"
@@ -94,10 +94,14 @@ def text_fonts() -> tuple[list[str], frozenset]:
     if korean is not None:
         families.append(korean)
     families.append(DEFAULT_FONT)
-    for family in families:
-        path = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+    for family in list(families):
+        try:
+            path = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
+        except ValueError:
+            families.remove(family)
+            continue
         covered |= font_charmap(path)
-    return families, frozenset(covered)
+    return families or [DEFAULT_FONT], frozenset(covered)
 
 
 def clean_text(text: str, limit: int = LABEL_CHARS) -> str:
@@ -152,6 +156,12 @@ def save_figure(fig, out_png) -> Path:
     return path
 
 
+def log2_lengths_axis(ax) -> None:
+    """A base-2 log x axis labelled with plain numbers (8, 16, 32) rather than powers."""
+    ax.set_xscale("log", base=2)
+    ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+
+
 def spans_decades(values: list[float], factor: float = 10.0) -> bool:
     """True if all values are positive and the largest is at least ``factor`` times the smallest:
     then a log axis helps."""
@@ -200,7 +210,7 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     time_ax.set_ylabel("generation time (s, median)")
     time_ax.set_title(f"time after a {sweep['prompt_len']}-token prompt")
     if log_x:
-        time_ax.set_xscale("log", base=2)
+        log2_lengths_axis(time_ax)
     if spans_decades(with_s + without_s):
         time_ax.set_yscale("log")
     time_ax.legend(fontsize=8)
@@ -212,7 +222,7 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     fed_ax.set_ylabel("tokens fed into forward")
     fed_ax.set_title("tokens fed")
     if log_x:
-        fed_ax.set_xscale("log", base=2)
+        log2_lengths_axis(fed_ax)
     fed_ax.set_yscale("log")
     fed_ax.legend(fontsize=8)
     fed_ax.grid(True, alpha=0.3)
@@ -231,7 +241,7 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     ratio_ax.set_ylabel("without cache / with cache")
     ratio_ax.set_title("what the cache saves")
     if log_x:
-        ratio_ax.set_xscale("log", base=2)
+        log2_lengths_axis(ratio_ax)
     if spans_decades(token_ratio + time_ratio):
         ratio_ax.set_yscale("log")
     ratio_ax.legend(fontsize=8)

@@ -162,17 +162,44 @@ def least_squares_two(x1: list[float], x2: list[float], y: list[float]) -> dict:
     return result
 
 
-def cost_entry(fit: dict) -> dict:
+def fit_costs(steps: list[float], fed: list[float], seconds: list[float]) -> dict:
+    """One method's costs by relative least squares: minimise sum(((t - a n - b f) / t)^2).
+
+    Timing noise grows with the time, and the times of a sweep span decades (a few ms to seconds):
+    plain least squares would fit the longest runs and ignore the short ones, which carry the fixed
+    cost. Dividing each row by its time, (n / t) a + (f / t) b = 1, weighs every point by its relative
+    error; :func:`least_squares_two` solves that, so the standard errors are those of the relative
+    model. r2 is then computed on the times themselves: 1 - sum((t - a n - b f)^2) / sum((t - mean t)^2).
+    """
     entry = {
-        "fixed_s_per_step": fit["a"],
-        "per_token_s": fit["b"],
-        "r2": fit["r2"],
-        "fixed_s_per_step_se": fit["a_se"],
-        "per_token_s_se": fit["b_se"],
-        "points": fit["n"],
+        "fixed_s_per_step": None,
+        "per_token_s": None,
+        "r2": None,
+        "fixed_s_per_step_se": None,
+        "per_token_s_se": None,
+        "max_relative_residual": None,
+        "points": len(seconds),
     }
-    if "note" in fit:
-        entry["note"] = fit["note"]
+    if any(t <= 0 for t in seconds):
+        entry["note"] = "a time is not positive: no relative fit"
+        return entry
+    solved = least_squares_two([n / t for n, t in zip(steps, seconds)], [f / t for f, t in zip(fed, seconds)],
+                               [1.0] * len(seconds))
+    if solved["a"] is None:
+        entry["note"] = solved["note"]
+        return entry
+    a = solved["a"]
+    b = solved["b"]
+    predicted = [a * n + b * f for n, f in zip(steps, fed)]
+    ss_res = sum((t - p) ** 2 for t, p in zip(seconds, predicted))
+    mean_t = sum(seconds) / len(seconds)
+    ss_tot = sum((t - mean_t) ** 2 for t in seconds)
+    entry["fixed_s_per_step"] = a
+    entry["per_token_s"] = b
+    entry["r2"] = 1.0 - ss_res / ss_tot if ss_tot > 0 else None
+    entry["fixed_s_per_step_se"] = solved["a_se"]
+    entry["per_token_s_se"] = solved["b_se"]
+    entry["max_relative_residual"] = max(abs(t - p) / t for t, p in zip(seconds, predicted))
     return entry
 
 
@@ -183,12 +210,15 @@ def fit_step_cost(points: list[dict]) -> dict:
     Python and module dispatch, one launch per kernel, the argmax and the concatenation in generate,
     and reading every weight once (a one-token step is bound by memory traffic, not arithmetic).
 
-    Decision: each method is fitted on its own points ("with_cache", "without_cache"), and
-    :func:`ratio_approach` prefers that pair. A cached step is one token against a cache (matrix-vector
-    products, the explicit-softmax attention) while a step without the cache is a matrix-matrix product
-    over the whole sequence (fused attention), so their costs need not be equal. "joint" fits one pair to
-    both methods' points together: if it fits well (r2 near 1) one cost model explains both methods, and
-    it is what ratio_approach falls back on when a per-method fit is not physical.
+    Decisions:
+    - relative least squares without intercept (:func:`fit_costs`): every point counts by its relative
+      error, since the times span decades;
+    - each method is fitted on its own points ("with_cache", "without_cache"): a cached step is one
+      token against a cache (matrix-vector products, the explicit-softmax attention), a step without
+      the cache a matrix-matrix product over the whole sequence (fused attention), so their costs need
+      not be equal. "joint" fits one pair to both methods' points together: if it fits well, one cost
+      model explains both methods. :func:`ratio_approach` prefers the per-method pair and falls back on
+      the joint one when a per-method fit is not physical.
 
     With the cache fed = P + N - 1 = N + (P - 1), so its per-token cost rests on the prompt alone (the
     intercept P - 1) and is poorly determined from noisy timings: look at per_token_s_se. Values are
@@ -201,13 +231,14 @@ def fit_step_cost(points: list[dict]) -> dict:
         seconds = [float(point[f"{method}_s"]) for point in points]
         columns[method] = (steps, fed, seconds)
 
-    result = {"model": COST_MODEL, "method": "least squares without intercept, each method on its own points"}
+    result = {"model": COST_MODEL,
+              "method": "relative least squares without intercept; each method on its own points, and joint"}
     for method, (steps, fed, seconds) in columns.items():
-        result[method] = cost_entry(least_squares_two(steps, fed, seconds))
+        result[method] = fit_costs(steps, fed, seconds)
     joint_steps = columns["with_cache"][0] + columns["without_cache"][0]
     joint_fed = columns["with_cache"][1] + columns["without_cache"][1]
     joint_seconds = columns["with_cache"][2] + columns["without_cache"][2]
-    result["joint"] = cost_entry(least_squares_two(joint_steps, joint_fed, joint_seconds))
+    result["joint"] = fit_costs(joint_steps, joint_fed, joint_seconds)
     return result
 
 

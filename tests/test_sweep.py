@@ -17,8 +17,8 @@ def prompt_of(length: int) -> list[int]:
 
 
 def synthetic_points(prompt_len: int, lengths: list[int], with_cache: tuple[float, float],
-                     without_cache: tuple[float, float], noise_s: float = 0.0, seed: int = 0) -> list[dict]:
-    """Sweep points whose times follow steps x a + fed x b exactly, plus noise_s x uniform(-1, 1)."""
+                     without_cache: tuple[float, float], noise: float = 0.0, seed: int = 0) -> list[dict]:
+    """Sweep points whose times follow steps x a + fed x b, times (1 + noise x uniform(-1, 1))."""
     rng = random.Random(seed)
     points = []
     for n in lengths:
@@ -30,8 +30,8 @@ def synthetic_points(prompt_len: int, lengths: list[int], with_cache: tuple[floa
             "new_tokens": n,
             "fed_with_cache": fed_with,
             "fed_without_cache": fed_without,
-            "with_cache_s": n * a_w + fed_with * b_w + noise_s * rng.uniform(-1, 1),
-            "without_cache_s": n * a_o + fed_without * b_o + noise_s * rng.uniform(-1, 1),
+            "with_cache_s": (n * a_w + fed_with * b_w) * (1 + noise * rng.uniform(-1, 1)),
+            "without_cache_s": (n * a_o + fed_without * b_o) * (1 + noise * rng.uniform(-1, 1)),
         })
     return points
 
@@ -87,9 +87,10 @@ def test_fit_recovers_known_costs_from_exact_timings():
 
 
 def test_fit_recovers_known_costs_from_noisy_timings_within_their_standard_errors():
-    # +-2 ms of noise on times of 40 ms to 4 s; the true costs must lie within 4 reported standard errors
-    points = synthetic_points(200, [8, 16, 32, 64, 128, 256], with_cache=(5e-3, 5e-5), without_cache=(5e-3, 5e-5),
-                              noise_s=2e-3)
+    # +-2% noise on times of 50 ms to 4 s; the true costs must lie within 4 reported standard errors
+    lengths = [8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256]
+    points = synthetic_points(200, lengths, with_cache=(5e-3, 5e-5), without_cache=(5e-3, 5e-5),
+                              noise=0.02, seed=0)
     fit = fit_step_cost(points)
     for method in ("with_cache", "without_cache", "joint"):
         entry = fit[method]

@@ -1,0 +1,96 @@
+"""The figures (mminfer.plots): each is a valid, non-blank PNG drawn from a result as it is written to
+disk, Korean text never raises a missing-glyph warning, and nothing half-written is left behind."""
+
+from __future__ import annotations
+
+import json
+import warnings
+
+import matplotlib.image
+import pytest
+
+from mminfer import plots
+from mminfer.sampling import next_token_logits, position_detail, summarize_answers
+from mminfer.sweep import sweep
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+KOREAN_ANSWERS = ["가람 마을의 특산물은 사과입니다."] * 20 + ["배입니다."] * 6 + ["$5 apple\npie"] * 3 + [""]
+
+
+def as_written(result: dict) -> dict:
+    """The dict as a rule reads it back from its JSON file."""
+    return json.loads(json.dumps(result, ensure_ascii=False))
+
+
+def assert_valid_png(path, min_pixels: int = 200) -> None:
+    with open(path, "rb") as handle:
+        assert handle.read(8) == PNG_SIGNATURE
+    image = matplotlib.image.imread(path)
+    height, width = image.shape[:2]
+    assert height >= min_pixels and width >= min_pixels
+    assert image[..., :3].std() > 0  # not a single uniform colour
+
+
+@pytest.fixture(scope="module")
+def sweep_json(tiny_model) -> dict:
+    prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
+    return as_written(sweep(tiny_model, prompt, [2, 4, 8], warmup=0, runs=1, device="cpu"))
+
+
+@pytest.fixture(scope="module")
+def temp_json() -> dict:
+    result = {
+        "0.3": summarize_answers(KOREAN_ANSWERS),
+        "1.0": summarize_answers([f"답 {i % 17}" for i in range(30)]),
+        "1.5": summarize_answers([f"답 {i}" for i in range(30)]),
+    }
+    result["0.3"]["run"] = {"backend": "builtin"}  # jobs.temp_job adds this inside each temperature
+    return as_written(result)
+
+
+@pytest.fixture(scope="module")
+def topp_json(tiny_model, tiny_tokenizer) -> dict:
+    ps = [0.5, 0.9, 0.99]
+    positions = {}
+    for name, text in (("open", "민수는"), ("sharp", "가람 마을의 특산물은")):
+        ids = [1] + tiny_tokenizer.encode(text)
+        positions[name] = position_detail(tiny_tokenizer, text, next_token_logits(tiny_model, ids, "cpu"), ps)
+    return as_written({"ps": ps, "positions": positions})
+
+
+def test_plot_sweep_writes_a_valid_png(sweep_json, tmp_path):
+    out = plots.plot_sweep(sweep_json, tmp_path / "sweep.png")
+    assert_valid_png(out)
+
+
+def test_plot_temp_writes_a_valid_png(temp_json, tmp_path):
+    out = plots.plot_temp(temp_json, tmp_path / "temp.png")
+    assert_valid_png(out)
+
+
+def test_plot_topp_writes_a_valid_png(topp_json, tmp_path):
+    out = plots.plot_topp(topp_json, tmp_path / "topp.png")
+    assert_valid_png(out)
+
+
+def test_korean_text_raises_no_missing_glyph_warning(temp_json, topp_json, tmp_path):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        plots.plot_temp(temp_json, tmp_path / "temp.png")
+        plots.plot_topp(topp_json, tmp_path / "topp.png")
+    assert [str(w.message) for w in caught if "missing from font" in str(w.message)] == []
+
+
+def test_answer_label_falls_back_to_the_rank_when_glyphs_are_missing():
+    latin_only = frozenset(range(32, 127))
+    assert plots.answer_label(1, "가람 마을", latin_only) == "#1"
+    assert plots.answer_label(2, "apple\n pie", latin_only) == "#2 apple pie"
+    assert plots.answer_label(3, "", latin_only) == "#3 (empty)"
+    assert plots.answer_label(4, "$5 and $6", latin_only) == r"#4 \$5 and \$6"  # not mathtext
+    hangul = latin_only | {ord(char) for char in "가람마을"}
+    assert plots.answer_label(1, "가람 마을", hangul) == "#1 가람 마을"
+
+
+def test_plot_leaves_only_the_png_in_its_folder(temp_json, tmp_path):
+    plots.plot_temp(temp_json, tmp_path / "temp.png")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["temp.png"]
