@@ -12,6 +12,7 @@ include: "rules/demo.smk"
 include: "rules/cache.smk"
 include: "rules/kvbytes.smk"
 include: "rules/sampling.smk"
+include: "rules/scaling.smk"
 include: "rules/report.smk"
 
 

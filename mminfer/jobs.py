@@ -159,3 +159,46 @@ def model_spec_from(params: dict, checkpoint) -> ModelSpec:
     return ModelSpec(checkpoint=str(checkpoint), backend=params["backend"], minimind_src=params.get("minimind_src"),
                      device=params["device"], dtype=params["dtype"], overrides=dict(params.get("overrides") or {}),
                      model_set=params.get("model_set", "custom"))
+
+
+def sweep_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens: int, lengths: list[int],
+              warmup: int, runs: int, threads: int | None, out) -> dict:
+    """Cost against generation length -> sweep.json (fed tokens, times, the two-cost fit)."""
+    from mminfer.sweep import sweep
+
+    set_threads(threads)
+    loaded = load(spec)
+    tokenizer = load_tokenizer(tokenizer_dir)
+    prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
+    result = sweep(loaded.model, prompt_ids, lengths, warmup, runs, loaded.device)
+    for point in result["points"]:
+        log.info("N=%d: fed %d / %d, time %.4f / %.4f s, token ratio %.1f, time ratio %.2f", point["new_tokens"],
+                 point["fed_with_cache"], point["fed_without_cache"], point["with_cache_s"],
+                 point["without_cache_s"], point["token_ratio"], point["time_ratio"])
+    result["run"] = run_info(spec, loaded)
+    write_json(out, result)
+    return result
+
+
+def capacity_job(spec: ModelSpec, memory_gib: list[float], contexts: list, batch: int, batch_context: int,
+                 out) -> dict:
+    """KV bytes per token per dtype and the sequences that fit on a card -> capacity.json."""
+    from mminfer.capacity import capacity
+
+    loaded = load(spec)
+    result = capacity(loaded.model, loaded.config, loaded.device, memory_gib, contexts, batch, batch_context)
+    log.info("bytes per token %s; batch check %s", {k: v["measured"] for k, v in result["bytes_per_token"].items()},
+             result["batch_check"])
+    result["run"] = run_info(spec, loaded)
+    write_json(out, result)
+    return result
+
+
+def plot_job(kind: str, json_path, out) -> None:
+    """One PNG from the JSON beside it: kind is sweep, temp or topp (from topp_detail.json)."""
+    from mminfer import plots
+    from mminfer.io import read_json
+
+    draw = {"sweep": plots.plot_sweep, "temp": plots.plot_temp, "topp": plots.plot_topp}[kind]
+    draw(read_json(json_path), out)
+    log.info("drew %s from %s", out, json_path)

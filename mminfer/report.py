@@ -8,6 +8,7 @@ sweep, the capacity table, plots) are added when their files are given.
 from __future__ import annotations
 
 import logging
+import os
 from pathlib import Path
 
 from mminfer.io import read_json, write_text_atomic
@@ -108,8 +109,11 @@ def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
         "| --- | --- |",
         f"| {token_ratio:.1f}배 | {timing['speedup']:.2f}배 |",
         "",
-        "토큰은 훨씬 적게 넣지만 시간은 그만큼 줄지 않는다: 작은 모델에서는 단계마다 드는 고정 비용"
-        "(파이썬 루프, 층마다의 커널 호출)이 토큰 수와 무관하게 매 단계 들기 때문이다.",
+        ("토큰은 훨씬 적게 넣지만 시간은 그만큼 줄지 않는다: 작은 모델에서는 단계마다 드는 고정 비용"
+         "(파이썬 루프, 층마다의 커널 호출)이 토큰 수와 무관하게 매 단계 들기 때문이다."
+         if timing["speedup"] < token_ratio else
+         "시간 비율이 토큰 비율 이상이다: 캐시 없는 경로는 어텐션이 길이의 제곱으로 커지므로 토큰 수보다 더 빨리 "
+         "느려질 수 있다."),
         "",
         "### 캐시의 실제 바이트",
         "",
@@ -175,8 +179,11 @@ def topp_section(topp: dict, detail: dict | None) -> list[str]:
         lines += [
             "",
             f"엔트로피: 「{open_pos['prefix']}」 뒤 {open_pos['entropy_bits']:.2f}비트, 「{sharp['prefix']}」 뒤 "
-            f"{sharp['entropy_bits']:.2f}비트. 주어 뒤에는 동사·장소·시간 등 갈래가 많아 후보가 많이 남고, "
-            "답이 정해진 자리에서는 몇 개만 남는다.",
+            f"{sharp['entropy_bits']:.2f}비트. "
+            + ("주어 뒤에는 동사·장소·시간 등 갈래가 많아 후보가 많이 남고, 답이 정해진 자리에서는 몇 개만 남는다."
+               if all(value > sharp["survivors"][key] for key, value in topp.items())
+               else "이 모델에서는 두 위치의 차이가 뚜렷하지 않다: 열린 위치에서 더 많은 후보가 남으려면 모델이 "
+                    "문맥을 배워야 한다."),
             "",
         ]
     else:
@@ -184,27 +191,145 @@ def topp_section(topp: dict, detail: dict | None) -> list[str]:
     return lines
 
 
+def fmt_ms(seconds: float | None) -> str:
+    return "—" if seconds is None else f"{seconds * 1000:.2f} ms"
+
+
+def sweep_section(sweep: dict, picture: str | None) -> list[str]:
+    lines = [
+        "## 길이에 따른 비용",
+        "",
+        f"같은 프롬프트(P = {sweep['prompt_len']}) 뒤에 새 토큰 N개를 캐시 사용/미사용으로 그리디 생성했다 "
+        f"(방법·길이마다 워밍업 {sweep['warmup']}회 뒤 {sweep['runs']}회의 중앙값). 넣은 토큰은 모든 길이에서 공식과 "
+        + ("같다." if all(p["fed_with_cache"] == p["formula_with_cache"] and p["fed_without_cache"] == p["formula_without_cache"]
+                        for p in sweep["points"]) else "**다르다.**"),
+        "",
+        "| N | fed_with_cache | fed_without_cache | 토큰 비율 | with_cache_s | without_cache_s | 시간 비율 |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for point in sweep["points"]:
+        lines.append(f"| {point['new_tokens']} | {point['fed_with_cache']:,} | {point['fed_without_cache']:,} | "
+                     f"{point['token_ratio']:.1f}배 | {point['with_cache_s']:.4f} | {point['without_cache_s']:.4f} | "
+                     f"{point['time_ratio']:.2f}배 |")
+    lines += [
+        "",
+        f"첫 토큰까지 시간(프리필, TTFT): {fmt_ms(sweep['ttft_s'])}. 캐시 경로의 이후 토큰당 디코드 시간: "
+        f"{fmt_ms(sweep['decode_s_per_token'])} (N = {sweep['points'][-1]['new_tokens']}).",
+        "",
+    ]
+    fit = sweep["fit"]
+    lines += ["시간을 `단계 수 × 단계당 고정비 + 넣은 토큰 수 × 토큰당 비용`으로 맞췄다:", "",
+              "| 방법 | 단계당 고정비 | 토큰당 비용 | R² |", "| --- | --- | --- | --- |"]
+    for method, label in (("with_cache", "캐시 사용"), ("without_cache", "캐시 미사용"), ("joint", "둘 다 한 번에")):
+        cost = fit.get(method) or {}
+        if cost.get("fixed_s_per_step") is None:
+            continue
+        lines.append(f"| {label} | {fmt_ms(cost['fixed_s_per_step'])} | {cost['per_token_s'] * 1e6:.2f} µs | "
+                     f"{cost['r2']:.3f} |")
+    approach = sweep["approach"]
+    lines.append("")
+    if approach.get("costs"):
+        a_w = approach["costs"]["with_cache"]["fixed_s_per_step"]
+        b_w = approach["costs"]["with_cache"]["per_token_s"]
+        at = approach["at_new_tokens"]
+        half = approach["new_tokens_for_fraction"].get("0.5")
+        long_prompt = approach["prompt_len_for_fraction"].get("0.9")
+        lines += [
+            f"캐시 경로의 한 단계는 토큰 하나만 넣지만 단계당 고정비 {fmt_ms(a_w)}를 모두 낸다 — 토큰 하나의 비용 "
+            f"{b_w * 1e6:.2f} µs의 {a_w / b_w:.0f}배다(파이썬 루프, 층마다의 커널 호출, 매 단계 가중치 전체 읽기). "
+            f"그래서 N = {approach['new_tokens']}에서 예측 시간 비율은 토큰 비율의 {at['fraction']:.0%}에 그친다. "
+            f"생성을 길게 해도 이 몫은 커지지 않고 b_o / (a_w + b_w) = {approach['limit_fraction_long_generation']:.0%} "
+            "쪽으로 줄어든다(시간 비율은 N에 비례해 계속 커지지만 토큰 비율도 N/2로 커진다)"
+            + (f"; 토큰 비율의 절반 아래로 내려가는 길이는 N = {half}이다. " if half else ". ")
+            + ("시간 비율이 토큰 비율에 다가가는 것은 한 단계에 넣는 토큰이 많아 고정비가 묻힐 때, 즉 프롬프트가 길 때다"
+               + (f": N = {approach['new_tokens']}이면 프롬프트가 약 {long_prompt:,}토큰일 때 토큰 비율의 90%에 이른다."
+                  if long_prompt else "."))
+            ,
+            "",
+        ]
+    elif approach.get("problems"):
+        lines += ["적합한 비용이 물리적으로 맞지 않아(" + "; ".join(approach["problems"]) + ") 예측은 생략했다.", ""]
+    if picture:
+        lines += [f"![길이에 따른 시간과 토큰]({picture})", ""]
+    return lines
+
+
+def capacity_section(capacity: dict) -> list[str]:
+    per_token = capacity["bytes_per_token"]
+    lines = [
+        "## 카드당 사용자 수",
+        "",
+        "한 시퀀스의 캐시는 `2 × 층 × KV 헤드 × head_dim × 바이트 × 컨텍스트`이고, 카드에 들어가는 시퀀스 수는 "
+        "`floor((메모리 − 가중치) / (토큰당 KV 바이트 × 컨텍스트))`다. 토큰당 KV 바이트는 각 dtype으로 실제 캐시를 "
+        f"채워 잰 값이다(층 {capacity['layers']}, KV 헤드 {capacity['kv_heads']}, head_dim {capacity['head_dim']}).",
+        "",
+        "| dtype | 토큰당 KV 바이트 (측정) | 공식 | 가중치 바이트 |",
+        "| --- | --- | --- | --- |",
+    ]
+    for dtype, entry in per_token.items():
+        lines.append(f"| {dtype} | {entry['measured']:,} | {entry['formula']:,} | {fmt_bytes(capacity['weight_bytes'][dtype])} |")
+    memories = capacity["memory_gib"]
+    lines += ["", "| dtype | 컨텍스트 | " + " | ".join(f"{m:g} GiB" for m in memories) + " |",
+              "| --- | --- |" + " --- |" * len(memories)]
+    by_key = {(row["dtype"], row["context"], row["memory_gib"]): row["sequences"] for row in capacity["rows"]}
+    for dtype in per_token:
+        for context in capacity["contexts"]:
+            cells = [f"{by_key[(dtype, context, m)]:,}" for m in memories]
+            lines.append(f"| {dtype} | {context:,} | " + " | ".join(cells) + " |")
+    check = capacity["batch_check"]
+    lines += [
+        "",
+        f"예측 확인: 시퀀스 {check['batch']}개 × {check['context']}토큰의 캐시를 실제로 만들어 재면 "
+        f"{check['measured_bytes']:,} B, 예측은 {check['predicted_bytes']:,} B"
+        + (" — 같다." if check["matches"] else " — **다르다.**")
+        + " 활성값, CUDA 컨텍스트, 할당기 여유분은 빠진 상한이다.",
+        "",
+    ]
+    return lines
+
+
+def pictures_section(temp_png: str | None, topp_png: str | None) -> list[str]:
+    lines = []
+    if temp_png or topp_png:
+        lines += ["## 그림", ""]
+    if temp_png:
+        lines += [f"![온도별 서로 다른 답]({temp_png})", ""]
+    if topp_png:
+        lines += [f"![top-p: 정렬된 확률과 누적 질량]({topp_png})", ""]
+    return lines
+
+
 def render_report(same: dict, count: dict, timing: dict, kv: dict, temp: dict, topp: dict,
-                  topp_detail: dict | None = None, extra_sections: list[list[str]] | None = None) -> str:
+                  topp_detail: dict | None = None, sweep: dict | None = None, capacity: dict | None = None,
+                  pictures: dict | None = None) -> str:
+    """report.md; ``pictures`` maps sweep/temp/topp to a PNG path relative to the report."""
+    pictures = pictures or {}
     lines = ["# MiniMind generate 측정: KV 캐시와 샘플링", ""]
     lines += provenance_section(same, temp)
     lines += kv_section(same, count, timing, kv)
     lines += temp_section(temp)
     lines += topp_section(topp, topp_detail)
-    for section in extra_sections or []:
-        lines += section
+    if sweep:
+        lines += sweep_section(sweep, pictures.get("sweep"))
+    if capacity:
+        lines += capacity_section(capacity)
+    lines += pictures_section(pictures.get("temp"), pictures.get("topp"))
     return "\n".join(lines).rstrip() + "\n"
 
 
+def relative_to(path, folder: Path) -> str:
+    return Path(os.path.relpath(Path(path).resolve(), folder.resolve())).as_posix()
+
+
 def report_job(inputs: dict, out) -> str:
-    """Read the JSON files named in ``inputs`` and write report.md to ``out``."""
-    loaded = {name: read_json(path) for name, path in inputs.items() if path}
+    """Read the JSON files named in ``inputs`` and write report.md to ``out`` (PNGs linked relatively)."""
+    folder = Path(out).parent
+    loaded = {name: read_json(path) for name, path in inputs.items() if path and str(path).endswith(".json")}
+    pictures = {name[: -len("_png")]: relative_to(path, folder) for name, path in inputs.items()
+                if str(path).endswith(".png")}
     text = render_report(loaded["same"], loaded["counts"], loaded["time"], loaded["kvbytes"], loaded["temp"],
-                         loaded["topp"], loaded.get("topp_detail"))
+                         loaded["topp"], loaded.get("topp_detail"), loaded.get("sweep"), loaded.get("capacity"),
+                         pictures)
     write_text_atomic(out, text)
     log.info("wrote %s (%d lines)", out, text.count("\n"))
     return text
-
-
-def results_dir(path) -> Path:
-    return Path(path).parent

@@ -86,12 +86,16 @@ localrules:
     cache_script,
     report,
     compare,
+    plot,
     demo_corpus,
     demo_tokenizer,
 
 
 RESULT_FILES = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json",
-                "topp_detail.json", "cache.py", "report.md"]
+                "topp_detail.json", "cache.py", "sweep.json", "capacity.json", "sweep.png", "temp.png",
+                "topp.png", "report.md"]
+# Each plot is drawn from the JSON beside it.
+PLOT_SOURCES = {"sweep": "{results}/sweep.json", "temp": "{results}/temp.json", "topp": "{results}/topp_detail.json"}
 
 
 def all_outputs():

@@ -10,6 +10,11 @@ rule report:
         temp="{results}/temp.json",
         topp="{results}/topp.json",
         topp_detail="{results}/topp_detail.json",
+        sweep="{results}/sweep.json",
+        capacity="{results}/capacity.json",
+        sweep_png="{results}/sweep.png",
+        temp_png="{results}/temp.png",
+        topp_png="{results}/topp.png",
     output:
         report("{results}/report.md", caption="../report/report_md.rst", category="보고서", subcategory="{results}"),
     conda:

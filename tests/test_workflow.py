@@ -27,7 +27,7 @@ from mminfer.tokenizer import load_tokenizer
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"
 OUTPUTS = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json", "cache.py",
-           "report.md"]
+           "topp_detail.json", "sweep.json", "capacity.json", "sweep.png", "temp.png", "topp.png", "report.md"]
 
 pytestmark = pytest.mark.slow
 
@@ -121,6 +121,28 @@ def test_report_has_the_sections_and_numbers(course_run):
     assert f"{timing['speedup']:.2f}" in report
     assert f"{kv['measured_bytes']:,}" in report
     assert "builtin" in report and read(outdir, "same.json")["run"]["sha256"][:16] in report
+    for section in ("## 길이에 따른 비용", "## 카드당 사용자 수"):
+        assert section in report
+    for picture in ("sweep.png", "temp.png", "topp.png"):
+        assert f"]({picture})" in report  # relative links next to report.md
+
+
+def test_sweep_fed_counts_follow_the_formulas_at_every_length(course_run):
+    _, outdir = course_run
+    sweep = read(outdir, "sweep.json")
+    assert [p["new_tokens"] for p in sweep["points"]] == [2, 4, 8]
+    for point in sweep["points"]:
+        n, p = point["new_tokens"], sweep["prompt_len"]
+        assert point["fed_with_cache"] == p + n - 1
+        assert point["fed_without_cache"] == n * p + n * (n - 1) // 2
+
+
+def test_capacity_batch_check_matches_its_prediction(course_run):
+    _, outdir = course_run
+    capacity = read(outdir, "capacity.json")
+    assert capacity["batch_check"]["matches"] is True
+    assert capacity["bytes_per_token"]["bfloat16"]["measured"] * 2 == capacity["bytes_per_token"]["float32"]["measured"]
+    assert 32768 in capacity["contexts"]  # "max": the model's max_position_embeddings
 
 
 def test_cache_script_copy_runs_standalone(course_run):

@@ -1,0 +1,7 @@
+"""A PNG drawn from the JSON beside it (sweep.png, temp.png, topp.png)."""
+
+from mminfer.jobs import plot_job
+from mminfer.script import run_job
+
+if "snakemake" in globals():
+    run_job(snakemake.log[0], plot_job, snakemake.wildcards.plot, snakemake.input[0], snakemake.output[0])
