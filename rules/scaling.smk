@@ -51,7 +51,7 @@ rule plot:
     input:
         lambda wildcards: PLOT_SOURCES[wildcards.plot].format(results=wildcards.results),
     output:
-        report("{results}/{plot}.png", caption="../report/{plot}_png.rst", category="그림", subcategory="{results}"),
+        report("{results}/{plot}.png", caption="../report/plot.rst", category="그림", subcategory="{results}"),
     wildcard_constraints:
         plot="sweep|temp|topp",
     conda:

@@ -100,14 +100,15 @@ DEMO_SPEC = DemoSpec(
     sft=TrainSpec(num_hidden_layers=2, seq_len=128, batch_size=32, steps=150, lr=5e-4, warmup=10),
 )
 
-# For tests: a very small model and a handful of steps, done in a few seconds.
+# For tests: a very small model and a handful of steps, done in a few seconds. One thread: a model this
+# small gains nothing from two, and one thread does not stall when another process holds the other core.
 MICRO_SPEC = DemoSpec(
     pretrain=TrainSpec(hidden_size=64, num_attention_heads=2, num_key_value_heads=1, num_hidden_layers=1,
                        max_position_embeddings=128, seq_len=64, batch_size=8, steps=30, lr=3e-3, warmup=3,
-                       log_every=10),
+                       threads=1, log_every=10),
     sft=TrainSpec(hidden_size=64, num_attention_heads=2, num_key_value_heads=1, num_hidden_layers=1,
                   max_position_embeddings=128, seq_len=64, batch_size=8, steps=10, lr=1e-3, warmup=2,
-                  log_every=5),
+                  threads=1, log_every=5),
 )
 
 

@@ -1,0 +1,222 @@
+"""The demo trainer: checkpoints load, training learns, runs repeat exactly, SFT learns only answers.
+
+Everything runs on a tiny corpus with MICRO_SPEC, so the whole module takes a few seconds.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+import pytest
+import torch
+
+from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
+from mminfer.demo.tokenizer_train import train_tokenizer
+from mminfer.demo.train import (
+    DEMO_SPEC,
+    IGNORE_INDEX,
+    MICRO_SPEC,
+    PAD_ID,
+    assistant_labels,
+    assistant_marker,
+    learning_rate,
+    pack_documents,
+    pad_batch,
+    pretrain,
+    sft,
+    sft_examples,
+)
+from mminfer.loading import load_model, read_state_dict
+from mminfer.tokenizer import load_tokenizer
+
+TINY_CORPUS = CorpusSpec(seed=0, train_docs=120, val_docs=8, sft_conversations=80)
+TINY_VOCAB = 600
+
+
+@pytest.fixture(scope="module")
+def demo_dir(tmp_path_factory):
+    """A tiny corpus and its tokenizer, written once for the module."""
+    folder = tmp_path_factory.mktemp("demo")
+    corpus = build_corpus(TINY_CORPUS)
+    write_corpus(corpus, folder)
+    train_tokenizer(tokenizer_training_texts(corpus), TINY_VOCAB, folder / "tokenizer")
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tokenizer(demo_dir):
+    return load_tokenizer(demo_dir / "tokenizer")
+
+
+@pytest.fixture(scope="module")
+def pretrained(demo_dir):
+    """One MICRO pretraining run: (checkpoint path, summary, log lines)."""
+    lines: list[str] = []
+    out = demo_dir / "pretrain.pth"
+    summary = pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_SPEC.pretrain, out,
+                       log=lines.append)
+    return out, summary, lines
+
+
+@pytest.fixture(scope="module")
+def fine_tuned(demo_dir, pretrained):
+    """One MICRO SFT run on top of the pretrained checkpoint: (checkpoint path, summary)."""
+    out = demo_dir / "sft.pth"
+    summary = sft(pretrained[0], demo_dir / "sft.jsonl", demo_dir / "tokenizer", MICRO_SPEC.sft, out,
+                  log=lambda line: None)
+    return out, summary
+
+
+# ---------------------------------------------------------------------------
+# Pretraining
+# ---------------------------------------------------------------------------
+
+def test_pretrain_checkpoint_loads_strictly_with_the_spec_shape(pretrained, tokenizer):
+    path, _, _ = pretrained
+    loaded = load_model(path, backend="builtin")  # strict load: every key, every shape
+    spec = MICRO_SPEC.pretrain
+    assert loaded.config.hidden_size == spec.hidden_size
+    assert loaded.config.num_hidden_layers == spec.num_hidden_layers
+    assert loaded.config.num_attention_heads == spec.num_attention_heads
+    assert loaded.config.num_key_value_heads == spec.num_key_value_heads
+    assert loaded.config.vocab_size == tokenizer.vocab_size
+    assert not path.with_name(path.name + ".tmp").exists()
+
+
+def test_pretrain_loss_decreases(pretrained):
+    _, summary, _ = pretrained
+    assert summary["first_loss"] > math.log(TINY_VOCAB) * 0.8  # starts near a uniform guess
+    assert summary["final_loss"] < 0.75 * summary["first_loss"]
+
+
+def test_pretrain_logs_progress_and_summarises_the_run(pretrained):
+    _, summary, lines = pretrained
+    spec = MICRO_SPEC.pretrain
+    progress = [line for line in lines if line.startswith("pretrain step")]
+    assert len(progress) == spec.steps // spec.log_every
+    assert all("loss" in line and "tokens/s" in line and "elapsed" in line for line in progress)
+    assert summary["steps"] == spec.steps
+    assert summary["tokens"] == spec.steps * spec.batch_size * spec.seq_len
+    assert summary["parameters"] > 0 and summary["seconds"] > 0
+
+
+def test_pretrain_is_deterministic(demo_dir, pretrained):
+    again = demo_dir / "pretrain_again.pth"
+    pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_SPEC.pretrain, again,
+             log=lambda line: None)
+    first, second = read_state_dict(pretrained[0]), read_state_dict(again)
+    assert first.keys() == second.keys()
+    for name in first:
+        assert torch.equal(first[name], second[name]), name
+
+
+def test_pretrain_seed_changes_the_weights(demo_dir, pretrained):
+    other = demo_dir / "pretrain_seed1.pth"
+    spec = replace(MICRO_SPEC.pretrain, steps=2)
+    pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", replace(spec, seed=1), other,
+             log=lambda line: None)
+    weights = read_state_dict(other)["lm_head.weight"]
+    assert not torch.equal(weights, read_state_dict(pretrained[0])["lm_head.weight"])
+
+
+def test_pack_documents_wraps_each_document_in_bos_and_eos(tokenizer):
+    texts = ["민수는 시장에 갔다.", "지우는 빵을 먹었다."]
+    expected = []
+    for text in texts:
+        expected += [tokenizer.bos_token_id] + tokenizer.encode(text) + [tokenizer.eos_token_id]
+    windows = pack_documents(texts, tokenizer, seq_len=4)
+    assert windows.shape == (len(expected) // 4, 4)
+    assert windows.flatten().tolist() == expected[: windows.numel()]
+
+
+def test_learning_rate_warms_up_then_follows_minimind_cosine():
+    spec = replace(DEMO_SPEC.pretrain, lr=1e-3, steps=100, warmup=10)
+    for step in (0, 4, 9):  # warmup: MiniMind's value scaled by (step + 1) / warmup
+        minimind = 1e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * step / 100)))
+        assert learning_rate(step, spec) == pytest.approx(minimind * (step + 1) / 10)
+    for step in (10, 50, 99):
+        minimind = 1e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * step / 100)))
+        assert learning_rate(step, spec) == pytest.approx(minimind)
+    assert learning_rate(50, spec) == pytest.approx(0.55e-3)  # halfway down from lr to lr / 10
+
+
+# ---------------------------------------------------------------------------
+# SFT labels
+# ---------------------------------------------------------------------------
+
+def labelled_ids(ids: list[int], labels: list[int]) -> list[int]:
+    return [token for token, label in zip(ids, labels) if label != IGNORE_INDEX]
+
+
+def test_sft_labels_cover_only_the_answer_and_its_im_end(tokenizer):
+    answer = "가람 마을의 특산물은 유자차예요."
+    messages = [{"role": "user", "content": "가람 마을의 특산물은 무엇인가요?"},
+                {"role": "assistant", "content": answer}]
+    ids = tokenizer.encode(tokenizer.chat_prompt(messages, add_generation_prompt=False))
+    labels = assistant_labels(ids, assistant_marker(tokenizer), tokenizer.eos_token_id)
+
+    assert len(labels) == len(ids)
+    assert labelled_ids(ids, labels) == tokenizer.encode(answer) + [tokenizer.eos_token_id]
+    # where a label is set it is the token itself (the model shifts labels by one on its own)
+    assert all(label in (IGNORE_INDEX, token) for token, label in zip(ids, labels))
+    # the prompt up to and including '<|im_start|>assistant\n' is not learned ...
+    prompt = tokenizer.encode(tokenizer.chat_prompt(messages[:1], add_generation_prompt=True))
+    assert ids[: len(prompt)] == prompt
+    assert all(label == IGNORE_INDEX for label in labels[: len(prompt)])
+    # ... and neither is what the template writes after '<|im_end|>'
+    last_eos = len(ids) - 1 - ids[::-1].index(tokenizer.eos_token_id)
+    assert all(label == IGNORE_INDEX for label in labels[last_eos + 1:])
+
+
+def test_sft_labels_cover_every_assistant_turn_of_a_multi_turn_chat(tokenizer):
+    messages = [{"role": "user", "content": "안녕하세요."},
+                {"role": "assistant", "content": "반가워요."},
+                {"role": "user", "content": "민수는 어디에 갔나요?"},
+                {"role": "assistant", "content": "민수는 시장에 갔어요."}]
+    ids = tokenizer.encode(tokenizer.chat_prompt(messages, add_generation_prompt=False))
+    labels = assistant_labels(ids, assistant_marker(tokenizer), tokenizer.eos_token_id)
+    eos = tokenizer.eos_token_id
+    expected = tokenizer.encode("반가워요.") + [eos] + tokenizer.encode("민수는 시장에 갔어요.") + [eos]
+    assert labelled_ids(ids, labels) == expected
+
+
+def test_sft_labels_of_a_cut_answer_run_to_the_end(tokenizer):
+    messages = [{"role": "user", "content": "안녕하세요."},
+                {"role": "assistant", "content": "안녕하세요. 무엇을 도와드릴까요?"}]
+    ids = tokenizer.encode(tokenizer.chat_prompt(messages, add_generation_prompt=False))
+    prompt_len = len(tokenizer.encode(tokenizer.chat_prompt(messages[:1], add_generation_prompt=True)))
+    cut = ids[: prompt_len + 2]
+    labels = assistant_labels(cut, assistant_marker(tokenizer), tokenizer.eos_token_id)
+    assert labels == [IGNORE_INDEX] * prompt_len + cut[prompt_len:]
+
+
+def test_sft_examples_skip_conversations_cut_before_the_answer(tokenizer):
+    messages = [{"role": "user", "content": "민수는 어디에 갔나요?"},
+                {"role": "assistant", "content": "민수는 시장에 갔어요."}]
+    prompt_len = len(tokenizer.encode(tokenizer.chat_prompt(messages[:1], add_generation_prompt=True)))
+    assert sft_examples([messages, messages], tokenizer, max_len=prompt_len + 100) != []
+    kept = sft_examples([messages, messages], tokenizer, max_len=prompt_len + 1)
+    assert len(kept) == 2 and all(len(ids) == prompt_len + 1 for ids, _ in kept)
+    with pytest.raises(Exception, match="no SFT conversation"):
+        sft_examples([messages], tokenizer, max_len=prompt_len)
+
+
+def test_pad_batch_pads_ids_with_pad_and_labels_with_ignore():
+    input_ids, labels = pad_batch([([1, 5, 6], [-100, 5, 6]), ([1, 7], [-100, 7])])
+    assert input_ids.tolist() == [[1, 5, 6], [1, 7, PAD_ID]]
+    assert labels.tolist() == [[-100, 5, 6], [-100, 7, IGNORE_INDEX]]
+
+
+# ---------------------------------------------------------------------------
+# SFT run
+# ---------------------------------------------------------------------------
+
+def test_sft_checkpoint_loads_strictly_and_differs_from_pretraining(fine_tuned, pretrained):
+    path, summary = fine_tuned
+    load_model(path, backend="builtin")
+    before, after = read_state_dict(pretrained[0]), read_state_dict(path)
+    assert before.keys() == after.keys()
+    assert not torch.equal(before["lm_head.weight"], after["lm_head.weight"])
+    assert summary["steps"] == MICRO_SPEC.sft.steps
+    assert summary["final_loss"] < summary["first_loss"]
