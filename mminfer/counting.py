@@ -20,6 +20,21 @@ def fed_without_cache_formula(prompt_len: int, new_tokens: int) -> int:
     return new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
 
 
+def fed_counts(prompt_len: int, new_tokens: int, with_cache: "ForwardRecorder",
+               without_cache: "ForwardRecorder") -> dict:
+    """The counted tokens of both methods beside their formulas (count.json's core keys)."""
+    return {
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "fed_with_cache": with_cache.fed,
+        "fed_without_cache": without_cache.fed,
+        "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
+        "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
+        "calls_with_cache": len(with_cache.fed_per_call),
+        "calls_without_cache": len(without_cache.fed_per_call),
+    }
+
+
 class ForwardRecorder:
     """Records, for every call of ``model.forward``: the number of tokens fed (input_ids' length)
     and, optionally, the last position's logits in float32 (to compare two decoding paths)."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import torch
 
-from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+from mminfer.counting import ForwardRecorder, fed_counts
 
 
 def greedy_generate(model, prompt_ids: list[int], new_tokens: int, use_cache: bool, device,
@@ -71,14 +71,4 @@ def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tupl
         "first_difference": first_difference(ids, ids_without_cache, with_cache.last_logits,
                                              without_cache.last_logits),
     }
-    count = {
-        "prompt_len": prompt_len,
-        "new_tokens": new_tokens,
-        "fed_with_cache": with_cache.fed,
-        "fed_without_cache": without_cache.fed,
-        "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
-        "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
-        "calls_with_cache": len(with_cache.fed_per_call),
-        "calls_without_cache": len(without_cache.fed_per_call),
-    }
-    return same, count
+    return same, fed_counts(prompt_len, new_tokens, with_cache, without_cache)

@@ -27,7 +27,7 @@ import math
 
 import torch
 
-from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+from mminfer.counting import ForwardRecorder, fed_counts, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import greedy_generate
 from mminfer.sampling import temperature_key
 from mminfer.timing import time_method
@@ -51,14 +51,9 @@ def measure_point(model, prompt_ids: list[int], new_tokens: int, warmup: int, ru
     without_cache = count_fed(model, prompt_ids, new_tokens, False, device)
     timed_with = time_method(model, prompt_ids, new_tokens, True, warmup, runs, device)
     timed_without = time_method(model, prompt_ids, new_tokens, False, warmup, runs, device)
-    return {
-        "new_tokens": new_tokens,
-        "fed_with_cache": with_cache.fed,
-        "fed_without_cache": without_cache.fed,
-        "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
-        "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
-        "calls_with_cache": len(with_cache.fed_per_call),
-        "calls_without_cache": len(without_cache.fed_per_call),
+    point = fed_counts(prompt_len, new_tokens, with_cache, without_cache)
+    del point["prompt_len"]  # the same for every point: kept once, at the top of sweep.json
+    return point | {
         "with_cache_s": timed_with["median_s"],
         "without_cache_s": timed_without["median_s"],
         "token_ratio": without_cache.fed / with_cache.fed,
