@@ -316,3 +316,47 @@ def test_minimind_backend_kv_bytes_equal_formula(minimind_loaded):
     result = measure_kv_bytes(minimind_loaded.model, config, tokens=20, seed=0, device="cpu")
     assert result["k_shape"] == [1, 20, config.num_key_value_heads, config.head_dim]
     assert result["measured_bytes"] == result["formula_bytes"] == 2 * 2 * 20 * 2 * 16 * 4
+
+
+# --- a difference between the paths is diagnosed, not just reported ------------------------------
+
+class CachedStepsNudged(torch.nn.Module):
+    """Wraps a model: one-token (cached) steps see token 7's logit raised by 50, as if the explicit
+    attention path rounded differently at a near-tie."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, input_ids, *args, **kwargs):
+        outputs = self.inner.forward(input_ids, *args, **kwargs)
+        if input_ids.shape[1] == 1:
+            outputs.logits[..., 7] += 50.0
+        return outputs
+
+    def generate(self, *args, **kwargs):
+        return type(self.inner).generate(self, *args, **kwargs)
+
+
+def test_first_differing_step_is_diagnosed_with_margins(tiny_model):
+    nudged = CachedStepsNudged(tiny_model)
+    same, count = compare_cache(nudged, prompt_of(12), 5, "cpu")
+    assert same["same_ids"] is False
+    diff = same["first_difference"]
+    assert diff["step"] == 1  # step 0 feeds the whole prompt on both paths
+    assert diff["token_with_cache"] == 7 and diff["token_without_cache"] != 7
+    assert diff["margin_with_cache"] > 0 and diff["margin_without_cache"] >= 0
+    assert diff["max_abs_logit_diff"] >= 49.0
+    assert count["fed_with_cache"] == fed_with_cache_formula(12, 5)  # counting is unaffected
+
+
+def test_report_says_plainly_where_the_paths_differ(tiny_model):
+    from mminfer.report import kv_section
+
+    same, count = compare_cache(CachedStepsNudged(tiny_model), prompt_of(12), 5, "cpu")
+    timing = {"with_cache_s": 1.0, "without_cache_s": 2.0, "speedup": 2.0, "warmup": 1, "runs": 3, "threads": 1}
+    kv = {"tokens": 4, "measured_bytes": 64, "formula_bytes": 64, "k_shape": [1, 4, 2, 2], "dtype": "float32",
+          "layers": 1, "kv_heads": 2, "heads": 4, "head_dim": 2, "bytes_per_element": 4, "bytes_per_token": 16,
+          "after_repeat_kv_bytes": 128}
+    text = "\n".join(kv_section(same, count, timing, kv))
+    assert "same_ids = false" in text and "1번째 단계" in text
