@@ -32,9 +32,11 @@ class ModelSpec:
     dtype: str = "float32"
     overrides: dict = field(default_factory=dict)
     model_set: str = "custom"  # "course", "demo" or a name from config key 'models'
+    threads: int | None = None  # torch's CPU threads: the rule's `threads` (None: torch's default)
 
 
 def load(spec: ModelSpec) -> LoadedModel:
+    set_threads(spec.threads)  # before any torch work: two 1-thread jobs must not each take every core
     loaded = load_model(spec.checkpoint, backend=spec.backend, minimind_src=spec.minimind_src,
                         device=spec.device, dtype=spec.dtype, overrides=spec.overrides)
     config = loaded.config
@@ -94,9 +96,8 @@ def cache_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens
 
 
 def time_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens: int, new_tokens: int,
-             warmup: int, runs: int, threads: int | None, out) -> dict:
-    """Step 3 -> time.json."""
-    set_threads(threads)
+             warmup: int, runs: int, out) -> dict:
+    """Step 3 -> time.json (the rule gives the job every core: spec.threads)."""
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
@@ -154,19 +155,19 @@ def topp_job(spec: ModelSpec, tokenizer_dir, prefix: str, sharp_prefix: str, ps:
     return survivors
 
 
-def model_spec_from(params: dict, checkpoint) -> ModelSpec:
-    """ModelSpec from a rule's ``params.model`` (see rules/common.smk) and a checkpoint path."""
+def model_spec_from(params: dict, checkpoint, threads: int | None = None) -> ModelSpec:
+    """ModelSpec from a rule's ``params.model`` (see rules/common.smk), a checkpoint path and the
+    rule's threads."""
     return ModelSpec(checkpoint=str(checkpoint), backend=params["backend"], minimind_src=params.get("minimind_src"),
                      device=params["device"], dtype=params["dtype"], overrides=dict(params.get("overrides") or {}),
-                     model_set=params.get("model_set", "custom"))
+                     model_set=params.get("model_set", "custom"), threads=threads)
 
 
 def sweep_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens: int, lengths: list[int],
-              warmup: int, runs: int, threads: int | None, out) -> dict:
+              warmup: int, runs: int, out) -> dict:
     """Cost against generation length -> sweep.json (fed tokens, times, the two-cost fit)."""
     from mminfer.sweep import sweep
 
-    set_threads(threads)
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)

@@ -14,8 +14,9 @@ from mminfer.jobs import cache_job, model_spec_from
 from mminfer.script import add_model_arguments, model_params_from_args, run_job
 
 
-def main(pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, same_out, count_out, log=None):
-    spec = model_spec_from(model, pretrain)
+def main(pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, same_out, count_out, log=None,
+         threads=None):
+    spec = model_spec_from(model, pretrain, threads)
     run_job(log, cache_job, spec, tokenizer, val_data, docs, prompt_tokens, new_tokens, same_out, count_out)
 
 
@@ -28,17 +29,19 @@ def parse_cli():
     parser.add_argument("--docs", type=int, default=6, help="documents joined into the prompt (default 6)")
     parser.add_argument("--prompt-tokens", type=int, default=200, help="prompt tokens after bos (default 200)")
     parser.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     add_model_arguments(parser)
     args = parser.parse_args()
     outdir = Path(args.outdir)
     return dict(pretrain=args.pretrain, tokenizer=args.tokenizer, val_data=args.val_data, docs=args.docs,
                 prompt_tokens=args.prompt_tokens, new_tokens=args.new_tokens, model=model_params_from_args(args),
-                same_out=outdir / "same.json", count_out=outdir / "count.json", log=args.log)
+                same_out=outdir / "same.json", count_out=outdir / "count.json", log=args.log,
+                threads=args.threads)
 
 
 if "snakemake" in globals():
     main(snakemake.input.pretrain, Path(snakemake.input.tokenizer[0]).parent, snakemake.input.val_data,
          snakemake.params.docs, snakemake.params.prompt_tokens, snakemake.params.new_tokens,
-         snakemake.params.model, snakemake.output.same, snakemake.output.counts, snakemake.log[0])
+         snakemake.params.model, snakemake.output.same, snakemake.output.counts, snakemake.log[0], snakemake.threads)
 elif __name__ == "__main__":
     main(**parse_cli())

@@ -6,6 +6,7 @@ from mminfer.jobs import model_spec_from, temp_job
 from mminfer.script import run_job
 
 if "snakemake" in globals():
-    run_job(snakemake.log[0], temp_job, model_spec_from(snakemake.params.model, snakemake.input.sft),
+    spec = model_spec_from(snakemake.params.model, snakemake.input.sft, snakemake.threads)
+    run_job(snakemake.log[0], temp_job, spec,
             Path(snakemake.input.tokenizer[0]).parent, snakemake.params.question, snakemake.params.temperatures,
             snakemake.params.samples, snakemake.params.new_tokens, snakemake.params.seed, snakemake.output[0])

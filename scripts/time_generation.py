@@ -10,7 +10,8 @@ from mminfer.jobs import model_spec_from, time_job
 from mminfer.script import run_job
 
 if "snakemake" in globals():
-    run_job(snakemake.log[0], time_job, model_spec_from(snakemake.params.model, snakemake.input.pretrain),
+    spec = model_spec_from(snakemake.params.model, snakemake.input.pretrain, snakemake.threads)
+    run_job(snakemake.log[0], time_job, spec,
             Path(snakemake.input.tokenizer[0]).parent, snakemake.input.val_data, snakemake.params.docs,
             snakemake.params.prompt_tokens, snakemake.params.new_tokens, snakemake.params.warmup,
-            snakemake.params.runs, snakemake.threads, snakemake.output[0])
+            snakemake.params.runs, snakemake.output[0])

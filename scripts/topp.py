@@ -6,6 +6,7 @@ from mminfer.jobs import model_spec_from, topp_job
 from mminfer.script import run_job
 
 if "snakemake" in globals():
-    run_job(snakemake.log[0], topp_job, model_spec_from(snakemake.params.model, snakemake.input.pretrain),
+    spec = model_spec_from(snakemake.params.model, snakemake.input.pretrain, snakemake.threads)
+    run_job(snakemake.log[0], topp_job, spec,
             Path(snakemake.input.tokenizer[0]).parent, snakemake.params.prefix, snakemake.params.sharp_prefix,
             snakemake.params.ps, snakemake.output.topp, snakemake.output.detail)

@@ -96,8 +96,10 @@ class DemoSpec:
 # Full quality: the demo the workflow measures (about 3 minutes on two CPU cores, see the report
 # of the calibration run in the module's tests and README).
 DEMO_SPEC = DemoSpec(
-    pretrain=TrainSpec(num_hidden_layers=2, seq_len=256, batch_size=16, steps=300, lr=2e-3, warmup=20),
-    sft=TrainSpec(num_hidden_layers=2, seq_len=128, batch_size=32, steps=150, lr=5e-4, warmup=10),
+    pretrain=TrainSpec(num_hidden_layers=2, seq_len=256, batch_size=8, steps=350, lr=4e-3, warmup=20,
+                       log_every=50),
+    sft=TrainSpec(num_hidden_layers=2, seq_len=128, batch_size=32, steps=200, lr=2e-3, warmup=10,
+                  log_every=50),
 )
 
 # For tests: a very small model and a handful of steps, done in a few seconds. One thread: a model this
