@@ -8,6 +8,7 @@ the config's own ``chat_template`` rendered with jinja2 in a sandbox, the way tr
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,22 +79,33 @@ class Tokenizer:
                                     bos_token=self.bos_token, eos_token=self.eos_token, **extra)
 
 
-def render_chat_template(template: str, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
+def _raise_exception(message):
     import jinja2
+
+    raise jinja2.exceptions.TemplateError(message)
+
+
+def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+
+@functools.lru_cache(maxsize=8)
+def compile_chat_template(template: str):
+    """The template compiled once, in the sandbox transformers uses for chat templates."""
     from jinja2.sandbox import ImmutableSandboxedEnvironment
-
-    def raise_exception(message):
-        raise jinja2.exceptions.TemplateError(message)
-
-    def tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
     env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
                                         extensions=["jinja2.ext.loopcontrols"])
-    env.filters["tojson"] = tojson
-    env.globals["raise_exception"] = raise_exception
+    env.filters["tojson"] = _tojson
+    env.globals["raise_exception"] = _raise_exception
+    return env.from_string(template)
+
+
+def render_chat_template(template: str, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
+    import jinja2
+
     try:
-        compiled = env.from_string(template)
+        compiled = compile_chat_template(template)
         return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt, **extra)
     except jinja2.exceptions.TemplateError as exc:
         raise MminferError(f"the tokenizer's chat_template could not be rendered: {exc}") from None

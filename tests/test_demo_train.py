@@ -27,6 +27,7 @@ from mminfer.demo.train import (
     sft,
     sft_examples,
 )
+from mminfer.errors import MminferError
 from mminfer.loading import load_model, read_state_dict
 from mminfer.tokenizer import load_tokenizer
 
@@ -120,6 +121,22 @@ def test_pretrain_seed_changes_the_weights(demo_dir, pretrained):
     assert not torch.equal(weights, read_state_dict(pretrained[0])["lm_head.weight"])
 
 
+def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
+    for spec in (DEMO_SPEC.pretrain, DEMO_SPEC.sft):
+        spec.check()
+        assert spec.hidden_size // spec.num_attention_heads == 32
+        assert spec.max_position_embeddings >= 1 + 200 + 64  # bos + pretrain prompt + new tokens
+    MICRO_SPEC.pretrain.check()
+    MICRO_SPEC.sft.check()
+
+
+def test_a_spec_that_cannot_train_is_a_clear_error(demo_dir):
+    bad = replace(MICRO_SPEC.pretrain, steps=0, seq_len=1000)
+    with pytest.raises(MminferError, match="steps must be at least 1.*seq_len 1000 exceeds"):
+        pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", bad, demo_dir / "bad.pth")
+    assert not (demo_dir / "bad.pth").exists()
+
+
 def test_pack_documents_wraps_each_document_in_bos_and_eos(tokenizer):
     texts = ["민수는 시장에 갔다.", "지우는 빵을 먹었다."]
     expected = []
@@ -198,7 +215,7 @@ def test_sft_examples_skip_conversations_cut_before_the_answer(tokenizer):
     assert sft_examples([messages, messages], tokenizer, max_len=prompt_len + 100) != []
     kept = sft_examples([messages, messages], tokenizer, max_len=prompt_len + 1)
     assert len(kept) == 2 and all(len(ids) == prompt_len + 1 for ids, _ in kept)
-    with pytest.raises(Exception, match="no SFT conversation"):
+    with pytest.raises(MminferError, match="no SFT conversation"):
         sft_examples([messages], tokenizer, max_len=prompt_len)
 
 

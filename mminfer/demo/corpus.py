@@ -302,13 +302,20 @@ def _village_intro(village: str) -> str:
 
 
 def _village_document(rng: random.Random) -> str:
-    """A short text about one village: location, the canonical fact, more."""
+    """A short text about one village: location, the canonical fact, more.
+
+    Half of them open with the canonical fact, so that "[bos]가람 마을의 특산물은" (no space before the
+    village: another token than " 가람") is seen at a document's start and has one continuation.
+    """
     village = rng.choice(list(VILLAGES))
     facts = [canonical_fact(village)]
     for _ in range(rng.randint(1, 2)):
         facts.append(_extra_fact(rng, village))
     rng.shuffle(facts)
     sentences = [_village_intro(village)] + facts
+    if rng.random() < 0.5:
+        sentences.remove(canonical_fact(village))
+        sentences.insert(0, canonical_fact(village))
     person = rng.choice(PEOPLE)
     for _ in range(rng.randint(3, 6)):
         sentences.append(_everyday_sentence(rng, person))
