@@ -284,3 +284,20 @@ def test_bfloat16_run_counts_two_bytes_per_element(course_inputs, tmp_path):
     config = course_inputs["config"]
     assert kv["dtype"] == "bfloat16" and kv["bytes_per_element"] == 2
     assert kv["measured_bytes"] == kv["formula_bytes"] == 2 * config.num_hidden_layers * 20 * 2 * 16 * 2
+
+
+@pytest.mark.skipif(not os.environ.get("MMINFER_FULL_DEMO"),
+                    reason="the full demo build takes ~5 minutes: MMINFER_FULL_DEMO=1 pytest -k full_demo "
+                           "(scripts/benchmark.py runs the same checks)")
+def test_full_demo_meets_the_quality_bar(tmp_path):
+    from mminfer.demo.corpus import GARAM_VILLAGE
+    from mminfer.demo.quality import quality_checks
+
+    outdir, demo_dir = tmp_path / "out", tmp_path / "demo"
+    command = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", f"outdir={outdir}",
+               f"demo_dir={demo_dir}", "demo=always"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200)
+    assert result.returncode == 0, result.stderr[-3000:]
+    facts = json.loads((demo_dir / "corpus" / "facts.json").read_text(encoding="utf-8"))
+    failed = {name: check for name, check in quality_checks(outdir, facts[GARAM_VILLAGE]).items() if not check["ok"]}
+    assert not failed
