@@ -31,6 +31,32 @@ def read_json(path: str | Path):
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
+def read_jsonl_field(path: str | Path, field: str, limit: int | None = None, kind: str = "data") -> list:
+    """``field`` of the records of a JSONL file in order (blank lines skipped), the first ``limit`` if
+    given. A missing file, a malformed line or a record without the field is a clear error naming the
+    file and the line."""
+    from mminfer.errors import MminferError
+
+    path = Path(path)
+    if not path.is_file():
+        raise MminferError(f"{kind} {path} does not exist.")
+    values = []
+    with path.open(encoding="utf-8") as lines:
+        for number, line in enumerate(lines, start=1):
+            if limit is not None and len(values) == limit:
+                break
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise MminferError(f"{path} line {number} is not valid JSON ({exc.msg}).") from None
+            if not isinstance(record, dict) or field not in record:
+                raise MminferError(f"{path} line {number} has no field '{field}'.")
+            values.append(record[field])
+    return values
+
+
 def sha256_of(path: str | Path) -> str:
     """sha256 of a file, or of a folder's files (name and content, in sorted order)."""
     path = Path(path)

@@ -8,32 +8,19 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from mminfer.errors import MminferError
+from mminfer.io import read_jsonl_field
 from mminfer.tokenizer import Tokenizer
 
 
 def read_documents(path: str | Path, count: int) -> list[str]:
-    """The ``text`` of the first ``count`` lines of a MiniMind pretrain JSONL file."""
-    path = Path(path)
-    if not path.is_file():
-        raise MminferError(f"validation data {path} does not exist.")
-    texts: list[str] = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if len(texts) == count:
-                break
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MminferError(f"{path} line {number} is not valid JSON ({exc.msg}).") from None
-            if not isinstance(record, dict) or not isinstance(record.get("text"), str):
-                raise MminferError(f"{path} line {number} has no string field 'text' (MiniMind pretrain format).")
-            texts.append(record["text"])
+    """The ``text`` of the first ``count`` records of a MiniMind pretrain JSONL file."""
+    texts = read_jsonl_field(path, "text", limit=count, kind="validation data")
+    for number, text in enumerate(texts, start=1):
+        if not isinstance(text, str):
+            raise MminferError(f"{path} record {number} has a 'text' that is not a string (MiniMind pretrain format).")
     if len(texts) < count:
         raise MminferError(f"{path} has {len(texts)} documents; the prompt needs the first {count}.")
     return texts

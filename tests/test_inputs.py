@@ -202,7 +202,7 @@ def test_malformed_jsonl_line_is_an_error_naming_the_line(tmp_path):
 
 def test_line_without_text_field_is_an_error_naming_the_line(tmp_path):
     path = write_jsonl(tmp_path / "bad.jsonl", ['{"text": "a"}', '{"content": "b"}'])
-    with pytest.raises(MminferError, match="line 2 has no string field 'text'"):
+    with pytest.raises(MminferError, match="line 2 has no field 'text'"):
         read_documents(path, 2)
 
 

@@ -5,7 +5,6 @@ Like :mod:`mminfer.jobs`, these know nothing of Snakemake; the scripts pass them
 
 from __future__ import annotations
 
-import json
 import logging
 from dataclasses import fields
 from pathlib import Path
@@ -13,6 +12,7 @@ from pathlib import Path
 from mminfer.demo.corpus import CorpusSpec, build_corpus, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.errors import MminferError
+from mminfer.io import read_jsonl_field
 
 log = logging.getLogger("mminfer")
 
@@ -29,14 +29,10 @@ def corpus_job(params: dict, out_dir) -> dict:
 
 def tokenizer_texts(train_jsonl, sft_jsonl) -> list[str]:
     """Pretrain documents plus every SFT turn's role and content (so chat words get tokens too)."""
-    texts = []
-    with open(train_jsonl, encoding="utf-8") as lines:
-        texts += [json.loads(line)["text"] for line in lines if line.strip()]
-    with open(sft_jsonl, encoding="utf-8") as lines:
-        for line in lines:
-            if line.strip():
-                for message in json.loads(line)["conversations"]:
-                    texts += [message["role"], message["content"]]
+    texts = list(read_jsonl_field(train_jsonl, "text", kind="corpus"))
+    for conversation in read_jsonl_field(sft_jsonl, "conversations", kind="corpus"):
+        for message in conversation:
+            texts += [message["role"], message["content"]]
     return texts
 
 

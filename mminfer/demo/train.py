@@ -21,7 +21,6 @@ schedule, the shared training loop, the two stages.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -31,6 +30,7 @@ from pathlib import Path
 import torch
 
 from mminfer.errors import MminferError
+from mminfer.io import read_jsonl_field
 from mminfer.loading import count_parameters, load_model, save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 from mminfer.tokenizer import Tokenizer, load_tokenizer
@@ -139,22 +139,8 @@ MICRO_SPEC = DemoSpec(
 # ---------------------------------------------------------------------------
 
 def read_jsonl(path: str | Path, field: str) -> list:
-    """The ``field`` of every record of a JSONL file, in file order (blank lines skipped)."""
-    path = Path(path)
-    if not path.is_file():
-        raise MminferError(f"training data {path} does not exist.")
-    values = []
-    with path.open(encoding="utf-8") as lines:
-        for number, line in enumerate(lines, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise MminferError(f"{path} line {number} is not valid JSON ({exc.msg}).") from None
-            if not isinstance(record, dict) or field not in record:
-                raise MminferError(f"{path} line {number} has no field {field!r}.")
-            values.append(record[field])
+    """The ``field`` of every record of a JSONL file, in file order; an empty file is an error."""
+    values = read_jsonl_field(path, field, kind="training data")
     if not values:
         raise MminferError(f"training data {path} is empty.")
     return values
