@@ -31,6 +31,7 @@ rule compare:
         kvbytes=[out("kvbytes.json", results) for results in RUNS],
         temp=[out("temp.json", results) for results in RUNS],
         topp=[out("topp.json", results) for results in RUNS],
+        capacity=[out("capacity.json", results) for results in RUNS],
     output:
         out("comparison.md"),
     params:

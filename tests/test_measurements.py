@@ -360,3 +360,30 @@ def test_report_says_plainly_where_the_paths_differ(tiny_model):
           "after_repeat_kv_bytes": 128}
     text = "\n".join(kv_section(same, count, timing, kv))
     assert "same_ids = false" in text and "1번째 단계" in text
+
+
+def test_sharp_position_keeps_fewer_candidates_than_open_one_on_a_model_built_so():
+    """A model whose next-token logits depend on the last token only: blocks add nothing (o_proj and
+    down_proj are zero), so the head sees the last token's embedding. After token 5 the head is flat
+    (an open position); after token 6 one token stands out (a sharp position)."""
+    from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+    from mminfer.sampling import next_token_logits
+
+    config = MiniMindConfig(hidden_size=16, num_hidden_layers=1, vocab_size=40, num_attention_heads=2,
+                            num_key_value_heads=1, max_position_embeddings=32, tie_word_embeddings=False)
+    model = MiniMindForCausalLM(config).eval()
+    with torch.no_grad():
+        for layer in model.model.layers:
+            layer.self_attn.o_proj.weight.zero_()
+            layer.mlp.down_proj.weight.zero_()
+        model.model.embed_tokens.weight.zero_()
+        model.model.embed_tokens.weight[5, 0] = 1.0  # open: direction 0
+        model.model.embed_tokens.weight[6, 1] = 1.0  # sharp: direction 1
+        model.lm_head.weight.zero_()
+        model.lm_head.weight[:, 0] = torch.linspace(0.0, 0.5, 40)  # nearly flat over the vocabulary
+        model.lm_head.weight[9, 1] = 3.0  # after token 6, token 9 takes almost all the mass
+    ps = [0.5, 0.9, 0.99]
+    open_survivors = survivors_by_p(next_token_logits(model, [1, 5], "cpu"), ps)
+    sharp_survivors = survivors_by_p(next_token_logits(model, [1, 6], "cpu"), ps)
+    assert all(sharp_survivors[key] < open_survivors[key] for key in open_survivors)
+    assert sharp_survivors["0.5"] == 1 and open_survivors["0.5"] > 10

@@ -251,7 +251,7 @@ def test_two_models_get_their_own_folders_and_a_comparison(course_run, course_in
     for name in OUTPUTS:
         assert (outdir / "models" / "second" / name).is_file(), name
     comparison = (outdir / "comparison.md").read_text(encoding="utf-8")
-    assert "| second |" in comparison and "| course |" in comparison
+    assert "| second |" in comparison and "| course |" in comparison and "카드당 사용자" in comparison
     assert read(outdir / "models" / "second", "same.json")["run"]["checkpoint"] == str(other)
 
 
