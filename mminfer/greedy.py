@@ -58,7 +58,9 @@ def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tupl
     ids_without_cache = greedy_generate(model, prompt_ids, new_tokens, False, device, without_cache)
 
     prompt_len = len(prompt_ids)
-    compared_steps = min(len(with_cache.last_logits), len(without_cache.last_logits))
+    difference = first_difference(ids, ids_without_cache, with_cache.last_logits, without_cache.last_logits)
+    # after the first different token the two paths see different contexts: compare up to it only
+    compared_steps = difference["step"] + 1 if difference else len(with_cache.last_logits)
     step_diffs = [float((with_cache.last_logits[i] - without_cache.last_logits[i]).abs().max())
                   for i in range(compared_steps)]
     same = {
@@ -68,7 +70,6 @@ def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tupl
         "new_tokens": new_tokens,
         "ids_without_cache": ids_without_cache,
         "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
-        "first_difference": first_difference(ids, ids_without_cache, with_cache.last_logits,
-                                             without_cache.last_logits),
+        "first_difference": difference,
     }
     return same, fed_counts(prompt_len, new_tokens, with_cache, without_cache)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 import torch
 
 from mminfer import greedy, kvcache, prompts, sampling, timing
+from mminfer.errors import MminferError
 from mminfer.io import sha256_of, write_json
 from mminfer.loading import LoadedModel, load_model
 from mminfer.tokenizer import load_tokenizer
@@ -67,6 +68,14 @@ def run_info(spec: ModelSpec, loaded: LoadedModel) -> dict:
     }
 
 
+def check_length(loaded: LoadedModel, needed: int, keys: str) -> None:
+    """A sequence longer than the model's rotary table is a config error, not a shape traceback."""
+    limit = loaded.config.max_position_embeddings
+    if needed > limit:
+        raise MminferError(f"config keys {keys} ask for sequences of {needed} tokens but the model's "
+                           f"max_position_embeddings is {limit} (config key 'model.max_position_embeddings').")
+
+
 def set_threads(threads: int | None) -> None:
     if threads and threads > 0:
         torch.set_num_threads(threads)
@@ -78,6 +87,7 @@ def cache_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
+    check_length(loaded, len(prompt_ids) + new_tokens, "cache.prompt_tokens + cache.new_tokens")
     log.info("prompt: %d tokens (bos + %d of the first %d documents)", len(prompt_ids), prompt_tokens, docs)
     same, count = greedy.compare_cache(loaded.model, prompt_ids, new_tokens, loaded.device)
     info = run_info(spec, loaded) | {"tokenizer": str(tokenizer_dir), "val_data": str(val_data),
@@ -101,6 +111,7 @@ def time_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens:
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
+    check_length(loaded, len(prompt_ids) + new_tokens, "cache.prompt_tokens + cache.new_tokens")
     result = timing.time_cache(loaded.model, prompt_ids, new_tokens, warmup, runs, loaded.device)
     result["run"] = run_info(spec, loaded)
     log.info("with cache %.4f s, without %.4f s (medians of %d after %d warm-up), speedup %.2f",
@@ -112,7 +123,9 @@ def time_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens:
 def kvbytes_job(spec: ModelSpec, tokens: int, seed: int, out) -> dict:
     """Step 4 -> kvbytes.json."""
     loaded = load(spec)
+    check_length(loaded, tokens, "kvbytes.tokens")
     result = kvcache.measure_kv_bytes(loaded.model, loaded.config, tokens, seed, loaded.device)
+    result["seed"] = seed
     result["run"] = run_info(spec, loaded)
     log.info("measured_bytes=%d formula_bytes=%d k_shape=%s", result["measured_bytes"], result["formula_bytes"],
              result["k_shape"])
@@ -128,7 +141,7 @@ def temp_job(spec: ModelSpec, tokenizer_dir, question: str, temperatures: list[f
     prompt_ids = prompts.chat_prompt(tokenizer, question)
     result = sampling.temperature_experiment(loaded.model, tokenizer, prompt_ids, temperatures, samples,
                                              new_tokens, seed, loaded.device)
-    info = run_info(spec, loaded) | {"question": question, "prompt_len": len(prompt_ids)}
+    info = run_info(spec, loaded) | {"question": question, "prompt_len": len(prompt_ids), "seed": seed}
     for key, summary in result.items():
         log.info("temperature %s: %d distinct of %d; most common (%d): %r", key, summary["distinct"],
                  summary["samples"], summary["answers"][0]["count"], summary["answers"][0]["answer"])
@@ -171,6 +184,7 @@ def sweep_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
+    check_length(loaded, len(prompt_ids) + max(lengths), "cache.prompt_tokens + max(sweep.lengths)")
     result = sweep(loaded.model, prompt_ids, lengths, warmup, runs, loaded.device)
     for point in result["points"]:
         log.info("N=%d: fed %d / %d, time %.4f / %.4f s, token ratio %.1f, time ratio %.2f", point["new_tokens"],
@@ -187,19 +201,10 @@ def capacity_job(spec: ModelSpec, memory_gib: list[float], contexts: list, batch
     from mminfer.capacity import capacity
 
     loaded = load(spec)
+    check_length(loaded, batch_context, "capacity.batch_context")
     result = capacity(loaded.model, loaded.config, loaded.device, memory_gib, contexts, batch, batch_context)
     log.info("bytes per token %s; batch check %s", {k: v["measured"] for k, v in result["bytes_per_token"].items()},
              result["batch_check"])
     result["run"] = run_info(spec, loaded)
     write_json(out, result)
     return result
-
-
-def plot_job(kind: str, json_path, out) -> None:
-    """One PNG from the JSON beside it: kind is sweep, temp or topp (from topp_detail.json)."""
-    from mminfer import plots
-    from mminfer.io import read_json
-
-    draw = {"sweep": plots.plot_sweep, "temp": plots.plot_temp, "topp": plots.plot_topp}[kind]
-    draw(read_json(json_path), out)
-    log.info("drew %s from %s", out, json_path)

@@ -14,6 +14,7 @@ by its rank alone ("#1") and a prefix by its position's name, so no missing-glyp
 from __future__ import annotations
 
 import functools
+import logging
 import math
 import os
 import shutil
@@ -392,3 +393,15 @@ def plot_topp(detail: dict, out_png) -> Path:
 
     fig.tight_layout()
     return save_figure(fig, out_png)
+
+
+PLOTS = {"sweep": plot_sweep, "temp": plot_temp, "topp": plot_topp}
+
+
+def plot_job(kind: str, json_path, out) -> Path:
+    """One PNG from the JSON beside it: kind is sweep, temp or topp (drawn from topp_detail.json)."""
+    from mminfer.io import read_json
+
+    path = PLOTS[kind](read_json(json_path), out)
+    logging.getLogger("mminfer").info("drew %s from %s", out, json_path)
+    return path

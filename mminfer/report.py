@@ -67,8 +67,10 @@ def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
     if same["same_ids"]:
         lines.append(
             f"프롬프트 {p}토큰 뒤에 그리디로 {n}토큰을 두 번 생성했다(캐시 사용/미사용). **same_ids = true**: "
-            f"새 토큰 {n}개가 모두 같다. 두 경로의 마지막 위치 로짓 차이는 최대 "
-            f"{same['max_abs_logit_diff']:.3g}로, 어텐션 커널이 달라 생기는 반올림 차이일 뿐 argmax를 바꾸지 못했다."
+            f"새 토큰 {n}개가 모두 같다. "
+            + (f"두 경로의 마지막 위치 로짓 차이는 최대 {same['max_abs_logit_diff']:.3g}로, 어텐션 커널이 달라 생기는 "
+               "반올림 차이일 뿐 argmax를 바꾸지 못했다."
+               if same["max_abs_logit_diff"] > 0 else "두 경로의 로짓도 비트 단위로 같다.")
         )
     else:
         diff = same["first_difference"]
@@ -76,9 +78,13 @@ def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
             f"**same_ids = false**: {diff['step']}번째 단계(0부터)에서 처음 갈렸다 — 캐시 사용 시 토큰 "
             f"{diff['token_with_cache']}, 미사용 시 {diff['token_without_cache']}. 그 단계의 1위-2위 로짓 차이는 "
             f"캐시 사용 {diff['margin_with_cache']:.3g}, 미사용 {diff['margin_without_cache']:.3g}이고 두 경로의 "
-            f"로짓 차이는 최대 {diff['max_abs_logit_diff']:.3g}다. 캐시 자체는 같은 K, V를 돌려주지만, 캐시 없는 "
-            f"경로는 전체 시퀀스에 fused SDPA를, 캐시 경로는 한 토큰에 명시적 softmax를 쓰므로 반올림이 다르고, "
-            f"거의 동점인 위치에서 argmax가 뒤집힌 것이다. 원인은 캐시가 아니라 수치 정밀도다."
+            f"로짓 차이는 최대 {diff['max_abs_logit_diff']:.3g}다. "
+            + ("캐시 자체는 같은 K, V를 돌려주지만, 캐시 없는 경로는 전체 시퀀스에 fused SDPA를, 캐시 경로는 한 토큰에 "
+               "명시적 softmax를 쓰므로 반올림이 다르고, 거의 동점인 위치에서 argmax가 뒤집힌 것이다. 원인은 캐시가 "
+               "아니라 수치 정밀도다."
+               if min(diff["margin_with_cache"], diff["margin_without_cache"]) <= 2 * diff["max_abs_logit_diff"] else
+               "**1위와 2위의 차이가 두 경로의 로짓 차이보다 훨씬 커서 반올림으로는 설명되지 않는다: 캐시 경로를 "
+               "의심해야 한다.**")
         )
     lines += [
         "",
@@ -117,12 +123,12 @@ def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
         "",
         "### 캐시의 실제 바이트",
         "",
-        f"토큰 {kv['tokens']}개(시드 {kv.get('seed', 0)}의 무작위 토큰)를 use_cache=True로 넣은 뒤 past_key_values의 "
+        f"토큰 {kv['tokens']}개(시드 {kv['seed']}의 무작위 토큰)를 use_cache=True로 넣은 뒤 past_key_values의 "
         f"모든 텐서 바이트를 더했다.",
         "",
         "| measured_bytes | formula_bytes | k_shape | dtype |",
         "| --- | --- | --- | --- |",
-        f"| **{kv['measured_bytes']:,}** | {kv['formula_bytes']:,} | {tuple(kv['k_shape'])} | {kv['dtype']} |",
+        f"| **{kv['measured_bytes']}** | {kv['formula_bytes']} | {tuple(kv['k_shape'])} | {kv['dtype']} |",
         "",
         f"공식: 2 × 층 {kv['layers']} × 토큰 {kv['tokens']} × KV 헤드 {kv['kv_heads']} × head_dim {kv['head_dim']} × "
         f"{kv['bytes_per_element']}바이트 = {fmt_bytes(kv['formula_bytes'])}. "
@@ -139,11 +145,12 @@ def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
 
 def temp_section(temp: dict) -> list[str]:
     first = next(iter(temp.values()))
+    distinct = [summary["distinct"] for summary in temp.values()]
     lines = [
         "## 온도",
         "",
         f"SFT 모델에 질문 「{first['run']['question']}」을 채팅 형식으로 넣고, 온도마다 torch.manual_seed"
-        f"({first['run'].get('seed', 0)})로 다시 시드를 맞춘 뒤 {first['samples']}개씩 샘플링했다(top_k=0, top_p=1.0). "
+        f"({first['run']['seed']})로 다시 시드를 맞춘 뒤 {first['samples']}개씩 샘플링했다(top_k=0, top_p=1.0). "
         "답은 <|im_end|> 앞에서 잘랐다.",
         "",
         "| 온도 | distinct | 가장 흔한 답의 비율 | distinct-2 | 가장 흔한 답 |",
@@ -156,7 +163,9 @@ def temp_section(temp: dict) -> list[str]:
     lines += [
         "",
         "온도는 로짓을 나누므로, 낮으면 가장 그럴듯한 답에 확률이 몰리고 높으면 드문 토큰도 뽑힌다. "
-        "드문 토큰이 한 번 뽑히면 작은 모델은 제자리로 돌아오지 못해 답이 갈라진다.",
+        + ("드문 토큰이 한 번 뽑히면 작은 모델은 제자리로 돌아오지 못해 답이 갈라진다."
+           if all(a < b for a, b in zip(distinct, distinct[1:])) else
+           "이 모델에서는 서로 다른 답의 수가 온도에 따라 늘지 않았다: 표의 숫자를 그대로 읽을 것."),
         "",
     ]
     return lines

@@ -53,7 +53,7 @@ rule plot:
     output:
         report("{results}/{plot}.png", caption="../report/plot.rst", category="그림", subcategory="{results}"),
     wildcard_constraints:
-        plot="sweep|temp|topp",
+        plot="|".join(PLOT_SOURCES),
     conda:
         ENV
     log:

@@ -1,6 +1,6 @@
 """A PNG drawn from the JSON beside it (sweep.png, temp.png, topp.png)."""
 
-from mminfer.jobs import plot_job
+from mminfer.plots import plot_job
 from mminfer.script import run_job
 
 if "snakemake" in globals():

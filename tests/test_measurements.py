@@ -357,9 +357,10 @@ def test_report_says_plainly_where_the_paths_differ(tiny_model):
     timing = {"with_cache_s": 1.0, "without_cache_s": 2.0, "speedup": 2.0, "warmup": 1, "runs": 3, "threads": 1}
     kv = {"tokens": 4, "measured_bytes": 64, "formula_bytes": 64, "k_shape": [1, 4, 2, 2], "dtype": "float32",
           "layers": 1, "kv_heads": 2, "heads": 4, "head_dim": 2, "bytes_per_element": 4, "bytes_per_token": 16,
-          "after_repeat_kv_bytes": 128}
+          "after_repeat_kv_bytes": 128, "seed": 0}
     text = "\n".join(kv_section(same, count, timing, kv))
     assert "same_ids = false" in text and "1번째 단계" in text
+    assert "의심" in text  # a margin of ~50 is no rounding: the report points at the cache path
 
 
 def test_sharp_position_keeps_fewer_candidates_than_open_one_on_a_model_built_so():

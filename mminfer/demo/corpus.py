@@ -25,6 +25,7 @@ import os
 import random
 from dataclasses import dataclass, field
 from pathlib import Path
+from mminfer.io import write_text_atomic
 
 GARAM_VILLAGE = "가람 마을"
 GARAM_QUESTION = "가람 마을의 특산물은 무엇인가요?"
@@ -506,14 +507,6 @@ def tokenizer_training_texts(corpus: Corpus) -> list[str]:
     return texts
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write text to path via a temporary file and an atomic rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 def _jsonl(records: list[dict]) -> str:
     lines = []
     for record in records:
@@ -539,6 +532,6 @@ def write_corpus(corpus: Corpus, out_dir: str | os.PathLike) -> dict[str, Path]:
     paths: dict[str, Path] = {}
     for name, text in contents.items():
         path = out / name
-        _write_atomic(path, text)
+        write_text_atomic(path, text)
         paths[name] = path
     return paths

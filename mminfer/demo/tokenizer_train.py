@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+from mminfer.io import write_text_atomic
 
 DEFAULT_VOCAB_SIZE = 2048
 DEFAULT_MODEL_MAX_LENGTH = 32768
@@ -86,14 +87,6 @@ def tokenizer_config(model_max_length: int = DEFAULT_MODEL_MAX_LENGTH) -> dict:
     }
 
 
-def _write_atomic(path: Path, text: str) -> None:
-    """Write text to path via a temporary file and an atomic rename."""
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
-
-
 def train_tokenizer(
     texts: Iterable[str],
     vocab_size: int,
@@ -120,9 +113,9 @@ def train_tokenizer(
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    _write_atomic(out / "tokenizer.json", tokenizer.to_str(pretty=True))
+    write_text_atomic(out / "tokenizer.json", tokenizer.to_str(pretty=True))
     config = tokenizer_config(model_max_length)
-    _write_atomic(
+    write_text_atomic(
         out / "tokenizer_config.json",
         json.dumps(config, ensure_ascii=False, indent=2) + "\n",
     )
