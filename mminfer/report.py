@@ -33,6 +33,17 @@ def short_sha(sha: str) -> str:
     return sha[:16]
 
 
+# Relative logit differences that rounding alone produces between the two attention paths, per dtype
+# (a generous bound: float32 agrees to ~1e-6 relative, half precision to ~1e-2).
+ROUNDING_TOLERANCE = {"float32": 1e-3, "bfloat16": 1e-1, "float16": 2e-2}
+
+
+def rounding_sized(diff: dict, dtype: str) -> bool:
+    """Is the logit difference between the paths at the first differing step no larger than rounding?"""
+    scale = 1.0 + diff.get("max_abs_logit", 0.0)
+    return diff["max_abs_logit_diff"] <= ROUNDING_TOLERANCE.get(dtype, 1e-1) * scale
+
+
 def provenance_section(same: dict, temp: dict) -> list[str]:
     pre = same["run"]
     sft = next(iter(temp.values()))["run"]
@@ -82,7 +93,7 @@ def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
             + ("캐시 자체는 같은 K, V를 돌려주지만, 캐시 없는 경로는 전체 시퀀스에 fused SDPA를, 캐시 경로는 한 토큰에 "
                "명시적 softmax를 쓰므로 반올림이 다르고, 거의 동점인 위치에서 argmax가 뒤집힌 것이다. 원인은 캐시가 "
                "아니라 수치 정밀도다."
-               if min(diff["margin_with_cache"], diff["margin_without_cache"]) <= 2 * diff["max_abs_logit_diff"] else
+               if rounding_sized(diff, same.get("run", {}).get("dtype", "float32")) else
                "**1위와 2위의 차이가 두 경로의 로짓 차이보다 훨씬 커서 반올림으로는 설명되지 않는다: 캐시 경로를 "
                "의심해야 한다.**")
         )
