@@ -36,6 +36,7 @@ def add_model_arguments(parser) -> None:
     parser.add_argument("--minimind-src", default="/opt/minimind", help="folder with model/model_minimind.py")
     parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--log", default=None, help="also write the log to this file")
 
 

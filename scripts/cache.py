@@ -29,7 +29,6 @@ def parse_cli():
     parser.add_argument("--docs", type=int, default=6, help="documents joined into the prompt (default 6)")
     parser.add_argument("--prompt-tokens", type=int, default=200, help="prompt tokens after bos (default 200)")
     parser.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     add_model_arguments(parser)
     args = parser.parse_args()
     outdir = Path(args.outdir)

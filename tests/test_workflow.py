@@ -301,3 +301,23 @@ def test_full_demo_meets_the_quality_bar(tmp_path):
     facts = json.loads((demo_dir / "corpus" / "facts.json").read_text(encoding="utf-8"))
     failed = {name: check for name, check in quality_checks(outdir, facts[GARAM_VILLAGE]).items() if not check["ok"]}
     assert not failed
+
+
+@pytest.mark.parametrize("script", ["cache", "time_generation", "kvbytes", "temperature", "topp"])
+def test_measurement_scripts_run_by_hand_show_help(script):
+    result = subprocess.run([sys.executable, str(REPO / "scripts" / f"{script}.py"), "--help"], capture_output=True,
+                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    assert result.returncode == 0 and "--backend" in result.stdout
+
+
+def test_kvbytes_script_by_hand_writes_what_the_rule_wrote(course_run, course_inputs, tmp_path):
+    _, outdir = course_run
+    out = tmp_path / "kvbytes.json"
+    result = subprocess.run([sys.executable, str(REPO / "scripts" / "kvbytes.py"), "--pretrain",
+                             str(course_inputs["pretrain"]), "--out", str(out), "--tokens", "20", "--backend",
+                             "builtin", "--threads", "1"], capture_output=True, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert result.returncode == 0, result.stderr
+    by_hand, by_rule = read(tmp_path, "kvbytes.json"), read(outdir, "kvbytes.json")
+    for key in ("tokens", "measured_bytes", "formula_bytes", "k_shape"):
+        assert by_hand[key] == by_rule[key]
