@@ -30,6 +30,16 @@ def run_job(log_path, job, *args, **kwargs):
         sys.exit(1)
 
 
+def add_prompt_arguments(parser) -> None:
+    """The flags of the task's greedy prompt: checkpoint, tokenizer, validation data and sizes."""
+    parser.add_argument("--pretrain", required=True, help="pretrained checkpoint (.pth state_dict or model folder)")
+    parser.add_argument("--tokenizer", required=True, help="folder with tokenizer.json and tokenizer_config.json")
+    parser.add_argument("--val-data", required=True, help="validation JSONL ({\"text\": ...} per line)")
+    parser.add_argument("--docs", type=int, default=6, help="documents joined into the prompt (default 6)")
+    parser.add_argument("--prompt-tokens", type=int, default=200, help="prompt tokens after bos (default 200)")
+    parser.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
+
+
 def add_model_arguments(parser) -> None:
     """The flags that choose and place a model, for running a rule script by hand."""
     parser.add_argument("--backend", default="auto", choices=["auto", "minimind", "builtin"])

@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 
 from mminfer.jobs import cache_job, model_spec_from
-from mminfer.script import add_model_arguments, model_params_from_args, run_job
+from mminfer.script import add_model_arguments, add_prompt_arguments, model_params_from_args, run_job
 
 
 def main(pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, same_out, count_out, log=None,
@@ -22,13 +22,8 @@ def main(pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, 
 
 def parse_cli():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pretrain", required=True, help="pretrained checkpoint (.pth state_dict)")
-    parser.add_argument("--tokenizer", required=True, help="folder with tokenizer.json and tokenizer_config.json")
-    parser.add_argument("--val-data", required=True, help="validation JSONL ({\"text\": ...} per line)")
+    add_prompt_arguments(parser)
     parser.add_argument("--outdir", required=True, help="where same.json and count.json go")
-    parser.add_argument("--docs", type=int, default=6, help="documents joined into the prompt (default 6)")
-    parser.add_argument("--prompt-tokens", type=int, default=200, help="prompt tokens after bos (default 200)")
-    parser.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
     add_model_arguments(parser)
     args = parser.parse_args()
     outdir = Path(args.outdir)

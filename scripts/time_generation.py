@@ -12,18 +12,13 @@ import argparse
 from pathlib import Path
 
 from mminfer.jobs import model_spec_from, time_job
-from mminfer.script import add_model_arguments, model_params_from_args, run_job
+from mminfer.script import add_model_arguments, add_prompt_arguments, model_params_from_args, run_job
 
 
 def parse_cli():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--pretrain", required=True, help="pretrained checkpoint (.pth state_dict or model folder)")
-    parser.add_argument("--tokenizer", required=True, help="folder with tokenizer.json and tokenizer_config.json")
-    parser.add_argument("--val-data", required=True, help="validation JSONL ({\"text\": ...} per line)")
+    add_prompt_arguments(parser)
     parser.add_argument("--out", required=True, help="time.json to write")
-    parser.add_argument("--docs", type=int, default=6, help="documents joined into the prompt (default 6)")
-    parser.add_argument("--prompt-tokens", type=int, default=200, help="prompt tokens after bos (default 200)")
-    parser.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
     parser.add_argument("--warmup", type=int, default=1, help="untimed runs per method (default 1)")
     parser.add_argument("--runs", type=int, default=3, help="timed runs per method (default 3)")
     add_model_arguments(parser)
