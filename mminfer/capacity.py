@@ -25,6 +25,7 @@ import copy
 import torch
 
 from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes, random_tokens
+from mminfer.loading import DTYPES, dtype_name
 
 DEFAULT_DTYPES = ("float32", "bfloat16", "float16")
 GIB = 2**30
@@ -35,14 +36,9 @@ def torch_dtype(dtype) -> torch.dtype:
     """torch.float32 from "float32" (or a torch.dtype, returned unchanged)."""
     if isinstance(dtype, torch.dtype):
         return dtype
-    value = getattr(torch, str(dtype), None)
-    if not isinstance(value, torch.dtype):
-        raise ValueError(f"unknown dtype {dtype!r}")
-    return value
-
-
-def dtype_name(dtype) -> str:
-    return str(torch_dtype(dtype)).replace("torch.", "")
+    if dtype not in DTYPES:
+        raise ValueError(f"unknown dtype {dtype!r}; one of {', '.join(DTYPES)}")
+    return DTYPES[dtype]
 
 
 def element_size(dtype) -> int:

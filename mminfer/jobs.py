@@ -16,7 +16,7 @@ import torch
 from mminfer import greedy, kvcache, prompts, sampling, timing
 from mminfer.errors import MminferError
 from mminfer.io import sha256_of, write_json
-from mminfer.loading import LoadedModel, load_model
+from mminfer.loading import LoadedModel, dtype_name, load_model
 from mminfer.tokenizer import load_tokenizer
 
 log = logging.getLogger("mminfer")
@@ -42,7 +42,7 @@ def load(spec: ModelSpec) -> LoadedModel:
                         device=spec.device, dtype=spec.dtype, overrides=spec.overrides)
     config = loaded.config
     log.info("loaded %s with backend %s on %s (%s): %d layers, hidden %d, heads %d, kv heads %d, head_dim %d, vocab %d",
-             spec.checkpoint, loaded.backend, loaded.device, str(loaded.dtype).replace("torch.", ""),
+             spec.checkpoint, loaded.backend, loaded.device, dtype_name(loaded.dtype),
              config.num_hidden_layers, config.hidden_size, config.num_attention_heads,
              config.num_key_value_heads, config.head_dim, config.vocab_size)
     return loaded
@@ -60,7 +60,7 @@ def run_info(spec: ModelSpec, loaded: LoadedModel) -> dict:
         "backend": loaded.backend,
         "device": loaded.device.type,
         "device_name": device_name,
-        "dtype": str(loaded.dtype).replace("torch.", ""),
+        "dtype": dtype_name(loaded.dtype),
         "torch": torch.__version__,
         "python": platform.python_version(),
         "threads": torch.get_num_threads(),

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import torch
 
+from mminfer.loading import dtype_name
+
 
 def kv_formula_bytes(layers: int, tokens: int, kv_heads: int, head_dim: int, bytes_per_element: int,
                      batch: int = 1) -> int:
@@ -64,7 +66,7 @@ def measure_kv_bytes(model, config, tokens: int, seed: int, device) -> dict:
         "kv_heads": config.num_key_value_heads,
         "heads": config.num_attention_heads,
         "head_dim": config.head_dim,
-        "dtype": str(first_k.dtype).replace("torch.", ""),
+        "dtype": dtype_name(first_k.dtype),
         "bytes_per_element": bytes_per_element,
         "bytes_per_token": measured_bytes // tokens,
         "after_repeat_kv_bytes": after_repeat_kv_bytes,

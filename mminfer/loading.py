@@ -44,6 +44,11 @@ class LoadedModel:
     path: Path
 
 
+def dtype_name(dtype: torch.dtype) -> str:
+    """"float32" for torch.float32: how dtypes are written in config and JSON."""
+    return str(dtype).replace("torch.", "")
+
+
 def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")

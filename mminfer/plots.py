@@ -179,6 +179,19 @@ def fitted_times(cost: dict | None, steps: list[int], fed: list[int]) -> list[fl
     return [n * cost["fixed_s_per_step"] + f * cost["per_token_s"] for n, f in zip(steps, fed)]
 
 
+def finish_length_axis(ax, title: str, ylabel: str, log_x: bool, log_y: bool) -> None:
+    """Labels, scales, legend and grid of one sweep panel (x is the generation length N)."""
+    ax.set_xlabel("new tokens N")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    if log_x:
+        log2_lengths_axis(ax)
+    if log_y:
+        ax.set_yscale("log")
+    ax.legend(fontsize=8)
+    ax.grid(True, alpha=0.3)
+
+
 def plot_sweep(sweep: dict, out_png) -> Path:
     """Three panels against the generation length N: time of both methods (with the fitted cost model
     dashed and the time to first token dotted), tokens fed into forward (log y), and the token ratio
@@ -207,26 +220,12 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     if sweep.get("ttft_s") is not None:
         time_ax.axhline(sweep["ttft_s"], color="gray", linestyle=":",
                         label=f"time to first token {sweep['ttft_s'] * 1e3:.3g} ms")
-    time_ax.set_xlabel("new tokens N")
-    time_ax.set_ylabel("generation time (s, median)")
-    time_ax.set_title(f"time after a {sweep['prompt_len']}-token prompt")
-    if log_x:
-        log2_lengths_axis(time_ax)
-    if spans_decades(with_s + without_s):
-        time_ax.set_yscale("log")
-    time_ax.legend(fontsize=8)
-    time_ax.grid(True, alpha=0.3)
+    finish_length_axis(time_ax, f"time after a {sweep['prompt_len']}-token prompt", "generation time (s, median)",
+                       log_x, spans_decades(with_s + without_s))
 
     fed_ax.plot(lengths, fed_with, "o-", color=WITH_CACHE_COLOR, label="with cache: P + N - 1")
     fed_ax.plot(lengths, fed_without, "s-", color=WITHOUT_CACHE_COLOR, label="without cache: NP + N(N-1)/2")
-    fed_ax.set_xlabel("new tokens N")
-    fed_ax.set_ylabel("tokens fed into forward")
-    fed_ax.set_title("tokens fed")
-    if log_x:
-        log2_lengths_axis(fed_ax)
-    fed_ax.set_yscale("log")
-    fed_ax.legend(fontsize=8)
-    fed_ax.grid(True, alpha=0.3)
+    finish_length_axis(fed_ax, "tokens fed", "tokens fed into forward", log_x, True)
 
     token_ratio = [point["token_ratio"] for point in points]
     time_ratio = [point["time_ratio"] for point in points]
@@ -238,15 +237,8 @@ def plot_sweep(sweep: dict, out_png) -> Path:
         ratio_ax.plot([row["new_tokens"] for row in curve], [row["predicted_time_ratio"] for row in curve],
                       "--", color="tab:red", alpha=0.6, label=f"time ratio predicted ({approach['costs_from']} fit)")
     ratio_ax.axhline(1.0, color="gray", linewidth=0.8)
-    ratio_ax.set_xlabel("new tokens N")
-    ratio_ax.set_ylabel("without cache / with cache")
-    ratio_ax.set_title("what the cache saves")
-    if log_x:
-        log2_lengths_axis(ratio_ax)
-    if spans_decades(token_ratio + time_ratio):
-        ratio_ax.set_yscale("log")
-    ratio_ax.legend(fontsize=8)
-    ratio_ax.grid(True, alpha=0.3)
+    finish_length_axis(ratio_ax, "what the cache saves", "without cache / with cache", log_x,
+                       spans_decades(token_ratio + time_ratio))
 
     fig.tight_layout()
     return save_figure(fig, out_png)

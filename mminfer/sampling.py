@@ -99,12 +99,13 @@ def position_detail(tokenizer, prefix: str, logits: torch.Tensor, ps: list[float
     probs = torch.softmax(logits.double(), dim=-1)
     values, indices = torch.topk(probs, top)
     sorted_probs = torch.sort(probs, descending=True).values
+    entropy = entropy_bits(logits)
     return {
         "prefix": prefix,
         "survivors": survivors_by_p(logits, ps),
-        "entropy_bits": entropy_bits(logits),
+        "entropy_bits": entropy,
         "top_tokens": [{"id": int(i), "token": tokenizer.decode([int(i)], skip_special_tokens=False),
                         "prob": float(v)} for v, i in zip(values, indices)],
         "sorted_probs": [float(x) for x in sorted_probs[: max(200, top)]],
-        "perplexity": math.pow(2.0, entropy_bits(logits)),
+        "perplexity": math.pow(2.0, entropy),
     }

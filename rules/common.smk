@@ -18,6 +18,7 @@ sys.path.insert(0, REPO)
 os.environ.update(PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
 ENV = "../envs/mminfer.yaml"
 
+from mminfer.compare import PER_MODEL_FILES
 from mminfer.errors import MminferError
 from mminfer.inputs import check_config, resolve_runs
 

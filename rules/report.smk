@@ -27,11 +27,7 @@ rule report:
 
 rule compare:
     input:
-        time=[out("time.json", results) for results in RUNS],
-        kvbytes=[out("kvbytes.json", results) for results in RUNS],
-        temp=[out("temp.json", results) for results in RUNS],
-        topp=[out("topp.json", results) for results in RUNS],
-        capacity=[out("capacity.json", results) for results in RUNS],
+        **{name: [out(f"{name}.json", results) for results in RUNS] for name in PER_MODEL_FILES},
     output:
         out("comparison.md"),
     params:

@@ -9,7 +9,7 @@ import logging
 from dataclasses import fields
 from pathlib import Path
 
-from mminfer.demo.corpus import CorpusSpec, build_corpus, write_corpus
+from mminfer.demo.corpus import CorpusSpec, build_corpus, training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.errors import MminferError
 from mminfer.io import read_jsonl_field
@@ -28,12 +28,9 @@ def corpus_job(params: dict, out_dir) -> dict:
 
 
 def tokenizer_texts(train_jsonl, sft_jsonl) -> list[str]:
-    """Pretrain documents plus every SFT turn's role and content (so chat words get tokens too)."""
-    texts = list(read_jsonl_field(train_jsonl, "text", kind="corpus"))
-    for conversation in read_jsonl_field(sft_jsonl, "conversations", kind="corpus"):
-        for message in conversation:
-            texts += [message["role"], message["content"]]
-    return texts
+    """The corpus files' texts, as :func:`mminfer.demo.corpus.training_texts` gathers them."""
+    return training_texts(read_jsonl_field(train_jsonl, "text", kind="corpus"),
+                          read_jsonl_field(sft_jsonl, "conversations", kind="corpus"))
 
 
 def tokenizer_job(train_jsonl, sft_jsonl, vocab_size: int, out_dir) -> Path:

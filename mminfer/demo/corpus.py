@@ -492,6 +492,16 @@ def build_corpus(spec: CorpusSpec) -> Corpus:
     )
 
 
+def training_texts(documents: list[str], conversations: list[list[dict]]) -> list[str]:
+    """Pretrain documents plus every SFT turn's role and content."""
+    texts = list(documents)
+    for conversation in conversations:
+        for message in conversation:
+            texts.append(message["role"])
+            texts.append(message["content"])
+    return texts
+
+
 def tokenizer_training_texts(corpus: Corpus) -> list[str]:
     """Texts to train the tokenizer on: pretrain documents and SFT turns.
 
@@ -499,12 +509,7 @@ def tokenizer_training_texts(corpus: Corpus) -> list[str]:
     (``무엇인가요``, ``입니다``) and the role names of the chat template
     (``user``, ``assistant``) their own tokens instead of raw bytes.
     """
-    texts = list(corpus.train)
-    for conversation in corpus.sft:
-        for message in conversation:
-            texts.append(message["role"])
-            texts.append(message["content"])
-    return texts
+    return training_texts(corpus.train, corpus.sft)
 
 
 def _jsonl(records: list[dict]) -> str:
