@@ -44,7 +44,7 @@ def rounding_sized(diff: dict, dtype: str) -> bool:
     return diff["max_abs_logit_diff"] <= ROUNDING_TOLERANCE.get(dtype, 1e-1) * scale
 
 
-def provenance_section(same: dict, temp: dict) -> list[str]:
+def provenance_section(same: dict, temp: dict, cache_script: str | None = None) -> list[str]:
     pre = same["run"]
     sft = next(iter(temp.values()))["run"]
     label = MODEL_SET_LABELS.get(pre["model_set"], pre["model_set"])
@@ -68,6 +68,9 @@ def provenance_section(same: dict, temp: dict) -> list[str]:
          f"head_dim {pre['config']['head_dim']}, 어휘 {pre['config']['vocab_size']}."),
         "",
     ]
+    if cache_script:
+        lines += [f"same.json과 count.json을 쓴 스크립트: [`{cache_script}`]({cache_script}) — mminfer가 설치된 곳에서 "
+                  f"손으로도 돌릴 수 있다(`python {cache_script} --help`).", ""]
     return lines
 
 
@@ -321,11 +324,12 @@ def pictures_section(temp_png: str | None, topp_png: str | None) -> list[str]:
 
 def render_report(same: dict, count: dict, timing: dict, kv: dict, temp: dict, topp: dict,
                   topp_detail: dict | None = None, sweep: dict | None = None, capacity: dict | None = None,
-                  pictures: dict | None = None) -> str:
-    """report.md; ``pictures`` maps sweep/temp/topp to a PNG path relative to the report."""
+                  pictures: dict | None = None, cache_script: str | None = None) -> str:
+    """report.md; ``pictures`` maps sweep/temp/topp to a PNG path relative to the report, ``cache_script``
+    is the task's cache.py relative to it."""
     pictures = pictures or {}
     lines = ["# MiniMind generate 측정: KV 캐시와 샘플링", ""]
-    lines += provenance_section(same, temp)
+    lines += provenance_section(same, temp, cache_script)
     lines += kv_section(same, count, timing, kv)
     lines += temp_section(temp)
     lines += topp_section(topp, topp_detail)
@@ -349,7 +353,7 @@ def report_job(inputs: dict, out) -> str:
                 if str(path).endswith(".png")}
     text = render_report(loaded["same"], loaded["counts"], loaded["time"], loaded["kvbytes"], loaded["temp"],
                          loaded["topp"], loaded.get("topp_detail"), loaded.get("sweep"), loaded.get("capacity"),
-                         pictures)
+                         pictures, relative_to(inputs["cache_script"], folder) if inputs.get("cache_script") else None)
     write_text_atomic(out, text)
     log.info("wrote %s (%d lines)", out, text.count("\n"))
     return text

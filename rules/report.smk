@@ -15,6 +15,7 @@ rule report:
         sweep_png="{results}/sweep.png",
         temp_png="{results}/temp.png",
         topp_png="{results}/topp.png",
+        cache_script="{results}/cache.py",  # the task's script: the report names it, the one command leaves it
     output:
         report("{results}/report.md", caption="../report/report_md.rst", category="보고서", subcategory="{results}"),
     conda:

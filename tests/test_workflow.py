@@ -76,12 +76,22 @@ def course_run(course_inputs, tmp_path_factory):
     args = ["--config", f"outdir={outdir}", f"pretrain={course_inputs['pretrain']}", f"sft={course_inputs['sft']}",
             f"val_data={course_inputs['val_data']}", f"tokenizer={course_inputs['tokenizer']}",
             "minimind_src=/nonexistent", "backend=builtin"]
-    snakemake(*args)
+    snakemake(str(outdir / "report.md"), *args)  # the user's one command: the report target alone
     return args, outdir
 
 
 def read(outdir: Path, name: str):
     return json.loads((outdir / name).read_text(encoding="utf-8"))
+
+
+TASK_FILES = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json", "cache.py",
+              "report.md"]
+
+
+def test_report_target_alone_leaves_every_task_file(course_run):
+    _, outdir = course_run  # made by `snakemake <outdir>/report.md`, not by `all`
+    assert [name for name in TASK_FILES if not (outdir / name).is_file()] == []
+    assert "[`cache.py`](cache.py)" in (outdir / "report.md").read_text(encoding="utf-8")  # named as the writer
 
 
 def test_run_writes_every_output(course_run):
