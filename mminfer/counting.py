@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import torch
@@ -36,13 +37,24 @@ def fed_counts(prompt_len: int, new_tokens: int, with_cache: "ForwardRecorder",
 
 
 class ForwardRecorder:
-    """Records, for every call of ``model.forward``: the number of tokens fed (input_ids' length)
-    and, optionally, the last position's logits in float32 (to compare two decoding paths)."""
+    """Records, for every call of ``model.forward``: the number of tokens fed (input_ids' length),
+    optionally the last position's logits in float32 (to compare two decoding paths) and, given a
+    ``clock``, the clock's reading as the call starts (to time every step)."""
 
-    def __init__(self, keep_logits: bool = False):
+    def __init__(self, keep_logits: bool = False, clock: Callable[[], float] | None = None):
         self.keep_logits = keep_logits
+        self.clock = clock
         self.fed_per_call: list[int] = []
         self.last_logits: list[torch.Tensor] = []  # one (batch, vocab) tensor per call
+        self.started: list[float] = []  # clock readings, one per call (with a clock)
+        self.finished: float | None = None  # set by whoever stops the clock after generate
+
+    @classmethod
+    def from_counts(cls, fed_per_call: list[int]) -> "ForwardRecorder":
+        """A recorder that saw calls feeding these token counts (e.g. the first N of a longer run)."""
+        recorder = cls()
+        recorder.fed_per_call = list(fed_per_call)
+        return recorder
 
     @property
     def fed(self) -> int:
@@ -54,6 +66,8 @@ class ForwardRecorder:
         had_own_forward = "forward" in vars(model)
 
         def recording_forward(input_ids, *args, **kwargs):
+            if self.clock is not None:
+                self.started.append(self.clock())
             self.fed_per_call.append(int(input_ids.shape[1]))
             outputs = original(input_ids, *args, **kwargs)
             if self.keep_logits:

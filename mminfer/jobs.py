@@ -106,16 +106,19 @@ def cache_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens
 
 
 def time_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens: int, new_tokens: int,
-             warmup: int, runs: int, out) -> dict:
-    """Step 3 -> time.json (the rule gives the job every core: spec.threads)."""
+             warmup: int, runs: int, max_runs: int, out) -> dict:
+    """Step 3 -> time.json (spec.threads: config key time.threads, else every core the rule gets)."""
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
     check_length(loaded, len(prompt_ids) + new_tokens, "cache.prompt_tokens + cache.new_tokens")
-    result = timing.time_cache(loaded.model, prompt_ids, new_tokens, warmup, runs, loaded.device)
+    result = timing.time_cache(loaded.model, prompt_ids, new_tokens, warmup, runs, max_runs, loaded.device)
     result["run"] = run_info(spec, loaded)
-    log.info("with cache %.4f s, without %.4f s (medians of %d after %d warm-up), speedup %.2f",
-             result["with_cache_s"], result["without_cache_s"], runs, warmup, result["speedup"])
+    log.info("with cache %.4f s (CV %.1f%%), without %.4f s (CV %.1f%%): medians of %d interleaved runs after %d "
+             "warm-up, speedup %.2f at %d threads, load %s -> %s; verdict %s %s", result["with_cache_s"],
+             100 * result["cv_with_cache"], result["without_cache_s"], 100 * result["cv_without_cache"],
+             result["runs_done"], warmup, result["speedup"], result["threads"], result["load_before"],
+             result["load_after"], result["verdict"], result["doubts"])
     write_json(out, result)
     return result
 
@@ -178,18 +181,23 @@ def model_spec_from(params: dict, checkpoint, threads: int | None = None) -> Mod
 
 def sweep_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens: int, lengths: list[int],
               warmup: int, runs: int, out) -> dict:
-    """Cost against generation length -> sweep.json (fed tokens, times, the two-cost fit)."""
+    """Cost against generation length -> sweep.json (per-step times, every length, the cost fit)."""
     from mminfer.sweep import sweep
 
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
     check_length(loaded, len(prompt_ids) + max(lengths), "cache.prompt_tokens + max(sweep.lengths)")
-    result = sweep(loaded.model, prompt_ids, lengths, warmup, runs, loaded.device)
+    result = sweep(loaded.model, prompt_ids, lengths, warmup, runs, loaded.device,
+                   loaded.config.max_position_embeddings)
     for point in result["points"]:
         log.info("N=%d: fed %d / %d, time %.4f / %.4f s, token ratio %.1f, time ratio %.2f", point["new_tokens"],
                  point["fed_with_cache"], point["fed_without_cache"], point["with_cache_s"],
                  point["without_cache_s"], point["token_ratio"], point["time_ratio"])
+    fit = result["fit"]
+    log.info("fit: fixed %.3g / %.3g s per step, %.3g s per token, %.3g s per attended pair; median relative "
+             "residual %s; holds %s", fit["fixed_s_with_cache"], fit["fixed_s_without_cache"], fit["per_token_s"],
+             fit["per_pair_s"], fit["median_relative_residual"], fit["holds"])
     result["run"] = run_info(spec, loaded)
     write_json(out, result)
     return result

@@ -172,13 +172,6 @@ def spans_decades(values: list[float], factor: float = 10.0) -> bool:
 
 # --- the sweep -----------------------------------------------------------------------------------------
 
-def fitted_times(cost: dict | None, steps: list[int], fed: list[int]) -> list[float] | None:
-    """steps x fixed_s_per_step + fed x per_token_s at each point, or None without a fitted pair."""
-    if not cost or cost.get("fixed_s_per_step") is None or cost.get("per_token_s") is None:
-        return None
-    return [n * cost["fixed_s_per_step"] + f * cost["per_token_s"] for n, f in zip(steps, fed)]
-
-
 def finish_length_axis(ax, title: str, ylabel: str, log_x: bool, log_y: bool) -> None:
     """Labels, scales, legend and grid of one sweep panel (x is the generation length N)."""
     ax.set_xlabel("new tokens N")
@@ -193,52 +186,53 @@ def finish_length_axis(ax, title: str, ylabel: str, log_x: bool, log_y: bool) ->
 
 
 def plot_sweep(sweep: dict, out_png) -> Path:
-    """Three panels against the generation length N: time of both methods (with the fitted cost model
-    dashed and the time to first token dotted), tokens fed into forward (log y), and the token ratio
-    beside the time ratio (measured, and predicted by the fit where there is one)."""
+    """Three panels. The main one: the time of every step of one long generation, both methods, with
+    the fitted cost model dashed — without a cache each step recomputes everything so far and grows,
+    with it each step stays near the fixed cost. Then the tokens each step feeds (log y), and the token
+    ratio beside the time ratio against the generation length N (sums of the first N steps)."""
+    steps, fit, prompt_len = sweep["steps"], sweep["fit"], sweep["prompt_len"]
+    index = list(range(len(steps["with_cache_s"])))
+
+    fig, (step_ax, fed_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.6))
+
+    for method, marker, color, label in (("with_cache", "o", WITH_CACHE_COLOR, "with cache"),
+                                         ("without_cache", "s", WITHOUT_CACHE_COLOR, "without cache")):
+        step_ms = [seconds * 1e3 for seconds in steps[f"{method}_s"]]
+        step_ax.plot(index, step_ms, marker, color=color, markersize=2.5, alpha=0.6, label=label)
+        step_ax.plot(index, [seconds * 1e3 for seconds in steps[f"fitted_{method}_s"]], "--", color=color, linewidth=1.2,
+                     label=f"fit, {method.replace('_', ' ')}")
+    step_ax.set_xlabel("step i (token i is generated)")
+    step_ax.set_ylabel("time of the step (ms)")
+    step_ax.set_title(f"every step of one {sweep['longest']}-token generation after {prompt_len} tokens")
+    if spans_decades(steps["with_cache_s"] + steps["without_cache_s"]):
+        step_ax.set_yscale("log")
+    step_ax.legend(fontsize=8)
+    step_ax.grid(True, alpha=0.3)
+
+    fed_ax.plot(index, steps["fed_with_cache"], "o", color=WITH_CACHE_COLOR, markersize=2.5,
+                label="with cache: P, then 1")
+    fed_ax.plot(index, steps["fed_without_cache"], "s", color=WITHOUT_CACHE_COLOR, markersize=2.5,
+                label="without cache: P + i")
+    fed_ax.set_yscale("log")
+    fed_ax.set_xlabel("step i")
+    fed_ax.set_ylabel("tokens fed into forward")
+    fed_ax.set_title("tokens fed at each step")
+    fed_ax.legend(fontsize=8)
+    fed_ax.grid(True, alpha=0.3)
+
     points = sweep["points"]
     lengths = [point["new_tokens"] for point in points]
-    with_s = [point["with_cache_s"] for point in points]
-    without_s = [point["without_cache_s"] for point in points]
-    fed_with = [point["fed_with_cache"] for point in points]
-    fed_without = [point["fed_without_cache"] for point in points]
-    log_x = spans_decades(lengths, factor=4.0)
-
-    fig, (time_ax, fed_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.6))
-
-    time_ax.plot(lengths, with_s, "o-", color=WITH_CACHE_COLOR, label="with cache")
-    time_ax.plot(lengths, without_s, "s-", color=WITHOUT_CACHE_COLOR, label="without cache")
-    fit = sweep.get("fit") or {}
-    for method, fed, color in (("with_cache", fed_with, WITH_CACHE_COLOR),
-                               ("without_cache", fed_without, WITHOUT_CACHE_COLOR)):
-        predicted = fitted_times(fit.get(method), lengths, fed)
-        if predicted is not None:
-            cost = fit[method]
-            label = (f"fit: {cost['fixed_s_per_step'] * 1e3:.3g} ms/step + "
-                     f"{cost['per_token_s'] * 1e6:.3g} us/token")
-            time_ax.plot(lengths, predicted, "--", color=color, alpha=0.7, label=label)
-    if sweep.get("ttft_s") is not None:
-        time_ax.axhline(sweep["ttft_s"], color="gray", linestyle=":",
-                        label=f"time to first token {sweep['ttft_s'] * 1e3:.3g} ms")
-    finish_length_axis(time_ax, f"time after a {sweep['prompt_len']}-token prompt", "generation time (s, median)",
-                       log_x, spans_decades(with_s + without_s))
-
-    fed_ax.plot(lengths, fed_with, "o-", color=WITH_CACHE_COLOR, label="with cache: P + N - 1")
-    fed_ax.plot(lengths, fed_without, "s-", color=WITHOUT_CACHE_COLOR, label="without cache: NP + N(N-1)/2")
-    finish_length_axis(fed_ax, "tokens fed", "tokens fed into forward", log_x, True)
-
     token_ratio = [point["token_ratio"] for point in points]
     time_ratio = [point["time_ratio"] for point in points]
     ratio_ax.plot(lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)")
     ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="time ratio = speedup")
-    approach = sweep.get("approach") or {}
-    curve = [row for row in approach.get("curve") or [] if min(lengths) <= row["new_tokens"] <= max(lengths)]
-    if curve:
-        ratio_ax.plot([row["new_tokens"] for row in curve], [row["predicted_time_ratio"] for row in curve],
-                      "--", color="tab:red", alpha=0.6, label=f"time ratio predicted ({approach['costs_from']} fit)")
+    measured = [row for row in sweep.get("predictions") or [] if row["measured"] and row["time_ratio"]]
+    if measured and fit.get("holds"):
+        ratio_ax.plot([row["new_tokens"] for row in measured], [row["time_ratio"] for row in measured], "--",
+                      color="tab:red", alpha=0.6, label="time ratio from the fit")
     ratio_ax.axhline(1.0, color="gray", linewidth=0.8)
-    finish_length_axis(ratio_ax, "what the cache saves", "without cache / with cache", log_x,
-                       spans_decades(token_ratio + time_ratio))
+    finish_length_axis(ratio_ax, "what the cache saves", "without cache / with cache",
+                       spans_decades(lengths, factor=4.0), spans_decades(token_ratio + time_ratio))
 
     fig.tight_layout()
     return save_figure(fig, out_png)

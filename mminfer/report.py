@@ -74,6 +74,65 @@ def provenance_section(same: dict, temp: dict, cache_script: str | None = None) 
     return lines
 
 
+def pct(value: float) -> str:
+    return f"{value * 100:.1f}%"
+
+
+def load_text(before: list | None, after: list | None) -> str:
+    if not before or not after:
+        return "부하 평균은 이 시스템에서 읽을 수 없다"
+    return f"1분 부하 평균 {before[0]:g} → {after[0]:g}"
+
+
+def timing_verdict_sentence(timing: dict, token_ratio: float) -> str:
+    """The plain words on how far time.json can be trusted (its verdict, see mminfer.timing)."""
+    spread = f"흩어짐(변동계수)은 캐시 사용 {pct(timing['cv_with_cache'])}, 미사용 {pct(timing['cv_without_cache'])}"
+    extra = (f"(처음 {timing['runs']}회로는 의심스러워 {timing['extra_rounds']}라운드를 더 쟀다)"
+             if timing["extra_rounds"] else "")
+    if timing["verdict"] == "ok":
+        return f"{spread}로 둘 다 {pct(timing['noisy_cv'])} 이하다{extra}: 이 중앙값은 믿을 만하다."
+    if timing["verdict"] == "noisy":
+        return (f"**측정이 흔들렸다**: {spread}로 {pct(timing['noisy_cv'])}를 넘어 상한인 방법당 {timing['runs_done']}회까지 "
+                f"쟀다. 캐시 쪽이 빠르다는 결론은 그대로지만 배수는 어림으로만 읽을 것.")
+    return (f"**이 시간은 믿으면 안 된다**: 방법당 {timing['runs_done']}회까지 재고도 캐시 쪽이 빠르지 않게 나왔다({spread}). "
+            f"캐시 경로는 넣는 토큰이 {token_ratio:.1f}배 적으므로, 이것은 측정 중 기계가 바빴다는 뜻이지 캐시의 성질이 "
+            "아니다. 조용한 기계에서 `snakemake -R time`으로 다시 재라.")
+
+
+def time_lines(timing: dict, token_ratio: float) -> list[str]:
+    """The timing table, its conditions, how noisy it was, and tokens against time."""
+    trusted = timing["verdict"] != "untrusted"
+    speedup = f"**{timing['speedup']:.2f}배**" if trusted else f"{timing['speedup']:.2f}배 (믿을 수 없음)"
+    lines = [
+        "| with_cache_s | without_cache_s | speedup | 스레드 |",
+        "| --- | --- | --- | --- |",
+        f"| {timing['with_cache_s']:.4f} | {timing['without_cache_s']:.4f} | {speedup} | {timing['threads']} |",
+        "",
+        f"방법마다 워밍업 {timing['warmup']}회 뒤, 캐시 사용·미사용을 번갈아 {timing['runs_done']}회씩 잰 중앙값"
+        f"(time.perf_counter). 스레드 {timing['threads']}개(코어 {timing['cpu_count']}개), "
+        f"{load_text(timing['load_before'], timing['load_after'])}. 스레드 수가 다르면 배수도 다르다: 두 실행을 비교할 때는 "
+        "스레드부터 맞출 것.",
+        "",
+        timing_verdict_sentence(timing, token_ratio),
+        "",
+        "### 토큰 비율과 시간 비율",
+        "",
+        "| 토큰 비율 (fed_without_cache ÷ fed_with_cache) | 시간 비율 (speedup) |",
+        "| --- | --- |",
+        f"| {token_ratio:.1f}배 | {speedup} |",
+        "",
+    ]
+    if not trusted:
+        lines.append("시간 측정을 믿을 수 없으므로 두 비율의 비교는 생략한다.")
+    elif timing["speedup"] < token_ratio:
+        lines.append("토큰은 훨씬 적게 넣지만 시간은 그만큼 줄지 않는다: 작은 모델에서는 단계마다 드는 고정 비용"
+                     "(파이썬 루프, 층마다의 커널 호출)이 토큰 수와 무관하게 매 단계 들기 때문이다.")
+    else:
+        lines.append("시간 비율이 토큰 비율 이상이다: 캐시 없는 경로는 어텐션이 길이의 제곱으로 커지므로 토큰 수보다 더 "
+                     "빨리 느려질 수 있다.")
+    return lines + [""]
+
+
 def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
     p, n = count["prompt_len"], count["new_tokens"]
     token_ratio = count["fed_without_cache"] / count["fed_with_cache"]
@@ -116,25 +175,9 @@ def kv_section(same: dict, count: dict, timing: dict, kv: dict) -> list[str]:
         "",
         "### 시간",
         "",
-        "| with_cache_s | without_cache_s | speedup |",
-        "| --- | --- | --- |",
-        f"| {timing['with_cache_s']:.4f} | {timing['without_cache_s']:.4f} | **{timing['speedup']:.2f}배** |",
-        "",
-        f"방법마다 워밍업 {timing['warmup']}회를 버리고 {timing['runs']}회 잰 중앙값(time.perf_counter), "
-        f"스레드 {timing['threads']}개.",
-        "",
-        "### 토큰 비율과 시간 비율",
-        "",
-        "| 토큰 비율 (fed_without_cache ÷ fed_with_cache) | 시간 비율 (speedup) |",
-        "| --- | --- |",
-        f"| {token_ratio:.1f}배 | {timing['speedup']:.2f}배 |",
-        "",
-        ("토큰은 훨씬 적게 넣지만 시간은 그만큼 줄지 않는다: 작은 모델에서는 단계마다 드는 고정 비용"
-         "(파이썬 루프, 층마다의 커널 호출)이 토큰 수와 무관하게 매 단계 들기 때문이다."
-         if timing["speedup"] < token_ratio else
-         "시간 비율이 토큰 비율 이상이다: 캐시 없는 경로는 어텐션이 길이의 제곱으로 커지므로 토큰 수보다 더 빨리 "
-         "느려질 수 있다."),
-        "",
+    ]
+    lines += time_lines(timing, token_ratio)
+    lines += [
         "### 캐시의 실제 바이트",
         "",
         f"토큰 {kv['tokens']}개(시드 {kv['seed']}의 무작위 토큰)를 use_cache=True로 넣은 뒤 past_key_values의 "
@@ -218,60 +261,74 @@ def fmt_ms(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds * 1000:.2f} ms"
 
 
+def fmt_us(seconds: float) -> str:
+    return f"{seconds * 1e6:.3g} µs"
+
+
 def sweep_section(sweep: dict, picture: str | None) -> list[str]:
+    points, fit = sweep["points"], sweep["fit"]
+    longest = points[-1]
+    steps_with, steps_without = sweep["steps"]["with_cache_s"], sweep["steps"]["without_cache_s"]
+    counts_match = all(p["fed_with_cache"] == p["formula_with_cache"] and p["fed_without_cache"] == p["formula_without_cache"]
+                       for p in points)
     lines = [
         "## 길이에 따른 비용",
         "",
-        f"같은 프롬프트(P = {sweep['prompt_len']}) 뒤에 새 토큰 N개를 캐시 사용/미사용으로 그리디 생성했다 "
-        f"(방법·길이마다 워밍업 {sweep['warmup']}회 뒤 {sweep['runs']}회의 중앙값). 넣은 토큰은 모든 길이에서 공식과 "
-        + ("같다." if all(p["fed_with_cache"] == p["formula_with_cache"] and p["fed_without_cache"] == p["formula_without_cache"]
-                        for p in sweep["points"]) else "**다르다.**"),
+        f"같은 프롬프트(P = {sweep['prompt_len']}) 뒤에 캐시 사용/미사용으로 {sweep['longest']}토큰을 그리디 생성하면서 "
+        f"forward 호출마다 시각을 쟀다(방법마다 {sweep['runs']}회, 두 방법을 번갈아; 그 전에 짧은 워밍업 "
+        f"{sweep['warmup']}회; 스레드 {sweep['threads']}개, {load_text(sweep['load_before'], sweep['load_after'])}). "
+        "그리디 생성은 결정적이라 N토큰 생성은 긴 생성의 처음 N단계와 같다: 각 길이의 시간은 처음 N단계 시간의 합이고, "
+        "넣은 토큰 수는 " + ("모든 길이에서 공식과 같다." if counts_match else "**공식과 다르다.**"),
         "",
         "| N | fed_with_cache | fed_without_cache | 토큰 비율 | with_cache_s | without_cache_s | 시간 비율 |",
         "| --- | --- | --- | --- | --- | --- | --- |",
     ]
-    for point in sweep["points"]:
+    for point in points:
         lines.append(f"| {point['new_tokens']} | {point['fed_with_cache']:,} | {point['fed_without_cache']:,} | "
                      f"{point['token_ratio']:.1f}배 | {point['with_cache_s']:.4f} | {point['without_cache_s']:.4f} | "
                      f"{point['time_ratio']:.2f}배 |")
     lines += [
         "",
         f"첫 토큰까지 시간(프리필, TTFT): {fmt_ms(sweep['ttft_s'])}. 캐시 경로의 이후 토큰당 디코드 시간: "
-        f"{fmt_ms(sweep['decode_s_per_token'])} (N = {sweep['points'][-1]['new_tokens']}).",
+        f"{fmt_ms(sweep['decode_s_per_token'])}. 캐시 없는 경로는 단계마다 지금까지의 전부를 다시 계산하므로 한 단계가 "
+        f"첫 단계 {fmt_ms(steps_without[0])}에서 마지막 단계 {fmt_ms(steps_without[-1])}로 늘어나고, 캐시 경로의 한 "
+        f"단계는 {fmt_ms(steps_with[1] if len(steps_with) > 1 else steps_with[0])} 안팎에 머문다"
+        + (" (그림의 단계별 곡선)." if picture else "."),
+        "",
+        f"각 단계의 시간을 `{fit['model']}`로 두 방법의 모든 단계({fit['steps']}개)에 최소제곱으로 맞췄다(계수는 음수가 "
+        "되지 않게; 어텐션 쌍은 인과 마스크 아래 계산하는 (질의, 키) 쌍의 수).",
+        "",
+        "| 단계당 고정비 (캐시 사용) | 단계당 고정비 (캐시 미사용) | 토큰당 비용 | 어텐션 쌍당 비용 | R² |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {fmt_ms(fit['fixed_s_with_cache'])} | {fmt_ms(fit['fixed_s_without_cache'])} | {fmt_us(fit['per_token_s'])} | "
+        f"{fit['per_pair_s'] * 1e9:.3g} ns | {fit['r2']:.3f} |",
         "",
     ]
-    fit = sweep["fit"]
-    lines += ["시간을 `단계 수 × 단계당 고정비 + 넣은 토큰 수 × 토큰당 비용`으로 맞췄다:", "",
-              "| 방법 | 단계당 고정비 | 토큰당 비용 | R² |", "| --- | --- | --- | --- |"]
-    for method, label in (("with_cache", "캐시 사용"), ("without_cache", "캐시 미사용"), ("joint", "둘 다 한 번에")):
-        cost = fit.get(method) or {}
-        if cost.get("fixed_s_per_step") is None:
-            continue
-        lines.append(f"| {label} | {fmt_ms(cost['fixed_s_per_step'])} | {cost['per_token_s'] * 1e6:.2f} µs | "
-                     f"{cost['r2']:.3f} |")
-    approach = sweep["approach"]
-    lines.append("")
-    if approach.get("costs"):
-        a_w = approach["costs"]["with_cache"]["fixed_s_per_step"]
-        b_w = approach["costs"]["with_cache"]["per_token_s"]
-        at = approach["at_new_tokens"]
-        half = approach["new_tokens_for_fraction"].get("0.5")
-        long_prompt = approach["prompt_len_for_fraction"].get("0.9")
-        lines += [
-            f"캐시 경로의 한 단계는 토큰 하나만 넣지만 단계당 고정비 {fmt_ms(a_w)}를 모두 낸다 — 토큰 하나의 비용 "
-            f"{b_w * 1e6:.2f} µs의 {a_w / b_w:.0f}배다(파이썬 루프, 층마다의 커널 호출, 매 단계 가중치 전체 읽기). "
-            f"그래서 N = {approach['new_tokens']}에서 예측 시간 비율은 토큰 비율의 {at['fraction']:.0%}에 그친다. "
-            f"생성을 길게 해도 이 몫은 커지지 않고 b_o / (a_w + b_w) = {approach['limit_fraction_long_generation']:.0%} "
-            "쪽으로 줄어든다(시간 비율은 N에 비례해 계속 커지지만 토큰 비율도 N/2로 커진다)"
-            + (f"; 토큰 비율의 절반 아래로 내려가는 길이는 N = {half}이다. " if half else ". ")
-            + ("시간 비율이 토큰 비율에 다가가는 것은 한 단계에 넣는 토큰이 많아 고정비가 묻힐 때, 즉 프롬프트가 길 때다"
-               + (f": N = {approach['new_tokens']}이면 프롬프트가 약 {long_prompt:,}토큰일 때 토큰 비율의 90%에 이른다."
-                  if long_prompt else "."))
-            ,
-            "",
-        ]
-    elif approach.get("problems"):
-        lines += ["적합한 비용이 물리적으로 맞지 않아(" + "; ".join(approach["problems"]) + ") 예측은 생략했다.", ""]
+    if longest["new_tokens"] > 1 and longest["time_ratio"] <= 1:
+        lines += [f"**가장 긴 길이(N = {longest['new_tokens']})에서도 캐시 쪽이 빠르지 않았다**: 측정 중 기계가 바빴거나, "
+                  "모델과 프롬프트가 너무 작아 한 단계의 비용이 거의 고정비뿐이다. 이 절의 시간은 믿지 말 것.", ""]
+    residual = fit["median_relative_residual"]
+    where = (f"이 적합은 컨텍스트 {fit['measured_context'][0]}–{fit['measured_context'][1]}토큰에서 잰 단계에 대한 "
+             f"것이다(단계 예측의 상대 오차 중앙값: 캐시 사용 {pct(residual['with_cache'])}, 미사용 "
+             f"{pct(residual['without_cache'])}).")
+    if fit["held_at_zero"]:
+        where += f" 음수로 나오려던 항({', '.join(fit['held_at_zero'])})은 0으로 두었다."
+    if not fit["holds"]:
+        lines += [where + " **적합이 단계 시간을 잘 설명하지 못한다**: 아래 해석과 예측은 어림으로도 쓰지 말 것.", ""]
+    else:
+        at_longest = next(row for row in sweep["predictions"] if row["new_tokens"] == sweep["longest"])
+        a_w, b = fit["fixed_s_with_cache"], fit["per_token_s"]
+        lines.append(where + " 캐시 경로의 한 단계는 토큰 하나만 넣지만 단계당 고정비를 모두 낸다"
+                     + (f" — 토큰 하나의 비용의 {a_w / b:.0f}배다" if b > 0 else "")
+                     + f". N = {sweep['longest']}에서 캐시 경로 시간의 {at_longest['fixed_share_with_cache']:.0%}가 "
+                     f"고정비라서, 시간 비율({longest['time_ratio']:.1f}배)은 토큰 비율({longest['token_ratio']:.1f}배)에 "
+                     "훨씬 못 미친다.")
+        furthest = sweep["predictions"][-1]
+        if not furthest["measured"]:
+            lines.append(f"잰 길이 밖으로 N = {furthest['new_tokens']:,}까지 외삽하면(잰 가장 긴 길이의 4배까지, "
+                         "max_position_embeddings를 넘지 않게) 시간 비율은 "
+                         f"{furthest['time_ratio']:.1f}배, 토큰 비율은 {furthest['token_ratio']:.1f}배다 — 어림이다.")
+        lines.append("")
     if picture:
         lines += [f"![길이에 따른 시간과 토큰]({picture})", ""]
     return lines

@@ -1,16 +1,31 @@
-"""Step 3: how long greedy generation takes with and without the cache.
+"""Step 3: how long greedy generation takes with and without the cache, and how far to trust it.
 
-Each method runs ``warmup`` untimed generations (allocation, first-call costs), then ``runs`` timed
-ones; the median of the timed runs is the method's time. On CUDA the device is synchronized before
-every clock read, so the clock sees the kernels finish, not just their launch.
+The timer works like an A/B benchmark harness, so that a busy machine shows up as noise, not as a
+result:
+
+- both methods are warmed up first (``warmup`` untimed generations each: allocation, first calls);
+- then rounds of (with cache, without cache): a burst of load lands on both methods, not on one;
+- every timed run is kept; each method's time is the median of its runs, its spread the coefficient
+  of variation (CV = standard deviation / mean);
+- while the medians say the cache side is not faster, or a method's CV is over ``NOISY_CV``, more
+  rounds are timed, up to ``max_runs`` runs per method;
+- what is left in doubt after that is written down (``doubts``, ``verdict``), with the machine's load
+  average before and after and the torch threads, for the report to say in words.
+
+On CUDA the device is synchronized before every clock read, so the clock sees the kernels finish,
+not just their launch.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
+from collections.abc import Callable
 
 import torch
+
+NOISY_CV = 0.10  # a method whose runs spread more than this is "noisy"
 
 
 def synchronize(device) -> None:
@@ -18,39 +33,125 @@ def synchronize(device) -> None:
         torch.cuda.synchronize(device)
 
 
+def synced_clock(device) -> Callable[[], float]:
+    """time.perf_counter() after the device has finished its queued work."""
+    def clock() -> float:
+        synchronize(device)
+        return time.perf_counter()
+    return clock
+
+
+def load_average() -> list[float] | None:
+    """The machine's 1-, 5- and 15-minute load averages (None where the system has none)."""
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+def coefficient_of_variation(values: list[float]) -> float:
+    """Sample standard deviation over the mean; 0 for fewer than two values."""
+    if len(values) < 2:
+        return 0.0
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def doubts_about(with_cache_s: list[float], without_cache_s: list[float]) -> list[str]:
+    """Why these runs cannot be taken at face value: the cache side is not faster, or a method's
+    runs spread more than NOISY_CV. Empty when neither holds."""
+    doubts = []
+    if statistics.median(with_cache_s) >= statistics.median(without_cache_s):
+        doubts.append("cache_not_faster")
+    if coefficient_of_variation(with_cache_s) > NOISY_CV:
+        doubts.append("with_cache_spread")
+    if coefficient_of_variation(without_cache_s) > NOISY_CV:
+        doubts.append("without_cache_spread")
+    return doubts
+
+
+def verdict_of(doubts: list[str]) -> str:
+    """"ok"; "noisy" (spread, but the cache side faster); "untrusted" (the cache side not faster: on a
+    correct implementation that only happens when the machine was busy)."""
+    if "cache_not_faster" in doubts:
+        return "untrusted"
+    return "noisy" if doubts else "ok"
+
+
+def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int) -> dict:
+    """Warm-ups of both methods, then rounds of (with cache, without cache) until ``runs`` runs per
+    method, then further rounds while :func:`doubts_about` finds a doubt, up to ``max_runs`` (never
+    fewer than ``runs``). ``measure(use_cache)`` returns the seconds of one generation."""
+    warmup_s = {True: [], False: []}
+    for _ in range(warmup):
+        for use_cache in (True, False):
+            warmup_s[use_cache].append(measure(use_cache))
+    runs_s = {True: [], False: []}
+
+    def one_round() -> None:
+        for use_cache in (True, False):
+            runs_s[use_cache].append(measure(use_cache))
+
+    for _ in range(runs):
+        one_round()
+    while len(runs_s[True]) < max(runs, max_runs) and doubts_about(runs_s[True], runs_s[False]):
+        one_round()
+    return {"with_cache_runs_s": runs_s[True], "without_cache_runs_s": runs_s[False],
+            "with_cache_warmup_s": warmup_s[True], "without_cache_warmup_s": warmup_s[False]}
+
+
+def summarize_runs(runs: dict, planned_runs: int) -> dict:
+    """Medians, speedup, spreads and the verdict of :func:`interleaved_runs`' result."""
+    with_cache = runs["with_cache_runs_s"]
+    without_cache = runs["without_cache_runs_s"]
+    doubts = doubts_about(with_cache, without_cache)
+    return {
+        "with_cache_s": statistics.median(with_cache),
+        "without_cache_s": statistics.median(without_cache),
+        "speedup": statistics.median(without_cache) / statistics.median(with_cache),
+        "cv_with_cache": coefficient_of_variation(with_cache),
+        "cv_without_cache": coefficient_of_variation(without_cache),
+        "runs_done": len(with_cache),
+        "extra_rounds": len(with_cache) - planned_runs,
+        "doubts": doubts,
+        "verdict": verdict_of(doubts),
+    }
+
+
 def time_one_generation(model, input_ids: torch.Tensor, new_tokens: int, use_cache: bool, device) -> float:
-    synchronize(device)
-    start = time.perf_counter()
+    clock = synced_clock(device)
+    start = clock()
     model.generate(input_ids, max_new_tokens=new_tokens, do_sample=False, top_k=0, top_p=1.0,
                    eos_token_id=None, use_cache=use_cache)
-    synchronize(device)
-    return time.perf_counter() - start
+    return clock() - start
 
 
-def time_method(model, prompt_ids: list[int], new_tokens: int, use_cache: bool, warmup: int, runs: int,
-                device) -> dict:
-    """Warm-up and timed runs of one method; ``median_s`` is the number the task asks for."""
+def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs: int, max_runs: int,
+               device) -> dict:
+    """time.json: with_cache_s, without_cache_s, speedup (without / with), then every run, the spreads,
+    the verdict and the conditions (threads, load average before and after)."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    warmup_s = [time_one_generation(model, input_ids, new_tokens, use_cache, device) for _ in range(warmup)]
-    runs_s = [time_one_generation(model, input_ids, new_tokens, use_cache, device) for _ in range(runs)]
-    return {"median_s": statistics.median(runs_s), "runs_s": runs_s, "warmup_s": warmup_s}
+    load_before = load_average()
 
+    def measure(use_cache: bool) -> float:
+        return time_one_generation(model, input_ids, new_tokens, use_cache, device)
 
-def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs: int, device) -> dict:
-    """time.json: with_cache_s, without_cache_s, speedup (without / with), and every run."""
-    with_cache = time_method(model, prompt_ids, new_tokens, True, warmup, runs, device)
-    without_cache = time_method(model, prompt_ids, new_tokens, False, warmup, runs, device)
+    measured = interleaved_runs(measure, warmup, runs, max_runs)
+    summary = summarize_runs(measured, runs)
     return {
-        "with_cache_s": with_cache["median_s"],
-        "without_cache_s": without_cache["median_s"],
-        "speedup": without_cache["median_s"] / with_cache["median_s"],
+        "with_cache_s": summary.pop("with_cache_s"),
+        "without_cache_s": summary.pop("without_cache_s"),
+        "speedup": summary.pop("speedup"),
         "prompt_len": len(prompt_ids),
         "new_tokens": new_tokens,
         "warmup": warmup,
         "runs": runs,
-        "with_cache_runs_s": with_cache["runs_s"],
-        "without_cache_runs_s": without_cache["runs_s"],
-        "with_cache_warmup_s": with_cache["warmup_s"],
-        "without_cache_warmup_s": without_cache["warmup_s"],
+        "max_runs": max(runs, max_runs),
+        "order": "interleaved: warm-ups of both, then rounds of (with cache, without cache)",
+        **summary,
+        "noisy_cv": NOISY_CV,
+        **measured,
         "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "load_before": load_before,
+        "load_after": load_average(),
     }

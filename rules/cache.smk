@@ -20,6 +20,8 @@ rule cache:
         ENV
     log:
         logfile("cache.log"),
+    benchmark:
+        bench("cache")
     script:
         "../scripts/cache.py"
 
@@ -50,6 +52,8 @@ rule time:
         new_tokens=config["cache"]["new_tokens"],
         warmup=config["time"]["warmup"],
         runs=config["time"]["runs"],
+        max_runs=config["time"]["max_runs"],
+        threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
         model=model_params,
     threads: workflow.cores  # all cores: nothing runs beside the timing
     resources:
@@ -58,5 +62,7 @@ rule time:
         ENV
     log:
         logfile("time.log"),
+    benchmark:
+        bench("time")
     script:
         "../scripts/time_generation.py"

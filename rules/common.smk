@@ -49,6 +49,11 @@ def logfile(name):
     return f"{{results}}/logs/{name}"
 
 
+def bench(name):
+    """Snakemake's benchmark file of a job (wall seconds, memory): where a run spends its time."""
+    return f"{{results}}/benchmarks/{name}.tsv"
+
+
 def demo(name):
     """A file of the embedded demo model."""
     return str(DEMO_DIR / name)

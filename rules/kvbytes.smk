@@ -16,5 +16,7 @@ rule kvbytes:
         ENV
     log:
         logfile("kvbytes.log"),
+    benchmark:
+        bench("kvbytes")
     script:
         "../scripts/kvbytes.py"

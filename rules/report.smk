@@ -22,6 +22,8 @@ rule report:
         ENV
     log:
         logfile("report.log"),
+    benchmark:
+        bench("report")
     script:
         "../scripts/report.py"
 

@@ -20,6 +20,8 @@ rule temp:
         ENV
     log:
         logfile("temp.log"),
+    benchmark:
+        bench("temp")
     script:
         "../scripts/temperature.py"
 
@@ -42,5 +44,7 @@ rule topp:
         ENV
     log:
         logfile("topp.log"),
+    benchmark:
+        bench("topp")
     script:
         "../scripts/topp.py"

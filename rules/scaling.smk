@@ -14,6 +14,7 @@ rule sweep:
         lengths=config["sweep"]["lengths"],
         warmup=config["sweep"]["warmup"],
         runs=config["sweep"]["runs"],
+        threads=config["time"]["threads"],  # the timing jobs' threads; null: the rule's threads
         model=model_params,
     threads: workflow.cores  # a timing job: nothing runs beside it
     resources:
@@ -22,6 +23,8 @@ rule sweep:
         ENV
     log:
         logfile("sweep.log"),
+    benchmark:
+        bench("sweep")
     script:
         "../scripts/sweep.py"
 
@@ -43,6 +46,8 @@ rule capacity:
         ENV
     log:
         logfile("capacity.log"),
+    benchmark:
+        bench("capacity")
     script:
         "../scripts/capacity.py"
 
@@ -58,5 +63,7 @@ rule plot:
         ENV
     log:
         logfile("plot_{plot}.log"),
+    benchmark:
+        bench("plot_{plot}")
     script:
         "../scripts/plot.py"

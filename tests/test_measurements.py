@@ -288,7 +288,7 @@ def test_survivors_by_p_keys_and_monotonic_counts(tiny_model):
 # --- step 3: timing's bookkeeping (not the clock) -------------------------------------------------
 
 def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model):
-    result = time_cache(tiny_model, prompt_of(8), 3, warmup=1, runs=3, device="cpu")
+    result = time_cache(tiny_model, prompt_of(8), 3, warmup=1, runs=3, max_runs=3, device="cpu")
     assert len(result["with_cache_runs_s"]) == 3 and len(result["with_cache_warmup_s"]) == 1
     assert result["with_cache_s"] == sorted(result["with_cache_runs_s"])[1]
     assert result["without_cache_s"] == sorted(result["without_cache_runs_s"])[1]
@@ -354,7 +354,9 @@ def test_report_says_plainly_where_the_paths_differ(tiny_model):
     from mminfer.report import kv_section
 
     same, count = compare_cache(CachedStepsNudged(tiny_model), prompt_of(12), 5, "cpu")
-    timing = {"with_cache_s": 1.0, "without_cache_s": 2.0, "speedup": 2.0, "warmup": 1, "runs": 3, "threads": 1}
+    timing = {"with_cache_s": 1.0, "without_cache_s": 2.0, "speedup": 2.0, "warmup": 1, "runs": 3, "threads": 1,
+              "runs_done": 3, "extra_rounds": 0, "cv_with_cache": 0.01, "cv_without_cache": 0.01, "noisy_cv": 0.1,
+              "verdict": "ok", "doubts": [], "cpu_count": 2, "load_before": None, "load_after": None}
     kv = {"tokens": 4, "measured_bytes": 64, "formula_bytes": 64, "k_shape": [1, 4, 2, 2], "dtype": "float32",
           "layers": 1, "kv_heads": 2, "heads": 4, "head_dim": 2, "bytes_per_element": 4, "bytes_per_token": 16,
           "after_repeat_kv_bytes": 128, "seed": 0}

@@ -34,7 +34,7 @@ def assert_valid_png(path, min_pixels: int = 200) -> None:
 @pytest.fixture(scope="module")
 def sweep_json(tiny_model) -> dict:
     prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
-    return as_written(sweep(tiny_model, prompt, [2, 4, 8], warmup=0, runs=1, device="cpu"))
+    return as_written(sweep(tiny_model, prompt, [2, 4, 8], warmup=0, runs=1, device="cpu", max_positions=64))
 
 
 @pytest.fixture(scope="module")

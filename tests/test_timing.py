@@ -1,0 +1,104 @@
+"""Timing that stays honest under load (mminfer.timing): the methods are interleaved, every run kept,
+doubtful timings get more rounds, and the report says in words what could not be settled. A fake
+generator with a known true time per method and a burst of slowness stands in for the machine."""
+
+from __future__ import annotations
+
+import pytest
+
+from mminfer.report import time_lines
+from mminfer.timing import coefficient_of_variation, interleaved_runs, summarize_runs
+
+TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
+
+
+class FakeMachine:
+    """measure(use_cache) -> seconds. Calls numbered from 0 (warm-ups included); calls in ``busy``
+    take ``slowdown`` times longer, and only for the method ``busy_method`` when it is given."""
+
+    def __init__(self, busy=range(0), slowdown: float = 4.0, busy_method: bool | None = None):
+        self.busy, self.slowdown, self.busy_method = busy, slowdown, busy_method
+        self.calls: list[bool] = []
+
+    def __call__(self, use_cache: bool) -> float:
+        number = len(self.calls)
+        self.calls.append(use_cache)
+        seconds = TRUE_SECONDS[use_cache]
+        if number in self.busy and self.busy_method in (None, use_cache):
+            seconds *= self.slowdown
+        return seconds
+
+
+def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 9) -> dict:
+    measured = interleaved_runs(machine, warmup, runs, max_runs)
+    return measured | summarize_runs(measured, runs)
+
+
+def test_warm_ups_of_both_come_first_then_rounds_alternate():
+    machine = FakeMachine()
+    timed(machine, warmup=1, runs=3)
+    assert machine.calls == [True, False] * 4
+
+
+def test_quiet_machine_needs_no_extra_rounds():
+    result = timed(FakeMachine())
+    assert result["runs_done"] == 3 and result["extra_rounds"] == 0
+    assert result["speedup"] == 5.0 and result["verdict"] == "ok" and result["doubts"] == []
+
+
+def test_a_burst_on_both_methods_keeps_the_ratio():
+    # calls 2-5 are the first two rounds: a burst of load lands on both methods alike
+    result = timed(FakeMachine(busy=range(2, 6)))
+    assert result["speedup"] == pytest.approx(5.0)
+
+
+def test_a_burst_on_one_method_gets_extra_rounds_that_settle_the_medians():
+    # the cached side's first two timed runs are 10x slow: its median says "not faster" after 3 rounds
+    result = timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))
+    assert result["with_cache_runs_s"][:3] == [10.0, 10.0, 1.0]
+    assert result["extra_rounds"] > 0
+    assert result["with_cache_s"] == 1.0 and result["speedup"] == 5.0
+    assert "cache_not_faster" not in result["doubts"]
+    assert result["verdict"] == "noisy"  # the spread of the kept runs stays on record
+    assert result["runs_done"] == 9
+
+
+def test_a_machine_busy_throughout_is_untrusted_after_the_bound():
+    result = timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True), max_runs=7)
+    assert result["runs_done"] == 7 and result["extra_rounds"] == 4
+    assert result["verdict"] == "untrusted" and "cache_not_faster" in result["doubts"]
+
+
+def test_max_runs_below_runs_means_no_extra_rounds():
+    result = timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True), runs=3, max_runs=1)
+    assert result["runs_done"] == 3
+
+
+def test_coefficient_of_variation():
+    assert coefficient_of_variation([2.0]) == 0.0
+    assert coefficient_of_variation([1.0, 3.0]) == pytest.approx(2 ** 0.5 / 2)
+
+
+def time_json(result: dict) -> dict:
+    """A time.json-shaped dict around a fake machine's result."""
+    return result | {"warmup": 1, "runs": 3, "noisy_cv": 0.1, "threads": 2, "cpu_count": 2,
+                     "load_before": [1.0, 0.5, 0.2], "load_after": [2.5, 0.8, 0.3]}
+
+
+def test_report_presents_a_quiet_speedup_as_fact():
+    text = "\n".join(time_lines(time_json(timed(FakeMachine())), token_ratio=56.0))
+    assert "**5.00배**" in text and "믿을 만하다" in text and "스레드 2개" in text
+    assert "1분 부하 평균 1 → 2.5" in text
+
+
+def test_report_says_the_timing_was_noisy():
+    text = "\n".join(time_lines(time_json(timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))),
+                                token_ratio=56.0))
+    assert "측정이 흔들렸다" in text and "9회" in text
+
+
+def test_report_never_presents_an_untrusted_speedup_as_fact():
+    result = time_json(timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True)))
+    text = "\n".join(time_lines(result, token_ratio=56.0))
+    assert "이 시간은 믿으면 안 된다" in text and "기계가 바빴다" in text
+    assert f"**{result['speedup']:.2f}배**" not in text and "(믿을 수 없음)" in text
