@@ -1,20 +1,34 @@
-"""Benchmark of the embedded demo (not a rule script): the budget figures and the quality bar.
+"""Benchmark (not a rule script, never a test): what the workflow costs, measured side by side.
 
-    python scripts/benchmark.py [--workdir DIR] [--cores 2] [--json bench.json]
+    python scripts/benchmark.py [--workdir DIR] [--cores 2] [--pairs 3] [--baseline 92d9bc9] [--cold-pairs 2]
+                                [--skip-cold] [--json bench.json]
 
-Runs, in a fresh folder, with the demo forced on:
-  1. a cold run of the whole workflow (corpus, tokenizer, pretrain, SFT, all outputs);
-  2. a warm rerun of every measurement rule (`-R cache time kvbytes temp topp`), demo files kept;
-  3. a no-op run (nothing changed).
-Prints each wall time against its budget (5 min, 1 min, 5 s) and the demo's quality checks, and
-optionally writes them as JSON. Timings are printed, never asserted: shared machines are noisy.
+Run it alone on a quiet machine: it times whole processes, and another heavy job beside it changes
+every figure. Everything is alternated in one run, so drift hits both sides of a ratio alike.
+
+1. Cold demo, this checkout against ``--baseline`` (a git revision, checked out into a worktree):
+   rounds of (baseline, new), each a fresh folder with the demo forced on; medians and new/baseline.
+   The demo's quality checks run on every new cold build.
+2. On two model sets — the demo (built by step 1) and a course-shaped random model (4 layers, hidden
+   256, 8 query heads over 2 KV heads, MiniMind's tokenizer from ../shared/fixtures, skipped without
+   it) — rounds of
+     (a) a forced rerun of every measurement rule behind report.md (plots and report follow),
+     (b) a forced rerun of the six task JSON files,
+     (c) scripts/plain_task.py: the seven task outputs from one plain process,
+   with medians and the ratios (a)/(c), (b)/(c); and, from Snakemake's benchmark files of the last (a),
+   the seconds of every job (the sweep job against the time job).
+Targets (printed beside the figures, never asserted): cold new/baseline <= 0.67, (a)/(c) <= 2.0,
+(b)/(c) <= 1.2, sweep job <= 2 x time job.
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
 import json
 import platform
+import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -24,55 +38,185 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mminfer.demo.corpus import GARAM_VILLAGE  # noqa: E402
+from mminfer.demo.corpus import GARAM_VILLAGE, CorpusSpec, build_corpus, write_corpus  # noqa: E402
 from mminfer.demo.quality import quality_checks  # noqa: E402
 
-BUDGET_S = {"cold": 300.0, "warm_measurements": 60.0, "noop": 5.0}
-MEASUREMENT_RULES = ["cache", "time", "kvbytes", "temp", "topp"]
+TARGETS = {"cold new/baseline": 0.67, "(a)/(c)": 2.0, "(b)/(c)": 1.2, "sweep/time": 2.0}
+MEASUREMENT_RULES = ["cache", "time", "kvbytes", "temp", "topp", "sweep", "capacity"]
+TASK_RULES = ["cache", "time", "kvbytes", "temp", "topp"]
+TASK_JSON = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json"]
+MINIMIND_TOKENIZER = REPO.parent / "shared" / "fixtures" / "minimind-tokenizer"
 
 
-def run_snakemake(args: list[str], cores: int) -> float:
-    command = [sys.executable, "-m", "snakemake", *args, "--cores", str(cores)]
+def timed_run(command: list[str], cwd: Path) -> float:
     start = time.perf_counter()
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if result.returncode != 0:
-        sys.exit(f"snakemake {' '.join(args)} failed:\n{result.stderr[-4000:]}")
+        sys.exit(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
     return elapsed
+
+
+def snakemake(args: list[str], cores: int, cwd: Path = REPO) -> float:
+    """Targets and -R come first in ``args``; --config and its values last."""
+    return timed_run([sys.executable, "-m", "snakemake", "--cores", str(cores), *args], cwd)
+
+
+def ratio_line(name: str, numerator: list[float], denominator: list[float]) -> dict:
+    ratio = statistics.median(numerator) / statistics.median(denominator)
+    target = TARGETS[name]
+    print(f"  {name:18s} {ratio:6.2f}  (target <= {target}: {'met' if ratio <= target else 'NOT MET'})")
+    return {"ratio": ratio, "target": target, "met": ratio <= target}
+
+
+def runs_line(name: str, seconds: list[float]) -> None:
+    shown = ", ".join(f"{s:.1f}" for s in seconds)
+    print(f"  {name:44s} median {statistics.median(seconds):7.1f} s  [{shown}]")
+
+
+# --- 1. cold demo -------------------------------------------------------------------------------------
+
+def demo_config(folder: Path) -> list[str]:
+    return ["--config", f"outdir={folder / 'out'}", f"demo_dir={folder / 'demo'}", "demo=always"]
+
+
+def cold_demo(workdir: Path, baseline: str, pairs: int, cores: int) -> tuple[dict, Path]:
+    """Rounds of (baseline, new) cold demo runs; returns the figures and the last new run's folder."""
+    baseline_tree = workdir / "baseline-checkout"
+    subprocess.run(["git", "worktree", "add", "--detach", str(baseline_tree), baseline], cwd=REPO, check=True,
+                   capture_output=True)
+    seconds = {"baseline": [], "new": []}
+    checks = []
+    try:
+        for round_number in range(pairs):
+            for name, tree in (("baseline", baseline_tree), ("new", REPO)):
+                folder = workdir / f"cold-{name}-{round_number}"
+                seconds[name].append(snakemake(demo_config(folder), cores, cwd=tree))
+                if name == "new":
+                    facts = json.loads((folder / "demo" / "corpus" / "facts.json").read_text(encoding="utf-8"))
+                    checks.append(quality_checks(folder / "out", facts[GARAM_VILLAGE]))
+                else:
+                    shutil.rmtree(folder)
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(baseline_tree)], cwd=REPO, capture_output=True)
+    print(f"cold demo, baseline {baseline} against this checkout ({pairs} rounds, alternated):")
+    runs_line(f"baseline {baseline}", seconds["baseline"])
+    runs_line("new", seconds["new"])
+    result = {"seconds": seconds, "new/baseline": ratio_line("cold new/baseline", seconds["new"], seconds["baseline"])}
+    failed = [(number, name) for number, run in enumerate(checks) for name, check in run.items() if not check["ok"]]
+    for name, check in checks[-1].items():
+        print(f"  {'ok ' if check['ok'] else 'FAIL'} {name}: {check['value']} (bar: {check['bar']})")
+    print(f"  quality checks: {'all pass' if not failed else f'FAILED {failed}'} on {len(checks)} new cold builds")
+    result["quality_checks"] = checks[-1]
+    result["quality_failed"] = failed
+    return result, workdir / f"cold-new-{pairs - 1}"
+
+
+# --- 2. the workflow against one plain process ------------------------------------------------------
+
+def course_shaped_set(workdir: Path) -> dict | None:
+    """Random-weight checkpoints of the course model's shape, MiniMind's tokenizer, Korean validation
+    documents from the demo corpus generator."""
+    if not (MINIMIND_TOKENIZER / "tokenizer.json").is_file():
+        print(f"course-shaped model skipped: MiniMind's tokenizer is not at {MINIMIND_TOKENIZER}")
+        return None
+    import torch
+
+    from mminfer.loading import save_state_dict
+    from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+
+    root = workdir / "course-shaped"
+    shutil.copytree(MINIMIND_TOKENIZER, root / "tokenizer", dirs_exist_ok=True)
+    write_corpus(build_corpus(CorpusSpec(seed=0, train_docs=10, val_docs=20, sft_conversations=10)), root / "data")
+    config = MiniMindConfig(hidden_size=256, num_hidden_layers=4, num_attention_heads=8, num_key_value_heads=2,
+                            vocab_size=6400)
+    for name, seed in (("pretrain", 0), ("sft", 1)):
+        torch.manual_seed(seed)
+        model = MiniMindForCausalLM(config)
+        save_state_dict(model, root / f"{name}.pth")
+    print(f"course-shaped model: {sum(p.numel() for p in model.parameters()):,} parameters (tied embeddings counted once)")
+    return {"pretrain": root / "pretrain.pth", "sft": root / "sft.pth", "tokenizer": root / "tokenizer",
+            "val_data": root / "data" / "pretrain_val.jsonl", "outdir": root / "out"}
+
+
+def job_seconds(outdir: Path) -> dict[str, float]:
+    """Wall seconds of each job, from the rules' benchmark files (Snakemake's benchmark directive)."""
+    seconds = {}
+    for tsv in sorted((outdir / "benchmarks").glob("*.tsv")):
+        with tsv.open(encoding="utf-8") as handle:
+            rows = list(csv.DictReader(handle, delimiter="\t"))
+        if rows:
+            seconds[tsv.stem] = float(rows[-1]["s"])
+    return seconds
+
+
+def against_plain(name: str, inputs: dict, config_args: list[str], pairs: int, cores: int, workdir: Path) -> dict:
+    outdir = inputs["outdir"]
+    snakemake([str(outdir / "report.md"), *config_args], cores)  # bring everything up to date once
+    report_target = [str(outdir / "report.md"), "-R", *MEASUREMENT_RULES]
+    task_targets = [*(str(outdir / name) for name in TASK_JSON), "-R", *TASK_RULES]
+    plain = [sys.executable, str(REPO / "scripts" / "plain_task.py"), "--pretrain", str(inputs["pretrain"]),
+             "--sft", str(inputs["sft"]), "--tokenizer", str(inputs["tokenizer"]), "--val-data",
+             str(inputs["val_data"]), "--outdir", str(workdir / f"plain-{name}")]
+    seconds = {"a": [], "b": [], "c": []}
+    jobs = {}
+    for _ in range(pairs):
+        seconds["a"].append(snakemake([*report_target, *config_args], cores))
+        jobs = job_seconds(outdir)
+        seconds["c"].append(timed_run(plain, REPO))
+        seconds["b"].append(snakemake([*task_targets, *config_args], cores))
+    print(f"{name}: {pairs} rounds of (a), (c), (b)")
+    runs_line("(a) forced rerun of every rule behind report", seconds["a"])
+    runs_line("(b) forced rerun of the six task JSON", seconds["b"])
+    runs_line("(c) plain one-process script", seconds["c"])
+    result = {"seconds": seconds, "(a)/(c)": ratio_line("(a)/(c)", seconds["a"], seconds["c"]),
+              "(b)/(c)": ratio_line("(b)/(c)", seconds["b"], seconds["c"]), "jobs_s": jobs}
+    print("  jobs of the last (a), seconds: " + ", ".join(f"{job} {s:.1f}" for job, s in jobs.items()))
+    if "time" in jobs and "sweep" in jobs:
+        sweep_over_time = jobs["sweep"] / jobs["time"]
+        result["sweep/time"] = {"ratio": sweep_over_time, "target": TARGETS["sweep/time"],
+                                "met": sweep_over_time <= TARGETS["sweep/time"]}
+        print(f"  {'sweep/time':18s} {sweep_over_time:6.2f}  (target <= {TARGETS['sweep/time']}: "
+              f"{'met' if result['sweep/time']['met'] else 'NOT MET'})")
+    timing = json.loads((outdir / "time.json").read_text(encoding="utf-8"))
+    print(f"  time.json: speedup {timing['speedup']:.2f} at {timing['threads']} threads, verdict {timing['verdict']}, "
+          f"CV {timing['cv_with_cache']:.1%} / {timing['cv_without_cache']:.1%}, {timing['runs_done']} runs")
+    return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--workdir", default=None, help="folder for results and demo files (default: a temp dir)")
+    parser.add_argument("--workdir", default=None, help="folder for everything it builds (default: a temp dir)")
     parser.add_argument("--cores", type=int, default=2)
+    parser.add_argument("--pairs", type=int, default=3, help="rounds of (a), (c), (b) per model set (default 3)")
+    parser.add_argument("--baseline", default="92d9bc9", help="git revision the cold demo is compared with")
+    parser.add_argument("--cold-pairs", type=int, default=2, help="rounds of (baseline, new) cold runs (default 2)")
+    parser.add_argument("--skip-cold", action="store_true", help="build the demo once, compare nothing cold")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
     args = parser.parse_args()
 
-    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="mminfer-bench-"))
-    outdir, demo_dir = workdir / "out", workdir / "demo"
-    config = ["--config", f"outdir={outdir}", f"demo_dir={demo_dir}", "demo=always"]
+    workdir = Path(args.workdir or tempfile.mkdtemp(prefix="mminfer-bench-")).resolve()
+    workdir.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {platform.machine()}, {args.cores} cores, Python {platform.python_version()}; in {workdir}")
+    figures = {}
+    if args.skip_cold:
+        demo_folder = workdir / "demo-once"
+        snakemake(demo_config(demo_folder), args.cores)
+    else:
+        figures["cold"], demo_folder = cold_demo(workdir, args.baseline, args.cold_pairs, args.cores)
 
-    times = {
-        "cold": run_snakemake(config, args.cores),
-        "warm_measurements": run_snakemake(["-R", *MEASUREMENT_RULES, *config], args.cores),
-        "noop": run_snakemake(config, args.cores),
-    }
-    facts = json.loads((demo_dir / "corpus" / "facts.json").read_text(encoding="utf-8"))
-    checks = quality_checks(outdir, facts[GARAM_VILLAGE])
-    timing = json.loads((outdir / "time.json").read_text(encoding="utf-8"))
-
-    print(f"machine: {platform.machine()}, {args.cores} cores, Python {platform.python_version()}")
-    for name, seconds in times.items():
-        verdict = "within" if seconds <= BUDGET_S[name] else "OVER"
-        print(f"{name:18s} {seconds:8.1f} s  (budget {BUDGET_S[name]:.0f} s: {verdict})")
-    print(f"speedup {timing['speedup']:.2f} (with cache {timing['with_cache_s']:.3f} s, "
-          f"without {timing['without_cache_s']:.3f} s)")
-    for name, check in checks.items():
-        print(f"{'ok ' if check['ok'] else 'FAIL'} {name}: {check['value']} (bar: {check['bar']})")
+    demo_inputs = {"pretrain": demo_folder / "demo" / "pretrain.pth", "sft": demo_folder / "demo" / "sft.pth",
+                   "tokenizer": demo_folder / "demo" / "tokenizer", "outdir": demo_folder / "out",
+                   "val_data": demo_folder / "demo" / "corpus" / "pretrain_val.jsonl"}
+    figures["demo"] = against_plain("demo", demo_inputs, demo_config(demo_folder), args.pairs, args.cores, workdir)
+    course = course_shaped_set(workdir)
+    if course:
+        config_args = ["--config", f"outdir={course['outdir']}", f"pretrain={course['pretrain']}",
+                       f"sft={course['sft']}", f"val_data={course['val_data']}", f"tokenizer={course['tokenizer']}",
+                       "minimind_src=/nonexistent", "backend=builtin", "demo=never"]
+        figures["course_shaped"] = against_plain("course-shaped", course, config_args, args.pairs, args.cores, workdir)
     if args.json:
-        Path(args.json).write_text(json.dumps({"seconds": times, "budget_s": BUDGET_S, "checks": checks,
-                                               "speedup": timing["speedup"]}, ensure_ascii=False, indent=2))
-    print(f"results in {outdir}")
+        Path(args.json).write_text(json.dumps(figures, ensure_ascii=False, indent=2), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,84 @@
+"""The task's seven outputs from one plain process: the benchmark's yardstick (not a rule script).
+
+    python scripts/plain_task.py --pretrain P --sft S --tokenizer T --val-data V --outdir O [--config config.yaml]
+
+The plainest honest version of the task, through mminfer's own functions: one process, each
+checkpoint loaded once, the task's steps in order (same.json and count.json, time.json, kvbytes.json,
+temp.json, topp.json, report.md), nothing beyond the task. The task's values (prompt sizes, timing
+runs, seeds, question, temperatures, p) come from the same config file as the workflow's, so both do
+the same work. scripts/benchmark.py times this against the workflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
+from mminfer.io import write_json, write_text_atomic  # noqa: E402
+from mminfer.jobs import ModelSpec, load, run_info  # noqa: E402
+from mminfer.report import render_report  # noqa: E402
+from mminfer.tokenizer import load_tokenizer  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for flag in ("--pretrain", "--sft", "--tokenizer", "--val-data", "--outdir"):
+        parser.add_argument(flag, required=True)
+    parser.add_argument("--config", default=str(REPO / "config.yaml"), help="the task's values (default: config.yaml)")
+    args = parser.parse_args()
+    config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    outdir = Path(args.outdir)
+    cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
+
+    tokenizer = load_tokenizer(args.tokenizer)
+    pre_spec = ModelSpec(checkpoint=args.pretrain, backend="builtin", model_set="plain")
+    pretrained = load(pre_spec)
+    pre_info = run_info(pre_spec, pretrained)
+    model, device = pretrained.model, pretrained.device
+
+    # steps 1-2: same tokens with and without the cache; tokens fed
+    prompt_ids = prompts.pretrain_prompt(tokenizer, args.val_data, cache["docs"], cache["prompt_tokens"])
+    same, count = greedy.compare_cache(model, prompt_ids, cache["new_tokens"], device)
+    same["run"] = count["run"] = pre_info
+    write_json(outdir / "same.json", same)
+    write_json(outdir / "count.json", count)
+
+    # step 3: time
+    timed = timing.time_cache(model, prompt_ids, cache["new_tokens"], time_cfg["warmup"], time_cfg["runs"],
+                              time_cfg.get("max_runs", time_cfg["runs"]), device)
+    write_json(outdir / "time.json", timed)
+
+    # step 4: the cache's bytes
+    kv_bytes = kvcache.measure_kv_bytes(model, pretrained.config, kv["tokens"], kv["seed"], device)
+    kv_bytes["seed"] = kv["seed"]
+    write_json(outdir / "kvbytes.json", kv_bytes)
+
+    # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
+    logits = sampling.next_token_logits(model, prompts.prefix_prompt(tokenizer, topp["prefix"]), device)
+    survivors = sampling.survivors_by_p(logits, topp["ps"])
+    write_json(outdir / "topp.json", survivors)
+
+    # step 5: distinct answers of the SFT model per temperature
+    sft_spec = ModelSpec(checkpoint=args.sft, backend="builtin", model_set="plain")
+    sft = load(sft_spec)
+    question_ids = prompts.chat_prompt(tokenizer, temp["question"])
+    answers = sampling.temperature_experiment(sft.model, tokenizer, question_ids, temp["temperatures"],
+                                              temp["samples"], temp["new_tokens"], temp["seed"], sft.device)
+    sft_info = run_info(sft_spec, sft) | {"question": temp["question"], "seed": temp["seed"]}
+    for summary in answers.values():
+        summary["run"] = sft_info
+    write_json(outdir / "temp.json", answers)
+
+    # step 7: the report
+    write_text_atomic(outdir / "report.md", render_report(same, count, timed, kv_bytes, answers, survivors))
+
+
+if __name__ == "__main__":
+    main()
