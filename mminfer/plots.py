@@ -4,21 +4,16 @@ Each ``plot_*`` function takes a result exactly as it is written to disk (the JS
 matplotlib's non-interactive Agg backend, and saves a PNG atomically (a temporary file in the same
 folder, then ``os.replace``). Every plotted number comes from the dict passed in.
 
-Korean text (answers, prefixes): matplotlib's default DejaVu Sans has no Hangul. :func:`hangul_font`
-looks for an installed font that has it (matplotlib's font list and ``fc-list :lang=ko``; matplotlib's
-own "Last Resort" font, which maps every character to a placeholder box, does not count). Text is
-drawn only if every character has a glyph in DejaVu Sans or that font; otherwise an answer is labelled
-by its rank alone ("#1") and a prefix by its position's name, so no missing-glyph warning is raised.
+Korean text (answers, prefixes) is drawn with NanumGothic, the font the koreanize-matplotlib package
+ships, so every machine has the same Hangul glyphs; DejaVu Sans follows for what NanumGothic lacks.
 """
 
 from __future__ import annotations
 
-import functools
+import importlib.util
 import logging
 import math
 import os
-import shutil
-import subprocess
 import tempfile
 import unicodedata
 from pathlib import Path
@@ -29,80 +24,23 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 from matplotlib import font_manager, ticker  # noqa: E402
-from matplotlib.ft2font import FT2Font  # noqa: E402
 
-DEFAULT_FONT = "DejaVu Sans"
-HANGUL_PROBE = "가각힣한글민수는"  # syllables from both ends of the block and a few common ones
 LABEL_CHARS = 24  # answers longer than this are cut, with an ellipsis
 WITH_CACHE_COLOR = "tab:blue"
 WITHOUT_CACHE_COLOR = "tab:orange"
 
 
-# --- fonts ---------------------------------------------------------------------------------------------
-
-@functools.lru_cache(maxsize=None)
-def font_charmap(path: str) -> frozenset:
-    """The code points a font file has glyphs for (empty if it cannot be read)."""
-    try:
-        return frozenset(FT2Font(path).get_charmap())
-    except (OSError, RuntimeError, ValueError):
-        return frozenset()
-
-
-def fc_list_korean_fonts() -> list[str]:
-    """Font files fontconfig says cover Korean (``fc-list :lang=ko file``); [] without fc-list."""
-    if shutil.which("fc-list") is None:
-        return []
-    try:
-        output = subprocess.run(["fc-list", ":lang=ko", "file"], capture_output=True, text=True, timeout=20,
-                                check=False).stdout
-    except (OSError, subprocess.SubprocessError):
-        return []
-    paths = []
-    for line in output.splitlines():
-        path = line.strip().rstrip(":").strip()
-        if path:
-            paths.append(path)
-    return sorted(paths)
+def use_hangul_font() -> None:
+    """Register koreanize-matplotlib's NanumGothic and draw every text with it. The font files are
+    found without importing the package (its import runs code that needs distutils, gone in Python 3.12)."""
+    spec = importlib.util.find_spec("koreanize_matplotlib")
+    font = Path(spec.submodule_search_locations[0]) / "fonts" / "NanumGothic.ttf"
+    font_manager.fontManager.addfont(str(font))
+    matplotlib.rcParams["font.family"] = [font_manager.FontProperties(fname=str(font)).get_name(), "DejaVu Sans"]
+    matplotlib.rcParams["axes.unicode_minus"] = False  # NanumGothic has no U+2212 minus sign
 
 
-@functools.lru_cache(maxsize=1)
-def hangul_font() -> str | None:
-    """The family name of an installed font with Hangul glyphs, or None. Looks at matplotlib's font list
-    and at the files of ``fc-list :lang=ko`` (added to matplotlib's list: its cache may predate them),
-    skipping matplotlib's "Last Resort" placeholder font."""
-    for path in fc_list_korean_fonts():
-        try:
-            font_manager.fontManager.addfont(path)
-        except (OSError, RuntimeError, ValueError):
-            continue
-    entries = sorted(font_manager.fontManager.ttflist, key=lambda entry: (entry.name, entry.fname))
-    for entry in entries:
-        if "last resort" in entry.name.lower():
-            continue
-        charmap = font_charmap(entry.fname)
-        if all(ord(char) in charmap for char in HANGUL_PROBE):
-            return entry.name
-    return None
-
-
-@functools.lru_cache(maxsize=1)
-def text_fonts() -> tuple[list[str], frozenset]:
-    """(font families to draw text with, the code points they cover together)."""
-    families = []
-    covered = set()
-    korean = hangul_font()
-    if korean is not None:
-        families.append(korean)
-    families.append(DEFAULT_FONT)
-    for family in list(families):
-        try:
-            path = font_manager.findfont(font_manager.FontProperties(family=family), fallback_to_default=False)
-        except ValueError:
-            families.remove(family)
-            continue
-        covered |= font_charmap(path)
-    return families or [DEFAULT_FONT], frozenset(covered)
+use_hangul_font()
 
 
 def clean_text(text: str, limit: int = LABEL_CHARS) -> str:
@@ -123,19 +61,9 @@ def clean_text(text: str, limit: int = LABEL_CHARS) -> str:
     return line.replace("$", r"\$")
 
 
-def drawable(text: str, covered: frozenset) -> bool:
-    """True if every character of ``text`` has a glyph in the fonts covering ``covered``."""
-    return all(ord(char) in covered for char in text.replace("\\$", "$"))
-
-
-def answer_label(rank: int, answer: str, covered: frozenset) -> str:
-    """'#rank text' when the text can be drawn, '#rank' alone when it cannot, '#rank (empty)' for ''."""
-    text = clean_text(answer)
-    if not text:
-        return f"#{rank} (empty)"
-    if drawable(text, covered):
-        return f"#{rank} {text}"
-    return f"#{rank}"
+def answer_label(answer: str) -> str:
+    """The answer as one short line; '(빈 답)' for an empty one."""
+    return clean_text(answer) or "(빈 답)"
 
 
 # --- saving --------------------------------------------------------------------------------------------
@@ -259,8 +187,6 @@ def plot_temp(temp: dict, out_png, top: int = 10) -> Path:
     entries = temperature_entries(temp)
     if not entries:
         raise ValueError("temp.json has no temperature entries")
-    families, covered = text_fonts()
-
     fig, (distinct_ax, answers_ax) = plt.subplots(1, 2, figsize=(13, 4.8),
                                                   gridspec_kw={"width_ratios": [1, 1.6]})
 
@@ -284,11 +210,11 @@ def plot_temp(temp: dict, out_png, top: int = 10) -> Path:
     lowest_temperature, lowest_key, lowest = entries[0]
     answers = (lowest.get("answers") or [])[:top]
     if answers:
-        labels = [answer_label(rank, item["answer"], covered) for rank, item in enumerate(answers, start=1)]
+        labels = [answer_label(item["answer"]) for item in answers]
         counts = [item["count"] for item in answers]
         rows = list(range(len(answers)))
         answers_ax.barh(rows, counts, color="tab:purple", alpha=0.8)
-        answers_ax.set_yticks(rows, labels, fontfamily=families, fontsize=8)
+        answers_ax.set_yticks(rows, labels, fontsize=8)
         answers_ax.invert_yaxis()  # the most common answer on top
         for row, count in zip(rows, counts):
             answers_ax.annotate(str(count), (count, row), xytext=(3, 0), textcoords="offset points",
@@ -335,7 +261,6 @@ def plot_topp(detail: dict, out_png) -> Path:
     tokens MiniMind's top-p rule keeps at that p. Only the stored top probabilities are drawn."""
     positions = detail["positions"]
     ps = [float(p) for p in detail["ps"]]
-    families, covered = text_fonts()
     colors = ["tab:green", "tab:orange", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
 
     fig, axes = plt.subplots(1, len(positions), figsize=(6.5 * len(positions), 4.8), squeeze=False)
@@ -364,10 +289,10 @@ def plot_topp(detail: dict, out_png) -> Path:
         ax.set_xlim(0.8, largest * 1.3)
 
         prefix = clean_text(position.get("prefix", ""))
-        shown = f"[bos]{prefix}" if prefix and drawable(prefix, covered) else f"the {name} position"
+        shown = f"[bos]{prefix}" if prefix else f"the {name} position"
         entropy = position.get("entropy_bits")
         entropy_text = f", entropy {entropy:.2f} bits" if entropy is not None else ""
-        ax.set_title(f"after {shown}{entropy_text}", fontfamily=families)
+        ax.set_title(f"after {shown}{entropy_text}")
 
         handles, labels = ax.get_legend_handles_labels()
         mass_handles, mass_labels = mass_ax.get_legend_handles_labels()

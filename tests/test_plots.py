@@ -81,14 +81,18 @@ def test_korean_text_raises_no_missing_glyph_warning(temp_json, topp_json, tmp_p
     assert [str(w.message) for w in caught if "missing from font" in str(w.message)] == []
 
 
-def test_answer_label_falls_back_to_the_rank_when_glyphs_are_missing():
-    latin_only = frozenset(range(32, 127))
-    assert plots.answer_label(1, "가람 마을", latin_only) == "#1"
-    assert plots.answer_label(2, "apple\n pie", latin_only) == "#2 apple pie"
-    assert plots.answer_label(3, "", latin_only) == "#3 (empty)"
-    assert plots.answer_label(4, "$5 and $6", latin_only) == r"#4 \$5 and \$6"  # not mathtext
-    hangul = latin_only | {ord(char) for char in "가람마을"}
-    assert plots.answer_label(1, "가람 마을", hangul) == "#1 가람 마을"
+def test_answer_labels_are_the_answers_themselves():
+    assert plots.answer_label("가람 마을") == "가람 마을"
+    assert plots.answer_label("apple\n pie") == "apple pie"
+    assert plots.answer_label("") == "(빈 답)"
+    assert plots.answer_label("$5 and $6") == r"\$5 and \$6"  # not mathtext
+
+
+def test_hangul_is_drawn_with_the_packaged_font():
+    from matplotlib import font_manager
+
+    path = font_manager.findfont(font_manager.FontProperties(family=plots.matplotlib.rcParams["font.family"]))
+    assert path.endswith("NanumGothic.ttf")
 
 
 def test_plot_leaves_only_the_png_in_its_folder(temp_json, tmp_path):
