@@ -88,7 +88,7 @@ def save_figure(fig, out_png) -> Path:
 def log2_lengths_axis(ax) -> None:
     """A base-2 log x axis labelled with plain numbers (8, 16, 32) rather than powers."""
     ax.set_xscale("log", base=2)
-    ax.xaxis.set_major_formatter(ticker.ScalarFormatter())
+    ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
 
 
 def spans_decades(values: list[float], factor: float = 10.0) -> bool:
