@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from mminfer.errors import MminferError
+from mminfer.io import atomic_writer
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 
 BACKENDS = ("auto", "minimind", "builtin")
@@ -245,11 +246,8 @@ def load_model(path: str | Path, backend: str = "auto", minimind_src: str | Path
 
 def save_state_dict(model: torch.nn.Module, path: str | Path) -> None:
     """Save ``model.state_dict()`` atomically, as MiniMind's trainers do (``.pth``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
-    tmp.replace(path)
+    with atomic_writer(path, binary=True) as handle:
+        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, handle)
 
 
 def count_parameters(model: torch.nn.Module) -> int:

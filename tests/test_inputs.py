@@ -266,6 +266,30 @@ def test_write_json_interrupted_before_rename_keeps_the_old_file(tmp_path, monke
     assert [p.name for p in tmp_path.iterdir()] == ["kvbytes.json"]
 
 
+def test_write_json_gives_a_file_others_can_read_under_umask_022(tmp_path, umask):
+    umask(0o022)
+    path = tmp_path / "same.json"
+    write_json(path, {"same_ids": True})
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_write_json_follows_the_umask_like_a_plain_open(tmp_path, umask):
+    umask(0o027)
+    write_json(tmp_path / "same.json", {"same_ids": True})
+    (tmp_path / "plain.json").write_text("{}", encoding="utf-8")
+    assert (tmp_path / "same.json").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "plain.json").stat().st_mode & 0o777 == 0o640
+
+
+def test_rewritten_result_gets_the_umask_mode_not_the_old_files(tmp_path, umask):
+    umask(0o077)  # as unreadable as the 0600 files of the old writer
+    path = tmp_path / "time.json"
+    write_json(path, {"speedup": 1.0})
+    umask(0o022)
+    write_json(path, {"speedup": 2.0})
+    assert path.stat().st_mode & 0o777 == 0o644 and read_json(path) == {"speedup": 2.0}
+
+
 def test_sha256_of_a_folder_depends_on_names_and_contents(tmp_path):
     from mminfer.io import sha256_of
 

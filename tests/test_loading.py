@@ -126,6 +126,12 @@ def test_transformers_folder_loads_with_tied_head_and_config_json(tiny_state, tm
     assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"])
 
 
+def test_saved_checkpoint_gets_the_mode_of_a_plain_open(tiny_model, tmp_path, umask):
+    umask(0o022)
+    save_state_dict(tiny_model, tmp_path / "pretrain.pth")
+    assert (tmp_path / "pretrain.pth").stat().st_mode & 0o777 == 0o644
+
+
 # --- strict keys -----------------------------------------------------------------------------------
 
 def test_checkpoint_with_missing_key_lists_it(tiny_state, load_tiny, tmp_path):
