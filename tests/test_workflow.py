@@ -222,6 +222,16 @@ def test_truncated_checkpoint_fails_cleanly_and_leaves_no_output(course_inputs, 
     assert not list(outdir.glob("*.tmp")) and not list(outdir.glob(".*.tmp"))
 
 
+def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
+    marker = tmp_path / "MARKER"
+    outdir = tmp_path / f"x $(touch {marker}) `touch {marker}`"
+    result = snakemake(str(outdir / "cache.py"), "--config", f"outdir={outdir}", f"demo_dir={tmp_path / 'demo'}",
+                       "demo=always", check=False)
+    assert not marker.exists()
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (outdir / "cache.py").read_bytes() == (REPO / "scripts" / "cache.py").read_bytes()
+
+
 def test_micro_demo_builds_and_measures(tmp_path):
     outdir, demo_dir = tmp_path / "out", tmp_path / "demo"
     snakemake("--config", f"outdir={outdir}", f"demo_dir={demo_dir}", "demo=always", "backend=builtin")
