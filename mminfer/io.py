@@ -59,18 +59,26 @@ def read_json(path: str | Path):
 
 def read_jsonl_field(path: str | Path, field: str, limit: int | None = None, kind: str = "data") -> list:
     """``field`` of the records of a JSONL file in order (blank lines skipped), the first ``limit`` if
-    given. A missing file, a malformed line or a record without the field is a clear error naming the
-    file and the line."""
+    given. A missing file, a line that is not UTF-8 or not JSON, or a record without the field is a clear
+    error naming the file and the line."""
     from mminfer.errors import MminferError
 
     path = Path(path)
     if not path.is_file():
         raise MminferError(f"{kind} {path} does not exist.")
     values = []
-    with path.open(encoding="utf-8") as lines:
+    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate instead of an error raised
+    # somewhere in a block of lines, so the line that holds it can be named.
+    with path.open(encoding="utf-8", errors="surrogateescape") as lines:
         for number, line in enumerate(lines, start=1):
             if limit is not None and len(values) == limit:
                 break
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                byte = ord(line[exc.start]) - 0xDC00
+                raise MminferError(f"{kind} {path} line {number} is not valid UTF-8 (byte 0x{byte:02x} at "
+                                   f"character {exc.start + 1}); save the file as UTF-8.") from None
             if not line.strip():
                 continue
             try:

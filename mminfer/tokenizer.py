@@ -129,7 +129,7 @@ def load_tokenizer(folder: str | Path) -> Tokenizer:
         raise MminferError(f"{folder}/tokenizer.json could not be read by tokenizers ({exc}).") from None
     try:
         config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise MminferError(f"{folder}/tokenizer_config.json is not valid JSON ({exc}).") from None
     tokenizer = Tokenizer(backend=backend, config=config, folder=folder)
     for key, token in (("bos_token", tokenizer.bos_token), ("eos_token", tokenizer.eos_token)):

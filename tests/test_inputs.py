@@ -222,6 +222,21 @@ def test_missing_validation_file_is_an_error(tmp_path):
         read_documents(tmp_path / "none.jsonl", 1)
 
 
+def test_invalid_utf8_line_is_an_error_naming_the_file_and_line(tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes('{"text": "가람"}\n'.encode("utf-8") + '{"text": "café"}\n'.encode("latin-1"))
+    with pytest.raises(MminferError) as info:
+        read_documents(path, 2)
+    message = str(info.value)
+    assert f"{path} line 2 is not valid UTF-8" in message and "byte 0xe9" in message
+
+
+def test_invalid_utf8_after_the_documents_needed_is_never_read(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes('{"text": "가람"}\n'.encode("utf-8") + b'{"text": "\xff"}\n')
+    assert read_documents(path, 1) == ["가람"]
+
+
 # --- io --------------------------------------------------------------------------------------------
 
 def test_write_json_round_trips_and_leaves_no_temp_file(tmp_path):

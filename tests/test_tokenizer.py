@@ -159,6 +159,14 @@ def test_invalid_tokenizer_config_json_is_an_error(tiny_tokenizer_dir, tmp_path)
         load_tokenizer(folder)
 
 
+def test_tokenizer_config_json_not_utf8_is_an_error(tiny_tokenizer_dir, tmp_path):
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    (folder / "tokenizer_config.json").write_bytes(b'{"bos_token": "\xff"}')
+    with pytest.raises(MminferError, match="tokenizer_config.json is not valid JSON"):
+        load_tokenizer(folder)
+
+
 # --- tokenizer against the checkpoint's embedding ----------------------------------------------------
 
 def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(tiny_tokenizer):
