@@ -121,9 +121,21 @@ def _read_safetensors_folder(folder: Path) -> dict[str, torch.Tensor]:
 def read_folder_config(path: str | Path) -> dict:
     """config.json of a transformers-format model folder, or {} for a .pth file."""
     config_file = Path(path) / "config.json"
-    if Path(path).is_dir() and config_file.is_file():
-        return json.loads(config_file.read_text(encoding="utf-8"))
-    return {}
+    if not (Path(path).is_dir() and config_file.is_file()):
+        return {}
+    expected = ("a JSON object of the model's hyperparameters, as transformers' save_pretrained and "
+                "MiniMind's convert_model.py write it")
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MminferError(f"model folder file {config_file} is not UTF-8 text (byte {exc.start}); "
+                           f"expected {expected}.") from None
+    except json.JSONDecodeError as exc:
+        raise MminferError(f"model folder file {config_file} is not valid JSON ({exc.msg} at line {exc.lineno}, "
+                           f"column {exc.colno}); expected {expected}.") from None
+    if not isinstance(config, dict):
+        raise MminferError(f"model folder file {config_file} holds a {type(config).__name__}; expected {expected}.")
+    return config
 
 
 def infer_config(state: dict[str, torch.Tensor], overrides: dict | None = None, path: str | Path = "") -> MiniMindConfig:
