@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from mminfer.errors import MminferError
-from mminfer.inputs import check_config, config_errors, demo_paths, resolve_inputs
+from mminfer.inputs import check_config, config_errors, demo_paths, resolve_inputs, resolve_runs
 from mminfer.io import read_json, write_json
 from mminfer.prompts import pretrain_prompt, read_documents
 
@@ -235,6 +235,45 @@ def test_invalid_utf8_after_the_documents_needed_is_never_read(tmp_path):
     path = tmp_path / "docs.jsonl"
     path.write_bytes('{"text": "가람"}\n'.encode("utf-8") + b'{"text": "\xff"}\n')
     assert read_documents(path, 1) == ["가람"]
+
+
+# --- results folders -------------------------------------------------------------------------------
+
+def test_outdir_below_a_regular_file_is_an_error_naming_outdir(absent_files, tmp_path):
+    (tmp_path / "notes.txt").write_text("a file", encoding="utf-8")
+    config = dict(absent_files, demo="auto", outdir=str(tmp_path / "notes.txt" / "infer"))
+    with pytest.raises(MminferError) as info:
+        resolve_runs(config)
+    assert "config key 'outdir'" in str(info.value) and f"{tmp_path / 'notes.txt'} is a file" in str(info.value)
+
+
+def test_outdir_that_is_a_regular_file_is_an_error(absent_files, tmp_path):
+    (tmp_path / "infer").write_text("a file", encoding="utf-8")
+    with pytest.raises(MminferError, match="config key 'outdir'.*is a file, not a folder"):
+        resolve_runs(dict(absent_files, demo="auto", outdir=str(tmp_path / "infer")))
+
+
+def test_models_folder_below_a_regular_file_names_the_model(course_files, tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    (outdir / "models").write_text("a file", encoding="utf-8")
+    models = {"second": {"pretrain": course_files["pretrain"], "sft": course_files["sft"]}}
+    with pytest.raises(MminferError, match="config key 'models.second'"):
+        resolve_runs(dict(course_files, demo="auto", outdir=str(outdir), models=models))
+
+
+def test_demo_dir_below_a_regular_file_matters_only_for_the_demo(course_files, absent_files, tmp_path):
+    (tmp_path / "file").write_text("a file", encoding="utf-8")
+    demo_dir = str(tmp_path / "file" / "demo")
+    outdir = str(tmp_path / "out")
+    assert resolve_runs(dict(course_files, demo="auto", outdir=outdir, demo_dir=demo_dir))
+    with pytest.raises(MminferError, match="config key 'demo_dir'"):
+        resolve_runs(dict(absent_files, demo="auto", outdir=outdir, demo_dir=demo_dir))
+
+
+def test_outdir_that_does_not_exist_yet_is_fine(absent_files, tmp_path):
+    runs = resolve_runs(dict(absent_files, demo="auto", outdir=str(tmp_path / "new" / "infer")))
+    assert list(runs) == [str(tmp_path / "new" / "infer")]
 
 
 # --- io --------------------------------------------------------------------------------------------
