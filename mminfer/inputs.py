@@ -6,6 +6,7 @@ Imports nothing heavy (no torch), so parsing the workflow stays fast.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from mminfer.errors import MminferError
@@ -108,6 +109,24 @@ def resolve_runs(config: dict) -> dict[str, dict]:
     outdir = Path(config["outdir"])
     main = resolve_inputs(config)
     runs = {str(outdir): main}
+    folders = {str(outdir): "config key 'outdir'"}
     for name, resolved in resolve_models(config, main).items():
         runs[str(outdir / "models" / name)] = resolved
+        folders[str(outdir / "models" / name)] = f"the results folder of config key 'models.{name}'"
+    if any(run["model_set"] == "demo" for run in runs.values()):
+        folders[str(config.get("demo_dir", "resources/demo"))] = "config key 'demo_dir'"
+    for folder, named in folders.items():
+        check_folder_can_exist(folder, named)
     return runs
+
+
+def check_folder_can_exist(folder: str | Path, named: str) -> None:
+    """``folder`` is a folder or can be made one: neither it nor a parent is a file. Otherwise Snakemake
+    would stop in its own traceback (NotADirectoryError) after planning the jobs."""
+    folder = Path(folder)
+    for candidate in (folder, *folder.parents):
+        if os.path.isdir(candidate):
+            return
+        if os.path.lexists(candidate):
+            below = "" if candidate == folder else f", so {folder} cannot be created below it"
+            raise MminferError(f"{named}: {candidate} is a file, not a folder{below}. Choose a folder path.")

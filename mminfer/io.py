@@ -2,25 +2,51 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
-import tempfile
+import secrets
 from pathlib import Path
+
+
+def _create_temp_beside(path: Path) -> tuple[int, Path]:
+    """A new, empty temporary file in ``path``'s folder, created the way ``open(..., "w")`` creates a
+    file (mode 0o666 less the umask, or what the folder's default ACL says) — unlike ``mkstemp``, which
+    always gives 0o600, so results would be unreadable to anyone else."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
+        try:
+            return os.open(tmp, flags, 0o666), tmp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name beside {path}")
+
+
+@contextlib.contextmanager
+def atomic_writer(path: str | Path, binary: bool = False):
+    """``with atomic_writer(path) as handle: handle.write(...)``: the data goes to a temporary file
+    beside ``path``, which replaces ``path`` only when the block ends without an error. A reader never
+    sees a half-written file and a failure keeps the old one. The file gets the mode a plain
+    ``open(path, "w")`` would give."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = _create_temp_beside(path)
+    try:
+        mode = "wb" if binary else "w"
+        with os.fdopen(fd, mode, **({} if binary else {"encoding": "utf-8"})) as handle:
+            yield handle
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
     """Write to a temporary file beside ``path``, then rename it over ``path``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    with atomic_writer(path) as handle:
+        handle.write(text)
 
 
 def write_json(path: str | Path, data) -> None:
@@ -33,18 +59,26 @@ def read_json(path: str | Path):
 
 def read_jsonl_field(path: str | Path, field: str, limit: int | None = None, kind: str = "data") -> list:
     """``field`` of the records of a JSONL file in order (blank lines skipped), the first ``limit`` if
-    given. A missing file, a malformed line or a record without the field is a clear error naming the
-    file and the line."""
+    given. A missing file, a line that is not UTF-8 or not JSON, or a record without the field is a clear
+    error naming the file and the line."""
     from mminfer.errors import MminferError
 
     path = Path(path)
     if not path.is_file():
         raise MminferError(f"{kind} {path} does not exist.")
     values = []
-    with path.open(encoding="utf-8") as lines:
+    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate instead of an error raised
+    # somewhere in a block of lines, so the line that holds it can be named.
+    with path.open(encoding="utf-8", errors="surrogateescape") as lines:
         for number, line in enumerate(lines, start=1):
             if limit is not None and len(values) == limit:
                 break
+            try:
+                line.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                byte = ord(line[exc.start]) - 0xDC00
+                raise MminferError(f"{kind} {path} line {number} is not valid UTF-8 (byte 0x{byte:02x} at "
+                                   f"character {exc.start + 1}); save the file as UTF-8.") from None
             if not line.strip():
                 continue
             try:

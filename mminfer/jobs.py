@@ -17,7 +17,7 @@ from mminfer import greedy, kvcache, prompts, sampling, timing
 from mminfer.errors import MminferError
 from mminfer.io import sha256_of, write_json
 from mminfer.loading import LoadedModel, dtype_name, load_model
-from mminfer.tokenizer import load_tokenizer
+from mminfer.tokenizer import check_vocab_fits, load_tokenizer
 
 log = logging.getLogger("mminfer")
 
@@ -86,6 +86,7 @@ def cache_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens
     """Steps 1-2 -> same.json, count.json."""
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
+    check_vocab_fits(tokenizer, loaded.config.vocab_size, spec.checkpoint, "pretrain", spec.model_set)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
     check_length(loaded, len(prompt_ids) + new_tokens, "cache.prompt_tokens + cache.new_tokens")
     log.info("prompt: %d tokens (bos + %d of the first %d documents)", len(prompt_ids), prompt_tokens, docs)
@@ -110,6 +111,7 @@ def time_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens:
     """Step 3 -> time.json (spec.threads: config key time.threads, else every core the rule gets)."""
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
+    check_vocab_fits(tokenizer, loaded.config.vocab_size, spec.checkpoint, "pretrain", spec.model_set)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
     check_length(loaded, len(prompt_ids) + new_tokens, "cache.prompt_tokens + cache.new_tokens")
     result = timing.time_cache(loaded.model, prompt_ids, new_tokens, warmup, runs, max_runs, loaded.device)
@@ -141,6 +143,7 @@ def temp_job(spec: ModelSpec, tokenizer_dir, question: str, temperatures: list[f
     """Step 5 -> temp.json."""
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
+    check_vocab_fits(tokenizer, loaded.config.vocab_size, spec.checkpoint, "sft", spec.model_set)
     prompt_ids = prompts.chat_prompt(tokenizer, question)
     result = sampling.temperature_experiment(loaded.model, tokenizer, prompt_ids, temperatures, samples,
                                              new_tokens, seed, loaded.device)
@@ -159,6 +162,7 @@ def topp_job(spec: ModelSpec, tokenizer_dir, prefix: str, sharp_prefix: str, ps:
     top tokens, the sorted distribution)."""
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
+    check_vocab_fits(tokenizer, loaded.config.vocab_size, spec.checkpoint, "pretrain", spec.model_set)
     positions = {}
     for name, text in (("open", prefix), ("sharp", sharp_prefix)):
         logits = sampling.next_token_logits(loaded.model, prompts.prefix_prompt(tokenizer, text), loaded.device)
@@ -186,6 +190,7 @@ def sweep_job(spec: ModelSpec, tokenizer_dir, val_data, docs: int, prompt_tokens
 
     loaded = load(spec)
     tokenizer = load_tokenizer(tokenizer_dir)
+    check_vocab_fits(tokenizer, loaded.config.vocab_size, spec.checkpoint, "pretrain", spec.model_set)
     prompt_ids = prompts.pretrain_prompt(tokenizer, val_data, docs, prompt_tokens)
     check_length(loaded, len(prompt_ids) + max(lengths), "cache.prompt_tokens + max(sweep.lengths)")
     result = sweep(loaded.model, prompt_ids, lengths, warmup, runs, loaded.device,

@@ -21,6 +21,7 @@ from pathlib import Path
 import torch
 
 from mminfer.errors import MminferError
+from mminfer.io import atomic_writer
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 
 BACKENDS = ("auto", "minimind", "builtin")
@@ -120,9 +121,21 @@ def _read_safetensors_folder(folder: Path) -> dict[str, torch.Tensor]:
 def read_folder_config(path: str | Path) -> dict:
     """config.json of a transformers-format model folder, or {} for a .pth file."""
     config_file = Path(path) / "config.json"
-    if Path(path).is_dir() and config_file.is_file():
-        return json.loads(config_file.read_text(encoding="utf-8"))
-    return {}
+    if not (Path(path).is_dir() and config_file.is_file()):
+        return {}
+    expected = ("a JSON object of the model's hyperparameters, as transformers' save_pretrained and "
+                "MiniMind's convert_model.py write it")
+    try:
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        raise MminferError(f"model folder file {config_file} is not UTF-8 text (byte {exc.start}); "
+                           f"expected {expected}.") from None
+    except json.JSONDecodeError as exc:
+        raise MminferError(f"model folder file {config_file} is not valid JSON ({exc.msg} at line {exc.lineno}, "
+                           f"column {exc.colno}); expected {expected}.") from None
+    if not isinstance(config, dict):
+        raise MminferError(f"model folder file {config_file} holds a {type(config).__name__}; expected {expected}.")
+    return config
 
 
 def infer_config(state: dict[str, torch.Tensor], overrides: dict | None = None, path: str | Path = "") -> MiniMindConfig:
@@ -245,11 +258,8 @@ def load_model(path: str | Path, backend: str = "auto", minimind_src: str | Path
 
 def save_state_dict(model: torch.nn.Module, path: str | Path) -> None:
     """Save ``model.state_dict()`` atomically, as MiniMind's trainers do (``.pth``)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, tmp)
-    tmp.replace(path)
+    with atomic_writer(path, binary=True) as handle:
+        torch.save({k: v.detach().cpu() for k, v in model.state_dict().items()}, handle)
 
 
 def count_parameters(model: torch.nn.Module) -> int:

@@ -13,8 +13,6 @@ from __future__ import annotations
 import importlib.util
 import logging
 import math
-import os
-import tempfile
 import unicodedata
 from pathlib import Path
 
@@ -24,6 +22,8 @@ matplotlib.use("Agg")
 
 import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
 from matplotlib import font_manager, ticker  # noqa: E402
+
+from mminfer.io import atomic_writer  # noqa: E402
 
 LABEL_CHARS = 24  # answers longer than this are cut, with an ellipsis
 WITH_CACHE_COLOR = "tab:blue"
@@ -69,17 +69,12 @@ def answer_label(answer: str) -> str:
 # --- saving --------------------------------------------------------------------------------------------
 
 def save_figure(fig, out_png) -> Path:
-    """Save ``fig`` as PNG through a temporary file beside ``out_png``, then close it."""
+    """Save ``fig`` as PNG through a temporary file beside ``out_png`` (io.atomic_writer: the mode a
+    plain open gives), then close it."""
     path = Path(out_png)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, format="png", dpi=110)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        with atomic_writer(path, binary=True) as handle:
+            fig.savefig(handle, format="png", dpi=110)
     finally:
         plt.close(fig)
     return path

@@ -59,6 +59,11 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return self.backend.get_vocab_size(with_added_tokens=True)
 
+    @property
+    def id_count(self) -> int:
+        """1 + the largest id the tokenizer can produce: the embedding rows it needs."""
+        return max(self.backend.get_vocab(with_added_tokens=True).values(), default=-1) + 1
+
     def _id_of(self, token: str, key: str) -> int:
         token_id = self.backend.token_to_id(token)
         if token_id is None:
@@ -124,9 +129,35 @@ def load_tokenizer(folder: str | Path) -> Tokenizer:
         raise MminferError(f"{folder}/tokenizer.json could not be read by tokenizers ({exc}).") from None
     try:
         config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise MminferError(f"{folder}/tokenizer_config.json is not valid JSON ({exc}).") from None
     tokenizer = Tokenizer(backend=backend, config=config, folder=folder)
     for key, token in (("bos_token", tokenizer.bos_token), ("eos_token", tokenizer.eos_token)):
         tokenizer._id_of(token, key)  # fail now, not mid-run, on an unknown special token
     return tokenizer
+
+
+def input_name(model_set: str, key: str) -> str:
+    """How the user set input ``key`` (pretrain, sft, tokenizer, val_data) of a model set: a config key
+    in the workflow, a flag for a script run by hand."""
+    if model_set == "custom":
+        return f"--{key.replace('_', '-')}"
+    if model_set in ("course", "demo"):
+        return f"config key '{key}'"
+    default = f" (default: '{key}')" if key in ("tokenizer", "val_data") else ""
+    return f"config key 'models.{model_set}.{key}'{default}"
+
+
+def check_vocab_fits(tokenizer: Tokenizer, embedding_rows: int, checkpoint, checkpoint_key: str,
+                     model_set: str = "custom") -> None:
+    """A tokenizer whose ids go past the checkpoint's embedding rows would end in an IndexError inside
+    the model; say which inputs disagree instead. Fewer ids than rows is fine (MiniMind pads its
+    vocabulary)."""
+    ids = tokenizer.id_count
+    if ids > embedding_rows:
+        raise MminferError(
+            f"the tokenizer ({input_name(model_set, 'tokenizer')}: {tokenizer.folder}) has {ids} token ids but "
+            f"the checkpoint ({input_name(model_set, checkpoint_key)}: {checkpoint}) has an embedding of "
+            f"{embedding_rows} rows, so ids {embedding_rows} to {ids - 1} have no embedding. Use the tokenizer "
+            f"the checkpoint was trained with."
+        )

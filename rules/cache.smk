@@ -36,7 +36,7 @@ rule cache_script:
     log:
         logfile("cache_script.log"),
     shell:
-        "cp {input} {output} 2> {log}"
+        "cp {input:q} {output:q} 2> {log:q}"
 
 
 rule time:

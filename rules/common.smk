@@ -1,4 +1,5 @@
-# Shared by all rules: the validated config, the resolved inputs, path and parameter helpers.
+# Shared by all rules: the validated config, the resolved inputs, path and parameter helpers, and the
+# results-folder lock.
 # Decided once, at DAG-build time; nothing here imports torch.
 import os
 import re
@@ -21,6 +22,7 @@ ENV = "../envs/mminfer.yaml"
 from mminfer.compare import PER_MODEL_FILES
 from mminfer.errors import MminferError
 from mminfer.inputs import check_config, resolve_runs
+from mminfer.resultslock import hold_results_folder, release_results_folder
 
 SCHEMA = Path(workflow.basedir) / "schemas" / "config.schema.yaml"
 
@@ -109,3 +111,21 @@ def all_outputs():
     if len(RUNS) > 1:
         files.append(out("comparison.md"))
     return files
+
+
+# One run at a time per results folder, from any checkout: Snakemake's own lock covers only this working
+# directory. onstart runs in a real run's main process alone (never with -n, --lint, --dag, --summary,
+# --report, --unlock, nor in a job, which Snakemake starts with --no-hooks); the lock ends with the process.
+onstart:
+    try:
+        hold_results_folder(OUTDIR)
+    except MminferError as error:
+        raise WorkflowError(f"mminfer: {error}")
+
+
+onsuccess:
+    release_results_folder(OUTDIR)
+
+
+onerror:
+    release_results_folder(OUTDIR)

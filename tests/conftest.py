@@ -35,6 +35,15 @@ def one_torch_thread():
     torch.set_num_threads(threads)
 
 
+@pytest.fixture
+def umask():
+    """umask(0o027) sets the process's umask for the rest of the test; the old one comes back after."""
+    old = os.umask(0o022)
+    os.umask(old)
+    yield os.umask
+    os.umask(old)
+
+
 @pytest.fixture(scope="session")
 def tiny_corpus():
     return build_corpus(CorpusSpec(train_docs=200, val_docs=10, sft_conversations=50))

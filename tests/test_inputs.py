@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from mminfer.errors import MminferError
-from mminfer.inputs import check_config, config_errors, demo_paths, resolve_inputs
+from mminfer.inputs import check_config, config_errors, demo_paths, resolve_inputs, resolve_runs
 from mminfer.io import read_json, write_json
 from mminfer.prompts import pretrain_prompt, read_documents
 
@@ -222,6 +222,60 @@ def test_missing_validation_file_is_an_error(tmp_path):
         read_documents(tmp_path / "none.jsonl", 1)
 
 
+def test_invalid_utf8_line_is_an_error_naming_the_file_and_line(tmp_path):
+    path = tmp_path / "latin1.jsonl"
+    path.write_bytes('{"text": "가람"}\n'.encode("utf-8") + '{"text": "café"}\n'.encode("latin-1"))
+    with pytest.raises(MminferError) as info:
+        read_documents(path, 2)
+    message = str(info.value)
+    assert f"{path} line 2 is not valid UTF-8" in message and "byte 0xe9" in message
+
+
+def test_invalid_utf8_after_the_documents_needed_is_never_read(tmp_path):
+    path = tmp_path / "docs.jsonl"
+    path.write_bytes('{"text": "가람"}\n'.encode("utf-8") + b'{"text": "\xff"}\n')
+    assert read_documents(path, 1) == ["가람"]
+
+
+# --- results folders -------------------------------------------------------------------------------
+
+def test_outdir_below_a_regular_file_is_an_error_naming_outdir(absent_files, tmp_path):
+    (tmp_path / "notes.txt").write_text("a file", encoding="utf-8")
+    config = dict(absent_files, demo="auto", outdir=str(tmp_path / "notes.txt" / "infer"))
+    with pytest.raises(MminferError) as info:
+        resolve_runs(config)
+    assert "config key 'outdir'" in str(info.value) and f"{tmp_path / 'notes.txt'} is a file" in str(info.value)
+
+
+def test_outdir_that_is_a_regular_file_is_an_error(absent_files, tmp_path):
+    (tmp_path / "infer").write_text("a file", encoding="utf-8")
+    with pytest.raises(MminferError, match="config key 'outdir'.*is a file, not a folder"):
+        resolve_runs(dict(absent_files, demo="auto", outdir=str(tmp_path / "infer")))
+
+
+def test_models_folder_below_a_regular_file_names_the_model(course_files, tmp_path):
+    outdir = tmp_path / "out"
+    outdir.mkdir()
+    (outdir / "models").write_text("a file", encoding="utf-8")
+    models = {"second": {"pretrain": course_files["pretrain"], "sft": course_files["sft"]}}
+    with pytest.raises(MminferError, match="config key 'models.second'"):
+        resolve_runs(dict(course_files, demo="auto", outdir=str(outdir), models=models))
+
+
+def test_demo_dir_below_a_regular_file_matters_only_for_the_demo(course_files, absent_files, tmp_path):
+    (tmp_path / "file").write_text("a file", encoding="utf-8")
+    demo_dir = str(tmp_path / "file" / "demo")
+    outdir = str(tmp_path / "out")
+    assert resolve_runs(dict(course_files, demo="auto", outdir=outdir, demo_dir=demo_dir))
+    with pytest.raises(MminferError, match="config key 'demo_dir'"):
+        resolve_runs(dict(absent_files, demo="auto", outdir=outdir, demo_dir=demo_dir))
+
+
+def test_outdir_that_does_not_exist_yet_is_fine(absent_files, tmp_path):
+    runs = resolve_runs(dict(absent_files, demo="auto", outdir=str(tmp_path / "new" / "infer")))
+    assert list(runs) == [str(tmp_path / "new" / "infer")]
+
+
 # --- io --------------------------------------------------------------------------------------------
 
 def test_write_json_round_trips_and_leaves_no_temp_file(tmp_path):
@@ -264,6 +318,30 @@ def test_write_json_interrupted_before_rename_keeps_the_old_file(tmp_path, monke
     monkeypatch.undo()
     assert read_json(path) == {"measured_bytes": 1}
     assert [p.name for p in tmp_path.iterdir()] == ["kvbytes.json"]
+
+
+def test_write_json_gives_a_file_others_can_read_under_umask_022(tmp_path, umask):
+    umask(0o022)
+    path = tmp_path / "same.json"
+    write_json(path, {"same_ids": True})
+    assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_write_json_follows_the_umask_like_a_plain_open(tmp_path, umask):
+    umask(0o027)
+    write_json(tmp_path / "same.json", {"same_ids": True})
+    (tmp_path / "plain.json").write_text("{}", encoding="utf-8")
+    assert (tmp_path / "same.json").stat().st_mode & 0o777 == 0o640
+    assert (tmp_path / "plain.json").stat().st_mode & 0o777 == 0o640
+
+
+def test_rewritten_result_gets_the_umask_mode_not_the_old_files(tmp_path, umask):
+    umask(0o077)  # as unreadable as the 0600 files of the old writer
+    path = tmp_path / "time.json"
+    write_json(path, {"speedup": 1.0})
+    umask(0o022)
+    write_json(path, {"speedup": 2.0})
+    assert path.stat().st_mode & 0o777 == 0o644 and read_json(path) == {"speedup": 2.0}
 
 
 def test_sha256_of_a_folder_depends_on_names_and_contents(tmp_path):

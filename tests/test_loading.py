@@ -126,6 +126,41 @@ def test_transformers_folder_loads_with_tied_head_and_config_json(tiny_state, tm
     assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"])
 
 
+def folder_with_config_json(tiny_state, folder, config_bytes: bytes):
+    """A MiniMind convert_model.py folder (pytorch_model.bin) with the given config.json."""
+    folder.mkdir()
+    torch.save(dict(tiny_state), folder / "pytorch_model.bin")
+    (folder / "config.json").write_bytes(config_bytes)
+    return folder
+
+
+def test_folder_config_json_that_is_not_json_names_the_file_and_what_was_expected(tiny_state, tmp_path):
+    folder = folder_with_config_json(tiny_state, tmp_path / "hf", b'{"rope_theta": 1e6,')
+    with pytest.raises(MminferError) as info:
+        load_model(folder, backend="builtin")
+    message = str(info.value)
+    assert f"{folder / 'config.json'} is not valid JSON" in message and "line 1" in message
+    assert "expected a JSON object of the model's hyperparameters" in message
+
+
+def test_folder_config_json_that_is_not_an_object_is_an_error(tiny_state, tmp_path):
+    folder = folder_with_config_json(tiny_state, tmp_path / "hf", b"[1, 2]")
+    with pytest.raises(MminferError, match="config.json holds a list; expected a JSON object"):
+        load_model(folder, backend="builtin")
+
+
+def test_folder_config_json_that_is_not_utf8_is_an_error(tiny_state, tmp_path):
+    folder = folder_with_config_json(tiny_state, tmp_path / "hf", b'{"name": "\xff"}')
+    with pytest.raises(MminferError, match="config.json is not UTF-8 text"):
+        load_model(folder, backend="builtin")
+
+
+def test_saved_checkpoint_gets_the_mode_of_a_plain_open(tiny_model, tmp_path, umask):
+    umask(0o022)
+    save_state_dict(tiny_model, tmp_path / "pretrain.pth")
+    assert (tmp_path / "pretrain.pth").stat().st_mode & 0o777 == 0o644
+
+
 # --- strict keys -----------------------------------------------------------------------------------
 
 def test_checkpoint_with_missing_key_lists_it(tiny_state, load_tiny, tmp_path):

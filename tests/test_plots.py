@@ -98,3 +98,10 @@ def test_hangul_is_drawn_with_the_packaged_font():
 def test_plot_leaves_only_the_png_in_its_folder(temp_json, tmp_path):
     plots.plot_temp(temp_json, tmp_path / "temp.png")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["temp.png"]
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640)])
+def test_plot_png_gets_the_mode_of_a_plain_open(temp_json, tmp_path, umask, mask, mode):
+    umask(mask)
+    plots.plot_temp(temp_json, tmp_path / "temp.png")
+    assert (tmp_path / "temp.png").stat().st_mode & 0o777 == mode

@@ -11,7 +11,7 @@ import pytest
 
 from mminfer.errors import MminferError
 from mminfer.prompts import chat_prompt, prefix_prompt
-from mminfer.tokenizer import CHATML_TEMPLATE, load_tokenizer, render_chat_template
+from mminfer.tokenizer import CHATML_TEMPLATE, check_vocab_fits, load_tokenizer, render_chat_template
 
 QUESTION = "가람 마을의 특산물은 무엇인가요?"
 # MiniMind's chat_template for one user message with add_generation_prompt=True (thinking closed):
@@ -157,6 +157,50 @@ def test_invalid_tokenizer_config_json_is_an_error(tiny_tokenizer_dir, tmp_path)
     (folder / "tokenizer_config.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(MminferError, match="tokenizer_config.json is not valid JSON"):
         load_tokenizer(folder)
+
+
+def test_tokenizer_config_json_not_utf8_is_an_error(tiny_tokenizer_dir, tmp_path):
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    (folder / "tokenizer_config.json").write_bytes(b'{"bos_token": "\xff"}')
+    with pytest.raises(MminferError, match="tokenizer_config.json is not valid JSON"):
+        load_tokenizer(folder)
+
+
+# --- tokenizer against the checkpoint's embedding ----------------------------------------------------
+
+def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(tiny_tokenizer):
+    rows = tiny_tokenizer.id_count - 100
+    with pytest.raises(MminferError) as info:
+        check_vocab_fits(tiny_tokenizer, rows, "/ckpt/sft.pth", "sft", "course")
+    message = str(info.value)
+    assert "config key 'tokenizer'" in message and "config key 'sft'" in message
+    assert f"{tiny_tokenizer.id_count} token ids" in message and f"{rows} rows" in message
+    assert str(tiny_tokenizer.folder) in message and "/ckpt/sft.pth" in message
+
+
+def test_tokenizer_smaller_than_the_embedding_is_fine(tiny_tokenizer):
+    check_vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count, "p.pth", "pretrain", "course")
+    check_vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count + 64, "p.pth", "pretrain", "course")  # padded
+
+
+def test_vocab_mismatch_of_an_extra_model_names_its_keys(tiny_tokenizer):
+    with pytest.raises(MminferError) as info:
+        check_vocab_fits(tiny_tokenizer, 10, "p.pth", "pretrain", "small")
+    assert "config key 'models.small.pretrain'" in str(info.value)
+    assert "config key 'models.small.tokenizer' (default: 'tokenizer')" in str(info.value)
+
+
+def test_tokenizer_id_count_counts_added_tokens(tiny_tokenizer_dir, tmp_path):
+    from tokenizers import Tokenizer as HFTokenizer
+
+    folder = tmp_path / "tok"
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    backend = HFTokenizer.from_file(str(folder / "tokenizer.json"))
+    before = load_tokenizer(folder).id_count
+    backend.add_tokens([f"<extra_{i}>" for i in range(5)])
+    backend.save(str(folder / "tokenizer.json"))
+    assert load_tokenizer(folder).id_count == before + 5
 
 
 def test_template_raise_exception_becomes_mminfer_error():

@@ -13,6 +13,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -32,10 +33,15 @@ OUTPUTS = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", 
 pytestmark = pytest.mark.slow
 
 
-def snakemake(*args, configfiles=(MICRO,), check=True) -> subprocess.CompletedProcess:
-    """Run snakemake in the repository. Targets come first in args: --config takes all values after it."""
-    command = [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--configfile", *map(str, configfiles)]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=600)
+def snakemake_command(*args, configfiles=(MICRO,)) -> list[str]:
+    """Targets come first in args: --config (and --configfile) take all values after them."""
+    return [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--configfile", *map(str, configfiles)]
+
+
+def snakemake(*args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022) -> subprocess.CompletedProcess:
+    """Run snakemake in the repository (or another copy of the workflow: cwd) under a known umask."""
+    command = snakemake_command(*args, configfiles=configfiles)
+    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask)
     if check and result.returncode != 0:
         raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
     return result
@@ -69,13 +75,18 @@ def course_inputs(tmp_path_factory) -> dict:
             "config": config, "root": root}
 
 
+def course_args(course_inputs: dict, outdir: Path, **inputs) -> list[str]:
+    """--config arguments of a run on the course-like inputs (``inputs`` replace some of them)."""
+    paths = {key: course_inputs[key] for key in ("pretrain", "sft", "val_data", "tokenizer")} | inputs
+    return ["--config", f"outdir={outdir}", *(f"{key}={value}" for key, value in paths.items()),
+            "minimind_src=/nonexistent", "backend=builtin"]
+
+
 @pytest.fixture(scope="module")
 def course_run(course_inputs, tmp_path_factory):
-    """One full run on the course-like inputs; returns the --config arguments and the outdir."""
+    """One full run on the course-like inputs (umask 022); returns the --config arguments and the outdir."""
     outdir = tmp_path_factory.mktemp("results")
-    args = ["--config", f"outdir={outdir}", f"pretrain={course_inputs['pretrain']}", f"sft={course_inputs['sft']}",
-            f"val_data={course_inputs['val_data']}", f"tokenizer={course_inputs['tokenizer']}",
-            "minimind_src=/nonexistent", "backend=builtin"]
+    args = course_args(course_inputs, outdir)
     snakemake(str(outdir / "report.md"), *args)  # the user's one command: the report target alone
     return args, outdir
 
@@ -99,6 +110,12 @@ def test_run_writes_every_output(course_run):
     for name in OUTPUTS:
         assert (outdir / name).is_file(), name
         assert (outdir / "logs").is_dir()
+
+
+def test_results_are_readable_by_others_under_umask_022(course_run):
+    _, outdir = course_run
+    modes = {name: oct((outdir / name).stat().st_mode & 0o777) for name in OUTPUTS}
+    assert modes == {name: oct(0o644) for name in OUTPUTS}
 
 
 def test_outputs_have_the_task_keys(course_run, course_inputs):
@@ -232,6 +249,77 @@ def test_truncated_checkpoint_fails_cleanly_and_leaves_no_output(course_inputs, 
     assert not list(outdir.glob("*.tmp")) and not list(outdir.glob(".*.tmp"))
 
 
+def assert_failed_cleanly(result, log: Path, said: list[str], outputs: list[Path]) -> None:
+    """A job's bad input: non-zero exit, one message in the rule's log naming what is wrong, no
+    traceback, and none of the rule's outputs (nor a temporary file) left behind."""
+    assert result.returncode != 0
+    text = log.read_text(encoding="utf-8")
+    for words in said:
+        assert words in text, (words, text)
+    assert "Traceback" not in text
+    for output in outputs:
+        assert not output.exists(), output
+    assert not list(outputs[0].parent.glob(".*.tmp"))
+
+
+def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_inputs, tmp_path):
+    small = tmp_path / "small_vocab.pth"  # 64 embedding rows against a tokenizer of ~500 ids
+    torch.manual_seed(0)
+    save_state_dict(MiniMindForCausalLM(MiniMindConfig(hidden_size=64, num_hidden_layers=2, vocab_size=64,
+                                                       num_attention_heads=4, num_key_value_heads=2)), small)
+    outdir = tmp_path / "out"
+    result = snakemake(str(outdir / "same.json"), *course_args(course_inputs, outdir, pretrain=small), check=False)
+    ids = load_tokenizer(course_inputs["tokenizer"]).vocab_size  # ids 0..vocab_size-1
+    assert_failed_cleanly(result, outdir / "logs" / "cache.log",
+                          ["config key 'tokenizer'", "config key 'pretrain'", f"{ids} token ids", "64 rows", str(small)],
+                          [outdir / "same.json", outdir / "count.json"])
+
+
+def test_validation_data_with_invalid_utf8_names_the_file_and_line(course_inputs, tmp_path):
+    lines = course_inputs["val_data"].read_bytes().splitlines(keepends=True)
+    bad = tmp_path / "val_latin1.jsonl"
+    bad.write_bytes(b"".join([lines[0], '{"text": "café au lait"}\n'.encode("latin-1"), *lines[1:]]))
+    outdir = tmp_path / "out"
+    result = snakemake(str(outdir / "same.json"), *course_args(course_inputs, outdir, val_data=bad), check=False)
+    assert_failed_cleanly(result, outdir / "logs" / "cache.log", [f"{bad} line 2 is not valid UTF-8"],
+                          [outdir / "same.json", outdir / "count.json"])
+
+
+def test_model_folder_with_invalid_config_json_names_the_file(course_inputs, tmp_path):
+    folder = tmp_path / "converted"  # MiniMind's convert_model.py layout
+    folder.mkdir()
+    shutil.copy(course_inputs["pretrain"], folder / "pytorch_model.bin")
+    (folder / "config.json").write_text('{"model_type": "minimind",', encoding="utf-8")
+    outdir = tmp_path / "out"
+    result = snakemake(str(outdir / "kvbytes.json"), *course_args(course_inputs, outdir, pretrain=folder),
+                       check=False)
+    assert_failed_cleanly(result, outdir / "logs" / "kvbytes.log",
+                          [f"{folder / 'config.json'} is not valid JSON", "expected a JSON object"],
+                          [outdir / "kvbytes.json"])
+
+
+def test_outdir_below_a_regular_file_stops_before_any_job_naming_outdir(course_inputs, tmp_path):
+    (tmp_path / "results.txt").write_text("not a folder", encoding="utf-8")
+    outdir = tmp_path / "results.txt" / "infer"
+    result = snakemake(*course_args(course_inputs, outdir), check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "config key 'outdir'" in said and f"{tmp_path / 'results.txt'} is a file, not a folder" in said
+    assert "NotADirectoryError" not in said and "Traceback" not in said
+    assert "rule " not in said  # no job started
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["results.txt"]
+
+
+def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
+    marker = tmp_path / "MARKER"
+    outdir = tmp_path / f"x $(touch {marker}) `touch {marker}`"
+    result = snakemake(str(outdir / "cache.py"), "--config", f"outdir={outdir}", f"demo_dir={tmp_path / 'demo'}",
+                       "demo=always", check=False)
+    assert not marker.exists()
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (outdir / "cache.py").read_bytes() == (REPO / "scripts" / "cache.py").read_bytes()
+
+
 def test_micro_demo_builds_and_measures(tmp_path):
     outdir, demo_dir = tmp_path / "out", tmp_path / "demo"
     snakemake("--config", f"outdir={outdir}", f"demo_dir={demo_dir}", "demo=always", "backend=builtin")
@@ -331,3 +419,55 @@ def test_kvbytes_script_by_hand_writes_what_the_rule_wrote(course_run, course_in
     by_hand, by_rule = read(tmp_path, "kvbytes.json"), read(outdir, "kvbytes.json")
     for key in ("tokens", "measured_bytes", "formula_bytes", "k_shape"):
         assert by_hand[key] == by_rule[key]
+
+
+# --- a shared results folder: a path with a space and Hangul, another umask, a second checkout ---------
+
+@pytest.fixture(scope="module")
+def two_checkouts(course_inputs, tmp_path_factory):
+    """A full run into `<tmp>/결과 폴더` under umask 027 and, while it runs, the same run from a second
+    copy of the workflow (another checkout, so Snakemake's own lock in .snakemake/ does not see the first)."""
+    root = tmp_path_factory.mktemp("shared")
+    outdir = root / "결과 폴더"
+    logs = tmp_path_factory.mktemp("checkout-logs")
+    clone = tmp_path_factory.mktemp("clone") / "mminfer"
+    shutil.copytree(REPO, clone, ignore=shutil.ignore_patterns(".git", ".snakemake", "__pycache__", ".pytest_cache",
+                                                               "resources", "results", "tests", "*.egg-info"))
+    args = course_args(course_inputs, outdir)
+    with open(logs / "first.out", "w") as out, open(logs / "first.err", "w") as err:
+        first = subprocess.Popen(snakemake_command(*args), cwd=REPO, stdout=out, stderr=err, text=True, umask=0o027)
+        try:
+            deadline = time.monotonic() + 300
+            while not (outdir / ".mminfer.lock").exists() and first.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.1)
+            second = snakemake(*args, cwd=clone, check=False)
+            first.wait(timeout=600)
+        finally:
+            if first.poll() is None:
+                first.kill()
+    return {"outdir": outdir, "root": root, "first": first, "first_err": (logs / "first.err").read_text(),
+            "second": second}
+
+
+def test_outdir_with_a_space_and_hangul_runs_end_to_end(two_checkouts):
+    outdir = two_checkouts["outdir"]
+    assert two_checkouts["first"].returncode == 0, two_checkouts["first_err"][-3000:]
+    for name in OUTPUTS:
+        assert (outdir / name).is_file(), name
+    assert (outdir / "cache.py").read_bytes() == (REPO / "scripts" / "cache.py").read_bytes()
+    assert sorted(p.name for p in two_checkouts["root"].iterdir()) == ["결과 폴더"]  # nothing stray beside it
+
+
+def test_results_follow_another_umask(two_checkouts):
+    outdir = two_checkouts["outdir"]
+    modes = {name: oct((outdir / name).stat().st_mode & 0o777) for name in OUTPUTS}
+    assert modes == {name: oct(0o640) for name in OUTPUTS}
+
+
+def test_second_checkout_writing_the_same_results_folder_is_refused(two_checkouts):
+    second, outdir = two_checkouts["second"], two_checkouts["outdir"]
+    said = second.stdout + second.stderr
+    assert second.returncode != 0
+    assert f"results folder {outdir} (config key 'outdir') is in use by the run started at" in said
+    assert f"by pid {two_checkouts['first'].pid} on host" in said and f"from {REPO}" in said
+    assert "Finished job" not in said and "Traceback" not in said  # refused before any of its jobs
