@@ -6,6 +6,7 @@ Imports nothing heavy (no torch), so parsing the workflow stays fast.
 
 from __future__ import annotations
 
+import copy
 import os
 from pathlib import Path
 
@@ -36,10 +37,39 @@ def config_errors(config: dict, schema: dict) -> list[str]:
     return messages
 
 
-def check_config(config: dict, schema: dict) -> None:
-    errors = config_errors(config, schema)
+def fill_defaults(config: dict, schema: dict) -> dict:
+    """Add the schema's default for every missing key, in nested sections too (in place)."""
+    for key, entry in schema.get("properties", {}).items():
+        if key not in config and "default" in entry:
+            config[key] = copy.deepcopy(entry["default"])
+        if isinstance(config.get(key), dict) and "properties" in entry:
+            fill_defaults(config[key], entry)
+    return config
+
+
+def check_config(config: dict, schema: dict) -> dict:
+    """The one config check: fill in the schema's defaults, then one message per bad key."""
+    errors = config_errors(fill_defaults(config, schema), schema)
     if errors:
         raise MminferError("invalid configuration:\n  " + "\n  ".join(errors))
+    return config
+
+
+def parsed_config(*paths, schema_path=None) -> dict:
+    """The config the workflow would see for these config files (later ones win, key by key, as with
+    Snakemake's --configfile), defaults filled in and checked: for tests and scripts outside Snakemake."""
+    import yaml
+
+    def merge(into: dict, update: dict) -> dict:
+        for key, value in update.items():
+            into[key] = merge(into[key], value) if isinstance(value, dict) and isinstance(into.get(key), dict) else value
+        return into
+
+    config: dict = {}
+    for path in paths:
+        merge(config, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
+    schema_path = schema_path or Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
+    return check_config(config, yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
 
 
 def demo_paths(demo_dir: str | Path) -> dict[str, str]:

@@ -39,10 +39,11 @@ def fill_cache(model, input_ids: torch.Tensor):
     return model(input_ids, use_cache=True).past_key_values
 
 
-def measure_kv_bytes(model, config, tokens: int, seed: int, device) -> dict:
-    """kvbytes.json: tokens, measured_bytes, formula_bytes, k_shape (+ dtype and sizes)."""
+def measure_kv_bytes(model, config, tokens: int, seed: int, device, batch: int = 1) -> dict:
+    """kvbytes.json: tokens, measured_bytes (the byte sum of every tensor of the cache the model returns
+    for ``batch`` x ``tokens`` random tokens), formula_bytes, k_shape (+ dtype and sizes)."""
     device = torch.device(device)
-    input_ids = random_tokens(config.vocab_size, tokens, seed).to(device)
+    input_ids = random_tokens(config.vocab_size, tokens, seed, batch).to(device)
     allocated_before = torch.cuda.memory_allocated(device) if device.type == "cuda" else None
     past_key_values = fill_cache(model, input_ids)  # logits and activations are freed on return
     allocator_bytes = None
@@ -53,11 +54,12 @@ def measure_kv_bytes(model, config, tokens: int, seed: int, device) -> dict:
     bytes_per_element = first_k.element_size()
     measured_bytes = cache_tensor_bytes(past_key_values)
     formula_bytes = kv_formula_bytes(config.num_hidden_layers, tokens, config.num_key_value_heads,
-                                     config.head_dim, bytes_per_element)
+                                     config.head_dim, bytes_per_element, batch)
     after_repeat_kv_bytes = kv_formula_bytes(config.num_hidden_layers, tokens, config.num_attention_heads,
-                                             config.head_dim, bytes_per_element)
+                                             config.head_dim, bytes_per_element, batch)
     return {
         "tokens": tokens,
+        "batch": batch,
         "measured_bytes": measured_bytes,
         "formula_bytes": formula_bytes,
         "k_shape": list(first_k.shape),
@@ -68,7 +70,7 @@ def measure_kv_bytes(model, config, tokens: int, seed: int, device) -> dict:
         "head_dim": config.head_dim,
         "dtype": dtype_name(first_k.dtype),
         "bytes_per_element": bytes_per_element,
-        "bytes_per_token": measured_bytes // tokens,
+        "bytes_per_token": measured_bytes // (batch * tokens),
         "after_repeat_kv_bytes": after_repeat_kv_bytes,
         "allocator_bytes": allocator_bytes,  # CUDA only: memory_allocated after - before
     }

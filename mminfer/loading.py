@@ -15,7 +15,7 @@ import importlib.util
 import json
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
@@ -27,12 +27,21 @@ from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 BACKENDS = ("auto", "minimind", "builtin")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
-# Keys a checkpoint must have; N is each layer index.
-LAYER_KEYS = (
-    "self_attn.q_proj.weight", "self_attn.k_proj.weight", "self_attn.v_proj.weight", "self_attn.o_proj.weight",
-    "self_attn.q_norm.weight", "self_attn.k_norm.weight", "input_layernorm.weight",
-    "post_attention_layernorm.weight", "mlp.gate_proj.weight", "mlp.up_proj.weight", "mlp.down_proj.weight",
-)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """How a checkpoint is loaded: the keys of a rule's ``params.model`` (rules/common.smk), i.e. the
+    config keys backend, minimind_src, device, dtype and model (``overrides``), and the model set the
+    checkpoint belongs to ("course", "demo", a name from config key ``models``, or "custom" by hand).
+    The defaults are a plain CPU load with mminfer's own model (tests, demo training)."""
+
+    backend: str = "builtin"
+    minimind_src: str | None = None
+    device: str = "cpu"
+    dtype: str = "float32"
+    overrides: dict = field(default_factory=dict)
+    model_set: str = "custom"
 
 
 @dataclass
@@ -43,6 +52,7 @@ class LoadedModel:
     device: torch.device
     dtype: torch.dtype
     path: Path
+    spec: ModelSpec
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -238,22 +248,21 @@ def build_model(config: MiniMindConfig, backend: str, source: str | Path | None 
     return module.MiniMindForCausalLM(mm_config)
 
 
-def load_model(path: str | Path, backend: str = "auto", minimind_src: str | Path | None = None,
-               device: str = "cpu", dtype: str = "float32", overrides: dict | None = None) -> LoadedModel:
-    """Read the checkpoint, build the model its shapes call for, load it strictly, move it to
-    ``device`` and ``dtype`` and switch it to eval mode."""
-    torch_device = resolve_device(device)
-    torch_dtype = resolve_dtype(dtype)
-    chosen = choose_backend(backend, minimind_src)
+def load_model(path: str | Path, spec: ModelSpec = ModelSpec()) -> LoadedModel:
+    """Read the checkpoint, build the model its shapes call for, load it strictly, move it to the
+    spec's device and dtype and switch it to eval mode."""
+    torch_device = resolve_device(spec.device)
+    torch_dtype = resolve_dtype(spec.dtype)
+    chosen = choose_backend(spec.backend, spec.minimind_src)
     state = read_state_dict(path)
-    merged = {**read_folder_config(path), **(overrides or {})}
+    merged = {**read_folder_config(path), **spec.overrides}
     config = infer_config(state, merged, path)
-    model = build_model(config, chosen, minimind_src)
+    model = build_model(config, chosen, spec.minimind_src)
     check_keys(state, model, path)
     model.load_state_dict(state, strict=True)
     model = model.to(device=torch_device, dtype=torch_dtype).eval()
     return LoadedModel(model=model, config=config, backend=chosen, device=torch_device, dtype=torch_dtype,
-                       path=Path(path))
+                       path=Path(path), spec=spec)
 
 
 def save_state_dict(model: torch.nn.Module, path: str | Path) -> None:

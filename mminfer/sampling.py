@@ -77,12 +77,6 @@ def next_token_logits(model, prompt_ids: list[int], device) -> torch.Tensor:
     return model(input_ids).logits[0, -1, :].float()
 
 
-def top_p_survivors(logits: torch.Tensor, p: float) -> int:
-    """How many tokens MiniMind's top-p rule keeps from one (vocab,) logit vector."""
-    removed = top_p_mask(logits.unsqueeze(0).clone(), p)
-    return int((~removed).sum())
-
-
 def entropy_bits(logits: torch.Tensor) -> float:
     probs = torch.softmax(logits.double(), dim=-1)
     nonzero = probs[probs > 0]
@@ -90,19 +84,24 @@ def entropy_bits(logits: torch.Tensor) -> float:
 
 
 def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> dict:
-    """topp.json: {"0.5": n, "0.9": n, "0.99": n}."""
-    return {temperature_key(p): top_p_survivors(logits, p) for p in ps}
+    """topp.json: {"0.5": n, "0.9": n, "0.99": n}, how many tokens MiniMind's top-p rule (the model's
+    own top_p_mask, as generate applies it) keeps from one (vocab,) logit vector at each p."""
+    counts = {}
+    for p in ps:
+        removed = top_p_mask(logits.unsqueeze(0).clone(), p)
+        counts[temperature_key(p)] = int((~removed).sum())
+    return counts
 
 
-def position_detail(tokenizer, prefix: str, logits: torch.Tensor, ps: list[float], top: int = 10) -> dict:
-    """Survivors, entropy and the most likely next tokens after one prefix."""
+def position_detail(tokenizer, prefix: str, logits: torch.Tensor, survivors: dict, top: int = 10) -> dict:
+    """The survivors (:func:`survivors_by_p`), entropy and most likely next tokens after one prefix."""
     probs = torch.softmax(logits.double(), dim=-1)
     values, indices = torch.topk(probs, top)
     sorted_probs = torch.sort(probs, descending=True).values
     entropy = entropy_bits(logits)
     return {
         "prefix": prefix,
-        "survivors": survivors_by_p(logits, ps),
+        "survivors": survivors,
         "entropy_bits": entropy,
         "top_tokens": [{"id": int(i), "token": tokenizer.decode([int(i)], skip_special_tokens=False),
                         "prob": float(v)} for v, i in zip(values, indices)],

@@ -1,56 +1,97 @@
-"""What every rule script shares: logging to the rule's log file and turning errors into a clear
-one-paragraph message with a non-zero exit."""
+"""What every rule script shares: the job's log and clean errors (:func:`job_log`), and, for a run by
+hand, flags whose defaults are the schema's (schemas/config.schema.yaml, the one home of every default)."""
 
 from __future__ import annotations
 
+import argparse
+import functools
 import logging
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from mminfer.errors import MminferError
 
+SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
 
-def setup_logging(log_path: str | Path | None) -> None:
+
+@contextmanager
+def job_log(log_path):
+    """``with job_log(snakemake.log[0]): job(...)``: log to the file (and stderr); a bad input
+    (MminferError) becomes one logged paragraph and exit status 1 instead of a traceback."""
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_path, mode="w", encoding="utf-8"))
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", handlers=handlers,
                         force=True)
-
-
-def run_job(log_path, job, *args, **kwargs):
-    """Call ``job(*args, **kwargs)`` with logging to ``log_path``; exit 1 with the message on an
-    MminferError (bad input), so the user sees one paragraph instead of a traceback."""
-    setup_logging(log_path)
     try:
-        return job(*args, **kwargs)
+        yield
     except MminferError as exc:
         logging.getLogger("mminfer").error("error: %s", exc)
         sys.exit(1)
 
 
-def add_prompt_arguments(parser) -> None:
-    """The flags of the task's greedy prompt: checkpoint, tokenizer, validation data and sizes."""
-    parser.add_argument("--pretrain", required=True, help="pretrained checkpoint (.pth state_dict or model folder)")
-    parser.add_argument("--tokenizer", required=True, help="folder with tokenizer.json and tokenizer_config.json")
-    parser.add_argument("--val-data", required=True, help="validation JSONL ({\"text\": ...} per line)")
-    parser.add_argument("--docs", type=int, default=6, help="documents joined into the prompt (default 6)")
-    parser.add_argument("--prompt-tokens", type=int, default=200, help="prompt tokens after bos (default 200)")
-    parser.add_argument("--new-tokens", type=int, default=64, help="tokens to generate (default 64)")
+@functools.cache
+def schema() -> dict:
+    import yaml
+
+    return yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
 
 
-def add_model_arguments(parser) -> None:
-    """The flags that choose and place a model, for running a rule script by hand."""
-    parser.add_argument("--backend", default="auto", choices=["auto", "minimind", "builtin"])
-    parser.add_argument("--minimind-src", default="/opt/minimind", help="folder with model/model_minimind.py")
-    parser.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16", "float16"])
+def default(key: str):
+    """The schema's default of a dotted config key, e.g. default("cache.docs") == 6."""
+    node = schema()
+    for part in key.split("."):
+        node = node["properties"][part]
+    return node["default"]
+
+
+def cli(doc: str, *flags: tuple) -> argparse.Namespace:
+    """Parse a hand run's flags. Each flag is (name, config key or None, help); a flag with a config key
+    takes its type and default from the schema, one without is a required path."""
+    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for name, key, text in flags:
+        if key is None:
+            parser.add_argument(name, required=True, help=text)
+            continue
+        value = default(key)
+        many = isinstance(value, list)
+        kind = type(value[0] if many else value) if value is not None else str
+        parser.add_argument(name, type=kind, nargs="+" if many else None, default=value,
+                            help=f"{text} (config key {key}; default {value})")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--log", default=None, help="also write the log to this file")
+    return parser.parse_args()
 
 
-def model_params_from_args(args) -> dict:
-    """The same dict a rule passes as ``params.model``."""
-    return {"backend": args.backend, "minimind_src": args.minimind_src, "device": args.device,
-            "dtype": args.dtype, "overrides": {}, "model_set": "custom"}
+PROMPT_FLAGS = (
+    ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
+    ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
+    ("--val-data", None, "validation JSONL ({\"text\": ...} per line)"),
+    ("--docs", "cache.docs", "documents joined into the prompt"),
+    ("--prompt-tokens", "cache.prompt_tokens", "prompt tokens after bos"),
+    ("--new-tokens", "cache.new_tokens", "tokens to generate"),
+)
+MODEL_FLAGS = (
+    ("--backend", "backend", "minimind, builtin or auto"),
+    ("--minimind-src", "minimind_src", "folder with model/model_minimind.py"),
+    ("--device", "device", "auto, cpu or cuda"),
+    ("--dtype", "dtype", "float32, bfloat16 or float16"),
+)
+
+
+def rule_params(snakemake) -> dict:
+    """A rule's ``params:`` as a job's keyword arguments, ``params.model`` as a ModelSpec."""
+    from mminfer.loading import ModelSpec
+
+    params = dict(snakemake.params.items())
+    params["model"] = ModelSpec(**params["model"])
+    return params
+
+
+def model_of(args):
+    """The ModelSpec a rule builds from ``params.model``, from a hand run's flags."""
+    from mminfer.loading import ModelSpec
+
+    return ModelSpec(backend=args.backend, minimind_src=args.minimind_src, device=args.device, dtype=args.dtype)

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from snakemake.utils import min_version, validate
+from snakemake.utils import min_version
 
 min_version("9.0")
 
@@ -27,8 +27,7 @@ from mminfer.resultslock import hold_results_folder, release_results_folder
 SCHEMA = Path(workflow.basedir) / "schemas" / "config.schema.yaml"
 
 try:
-    check_config(config, yaml.safe_load(SCHEMA.read_text(encoding="utf-8")))
-    validate(config, str(SCHEMA))  # fills in each key's default
+    check_config(config, yaml.safe_load(SCHEMA.read_text(encoding="utf-8")))  # fills in each key's default
     RUNS = resolve_runs(config)
 except MminferError as error:
     raise WorkflowError(f"mminfer: {error}")

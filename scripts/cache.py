@@ -7,35 +7,18 @@ fed_with_cache, fed_without_cache, ...). Run by the workflow's `cache` rule, or 
         --val-data /opt/mm/data/pretrain_val.jsonl --outdir /root/mm/infer
 """
 
-import argparse
 from pathlib import Path
 
-from mminfer.jobs import cache_job, model_spec_from
-from mminfer.script import add_model_arguments, add_prompt_arguments, model_params_from_args, run_job
-
-
-def main(pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, same_out, count_out, log=None,
-         threads=None):
-    spec = model_spec_from(model, pretrain, threads)
-    run_job(log, cache_job, spec, tokenizer, val_data, docs, prompt_tokens, new_tokens, same_out, count_out)
-
-
-def parse_cli():
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    add_prompt_arguments(parser)
-    parser.add_argument("--outdir", required=True, help="where same.json and count.json go")
-    add_model_arguments(parser)
-    args = parser.parse_args()
-    outdir = Path(args.outdir)
-    return dict(pretrain=args.pretrain, tokenizer=args.tokenizer, val_data=args.val_data, docs=args.docs,
-                prompt_tokens=args.prompt_tokens, new_tokens=args.new_tokens, model=model_params_from_args(args),
-                same_out=outdir / "same.json", count_out=outdir / "count.json", log=args.log,
-                threads=args.threads)
-
+from mminfer.jobs import cache_job
+from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, job_log, model_of, rule_params
 
 if "snakemake" in globals():
-    main(snakemake.input.pretrain, Path(snakemake.input.tokenizer[0]).parent, snakemake.input.val_data,
-         snakemake.params.docs, snakemake.params.prompt_tokens, snakemake.params.new_tokens,
-         snakemake.params.model, snakemake.output.same, snakemake.output.counts, snakemake.log[0], snakemake.threads)
+    with job_log(snakemake.log[0]):
+        cache_job(**rule_params(snakemake), pretrain=snakemake.input.pretrain,
+                  tokenizer=Path(snakemake.input.tokenizer[0]).parent, val_data=snakemake.input.val_data,
+                  threads=snakemake.threads, same_out=snakemake.output.same, count_out=snakemake.output.counts)
 elif __name__ == "__main__":
-    main(**parse_cli())
+    args = cli(__doc__, *PROMPT_FLAGS, ("--outdir", None, "where same.json and count.json go"), *MODEL_FLAGS)
+    with job_log(args.log):
+        cache_job(args.pretrain, args.tokenizer, args.val_data, args.docs, args.prompt_tokens, args.new_tokens,
+                  model_of(args), args.threads, Path(args.outdir) / "same.json", Path(args.outdir) / "count.json")

@@ -3,7 +3,8 @@
 from pathlib import Path
 
 from mminfer.demo.build import corpus_job
-from mminfer.script import run_job
+from mminfer.script import job_log
 
 if "snakemake" in globals():
-    run_job(snakemake.log[0], corpus_job, snakemake.params.corpus, Path(snakemake.output.train).parent)
+    with job_log(snakemake.log[0]):
+        corpus_job(snakemake.params.corpus, Path(snakemake.output.train).parent)

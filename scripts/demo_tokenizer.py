@@ -3,8 +3,9 @@
 from pathlib import Path
 
 from mminfer.demo.build import tokenizer_job
-from mminfer.script import run_job
+from mminfer.script import job_log
 
 if "snakemake" in globals():
-    run_job(snakemake.log[0], tokenizer_job, snakemake.input.train, snakemake.input.sft,
-            snakemake.params.vocab_size, Path(snakemake.output[0]).parent)
+    with job_log(snakemake.log[0]):
+        tokenizer_job(snakemake.input.train, snakemake.input.sft,
+                      snakemake.params.vocab_size, Path(snakemake.output[0]).parent)

@@ -3,13 +3,15 @@
 from pathlib import Path
 
 from mminfer.demo.build import pretrain_job, sft_job
-from mminfer.script import run_job
+from mminfer.script import job_log
 
 if "snakemake" in globals():
     tokenizer_dir = Path(snakemake.input.tokenizer[0]).parent
     if "pretrain" in snakemake.input.keys():
-        run_job(snakemake.log[0], sft_job, snakemake.input.pretrain, snakemake.input.sft, tokenizer_dir,
-                snakemake.params.train, snakemake.threads, snakemake.output[0])
+        with job_log(snakemake.log[0]):
+            sft_job(snakemake.input.pretrain, snakemake.input.sft, tokenizer_dir,
+                    snakemake.params.train, snakemake.threads, snakemake.output[0])
     else:
-        run_job(snakemake.log[0], pretrain_job, snakemake.input.train, tokenizer_dir, snakemake.params.train,
-                snakemake.threads, snakemake.output[0])
+        with job_log(snakemake.log[0]):
+            pretrain_job(snakemake.input.train, tokenizer_dir, snakemake.params.train,
+                         snakemake.threads, snakemake.output[0])

@@ -22,7 +22,8 @@ sys.path.insert(0, str(REPO))
 
 from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
 from mminfer.io import write_json, write_text_atomic  # noqa: E402
-from mminfer.jobs import ModelSpec, load, run_info  # noqa: E402
+from mminfer.jobs import run_info  # noqa: E402
+from mminfer.loading import load_model  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
 from mminfer.tokenizer import load_tokenizer  # noqa: E402
 
@@ -38,9 +39,8 @@ def main() -> None:
     cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
 
     tokenizer = load_tokenizer(args.tokenizer)
-    pre_spec = ModelSpec(checkpoint=args.pretrain, backend="builtin", model_set="plain")
-    pretrained = load(pre_spec)
-    pre_info = run_info(pre_spec, pretrained)
+    pretrained = load_model(args.pretrain)
+    pre_info = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
 
     # steps 1-2: same tokens with and without the cache; tokens fed
@@ -66,12 +66,11 @@ def main() -> None:
     write_json(outdir / "topp.json", survivors)
 
     # step 5: distinct answers of the SFT model per temperature
-    sft_spec = ModelSpec(checkpoint=args.sft, backend="builtin", model_set="plain")
-    sft = load(sft_spec)
+    sft = load_model(args.sft)
     question_ids = prompts.chat_prompt(tokenizer, temp["question"])
     answers = sampling.temperature_experiment(sft.model, tokenizer, question_ids, temp["temperatures"],
                                               temp["samples"], temp["new_tokens"], temp["seed"], sft.device)
-    sft_info = run_info(sft_spec, sft) | {"question": temp["question"], "seed": temp["seed"]}
+    sft_info = run_info(sft, question=temp["question"], seed=temp["seed"])
     for summary in answers.values():
         summary["run"] = sft_info
     write_json(outdir / "temp.json", answers)

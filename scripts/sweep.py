@@ -1,13 +1,13 @@
-"""Cost against generation length: fed tokens and time with and without the cache -> sweep.json."""
+"""Cost against generation length: every step of one clocked generation per method -> sweep.json."""
 
 from pathlib import Path
 
-from mminfer.jobs import model_spec_from, sweep_job
-from mminfer.script import run_job
+from mminfer.jobs import sweep_job
+from mminfer.script import job_log, rule_params
 
 if "snakemake" in globals():
-    spec = model_spec_from(snakemake.params.model, snakemake.input.pretrain, snakemake.params.threads or snakemake.threads)
-    run_job(snakemake.log[0], sweep_job, spec,
-            Path(snakemake.input.tokenizer[0]).parent, snakemake.input.val_data, snakemake.params.docs,
-            snakemake.params.prompt_tokens, snakemake.params.lengths, snakemake.params.warmup,
-            snakemake.params.runs, snakemake.output[0])
+    params = rule_params(snakemake)
+    with job_log(snakemake.log[0]):
+        sweep_job(**params | {"threads": params["threads"] or snakemake.threads}, pretrain=snakemake.input.pretrain,
+                  tokenizer=Path(snakemake.input.tokenizer[0]).parent, val_data=snakemake.input.val_data,
+                  out=snakemake.output[0])

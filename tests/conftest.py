@@ -17,7 +17,7 @@ import torch
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts
 from mminfer.demo.tokenizer_train import train_tokenizer
-from mminfer.loading import LoadedModel, load_model, save_state_dict
+from mminfer.loading import LoadedModel, ModelSpec, load_model, save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 from mminfer.tokenizer import Tokenizer, load_tokenizer
 
@@ -96,8 +96,8 @@ def load_tiny(tiny_checkpoint):
 
     def load(backend: str = "builtin", dtype: str = "float32", path: Path | None = None, **kwargs) -> LoadedModel:
         overrides = {"max_position_embeddings": TINY_MAX_POSITIONS, **kwargs.pop("overrides", {})}
-        return load_model(path or tiny_checkpoint, backend=backend, device="cpu", dtype=dtype,
-                          overrides=overrides, **kwargs)
+        return load_model(path or tiny_checkpoint, ModelSpec(backend=backend, device="cpu", dtype=dtype,
+                                                             overrides=overrides, **kwargs))
 
     return load
 

@@ -7,14 +7,9 @@ import json
 
 import torch
 
-from mminfer.capacity import (
-    capacity,
-    capacity_table,
-    check_batch_prediction,
-    kv_bytes_per_token,
-    parameter_count,
-    weight_bytes,
-)
+from mminfer.capacity import bytes_per_token, capacity, capacity_table, weight_bytes
+from mminfer.kvcache import measure_kv_bytes
+from mminfer.loading import count_parameters
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 
 # conftest's tiny shape: hidden 64, 2 layers, 4 heads, 2 KV heads -> head_dim 16.
@@ -24,8 +19,8 @@ MIB = 2**20
 
 
 def test_capacity_table_matches_hand_computed_rows():
-    rows = capacity_table(bytes_per_token={"float32": 1024, "bfloat16": 512},
-                          weight_bytes={"float32": 100 * MIB, "bfloat16": 50 * MIB},
+    rows = capacity_table(per_token={"float32": 1024, "bfloat16": 512},
+                          weights={"float32": 100 * MIB, "bfloat16": 50 * MIB},
                           memory_gib=[1], contexts=[1000, 4096])
     by_key = {(row["dtype"], row["context"]): row for row in rows}
     assert len(rows) == 4
@@ -46,19 +41,18 @@ def test_capacity_table_matches_hand_computed_rows():
 def test_capacity_table_gives_zero_sequences_when_the_weights_do_not_fit():
     # 0.05 GiB = 53,687,091 bytes: float32 weights of 100 MiB do not fit; bfloat16 weights of 50 MiB leave
     # 53,687,091 - 52,428,800 = 1,258,291 bytes: 2 sequences of 512,000 bytes, none of 2 MiB.
-    rows = capacity_table(bytes_per_token={"float32": 1024, "bfloat16": 512},
-                          weight_bytes={"float32": 100 * MIB, "bfloat16": 50 * MIB},
+    rows = capacity_table(per_token={"float32": 1024, "bfloat16": 512},
+                          weights={"float32": 100 * MIB, "bfloat16": 50 * MIB},
                           memory_gib=[0.05], contexts=[1000, 4096])
     sequences = {(row["dtype"], row["context"]): row["sequences"] for row in rows}
     assert sequences == {("float32", 1000): 0, ("float32", 4096): 0, ("bfloat16", 1000): 2, ("bfloat16", 4096): 0}
 
 
 def test_batch_cache_measured_bytes_equal_the_prediction(tiny_model, tiny_config):
-    check = check_batch_prediction(tiny_model, tiny_config, batch=3, context=10, device="cpu")
+    check = measure_kv_bytes(tiny_model, tiny_config, tokens=10, seed=0, device="cpu", batch=3)
     # 3 sequences x 10 tokens x 512 bytes = 15,360 bytes
-    assert check["predicted_bytes"] == 3 * 10 * TINY_BYTES_PER_TOKEN_FLOAT32 == 15_360
-    assert check["measured_bytes"] == check["predicted_bytes"]
-    assert check["storage_bytes"] == check["predicted_bytes"]
+    assert check["formula_bytes"] == 3 * 10 * TINY_BYTES_PER_TOKEN_FLOAT32 == 15_360
+    assert check["measured_bytes"] == check["formula_bytes"]
     assert check["matches"] is True
     assert check["k_shape"] == [3, 10, 2, 16]
 
@@ -78,7 +72,7 @@ def test_weight_bytes_counts_a_tied_embedding_once(tiny_model, tiny_config):
                  + 3 * hidden * inner)                # gate, up, down
     expected = vocab * hidden + tiny_config.num_hidden_layers * per_layer + hidden  # + the final norm
     assert tiny_model.lm_head.weight is tiny_model.model.embed_tokens.weight
-    assert parameter_count(tiny_model) == expected
+    assert count_parameters(tiny_model) == expected
     assert weight_bytes(tiny_model, "float32") == 4 * expected
     assert weight_bytes(tiny_model, "bfloat16") == 2 * expected
 
@@ -87,13 +81,11 @@ def test_weight_bytes_counts_a_tied_embedding_once(tiny_model, tiny_config):
 
 
 def test_bytes_per_token_are_measured_in_every_dtype(tiny_model, tiny_config):
-    result = kv_bytes_per_token(tiny_model, tiny_config, "cpu", tokens=4)
+    result = bytes_per_token(tiny_model, tiny_config, "cpu", tokens=4)
     assert result["float32"]["measured"] == result["float32"]["formula"] == 512
     assert result["bfloat16"]["measured"] == result["bfloat16"]["formula"] == 256
     assert result["float16"]["measured"] == result["float16"]["formula"] == 256
-    for dtype, entry in result.items():
-        assert entry["method"] == "forward"  # the forward ran in that dtype on the CPU
-        assert entry["cache_dtype"] == dtype
+    assert all(entry["matches"] for entry in result.values())  # the forward ran in every dtype on the CPU
     assert next(tiny_model.parameters()).dtype == torch.float32  # the shared model was not cast
 
 

@@ -75,7 +75,7 @@ def fine_tuned(demo_dir, pretrained):
 
 def test_pretrain_checkpoint_loads_strictly_with_the_spec_shape(pretrained, tokenizer):
     path, _, _ = pretrained
-    loaded = load_model(path, backend="builtin")  # strict load: every key, every shape
+    loaded = load_model(path)  # strict load: every key, every shape
     spec = MICRO_SPEC.pretrain
     assert loaded.config.hidden_size == spec.hidden_size
     assert loaded.config.num_hidden_layers == spec.num_hidden_layers
@@ -231,7 +231,7 @@ def test_pad_batch_pads_ids_with_pad_and_labels_with_ignore():
 
 def test_sft_checkpoint_loads_strictly_and_differs_from_pretraining(fine_tuned, pretrained):
     path, summary = fine_tuned
-    load_model(path, backend="builtin")
+    load_model(path)
     before, after = read_state_dict(pretrained[0]), read_state_dict(path)
     assert before.keys() == after.keys()
     assert not torch.equal(before["lm_head.weight"], after["lm_head.weight"])

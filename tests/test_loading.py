@@ -120,7 +120,7 @@ def test_transformers_folder_loads_with_tied_head_and_config_json(tiny_state, tm
     state = {k: v.clone() for k, v in tiny_state.items() if k != "lm_head.weight"}  # tied: saved once
     save_file(state, str(folder / "model.safetensors"))
     (folder / "config.json").write_text(json.dumps({"rope_theta": 5000.0, "max_position_embeddings": 128}))
-    loaded = load_model(folder, backend="builtin")
+    loaded = load_model(folder)
     assert loaded.config.rope_theta == 5000.0
     assert loaded.config.max_position_embeddings == 128
     assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"])
@@ -137,7 +137,7 @@ def folder_with_config_json(tiny_state, folder, config_bytes: bytes):
 def test_folder_config_json_that_is_not_json_names_the_file_and_what_was_expected(tiny_state, tmp_path):
     folder = folder_with_config_json(tiny_state, tmp_path / "hf", b'{"rope_theta": 1e6,')
     with pytest.raises(MminferError) as info:
-        load_model(folder, backend="builtin")
+        load_model(folder)
     message = str(info.value)
     assert f"{folder / 'config.json'} is not valid JSON" in message and "line 1" in message
     assert "expected a JSON object of the model's hyperparameters" in message
@@ -146,13 +146,13 @@ def test_folder_config_json_that_is_not_json_names_the_file_and_what_was_expecte
 def test_folder_config_json_that_is_not_an_object_is_an_error(tiny_state, tmp_path):
     folder = folder_with_config_json(tiny_state, tmp_path / "hf", b"[1, 2]")
     with pytest.raises(MminferError, match="config.json holds a list; expected a JSON object"):
-        load_model(folder, backend="builtin")
+        load_model(folder)
 
 
 def test_folder_config_json_that_is_not_utf8_is_an_error(tiny_state, tmp_path):
     folder = folder_with_config_json(tiny_state, tmp_path / "hf", b'{"name": "\xff"}')
     with pytest.raises(MminferError, match="config.json is not UTF-8 text"):
-        load_model(folder, backend="builtin")
+        load_model(folder)
 
 
 def test_saved_checkpoint_gets_the_mode_of_a_plain_open(tiny_model, tmp_path, umask):
@@ -285,7 +285,7 @@ def test_safetensors_twin_gives_the_same_logits_as_the_pth(tiny_state, load_tiny
     ids = torch.randint(3, tiny_state["model.embed_tokens.weight"].shape[0], (1, 12),
                         generator=torch.Generator().manual_seed(0))
     from_pth = load_tiny(path=pth).model(ids).logits
-    from_folder = load_model(folder, backend="builtin").model(ids).logits
+    from_folder = load_model(folder).model(ids).logits
     assert torch.equal(from_pth, from_folder)
 
 
@@ -294,6 +294,6 @@ def test_minimind_convert_model_folder_with_pytorch_model_bin_loads(tiny_state, 
     folder.mkdir()
     torch.save({k: v.half() for k, v in tiny_state.items()}, folder / "pytorch_model.bin")
     (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 512, "rope_scaling": None}))
-    loaded = load_model(folder, backend="builtin")
+    loaded = load_model(folder)
     assert loaded.config.max_position_embeddings == 512
     assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"].half().float())

@@ -17,7 +17,6 @@ from mminfer.sampling import (
     survivors_by_p,
     temperature_experiment,
     temperature_key,
-    top_p_survivors,
 )
 from mminfer.timing import time_cache
 
@@ -267,13 +266,13 @@ def test_summarize_answers_counts_distinct_and_top_share():
 def test_top_p_survivors_on_hand_made_logits():
     logits = torch.tensor([0.5, 0.3, 0.2]).log()
     # cumsum [0.5, 0.8, 1.0]: p=0.4 -> 1 (top only); p=0.6 -> 2; p=0.85 -> 3
-    assert [top_p_survivors(logits, p) for p in (0.4, 0.6, 0.85)] == [1, 2, 3]
+    assert list(survivors_by_p(logits, [0.4, 0.6, 0.85]).values()) == [1, 2, 3]
 
 
 def test_top_p_survivors_do_not_modify_the_logits():
     logits = torch.tensor([0.5, 0.3, 0.2]).log()
     copy = logits.clone()
-    top_p_survivors(logits, 0.4)
+    survivors_by_p(logits, [0.4])
     assert torch.equal(logits, copy)
 
 

@@ -10,7 +10,7 @@ import matplotlib.image
 import pytest
 
 from mminfer import plots
-from mminfer.sampling import next_token_logits, position_detail, summarize_answers
+from mminfer.sampling import next_token_logits, position_detail, summarize_answers, survivors_by_p
 from mminfer.sweep import sweep
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -54,7 +54,8 @@ def topp_json(tiny_model, tiny_tokenizer) -> dict:
     positions = {}
     for name, text in (("open", "민수는"), ("sharp", "가람 마을의 특산물은")):
         ids = [1] + tiny_tokenizer.encode(text)
-        positions[name] = position_detail(tiny_tokenizer, text, next_token_logits(tiny_model, ids, "cpu"), ps)
+        logits = next_token_logits(tiny_model, ids, "cpu")
+        positions[name] = position_detail(tiny_tokenizer, text, logits, survivors_by_p(logits, ps))
     return as_written({"ps": ps, "positions": positions})
 
 

@@ -31,7 +31,7 @@ import torch
 
 from mminfer.errors import MminferError
 from mminfer.io import read_jsonl_field
-from mminfer.loading import count_parameters, load_model, save_state_dict
+from mminfer.loading import ModelSpec, count_parameters, load_model, save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 from mminfer.tokenizer import Tokenizer, load_tokenizer
 
@@ -353,8 +353,7 @@ def sft(pretrain_pth: str | Path, sft_jsonl: str | Path, tokenizer_dir: str | Pa
     examples = sft_examples(read_jsonl(sft_jsonl, "conversations"), tokenizer, spec.seq_len)
 
     torch.manual_seed(spec.seed)
-    loaded = load_model(pretrain_pth, backend="builtin",
-                        overrides={"max_position_embeddings": spec.max_position_embeddings})
+    loaded = load_model(pretrain_pth, ModelSpec(overrides={"max_position_embeddings": spec.max_position_embeddings}))
     model = loaded.model
     generator = torch.Generator().manual_seed(spec.seed)
     batches = shuffled_batches(len(examples), spec.batch_size, generator)
