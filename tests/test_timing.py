@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from mminfer.report import time_lines
+from mminfer.report import render_report
 from mminfer.timing import coefficient_of_variation, interleaved_runs, summarize_runs
+from test_report import task_json
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -85,20 +86,24 @@ def time_json(result: dict) -> dict:
                      "load_before": [1.0, 0.5, 0.2], "load_after": [2.5, 0.8, 0.3]}
 
 
+def report_of(timing: dict) -> str:
+    """report.md of hand-made task files around this time.json (fed 264 vs 14,880 tokens: a 56.4x ratio)."""
+    return render_report(**task_json(timing=timing))
+
+
 def test_report_presents_a_quiet_speedup_as_fact():
-    text = "\n".join(time_lines(time_json(timed(FakeMachine())), token_ratio=56.0))
+    text = report_of(time_json(timed(FakeMachine())))
     assert "**5.00배**" in text and "믿을 만하다" in text and "스레드 2개" in text
     assert "1분 부하 평균 1 → 2.5" in text
 
 
 def test_report_says_the_timing_was_noisy():
-    text = "\n".join(time_lines(time_json(timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))),
-                                token_ratio=56.0))
+    text = report_of(time_json(timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))))
     assert "측정이 흔들렸다" in text and "9회" in text
 
 
 def test_report_never_presents_an_untrusted_speedup_as_fact():
     result = time_json(timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True)))
-    text = "\n".join(time_lines(result, token_ratio=56.0))
+    text = report_of(result)
     assert "이 시간은 믿으면 안 된다" in text and "기계가 바빴다" in text
     assert f"**{result['speedup']:.2f}배**" not in text and "(믿을 수 없음)" in text

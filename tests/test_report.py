@@ -1,0 +1,298 @@
+"""report.md (mminfer.report): each section's facts and verdicts on hand-made JSON, and the template
+that turns them into Korean sentences. The numbers are the demo's (README), the verdicts varied one
+at a time."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from mminfer.report import (capacity_facts, fmt_bytes, fmt_ms, kvbytes_facts, render_report, run_facts, same_facts,
+                            sweep_facts, temp_facts, time_facts, topp_facts)
+
+RUN = {"model_set": "demo", "checkpoint": "resources/demo/pretrain.pth", "sha256": "ab" * 32, "backend": "builtin",
+       "device": "cpu", "device_name": "cpu", "dtype": "float32", "torch": "2.13.0", "python": "3.11.7",
+       "threads": 2, "tokenizer": "resources/demo/tokenizer", "val_data": "resources/demo/pretrain_val.jsonl",
+       "docs": 6, "prompt_tokens": 200,
+       "config": {"num_hidden_layers": 8, "hidden_size": 256, "num_attention_heads": 8, "num_key_value_heads": 2,
+                  "head_dim": 32, "vocab_size": 2000}}
+
+
+def same_json(**changes) -> dict:
+    return {"same_ids": True, "ids": [5] * 64, "prompt_len": 201, "new_tokens": 64, "max_abs_logit_diff": 5.7e-06,
+            "first_difference": None, "run": RUN} | changes
+
+
+def differing(margin: float, diff: float, dtype: str = "float32") -> dict:
+    """same.json whose paths part at step 3 with top-1/top-2 ``margin`` and a logit difference ``diff``."""
+    return same_json(same_ids=False, run=RUN | {"dtype": dtype}, first_difference={
+        "step": 3, "token_with_cache": 7, "token_without_cache": 9, "margin_with_cache": margin,
+        "margin_without_cache": margin, "max_abs_logit_diff": diff, "max_abs_logit": 10.0})
+
+
+def count_json() -> dict:
+    return {"prompt_len": 201, "new_tokens": 64, "fed_with_cache": 264, "fed_without_cache": 14880,
+            "formula_with_cache": 264, "formula_without_cache": 14880, "run": RUN}
+
+
+def time_json(**changes) -> dict:
+    return {"with_cache_s": 0.193, "without_cache_s": 0.965, "speedup": 5.0, "warmup": 1, "runs": 3, "runs_done": 3,
+            "extra_rounds": 0, "cv_with_cache": 0.02, "cv_without_cache": 0.03, "noisy_cv": 0.1, "verdict": "ok",
+            "doubts": [], "threads": 2, "cpu_count": 2, "load_before": [0.5, 0.4, 0.3],
+            "load_after": [0.6, 0.4, 0.3]} | changes
+
+
+def kv_json(**changes) -> dict:
+    return {"tokens": 100, "measured_bytes": 102400, "formula_bytes": 102400, "k_shape": [1, 100, 2, 32],
+            "dtype": "float32", "layers": 8, "kv_heads": 2, "heads": 8, "head_dim": 32, "bytes_per_element": 4,
+            "bytes_per_token": 1024, "after_repeat_kv_bytes": 409600, "allocator_bytes": None, "seed": 0} | changes
+
+
+def temp_json(distinct=(10, 24, 29)) -> dict:
+    sft_run = RUN | {"checkpoint": "resources/demo/sft.pth", "question": "가람 마을의 특산물은 무엇인가요?", "seed": 0}
+    return {t: {"distinct": n, "samples": 30, "top_share": 0.9, "distinct_2": 0.5, "run": sft_run,
+                "answers": [{"answer": "유자차입니다.", "count": 27}]} for t, n in zip(("0.3", "1.0", "1.5"), distinct)}
+
+
+def topp_json() -> dict:
+    return {"0.5": 17, "0.9": 74, "0.99": 155}
+
+
+def topp_detail_json(sharp=(1, 1, 7)) -> dict:
+    return {"ps": [0.5, 0.9, 0.99], "positions": {
+        "open": {"prefix": "민수는", "survivors": topp_json(), "entropy_bits": 6.1},
+        "sharp": {"prefix": "가람 마을의 특산물은", "survivors": dict(zip(topp_json(), sharp)), "entropy_bits": 0.4}}}
+
+
+def sweep_point(new_tokens: int, fed_with_cache: int, formula_with_cache: int, fed_without_cache: int,
+                time_ratio: float) -> dict:
+    return {"new_tokens": new_tokens, "fed_with_cache": fed_with_cache, "formula_with_cache": formula_with_cache,
+            "fed_without_cache": fed_without_cache, "formula_without_cache": fed_without_cache,
+            "with_cache_s": 0.05 * new_tokens, "without_cache_s": 0.2 * new_tokens,
+            "token_ratio": fed_without_cache / formula_with_cache, "time_ratio": time_ratio}
+
+
+def sweep_json(holds=True, time_ratio=5.7, per_token_s=19e-6, extrapolated=True, fed_with_cache=32) -> dict:
+    """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says 32)."""
+    lengths = (1, 16, 64) if extrapolated else (1, 16)
+    return {
+        "prompt_len": 17, "longest": 16, "warmup": 1, "runs": 1, "threads": 2, "load_before": None, "load_after": None,
+        "points": [sweep_point(1, 17, 17, 17, 1.0), sweep_point(16, fed_with_cache, 32, 392, time_ratio)],
+        "ttft_s": 0.004, "decode_s_per_token": 0.0033,
+        "steps": {"with_cache_s": [0.004] + [0.0033] * 15,
+                  "without_cache_s": [0.004 + 0.0001 * step for step in range(16)]},
+        "predictions": [{"new_tokens": n, "measured": n <= 16, "time_ratio": 6.0, "token_ratio": 40.0,
+                         "fixed_share_with_cache": 0.9} for n in lengths],
+        "fit": {"model": "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs",
+                "fixed_s_with_cache": 0.0032, "fixed_s_without_cache": 0.0031, "per_token_s": per_token_s,
+                "per_pair_s": 1e-9, "r2": 0.99, "holds": holds, "held_at_zero": [], "steps": 32,
+                "measured_context": [17, 32],
+                "median_relative_residual": {"with_cache": 0.02, "without_cache": 0.03}},
+    }
+
+
+def capacity_json(matches=True) -> dict:
+    memories, contexts = [24, 80], [2048, 8192]
+    return {"layers": 8, "kv_heads": 2, "head_dim": 32, "memory_gib": memories, "contexts": contexts,
+            "bytes_per_token": {"float32": {"measured": 1024, "formula": 1024},
+                                "bfloat16": {"measured": 512, "formula": 512}},
+            "weight_bytes": {"float32": 4_000_000, "bfloat16": 2_000_000},
+            "rows": [{"dtype": d, "context": c, "memory_gib": m, "sequences": m * 1000 // c + (d == "bfloat16")}
+                     for d in ("float32", "bfloat16") for c in contexts for m in memories],
+            "batch_check": {"batch": 2, "context": 16, "measured_bytes": 32768, "predicted_bytes": 32768,
+                            "matches": matches}}
+
+
+def task_json(**replace) -> dict:
+    """render_report's arguments for the six task files, hand-made; ``replace`` swaps any of them."""
+    return {"same": same_json(), "count": count_json(), "timing": time_json(), "kv": kv_json(), "temp": temp_json(),
+            "topp": topp_json()} | replace
+
+
+def every_json(**replace) -> dict:
+    """render_report's arguments as the rule passes them: the task files, the extras, pictures, cache.py."""
+    return task_json() | {"topp_detail": topp_detail_json(), "sweep": sweep_json(), "capacity": capacity_json(),
+                          "pictures": {"sweep": "sweep.png", "temp": "temp.png", "topp": "topp.png"},
+                          "cache_script": "cache.py"} | replace
+
+
+# --- same ids ------------------------------------------------------------------------------------
+
+def test_same_ids_with_bit_equal_logits():
+    facts = same_facts(same_json(max_abs_logit_diff=0.0))
+    assert facts["same_ids"] and facts["logits_equal"] and facts["rounding_sized"] is None
+
+
+def test_same_ids_with_a_rounding_difference_in_the_logits():
+    facts = same_facts(same_json())
+    assert facts["same_ids"] and not facts["logits_equal"]
+
+
+def test_different_ids_within_float32_rounding_are_rounding_sized():
+    facts = same_facts(differing(margin=1e-6, diff=2e-6))
+    assert not facts["same_ids"] and facts["rounding_sized"] is True
+
+
+def test_different_ids_beyond_rounding_point_at_the_cache():
+    assert same_facts(differing(margin=49.5, diff=50.0))["rounding_sized"] is False
+
+
+def test_bfloat16_allows_a_difference_float32_does_not():
+    assert same_facts(differing(margin=0.01, diff=0.5, dtype="bfloat16"))["rounding_sized"] is True
+    assert same_facts(differing(margin=0.01, diff=0.5, dtype="float32"))["rounding_sized"] is False
+
+
+# --- time ----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("verdict, trusted", [("ok", True), ("noisy", True), ("untrusted", False)])
+def test_only_an_untrusted_timing_is_not_trusted(verdict, trusted):
+    assert time_facts(time_json(verdict=verdict), token_ratio=56.4)["trusted"] is trusted
+
+
+def test_speedup_below_the_token_ratio():
+    assert time_facts(time_json(speedup=5.0), token_ratio=56.4)["speedup_below_token_ratio"] is True
+    assert time_facts(time_json(speedup=9.0), token_ratio=7.4)["speedup_below_token_ratio"] is False
+
+
+# --- bytes ---------------------------------------------------------------------------------------
+
+def test_measured_bytes_equal_to_the_formula():
+    facts = kvbytes_facts(kv_json())
+    assert facts["bytes_match"] and facts["k_shape"] == (1, 100, 2, 32) and facts["repeat"] == 4
+
+
+def test_measured_bytes_unlike_the_formula():
+    assert kvbytes_facts(kv_json(measured_bytes=409600))["bytes_match"] is False
+
+
+# --- temperature and top-p -----------------------------------------------------------------------
+
+def test_distinct_grows_with_temperature():
+    assert temp_facts(temp_json((10, 24, 29)))["distinct_grows"] is True
+    assert temp_facts(temp_json((10, 10, 29)))["distinct_grows"] is False
+
+
+def test_open_position_keeps_more_candidates_at_every_p():
+    assert topp_facts(topp_json(), topp_detail_json(sharp=(1, 1, 7)))["open_sharper"] is True
+    assert topp_facts(topp_json(), topp_detail_json(sharp=(1, 1, 155)))["open_sharper"] is False
+
+
+def test_top_p_without_the_detail_file_has_no_sharp_position():
+    facts = topp_facts(topp_json(), None)
+    assert facts["survivors"] == topp_json() and facts["sharp"] is None
+
+
+# --- length sweep --------------------------------------------------------------------------------
+
+def test_sweep_counts_match_their_formulas_or_not():
+    assert sweep_facts(sweep_json())["counts_match"] is True
+    assert sweep_facts(sweep_json(fed_with_cache=33))["counts_match"] is False
+
+
+def test_sweep_cache_not_faster_at_the_longest_length():
+    assert sweep_facts(sweep_json(time_ratio=5.7))["cache_not_faster"] is False
+    assert sweep_facts(sweep_json(time_ratio=0.9))["cache_not_faster"] is True
+
+
+def test_sweep_fit_holds_or_not():
+    facts = sweep_facts(sweep_json(holds=True))
+    assert facts["fit_holds"] and facts["fixed_share_at_longest"] == 0.9
+    assert facts["fixed_in_tokens"] == pytest.approx(0.0032 / 19e-6)
+    assert sweep_facts(sweep_json(holds=False))["fit_holds"] is False
+
+
+def test_sweep_fixed_cost_in_tokens_needs_a_token_cost():
+    assert sweep_facts(sweep_json(per_token_s=0.0))["fixed_in_tokens"] is None
+
+
+def test_sweep_extrapolates_only_past_the_measured_lengths():
+    assert sweep_facts(sweep_json(extrapolated=True))["extrapolated"]["new_tokens"] == 64
+    assert sweep_facts(sweep_json(extrapolated=False))["extrapolated"] is None
+
+
+def test_sweep_cached_step_is_read_after_the_prefill():
+    facts = sweep_facts(sweep_json())
+    assert facts["cached_step_s"] == 0.0033 and facts["first_step_without_cache_s"] == 0.004
+
+
+# --- capacity, provenance, formatting ------------------------------------------------------------
+
+def test_capacity_batch_check_matches_or_not():
+    assert capacity_facts(capacity_json(matches=True))["batch_matches"] is True
+    assert capacity_facts(capacity_json(matches=False))["batch_matches"] is False
+
+
+def test_capacity_table_has_a_row_per_dtype_and_context_in_memory_order():
+    table = capacity_facts(capacity_json())["table"]
+    assert table[0] == ("float32", 2048, [11, 39]) and table[-1] == ("bfloat16", 8192, [3, 10])
+
+
+def test_run_names_the_gpu_and_tolerates_a_plain_run():
+    plain = {key: value for key, value in RUN.items() if key not in ("tokenizer", "val_data", "docs")}
+    facts = run_facts(same_json(run=plain | {"device": "cuda", "device_name": "NVIDIA H200"}), temp_json())
+    assert facts["device"] == "NVIDIA H200" and facts["tokenizer"] == "" and facts["docs"] == "?"
+
+
+def test_formatting_filters():
+    assert fmt_bytes(512) == "512 B" and fmt_bytes(10240) == "10,240 B (10.0 KiB)"
+    assert fmt_bytes(3 << 20) == "3,145,728 B (3.00 MiB)"
+    assert fmt_ms(None) == "—" and fmt_ms(0.0032) == "3.20 ms"
+
+
+# --- the rendered report -------------------------------------------------------------------------
+
+def test_report_has_the_task_sections_and_numbers():
+    report = render_report(**every_json())
+    for heading in ("## KV 캐시", "## 온도", "## top-p", "## 길이에 따른 비용", "## 카드당 사용자 수", "## 그림"):
+        assert re.search(rf"^{re.escape(heading)}$", report, re.M), heading
+    assert "**5.00배**" in report and "| **102400** | 102400 | (1, 100, 2, 32) | float32 |" in report
+    assert "| 0.5 | **17** | 1 |" in report and "| float32 | 2,048 | 11 | 39 |" in report
+    assert "[`cache.py`](cache.py)" in report and "![길이에 따른 시간과 토큰](sweep.png)" in report
+    assert report.endswith("![top-p: 정렬된 확률과 누적 질량](topp.png)\n")
+
+
+def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
+    report = render_report(**task_json())
+    assert "## top-p" in report and "| 0.5 | **17** |" in report
+    for absent in ("## 길이에 따른 비용", "## 카드당 사용자 수", "## 그림", "cache.py"):
+        assert absent not in report
+    assert report.endswith("| 0.99 | **155** |\n")
+
+
+@pytest.mark.parametrize("replace, sentence", [
+    ({"same": same_json(max_abs_logit_diff=0.0)}, "로짓도 비트 단위로 같다"),
+    ({"same": same_json()}, "로짓 차이는 최대 5.7e-06로"),
+    ({"same": differing(margin=1e-6, diff=2e-6)}, "원인은 캐시가 아니라 수치 정밀도다"),
+    ({"same": differing(margin=49.5, diff=50.0)}, "캐시 경로를 의심해야 한다"),
+    ({"timing": time_json(extra_rounds=2, runs_done=5)}, "2라운드를 더 쟀다): 이 중앙값은 믿을 만하다"),
+    ({"timing": time_json(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
+    ({"timing": time_json(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
+    ({"timing": time_json(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
+    ({"kv": kv_json()}, "측정값과 공식이 정확히 같다."),
+    ({"kv": kv_json(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
+    ({"kv": kv_json(allocator_bytes=3 << 20)}, "CUDA 할당기 기준 증가량: 3,145,728 B (3.00 MiB)."),
+    ({"temp": temp_json((10, 24, 29))}, "제자리로 돌아오지 못해 답이 갈라진다"),
+    ({"temp": temp_json((10, 10, 29))}, "온도에 따라 늘지 않았다"),
+    ({"topp_detail": topp_detail_json(sharp=(1, 1, 7))}, "몇 개만 남는다"),
+    ({"topp_detail": topp_detail_json(sharp=(1, 1, 155))}, "두 위치의 차이가 뚜렷하지 않다"),
+    ({"sweep": sweep_json()}, "모든 길이에서 공식과 같다."),
+    ({"sweep": sweep_json(fed_with_cache=33)}, "넣은 토큰 수는 **공식과 다르다.**"),
+    ({"sweep": sweep_json(time_ratio=0.9)}, "**가장 긴 길이(N = 16)에서도 캐시 쪽이 빠르지 않았다**"),
+    ({"sweep": sweep_json(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
+    ({"sweep": sweep_json()}, "토큰 하나의 비용의 168배다. N = 16에서 캐시 경로 시간의 90%가 고정비"),
+    ({"sweep": sweep_json()}, "N = 64까지 외삽하면"),
+    ({"capacity": capacity_json(matches=True)}, "예측은 32,768 B — 같다."),
+    ({"capacity": capacity_json(matches=False)}, " — **다르다.**"),
+])
+def test_report_says_what_the_facts_decide(replace, sentence):
+    assert sentence in render_report(**every_json(**replace))
+
+
+@pytest.mark.parametrize("replace, absent", [
+    ({"sweep": sweep_json(per_token_s=0.0)}, "토큰 하나의 비용의"),
+    ({"sweep": sweep_json(extrapolated=False)}, "외삽하면"),
+    ({"sweep": sweep_json(holds=False)}, "외삽하면"),
+])
+def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
+    assert absent not in render_report(**every_json(**replace))
