@@ -51,8 +51,8 @@ def percent(value: float, digits: int = 1) -> str:
     return f"{value * 100:.{digits}f}%"
 
 
-def thousands(n: int) -> str:
-    return f"{n:,}"
+def thousands(n: int | None) -> str:
+    return "—" if n is None else f"{n:,}"
 
 
 def fmt(value, spec: str) -> str:
@@ -156,6 +156,7 @@ def sweep_facts(sweep: dict) -> dict:
         "longest_point": longest,
         "first_step_without_cache_s": steps_without[0],
         "last_step_without_cache_s": steps_without[-1],
+        "uncached_steps_grow": steps_without[-1] > steps_without[0],
         "cached_step_s": steps_with[1] if len(steps_with) > 1 else steps_with[0],  # step 0 is the prefill
         "cache_not_faster": longest["new_tokens"] > 1 and longest["time_ratio"] <= 1,
         "fit_holds": fit["holds"],

@@ -16,6 +16,7 @@ rule report:
         temp_png="{results}/temp.png",
         topp_png="{results}/topp.png",
         cache_script="{results}/cache.py",  # the task's script: the report names it, the one command leaves it
+        template=str(Path(workflow.basedir) / "report" / "report.md.j2"),  # an edited sentence reruns the report
     output:
         report("{results}/report.md", caption="../report/report_md.rst", category="보고서", subcategory="{results}"),
     conda:

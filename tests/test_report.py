@@ -9,7 +9,7 @@ import re
 import pytest
 
 from mminfer.report import (capacity_facts, fmt_bytes, fmt_ms, kvbytes_facts, render_report, run_facts, same_facts,
-                            sweep_facts, temp_facts, time_facts, topp_facts)
+                            sweep_facts, temp_facts, thousands, time_facts, topp_facts)
 
 RUN = {"model_set": "demo", "checkpoint": "resources/demo/pretrain.pth", "sha256": "ab" * 32, "backend": "builtin",
        "device": "cpu", "device_name": "cpu", "dtype": "float32", "torch": "2.13.0", "python": "3.11.7",
@@ -73,7 +73,8 @@ def sweep_point(new_tokens: int, fed_with_cache: int, formula_with_cache: int, f
             "token_ratio": fed_without_cache / formula_with_cache, "time_ratio": time_ratio}
 
 
-def sweep_json(holds=True, time_ratio=5.7, per_token_s=19e-6, extrapolated=True, fed_with_cache=32) -> dict:
+def sweep_json(holds=True, time_ratio=5.7, per_token_s=19e-6, extrapolated=True, fed_with_cache=32,
+               step_growth=0.0001) -> dict:
     """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says 32)."""
     lengths = (1, 16, 64) if extrapolated else (1, 16)
     return {
@@ -81,7 +82,7 @@ def sweep_json(holds=True, time_ratio=5.7, per_token_s=19e-6, extrapolated=True,
         "points": [sweep_point(1, 17, 17, 17, 1.0), sweep_point(16, fed_with_cache, 32, 392, time_ratio)],
         "ttft_s": 0.004, "decode_s_per_token": 0.0033,
         "steps": {"with_cache_s": [0.004] + [0.0033] * 15,
-                  "without_cache_s": [0.004 + 0.0001 * step for step in range(16)]},
+                  "without_cache_s": [0.004 + step_growth * step for step in range(16)]},
         "predictions": [{"new_tokens": n, "measured": n <= 16, "time_ratio": 6.0, "token_ratio": 40.0,
                          "fixed_share_with_cache": 0.9} for n in lengths],
         "fit": {"model": "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs",
@@ -195,6 +196,11 @@ def test_sweep_cache_not_faster_at_the_longest_length():
     assert sweep_facts(sweep_json(time_ratio=0.9))["cache_not_faster"] is True
 
 
+def test_sweep_uncached_steps_grow_or_not():
+    assert sweep_facts(sweep_json())["uncached_steps_grow"] is True
+    assert sweep_facts(sweep_json(step_growth=-0.0001))["uncached_steps_grow"] is False
+
+
 def test_sweep_fit_holds_or_not():
     facts = sweep_facts(sweep_json(holds=True))
     assert facts["fit_holds"] and facts["fixed_share_at_longest"] == 0.9
@@ -238,6 +244,7 @@ def test_formatting_filters():
     assert fmt_bytes(512) == "512 B" and fmt_bytes(10240) == "10,240 B (10.0 KiB)"
     assert fmt_bytes(3 << 20) == "3,145,728 B (3.00 MiB)"
     assert fmt_ms(None) == "—" and fmt_ms(0.0032) == "3.20 ms"
+    assert thousands(15360) == "15,360" and thousands(None) == "—"  # a dtype whose forward failed
 
 
 # --- the rendered report -------------------------------------------------------------------------
@@ -280,6 +287,8 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
     ({"sweep": sweep_json(fed_with_cache=33)}, "넣은 토큰 수는 **공식과 다르다.**"),
     ({"sweep": sweep_json(time_ratio=0.9)}, "**가장 긴 길이(N = 16)에서도 캐시 쪽이 빠르지 않았다**"),
     ({"sweep": sweep_json(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
+    ({"sweep": sweep_json()}, "마지막 단계 5.50 ms로 늘어나고"),
+    ({"sweep": sweep_json(step_growth=-0.0001)}, "마지막 단계 2.50 ms로 늘지 않았다"),
     ({"sweep": sweep_json()}, "토큰 하나의 비용의 168배다. N = 16에서 캐시 경로 시간의 90%가 고정비"),
     ({"sweep": sweep_json()}, "N = 64까지 외삽하면"),
     ({"capacity": capacity_json(matches=True)}, "예측은 32,768 B — 같다."),
