@@ -46,7 +46,7 @@ def umask():
 
 @pytest.fixture(scope="session")
 def tiny_corpus():
-    return build_corpus(CorpusSpec(train_docs=200, val_docs=10, sft_conversations=50))
+    return build_corpus(CorpusSpec(seed=0, train_docs=200, val_docs=10, sft_conversations=50))
 
 
 @pytest.fixture(scope="session")

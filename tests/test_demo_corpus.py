@@ -28,13 +28,16 @@ from mminfer.demo.tokenizer_train import (
     DEFAULT_VOCAB_SIZE,
     train_tokenizer,
 )
+from mminfer.inputs import parsed_config
 
 SMALL_SPEC = CorpusSpec(seed=0, train_docs=400, val_docs=10, sft_conversations=200)
 
 
 @pytest.fixture(scope="module")
 def corpus():
-    return build_corpus(CorpusSpec())
+    """The corpus the workflow builds, from the parsed config (the schema's defaults)."""
+    config = parsed_config(Path(__file__).resolve().parents[1] / "config.yaml")
+    return build_corpus(CorpusSpec(**config["demo_model"]["corpus"]))
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,14 @@
 """The demo trainer: checkpoints load, training learns, runs repeat exactly, SFT learns only answers.
 
-Everything runs on a tiny corpus with MICRO_SPEC, so the whole module takes a few seconds.
+Everything runs on a tiny corpus with the micro demo's shape (tests/data/micro.yaml), so the whole module
+takes a few seconds; the demo the workflow trains is read from the parsed config, as the workflow reads it.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 import torch
@@ -14,10 +16,9 @@ import torch
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.demo.train import (
-    DEMO_SPEC,
     IGNORE_INDEX,
-    MICRO_SPEC,
     PAD_ID,
+    TrainSpec,
     assistant_labels,
     assistant_marker,
     learning_rate,
@@ -28,11 +29,18 @@ from mminfer.demo.train import (
     sft_examples,
 )
 from mminfer.errors import MminferError
+from mminfer.inputs import parsed_config
 from mminfer.loading import load_model, read_state_dict
 from mminfer.tokenizer import load_tokenizer
 
 TINY_CORPUS = CorpusSpec(seed=0, train_docs=120, val_docs=8, sft_conversations=80)
 TINY_VOCAB = 600
+REPO = Path(__file__).resolve().parents[1]
+DEMO = parsed_config(REPO / "config.yaml")["demo_model"]  # what the workflow trains
+MICRO = parsed_config(REPO / "config.yaml", REPO / "tests" / "data" / "micro.yaml")["demo_model"]
+# The micro demo's shape, trained a little longer than the end-to-end run does so that learning shows.
+MICRO_PRETRAIN = replace(TrainSpec(**MICRO["pretrain"], threads=1), steps=30, warmup=3, log_every=10)
+MICRO_SFT = replace(TrainSpec(**MICRO["sft"], threads=1), steps=10, warmup=2, log_every=5)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +63,7 @@ def pretrained(demo_dir):
     """One MICRO pretraining run: (checkpoint path, summary, log lines)."""
     lines: list[str] = []
     out = demo_dir / "pretrain.pth"
-    summary = pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_SPEC.pretrain, out,
+    summary = pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_PRETRAIN, out,
                        log=lines.append)
     return out, summary, lines
 
@@ -64,7 +72,7 @@ def pretrained(demo_dir):
 def fine_tuned(demo_dir, pretrained):
     """One MICRO SFT run on top of the pretrained checkpoint: (checkpoint path, summary)."""
     out = demo_dir / "sft.pth"
-    summary = sft(pretrained[0], demo_dir / "sft.jsonl", demo_dir / "tokenizer", MICRO_SPEC.sft, out,
+    summary = sft(pretrained[0], demo_dir / "sft.jsonl", demo_dir / "tokenizer", MICRO_SFT, out,
                   log=lambda line: None)
     return out, summary
 
@@ -76,7 +84,7 @@ def fine_tuned(demo_dir, pretrained):
 def test_pretrain_checkpoint_loads_strictly_with_the_spec_shape(pretrained, tokenizer):
     path, _, _ = pretrained
     loaded = load_model(path)  # strict load: every key, every shape
-    spec = MICRO_SPEC.pretrain
+    spec = MICRO_PRETRAIN
     assert loaded.config.hidden_size == spec.hidden_size
     assert loaded.config.num_hidden_layers == spec.num_hidden_layers
     assert loaded.config.num_attention_heads == spec.num_attention_heads
@@ -93,7 +101,7 @@ def test_pretrain_loss_decreases(pretrained):
 
 def test_pretrain_logs_progress_and_summarises_the_run(pretrained):
     _, summary, lines = pretrained
-    spec = MICRO_SPEC.pretrain
+    spec = MICRO_PRETRAIN
     progress = [line for line in lines if line.startswith("pretrain step")]
     assert len(progress) == spec.steps // spec.log_every
     assert all("loss" in line and "tokens/s" in line and "elapsed" in line for line in progress)
@@ -104,7 +112,7 @@ def test_pretrain_logs_progress_and_summarises_the_run(pretrained):
 
 def test_pretrain_is_deterministic(demo_dir, pretrained):
     again = demo_dir / "pretrain_again.pth"
-    pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_SPEC.pretrain, again,
+    pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_PRETRAIN, again,
              log=lambda line: None)
     first, second = read_state_dict(pretrained[0]), read_state_dict(again)
     assert first.keys() == second.keys()
@@ -114,7 +122,7 @@ def test_pretrain_is_deterministic(demo_dir, pretrained):
 
 def test_pretrain_seed_changes_the_weights(demo_dir, pretrained):
     other = demo_dir / "pretrain_seed1.pth"
-    spec = replace(MICRO_SPEC.pretrain, steps=2)
+    spec = replace(MICRO_PRETRAIN, steps=2)
     pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", replace(spec, seed=1), other,
              log=lambda line: None)
     weights = read_state_dict(other)["lm_head.weight"]
@@ -122,16 +130,18 @@ def test_pretrain_seed_changes_the_weights(demo_dir, pretrained):
 
 
 def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
-    for spec in (DEMO_SPEC.pretrain, DEMO_SPEC.sft):
+    pretrain_spec, sft_spec = TrainSpec(**DEMO["pretrain"], threads=2), TrainSpec(**DEMO["sft"], threads=2)
+    assert pretrain_spec.hidden_size // pretrain_spec.num_attention_heads == 32
+    assert pretrain_spec.num_key_value_heads == 2
+    for spec in (pretrain_spec, sft_spec):
         spec.check()
-        assert spec.hidden_size // spec.num_attention_heads == 32
         assert spec.max_position_embeddings >= 1 + 200 + 64  # bos + pretrain prompt + new tokens
-    MICRO_SPEC.pretrain.check()
-    MICRO_SPEC.sft.check()
+    MICRO_PRETRAIN.check()
+    MICRO_SFT.check()
 
 
 def test_a_spec_that_cannot_train_is_a_clear_error(demo_dir):
-    bad = replace(MICRO_SPEC.pretrain, steps=0, seq_len=1000)
+    bad = replace(MICRO_PRETRAIN, steps=0, seq_len=1000)
     with pytest.raises(MminferError, match="steps must be at least 1.*seq_len 1000 exceeds"):
         pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", bad, demo_dir / "bad.pth")
     assert not (demo_dir / "bad.pth").exists()
@@ -148,7 +158,7 @@ def test_pack_documents_wraps_each_document_in_bos_and_eos(tokenizer):
 
 
 def test_learning_rate_warms_up_then_follows_minimind_cosine():
-    spec = replace(DEMO_SPEC.pretrain, lr=1e-3, steps=100, warmup=10)
+    spec = replace(TrainSpec(**DEMO["pretrain"], threads=1), lr=1e-3, steps=100, warmup=10)
     for step in (0, 4, 9):  # warmup: MiniMind's value scaled by (step + 1) / warmup
         minimind = 1e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * step / 100)))
         assert learning_rate(step, spec) == pytest.approx(minimind * (step + 1) / 10)
@@ -235,5 +245,5 @@ def test_sft_checkpoint_loads_strictly_and_differs_from_pretraining(fine_tuned, 
     before, after = read_state_dict(pretrained[0]), read_state_dict(path)
     assert before.keys() == after.keys()
     assert not torch.equal(before["lm_head.weight"], after["lm_head.weight"])
-    assert summary["steps"] == MICRO_SPEC.sft.steps
+    assert summary["steps"] == MICRO_SFT.steps
     assert summary["final_loss"] < summary["first_loss"]

@@ -174,12 +174,12 @@ def polite(predicate: str) -> str:
 
 @dataclass(frozen=True)
 class CorpusSpec:
-    """Sizes and seed of the demo corpus (the trainer tunes these)."""
+    """Sizes and seed of the demo corpus: config key demo_model.corpus (the schema holds the defaults)."""
 
-    seed: int = 0
-    train_docs: int = 3000
-    val_docs: int = 50
-    sft_conversations: int = 1500
+    seed: int
+    train_docs: int
+    val_docs: int
+    sft_conversations: int
 
 
 @dataclass

@@ -15,7 +15,7 @@ Everything is deterministic for a given :class:`TrainSpec`: the weights are init
 the same seed. Nothing here knows about Snakemake; a rule script calls :func:`pretrain` and
 :func:`sft`.
 
-Read top to bottom: spec and presets, data (pretrain windows, SFT examples and labels),
+Read top to bottom: the spec, data (pretrain windows, SFT examples and labels),
 schedule, the shared training loop, the two stages.
 """
 
@@ -40,53 +40,53 @@ PAD_ID = 0  # <|endoftext|>: pads SFT batches; padded positions carry IGNORE_IND
 
 
 # ---------------------------------------------------------------------------
-# Spec and presets
+# The spec
 # ---------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class TrainSpec:
-    """Model shape and training schedule of one stage; the defaults are the demo's pretraining.
+    """Model shape and training schedule of one stage: config key demo_model.pretrain or .sft (the
+    schema holds the demo's values as defaults), and the rule's threads.
 
     The shape fields build the model in :func:`pretrain`; :func:`sft` takes the shape from the
-    pretrained checkpoint and uses only ``max_position_embeddings`` from here. The vocabulary size
-    always comes from the tokenizer.
+    pretrained checkpoint (its shape fields stay None) and uses only ``max_position_embeddings``.
+    The vocabulary size always comes from the tokenizer.
     """
 
-    # model shape (head_dim = hidden_size / num_attention_heads = 32, as in the course model)
-    hidden_size: int = 256
-    num_attention_heads: int = 8
-    num_key_value_heads: int = 2
-    num_hidden_layers: int = 2
+    max_position_embeddings: int
+    seq_len: int  # pretrain: window length; SFT: longest conversation kept (longer ones are cut)
+    batch_size: int
+    steps: int
+    lr: float
+    warmup: int
+    weight_decay: float
+    grad_clip: float
+    seed: int
+    log_every: int
+    threads: int
+    hidden_size: int | None = None
+    num_attention_heads: int | None = None
+    num_key_value_heads: int | None = None
+    num_hidden_layers: int | None = None
     intermediate_size: int | None = None  # None: MiniMind's default, ceil(hidden * pi / 64) * 64
-    max_position_embeddings: int = 512
-    # schedule
-    seq_len: int = 256  # pretrain: window length; SFT: longest conversation kept (longer ones are cut)
-    batch_size: int = 8
-    steps: int = 350
-    lr: float = 4e-3
-    warmup: int = 20
-    weight_decay: float = 0.01
-    grad_clip: float = 1.0
-    seed: int = 0
-    threads: int = 2
-    log_every: int = 50
 
     def check(self) -> None:
         """Raise a clear error for a schedule or shape that cannot train."""
         problems = []
         for name in ("steps", "batch_size", "threads", "log_every", "hidden_size", "num_hidden_layers"):
-            if getattr(self, name) < 1:
+            if getattr(self, name) is not None and getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1 (got {getattr(self, name)})")
         if self.seq_len < 2:
             problems.append(f"seq_len must be at least 2 (got {self.seq_len})")
         if self.seq_len > self.max_position_embeddings:
             problems.append(f"seq_len {self.seq_len} exceeds max_position_embeddings {self.max_position_embeddings}")
-        if self.num_attention_heads < 1 or self.hidden_size % self.num_attention_heads:
-            problems.append(f"hidden_size {self.hidden_size} is not a multiple of num_attention_heads "
-                            f"{self.num_attention_heads}")
-        if self.num_key_value_heads < 1 or self.num_attention_heads % self.num_key_value_heads:
-            problems.append(f"num_attention_heads {self.num_attention_heads} is not a multiple of "
-                            f"num_key_value_heads {self.num_key_value_heads}")
+        if self.hidden_size is not None:  # the pretraining spec: a shape to build
+            if self.num_attention_heads < 1 or self.hidden_size % self.num_attention_heads:
+                problems.append(f"hidden_size {self.hidden_size} is not a multiple of num_attention_heads "
+                                f"{self.num_attention_heads}")
+            if self.num_key_value_heads < 1 or self.num_attention_heads % self.num_key_value_heads:
+                problems.append(f"num_attention_heads {self.num_attention_heads} is not a multiple of "
+                                f"num_key_value_heads {self.num_key_value_heads}")
         if self.lr <= 0 or self.warmup < 0:
             problems.append(f"lr must be positive and warmup not negative (got {self.lr}, {self.warmup})")
         if problems:
@@ -104,34 +104,6 @@ class TrainSpec:
             vocab_size=vocab_size,
             dropout=0.0,
         )
-
-
-@dataclass(frozen=True)
-class DemoSpec:
-    """One spec per stage: what the workflow trains, in order."""
-
-    pretrain: TrainSpec
-    sft: TrainSpec
-
-
-# Full quality: the demo the workflow measures. Calibrated on a 2-core CPU (about 5,400 tokens/s
-# for this 2.1M-parameter model): pretraining about 130 s (350 steps of 8 x 256 tokens, ~4.8 epochs
-# of the default corpus), SFT about 35 s (200 steps of 32 conversations, ~4.3 epochs).
-DEMO_SPEC = DemoSpec(
-    pretrain=TrainSpec(),
-    sft=TrainSpec(seq_len=128, batch_size=32, steps=200, lr=4e-3, warmup=10),
-)
-
-# For tests: a very small model and a handful of steps, done in a few seconds. One thread: a model this
-# small gains nothing from two, and one thread does not stall when another process holds the other core.
-MICRO_SPEC = DemoSpec(
-    pretrain=TrainSpec(hidden_size=64, num_attention_heads=2, num_key_value_heads=1, num_hidden_layers=1,
-                       max_position_embeddings=128, seq_len=64, batch_size=8, steps=30, lr=3e-3, warmup=3,
-                       threads=1, log_every=10),
-    sft=TrainSpec(hidden_size=64, num_attention_heads=2, num_key_value_heads=1, num_hidden_layers=1,
-                  max_position_embeddings=128, seq_len=64, batch_size=8, steps=10, lr=1e-3, warmup=2,
-                  threads=1, log_every=5),
-)
 
 
 # ---------------------------------------------------------------------------
