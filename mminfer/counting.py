@@ -21,18 +21,17 @@ def fed_without_cache_formula(prompt_len: int, new_tokens: int) -> int:
     return new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
 
 
-def fed_counts(prompt_len: int, new_tokens: int, with_cache: "ForwardRecorder",
-               without_cache: "ForwardRecorder") -> dict:
-    """The counted tokens of both methods beside their formulas (count.json's core keys)."""
+def fed_counts(prompt_len: int, new_tokens: int, with_cache: list[int], without_cache: list[int]) -> dict:
+    """The tokens each method fed (one count per forward call) beside their formulas (count.json)."""
     return {
         "prompt_len": prompt_len,
         "new_tokens": new_tokens,
-        "fed_with_cache": with_cache.fed,
-        "fed_without_cache": without_cache.fed,
+        "fed_with_cache": sum(with_cache),
+        "fed_without_cache": sum(without_cache),
         "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
         "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
-        "calls_with_cache": len(with_cache.fed_per_call),
-        "calls_without_cache": len(without_cache.fed_per_call),
+        "calls_with_cache": len(with_cache),
+        "calls_without_cache": len(without_cache),
     }
 
 
@@ -47,18 +46,6 @@ class ForwardRecorder:
         self.fed_per_call: list[int] = []
         self.last_logits: list[torch.Tensor] = []  # one (batch, vocab) tensor per call
         self.started: list[float] = []  # clock readings, one per call (with a clock)
-        self.finished: float | None = None  # set by whoever stops the clock after generate
-
-    @classmethod
-    def from_counts(cls, fed_per_call: list[int]) -> "ForwardRecorder":
-        """A recorder that saw calls feeding these token counts (e.g. the first N of a longer run)."""
-        recorder = cls()
-        recorder.fed_per_call = list(fed_per_call)
-        return recorder
-
-    @property
-    def fed(self) -> int:
-        return sum(self.fed_per_call)
 
     @contextmanager
     def watching(self, model):

@@ -15,14 +15,17 @@ import torch
 from mminfer.counting import ForwardRecorder, fed_counts
 
 
+# The task's greedy arguments of MiniMind's generate (top_k=0: its default of 50 is turned off).
+GREEDY = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
+
+
 def greedy_generate(model, prompt_ids: list[int], new_tokens: int, use_cache: bool, device,
                     recorder: ForwardRecorder | None = None) -> list[int]:
     """The new token ids of one greedy generation, as the task specifies it."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     recorder = recorder or ForwardRecorder()
     with recorder.watching(model):
-        output = model.generate(input_ids, max_new_tokens=new_tokens, do_sample=False, top_k=0, top_p=1.0,
-                                eos_token_id=None, use_cache=use_cache)
+        output = model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
     return output[0, len(prompt_ids):].tolist()
 
 
@@ -73,4 +76,4 @@ def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tupl
         "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
         "first_difference": difference,
     }
-    return same, fed_counts(prompt_len, new_tokens, with_cache, without_cache)
+    return same, fed_counts(prompt_len, new_tokens, with_cache.fed_per_call, without_cache.fed_per_call)

@@ -1,19 +1,11 @@
 """Step 3: how long greedy generation takes with and without the cache, and how far to trust it.
 
-The timer works like an A/B benchmark harness, so that a busy machine shows up as noise, not as a
-result:
-
-- both methods are warmed up first (``warmup`` untimed generations each: allocation, first calls);
-- then rounds of (with cache, without cache): a burst of load lands on both methods, not on one;
-- every timed run is kept; each method's time is the median of its runs, its spread the coefficient
-  of variation (CV = standard deviation / mean);
-- while the medians say the cache side is not faster, or a method's CV is over ``NOISY_CV``, more
-  rounds are timed, up to ``max_runs`` runs per method;
-- what is left in doubt after that is written down (``doubts``, ``verdict``), with the machine's load
-  average before and after and the torch threads, for the report to say in words.
-
-On CUDA the device is synchronized before every clock read, so the clock sees the kernels finish,
-not just their launch.
+Built like an A/B benchmark harness, so that a busy machine shows up as noise, not as a result: both
+methods are warmed up, then timed in rounds of (with cache, without cache) so that a burst of load
+lands on both; every run is kept; each method's time is its median and its spread the coefficient of
+variation; while the cache side is not faster or a spread is over NOISY_CV, more rounds are timed, up
+to ``max_runs``; what is still in doubt is written down with the threads and the load average, for
+the report to say in words. On CUDA the device is synchronized before every clock read.
 """
 
 from __future__ import annotations
@@ -25,18 +17,16 @@ from collections.abc import Callable
 
 import torch
 
+from mminfer.greedy import GREEDY
+
 NOISY_CV = 0.10  # a method whose runs spread more than this is "noisy"
-
-
-def synchronize(device) -> None:
-    if torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
 
 
 def synced_clock(device) -> Callable[[], float]:
     """time.perf_counter() after the device has finished its queued work."""
     def clock() -> float:
-        synchronize(device)
+        if torch.device(device).type == "cuda":
+            torch.cuda.synchronize(device)
         return time.perf_counter()
     return clock
 
@@ -51,14 +41,11 @@ def load_average() -> list[float] | None:
 
 def coefficient_of_variation(values: list[float]) -> float:
     """Sample standard deviation over the mean; 0 for fewer than two values."""
-    if len(values) < 2:
-        return 0.0
-    return statistics.stdev(values) / statistics.mean(values)
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
 
 
 def doubts_about(with_cache_s: list[float], without_cache_s: list[float]) -> list[str]:
-    """Why these runs cannot be taken at face value: the cache side is not faster, or a method's
-    runs spread more than NOISY_CV. Empty when neither holds."""
+    """Why these runs cannot be taken at face value (empty when they can)."""
     doubts = []
     if statistics.median(with_cache_s) >= statistics.median(without_cache_s):
         doubts.append("cache_not_faster")
@@ -69,40 +56,26 @@ def doubts_about(with_cache_s: list[float], without_cache_s: list[float]) -> lis
     return doubts
 
 
-def verdict_of(doubts: list[str]) -> str:
-    """"ok"; "noisy" (spread, but the cache side faster); "untrusted" (the cache side not faster: on a
-    correct implementation that only happens when the machine was busy)."""
-    if "cache_not_faster" in doubts:
-        return "untrusted"
-    return "noisy" if doubts else "ok"
-
-
 def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int) -> dict:
-    """Warm-ups of both methods, then rounds of (with cache, without cache) until ``runs`` runs per
-    method, then further rounds while :func:`doubts_about` finds a doubt, up to ``max_runs`` (never
-    fewer than ``runs``). ``measure(use_cache)`` returns the seconds of one generation."""
+    """Warm-ups of both methods, then rounds of (with cache, without cache): ``runs`` of them, then more
+    while :func:`doubts_about` finds a doubt, up to ``max_runs`` runs per method (never fewer than
+    ``runs``). ``measure(use_cache)`` returns the seconds of one generation."""
     warmup_s = {True: [], False: []}
     for _ in range(warmup):
         for use_cache in (True, False):
             warmup_s[use_cache].append(measure(use_cache))
     runs_s = {True: [], False: []}
-
-    def one_round() -> None:
+    while len(runs_s[True]) < runs or (len(runs_s[True]) < max_runs and doubts_about(runs_s[True], runs_s[False])):
         for use_cache in (True, False):
             runs_s[use_cache].append(measure(use_cache))
-
-    for _ in range(runs):
-        one_round()
-    while len(runs_s[True]) < max(runs, max_runs) and doubts_about(runs_s[True], runs_s[False]):
-        one_round()
     return {"with_cache_runs_s": runs_s[True], "without_cache_runs_s": runs_s[False],
             "with_cache_warmup_s": warmup_s[True], "without_cache_warmup_s": warmup_s[False]}
 
 
 def summarize_runs(runs: dict, planned_runs: int) -> dict:
-    """Medians, speedup, spreads and the verdict of :func:`interleaved_runs`' result."""
-    with_cache = runs["with_cache_runs_s"]
-    without_cache = runs["without_cache_runs_s"]
+    """Medians, speedup, spreads and the verdict: "ok"; "noisy" (spread, but the cache side faster);
+    "untrusted" (the cache side not faster: on a correct implementation only a busy machine does that)."""
+    with_cache, without_cache = runs["with_cache_runs_s"], runs["without_cache_runs_s"]
     doubts = doubts_about(with_cache, without_cache)
     return {
         "with_cache_s": statistics.median(with_cache),
@@ -113,16 +86,8 @@ def summarize_runs(runs: dict, planned_runs: int) -> dict:
         "runs_done": len(with_cache),
         "extra_rounds": len(with_cache) - planned_runs,
         "doubts": doubts,
-        "verdict": verdict_of(doubts),
+        "verdict": "untrusted" if "cache_not_faster" in doubts else "noisy" if doubts else "ok",
     }
-
-
-def time_one_generation(model, input_ids: torch.Tensor, new_tokens: int, use_cache: bool, device) -> float:
-    clock = synced_clock(device)
-    start = clock()
-    model.generate(input_ids, max_new_tokens=new_tokens, do_sample=False, top_k=0, top_p=1.0,
-                   eos_token_id=None, use_cache=use_cache)
-    return clock() - start
 
 
 def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs: int, max_runs: int,
@@ -130,10 +95,13 @@ def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs:
     """time.json: with_cache_s, without_cache_s, speedup (without / with), then every run, the spreads,
     the verdict and the conditions (threads, load average before and after)."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    clock = synced_clock(device)
     load_before = load_average()
 
     def measure(use_cache: bool) -> float:
-        return time_one_generation(model, input_ids, new_tokens, use_cache, device)
+        start = clock()
+        model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
+        return clock() - start
 
     measured = interleaved_runs(measure, warmup, runs, max_runs)
     summary = summarize_runs(measured, runs)
@@ -141,17 +109,12 @@ def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs:
         "with_cache_s": summary.pop("with_cache_s"),
         "without_cache_s": summary.pop("without_cache_s"),
         "speedup": summary.pop("speedup"),
-        "prompt_len": len(prompt_ids),
-        "new_tokens": new_tokens,
-        "warmup": warmup,
-        "runs": runs,
+        "prompt_len": len(prompt_ids), "new_tokens": new_tokens, "warmup": warmup, "runs": runs,
         "max_runs": max(runs, max_runs),
         "order": "interleaved: warm-ups of both, then rounds of (with cache, without cache)",
         **summary,
         "noisy_cv": NOISY_CV,
         **measured,
-        "threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
-        "load_before": load_before,
-        "load_after": load_average(),
+        "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
+        "load_before": load_before, "load_after": load_average(),
     }

@@ -15,12 +15,11 @@ import argparse
 import sys
 from pathlib import Path
 
-import yaml
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
+from mminfer.inputs import parsed_config  # noqa: E402
 from mminfer.io import write_json, write_text_atomic  # noqa: E402
 from mminfer.jobs import run_info  # noqa: E402
 from mminfer.loading import load_model  # noqa: E402
@@ -34,7 +33,7 @@ def main() -> None:
         parser.add_argument(flag, required=True)
     parser.add_argument("--config", default=str(REPO / "config.yaml"), help="the task's values (default: config.yaml)")
     args = parser.parse_args()
-    config = yaml.safe_load(Path(args.config).read_text(encoding="utf-8"))
+    config = parsed_config(args.config)  # the schema's defaults under what config.yaml sets
     outdir = Path(args.outdir)
     cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
 
@@ -52,7 +51,7 @@ def main() -> None:
 
     # step 3: time
     timed = timing.time_cache(model, prompt_ids, cache["new_tokens"], time_cfg["warmup"], time_cfg["runs"],
-                              time_cfg.get("max_runs", time_cfg["runs"]), device)
+                              time_cfg["max_runs"], device)
     write_json(outdir / "time.json", timed)
 
     # step 4: the cache's bytes

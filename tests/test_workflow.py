@@ -195,14 +195,18 @@ def test_rerun_time_redoes_only_time_and_report(course_run):
 
 def test_new_sft_checkpoint_redoes_only_temp_and_report(course_run, course_inputs):
     args, _ = course_run
-    torch.manual_seed(2)  # a retrained SFT model: same shapes, new weights
-    save_state_dict(MiniMindForCausalLM(course_inputs["config"]), course_inputs["sft"])
-    # temp.json, its picture temp.png, and the report: nothing of the pretrained model
-    assert planned_jobs(*args) == {"temp", "plot", "report", "all"}
-    plan = snakemake("-n", *args).stdout
-    outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
-    assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
-    snakemake(*args)  # bring the results up to date again for the tests after this one
+    sft = course_inputs["sft"]
+    original = sft.read_bytes()
+    try:
+        torch.manual_seed(2)  # a retrained SFT model: same shapes, new weights
+        save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
+        # temp.json, its picture temp.png, and the report: nothing of the pretrained model
+        assert planned_jobs(*args) == {"temp", "plot", "report", "all"}
+        plan = snakemake("-n", *args).stdout
+        outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
+        assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
+    finally:
+        sft.write_bytes(original)  # the shared inputs as every other test sees them (only planned, never run)
     assert planned_jobs(*args) == set()
 
 
