@@ -25,7 +25,6 @@ from mminfer.demo.corpus import (
 )
 from mminfer.demo.tokenizer_train import (
     CHAT_TEMPLATE,
-    DEFAULT_VOCAB_SIZE,
     train_tokenizer,
 )
 from mminfer.inputs import parsed_config
@@ -33,17 +32,20 @@ from mminfer.inputs import parsed_config
 SMALL_SPEC = CorpusSpec(seed=0, train_docs=400, val_docs=10, sft_conversations=200)
 
 
+DEMO = parsed_config(Path(__file__).resolve().parents[1] / "config.yaml")["demo_model"]  # as the workflow reads it
+VOCAB_SIZE = DEMO["vocab_size"]
+
+
 @pytest.fixture(scope="module")
 def corpus():
-    """The corpus the workflow builds, from the parsed config (the schema's defaults)."""
-    config = parsed_config(Path(__file__).resolve().parents[1] / "config.yaml")
-    return build_corpus(CorpusSpec(**config["demo_model"]["corpus"]))
+    """The corpus the workflow builds."""
+    return build_corpus(CorpusSpec(**DEMO["corpus"]))
 
 
 @pytest.fixture(scope="module")
 def tokenizer_dir(corpus, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("tokenizer")
-    return train_tokenizer(tokenizer_training_texts(corpus), DEFAULT_VOCAB_SIZE, out)
+    return train_tokenizer(tokenizer_training_texts(corpus), VOCAB_SIZE, out)
 
 
 @pytest.fixture(scope="module")
@@ -166,7 +168,7 @@ def test_tokenizer_special_tokens_have_ids_0_1_2(tokenizer, tokenizer_dir):
     assert config["add_eos_token"] is False
     assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
     assert sorted(config["added_tokens_decoder"]) == ["0", "1", "2"]
-    assert tokenizer.get_vocab_size() <= DEFAULT_VOCAB_SIZE
+    assert tokenizer.get_vocab_size() <= VOCAB_SIZE
 
 
 def test_tokenizer_training_is_deterministic(tmp_path):

@@ -7,10 +7,10 @@ prefix space, byte-level decoder, and three special tokens with fixed ids
 * 1 ``<|im_start|>``  - beginning of a turn (bos),
 * 2 ``<|im_end|>``    - end of a turn (eos).
 
-``DEFAULT_VOCAB_SIZE`` is 1536: large enough that nearly every Hangul
-syllable of the demo corpus plus its frequent words get their own token
-(so 200 tokens cover a few sentences), small enough that the embedding and
-output layers of a ~3M-parameter model stay cheap to train on a CPU.
+The vocabulary size (config key demo_model.vocab_size) is an upper bound: large
+enough that nearly every Hangul syllable of the demo corpus plus its frequent
+words get their own token (so 200 tokens cover a few sentences), small enough
+that the embedding and output layers of a small model stay cheap to train.
 
 The chat template is our own ChatML-style Jinja template: each message is
 rendered as ``<|im_start|>{role}\\n{content}<|im_end|>\\n`` and
@@ -29,7 +29,6 @@ from pathlib import Path
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 from mminfer.io import write_text_atomic
 
-DEFAULT_VOCAB_SIZE = 2048
 DEFAULT_MODEL_MAX_LENGTH = 32768
 
 PAD_TOKEN = "<|endoftext|>"
