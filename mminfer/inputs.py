@@ -1,7 +1,5 @@
-"""Decisions made once, when Snakemake builds the DAG: is the config valid, and which model set
-(the configured course inputs or the embedded demo) do the rules read?
-
-Imports nothing heavy (no torch), so parsing the workflow stays fast.
+"""Decisions made once, when Snakemake builds the DAG: is the config valid, and which model set (the
+configured course inputs or the embedded demo) do the rules read? Imports nothing heavy (no torch).
 """
 
 from __future__ import annotations
@@ -13,6 +11,7 @@ from pathlib import Path
 from mminfer.errors import MminferError
 
 INPUT_KEYS = ("pretrain", "sft", "val_data", "tokenizer")
+BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 
 
 def config_errors(config: dict, schema: dict) -> list[str]:
@@ -23,16 +22,13 @@ def config_errors(config: dict, schema: dict) -> list[str]:
     messages = []
     for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path))):
         key = ".".join(str(part) for part in error.absolute_path) or "(top level)"
-        allowed = ""
-        rule = error.validator
+        allowed, rule, parent = "", error.validator, error.schema
         if rule == "enum":
             allowed = f"; allowed: {', '.join(map(str, error.validator_value))}"
-        elif rule in ("minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum"):
-            bound = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}[rule]
-            allowed = f"; allowed: {bound} {error.validator_value}"
-            parent = error.schema
-            if "exclusiveMinimum" in parent and "maximum" in parent:
-                allowed = f"; allowed: ({parent['exclusiveMinimum']}, {parent['maximum']}]"
+        elif rule in BOUNDS and "exclusiveMinimum" in parent and "maximum" in parent:
+            allowed = f"; allowed: ({parent['exclusiveMinimum']}, {parent['maximum']}]"
+        elif rule in BOUNDS:
+            allowed = f"; allowed: {BOUNDS[rule]} {error.validator_value}"
         messages.append(f"config key '{key}': {error.message}{allowed}")
     return messages
 
@@ -56,8 +52,7 @@ def check_config(config: dict, schema: dict) -> dict:
 
 
 def parsed_config(*paths, schema_path=None) -> dict:
-    """The config the workflow would see for these config files (later ones win, key by key, as with
-    Snakemake's --configfile), defaults filled in and checked: for tests and scripts outside Snakemake."""
+    """The checked config the workflow would see for these config files (later ones win, key by key)."""
     import yaml
 
     def merge(into: dict, update: dict) -> dict:
@@ -74,36 +69,27 @@ def parsed_config(*paths, schema_path=None) -> dict:
 
 def demo_paths(demo_dir: str | Path) -> dict[str, str]:
     """Where the embedded demo's rules write the four inputs."""
-    demo_dir = Path(demo_dir)
-    return {
-        "pretrain": str(demo_dir / "pretrain.pth"),
-        "sft": str(demo_dir / "sft.pth"),
-        "val_data": str(demo_dir / "corpus" / "pretrain_val.jsonl"),
-        "tokenizer": str(demo_dir / "tokenizer"),
-    }
+    files = {"pretrain": "pretrain.pth", "sft": "sft.pth", "val_data": "corpus/pretrain_val.jsonl",
+             "tokenizer": "tokenizer"}
+    return {key: str(Path(demo_dir) / name) for key, name in files.items()}
 
 
 def resolve_inputs(config: dict) -> dict:
-    """{"model_set": "course"|"demo", "pretrain": ..., "sft": ..., "val_data": ..., "tokenizer": ...}.
-
-    demo=auto: the configured inputs when all exist, the demo when none exist, an error when only some
-    exist (course and demo files are never mixed). demo=always / never force either way.
-    """
+    """{"model_set": "course"|"demo", "pretrain": ..., ...}. demo=auto: the configured inputs when all exist,
+    the demo when none do, an error when only some do (never mixed); demo=always / never force either way."""
     mode = config.get("demo", "auto")
     configured = {key: str(config[key]) for key in INPUT_KEYS}
     present = [key for key in INPUT_KEYS if Path(configured[key]).exists()]
     missing = [key for key in INPUT_KEYS if key not in present]
-
     if mode == "always" or (mode == "auto" and not present):
         return {"model_set": "demo", **demo_paths(config.get("demo_dir", "resources/demo"))}
     if missing:
         listed = "; ".join(f"config key '{key}': {configured[key]} does not exist" for key in missing)
         if mode == "never":
             raise MminferError(f"demo is 'never' but inputs are missing — {listed}.")
-        raise MminferError(
-            f"some configured inputs exist and some do not — {listed}. Fix those paths, or set config key "
-            f"'demo' to 'always' to use the embedded demo model instead (course and demo files are never mixed)."
-        )
+        raise MminferError(f"some configured inputs exist and some do not — {listed}. Fix those paths, or set config "
+                           f"key 'demo' to 'always' to use the embedded demo model instead (course and demo files are "
+                           f"never mixed).")
     tokenizer = Path(configured["tokenizer"])
     for name in ("tokenizer.json", "tokenizer_config.json"):
         if not (tokenizer / name).is_file():
@@ -111,36 +97,25 @@ def resolve_inputs(config: dict) -> dict:
     return {"model_set": "course", **configured}
 
 
-def resolve_models(config: dict, main: dict) -> dict[str, dict]:
-    """The extra models of config key 'models' (name -> pretrain, sft, tokenizer, val_data).
-
-    tokenizer and val_data default to the main model's. Every path must exist: the error names the key.
-    """
-    models = {}
+def resolve_runs(config: dict) -> dict[str, dict]:
+    """Results folder -> its inputs: the task's single model in `outdir` itself, each model of config key
+    'models' in `outdir/models/<name>` (every path must exist; tokenizer and val_data default to the task's)."""
+    outdir = Path(config["outdir"])
+    main = resolve_inputs(config)
+    runs = {str(outdir): main}
+    folders = {str(outdir): "config key 'outdir'"}
     for name, entry in (config.get("models") or {}).items():
         resolved = {"model_set": name}
         for key in INPUT_KEYS:
             value = entry.get(key)
             if not value and key in ("tokenizer", "val_data"):
-                resolved[key] = main[key]  # the same tokenizer and prompt data as the task's model
-                continue
-            if not value:
+                resolved[key] = main[key]
+            elif not value:
                 raise MminferError(f"config key 'models.{name}.{key}' is required.")
-            if not Path(value).exists():
+            elif not Path(value).exists():
                 raise MminferError(f"config key 'models.{name}.{key}': {value} does not exist.")
-            resolved[key] = str(value)
-        models[name] = resolved
-    return models
-
-
-def resolve_runs(config: dict) -> dict[str, dict]:
-    """Results folder -> its inputs: the task's single model in `outdir` itself, each model of
-    config key 'models' in `outdir/models/<name>`."""
-    outdir = Path(config["outdir"])
-    main = resolve_inputs(config)
-    runs = {str(outdir): main}
-    folders = {str(outdir): "config key 'outdir'"}
-    for name, resolved in resolve_models(config, main).items():
+            else:
+                resolved[key] = str(value)
         runs[str(outdir / "models" / name)] = resolved
         folders[str(outdir / "models" / name)] = f"the results folder of config key 'models.{name}'"
     if any(run["model_set"] == "demo" for run in runs.values()):
@@ -151,8 +126,7 @@ def resolve_runs(config: dict) -> dict[str, dict]:
 
 
 def check_folder_can_exist(folder: str | Path, named: str) -> None:
-    """``folder`` is a folder or can be made one: neither it nor a parent is a file. Otherwise Snakemake
-    would stop in its own traceback (NotADirectoryError) after planning the jobs."""
+    """No file in the way of ``folder``; else Snakemake stops in a NotADirectoryError after planning the jobs."""
     folder = Path(folder)
     for candidate in (folder, *folder.parents):
         if os.path.isdir(candidate):

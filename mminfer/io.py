@@ -9,33 +9,28 @@ import os
 import secrets
 from pathlib import Path
 
+from mminfer.errors import MminferError
+
 
 def _create_temp_beside(path: Path) -> tuple[int, Path]:
-    """A new, empty temporary file in ``path``'s folder, created the way ``open(..., "w")`` creates a
-    file (mode 0o666 less the umask, or what the folder's default ACL says) — unlike ``mkstemp``, which
-    always gives 0o600, so results would be unreadable to anyone else."""
+    """A new temporary file beside ``path`` with the mode ``open(path, "w")`` would give (0o666 less the
+    umask, or the folder's default ACL), not ``mkstemp``'s 0o600 that others could not read."""
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
     for _ in range(100):
         tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
-        try:
+        with contextlib.suppress(FileExistsError):
             return os.open(tmp, flags, 0o666), tmp
-        except FileExistsError:
-            continue
     raise FileExistsError(f"no free temporary name beside {path}")
 
 
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, binary: bool = False):
-    """``with atomic_writer(path) as handle: handle.write(...)``: the data goes to a temporary file
-    beside ``path``, which replaces ``path`` only when the block ends without an error. A reader never
-    sees a half-written file and a failure keeps the old one. The file gets the mode a plain
-    ``open(path, "w")`` would give."""
+    """A handle on a temporary file beside ``path`` that replaces it only if the ``with`` block succeeds."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp_beside(path)
     try:
-        mode = "wb" if binary else "w"
-        with os.fdopen(fd, mode, **({} if binary else {"encoding": "utf-8"})) as handle:
+        with os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8") as handle:
             yield handle
         os.replace(tmp, path)
     except BaseException:
@@ -44,7 +39,7 @@ def atomic_writer(path: str | Path, binary: bool = False):
 
 
 def write_text_atomic(path: str | Path, text: str) -> None:
-    """Write to a temporary file beside ``path``, then rename it over ``path``."""
+    """Write ``text`` to ``path`` through :func:`atomic_writer`."""
     with atomic_writer(path) as handle:
         handle.write(text)
 
@@ -58,17 +53,12 @@ def read_json(path: str | Path):
 
 
 def read_jsonl_field(path: str | Path, field: str, limit: int | None = None, kind: str = "data") -> list:
-    """``field`` of the records of a JSONL file in order (blank lines skipped), the first ``limit`` if
-    given. A missing file, a line that is not UTF-8 or not JSON, or a record without the field is a clear
-    error naming the file and the line."""
-    from mminfer.errors import MminferError
-
+    """``field`` of each record of a JSONL file (the first ``limit``); errors name the file and the line."""
     path = Path(path)
     if not path.is_file():
         raise MminferError(f"{kind} {path} does not exist.")
     values = []
-    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate instead of an error raised
-    # somewhere in a block of lines, so the line that holds it can be named.
+    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate, so the line holding it can be named.
     with path.open(encoding="utf-8", errors="surrogateescape") as lines:
         for number, line in enumerate(lines, start=1):
             if limit is not None and len(values) == limit:

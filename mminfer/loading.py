@@ -1,12 +1,5 @@
-"""Load a MiniMind checkpoint into one of two interchangeable backends.
-
-- ``minimind``: MiniMind's own ``MiniMindForCausalLM``, imported from a source folder
-  (``<src>/model/model_minimind.py``; needs ``transformers``). This is "MiniMind's generate" itself.
-- ``builtin``: :class:`mminfer.model.MiniMindForCausalLM`, torch only.
-- ``auto``: ``minimind`` when its source imports, else ``builtin``.
-
-Hyperparameters are read off the state_dict's shapes where they determine them; the rest comes from
-``overrides`` (the config's ``model:`` section) or MiniMind's defaults.
+"""Load a MiniMind checkpoint into MiniMind's own model (backend ``minimind``: ``<src>/model/model_minimind.py``,
+needs transformers) or :mod:`mminfer.model` (``builtin``); ``auto`` picks ``minimind`` when its source imports.
 """
 
 from __future__ import annotations
@@ -19,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import torch
+from safetensors.torch import load_file
 
 from mminfer.errors import MminferError
 from mminfer.io import atomic_writer
@@ -28,20 +22,16 @@ BACKENDS = ("auto", "minimind", "builtin")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
-
 @dataclass(frozen=True)
 class ModelSpec:
-    """How a checkpoint is loaded: the keys of a rule's ``params.model`` (rules/common.smk), i.e. the
-    config keys backend, minimind_src, device, dtype and model (``overrides``), and the model set the
-    checkpoint belongs to ("course", "demo", a name from config key ``models``, or "custom" by hand).
-    The defaults are a plain CPU load with mminfer's own model (tests, demo training)."""
+    """How a checkpoint is loaded: a rule's ``params.model`` (rules/common.smk); ``overrides`` is config key model."""
 
     backend: str = "builtin"
     minimind_src: str | None = None
     device: str = "cpu"
     dtype: str = "float32"
     overrides: dict = field(default_factory=dict)
-    model_set: str = "custom"
+    model_set: str = "custom"  # "course", "demo", a name from config key models, or "custom" (by hand)
 
 
 @dataclass
@@ -77,8 +67,7 @@ def resolve_dtype(dtype: str) -> torch.dtype:
 
 
 def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
-    """A checkpoint as a flat {name: tensor} dict: a ``.pth`` state_dict, or a transformers-format
-    folder (config.json + model.safetensors)."""
+    """A ``.pth`` state_dict or a transformers-format folder as a flat {name: tensor} dict."""
     path = Path(path)
     if path.is_dir():
         return _read_safetensors_folder(path)
@@ -87,33 +76,24 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # truncated zip, pickle with code, not a torch file at all, ...
-        raise MminferError(
-            f"checkpoint {path} could not be read as a torch state_dict ({type(exc).__name__}: "
-            f"{str(exc).splitlines()[0] if str(exc) else 'no detail'}). Is the file truncated or not a .pth "
-            f"saved with torch.save(model.state_dict())?"
-        ) from None
-    if not isinstance(state, dict) or not state or not all(
-        isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items()
-    ):
+        detail = str(exc).splitlines()[0] if str(exc) else "no detail"
+        message = (f"checkpoint {path} could not be read as a torch state_dict ({type(exc).__name__}: {detail}). "
+                   "Is the file truncated or not a .pth saved with torch.save(model.state_dict())?")
+        raise MminferError(message) from None
+    if not (isinstance(state, dict) and state
+            and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items())):
         hint = ""
         if isinstance(state, dict) and isinstance(state.get("model"), dict):
             hint = " It looks like a training-resume file; its 'model' entry is the state_dict."
-        raise MminferError(
-            f"checkpoint {path} is not a state_dict (a dict of parameter name to tensor); "
-            f"got {type(state).__name__}.{hint}"
-        )
+        raise MminferError(f"checkpoint {path} is not a state_dict (a dict of parameter name to tensor); "
+                           f"got {type(state).__name__}.{hint}")
     return state
 
 
 def _read_safetensors_folder(folder: Path) -> dict[str, torch.Tensor]:
-    """A transformers-format model folder: model.safetensors (or MiniMind's convert_model.py output,
-    pytorch_model.bin, read with weights_only=True)."""
+    """model.safetensors, or pytorch_model.bin as MiniMind's convert_model.py writes it."""
     weights = folder / "model.safetensors"
     if weights.is_file():
-        try:
-            from safetensors.torch import load_file
-        except ImportError:
-            raise MminferError(f"model folder {folder} needs the 'safetensors' package: pip install safetensors") from None
         try:
             state = load_file(str(weights), device="cpu")
         except Exception as exc:
@@ -133,18 +113,17 @@ def read_folder_config(path: str | Path) -> dict:
     config_file = Path(path) / "config.json"
     if not (Path(path).is_dir() and config_file.is_file()):
         return {}
-    expected = ("a JSON object of the model's hyperparameters, as transformers' save_pretrained and "
-                "MiniMind's convert_model.py write it")
     try:
         config = json.loads(config_file.read_text(encoding="utf-8"))
+        problem = None if isinstance(config, dict) else f"holds a {type(config).__name__}"
     except UnicodeDecodeError as exc:
-        raise MminferError(f"model folder file {config_file} is not UTF-8 text (byte {exc.start}); "
-                           f"expected {expected}.") from None
+        problem = f"is not UTF-8 text (byte {exc.start})"
     except json.JSONDecodeError as exc:
-        raise MminferError(f"model folder file {config_file} is not valid JSON ({exc.msg} at line {exc.lineno}, "
-                           f"column {exc.colno}); expected {expected}.") from None
-    if not isinstance(config, dict):
-        raise MminferError(f"model folder file {config_file} holds a {type(config).__name__}; expected {expected}.")
+        problem = f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
+    if problem:
+        raise MminferError(f"model folder file {config_file} {problem}; expected a JSON object of the model's "
+                           "hyperparameters, as transformers' save_pretrained and MiniMind's convert_model.py "
+                           "write it.")
     return config
 
 
@@ -159,7 +138,6 @@ def infer_config(state: dict[str, torch.Tensor], overrides: dict | None = None, 
     missing = [k for k in required if k not in state]
     if missing:
         raise MminferError(f"checkpoint {path} does not look like a MiniMind model; missing keys: {', '.join(missing)}.")
-
     vocab_size, hidden_size = state["model.embed_tokens.weight"].shape
     layer_ids = {int(m.group(1)) for k in state if (m := re.match(r"model\.layers\.(\d+)\.", k))}
     head_dim = state["model.layers.0.self_attn.q_norm.weight"].shape[0]
@@ -173,7 +151,7 @@ def infer_config(state: dict[str, torch.Tensor], overrides: dict | None = None, 
                  for k, v in from_shapes.items() if overrides.get(k) not in (None, v)]
     if conflicts:
         raise MminferError(f"checkpoint {path} does not fit config key 'model': {'; '.join(conflicts)}.")
-    known = set(MiniMindConfig.__dataclass_fields__) - {"extra"}
+    known = MiniMindConfig.__dataclass_fields__
     rest = {k: v for k, v in overrides.items() if k in known and k not in from_shapes and v is not None}
     return MiniMindConfig(**from_shapes, **rest)
 
@@ -185,26 +163,16 @@ def check_keys(state: dict[str, torch.Tensor], model: torch.nn.Module, path) -> 
     unexpected = sorted(set(state) - set(expected))
     wrong = sorted(f"{k} {tuple(state[k].shape)} (expected {tuple(expected[k])})"
                    for k in set(expected) & set(state) if state[k].shape != expected[k])
-    if missing or unexpected or wrong:
-        parts = []
-        for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", wrong)):
-            if keys:
-                shown = ", ".join(keys[:8]) + (f", ... ({len(keys)} in all)" if len(keys) > 8 else "")
-                parts.append(f"{label}: {shown}")
+    parts = [f"{label}: " + ", ".join(keys[:8]) + (f", ... ({len(keys)} in all)" if len(keys) > 8 else "")
+             for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", wrong)) if keys]
+    if parts:
         raise MminferError(f"checkpoint {path} does not fit the MiniMind model; " + "; ".join(parts) + ".")
 
 
-def minimind_source_file(source: str | Path | None) -> Path | None:
-    if not source:
-        return None
-    candidate = Path(source) / "model" / "model_minimind.py"
-    return candidate if candidate.is_file() else None
-
-
-def import_minimind(source: str | Path):
+def import_minimind(source: str | Path | None):
     """Import MiniMind's model module from ``<source>/model/model_minimind.py`` (needs transformers)."""
-    path = minimind_source_file(source)
-    if path is None:
+    path = Path(source) / "model" / "model_minimind.py" if source else None
+    if path is None or not path.is_file():
         raise MminferError(f"config key 'minimind_src': {source}/model/model_minimind.py does not exist.")
     name = "_mminfer_minimind_model"
     if name in sys.modules:
@@ -214,50 +182,37 @@ def import_minimind(source: str | Path):
     try:
         spec.loader.exec_module(module)
     except ImportError as exc:
-        raise MminferError(
-            f"MiniMind's source {path} could not be imported ({exc}); install the optional extra "
-            f"(pip install 'mminfer[minimind]') or set config key 'backend' to 'builtin'."
-        ) from None
+        raise MminferError(f"MiniMind's source {path} could not be imported ({exc}); install the optional extra "
+                           f"(pip install 'mminfer[minimind]') or set config key 'backend' to 'builtin'.") from None
     sys.modules[name] = module
     return module
-
-
-def minimind_importable(source: str | Path | None) -> bool:
-    if minimind_source_file(source) is None:
-        return False
-    try:
-        import_minimind(source)
-    except MminferError:
-        return False
-    return True
 
 
 def choose_backend(backend: str, source: str | Path | None) -> str:
     if backend not in BACKENDS:
         raise MminferError(f"config key 'backend' must be one of {', '.join(BACKENDS)}; got {backend!r}.")
-    if backend == "auto":
-        return "minimind" if minimind_importable(source) else "builtin"
-    return backend
-
-
-def build_model(config: MiniMindConfig, backend: str, source: str | Path | None = None) -> torch.nn.Module:
-    if backend == "builtin":
-        return MiniMindForCausalLM(config)
-    module = import_minimind(source)
-    mm_config = module.MiniMindConfig(**config.to_dict())
-    return module.MiniMindForCausalLM(mm_config)
+    if backend != "auto":
+        return backend
+    try:
+        import_minimind(source)
+    except MminferError:  # no source, or it does not import
+        return "builtin"
+    return "minimind"
 
 
 def load_model(path: str | Path, spec: ModelSpec = ModelSpec()) -> LoadedModel:
-    """Read the checkpoint, build the model its shapes call for, load it strictly, move it to the
-    spec's device and dtype and switch it to eval mode."""
+    """The checkpoint loaded strictly into the model its shapes call for, on spec's device/dtype, in eval mode."""
     torch_device = resolve_device(spec.device)
     torch_dtype = resolve_dtype(spec.dtype)
     chosen = choose_backend(spec.backend, spec.minimind_src)
     state = read_state_dict(path)
     merged = {**read_folder_config(path), **spec.overrides}
     config = infer_config(state, merged, path)
-    model = build_model(config, chosen, spec.minimind_src)
+    if chosen == "builtin":
+        model = MiniMindForCausalLM(config)
+    else:
+        module = import_minimind(spec.minimind_src)
+        model = module.MiniMindForCausalLM(module.MiniMindConfig(**config.to_dict()))
     check_keys(state, model, path)
     model.load_state_dict(state, strict=True)
     model = model.to(device=torch_device, dtype=torch_dtype).eval()

@@ -1,24 +1,13 @@
-"""A torch-only model that is interchangeable with MiniMind's ``MiniMindForCausalLM``.
-
-It is the ``builtin`` backend: used when MiniMind's own source (which needs ``transformers``) is not
-importable. Interchangeable means:
-
-- the same state_dict keys (``model.layers.N.self_attn.q_proj.weight``, ..., ``lm_head.weight``) and the
-  same tied input/output embedding, so a MiniMind ``.pth`` loads with ``strict=True``;
-- the same ``forward`` signature and outputs: ``logits`` and ``past_key_values``, a list with one
-  ``(K, V)`` pair per layer, each ``(batch, length, kv_heads, head_dim)``, stored *before* repeat_kv;
-- the same arithmetic in the same order, including which attention kernel runs (fused SDPA for a
-  multi-token step without a cache, the explicit softmax path otherwise), so logits agree bit for bit;
-- the same ``generate`` signature, defaults, loop and RNG consumption.
-
-Read top to bottom: config, norm, rotary embedding, attention, MLP, block, model, generate.
-Only MiniMind's dense model is covered (no MoE, no YaRN rope scaling).
+"""A torch-only twin of MiniMind's dense ``MiniMindForCausalLM`` (no MoE, no YaRN): the ``builtin`` backend,
+used when MiniMind's source (which needs ``transformers``) does not import. Same state_dict keys, ``forward``
+and ``generate`` (signatures, defaults, loop, RNG use), same arithmetic in the same order down to the attention
+kernel (fused SDPA for a multi-token step without a cache, explicit softmax otherwise): logits agree bit for bit.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
@@ -44,7 +33,6 @@ class MiniMindConfig:
     bos_token_id: int = 1
     eos_token_id: int = 2
     tie_word_embeddings: bool = True
-    extra: dict = field(default_factory=dict)  # keys MiniMind knows and we carry along unchanged
 
     def __post_init__(self):
         if self.head_dim is None:
@@ -53,9 +41,7 @@ class MiniMindConfig:
             self.intermediate_size = math.ceil(self.hidden_size * math.pi / 64) * 64
 
     def to_dict(self) -> dict:
-        values = asdict(self)
-        values.pop("extra")
-        return values
+        return asdict(self)
 
 
 class RMSNorm(nn.Module):
@@ -185,9 +171,8 @@ class Block(nn.Module):
         self.mlp = FeedForward(config)
 
     def forward(self, hidden, position_embeddings, past_key_value=None, use_cache=False, attention_mask=None):
-        attn_out, present = self.self_attn(
-            self.input_layernorm(hidden), position_embeddings, past_key_value, use_cache, attention_mask
-        )
+        attn_out, present = self.self_attn(self.input_layernorm(hidden), position_embeddings, past_key_value,
+                                           use_cache, attention_mask)
         hidden = attn_out + hidden
         hidden = hidden + self.mlp(self.post_attention_layernorm(hidden))
         return hidden, present
@@ -212,10 +197,8 @@ class MiniMindModel(nn.Module):
         past_key_values = past_key_values or [None] * len(self.layers)
         start = past_key_values[0][0].shape[1] if past_key_values[0] is not None else 0
         if start + seq_len > self.config.max_position_embeddings:
-            raise ValueError(
-                f"sequence of {start + seq_len} tokens exceeds max_position_embeddings "
-                f"{self.config.max_position_embeddings}"
-            )
+            raise ValueError(f"sequence of {start + seq_len} tokens exceeds max_position_embeddings "
+                             f"{self.config.max_position_embeddings}")
         hidden = self.dropout(self.embed_tokens(input_ids))  # (b, t, hidden)
         positions = (self.freqs_cos[start : start + seq_len], self.freqs_sin[start : start + seq_len])
         presents = []
@@ -227,7 +210,7 @@ class MiniMindModel(nn.Module):
 
 @dataclass
 class CausalLMOutput:
-    """What ``forward`` returns; the attribute names follow transformers' output classes."""
+    """What ``forward`` returns, named as in transformers' output classes."""
 
     logits: torch.Tensor  # (b, t_kept, vocab)
     past_key_values: list  # per layer (K, V), each (b, length, kv_heads, head_dim), or None
@@ -250,11 +233,8 @@ class MiniMindForCausalLM(nn.Module):
     def forward(self, input_ids, attention_mask=None, past_key_values=None, use_cache=False,
                 logits_to_keep=0, labels=None, **kwargs):
         hidden, presents = self.model(input_ids, attention_mask, past_key_values, use_cache)
-        if isinstance(logits_to_keep, int):
-            kept = slice(-logits_to_keep, None)  # 0 keeps every position
-        else:
-            kept = logits_to_keep
-        logits = self.lm_head(hidden[:, kept, :])
+        kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
+        logits = self.lm_head(hidden[:, kept, :])  # logits_to_keep=0 keeps every position
         loss = None
         if labels is not None:  # next-token loss: position i predicts token i + 1
             predictions = logits[..., :-1, :].contiguous()
@@ -268,12 +248,8 @@ class MiniMindForCausalLM(nn.Module):
     def generate(self, inputs=None, attention_mask=None, max_new_tokens=8192, temperature=0.85, top_p=0.85,
                  top_k=50, eos_token_id=2, streamer=None, use_cache=True, num_return_sequences=1,
                  do_sample=True, repetition_penalty=1.0, **kwargs):
-        """MiniMind's decoding loop; returns the prompt followed by the new tokens, (n, prompt + new).
-
-        Each step feeds ``input_ids[:, past_len:]`` through ``self.forward`` (the whole sequence when
-        there is no cache), scales the last logits by 1/temperature, applies repetition penalty, top-k,
-        then top-p, and picks by multinomial sampling or argmax. Finished rows are padded with eos.
-        """
+        """MiniMind's decoding loop: the prompt followed by the new tokens, (n, prompt + new), finished rows
+        padded with eos. Logits / temperature, then repetition penalty, top-k, top-p, multinomial or argmax."""
         input_ids = kwargs.pop("input_ids", inputs).repeat(num_return_sequences, 1)
         if attention_mask is not None:
             attention_mask = attention_mask.repeat(num_return_sequences, 1)
@@ -335,15 +311,11 @@ def keep_top_k(logits: torch.Tensor, k: int) -> torch.Tensor:
 
 
 def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
-    """MiniMind's nucleus rule: True where a token is removed.
-
-    Sort descending, take the cumulative softmax, mark the positions where it exceeds p, then shift
-    the marks one slot right so the token that first crosses p is kept, and never mark the top token.
-    """
+    """MiniMind's nucleus rule: True where a token is removed (cumulative mass past p, sorted descending)."""
     sorted_logits, sorted_indices = torch.sort(logits, descending=True)
     cumulative = torch.cumsum(torch.softmax(sorted_logits, dim=-1), dim=-1)
     removed_sorted = cumulative > p
-    removed_sorted[..., 1:] = removed_sorted[..., :-1].clone()  # shift right by one slot
+    removed_sorted[..., 1:] = removed_sorted[..., :-1].clone()  # shift right: the token crossing p stays
     removed_sorted[..., 0] = False  # the most likely token always survives
     return removed_sorted.scatter(1, sorted_indices, removed_sorted)  # back to vocabulary order
 

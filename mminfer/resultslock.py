@@ -1,14 +1,5 @@
-"""One run at a time per results folder, whichever checkout or copy of the workflow it comes from.
-
-Snakemake's own lock lives in the working directory (``.snakemake/locks``), so two clones writing the
-same ``outdir`` never see each other. The workflow's ``onstart`` handler (a real run's main process
-only: not a dry run, not ``--lint``/``--dag``/``--summary``, not a job's subprocess, which runs with
-``--no-hooks``) calls :func:`hold_results_folder`: an exclusive ``flock`` on ``<outdir>/.mminfer.lock``,
-kept until the process ends. The operating system drops it when the process exits or is killed, so a
-lock file left behind never blocks a later run. The file holds who took the lock, for the message of a
-refused run.
-
-Imports nothing heavy: the workflow calls this while it parses.
+"""One run per results folder from any checkout (Snakemake's lock lives in the working directory): an
+exclusive ``flock`` on ``<outdir>/.mminfer.lock``, dropped by the OS when the process ends. Imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -26,16 +17,11 @@ from mminfer.errors import MminferError
 
 LOCK_NAME = ".mminfer.lock"
 
-# Folders this process holds: resolved path -> open file descriptor (the lock lives as long as it).
-_HELD: dict[str, int] = {}
-
-
-def lock_path(folder: str | Path) -> Path:
-    return Path(folder) / LOCK_NAME
+_HELD: dict[str, int] = {}  # resolved folder -> the open descriptor whose lock this process holds
 
 
 def holder_text(path: Path) -> str:
-    """'the run started at T by pid N on host H from /dir', from the lock file's line."""
+    """Who holds the lock, from the line the holder wrote into the lock file."""
     try:
         holder = json.loads(path.read_text(encoding="utf-8"))
         return (f"the run started at {holder['started']} by pid {holder['pid']} on host {holder['host']} "
@@ -44,12 +30,10 @@ def holder_text(path: Path) -> str:
         return "another run (it has not written who it is yet)"
 
 
-def hold_results_folder(folder: str | Path, key: str = "outdir") -> bool:
-    """Lock ``folder`` for the rest of this process's life. True when held (or already held by this
-    process); False, with a warning, where the file system cannot lock. Another holder is an
-    MminferError saying which run it is."""
+def hold_results_folder(folder: str | Path) -> bool:
+    """Lock ``folder`` for this process's life: True when held, False (warned) where the file system cannot."""
     folder = Path(folder)
-    path = lock_path(folder)
+    path = folder / LOCK_NAME
     real = os.path.realpath(folder)
     if real in _HELD:
         return True
@@ -57,17 +41,15 @@ def hold_results_folder(folder: str | Path, key: str = "outdir") -> bool:
         folder.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o666)
     except OSError as exc:
-        raise MminferError(f"results folder {folder} (config key '{key}') cannot be written: {exc.strerror} "
+        raise MminferError(f"results folder {folder} (config key 'outdir') cannot be written: {exc.strerror} "
                            f"({exc.filename}). Choose a folder you can write to.") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError as exc:
         os.close(fd)
         if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-            raise MminferError(
-                f"results folder {folder} (config key '{key}') is in use by {holder_text(path)}; wait for it "
-                f"to finish, or if that process is gone remove {path}."
-            ) from None
+            raise MminferError(f"results folder {folder} (config key 'outdir') is in use by {holder_text(path)}; "
+                               f"wait for it to finish, or if that process is gone remove {path}.") from None
         logging.getLogger("mminfer").warning("results folder %s cannot be locked on this file system (%s); "
                                              "make sure no other run writes into it.", folder, exc.strerror)
         return False
@@ -80,8 +62,7 @@ def hold_results_folder(folder: str | Path, key: str = "outdir") -> bool:
 
 
 def release_results_folder(folder: str | Path) -> None:
-    """Give the lock back before the process ends (the file stays: removing it could let two runs lock
-    two different files)."""
+    """Give the lock back early; the file stays (removing it could let two runs lock two different files)."""
     fd = _HELD.pop(os.path.realpath(folder), None)
     if fd is not None:
         fcntl.flock(fd, fcntl.LOCK_UN)

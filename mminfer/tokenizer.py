@@ -1,10 +1,4 @@
-"""MiniMind's tokenizer files (tokenizer.json + tokenizer_config.json) without transformers.
-
-``tokenizers`` reads tokenizer.json; bos/eos/pad come from tokenizer_config.json; the chat prompt is
-the config's own ``chat_template`` rendered with jinja2 in a sandbox, the way transformers'
-``apply_chat_template`` renders it (trim_blocks, lstrip_blocks, a ``tojson`` filter and a
-``raise_exception`` global). Without a template, plain ChatML turns are used.
-"""
+"""MiniMind's tokenizer files without transformers; chat prompts rendered as ``apply_chat_template`` does."""
 
 from __future__ import annotations
 
@@ -13,9 +7,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from mminfer.errors import MminferError
+from jinja2 import TemplateError
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+from tokenizers import Tokenizer as HFTokenizer
 
-TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+from mminfer.errors import MminferError
 
 # Used only when tokenizer_config.json has no chat_template: plain ChatML turns.
 CHATML_TEMPLATE = (
@@ -26,34 +22,15 @@ CHATML_TEMPLATE = (
 )
 
 
-def _token_text(entry) -> str | None:
-    """tokenizer_config.json writes a special token either as a string or as {"content": ...}."""
-    if isinstance(entry, dict):
-        return entry.get("content")
-    return entry
-
-
 @dataclass
 class Tokenizer:
-    backend: object  # tokenizers.Tokenizer
-    config: dict
+    backend: HFTokenizer
+    config: dict  # tokenizer_config.json
     folder: Path
-
-    @property
-    def bos_token(self) -> str:
-        return _token_text(self.config.get("bos_token")) or "<|im_start|>"
-
-    @property
-    def eos_token(self) -> str:
-        return _token_text(self.config.get("eos_token")) or "<|im_end|>"
-
-    @property
-    def bos_token_id(self) -> int:
-        return self._id_of(self.bos_token, "bos_token")
-
-    @property
-    def eos_token_id(self) -> int:
-        return self._id_of(self.eos_token, "eos_token")
+    bos_token: str
+    eos_token: str
+    bos_token_id: int
+    eos_token_id: int
 
     @property
     def vocab_size(self) -> int:
@@ -63,12 +40,6 @@ class Tokenizer:
     def id_count(self) -> int:
         """1 + the largest id the tokenizer can produce: the embedding rows it needs."""
         return max(self.backend.get_vocab(with_added_tokens=True).values(), default=-1) + 1
-
-    def _id_of(self, token: str, key: str) -> int:
-        token_id = self.backend.token_to_id(token)
-        if token_id is None:
-            raise MminferError(f"{self.folder}/tokenizer_config.json: {key} {token!r} is not in tokenizer.json.")
-        return token_id
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``; special tokens written in the text become their ids, nothing is added."""
@@ -84,43 +55,30 @@ class Tokenizer:
                                     bos_token=self.bos_token, eos_token=self.eos_token, **extra)
 
 
-def _raise_exception(message):
-    import jinja2
-
-    raise jinja2.exceptions.TemplateError(message)
-
-
-def _tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
-    return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
-
-
 @functools.lru_cache(maxsize=8)
 def compile_chat_template(template: str):
-    """The template compiled once, in the sandbox transformers uses for chat templates."""
-    from jinja2.sandbox import ImmutableSandboxedEnvironment
+    """The template compiled once, in the sandbox and with the extras transformers uses for chat templates."""
+    def raise_exception(message):
+        raise TemplateError(message)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=["jinja2.ext.loopcontrols"])
-    env.filters["tojson"] = _tojson
-    env.globals["raise_exception"] = _raise_exception
+    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env.filters["tojson"] = functools.partial(json.dumps, ensure_ascii=False)
+    env.globals["raise_exception"] = raise_exception
     return env.from_string(template)
 
 
 def render_chat_template(template: str, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
-    import jinja2
-
     try:
         compiled = compile_chat_template(template)
         return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt, **extra)
-    except jinja2.exceptions.TemplateError as exc:
+    except TemplateError as exc:
         raise MminferError(f"the tokenizer's chat_template could not be rendered: {exc}") from None
 
 
 def load_tokenizer(folder: str | Path) -> Tokenizer:
-    from tokenizers import Tokenizer as HFTokenizer
-
+    """Read a tokenizer folder; an unknown bos/eos token fails here, not mid-run."""
     folder = Path(folder)
-    for name in TOKENIZER_FILES:
+    for name in ("tokenizer.json", "tokenizer_config.json"):
         if not (folder / name).is_file():
             raise MminferError(f"tokenizer folder {folder} has no {name}.")
     try:
@@ -131,15 +89,19 @@ def load_tokenizer(folder: str | Path) -> Tokenizer:
         config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise MminferError(f"{folder}/tokenizer_config.json is not valid JSON ({exc}).") from None
-    tokenizer = Tokenizer(backend=backend, config=config, folder=folder)
-    for key, token in (("bos_token", tokenizer.bos_token), ("eos_token", tokenizer.eos_token)):
-        tokenizer._id_of(token, key)  # fail now, not mid-run, on an unknown special token
-    return tokenizer
+    special = {}
+    for key, default in (("bos_token", "<|im_start|>"), ("eos_token", "<|im_end|>")):
+        entry = config.get(key)  # a string or {"content": ...}
+        token = (entry.get("content") if isinstance(entry, dict) else entry) or default
+        token_id = backend.token_to_id(token)
+        if token_id is None:
+            raise MminferError(f"{folder}/tokenizer_config.json: {key} {token!r} is not in tokenizer.json.")
+        special[key], special[f"{key}_id"] = token, token_id
+    return Tokenizer(backend=backend, config=config, folder=folder, **special)
 
 
 def input_name(model_set: str, key: str) -> str:
-    """How the user set input ``key`` (pretrain, sft, tokenizer, val_data) of a model set: a config key
-    in the workflow, a flag for a script run by hand."""
+    """How the user set input ``key`` of a model set: a config key, or a flag for a script run by hand."""
     if model_set == "custom":
         return f"--{key.replace('_', '-')}"
     if model_set in ("course", "demo"):
@@ -150,9 +112,7 @@ def input_name(model_set: str, key: str) -> str:
 
 def check_vocab_fits(tokenizer: Tokenizer, embedding_rows: int, checkpoint, checkpoint_key: str,
                      model_set: str = "custom") -> None:
-    """A tokenizer whose ids go past the checkpoint's embedding rows would end in an IndexError inside
-    the model; say which inputs disagree instead. Fewer ids than rows is fine (MiniMind pads its
-    vocabulary)."""
+    """Name the inputs that disagree when ids go past the embedding rows (fewer ids is fine: MiniMind pads)."""
     ids = tokenizer.id_count
     if ids > embedding_rows:
         raise MminferError(
