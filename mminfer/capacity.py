@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 
-from mminfer.kvcache import measure_kv_bytes
+from mminfer.kvcache import kv_formula_bytes, measure_kv_bytes
 from mminfer.loading import DTYPES, count_parameters
 
 CAPACITY_DTYPES = ("float32", "bfloat16", "float16")
@@ -37,7 +37,8 @@ def bytes_per_token(model, config, device, tokens: int) -> dict:
     model_dtype = next(model.parameters()).dtype
     result = {}
     for name in CAPACITY_DTYPES:
-        formula = 2 * config.num_hidden_layers * config.num_key_value_heads * config.head_dim * DTYPES[name].itemsize
+        formula = kv_formula_bytes(config.num_hidden_layers, 1, config.num_key_value_heads, config.head_dim,
+                                   DTYPES[name].itemsize)
         cast = model if DTYPES[name] == model_dtype else copy.deepcopy(model).to(DTYPES[name])
         try:
             kv = measure_kv_bytes(cast, config, tokens, seed=0, device=device)
@@ -87,12 +88,8 @@ def capacity(model, config, device, memory_gib: list[float], contexts: list, bat
     table_bytes = {dtype: entry["measured"] or entry["formula"] for dtype, entry in per_token.items()}
     batch_cache = measure_kv_bytes(model, config, batch_context, seed=0, device=device, batch=batch)
     return {
-        "bytes_per_token": per_token,
-        "weight_bytes": weights,
-        "layers": config.num_hidden_layers,
-        "kv_heads": config.num_key_value_heads,
-        "head_dim": config.head_dim,
-        "memory_gib": list(memory_gib),
+        "bytes_per_token": per_token, "weight_bytes": weights, "layers": config.num_hidden_layers,
+        "kv_heads": config.num_key_value_heads, "head_dim": config.head_dim, "memory_gib": list(memory_gib),
         "contexts": contexts,
         "rows": capacity_table(table_bytes, weights, memory_gib, contexts),
         "batch_check": {"batch": batch, "context": batch_context, "measured_bytes": batch_cache["measured_bytes"],

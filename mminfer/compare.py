@@ -22,17 +22,9 @@ def comparison_rows(names: list[str], results: dict[str, list[dict]]) -> list[di
         memory, context = capacity["memory_gib"][0], capacity["contexts"][0]
         users = next(row["sequences"] for row in capacity["rows"]
                      if row["dtype"] == kv["dtype"] and row["memory_gib"] == memory and row["context"] == context)
-        rows.append({
-            "model": name,
-            "speedup": timing["speedup"],
-            "with_cache_s": timing["with_cache_s"],
-            "kv_bytes_per_token": kv["bytes_per_token"],
-            "dtype": kv["dtype"],
-            "users_per_card": users,
-            "card": f"{memory:g} GiB, {context:,} tokens",
-            "distinct": {key: value["distinct"] for key, value in temp.items()},
-            "survivors": dict(topp),
-        })
+        rows.append({"model": name, "speedup": timing["speedup"], "kv_bytes_per_token": kv["bytes_per_token"],
+                     "dtype": kv["dtype"], "users_per_card": users, "card": f"{memory:g} GiB, {context:,} tokens",
+                     "distinct": {key: value["distinct"] for key, value in temp.items()}, "survivors": dict(topp)})
     return rows
 
 

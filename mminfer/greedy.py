@@ -1,11 +1,9 @@
 """Steps 1 and 2: greedy generation with and without the KV cache; same tokens? tokens fed?
 
-Both generations call the model's own ``generate`` with the task's arguments
-(do_sample=False, top_k=0, top_p=1.0, eos_token_id=None). A recorder around ``forward`` counts the
-tokens fed and keeps each step's last logits, so that if the two paths ever pick different tokens the
-first differing step is diagnosed: the two paths run different attention kernels (fused SDPA over the
-whole sequence vs. the explicit softmax over one new token), and a near-tie between the top two
-logits is where a rounding difference can flip the argmax.
+A recorder around ``forward`` counts the tokens fed and keeps each step's last logits, so that where
+the two paths pick different tokens the first differing step is diagnosed: they run different
+attention kernels (fused SDPA over the whole sequence, an explicit softmax over one new token), and a
+near-tie of the top two logits is where rounding can flip the argmax.
 """
 
 from __future__ import annotations
@@ -31,8 +29,7 @@ def greedy_generate(model, prompt_ids: list[int], new_tokens: int, use_cache: bo
 
 def top2_margin(logits: torch.Tensor) -> float:
     """top-1 logit minus top-2 logit of a (vocab,) vector: how close the argmax was to flipping."""
-    top2 = torch.topk(logits, 2).values
-    return float(top2[0] - top2[1])
+    return float(torch.topk(logits, 2).values.diff().neg())
 
 
 def first_difference(ids_with: list[int], ids_without: list[int], logits_with: list[torch.Tensor],
@@ -40,14 +37,10 @@ def first_difference(ids_with: list[int], ids_without: list[int], logits_with: l
     """Where the two greedy paths first pick different tokens, and how close that call was."""
     for step, (a, b) in enumerate(zip(ids_with, ids_without)):
         if a != b:
-            with_cache = logits_with[step][0]
-            without_cache = logits_without[step][0]
+            with_cache, without_cache = logits_with[step][0], logits_without[step][0]
             return {
-                "step": step,
-                "token_with_cache": a,
-                "token_without_cache": b,
-                "margin_with_cache": top2_margin(with_cache),
-                "margin_without_cache": top2_margin(without_cache),
+                "step": step, "token_with_cache": a, "token_without_cache": b,
+                "margin_with_cache": top2_margin(with_cache), "margin_without_cache": top2_margin(without_cache),
                 "max_abs_logit_diff": float((with_cache - without_cache).abs().max()),
                 "max_abs_logit": float(with_cache.abs().max()),  # the scale rounding errors grow with
             }
@@ -67,13 +60,7 @@ def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tupl
     compared_steps = difference["step"] + 1 if difference else len(with_cache.last_logits)
     step_diffs = [float((with_cache.last_logits[i] - without_cache.last_logits[i]).abs().max())
                   for i in range(compared_steps)]
-    same = {
-        "same_ids": ids == ids_without_cache,
-        "ids": ids,
-        "prompt_len": prompt_len,
-        "new_tokens": new_tokens,
-        "ids_without_cache": ids_without_cache,
-        "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
-        "first_difference": difference,
-    }
+    same = {"same_ids": ids == ids_without_cache, "ids": ids, "prompt_len": prompt_len, "new_tokens": new_tokens,
+            "ids_without_cache": ids_without_cache, "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
+            "first_difference": difference}
     return same, fed_counts(prompt_len, new_tokens, with_cache.fed_per_call, without_cache.fed_per_call)

@@ -1,10 +1,6 @@
-"""One function per measurement rule: load, measure, write.
-
-Each job's keyword arguments are named like its rule's inputs, ``params:`` and outputs (rules/*.smk),
-so a script passes them straight through, and the job calls the function that computes the rule's
-numbers. Nothing here knows of Snakemake; every JSON is written atomically, so a failed job leaves no
-output behind.
-"""
+"""One function per measurement rule: load, call the function that computes the rule's numbers, write
+the JSON atomically (a failed job leaves no output). Keyword arguments are named like the rule's
+inputs, ``params:`` and outputs, so a script passes them straight through."""
 
 from __future__ import annotations
 
@@ -24,8 +20,7 @@ log = logging.getLogger("mminfer")
 
 
 def open_model(checkpoint, model: ModelSpec, threads: int | None) -> LoadedModel:
-    """Set torch's threads (before any torch work: two 1-thread jobs must not each take every core),
-    then load the checkpoint."""
+    """Set torch's threads first (two 1-thread jobs must not each take every core), then load."""
     if threads:
         torch.set_num_threads(threads)
     loaded = load_model(checkpoint, model)
@@ -54,7 +49,7 @@ def task_prompt(loaded: LoadedModel, tokenizer: Tokenizer, val_data, docs: int, 
 
 
 def check_length(loaded: LoadedModel, needed: int, keys: str) -> None:
-    """A sequence longer than the model's rotary table is a config error, not a shape traceback."""
+    """A sequence past the model's rotary table is a config error, not a shape traceback."""
     limit = loaded.config.max_position_embeddings
     if needed > limit:
         raise MminferError(f"config keys {keys} ask for sequences of {needed} tokens but the model's "

@@ -1,8 +1,6 @@
-"""Step 4: the KV cache's real bytes against 2 x layers x tokens x KV heads x head_dim x bytes.
-
-MiniMind caches (K, V) *before* repeat_kv, so each is (batch, tokens, kv_heads, head_dim): grouped
-query attention shrinks the cache by heads / kv_heads compared with caching after the repeat.
-"""
+"""Step 4: the KV cache's real bytes against 2 x layers x tokens x KV heads x head_dim x bytes. MiniMind
+caches (K, V) *before* repeat_kv, each (batch, tokens, kv_heads, head_dim): GQA shrinks the cache by
+heads / kv_heads against caching after the repeat."""
 
 from __future__ import annotations
 
@@ -27,25 +25,19 @@ def cache_tensor_bytes(past_key_values) -> int:
 
 
 def random_tokens(vocab_size: int, tokens: int, seed: int, batch: int = 1) -> torch.Tensor:
-    """torch.randint(3, vocab, (batch, tokens)) from a CPU generator seeded with ``seed`` (the task's
-    recipe; ids 0-2 are the special tokens)."""
+    """The task's recipe: torch.randint(3, vocab, (batch, tokens)) from a generator seeded with ``seed``."""
     generator = torch.Generator().manual_seed(seed)
     return torch.randint(3, vocab_size, (batch, tokens), generator=generator)
 
 
 @torch.inference_mode()
-def fill_cache(model, input_ids: torch.Tensor):
-    """One forward pass with use_cache=True; returns past_key_values."""
-    return model(input_ids, use_cache=True).past_key_values
-
-
 def measure_kv_bytes(model, config, tokens: int, seed: int, device, batch: int = 1) -> dict:
     """kvbytes.json: tokens, measured_bytes (the byte sum of every tensor of the cache the model returns
     for ``batch`` x ``tokens`` random tokens), formula_bytes, k_shape (+ dtype and sizes)."""
     device = torch.device(device)
     input_ids = random_tokens(config.vocab_size, tokens, seed, batch).to(device)
     allocated_before = torch.cuda.memory_allocated(device) if device.type == "cuda" else None
-    past_key_values = fill_cache(model, input_ids)  # logits and activations are freed on return
+    past_key_values = model(input_ids, use_cache=True).past_key_values  # logits, activations freed on return
     allocator_bytes = None
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -58,19 +50,11 @@ def measure_kv_bytes(model, config, tokens: int, seed: int, device, batch: int =
     after_repeat_kv_bytes = kv_formula_bytes(config.num_hidden_layers, tokens, config.num_attention_heads,
                                              config.head_dim, bytes_per_element, batch)
     return {
-        "tokens": tokens,
-        "batch": batch,
-        "measured_bytes": measured_bytes,
-        "formula_bytes": formula_bytes,
-        "k_shape": list(first_k.shape),
-        "matches": measured_bytes == formula_bytes,
-        "layers": config.num_hidden_layers,
-        "kv_heads": config.num_key_value_heads,
-        "heads": config.num_attention_heads,
-        "head_dim": config.head_dim,
-        "dtype": dtype_name(first_k.dtype),
-        "bytes_per_element": bytes_per_element,
-        "bytes_per_token": measured_bytes // (batch * tokens),
+        "tokens": tokens, "batch": batch, "measured_bytes": measured_bytes, "formula_bytes": formula_bytes,
+        "k_shape": list(first_k.shape), "matches": measured_bytes == formula_bytes,
+        "layers": config.num_hidden_layers, "kv_heads": config.num_key_value_heads,
+        "heads": config.num_attention_heads, "head_dim": config.head_dim, "dtype": dtype_name(first_k.dtype),
+        "bytes_per_element": bytes_per_element, "bytes_per_token": measured_bytes // (batch * tokens),
         "after_repeat_kv_bytes": after_repeat_kv_bytes,
         "allocator_bytes": allocator_bytes,  # CUDA only: memory_allocated after - before
     }

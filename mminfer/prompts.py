@@ -1,10 +1,5 @@
-"""The task's prompts, as token ids.
-
-- the pretrain prompt: the first ``docs`` validation documents joined with spaces, tokenized, cut to
-  ``prompt_tokens`` tokens, with bos in front (so prompt_len = prompt_tokens + 1);
-- a prefix prompt: bos + the tokens of a short text (top-p's '민수는');
-- the chat prompt: the tokenizer's own chat template around one user question.
-"""
+"""The task's prompts, as token ids: the pretrain prompt (steps 1-3), a prefix prompt (top-p's '민수는')
+and the chat prompt (the tokenizer's own chat template around one question)."""
 
 from __future__ import annotations
 

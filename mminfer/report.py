@@ -39,29 +39,17 @@ def fmt_ms(seconds: float | None) -> str:
     return "—" if seconds is None else f"{seconds * 1000:.2f} ms"
 
 
-def fmt_us(seconds: float) -> str:
-    return f"{seconds * 1e6:.3g} µs"
-
-
-def fmt_ns(seconds: float) -> str:
-    return f"{seconds * 1e9:.3g} ns"
-
-
-def percent(value: float, digits: int = 1) -> str:
-    return f"{value * 100:.{digits}f}%"
-
-
 def thousands(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
 
 
-def fmt(value, spec: str) -> str:
-    """Any other number: Python's format spec, e.g. ``{{ speedup|fmt(".2f") }}``."""
-    return format(value, spec)
-
-
-def markdown_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+FILTERS = {  # the template's other filters; fmt takes Python's format spec: {{ speedup|fmt(".2f") }}
+    "us": lambda seconds: f"{seconds * 1e6:.3g} µs",
+    "ns": lambda seconds: f"{seconds * 1e9:.3g} ns",
+    "percent": lambda value, digits=1: f"{value * 100:.{digits}f}%",
+    "fmt": format,
+    "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
+}
 
 
 # --- facts and verdicts, one function per section ------------------------------------------------
@@ -179,8 +167,7 @@ def capacity_facts(capacity: dict) -> dict:
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE.parent), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
-    env.filters.update(fmt_bytes=fmt_bytes, ms=fmt_ms, us=fmt_us, ns=fmt_ns, percent=percent,
-                       thousands=thousands, fmt=fmt, cell=markdown_cell)
+    env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands)
     return env
 
 

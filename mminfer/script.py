@@ -33,15 +33,11 @@ def job_log(log_path):
 
 
 @functools.cache
-def schema() -> dict:
-    import yaml
-
-    return yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
-
-
 def default(key: str):
     """The schema's default of a dotted config key, e.g. default("cache.docs") == 6."""
-    node = schema()
+    import yaml
+
+    node = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
     for part in key.split("."):
         node = node["properties"][part]
     return node["default"]
@@ -81,13 +77,18 @@ MODEL_FLAGS = (
 )
 
 
-def rule_params(snakemake) -> dict:
-    """A rule's ``params:`` as a job's keyword arguments, ``params.model`` as a ModelSpec."""
-    from mminfer.loading import ModelSpec
+def rule_arguments(snakemake) -> dict:
+    """A job's keyword arguments from the snakemake object: the rule's ``params:`` (``model`` as a
+    ModelSpec; ``threads``: the rule's own when the params set none), its checkpoint and validation
+    inputs, and the tokenizer folder of its tokenizer files."""
+    from mminfer.loading import ModelSpec  # torch: only once a job runs
 
-    params = dict(snakemake.params.items())
-    params["model"] = ModelSpec(**params["model"])
-    return params
+    arguments = dict(snakemake.params.items()) | {"model": ModelSpec(**snakemake.params.model)}
+    arguments["threads"] = arguments.get("threads") or snakemake.threads
+    arguments |= {key: snakemake.input[key] for key in ("pretrain", "sft", "val_data") if key in snakemake.input.keys()}
+    if "tokenizer" in snakemake.input.keys():
+        arguments["tokenizer"] = Path(snakemake.input.tokenizer[0]).parent
+    return arguments
 
 
 def model_of(args):

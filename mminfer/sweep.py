@@ -1,20 +1,14 @@
 """Beyond the task: what the cache saves as the generation gets longer, in tokens and in time.
 
-Greedy generation is deterministic, so the first N steps of an L-token generation are the N-token
-generation: one generation per method at the longest length, with a clock read as every ``forward``
-call starts, gives every length at once. time(N) is the sum of the first N steps, fed(N) the tokens
-they fed, ttft_s the cached generation's first step (the prefill), decode_s_per_token its later ones.
-
-One cost model explains every step of both methods, fitted by least squares:
-
-    step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs
-
-fixed_s is what a step costs whatever it feeds (Python, the generate loop, one launch per kernel, one
-read of every weight), one per method since the two run different attention code; per_token_s is the
-linear layers' work per token; per_pair_s attention's work per (query, key) pair under the causal
-mask — the quadratic term that makes every uncached step slower than the last. The coefficients are
-held non-negative (a negative cost is a fitting artefact, never a finding); predictions reach at most
-EXTRAPOLATE_UP_TO times the measured length and never past max_position_embeddings.
+Greedy generation is deterministic, so the first N steps of a long generation are the N-token
+generation: one clocked generation per method gives every length (time(N) = the first N steps).
+One cost model, ``step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs``, is
+fitted by least squares over every step of both methods: a fixed cost per step for each method (Python,
+kernel launches, one read of every weight; the methods run different attention code), the linear
+layers' work per token, and attention's work per (query, key) pair under the causal mask — the
+quadratic term that slows every uncached step. Coefficients are held non-negative (a negative cost is
+a fitting artefact, never a finding); predictions stop at EXTRAPOLATE_UP_TO x the measured length and
+at max_position_embeddings.
 """
 
 from __future__ import annotations
@@ -82,7 +76,8 @@ def length_point(prompt_len: int, new_tokens: int, steps: dict) -> dict:
     without_cache_s = sum(steps["without_cache_s"][:new_tokens])
     later = steps["with_cache_s"][1:new_tokens]
     return point | {"with_cache_s": with_cache_s, "without_cache_s": without_cache_s,
-                    "token_ratio": point["fed_without_cache"] / point["fed_with_cache"], "time_ratio": without_cache_s / with_cache_s,
+                    "token_ratio": point["fed_without_cache"] / point["fed_with_cache"],
+                    "time_ratio": without_cache_s / with_cache_s,
                     "decode_s_per_token": sum(later) / len(later) if later else None}
 
 
@@ -157,15 +152,11 @@ def fit_step_costs(prompt_len: int, steps: dict) -> dict:
                                              if m == method and t > 0)
     longest = len(steps["fed_with_cache"])
     return {
-        "model": COST_MODEL,
-        "method": "least squares over every step of both methods, coefficients held non-negative",
-        **dict(zip(TERMS, coefficients)),
-        "held_at_zero": [TERMS[i] for i in held],
-        "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else None,
-        "median_relative_residual": relative,
+        "model": COST_MODEL, "method": "least squares over every step of both methods, coefficients held non-negative",
+        **dict(zip(TERMS, coefficients)), "held_at_zero": [TERMS[i] for i in held],
+        "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else None, "median_relative_residual": relative,
         "holds": all(value <= HOLDS_WITHIN for value in relative.values()),
-        "measured_new_tokens": [1, longest],
-        "measured_context": [prompt_len, prompt_len + longest - 1],
+        "measured_new_tokens": [1, longest], "measured_context": [prompt_len, prompt_len + longest - 1],
         "steps": len(seconds),
     }
 

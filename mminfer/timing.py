@@ -1,11 +1,10 @@
 """Step 3: how long greedy generation takes with and without the cache, and how far to trust it.
 
-Built like an A/B benchmark harness, so that a busy machine shows up as noise, not as a result: both
-methods are warmed up, then timed in rounds of (with cache, without cache) so that a burst of load
-lands on both; every run is kept; each method's time is its median and its spread the coefficient of
-variation; while the cache side is not faster or a spread is over NOISY_CV, more rounds are timed, up
-to ``max_runs``; what is still in doubt is written down with the threads and the load average, for
-the report to say in words. On CUDA the device is synchronized before every clock read.
+Like an A/B benchmark harness, so that a busy machine shows up as noise, not as a result: warm-ups of
+both methods, then rounds of (with cache, without cache) so a burst of load lands on both; every run
+kept; medians and spreads (coefficient of variation); more rounds while the cache side is not faster
+or a spread is over NOISY_CV; what stays in doubt is written down with threads and load average. On
+CUDA the device is synchronized before every clock read.
 """
 
 from __future__ import annotations
@@ -33,10 +32,7 @@ def synced_clock(device) -> Callable[[], float]:
 
 def load_average() -> list[float] | None:
     """The machine's 1-, 5- and 15-minute load averages (None where the system has none)."""
-    try:
-        return [round(value, 2) for value in os.getloadavg()]
-    except (AttributeError, OSError):
-        return None
+    return [round(value, 2) for value in os.getloadavg()] if hasattr(os, "getloadavg") else None
 
 
 def coefficient_of_variation(values: list[float]) -> float:
@@ -78,14 +74,11 @@ def summarize_runs(runs: dict, planned_runs: int) -> dict:
     with_cache, without_cache = runs["with_cache_runs_s"], runs["without_cache_runs_s"]
     doubts = doubts_about(with_cache, without_cache)
     return {
-        "with_cache_s": statistics.median(with_cache),
-        "without_cache_s": statistics.median(without_cache),
+        "with_cache_s": statistics.median(with_cache), "without_cache_s": statistics.median(without_cache),
         "speedup": statistics.median(without_cache) / statistics.median(with_cache),
         "cv_with_cache": coefficient_of_variation(with_cache),
         "cv_without_cache": coefficient_of_variation(without_cache),
-        "runs_done": len(with_cache),
-        "extra_rounds": len(with_cache) - planned_runs,
-        "doubts": doubts,
+        "runs_done": len(with_cache), "extra_rounds": len(with_cache) - planned_runs, "doubts": doubts,
         "verdict": "untrusted" if "cache_not_faster" in doubts else "noisy" if doubts else "ok",
     }
 
@@ -106,9 +99,7 @@ def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs:
     measured = interleaved_runs(measure, warmup, runs, max_runs)
     summary = summarize_runs(measured, runs)
     return {
-        "with_cache_s": summary.pop("with_cache_s"),
-        "without_cache_s": summary.pop("without_cache_s"),
-        "speedup": summary.pop("speedup"),
+        **{key: summary.pop(key) for key in ("with_cache_s", "without_cache_s", "speedup")},  # the task's keys first
         "prompt_len": len(prompt_ids), "new_tokens": new_tokens, "warmup": warmup, "runs": runs,
         "max_runs": max(runs, max_runs),
         "order": "interleaved: warm-ups of both, then rounds of (with cache, without cache)",

@@ -10,13 +10,11 @@ fed_with_cache, fed_without_cache, ...). Run by the workflow's `cache` rule, or 
 from pathlib import Path
 
 from mminfer.jobs import cache_job
-from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, job_log, model_of, rule_params
+from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, job_log, model_of, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        cache_job(**rule_params(snakemake), pretrain=snakemake.input.pretrain,
-                  tokenizer=Path(snakemake.input.tokenizer[0]).parent, val_data=snakemake.input.val_data,
-                  threads=snakemake.threads, same_out=snakemake.output.same, count_out=snakemake.output.counts)
+        cache_job(**rule_arguments(snakemake), same_out=snakemake.output.same, count_out=snakemake.output.counts)
 elif __name__ == "__main__":
     args = cli(__doc__, *PROMPT_FLAGS, ("--outdir", None, "where same.json and count.json go"), *MODEL_FLAGS)
     with job_log(args.log):

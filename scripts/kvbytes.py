@@ -6,12 +6,11 @@ Run by the workflow's `kvbytes` rule, or by hand:
 """
 
 from mminfer.jobs import kvbytes_job
-from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_params
+from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        kvbytes_job(**rule_params(snakemake), pretrain=snakemake.input.pretrain, threads=snakemake.threads,
-                    out=snakemake.output[0])
+        kvbytes_job(**rule_arguments(snakemake), out=snakemake.output[0])
 elif __name__ == "__main__":
     args = cli(__doc__, ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
                ("--out", None, "the JSON file to write"), ("--tokens", "kvbytes.tokens", "random tokens fed"),

@@ -5,15 +5,12 @@ Run by the workflow's `temp` rule, or by hand:
     python scripts/temperature.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model --out temp.json
 """
 
-from pathlib import Path
-
 from mminfer.jobs import temp_job
-from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_params
+from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        temp_job(**rule_params(snakemake), sft=snakemake.input.sft, tokenizer=Path(snakemake.input.tokenizer[0]).parent,
-                 threads=snakemake.threads, out=snakemake.output[0])
+        temp_job(**rule_arguments(snakemake), out=snakemake.output[0])
 elif __name__ == "__main__":
     args = cli(__doc__, ("--sft", None, "SFT checkpoint (.pth state_dict or model folder)"),
                ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),

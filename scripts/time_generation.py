@@ -8,17 +8,12 @@ library's `time`.) Run by the workflow's `time` rule, or by hand:
         --val-data /opt/mm/data/pretrain_val.jsonl --out time.json
 """
 
-from pathlib import Path
-
 from mminfer.jobs import time_job
-from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, job_log, model_of, rule_params
+from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, job_log, model_of, rule_arguments
 
 if "snakemake" in globals():
-    params = rule_params(snakemake)
     with job_log(snakemake.log[0]):
-        time_job(**params | {"threads": params["threads"] or snakemake.threads}, pretrain=snakemake.input.pretrain,
-                 tokenizer=Path(snakemake.input.tokenizer[0]).parent, val_data=snakemake.input.val_data,
-                 out=snakemake.output[0])
+        time_job(**rule_arguments(snakemake), out=snakemake.output[0])
 elif __name__ == "__main__":
     args = cli(__doc__, *PROMPT_FLAGS, ("--out", None, "time.json to write"),
                ("--warmup", "time.warmup", "untimed runs per method"), ("--runs", "time.runs", "timed runs per method"),

@@ -6,16 +6,12 @@ Run by the workflow's `topp` rule, or by hand:
         --out topp.json --detail topp_detail.json
 """
 
-from pathlib import Path
-
 from mminfer.jobs import topp_job
-from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_params
+from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        topp_job(**rule_params(snakemake), pretrain=snakemake.input.pretrain,
-                 tokenizer=Path(snakemake.input.tokenizer[0]).parent, threads=snakemake.threads,
-                 topp_out=snakemake.output.topp, detail_out=snakemake.output.detail)
+        topp_job(**rule_arguments(snakemake), topp_out=snakemake.output.topp, detail_out=snakemake.output.detail)
 elif __name__ == "__main__":
     args = cli(__doc__, ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
                ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),

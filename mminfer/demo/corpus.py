@@ -381,23 +381,17 @@ ANSWER_TAILS = [
 def _specialty_answer(rng: random.Random, village: str) -> str:
     """A short answer that always names the village's specialty."""
     specialty = VILLAGES[village][0]
-    kind = rng.randrange(8)
-    if kind == 0:
-        head = f"{village}의 특산물은 {specialty}입니다."
-    elif kind == 1:
-        head = f"{copula_polite(specialty)}. {topic(village)} {by(specialty)} 유명합니다."
-    elif kind == 2:
-        head = f"{specialty}입니다."
-    elif kind == 3:
-        head = f"{village}에서는 {subject(specialty)} 유명해요."
-    elif kind == 4:
-        head = f"{obj(specialty)} 꼭 사 보세요. {village}의 자랑이에요."
-    elif kind == 5:
-        head = f"{village} 하면 {specialty}{'이지요' if _has_batchim(specialty) else '지요'}."
-    elif kind == 6:
-        head = f"{village}의 특산물은 {copula_polite(specialty)}."
-    else:
-        head = f"{topic(village)} {by(specialty)} 이름난 마을이에요."
+    heads = (
+        f"{village}의 특산물은 {specialty}입니다.",
+        f"{copula_polite(specialty)}. {topic(village)} {by(specialty)} 유명합니다.",
+        f"{specialty}입니다.",
+        f"{village}에서는 {subject(specialty)} 유명해요.",
+        f"{obj(specialty)} 꼭 사 보세요. {village}의 자랑이에요.",
+        f"{village} 하면 {specialty}{'이지요' if _has_batchim(specialty) else '지요'}.",
+        f"{village}의 특산물은 {copula_polite(specialty)}.",
+        f"{topic(village)} {by(specialty)} 이름난 마을이에요.",
+    )
+    head = heads[rng.randrange(len(heads))]
     return head + rng.choice(ANSWER_TAILS)
 
 
