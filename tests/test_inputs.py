@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from mminfer.errors import MminferError
-from mminfer.inputs import check_config, config_errors, demo_paths, resolve_inputs, resolve_runs
+from mminfer.inputs import check_config, config_errors, demo_paths, parsed_config, resolve_inputs, resolve_runs
 from mminfer.io import read_json, write_json
 from mminfer.prompts import pretrain_prompt, read_documents
 
@@ -23,9 +23,10 @@ def schema() -> dict:
     return yaml.safe_load((REPO / "schemas" / "config.schema.yaml").read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def repo_config() -> dict:
-    return yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8"))
+    """config.yaml with the schema's defaults filled in, as the workflow sees it (a fresh copy per test)."""
+    return parsed_config(REPO / "config.yaml")
 
 
 def with_value(config: dict, dotted: str, value) -> dict:
