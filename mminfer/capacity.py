@@ -57,14 +57,14 @@ def capacity_table(per_token: dict, weights: dict, memory_gib: list[float], cont
         sequences              = floor(free_bytes / kv_bytes_per_sequence), 0 if free_bytes <= 0
     """
     rows = []
-    for dtype, token_bytes in per_token.items():
+    for dtype, token_bytes in per_token.items():  # None: not measured in that dtype, so no figure either
         for memory in memory_gib:
             free_bytes = int(memory * GIB) - weights[dtype]
             for context in contexts:
-                per_sequence = token_bytes * context
+                per_sequence = None if token_bytes is None else token_bytes * context
+                sequences = None if per_sequence is None else free_bytes // per_sequence if free_bytes > 0 else 0
                 rows.append({"dtype": dtype, "memory_gib": memory, "context": context,
-                             "kv_bytes_per_sequence": per_sequence, "free_bytes": free_bytes,
-                             "sequences": free_bytes // per_sequence if free_bytes > 0 else 0})
+                             "kv_bytes_per_sequence": per_sequence, "free_bytes": free_bytes, "sequences": sequences})
     return rows
 
 
@@ -85,13 +85,13 @@ def capacity(model, config, device, memory_gib: list[float], contexts: list, bat
     contexts = resolve_contexts(contexts, config)
     per_token = bytes_per_token(model, config, device, tokens)
     weights = {dtype: weight_bytes(model, dtype) for dtype in per_token}
-    table_bytes = {dtype: entry["measured"] or entry["formula"] for dtype, entry in per_token.items()}
     batch_cache = measure_kv_bytes(model, config, batch_context, seed=0, device=device, batch=batch)
     return {
         "bytes_per_token": per_token, "weight_bytes": weights, "layers": config.num_hidden_layers,
         "kv_heads": config.num_key_value_heads, "head_dim": config.head_dim, "memory_gib": list(memory_gib),
         "contexts": contexts,
-        "rows": capacity_table(table_bytes, weights, memory_gib, contexts),
+        "rows": capacity_table({dtype: entry["measured"] for dtype, entry in per_token.items()}, weights, memory_gib,
+                               contexts),
         "batch_check": {"batch": batch, "context": batch_context, "measured_bytes": batch_cache["measured_bytes"],
                         "predicted_bytes": batch_cache["formula_bytes"], "matches": batch_cache["matches"],
                         "k_shape": batch_cache["k_shape"]},

@@ -10,6 +10,8 @@ from pathlib import Path
 
 from mminfer.errors import MminferError
 
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"  # every key and its default
+
 INPUT_KEYS = ("pretrain", "sft", "val_data", "tokenizer")
 BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
 
@@ -63,7 +65,7 @@ def parsed_config(*paths, schema_path=None) -> dict:
     config: dict = {}
     for path in paths:
         merge(config, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
-    schema_path = schema_path or Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
+    schema_path = schema_path or SCHEMA_PATH
     return check_config(config, yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
 
 

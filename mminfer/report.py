@@ -46,8 +46,8 @@ def thousands(n: int | None) -> str:
 FILTERS = {  # the template's other filters; fmt takes Python's format spec: {{ speedup|fmt(".2f") }}
     "us": lambda seconds: f"{seconds * 1e6:.3g} µs",
     "ns": lambda seconds: f"{seconds * 1e9:.3g} ns",
-    "percent": lambda value, digits=1: f"{value * 100:.{digits}f}%",
-    "fmt": format,
+    "percent": lambda value, digits=1: "—" if value is None else f"{value * 100:.{digits}f}%",
+    "fmt": lambda value, spec: "—" if value is None else format(value, spec),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
 }
 

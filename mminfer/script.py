@@ -11,8 +11,8 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mminfer.errors import MminferError
+from mminfer.inputs import parsed_config
 
-SCHEMA = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
 
 
 @contextmanager
@@ -35,12 +35,10 @@ def job_log(log_path):
 @functools.cache
 def default(key: str):
     """The schema's default of a dotted config key, e.g. default("cache.docs") == 6."""
-    import yaml
-
-    node = yaml.safe_load(SCHEMA.read_text(encoding="utf-8"))
+    node = parsed_config()  # no config file: every key at its default
     for part in key.split("."):
-        node = node["properties"][part]
-    return node["default"]
+        node = node[part]
+    return node
 
 
 def cli(doc: str, *flags: tuple) -> argparse.Namespace:

@@ -104,7 +104,9 @@ def input_name(model_set: str, key: str) -> str:
     """How the user set input ``key`` of a model set: a config key, or a flag for a script run by hand."""
     if model_set == "custom":
         return f"--{key.replace('_', '-')}"
-    if model_set in ("course", "demo"):
+    if model_set == "demo":
+        return f"the demo's {key}, built under config key 'demo_dir'"
+    if model_set == "course":
         return f"config key '{key}'"
     default = f" (default: '{key}')" if key in ("tokenizer", "val_data") else ""
     return f"config key 'models.{model_set}.{key}'{default}"

@@ -22,7 +22,7 @@ from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
 from mminfer.inputs import parsed_config  # noqa: E402
 from mminfer.io import write_json, write_text_atomic  # noqa: E402
 from mminfer.jobs import run_info  # noqa: E402
-from mminfer.loading import load_model  # noqa: E402
+from mminfer.loading import ModelSpec, load_model  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
 from mminfer.tokenizer import load_tokenizer  # noqa: E402
 
@@ -38,7 +38,9 @@ def main() -> None:
     cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
 
     tokenizer = load_tokenizer(args.tokenizer)
-    pretrained = load_model(args.pretrain)
+    model_spec = ModelSpec(backend=config["backend"], minimind_src=config["minimind_src"], device=config["device"],
+                           dtype=config["dtype"], overrides=config["model"])  # as the workflow's rules load it
+    pretrained = load_model(args.pretrain, model_spec)
     pre_info = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
 
@@ -65,7 +67,7 @@ def main() -> None:
     write_json(outdir / "topp.json", survivors)
 
     # step 5: distinct answers of the SFT model per temperature
-    sft = load_model(args.sft)
+    sft = load_model(args.sft, model_spec)
     question_ids = prompts.chat_prompt(tokenizer, temp["question"])
     answers = sampling.temperature_experiment(sft.model, tokenizer, question_ids, temp["temperatures"],
                                               temp["samples"], temp["new_tokens"], temp["seed"], sft.device)

@@ -48,6 +48,12 @@ def test_capacity_table_gives_zero_sequences_when_the_weights_do_not_fit():
     assert sequences == {("float32", 1000): 0, ("float32", 4096): 0, ("bfloat16", 1000): 2, ("bfloat16", 4096): 0}
 
 
+def test_a_dtype_without_a_measurement_gets_no_figures():
+    rows = capacity_table(per_token={"float32": 1024, "float16": None}, weights={"float32": 100 * MIB, "float16": MIB},
+                          memory_gib=[1], contexts=[1000])
+    assert [row["sequences"] for row in rows] == [946, None]  # nothing made up from the formula
+
+
 def test_batch_cache_measured_bytes_equal_the_prediction(tiny_model, tiny_config):
     check = measure_kv_bytes(tiny_model, tiny_config, tokens=10, seed=0, device="cpu", batch=3)
     # 3 sequences x 10 tokens x 512 bytes = 15,360 bytes

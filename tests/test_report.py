@@ -9,7 +9,7 @@ import re
 import pytest
 
 from mminfer.report import (capacity_facts, fmt_bytes, fmt_ms, kvbytes_facts, render_report, run_facts, same_facts,
-                            sweep_facts, temp_facts, thousands, time_facts, topp_facts)
+                            sweep_facts, temp_facts, thousands, time_facts, topp_facts, FILTERS)
 
 RUN = {"model_set": "demo", "checkpoint": "resources/demo/pretrain.pth", "sha256": "ab" * 32, "backend": "builtin",
        "device": "cpu", "device_name": "cpu", "dtype": "float32", "torch": "2.13.0", "python": "3.11.7",
@@ -245,6 +245,7 @@ def test_formatting_filters():
     assert fmt_bytes(3 << 20) == "3,145,728 B (3.00 MiB)"
     assert fmt_ms(None) == "—" and fmt_ms(0.0032) == "3.20 ms"
     assert thousands(15360) == "15,360" and thousands(None) == "—"  # a dtype whose forward failed
+    assert FILTERS["fmt"](None, ".3f") == FILTERS["percent"](None) == "—"  # e.g. r2 of a flat series
 
 
 # --- the rendered report -------------------------------------------------------------------------

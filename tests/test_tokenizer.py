@@ -169,6 +169,11 @@ def test_tokenizer_config_json_not_utf8_is_an_error(tiny_tokenizer_dir, tmp_path
 
 # --- tokenizer against the checkpoint's embedding ----------------------------------------------------
 
+def test_the_demos_inputs_are_named_by_demo_dir(tiny_tokenizer):
+    with pytest.raises(MminferError, match="the demo's tokenizer, built under config key 'demo_dir'"):
+        check_vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count - 1, "/demo/pretrain.pth", "pretrain", "demo")
+
+
 def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(tiny_tokenizer):
     rows = tiny_tokenizer.id_count - 100
     with pytest.raises(MminferError) as info:

@@ -435,8 +435,10 @@ def two_checkouts(course_inputs, tmp_path_factory):
     outdir = root / "결과 폴더"
     logs = tmp_path_factory.mktemp("checkout-logs")
     clone = tmp_path_factory.mktemp("clone") / "mminfer"
-    shutil.copytree(REPO, clone, ignore=shutil.ignore_patterns(".git", ".snakemake", "__pycache__", ".pytest_cache",
-                                                               "resources", "results", "tests", "*.egg-info"))
+    clone.mkdir()
+    for part in ("Snakefile", "config.yaml", "rules", "scripts", "mminfer", "schemas", "profiles", "envs", "report"):
+        copy = shutil.copytree if (REPO / part).is_dir() else shutil.copy2  # the workflow only: no .venv, no .git
+        copy(REPO / part, clone / part, **({"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}))
     args = course_args(course_inputs, outdir)
     with open(logs / "first.out", "w") as out, open(logs / "first.err", "w") as err:
         first = subprocess.Popen(snakemake_command(*args), cwd=REPO, stdout=out, stderr=err, text=True, umask=0o027)
