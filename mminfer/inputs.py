@@ -53,6 +53,12 @@ def check_config(config: dict, schema: dict) -> dict:
     return config
 
 
+def model_params(config: dict, model_set: str) -> dict:
+    """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes the numbers."""
+    return {"backend": config["backend"], "minimind_src": config["minimind_src"], "device": config["device"],
+            "dtype": config["dtype"], "overrides": dict(config["model"]), "model_set": model_set}
+
+
 def parsed_config(*paths, schema_path=None) -> dict:
     """The checked config the workflow would see for these config files (later ones win, key by key)."""
     import yaml

@@ -60,17 +60,10 @@ def run_info(loaded: LoadedModel, **extra) -> dict:
     """Provenance of a result: model set, checkpoint and its sha256, backend, device, versions, threads."""
     device_name = torch.cuda.get_device_name(loaded.device) if loaded.device.type == "cuda" else "cpu"
     return {
-        "model_set": loaded.spec.model_set,
-        "checkpoint": str(loaded.path),
-        "sha256": sha256_of(loaded.path),
-        "backend": loaded.backend,
-        "device": loaded.device.type,
-        "device_name": device_name,
-        "dtype": dtype_name(loaded.dtype),
-        "torch": torch.__version__,
-        "python": platform.python_version(),
-        "threads": torch.get_num_threads(),
-        "config": loaded.config.to_dict(),
+        "model_set": loaded.spec.model_set, "checkpoint": str(loaded.path), "sha256": sha256_of(loaded.path),
+        "backend": loaded.backend, "device": loaded.device.type, "device_name": device_name,
+        "dtype": dtype_name(loaded.dtype), "torch": torch.__version__, "python": platform.python_version(),
+        "threads": torch.get_num_threads(), "config": loaded.config.to_dict(),
     } | extra
 
 

@@ -21,6 +21,7 @@ ENV = "../envs/mminfer.yaml"
 
 from mminfer.compare import PER_MODEL_FILES
 from mminfer.errors import MminferError
+from mminfer import inputs
 from mminfer.inputs import SCHEMA_PATH, check_config, resolve_runs
 from mminfer.resultslock import hold_results_folder, release_results_folder
 
@@ -70,15 +71,8 @@ def tokenizer_files(wildcards):
 
 
 def model_params(wildcards):
-    """How the scripts load a checkpoint: every config value that changes the model's numbers."""
-    return {
-        "backend": config["backend"],
-        "minimind_src": config["minimind_src"],
-        "device": config["device"],
-        "dtype": config["dtype"],
-        "overrides": dict(config["model"]),
-        "model_set": RUNS[wildcards.results]["model_set"],
-    }
+    """How the scripts load a checkpoint (loading.ModelSpec's fields) for a results folder."""
+    return inputs.model_params(config, RUNS[wildcards.results]["model_set"])
 
 
 # Portable resources (laptop and cluster alike); cluster specifics live in profiles/slurm only.

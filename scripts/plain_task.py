@@ -19,7 +19,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
-from mminfer.inputs import parsed_config  # noqa: E402
+from mminfer.inputs import model_params, parsed_config  # noqa: E402
 from mminfer.io import write_json, write_text_atomic  # noqa: E402
 from mminfer.jobs import run_info  # noqa: E402
 from mminfer.loading import ModelSpec, load_model  # noqa: E402
@@ -38,8 +38,7 @@ def main() -> None:
     cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
 
     tokenizer = load_tokenizer(args.tokenizer)
-    model_spec = ModelSpec(backend=config["backend"], minimind_src=config["minimind_src"], device=config["device"],
-                           dtype=config["dtype"], overrides=config["model"])  # as the workflow's rules load it
+    model_spec = ModelSpec(**model_params(config, "plain"))  # as the workflow's rules load it
     pretrained = load_model(args.pretrain, model_spec)
     pre_info = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
