@@ -147,14 +147,21 @@ def test_a_spec_that_cannot_train_is_a_clear_error(demo_dir):
     assert not (demo_dir / "bad.pth").exists()
 
 
-def test_pack_documents_wraps_each_document_in_bos_and_eos(tokenizer):
-    texts = ["민수는 시장에 갔다.", "지우는 빵을 먹었다."]
-    expected = []
-    for text in texts:
-        expected += [tokenizer.bos_token_id] + tokenizer.encode(text) + [tokenizer.eos_token_id]
-    windows = pack_documents(texts, tokenizer, seq_len=4)
-    assert windows.shape == (len(expected) // 4, 4)
-    assert windows.flatten().tolist() == expected[: windows.numel()]
+def test_pack_documents_starts_every_window_at_a_document(tokenizer):
+    texts = ["민수는 시장에 갔다.", "지우는 빵을 먹었다.", "서연은 학교에 갔다.", "하준은 책을 읽었다."]
+    docs = [[tokenizer.bos_token_id] + tokenizer.encode(text) + [tokenizer.eos_token_id] for text in texts]
+    seq_len = len(docs[0]) + 2  # the first window: document 0 whole, then the start of document 1
+    windows = pack_documents(texts, tokenizer, seq_len=seq_len).tolist()
+    assert windows[0] == (docs[0] + docs[1])[:seq_len]
+    # document 1's rest is dropped: the next window opens with document 2's [bos] at position 0
+    assert windows[1] == (docs[2] + docs[3])[:seq_len]
+    assert all(window[0] == tokenizer.bos_token_id for window in windows)
+    assert len(windows) == 2  # nothing is left over to fill a third window
+
+
+def test_pack_documents_with_too_little_text_is_a_clear_error(tokenizer):
+    with pytest.raises(MminferError, match="fewer than one window of 512"):
+        pack_documents(["민수는 시장에 갔다."], tokenizer, seq_len=512)
 
 
 def test_learning_rate_warms_up_then_follows_minimind_cosine():

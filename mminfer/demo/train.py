@@ -3,8 +3,9 @@
 Both stages follow MiniMind's own trainers in what matters for the measurements:
 
 - pretraining: every document becomes ``[bos] + tokens + [eos]`` and the model learns to predict
-  the next token everywhere. Here the documents are packed end to end into one token stream that
-  is cut into fixed ``seq_len`` windows (no padding, so no compute is wasted on pad tokens);
+  the next token everywhere. As in MiniMind, where each sample is one document, every training
+  window starts with a document's ``[bos]`` at position 0; here the following documents fill the
+  rest of the window (no padding, so no compute is wasted on pad tokens);
 - SFT: every conversation is rendered with the tokenizer's own chat template and the loss is taken
   only on what the assistant says (its answer and the ``<|im_end|>`` that closes it);
 - AdamW with MiniMind's cosine schedule ``lr * (0.1 + 0.45 * (1 + cos(pi * step / total)))``,
@@ -119,19 +120,27 @@ def read_jsonl(path: str | Path, field: str) -> list:
 
 
 def pack_documents(texts: list[str], tokenizer: Tokenizer, seq_len: int) -> torch.Tensor:
-    """All documents as one ``[bos] doc [eos] [bos] doc [eos] ...`` stream cut into windows.
+    """The documents as ``[bos] doc [eos] [bos] doc [eos] ...`` windows that each start at a document.
 
-    Returns a (windows, seq_len) tensor; the tail shorter than a window is dropped.
+    A window takes whole documents in order until it is full; the document that overflows it is cut
+    there and its rest is dropped, and the next window starts with the next document's ``[bos]``.
+    So every ``[bos]`` that opens a window sits at position 0 with nothing before it, as in a prompt
+    at inference ("[bos]민수는"). (A plain stream cut every ``seq_len`` tokens puts nearly every
+    ``[bos]`` mid-window, after text of other documents; the demo then learned what follows
+    "[bos]가람 마을의 특산물은" too weakly on some corpus seeds.)
+
+    Returns a (windows, seq_len) tensor; the last documents, too few to fill a window, are dropped.
     """
-    stream: list[int] = []
+    windows: list[list[int]] = []
+    window: list[int] = []
     for text in texts:
-        stream.append(tokenizer.bos_token_id)
-        stream.extend(tokenizer.encode(text))
-        stream.append(tokenizer.eos_token_id)
-    windows = len(stream) // seq_len
-    if windows == 0:
-        raise MminferError(f"the pretrain data has {len(stream)} tokens, fewer than one window of {seq_len}.")
-    return torch.tensor(stream[: windows * seq_len], dtype=torch.long).view(windows, seq_len)
+        window.extend([tokenizer.bos_token_id, *tokenizer.encode(text), tokenizer.eos_token_id])
+        if len(window) >= seq_len:
+            windows.append(window[:seq_len])
+            window = []
+    if not windows:
+        raise MminferError(f"the pretrain data has {len(window)} tokens, fewer than one window of {seq_len}.")
+    return torch.tensor(windows, dtype=torch.long)
 
 
 def shuffled_batches(count: int, batch_size: int, generator: torch.Generator) -> Iterator[torch.Tensor]:
