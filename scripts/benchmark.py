@@ -15,8 +15,9 @@ every figure. Everything is alternated in one run, so drift hits both sides of a
      (a) a forced rerun of every measurement rule behind report.md (plots and report follow),
      (b) a forced rerun of the six task JSON files,
      (c) scripts/plain_task.py: the seven task outputs from one plain process,
-   with medians and the ratios (a)/(c), (b)/(c); and, from Snakemake's benchmark files of the last (a),
-   the seconds of every job (the sweep job against the time job).
+   with medians and the ratios (a)/(c), (b)/(c); from Snakemake's benchmark files of the last (a),
+   the seconds of every job (the sweep job against the time job); and the two fixed costs that one
+   process per job pays before any work: Snakemake's start (a dry run) and `python -c "import torch"`.
 Targets (printed beside the figures, never asserted): cold new/baseline <= 0.67, (a)/(c) <= 2.0,
 (b)/(c) <= 1.2, sweep job <= 2 x time job.
 """
@@ -158,17 +159,23 @@ def against_plain(name: str, inputs: dict, config_args: list[str], pairs: int, c
     plain = [sys.executable, str(REPO / "scripts" / "plain_task.py"), "--pretrain", str(inputs["pretrain"]),
              "--sft", str(inputs["sft"]), "--tokenizer", str(inputs["tokenizer"]), "--val-data",
              str(inputs["val_data"]), "--outdir", str(workdir / f"plain-{name}")]
-    seconds = {"a": [], "b": [], "c": []}
+    seconds = {"a": [], "b": [], "c": [], "dry": [], "torch": []}
     jobs = {}
     for _ in range(pairs):
         seconds["a"].append(snakemake([*report_target, *config_args], cores))
         jobs = job_seconds(outdir)
         seconds["c"].append(timed_run(plain, REPO))
         seconds["b"].append(snakemake([*task_targets, *config_args], cores))
-    print(f"{name}: {pairs} rounds of (a), (c), (b)")
+        seconds["dry"].append(snakemake(["-n", *report_target, *config_args], cores))
+        seconds["torch"].append(timed_run([sys.executable, "-c", "import torch"], REPO))
+    print(f"{name}: {pairs} rounds of (a), (c), (b), then the two fixed costs")
     runs_line("(a) forced rerun of every rule behind report", seconds["a"])
     runs_line("(b) forced rerun of the six task JSON", seconds["b"])
     runs_line("(c) plain one-process script", seconds["c"])
+    # What one process per job costs before any work: Snakemake's own start (a dry run of (a): parse,
+    # DAG, no job) and a fresh Python importing torch, paid by every model job and once by (c).
+    runs_line("Snakemake's start and DAG (dry run of (a))", seconds["dry"])
+    runs_line("a Python process importing torch", seconds["torch"])
     result = {"seconds": seconds, "(a)/(c)": ratio_line("(a)/(c)", seconds["a"], seconds["c"]),
               "(b)/(c)": ratio_line("(b)/(c)", seconds["b"], seconds["c"]), "jobs_s": jobs}
     print("  jobs of the last (a), seconds: " + ", ".join(f"{job} {s:.1f}" for job, s in jobs.items()))
