@@ -54,9 +54,14 @@ def check_config(config: dict, schema: dict) -> dict:
 
 
 def model_params(config: dict, model_set: str) -> dict:
-    """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes the numbers."""
+    """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes the numbers.
+
+    The demo's .pth files carry no config, so its rotary table length is the one it was built with."""
+    overrides = dict(config["model"])
+    if model_set == "demo":
+        overrides.setdefault("max_position_embeddings", config["demo_model"]["pretrain"]["max_position_embeddings"])
     return {"backend": config["backend"], "minimind_src": config["minimind_src"], "device": config["device"],
-            "dtype": config["dtype"], "overrides": dict(config["model"]), "model_set": model_set}
+            "dtype": config["dtype"], "overrides": overrides, "model_set": model_set}
 
 
 def parsed_config(*paths, schema_path=None) -> dict:

@@ -11,7 +11,8 @@ import pytest
 import yaml
 
 from mminfer.errors import MminferError
-from mminfer.inputs import check_config, config_errors, demo_paths, parsed_config, resolve_inputs, resolve_runs
+from mminfer.inputs import (check_config, config_errors, demo_paths, model_params, parsed_config, resolve_inputs,
+                            resolve_runs)
 from mminfer.io import read_json, write_json
 from mminfer.prompts import pretrain_prompt, read_documents
 
@@ -149,6 +150,15 @@ def test_demo_never_with_all_inputs_is_course(course_files):
 def test_demo_always_uses_the_demo_even_with_inputs(course_files):
     resolved = resolve_inputs(dict(course_files, demo="always"))
     assert resolved == {"model_set": "demo", **demo_paths(course_files["demo_dir"])}
+
+
+def test_demo_loads_with_the_rotary_table_it_was_built_with(repo_config):
+    # the demo's .pth carries no config: without this it would load with MiniMind's 32768 positions
+    assert model_params(repo_config, "demo")["overrides"] == {
+        "max_position_embeddings": repo_config["demo_model"]["pretrain"]["max_position_embeddings"]}
+    assert model_params(repo_config, "course")["overrides"] == {}
+    chosen = with_value(repo_config, "model", {"max_position_embeddings": 300})
+    assert model_params(chosen, "demo")["overrides"] == {"max_position_embeddings": 300}  # the user's key wins
 
 
 def test_course_tokenizer_folder_without_its_files_is_an_error(course_files, tmp_path):
