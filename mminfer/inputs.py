@@ -55,11 +55,9 @@ def check_config(config: dict, schema: dict) -> dict:
 
 def model_params(config: dict, model_set: str) -> dict:
     """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes the numbers.
-
-    The demo's .pth files carry no config, so its rotary table length is the one it was built with."""
-    overrides = dict(config["model"])
-    if model_set == "demo":
-        overrides.setdefault("max_position_embeddings", config["demo_model"]["pretrain"]["max_position_embeddings"])
+    The demo's .pth carries no config: it loads with the rotary table length it was built with."""
+    demo = {"max_position_embeddings": config["demo_model"]["pretrain"]["max_position_embeddings"]}
+    overrides = {**(demo if model_set == "demo" else {}), **config["model"]}
     return {"backend": config["backend"], "minimind_src": config["minimind_src"], "device": config["device"],
             "dtype": config["dtype"], "overrides": overrides, "model_set": model_set}
 

@@ -14,7 +14,6 @@ from mminfer.errors import MminferError
 from mminfer.inputs import parsed_config
 
 
-
 @contextmanager
 def job_log(log_path):
     """``with job_log(snakemake.log[0]): job(...)``: log to the file (and stderr); a bad input
