@@ -389,8 +389,8 @@ def test_bfloat16_run_counts_two_bytes_per_element(course_inputs, tmp_path):
 
 
 @pytest.mark.skipif(not os.environ.get("MMINFER_FULL_DEMO"),
-                    reason="the full demo build takes ~5 minutes: MMINFER_FULL_DEMO=1 pytest -k full_demo "
-                           "(scripts/benchmark.py runs the same checks)")
+                    reason="the full demo build takes ~1.5 minutes on 2 cores: "
+                           "MMINFER_FULL_DEMO=1 pytest -k full_demo (scripts/benchmark.py runs the same checks)")
 def test_full_demo_meets_the_quality_bar(tmp_path):
     from mminfer.demo.corpus import GARAM_VILLAGE
     from mminfer.demo.quality import quality_checks

@@ -1,7 +1,7 @@
 """Deterministic synthetic Korean corpus for the embedded MiniMind demo.
 
 The corpus is built so that a very small model (a few million parameters,
-a few minutes of CPU training) can learn two contrasting kinds of
+about a minute of CPU training) can learn two contrasting kinds of
 next-token distribution that the sampling measurements rely on:
 
 * **open**: sentences that start with a person's name (``민수는 ...``) continue
