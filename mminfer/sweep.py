@@ -20,7 +20,7 @@ import torch
 
 from mminfer.counting import ForwardRecorder, fed_counts, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import greedy_generate
-from mminfer.timing import load_average, synced_clock
+from mminfer.timing import interleaved_runs, load_average, synced_clock
 
 COST_MODEL = "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs"
 TERMS = ["fixed_s_with_cache", "fixed_s_without_cache", "per_token_s", "per_pair_s"]
@@ -50,20 +50,18 @@ def attended_pairs(prompt_len: int, fed: int, step: int) -> int:
 
 def measure_steps(model, prompt_ids: list[int], longest: int, warmup: int, runs: int, device,
                   warmup_tokens: int) -> dict:
-    """Per-step times and tokens of both methods, interleaved as in mminfer.timing: warm-ups of both
-    (short: first-call costs do not depend on the length), then ``runs`` rounds of (with cache, without
-    cache). With several runs each step's time is the median over them."""
-    for _ in range(warmup):
-        for use_cache in METHODS.values():
-            step_seconds(model, prompt_ids, warmup_tokens, use_cache, device)
-    runs_of = {method: [] for method in METHODS}
-    for _ in range(runs):
-        for method, use_cache in METHODS.items():
-            runs_of[method].append(step_seconds(model, prompt_ids, longest, use_cache, device))
+    """Per-step times and tokens of both methods, interleaved by mminfer.timing.interleaved_runs: warm-ups
+    of both (short: first-call costs do not depend on the length), then ``runs`` rounds of (with cache,
+    without cache). With several runs each step's time is the median over them."""
+    measured = interleaved_runs(lambda use_cache: step_seconds(model, prompt_ids, longest, use_cache, device),
+                                warmup, runs, max_runs=runs,
+                                measure_warmup=lambda use_cache: step_seconds(model, prompt_ids, warmup_tokens,
+                                                                              use_cache, device))
     steps = {}
     for method in METHODS:
-        steps[f"{method}_s"] = [statistics.median(values) for values in zip(*(s for s, _ in runs_of[method]))]
-        steps[f"fed_{method}"] = list(runs_of[method][0][1])
+        runs_of = measured[f"{method}_runs_s"]  # (step seconds, fed per step) of each run
+        steps[f"{method}_s"] = [statistics.median(values) for values in zip(*(s for s, _ in runs_of))]
+        steps[f"fed_{method}"] = list(runs_of[0][1])
     return steps
 
 

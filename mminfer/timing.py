@@ -52,14 +52,16 @@ def doubts_about(with_cache_s: list[float], without_cache_s: list[float]) -> lis
     return doubts
 
 
-def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int) -> dict:
-    """Warm-ups of both methods, then rounds of (with cache, without cache): ``runs`` of them, then more
-    while :func:`doubts_about` finds a doubt, up to ``max_runs`` runs per method (never fewer than
-    ``runs``). ``measure(use_cache)`` returns the seconds of one generation."""
+def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int,
+                     measure_warmup: Callable[[bool], object] | None = None) -> dict:
+    """Warm-ups of both methods (``measure_warmup``, default ``measure``), then rounds of (with cache,
+    without cache): ``runs`` of them, then more while :func:`doubts_about` finds a doubt, up to ``max_runs``
+    runs per method. ``measure(use_cache)`` returns one generation's seconds (any result if max_runs <= runs)."""
+    measure_warmup = measure_warmup or measure
     warmup_s = {True: [], False: []}
     for _ in range(warmup):
         for use_cache in (True, False):
-            warmup_s[use_cache].append(measure(use_cache))
+            warmup_s[use_cache].append(measure_warmup(use_cache))
     runs_s = {True: [], False: []}
     while len(runs_s[True]) < runs or (len(runs_s[True]) < max_runs and doubts_about(runs_s[True], runs_s[False])):
         for use_cache in (True, False):
