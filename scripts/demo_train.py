@@ -7,11 +7,10 @@ from mminfer.script import job_log
 
 if "snakemake" in globals():
     tokenizer_dir = Path(snakemake.input.tokenizer[0]).parent
-    if "pretrain" in snakemake.input.keys():
-        with job_log(snakemake.log[0]):
+    with job_log(snakemake.log[0]):
+        if "pretrain" in snakemake.input.keys():
             sft_job(snakemake.input.pretrain, snakemake.input.sft, tokenizer_dir,
                     snakemake.params.train, snakemake.threads, snakemake.output[0])
-    else:
-        with job_log(snakemake.log[0]):
+        else:
             pretrain_job(snakemake.input.train, tokenizer_dir, snakemake.params.train,
                          snakemake.threads, snakemake.output[0])
