@@ -1,12 +1,13 @@
 """The task's seven outputs from one plain process: the benchmark's yardstick (not a rule script).
 
-    python scripts/plain_task.py --pretrain P --sft S --tokenizer T --val-data V --outdir O [--config config.yaml]
+    python scripts/plain_task.py --outdir O [--config config.yaml more.yaml ...] [--threads N]
 
 The plainest honest version of the task, through mminfer's own functions: one process, each
 checkpoint loaded once, the task's steps in order (same.json and count.json, time.json, kvbytes.json,
-temp.json, topp.json, report.md), nothing beyond the task. The task's values (prompt sizes, timing
-runs, seeds, question, temperatures, p) come from the same config file as the workflow's, so both do
-the same work. scripts/benchmark.py times this against the workflow.
+temp.json, topp.json, report.md), nothing beyond the task. The inputs (course files or the demo's),
+how the model is loaded and the task's values (prompt sizes, timing runs, seeds, question,
+temperatures, p) come from the same config files as the workflow's, resolved the same way, so both
+do the same work. scripts/benchmark.py times this against the workflow.
 """
 
 from __future__ import annotations
@@ -15,11 +16,13 @@ import argparse
 import sys
 from pathlib import Path
 
+import torch
+
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
-from mminfer.inputs import model_params, parsed_config  # noqa: E402
+from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_json, write_text_atomic  # noqa: E402
 from mminfer.jobs import run_info  # noqa: E402
 from mminfer.loading import ModelSpec, load_model  # noqa: E402
@@ -29,22 +32,26 @@ from mminfer.tokenizer import load_tokenizer  # noqa: E402
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    for flag in ("--pretrain", "--sft", "--tokenizer", "--val-data", "--outdir"):
-        parser.add_argument(flag, required=True)
-    parser.add_argument("--config", default=str(REPO / "config.yaml"), help="the task's values (default: config.yaml)")
+    parser.add_argument("--outdir", required=True, help="where the seven outputs go")
+    parser.add_argument("--config", nargs="+", default=[str(REPO / "config.yaml")],
+                        help="config files, later ones winning, as the workflow's --configfile (default: config.yaml)")
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args()
-    config = parsed_config(args.config)  # the schema's defaults under what config.yaml sets
+    config = parsed_config(*args.config)  # the schema's defaults under what the files set
+    inputs = resolve_inputs(config)  # the course files or the demo's, as the workflow decides
     outdir = Path(args.outdir)
     cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
+    if args.threads:
+        torch.set_num_threads(args.threads)
 
-    tokenizer = load_tokenizer(args.tokenizer)
-    model_spec = ModelSpec(**model_params(config, "plain"))  # as the workflow's rules load it
-    pretrained = load_model(args.pretrain, model_spec)
+    tokenizer = load_tokenizer(inputs["tokenizer"])
+    model_spec = ModelSpec(**model_params(config, inputs["model_set"]))  # as the workflow's rules load it
+    pretrained = load_model(inputs["pretrain"], model_spec)
     pre_info = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
 
     # steps 1-2: same tokens with and without the cache; tokens fed
-    prompt_ids = prompts.pretrain_prompt(tokenizer, args.val_data, cache["docs"], cache["prompt_tokens"])
+    prompt_ids = prompts.pretrain_prompt(tokenizer, inputs["val_data"], cache["docs"], cache["prompt_tokens"])
     same, count = greedy.compare_cache(model, prompt_ids, cache["new_tokens"], device)
     same["run"] = count["run"] = pre_info
     write_json(outdir / "same.json", same)
@@ -66,7 +73,7 @@ def main() -> None:
     write_json(outdir / "topp.json", survivors)
 
     # step 5: distinct answers of the SFT model per temperature
-    sft = load_model(args.sft, model_spec)
+    sft = load_model(inputs["sft"], model_spec)
     question_ids = prompts.chat_prompt(tokenizer, temp["question"])
     answers = sampling.temperature_experiment(sft.model, tokenizer, question_ids, temp["temperatures"],
                                               temp["samples"], temp["new_tokens"], temp["seed"], sft.device)
