@@ -24,9 +24,7 @@ def synthetic_steps(prompt_len: int, longest: int, costs: dict, noise: float = 0
     rng = random.Random(seed)
     steps = {}
     for method, cached in (("with_cache", True), ("without_cache", False)):
-        fed = [prompt_len if (i == 0 or not cached) else 1 for i in range(longest)]
-        if not cached:
-            fed = [prompt_len + i for i in range(longest)]
+        fed = [prompt_len] + [1] * (longest - 1) if cached else [prompt_len + i for i in range(longest)]
         fixed = costs["fixed_s_with_cache"] if cached else costs["fixed_s_without_cache"]
         steps[f"fed_{method}"] = fed
         steps[f"{method}_s"] = [(fixed + costs["per_token_s"] * f + costs["per_pair_s"] * attended_pairs(prompt_len, f, i))

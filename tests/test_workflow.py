@@ -23,6 +23,7 @@ from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_tex
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.loading import save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -273,7 +274,7 @@ def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_input
                                                        num_attention_heads=4, num_key_value_heads=2)), small)
     outdir = tmp_path / "out"
     result = snakemake(str(outdir / "same.json"), *course_args(course_inputs, outdir, pretrain=small), check=False)
-    ids = load_tokenizer(course_inputs["tokenizer"]).vocab_size  # ids 0..vocab_size-1
+    ids = load_tokenizer(course_inputs["tokenizer"]).id_count  # what check_vocab_fits reports
     assert_failed_cleanly(result, outdir / "logs" / "cache.log",
                           ["config key 'tokenizer'", "config key 'pretrain'", f"{ids} token ids", "64 rows", str(small)],
                           [outdir / "same.json", outdir / "count.json"])
@@ -444,7 +445,7 @@ def two_checkouts(course_inputs, tmp_path_factory):
         first = subprocess.Popen(snakemake_command(*args), cwd=REPO, stdout=out, stderr=err, text=True, umask=0o027)
         try:
             deadline = time.monotonic() + 300
-            while not (outdir / ".mminfer.lock").exists() and first.poll() is None and time.monotonic() < deadline:
+            while not (outdir / LOCK_NAME).exists() and first.poll() is None and time.monotonic() < deadline:
                 time.sleep(0.1)
             second = snakemake(*args, cwd=clone, check=False)
             first.wait(timeout=600)
