@@ -351,17 +351,11 @@ def test_first_differing_step_is_diagnosed_with_margins(tiny_model):
 
 def test_report_says_plainly_where_the_paths_differ(tiny_model):
     from mminfer.report import render_report
-    from test_report import RUN, task_json
+    from reportdata import RUN, task_json
 
     same, count = compare_cache(CachedStepsNudged(tiny_model), prompt_of(12), 5, "cpu")
     same["run"] = RUN  # float32
-    timing = {"with_cache_s": 1.0, "without_cache_s": 2.0, "speedup": 2.0, "warmup": 1, "runs": 3, "threads": 1,
-              "runs_done": 3, "extra_rounds": 0, "cv_with_cache": 0.01, "cv_without_cache": 0.01, "noisy_cv": 0.1,
-              "verdict": "ok", "doubts": [], "cpu_count": 2, "load_before": None, "load_after": None}
-    kv = {"tokens": 4, "measured_bytes": 64, "formula_bytes": 64, "k_shape": [1, 4, 2, 2], "dtype": "float32",
-          "layers": 1, "kv_heads": 2, "heads": 4, "head_dim": 2, "bytes_per_element": 4, "bytes_per_token": 16,
-          "after_repeat_kv_bytes": 128, "allocator_bytes": None, "seed": 0}
-    text = render_report(**task_json(same=same, count=count, timing=timing, kv=kv))
+    text = render_report(**task_json(same=same, count=count))
     assert "same_ids = false" in text and "1번째 단계" in text
     assert "의심" in text  # a margin of ~50 is no rounding: the report points at the cache path
 

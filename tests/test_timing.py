@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
+import reportdata
 from mminfer.report import render_report
-from mminfer.timing import coefficient_of_variation, interleaved_runs, summarize_runs
-from test_report import task_json
+from mminfer.timing import NOISY_CV, coefficient_of_variation, interleaved_runs, summarize_runs
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -81,14 +81,13 @@ def test_coefficient_of_variation():
 
 
 def time_json(result: dict) -> dict:
-    """A time.json-shaped dict around a fake machine's result."""
-    return result | {"warmup": 1, "runs": 3, "noisy_cv": 0.1, "threads": 2, "cpu_count": 2,
-                     "load_before": [1.0, 0.5, 0.2], "load_after": [2.5, 0.8, 0.3]}
+    """time.json around a fake machine's result: the hand-made one's conditions, a load that rose."""
+    return reportdata.time_json(**result, noisy_cv=NOISY_CV, load_before=[1.0, 0.5, 0.2], load_after=[2.5, 0.8, 0.3])
 
 
 def report_of(timing: dict) -> str:
     """report.md of hand-made task files around this time.json (fed 264 vs 14,880 tokens: a 56.4x ratio)."""
-    return render_report(**task_json(timing=timing))
+    return render_report(**reportdata.task_json(timing=timing))
 
 
 def test_report_presents_a_quiet_speedup_as_fact():
