@@ -15,8 +15,8 @@ every figure. Everything is alternated in one run, so drift hits both sides of a
      (a) a forced rerun of every measurement rule behind report.md (plots and report follow),
      (b) a forced rerun of the six task JSON files,
      (c) scripts/plain_task.py: the seven task outputs from one plain process,
-   with medians and the ratios (a)/(c), (b)/(c); from Snakemake's benchmark files of the last (a),
-   the seconds of every job (the sweep job against the time job); and the two fixed costs that one
+   with medians and the ratios (a)/(c), (b)/(c); from Snakemake's benchmark files of every round,
+   each job's median seconds (the sweep job against the time job); and the two fixed costs that one
    process per job pays before any work: Snakemake's start (a dry run) and `python -c "import torch"`;
    and two floors for (a) and (b): the least wall time any scheduling of those jobs on the cores could
    give, from the jobs' own seconds, and again with every model job cut to nothing but importing torch.
@@ -163,6 +163,11 @@ def job_seconds(outdir: Path) -> dict[str, float]:
     return seconds
 
 
+def median_jobs(rounds: list[dict[str, float]]) -> dict[str, float]:
+    """Each job's median seconds over the rounds (a burst of load in one round moves no figure)."""
+    return {job: statistics.median(found[job] for found in rounds) for job in rounds[-1]}
+
+
 def schedule_floor(jobs: dict[str, float], cores: int, start: float) -> float:
     """The least wall time any scheduler could give these jobs on ``cores`` cores, each job as long as it
     took: Snakemake's start, the jobs that run alone one after another, the rest packed perfectly
@@ -197,15 +202,16 @@ def against_plain(name: str, config: dict, pairs: int, cores: int, workdir: Path
     plain = [sys.executable, str(REPO / "scripts" / "plain_task.py"), "--outdir", str(workdir / f"plain-{name}"),
              "--threads", str(cores), "--config", str(REPO / "config.yaml"), str(config_file)]
     seconds = {"a": [], "b": [], "c": [], "dry": [], "torch": []}
-    jobs, task_jobs = {}, {}
+    rounds_a, rounds_b = [], []  # each job's seconds in every round of (a) and of (b)
     for _ in range(pairs):
         seconds["a"].append(snakemake([*report_target, *configured], cores))
-        jobs = job_seconds(outdir)
+        rounds_a.append(job_seconds(outdir))
         seconds["c"].append(timed_run(plain, REPO))
         seconds["b"].append(snakemake([*task_targets, *configured], cores))
-        task_jobs = {job: s for job, s in job_seconds(outdir).items() if job in TASK_RULES}
+        rounds_b.append({job: s for job, s in job_seconds(outdir).items() if job in TASK_RULES})
         seconds["dry"].append(snakemake(["-n", *report_target, *configured], cores))
         seconds["torch"].append(timed_run([sys.executable, "-c", "import torch"], REPO))
+    jobs, task_jobs = median_jobs(rounds_a), median_jobs(rounds_b)
     print(f"{name}: {pairs} rounds of (a), (c), (b), then the two fixed costs")
     runs_line("(a) forced rerun of every rule behind report", seconds["a"])
     runs_line("(b) forced rerun of the six task JSON", seconds["b"])
@@ -216,7 +222,7 @@ def against_plain(name: str, config: dict, pairs: int, cores: int, workdir: Path
     runs_line("a Python process importing torch", seconds["torch"])
     result = {"seconds": seconds, "(a)/(c)": ratio_line("(a)/(c)", seconds["a"], seconds["c"]),
               "(b)/(c)": ratio_line("(b)/(c)", seconds["b"], seconds["c"]), "jobs_s": jobs}
-    print("  jobs of the last (a), seconds: " + ", ".join(f"{job} {s:.1f}" for job, s in jobs.items()))
+    print("  jobs of (a), median seconds: " + ", ".join(f"{job} {s:.1f}" for job, s in jobs.items()))
     # Where (a) and (b) stand against the least any scheduling of one process per job could give.
     start, torch_s, plain_s = (statistics.median(seconds[key]) for key in ("dry", "torch", "c"))
     result["(a) floor"] = floor_line("(a)", jobs, cores, start, torch_s, plain_s)
