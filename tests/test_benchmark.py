@@ -1,0 +1,44 @@
+"""The benchmark's arithmetic (scripts/benchmark.py): the floors it prints beside the measured ratios.
+Only the arithmetic: the benchmark's timings themselves are never a test."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[1] / "scripts" / "benchmark.py"
+
+
+@pytest.fixture(scope="module")
+def benchmark():
+    spec = importlib.util.spec_from_file_location("mminfer_benchmark", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_floor_runs_timing_jobs_alone_and_packs_the_rest(benchmark):
+    jobs = {"time": 3.0, "cache": 2.0, "kvbytes": 1.0, "temp": 1.0, "topp": 1.0}
+    # start 1 + time alone 3 + the other four (5 s) packed on 2 cores (2.5 s, longer than any one job)
+    assert benchmark.schedule_floor(jobs, cores=2, start=1.0) == pytest.approx(6.5)
+    # on 8 cores the longest shared job bounds the packing instead
+    assert benchmark.schedule_floor(jobs, cores=8, start=1.0) == pytest.approx(6.0)
+
+
+def test_floor_puts_sweep_beside_time_and_the_report_last(benchmark):
+    jobs = {"time": 3.0, "sweep": 4.0, "capacity": 1.0, "plot_temp": 1.0, "report": 0.5}
+    assert benchmark.schedule_floor(jobs, cores=2, start=1.0) == pytest.approx(1.0 + 7.0 + 1.0 + 0.5)
+
+
+def test_floor_with_only_imports_keeps_plots_and_report_as_measured(benchmark, capsys):
+    jobs = {"time": 3.0, "cache": 2.0, "plot_temp": 0.8, "report": 0.2}
+    floors = benchmark.floor_line("(a)", jobs, cores=2, start=1.0, torch_s=1.5, plain=4.0)
+    assert floors["from_jobs_s"] == pytest.approx(1.0 + 3.0 + 2.0 + 0.2)
+    # time and cache become 1.5 s each; the plot (0.8 s) packs beside cache's 1.5 s
+    assert floors["only_import_s"] == pytest.approx(1.0 + 1.5 + 1.5 + 0.2)
+    assert "x (c)" in capsys.readouterr().out
+
+
+def test_each_job_takes_its_median_over_the_rounds(benchmark):
+    rounds = [{"time": 3.0, "cache": 9.0}, {"time": 12.9, "cache": 2.0}, {"time": 3.2, "cache": 2.1}]
+    assert benchmark.median_jobs(rounds) == {"time": 3.2, "cache": 2.1}
