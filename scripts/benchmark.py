@@ -18,8 +18,9 @@ every figure. Everything is alternated in one run, so drift hits both sides of a
    with medians and the ratios (a)/(c), (b)/(c); from Snakemake's benchmark files of every round,
    each job's median seconds (the sweep job against the time job); and the two fixed costs that one
    process per job pays before any work: Snakemake's start (a dry run) and `python -c "import torch"`;
-   and two floors for (a) and (b): the least wall time any scheduling of those jobs on the cores could
-   give, from the jobs' own seconds, and again with every model job cut to nothing but importing torch.
+   and a floor for (a) and for (b): the least wall time any scheduling of those jobs on the cores could
+   give if each took its median seconds, printed as measured and again with every model job cut to
+   nothing but importing torch.
 Targets (printed beside the figures, never asserted): cold new/baseline <= 0.67, (a)/(c) <= 2.0,
 (b)/(c) <= 1.2, sweep job <= 2 x time job.
 """
@@ -169,10 +170,10 @@ def median_jobs(rounds: list[dict[str, float]]) -> dict[str, float]:
 
 
 def schedule_floor(jobs: dict[str, float], cores: int, start: float) -> float:
-    """The least wall time any scheduler could give these jobs on ``cores`` cores, each job as long as it
-    took: Snakemake's start, the jobs that run alone one after another, the rest packed perfectly
-    (no job shorter than it was, no core idle; dependencies ignored, so the bound only gets lower),
-    the report last."""
+    """The least wall time any scheduler could give these jobs on ``cores`` cores, each job as long as
+    given (the benchmark gives each its median seconds): Snakemake's start, the jobs that run alone one
+    after another, the rest packed perfectly (no core idle; dependencies ignored, so the bound only
+    gets lower), the report last."""
     alone = sum(seconds for job, seconds in jobs.items() if job in ALONE_RULES)
     shared = [seconds for job, seconds in jobs.items() if job not in ALONE_RULES and job != "report"]
     packed = max(max(shared, default=0.0), sum(shared) / cores)
