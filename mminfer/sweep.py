@@ -20,7 +20,7 @@ import torch
 
 from mminfer.counting import ForwardRecorder, fed_counts, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import greedy_generate
-from mminfer.timing import interleaved_runs, load_average, synced_clock
+from mminfer.timing import alternate, load_average, synced_clock
 
 COST_MODEL = "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs"
 TERMS = ["fixed_s_with_cache", "fixed_s_without_cache", "per_token_s", "per_pair_s"]
@@ -50,16 +50,14 @@ def attended_pairs(prompt_len: int, fed: int, step: int) -> int:
 
 def measure_steps(model, prompt_ids: list[int], longest: int, warmup: int, runs: int, device,
                   warmup_tokens: int) -> dict:
-    """Per-step times and tokens of both methods, interleaved by mminfer.timing.interleaved_runs: warm-ups
-    of both (short: first-call costs do not depend on the length), then ``runs`` rounds of (with cache,
-    without cache). With several runs each step's time is the median over them."""
-    measured = interleaved_runs(lambda use_cache: step_seconds(model, prompt_ids, longest, use_cache, device),
-                                warmup, runs, max_runs=runs,
-                                measure_warmup=lambda use_cache: step_seconds(model, prompt_ids, warmup_tokens,
-                                                                              use_cache, device))
+    """Per-step times and tokens of both methods, in mminfer.timing's interleaved order: warm-ups of both
+    (short: first-call costs do not depend on the length), then ``runs`` rounds of (with cache, without
+    cache). With several runs each step's time is the median over them."""
+    alternate(lambda use_cache: step_seconds(model, prompt_ids, warmup_tokens, use_cache, device), warmup)
+    measured = alternate(lambda use_cache: step_seconds(model, prompt_ids, longest, use_cache, device), runs)
     steps = {}
-    for method in METHODS:
-        runs_of = measured[f"{method}_runs_s"]  # (step seconds, fed per step) of each run
+    for method, use_cache in METHODS.items():
+        runs_of = measured[use_cache]  # (step seconds, fed per step) of each run
         steps[f"{method}_s"] = [statistics.median(values) for values in zip(*(s for s, _ in runs_of))]
         steps[f"fed_{method}"] = list(runs_of[0][1])
     return steps
@@ -177,7 +175,8 @@ def predict(fit: dict, prompt_len: int, longest: int, max_positions: int | None)
     if max_positions is not None:
         largest = min(largest, max_positions - prompt_len)
     rows = []
-    for n in sorted({2 ** k for k in range(20) if 2 ** k <= largest} | {longest, largest}):
+    grid = {2 ** k for k in range(20)} | {longest, largest}
+    for n in sorted(n for n in grid if 1 <= n <= largest):  # never past what the model can run
         with_cache_s = predicted_seconds(fit, prompt_len, n, True)
         without_cache_s = predicted_seconds(fit, prompt_len, n, False)
         rows.append({

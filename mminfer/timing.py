@@ -32,7 +32,10 @@ def synced_clock(device) -> Callable[[], float]:
 
 def load_average() -> list[float] | None:
     """The machine's 1-, 5- and 15-minute load averages (None where the system has none)."""
-    return [round(value, 2) for value in os.getloadavg()] if hasattr(os, "getloadavg") else None
+    try:
+        return [round(value, 2) for value in os.getloadavg()]
+    except (AttributeError, OSError):  # no getloadavg (Windows), or the system cannot tell
+        return None
 
 
 def coefficient_of_variation(values: list[float]) -> float:
@@ -52,20 +55,24 @@ def doubts_about(with_cache_s: list[float], without_cache_s: list[float]) -> lis
     return doubts
 
 
-def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int,
-                     measure_warmup: Callable[[bool], object] | None = None) -> dict:
-    """Warm-ups of both methods (``measure_warmup``, default ``measure``), then rounds of (with cache,
-    without cache): ``runs`` of them, then more while :func:`doubts_about` finds a doubt, up to ``max_runs``
-    runs per method. ``measure(use_cache)`` returns one generation's seconds (any result if max_runs <= runs)."""
-    measure_warmup = measure_warmup or measure
-    warmup_s = {True: [], False: []}
-    for _ in range(warmup):
+def alternate(measure: Callable[[bool], object], rounds: int) -> dict[bool, list]:
+    """``rounds`` rounds of (with cache, without cache): {use_cache: [measure(use_cache) of each round]}."""
+    results = {True: [], False: []}
+    for _ in range(rounds):
         for use_cache in (True, False):
-            warmup_s[use_cache].append(measure_warmup(use_cache))
-    runs_s = {True: [], False: []}
-    while len(runs_s[True]) < runs or (len(runs_s[True]) < max_runs and doubts_about(runs_s[True], runs_s[False])):
-        for use_cache in (True, False):
-            runs_s[use_cache].append(measure(use_cache))
+            results[use_cache].append(measure(use_cache))
+    return results
+
+
+def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int) -> dict:
+    """Warm-ups of both methods, then ``runs`` rounds of (with cache, without cache), then more rounds
+    while :func:`doubts_about` finds a doubt, up to ``max_runs`` runs per method. ``measure(use_cache)``
+    returns one generation's seconds."""
+    warmup_s = alternate(measure, warmup)
+    runs_s = alternate(measure, runs)
+    while len(runs_s[True]) < max_runs and doubts_about(runs_s[True], runs_s[False]):
+        for use_cache, seconds in alternate(measure, 1).items():
+            runs_s[use_cache] += seconds
     return {"with_cache_runs_s": runs_s[True], "without_cache_runs_s": runs_s[False],
             "with_cache_warmup_s": warmup_s[True], "without_cache_warmup_s": warmup_s[False]}
 

@@ -152,3 +152,9 @@ def test_predictions_stop_at_the_models_positions_and_mark_extrapolation():
         assert row["token_ratio"] == fed_without_cache_formula(200, row["new_tokens"]) / fed_with_cache_formula(
             200, row["new_tokens"])
         assert 0 < row["fixed_share_with_cache"] <= 1
+
+
+def test_predictions_never_pass_the_positions_even_below_the_longest_measured():
+    rows = predict(COSTS, prompt_len=300, longest=256, max_positions=512)
+    assert [row["new_tokens"] for row in rows][-1] == 212  # 512 - 300, though 256 steps were measured
+    assert all(1 <= row["new_tokens"] <= 212 for row in rows)
