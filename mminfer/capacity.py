@@ -45,7 +45,8 @@ def bytes_per_token(model, config, device, tokens: int) -> dict:
         except (RuntimeError, NotImplementedError) as error:
             result[name] = {"measured": None, "formula": formula, "matches": False, "error": str(error)}
             continue
-        result[name] = {"measured": kv["bytes_per_token"], "formula": formula, "matches": kv["matches"]}
+        result[name] = {"measured": kv["bytes_per_token"], "formula": formula,
+                        "matches": kv["measured_bytes"] == formula * tokens}  # in this dtype's own bytes
     return result
 
 

@@ -16,18 +16,16 @@ import argparse
 import sys
 from pathlib import Path
 
-import torch
-
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_json, write_text_atomic  # noqa: E402
-from mminfer.jobs import run_info  # noqa: E402
-from mminfer.loading import ModelSpec, load_model  # noqa: E402
+from mminfer.jobs import open_model, run_info, task_prompt  # noqa: E402
+from mminfer.loading import ModelSpec  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
-from mminfer.tokenizer import load_tokenizer  # noqa: E402
+from mminfer.tokenizer import check_vocab_fits, load_tokenizer  # noqa: E402
 
 
 def main() -> None:
@@ -41,17 +39,17 @@ def main() -> None:
     inputs = resolve_inputs(config)  # the course files or the demo's, as the workflow decides
     outdir = Path(args.outdir)
     cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
-    if args.threads:
-        torch.set_num_threads(args.threads)
 
     tokenizer = load_tokenizer(inputs["tokenizer"])
     model_spec = ModelSpec(**model_params(config, inputs["model_set"]))  # as the workflow's rules load it
-    pretrained = load_model(inputs["pretrain"], model_spec)
+    pretrained = open_model(inputs["pretrain"], model_spec, args.threads)  # the rules' loading and checks
+    check_vocab_fits(tokenizer, pretrained.config.vocab_size, inputs["pretrain"], "pretrain", model_spec.model_set)
     pre_info = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
 
     # steps 1-2: same tokens with and without the cache; tokens fed
-    prompt_ids = prompts.pretrain_prompt(tokenizer, inputs["val_data"], cache["docs"], cache["prompt_tokens"])
+    prompt_ids = task_prompt(pretrained, tokenizer, inputs["val_data"], cache["docs"], cache["prompt_tokens"],
+                             cache["new_tokens"], "cache.prompt_tokens + cache.new_tokens")
     same, count = greedy.compare_cache(model, prompt_ids, cache["new_tokens"], device)
     same["run"] = count["run"] = pre_info
     write_json(outdir / "same.json", same)
@@ -73,7 +71,8 @@ def main() -> None:
     write_json(outdir / "topp.json", survivors)
 
     # step 5: distinct answers of the SFT model per temperature
-    sft = load_model(inputs["sft"], model_spec)
+    sft = open_model(inputs["sft"], model_spec, None)  # threads already set
+    check_vocab_fits(tokenizer, sft.config.vocab_size, inputs["sft"], "sft", model_spec.model_set)
     question_ids = prompts.chat_prompt(tokenizer, temp["question"])
     answers = sampling.temperature_experiment(sft.model, tokenizer, question_ids, temp["temperatures"],
                                               temp["samples"], temp["new_tokens"], temp["seed"], sft.device)
