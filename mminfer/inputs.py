@@ -45,8 +45,13 @@ def fill_defaults(config: dict, schema: dict) -> dict:
     return config
 
 
-def check_config(config: dict, schema: dict) -> dict:
-    """The one config check: fill in the schema's defaults, then one message per bad key."""
+def check_config(config: dict, schema: dict | None = None) -> dict:
+    """The one config check: fill in the schema's defaults, then one message per bad key (``schema``:
+    default schemas/config.schema.yaml)."""
+    if schema is None:
+        import yaml
+
+        schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
     errors = config_errors(fill_defaults(config, schema), schema)
     if errors:
         raise MminferError("invalid configuration:\n  " + "\n  ".join(errors))
@@ -62,7 +67,7 @@ def model_params(config: dict, model_set: str) -> dict:
             "dtype": config["dtype"], "overrides": overrides, "model_set": model_set}
 
 
-def parsed_config(*paths, schema_path=None) -> dict:
+def parsed_config(*paths) -> dict:
     """The checked config the workflow would see for these config files (later ones win, key by key)."""
     import yaml
 
@@ -74,8 +79,7 @@ def parsed_config(*paths, schema_path=None) -> dict:
     config: dict = {}
     for path in paths:
         merge(config, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
-    schema_path = schema_path or SCHEMA_PATH
-    return check_config(config, yaml.safe_load(Path(schema_path).read_text(encoding="utf-8")))
+    return check_config(config)
 
 
 def demo_paths(demo_dir: str | Path) -> dict[str, str]:

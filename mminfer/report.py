@@ -164,8 +164,8 @@ def capacity_facts(capacity: dict) -> dict:
 
 # --- rendering -----------------------------------------------------------------------------------
 
-def environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATE.parent), undefined=jinja2.StrictUndefined,
+def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
     env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands)
     return env
@@ -173,10 +173,11 @@ def environment() -> jinja2.Environment:
 
 def render_report(same: dict, count: dict, timing: dict, kv: dict, temp: dict, topp: dict,
                   topp_detail: dict | None = None, sweep: dict | None = None, capacity: dict | None = None,
-                  pictures: dict | None = None, cache_script: str | None = None) -> str:
+                  pictures: dict | None = None, cache_script: str | None = None, template=TEMPLATE) -> str:
     """report.md. The rule passes everything; a plain run of the task (scripts/plain_task.py) only the
     six task files, and the template leaves out what is absent. ``pictures`` maps sweep/temp/topp to a
-    PNG path relative to the report, ``cache_script`` is the task's cache.py relative to it."""
+    PNG path relative to the report, ``cache_script`` is the task's cache.py relative to it; ``template``
+    is the rule's template input."""
     counted = count_facts(count)
     facts = {
         "run": run_facts(same, temp),
@@ -191,7 +192,8 @@ def render_report(same: dict, count: dict, timing: dict, kv: dict, temp: dict, t
         "capacity": capacity_facts(capacity) if capacity else None,
         "pictures": pictures,
     }
-    return environment().get_template(TEMPLATE.name).render(facts).rstrip() + "\n"
+    template = Path(template)
+    return environment(template.parent).get_template(template.name).render(facts).rstrip() + "\n"
 
 
 def relative_to(path, folder: Path) -> str:
@@ -207,7 +209,7 @@ def report_job(inputs: dict, out) -> str:
     pictures = {name: relative_to(inputs[f"{name}_png"], folder) for name in ("sweep", "temp", "topp")}
     text = render_report(read["same"], read["counts"], read["time"], read["kvbytes"], read["temp"], read["topp"],
                          read["topp_detail"], read["sweep"], read["capacity"], pictures,
-                         relative_to(inputs["cache_script"], folder))
+                         relative_to(inputs["cache_script"], folder), inputs["template"])
     write_text_atomic(out, text)
     log.info("wrote %s (%d lines)", out, text.count("\n"))
     return text

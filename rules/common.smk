@@ -6,7 +6,6 @@ import re
 import sys
 from pathlib import Path
 
-import yaml
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -22,12 +21,12 @@ ENV = "../envs/mminfer.yaml"
 from mminfer.compare import PER_MODEL_FILES
 from mminfer.errors import MminferError
 from mminfer import inputs
-from mminfer.inputs import SCHEMA_PATH, check_config, resolve_runs
+from mminfer.inputs import check_config, resolve_runs
 from mminfer.resultslock import hold_results_folder, release_results_folder
 
 
 try:
-    check_config(config, yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8")))  # fills in each key's default
+    check_config(config)  # fills in each key's default
     RUNS = resolve_runs(config)
 except MminferError as error:
     raise WorkflowError(f"mminfer: {error}")
