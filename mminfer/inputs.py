@@ -61,7 +61,7 @@ def check_config(config: dict, schema: dict | None = None) -> dict:
 def model_params(config: dict, model_set: str) -> dict:
     """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes the numbers.
     The demo's .pth carries no config: it loads with the rotary table length it was built with."""
-    demo = {"max_position_embeddings": config["demo_model"]["pretrain"]["max_position_embeddings"]}
+    demo = {"max_position_embeddings": config["demo_model"]["max_position_embeddings"]}
     overrides = {**(demo if model_set == "demo" else {}), **config["model"]}
     return {"backend": config["backend"], "minimind_src": config["minimind_src"], "device": config["device"],
             "dtype": config["dtype"], "overrides": overrides, "model_set": model_set}

@@ -43,6 +43,7 @@ rule demo_pretrain:
         demo("pretrain.pth"),
     params:
         train=config["demo_model"]["pretrain"],
+        max_positions=config["demo_model"]["max_position_embeddings"],
     threads: workflow.cores
     resources:
         **TRAIN_RESOURCES,
@@ -63,6 +64,7 @@ rule demo_sft:
         demo("sft.pth"),
     params:
         train=config["demo_model"]["sft"],
+        max_positions=config["demo_model"]["max_position_embeddings"],
     threads: workflow.cores
     resources:
         **TRAIN_RESOURCES,

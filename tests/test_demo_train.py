@@ -39,8 +39,9 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO = parsed_config(REPO / "config.yaml")["demo_model"]  # what the workflow trains
 MICRO = parsed_config(REPO / "config.yaml", REPO / "tests" / "data" / "micro.yaml")["demo_model"]
 # The micro demo's shape, trained a little longer than the end-to-end run does so that learning shows.
-MICRO_PRETRAIN = replace(train_spec(MICRO["pretrain"], 1), steps=30, warmup=3, log_every=10)
-MICRO_SFT = replace(train_spec(MICRO["sft"], 1), steps=10, warmup=2, log_every=5)
+MICRO_PRETRAIN = replace(train_spec(MICRO["pretrain"], 1, MICRO["max_position_embeddings"]), steps=30, warmup=3,
+                         log_every=10)
+MICRO_SFT = replace(train_spec(MICRO["sft"], 1, MICRO["max_position_embeddings"]), steps=10, warmup=2, log_every=5)
 
 
 @pytest.fixture(scope="module")
@@ -130,7 +131,8 @@ def test_pretrain_seed_changes_the_weights(demo_dir, pretrained):
 
 
 def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
-    pretrain_spec, sft_spec = train_spec(DEMO["pretrain"], 2), train_spec(DEMO["sft"], 2)
+    pretrain_spec, sft_spec = (train_spec(DEMO[stage], 2, DEMO["max_position_embeddings"])
+                               for stage in ("pretrain", "sft"))
     assert pretrain_spec.hidden_size // pretrain_spec.num_attention_heads == 32
     assert pretrain_spec.num_key_value_heads == 2
     for spec in (pretrain_spec, sft_spec):
@@ -165,7 +167,8 @@ def test_pack_documents_with_too_little_text_is_a_clear_error(tokenizer):
 
 
 def test_learning_rate_warms_up_then_follows_minimind_cosine():
-    spec = replace(train_spec(DEMO["pretrain"], 1), lr=1e-3, steps=100, warmup=10)
+    spec = replace(train_spec(DEMO["pretrain"], 1, DEMO["max_position_embeddings"]), lr=1e-3, steps=100,
+                   warmup=10)
     for step in (0, 4, 9):  # warmup: MiniMind's value scaled by (step + 1) / warmup
         minimind = 1e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * step / 100)))
         assert learning_rate(step, spec) == pytest.approx(minimind * (step + 1) / 10)

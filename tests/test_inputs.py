@@ -156,7 +156,7 @@ def test_demo_always_uses_the_demo_even_with_inputs(course_files):
 def test_demo_loads_with_the_rotary_table_it_was_built_with(repo_config):
     # the demo's .pth carries no config: without this it would load with MiniMind's 32768 positions
     assert model_params(repo_config, "demo")["overrides"] == {
-        "max_position_embeddings": repo_config["demo_model"]["pretrain"]["max_position_embeddings"]}
+        "max_position_embeddings": repo_config["demo_model"]["max_position_embeddings"]}
     assert model_params(repo_config, "course")["overrides"] == {}
     chosen = with_value(repo_config, "model", {"max_position_embeddings": 300})
     assert model_params(chosen, "demo")["overrides"] == {"max_position_embeddings": 300}  # the user's key wins

@@ -40,28 +40,31 @@ def tokenizer_job(train_jsonl, sft_jsonl, vocab_size: int, out_dir) -> Path:
     return folder
 
 
-def train_spec(params: dict, threads: int):
-    """TrainSpec from a config section; unknown keys are a clear error."""
+def train_spec(params: dict, threads: int, max_positions: int):
+    """TrainSpec from a config section (demo_model.pretrain or .sft) and the demo's rotary table length
+    (demo_model.max_position_embeddings); unknown keys are a clear error."""
     from mminfer.demo.train import TrainSpec
 
     known = {f.name for f in fields(TrainSpec)}
     unknown = sorted(set(params) - known)
     if unknown:
         raise MminferError(f"config key 'demo_model' has unknown training keys: {', '.join(unknown)}.")
-    return TrainSpec(**{**params, "threads": max(1, int(threads))})
+    return TrainSpec(**params, max_position_embeddings=max_positions, threads=max(1, int(threads)))
 
 
-def pretrain_job(train_jsonl, tokenizer_dir, params: dict, threads: int, out_pth) -> dict:
+def pretrain_job(train_jsonl, tokenizer_dir, params: dict, max_positions: int, threads: int, out_pth) -> dict:
     from mminfer.demo.train import pretrain
 
-    summary = pretrain(train_jsonl, tokenizer_dir, train_spec(params, threads), out_pth, log=log.info)
+    summary = pretrain(train_jsonl, tokenizer_dir, train_spec(params, threads, max_positions), out_pth,
+                       log=log.info)
     log.info("pretrain done: %s", {k: v for k, v in summary.items() if k != "spec"})
     return summary
 
 
-def sft_job(pretrain_pth, sft_jsonl, tokenizer_dir, params: dict, threads: int, out_pth) -> dict:
+def sft_job(pretrain_pth, sft_jsonl, tokenizer_dir, params: dict, max_positions: int, threads: int, out_pth) -> dict:
     from mminfer.demo.train import sft
 
-    summary = sft(pretrain_pth, sft_jsonl, tokenizer_dir, train_spec(params, threads), out_pth, log=log.info)
+    summary = sft(pretrain_pth, sft_jsonl, tokenizer_dir, train_spec(params, threads, max_positions), out_pth,
+                  log=log.info)
     log.info("sft done: %s", {k: v for k, v in summary.items() if k != "spec"})
     return summary
