@@ -145,7 +145,8 @@ def sweep_facts(sweep: dict) -> dict:
         "first_step_without_cache_s": steps_without[0],
         "last_step_without_cache_s": steps_without[-1],
         "uncached_steps_grow": steps_without[-1] > steps_without[0],
-        "cached_step_s": steps_with[1] if len(steps_with) > 1 else steps_with[0],  # step 0 is the prefill
+        # a cached step after the prefill: the mean over all of them (sweep.py), not one noisy step
+        "cached_step_s": steps_with[0] if sweep["decode_s_per_token"] is None else sweep["decode_s_per_token"],
         "cache_not_faster": longest["new_tokens"] > 1 and longest["time_ratio"] <= 1,
         "fit_holds": fit["holds"],
         "fixed_share_at_longest": None if at_longest is None else at_longest["fixed_share_with_cache"],

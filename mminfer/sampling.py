@@ -62,9 +62,10 @@ def summarize_answers(answers: list[str]) -> dict:
 
 def temperature_experiment(model, tokenizer, prompt_ids: list[int], temperatures: list[float], samples: int,
                            new_tokens: int, seed: int, device) -> dict:
-    """temp.json: {"0.3": {"distinct": n, ...}, ...}."""
+    """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first (each reseeded, so the
+    order changes no answer; the report and the plot read the keys in this order)."""
     result = {}
-    for temperature in temperatures:
+    for temperature in sorted(temperatures):
         answers = sample_answers(model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device)
         result[temperature_key(temperature)] = summarize_answers(answers)
     return result
