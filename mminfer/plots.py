@@ -49,8 +49,11 @@ def answer_label(answer: str) -> str:
 
 
 def save_figure(fig, out_png) -> Path:
-    """Save ``fig`` as PNG through io.atomic_writer, then close it."""
+    """Lay ``fig`` out, save it as PNG through io.atomic_writer, then close it."""
     path = Path(out_png)
+    for ax in fig.axes:  # a log axis writes 10^{-2} in mathtext, in its labels' first font: DejaVu has the minus
+        ax.tick_params(which="both", labelfontfamily=["DejaVu Sans", *matplotlib.rcParams["font.family"]])
+    fig.tight_layout()
     try:
         with atomic_writer(path, binary=True) as handle:
             fig.savefig(handle, format="png", dpi=110)
@@ -96,8 +99,8 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     time_ratio = [point["time_ratio"] for point in points]
     ratio_ax.plot(lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)")
     ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="time ratio = speedup")
-    measured = [row for row in sweep.get("predictions") or [] if row["measured"] and row["time_ratio"]]
-    if measured and sweep["fit"].get("holds"):
+    measured = [row for row in sweep["predictions"] if row["measured"] and row["time_ratio"]]
+    if measured and sweep["fit"]["holds"]:
         ratio_ax.plot([row["new_tokens"] for row in measured], [row["time_ratio"] for row in measured], "--",
                       color="tab:red", alpha=0.6, label="time ratio from the fit")
     ratio_ax.axhline(1.0, color="gray", linewidth=0.8)
@@ -107,65 +110,41 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     if spans_decades(token_ratio + time_ratio):
         ratio_ax.set_yscale("log")
     finish_axis(ratio_ax, "new tokens N", "without cache / with cache", "what the cache saves")
-    fig.tight_layout()
     return save_figure(fig, out_png)
 
 
-def temperature_entries(temp: dict) -> list[tuple[float, str, dict]]:
-    """(temperature, key, summary) for every key of temp.json that is a number, lowest first."""
-    entries = []
-    for key, summary in temp.items():
-        try:
-            temperature = float(key)
-        except ValueError:
-            continue
-        if isinstance(summary, dict) and "distinct" in summary:
-            entries.append((temperature, key, summary))
-    return sorted(entries, key=lambda entry: entry[0])
-
-
 def plot_temp(temp: dict, out_png, top: int = 10) -> Path:
-    """Two panels: distinct answers per temperature, and the ``top`` most common at the lowest one."""
-    entries = temperature_entries(temp)
-    if not entries:
-        raise ValueError("temp.json has no temperature entries")
+    """Two panels: distinct answers per temperature, and the ``top`` most common at the lowest one
+    (temp.json's keys are its temperatures, lowest first)."""
+    keys = list(temp)
     fig, (distinct_ax, answers_ax) = plt.subplots(1, 2, figsize=(13, 4.8),
                                                   gridspec_kw={"width_ratios": [1, 1.6]})
-    positions = list(range(len(entries)))
-    bars = distinct_ax.bar(positions, [summary["distinct"] for _, _, summary in entries], color="tab:purple")
-    sizes = [summary.get("samples") for _, _, summary in entries]  # None where not recorded
-    distinct_ax.bar_label(bars, [f"{summary['distinct']}" + ("" if size is None else f"/{size}")
-                                 for (_, _, summary), size in zip(entries, sizes)], fontsize=9)
-    if any(size is not None for size in sizes):
-        distinct_ax.set_ylim(0, max(size for size in sizes if size is not None) * 1.1)
-    distinct_ax.set_xticks(positions, [f"T={key}" for _, key, _ in entries])
+    positions = list(range(len(keys)))
+    bars = distinct_ax.bar(positions, [temp[key]["distinct"] for key in keys], color="tab:purple")
+    distinct_ax.bar_label(bars, [f"{temp[key]['distinct']}/{temp[key]['samples']}" for key in keys], fontsize=9)
+    distinct_ax.set_ylim(0, max(temp[key]["samples"] for key in keys) * 1.1)
+    distinct_ax.set_xticks(positions, [f"T={key}" for key in keys])
     distinct_ax.set(ylabel="distinct answers", title="distinct answers per temperature")
     distinct_ax.grid(True, axis="y", alpha=0.3)
 
-    _, lowest_key, lowest = entries[0]
-    answers = (lowest.get("answers") or [])[:top]
-    if answers:
-        counts = [item["count"] for item in answers]
-        rows = list(range(len(answers)))
-        bars = answers_ax.barh(rows, counts, color="tab:purple", alpha=0.8)
-        answers_ax.bar_label(bars, [str(count) for count in counts], padding=3, fontsize=8)
-        answers_ax.set_yticks(rows, [answer_label(item["answer"]) for item in answers], fontsize=8)
-        answers_ax.invert_yaxis()  # the most common answer on top
-        answers_ax.set(xlabel="count", xlim=(0, max(counts) * 1.15))
-    else:
-        answers_ax.text(0.5, 0.5, "no answers recorded", ha="center", va="center", transform=answers_ax.transAxes)
-        answers_ax.set_yticks([])
-    samples = lowest.get("samples")
-    of_samples = f" of {samples} samples" if samples is not None else ""
-    answers_ax.set_title(f"most common answers at T={lowest_key} ({lowest['distinct']} distinct{of_samples})")
+    lowest = temp[keys[0]]
+    answers = lowest["answers"][:top]
+    counts = [item["count"] for item in answers]
+    rows = list(range(len(answers)))
+    bars = answers_ax.barh(rows, counts, color="tab:purple", alpha=0.8)
+    answers_ax.bar_label(bars, [str(count) for count in counts], padding=3, fontsize=8)
+    answers_ax.set_yticks(rows, [answer_label(item["answer"]) for item in answers], fontsize=8)
+    answers_ax.invert_yaxis()  # the most common answer on top
+    answers_ax.set(xlabel="count", xlim=(0, max(counts) * 1.15))
+    answers_ax.set_title(f"most common answers at T={keys[0]} ({lowest['distinct']} distinct of "
+                         f"{lowest['samples']} samples)")
     answers_ax.grid(True, axis="x", alpha=0.3)
-    fig.tight_layout()
     return save_figure(fig, out_png)
 
 
 def survivors_at(position: dict, p: float) -> int | None:
     """The survivor count at ``p`` (keys are written as repr(float(p)): "0.5", "0.9", "0.99")."""
-    for key, count in (position.get("survivors") or {}).items():
+    for key, count in position["survivors"].items():
         if math.isclose(float(key), p):
             return count
     return None
@@ -177,7 +156,7 @@ def plot_topp(detail: dict, out_png) -> Path:
     ps = [float(p) for p in detail["ps"]]
     colors = ["tab:green", "tab:orange", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
     fig, axes = plt.subplots(1, len(positions), figsize=(6.5 * len(positions), 4.8), squeeze=False)
-    for ax, (name, position) in zip(axes[0], positions.items()):
+    for ax, position in zip(axes[0], positions.values()):
         probs = position["sorted_probs"]
         ranks = list(range(1, len(probs) + 1))
         ax.plot(ranks, probs, color="tab:blue", label="probability (sorted)")
@@ -196,11 +175,7 @@ def plot_topp(detail: dict, out_png) -> Path:
                 ax.axvline(kept, color=color, linestyle="--", linewidth=1.2, label=f"p={p:g}: {kept} kept")
                 largest = max(largest, kept)
         ax.set_xlim(0.8, largest * 1.3)
-        prefix = clean_text(position.get("prefix", ""))
-        shown = f"[bos]{prefix}" if prefix else f"the {name} position"
-        entropy = position.get("entropy_bits")
-        entropy_text = f", entropy {entropy:.2f} bits" if entropy is not None else ""
-        ax.set_title(f"after {shown}{entropy_text}")
+        ax.set_title(f"after [bos]{clean_text(position['prefix'])}, entropy {position['entropy_bits']:.2f} bits")
         handles, labels = ax.get_legend_handles_labels()
         mass_handles, mass_labels = mass_ax.get_legend_handles_labels()
         ax.legend(handles + mass_handles, labels + mass_labels, fontsize=8, loc="lower left")
@@ -208,7 +183,6 @@ def plot_topp(detail: dict, out_png) -> Path:
         if largest > len(probs):
             ax.annotate(f"probabilities stored for the top {len(probs)} only", (0.98, 0.98),
                         xycoords="axes fraction", ha="right", va="top", fontsize=8)
-    fig.tight_layout()
     return save_figure(fig, out_png)
 
 

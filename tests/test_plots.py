@@ -82,6 +82,15 @@ def test_korean_text_raises_no_missing_glyph_warning(temp_json, topp_json, tmp_p
     assert [str(w.message) for w in caught if "missing from font" in str(w.message)] == []
 
 
+def test_log_axis_exponents_keep_their_minus_sign(topp_json, tmp_path, caplog):
+    # probabilities over five decades: the y ticks read 10^-1 ... 10^-5, written in mathtext
+    decades = {**topp_json, "positions": {name: {**position, "sorted_probs": [10.0 ** -k for k in range(6)]}
+                                          for name, position in topp_json["positions"].items()}}
+    with caplog.at_level("WARNING"):
+        plots.plot_topp(decades, tmp_path / "topp.png")
+    assert [r.getMessage() for r in caplog.records if "does not have a glyph" in r.getMessage()] == []
+
+
 def test_answer_labels_are_the_answers_themselves():
     assert plots.answer_label("가람 마을") == "가람 마을"
     assert plots.answer_label("apple\n pie") == "apple pie"
