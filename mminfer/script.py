@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mminfer.errors import MminferError
-from mminfer.inputs import parsed_config
+from mminfer.inputs import SCHEMA_PATH, parsed_config
 
 
 @contextmanager
@@ -40,6 +40,17 @@ def default(key: str):
     return node
 
 
+@functools.cache
+def schema_enum(key: str) -> list | None:
+    """The values the schema allows for a dotted config key, where it lists them (backend, device, ...)."""
+    import yaml
+
+    node = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    for part in key.split("."):
+        node = node["properties"][part]
+    return node.get("enum")
+
+
 def cli(doc: str, *flags: tuple) -> argparse.Namespace:
     """Parse a hand run's flags. Each flag is (name, config key or None, help); a flag with a config key
     takes its type and default from the schema, one without is a required path."""
@@ -52,7 +63,7 @@ def cli(doc: str, *flags: tuple) -> argparse.Namespace:
         many = isinstance(value, list)
         kind = type(value[0] if many else value) if value is not None else str
         parser.add_argument(name, type=kind, nargs="+" if many else None, default=value,
-                            help=f"{text} (config key {key}; default {value})")
+                            choices=schema_enum(key), help=f"{text} (config key {key}; default {value})")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--log", default=None, help="also write the log to this file")
     return parser.parse_args()
@@ -88,8 +99,14 @@ def rule_arguments(snakemake) -> dict:
     return arguments
 
 
-def model_of(args):
-    """The ModelSpec a rule builds from ``params.model``, from a hand run's flags."""
-    from mminfer.loading import ModelSpec
+def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:
+    """A job's keyword arguments from a hand run's flags, which are named like the job's parameters: the
+    model flags as the ModelSpec a rule builds from ``params.model``, every other flag as given, except
+    --log and the flags in ``leave`` (the script passes those itself)."""
+    from mminfer.loading import ModelSpec  # torch: only once a job runs
 
-    return ModelSpec(backend=args.backend, minimind_src=args.minimind_src, device=args.device, dtype=args.dtype)
+    arguments = vars(args).copy()
+    model = ModelSpec(**{field: arguments.pop(field) for field in ("backend", "minimind_src", "device", "dtype")})
+    for name in ("log", *leave):
+        del arguments[name]
+    return arguments | {"model": model}

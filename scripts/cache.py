@@ -10,7 +10,7 @@ fed_with_cache, fed_without_cache, ...). Run by the workflow's `cache` rule, or 
 from pathlib import Path
 
 from mminfer.jobs import cache_job
-from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, job_log, model_of, rule_arguments
+from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, hand_arguments, job_log, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -18,5 +18,5 @@ if "snakemake" in globals():
 elif __name__ == "__main__":
     args = cli(__doc__, *PROMPT_FLAGS, ("--outdir", None, "where same.json and count.json go"), *MODEL_FLAGS)
     with job_log(args.log):
-        cache_job(args.pretrain, args.tokenizer, args.val_data, args.docs, args.prompt_tokens, args.new_tokens,
-                  model_of(args), args.threads, Path(args.outdir) / "same.json", Path(args.outdir) / "count.json")
+        cache_job(**hand_arguments(args, "outdir"), same_out=Path(args.outdir) / "same.json",
+                  count_out=Path(args.outdir) / "count.json")

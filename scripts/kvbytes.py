@@ -6,7 +6,7 @@ Run by the workflow's `kvbytes` rule, or by hand:
 """
 
 from mminfer.jobs import kvbytes_job
-from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_arguments
+from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -16,4 +16,4 @@ elif __name__ == "__main__":
                ("--out", None, "the JSON file to write"), ("--tokens", "kvbytes.tokens", "random tokens fed"),
                ("--seed", "kvbytes.seed", "seed of the random tokens"), *MODEL_FLAGS)
     with job_log(args.log):
-        kvbytes_job(args.pretrain, args.tokens, args.seed, model_of(args), args.threads, args.out)
+        kvbytes_job(**hand_arguments(args))

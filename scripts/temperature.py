@@ -6,7 +6,7 @@ Run by the workflow's `temp` rule, or by hand:
 """
 
 from mminfer.jobs import temp_job
-from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_arguments
+from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -20,5 +20,4 @@ elif __name__ == "__main__":
                ("--new-tokens", "temp.new_tokens", "max_new_tokens per answer"),
                ("--seed", "temp.seed", "torch.manual_seed before each temperature"), *MODEL_FLAGS)
     with job_log(args.log):
-        temp_job(args.sft, args.tokenizer, args.question, args.temperatures, args.samples, args.new_tokens, args.seed,
-                 model_of(args), args.threads, args.out)
+        temp_job(**hand_arguments(args))

@@ -9,7 +9,7 @@ library's `time`.) Run by the workflow's `time` rule, or by hand:
 """
 
 from mminfer.jobs import time_job
-from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, job_log, model_of, rule_arguments
+from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, hand_arguments, job_log, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -20,5 +20,4 @@ elif __name__ == "__main__":
                ("--max-runs", "time.max_runs", "more interleaved rounds while doubtful, up to this many runs"),
                *MODEL_FLAGS)
     with job_log(args.log):
-        time_job(args.pretrain, args.tokenizer, args.val_data, args.docs, args.prompt_tokens, args.new_tokens,
-                 args.warmup, args.runs, args.max_runs, model_of(args), args.threads, args.out)
+        time_job(**hand_arguments(args))

@@ -7,7 +7,7 @@ Run by the workflow's `topp` rule, or by hand:
 """
 
 from mminfer.jobs import topp_job
-from mminfer.script import MODEL_FLAGS, cli, job_log, model_of, rule_arguments
+from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, rule_arguments
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -19,5 +19,4 @@ elif __name__ == "__main__":
                ("--prefix", "topp.prefix", "the open position"), ("--sharp-prefix", "topp.sharp_prefix", "the sharp position"),
                ("--ps", "topp.ps", "values of p"), *MODEL_FLAGS)
     with job_log(args.log):
-        topp_job(args.pretrain, args.tokenizer, args.prefix, args.sharp_prefix, args.ps, model_of(args), args.threads,
-                 args.out, args.detail)
+        topp_job(**hand_arguments(args, "out", "detail"), topp_out=args.out, detail_out=args.detail)
