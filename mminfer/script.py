@@ -32,23 +32,14 @@ def job_log(log_path):
 
 
 @functools.cache
-def default(key: str):
-    """The schema's default of a dotted config key, e.g. default("cache.docs") == 6."""
-    node = parsed_config()  # no config file: every key at its default
-    for part in key.split("."):
-        node = node[part]
-    return node
-
-
-@functools.cache
-def schema_enum(key: str) -> list | None:
-    """The values the schema allows for a dotted config key, where it lists them (backend, device, ...)."""
+def schema_of(key: str) -> tuple:
+    """(default, the values allowed or None) of a dotted config key, e.g. schema_of("cache.docs") == (6, None)."""
     import yaml
 
-    node = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
-    for part in key.split("."):
-        node = node["properties"][part]
-    return node.get("enum")
+    value, node = parsed_config(), yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+    for part in key.split("."):  # parsed_config(): no config file, so every key at its default
+        value, node = value[part], node["properties"][part]
+    return value, node.get("enum")
 
 
 def cli(doc: str, *flags: tuple) -> argparse.Namespace:
@@ -59,11 +50,11 @@ def cli(doc: str, *flags: tuple) -> argparse.Namespace:
         if key is None:
             parser.add_argument(name, required=True, help=text)
             continue
-        value = default(key)
+        value, allowed = schema_of(key)
         many = isinstance(value, list)
         kind = type(value[0] if many else value) if value is not None else str
-        parser.add_argument(name, type=kind, nargs="+" if many else None, default=value,
-                            choices=schema_enum(key), help=f"{text} (config key {key}; default {value})")
+        parser.add_argument(name, type=kind, nargs="+" if many else None, default=value, choices=allowed,
+                            help=f"{text} (config key {key}; default {value})")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
     parser.add_argument("--log", default=None, help="also write the log to this file")
     return parser.parse_args()
