@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import csv
-import json
 import platform
 import shutil
 import statistics
@@ -44,6 +43,7 @@ sys.path.insert(0, str(REPO))
 
 from mminfer.demo.corpus import GARAM_VILLAGE, CorpusSpec, build_corpus, write_corpus  # noqa: E402
 from mminfer.demo.quality import quality_checks  # noqa: E402
+from mminfer.io import read_json, write_json  # noqa: E402
 
 TARGETS = {"cold new/baseline": 0.67, "(a)/(c)": 2.0, "(b)/(c)": 1.2, "sweep/time": 2.0}
 TASK_RULES = ["cache", "time", "kvbytes", "temp", "topp"]
@@ -106,7 +106,7 @@ def cold_demo(workdir: Path, baseline: str, pairs: int, cores: int) -> tuple[dic
                 folder = workdir / f"cold-{name}-{round_number}"
                 seconds[name].append(snakemake(config_args(demo_config(folder)), cores, cwd=tree))
                 if name == "new":
-                    facts = json.loads((folder / "demo" / "corpus" / "facts.json").read_text(encoding="utf-8"))
+                    facts = read_json(folder / "demo" / "corpus" / "facts.json")
                     checks.append(quality_checks(folder / "out", facts[GARAM_VILLAGE]))
                 if name == "baseline" or round_number < pairs - 1:  # only the last new build is used further
                     shutil.rmtree(folder)
@@ -194,7 +194,7 @@ def floor_line(name: str, jobs: dict[str, float], cores: int, start: float, torc
 def against_plain(name: str, config: dict, pairs: int, cores: int, workdir: Path) -> dict:
     """(a), (b), (c) on one model set; the workflow and plain_task.py read the same config file."""
     config_file = workdir / f"{name}.yaml"
-    config_file.write_text(json.dumps(config, ensure_ascii=False), encoding="utf-8")  # JSON is YAML
+    write_json(config_file, config)  # JSON is YAML
     outdir = Path(config["outdir"])
     configured = ["--configfile", str(config_file)]
     snakemake([str(outdir / "report.md"), *configured], cores)  # bring everything up to date once
@@ -230,7 +230,7 @@ def against_plain(name: str, config: dict, pairs: int, cores: int, workdir: Path
     result["(b) floor"] = floor_line("(b)", task_jobs, cores, start, torch_s, plain_s)
     if "time" in jobs and "sweep" in jobs:
         result["sweep/time"] = target_line("sweep/time", jobs["sweep"] / jobs["time"])
-    timing = json.loads((outdir / "time.json").read_text(encoding="utf-8"))
+    timing = read_json(outdir / "time.json")
     print(f"  time.json: speedup {timing['speedup']:.2f} at {timing['threads']} threads, verdict {timing['verdict']}, "
           f"CV {timing['cv_with_cache']:.1%} / {timing['cv_without_cache']:.1%}, {timing['runs_done']} runs")
     return result
@@ -262,7 +262,7 @@ def main() -> None:
     if course:
         figures["course_shaped"] = against_plain("course-shaped", course, args.pairs, args.cores, workdir)
     if args.json:
-        Path(args.json).write_text(json.dumps(figures, ensure_ascii=False, indent=2), encoding="utf-8")
+        write_json(args.json, figures)
 
 
 if __name__ == "__main__":
