@@ -103,8 +103,6 @@ def _read_safetensors_folder(folder: Path) -> dict[str, torch.Tensor]:
     else:
         raise MminferError(f"model folder {folder} has neither model.safetensors nor pytorch_model.bin "
                            f"(transformers format expected).")
-    if "lm_head.weight" not in state and "model.embed_tokens.weight" in state:
-        state["lm_head.weight"] = state["model.embed_tokens.weight"]  # tied weights are saved once
     return state
 
 
@@ -151,9 +149,41 @@ def infer_config(state: dict[str, torch.Tensor], overrides: dict | None = None, 
                  for k, v in from_shapes.items() if overrides.get(k) not in (None, v)]
     if conflicts:
         raise MminferError(f"checkpoint {path} does not fit config key 'model': {'; '.join(conflicts)}.")
+    from_shapes["tie_word_embeddings"] = head_is_tied(state, overrides.get("tie_word_embeddings"), path)
     known = MiniMindConfig.__dataclass_fields__
     rest = {k: v for k, v in overrides.items() if k in known and k not in from_shapes and v is not None}
     return MiniMindConfig(**from_shapes, **rest)
+
+
+def head_is_tied(state: dict[str, torch.Tensor], stated: bool | None, path) -> bool:
+    """Does lm_head share the embedding's weight? Read off the checkpoint: a tied model's state_dict
+    names the one matrix twice (equal tensors) or, in a transformers folder, once; an untied one holds
+    two different matrices. ``stated``: tie_word_embeddings of a model folder's config.json, which
+    must agree with the weights."""
+    head = state.get("lm_head.weight")
+    embedding = state.get("model.embed_tokens.weight")
+    if head is None or embedding is None:
+        if stated is False:
+            present = "model.embed_tokens.weight" if head is None else "lm_head.weight"
+            raise MminferError(f"checkpoint {path}: tie_word_embeddings is false but it has no "
+                               f"{'lm_head.weight' if head is None else 'model.embed_tokens.weight'}, "
+                               f"only {present}; an untied head needs both matrices.")
+        return True
+    tied = head.shape == embedding.shape and torch.equal(head, embedding)
+    if stated is True and not tied:
+        raise MminferError(f"checkpoint {path}: tie_word_embeddings is true (its config.json) but "
+                           "lm_head.weight differs from model.embed_tokens.weight, so the head is not "
+                           "tied; fix config.json or the checkpoint.")
+    return tied if stated is None else stated
+
+
+def with_both_head_keys(state: dict[str, torch.Tensor], config: MiniMindConfig) -> dict[str, torch.Tensor]:
+    """A tied model's state_dict names the shared matrix under both keys: fill in the one a
+    transformers folder leaves out, so that the strict load sees every key."""
+    if not config.tie_word_embeddings:
+        return state
+    shared = state.get("model.embed_tokens.weight", state.get("lm_head.weight"))
+    return {**state, "model.embed_tokens.weight": shared, "lm_head.weight": shared}
 
 
 def check_keys(state: dict[str, torch.Tensor], model: torch.nn.Module, path) -> None:
@@ -208,6 +238,7 @@ def load_model(path: str | Path, spec: ModelSpec = ModelSpec()) -> LoadedModel:
     state = read_state_dict(path)
     merged = {**read_folder_config(path), **spec.overrides}
     config = infer_config(state, merged, path)
+    state = with_both_head_keys(state, config)
     if chosen == "builtin":
         model = MiniMindForCausalLM(config)
     else:

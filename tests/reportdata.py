@@ -9,7 +9,7 @@ RUN = {"model_set": "demo", "checkpoint": "resources/demo/pretrain.pth", "sha256
        "threads": 2, "tokenizer": "resources/demo/tokenizer", "val_data": "resources/demo/pretrain_val.jsonl",
        "docs": 6, "prompt_tokens": 200,
        "config": {"num_hidden_layers": 8, "hidden_size": 256, "num_attention_heads": 8, "num_key_value_heads": 2,
-                  "head_dim": 32, "vocab_size": 2000}}
+                  "head_dim": 32, "vocab_size": 2000, "tie_word_embeddings": True}}
 
 
 def same_json(**changes) -> dict:

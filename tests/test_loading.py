@@ -297,3 +297,67 @@ def test_minimind_convert_model_folder_with_pytorch_model_bin_loads(tiny_state, 
     loaded = load_model(folder)
     assert loaded.config.max_position_embeddings == 512
     assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"].half().float())
+
+
+# --- tied or untied output head --------------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def untied_state(tiny_config):
+    """An untied model (MiniMindConfig(tie_word_embeddings=False)) saved as MiniMind's trainers save."""
+    torch.manual_seed(11)
+    config = MiniMindConfig(**{**tiny_config.to_dict(), "tie_word_embeddings": False})
+    model = MiniMindForCausalLM(config)
+    return {k: v.half() for k, v in model.state_dict().items()}
+
+
+def test_untied_checkpoint_loads_its_own_head(untied_state, load_tiny, tmp_path):
+    path = write_state(tmp_path / "untied.pth", untied_state)
+    loaded = load_tiny(path=path)
+    assert loaded.config.tie_word_embeddings is False
+    model = loaded.model
+    assert model.lm_head.weight is not model.model.embed_tokens.weight
+    assert torch.equal(model.lm_head.weight, untied_state["lm_head.weight"].float())
+    assert torch.equal(model.model.embed_tokens.weight, untied_state["model.embed_tokens.weight"].float())
+
+
+def test_untied_checkpoint_gives_the_logits_of_the_untied_model(untied_state, load_tiny, tmp_path):
+    config = MiniMindConfig(**{**infer_config(untied_state).to_dict(), "tie_word_embeddings": False,
+                               "max_position_embeddings": 512})
+    reference = MiniMindForCausalLM(config)
+    reference.load_state_dict({k: v.float() for k, v in untied_state.items()})
+    loaded = load_tiny(path=write_state(tmp_path / "untied.pth", untied_state)).model
+    ids = torch.tensor([[1, 40, 7, 300, 12]])
+    with torch.no_grad():
+        assert torch.equal(loaded(ids).logits, reference.eval()(ids).logits)
+
+
+def test_checkpoint_with_equal_head_and_embedding_is_tied(tiny_state):
+    assert "lm_head.weight" in tiny_state  # a tied model's state_dict names the shared weight twice
+    assert infer_config(tiny_state).tie_word_embeddings is True
+
+
+def test_checkpoint_with_only_the_embedding_is_tied(tiny_state):
+    state = {k: v for k, v in tiny_state.items() if k != "lm_head.weight"}
+    assert infer_config(state).tie_word_embeddings is True
+
+
+def test_folder_config_saying_tied_over_an_untied_head_is_an_error(untied_state):
+    with pytest.raises(MminferError, match="tie_word_embeddings") as info:
+        infer_config(untied_state, {"tie_word_embeddings": True}, path="folder")
+    assert "lm_head.weight differs from model.embed_tokens.weight" in str(info.value)
+
+
+def test_folder_config_saying_untied_without_a_head_is_an_error(tiny_state):
+    state = {k: v for k, v in tiny_state.items() if k != "lm_head.weight"}
+    with pytest.raises(MminferError, match="tie_word_embeddings is false but .* has no lm_head.weight"):
+        infer_config(state, {"tie_word_embeddings": False}, path="folder")
+
+
+def test_minimind_backend_loads_an_untied_head(untied_state, load_tiny, minimind_src, tmp_path):
+    path = write_state(tmp_path / "untied.pth", untied_state)
+    builtin = load_tiny(path=path).model
+    minimind = load_tiny(path=path, backend="minimind", minimind_src=minimind_src).model
+    assert minimind.lm_head.weight is not minimind.model.embed_tokens.weight
+    ids = torch.tensor([[1, 40, 7, 300, 12]])
+    with torch.no_grad():
+        assert torch.equal(builtin(ids).logits, minimind(ids).logits)

@@ -202,3 +202,10 @@ def test_report_says_what_the_facts_decide(replace, sentence):
 ])
 def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
     assert absent not in render_report(**every_json(**replace))
+
+
+def test_run_section_says_whether_the_head_is_tied():
+    assert "출력 헤드 임베딩과 공유 (tied)" in render_report(**every_json())
+    untied = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
+    report = render_report(**every_json(same=same_json(run=untied)))
+    assert "출력 헤드 임베딩과 별도 행렬 (untied)" in report
