@@ -20,26 +20,55 @@ def comparison_rows(names: list[str], results: dict[str, list[dict]]) -> list[di
         temp, topp = results["temp"][index], results["topp"][index]
         capacity = results["capacity"][index]
         memory, context = capacity["memory_gib"][0], capacity["contexts"][0]
-        users = next(row["sequences"] for row in capacity["rows"]
-                     if row["dtype"] == kv["dtype"] and row["memory_gib"] == memory and row["context"] == context)
-        rows.append({"model": name, "speedup": timing["speedup"], "kv_bytes_per_token": kv["bytes_per_token"],
-                     "dtype": kv["dtype"], "users_per_card": users, "card": f"{memory:g} GiB, {context:,} tokens",
-                     "distinct": {key: value["distinct"] for key, value in temp.items()}, "survivors": dict(topp)})
+        users = next(
+            row["sequences"]
+            for row in capacity["rows"]
+            if row["dtype"] == kv["dtype"]
+            and row["memory_gib"] == memory
+            and row["context"] == context
+        )
+        rows.append(
+            {
+                "model": name,
+                "speedup": timing["speedup"],
+                "kv_bytes_per_token": kv["bytes_per_token"],
+                "dtype": kv["dtype"],
+                "users_per_card": users,
+                "card": f"{memory:g} GiB, {context:,} tokens",
+                "distinct": {key: value["distinct"] for key, value in temp.items()},
+                "survivors": dict(topp),
+            }
+        )
     return rows
 
 
 def render_comparison(rows: list[dict]) -> str:
     temperatures = list(rows[0]["distinct"])
     ps = list(rows[0]["survivors"])
-    header = (["모델", "speedup", "KV 바이트/토큰", "dtype", f"카드당 사용자 ({rows[0]['card']})"]
-              + [f"distinct @T={t}" for t in temperatures]
-              + [f"top-p {p} 생존" for p in ps])
-    lines = ["# 모델 비교", "", "각 모델의 결과 폴더에 있는 JSON에서 읽은 값이다.", "",
-             "| " + " | ".join(header) + " |", "|" + " --- |" * len(header)]
+    header = (
+        ["모델", "speedup", "KV 바이트/토큰", "dtype", f"카드당 사용자 ({rows[0]['card']})"]
+        + [f"distinct @T={t}" for t in temperatures]
+        + [f"top-p {p} 생존" for p in ps]
+    )
+    lines = [
+        "# 모델 비교",
+        "",
+        "각 모델의 결과 폴더에 있는 JSON에서 읽은 값이다.",
+        "",
+        "| " + " | ".join(header) + " |",
+        "|" + " --- |" * len(header),
+    ]
     for row in rows:
-        cells = [row["model"], f"{row['speedup']:.2f}", f"{row['kv_bytes_per_token']:,}", row["dtype"],
-                 f"{row['users_per_card']:,}"]
-        cells += [str(row["distinct"][t]) for t in temperatures] + [str(row["survivors"][p]) for p in ps]
+        cells = [
+            row["model"],
+            f"{row['speedup']:.2f}",
+            f"{row['kv_bytes_per_token']:,}",
+            row["dtype"],
+            f"{row['users_per_card']:,}",
+        ]
+        cells += [str(row["distinct"][t]) for t in temperatures] + [
+            str(row["survivors"][p]) for p in ps
+        ]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 

@@ -19,13 +19,20 @@ def fed_without_cache_formula(prompt_len: int, new_tokens: int) -> int:
     return new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
 
 
-def fed_counts(prompt_len: int, new_tokens: int, with_cache: list[int], without_cache: list[int]) -> dict:
+def fed_counts(
+    prompt_len: int, new_tokens: int, with_cache: list[int], without_cache: list[int]
+) -> dict:
     """The tokens each method fed (one count per forward call) beside their formulas (count.json)."""
-    return {"prompt_len": prompt_len, "new_tokens": new_tokens,
-            "fed_with_cache": sum(with_cache), "fed_without_cache": sum(without_cache),
-            "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
-            "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
-            "calls_with_cache": len(with_cache), "calls_without_cache": len(without_cache)}
+    return {
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "fed_with_cache": sum(with_cache),
+        "fed_without_cache": sum(without_cache),
+        "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
+        "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
+        "calls_with_cache": len(with_cache),
+        "calls_without_cache": len(without_cache),
+    }
 
 
 class ForwardRecorder:

@@ -12,19 +12,24 @@ import torch
 
 from mminfer.counting import ForwardRecorder, fed_counts
 
-
 # The task's greedy arguments of MiniMind's generate (top_k=0: its default of 50 is turned off).
 GREEDY = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
 
 
-def greedy_generate(model, prompt_ids: list[int], new_tokens: int, use_cache: bool, device,
-                    recorder: ForwardRecorder | None = None) -> list[int]:
+def greedy_generate(
+    model,
+    prompt_ids: list[int],
+    new_tokens: int,
+    use_cache: bool,
+    device,
+    recorder: ForwardRecorder | None = None,
+) -> list[int]:
     """The new token ids of one greedy generation, as the task specifies it."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     recorder = recorder or ForwardRecorder()
     with recorder.watching(model):
         output = model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
-    return output[0, len(prompt_ids):].tolist()
+    return output[0, len(prompt_ids) :].tolist()
 
 
 def top2_margin(logits: torch.Tensor) -> float:
@@ -32,17 +37,26 @@ def top2_margin(logits: torch.Tensor) -> float:
     return float(torch.topk(logits, 2).values.diff().neg())
 
 
-def first_difference(ids_with: list[int], ids_without: list[int], logits_with: list[torch.Tensor],
-                     logits_without: list[torch.Tensor]) -> dict | None:
+def first_difference(
+    ids_with: list[int],
+    ids_without: list[int],
+    logits_with: list[torch.Tensor],
+    logits_without: list[torch.Tensor],
+) -> dict | None:
     """Where the two greedy paths first pick different tokens, and how close that call was."""
     for step, (a, b) in enumerate(zip(ids_with, ids_without)):
         if a != b:
             with_cache, without_cache = logits_with[step][0], logits_without[step][0]
             return {
-                "step": step, "token_with_cache": a, "token_without_cache": b,
-                "margin_with_cache": top2_margin(with_cache), "margin_without_cache": top2_margin(without_cache),
+                "step": step,
+                "token_with_cache": a,
+                "token_without_cache": b,
+                "margin_with_cache": top2_margin(with_cache),
+                "margin_without_cache": top2_margin(without_cache),
                 "max_abs_logit_diff": float((with_cache - without_cache).abs().max()),
-                "max_abs_logit": float(with_cache.abs().max()),  # the scale rounding errors grow with
+                "max_abs_logit": float(
+                    with_cache.abs().max()
+                ),  # the scale rounding errors grow with
             }
     return None
 
@@ -55,12 +69,24 @@ def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tupl
     ids_without_cache = greedy_generate(model, prompt_ids, new_tokens, False, device, without_cache)
 
     prompt_len = len(prompt_ids)
-    difference = first_difference(ids, ids_without_cache, with_cache.last_logits, without_cache.last_logits)
+    difference = first_difference(
+        ids, ids_without_cache, with_cache.last_logits, without_cache.last_logits
+    )
     # after the first different token the two paths see different contexts: compare up to it only
     compared_steps = difference["step"] + 1 if difference else len(with_cache.last_logits)
-    step_diffs = [float((with_cache.last_logits[i] - without_cache.last_logits[i]).abs().max())
-                  for i in range(compared_steps)]
-    same = {"same_ids": ids == ids_without_cache, "ids": ids, "prompt_len": prompt_len, "new_tokens": new_tokens,
-            "ids_without_cache": ids_without_cache, "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
-            "first_difference": difference}
-    return same, fed_counts(prompt_len, new_tokens, with_cache.fed_per_call, without_cache.fed_per_call)
+    step_diffs = [
+        float((with_cache.last_logits[i] - without_cache.last_logits[i]).abs().max())
+        for i in range(compared_steps)
+    ]
+    same = {
+        "same_ids": ids == ids_without_cache,
+        "ids": ids,
+        "prompt_len": prompt_len,
+        "new_tokens": new_tokens,
+        "ids_without_cache": ids_without_cache,
+        "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
+        "first_difference": difference,
+    }
+    return same, fed_counts(
+        prompt_len, new_tokens, with_cache.fed_per_call, without_cache.fed_per_call
+    )

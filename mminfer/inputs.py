@@ -10,7 +10,9 @@ from pathlib import Path
 
 from mminfer.errors import MminferError
 
-SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"  # every key and its default
+SCHEMA_PATH = (
+    Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
+)  # every key and its default
 
 INPUT_KEYS = ("pretrain", "sft", "val_data", "tokenizer")
 BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
@@ -22,7 +24,9 @@ def config_errors(config: dict, schema: dict) -> list[str]:
 
     validator = jsonschema.Draft202012Validator(schema)
     messages = []
-    for error in sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path))):
+    for error in sorted(
+        validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path))
+    ):
         key = ".".join(str(part) for part in error.absolute_path) or "(top level)"
         allowed, rule, parent = "", error.validator, error.schema
         if rule == "enum":
@@ -63,8 +67,14 @@ def model_params(config: dict, model_set: str) -> dict:
     The demo's .pth carries no config: it loads with the rotary table length it was built with."""
     demo = {"max_position_embeddings": config["demo_model"]["max_position_embeddings"]}
     overrides = {**(demo if model_set == "demo" else {}), **config["model"]}
-    return {"backend": config["backend"], "minimind_src": config["minimind_src"], "device": config["device"],
-            "dtype": config["dtype"], "overrides": overrides, "model_set": model_set}
+    return {
+        "backend": config["backend"],
+        "minimind_src": config["minimind_src"],
+        "device": config["device"],
+        "dtype": config["dtype"],
+        "overrides": overrides,
+        "model_set": model_set,
+    }
 
 
 def parsed_config(*paths) -> dict:
@@ -73,7 +83,11 @@ def parsed_config(*paths) -> dict:
 
     def merge(into: dict, update: dict) -> dict:
         for key, value in update.items():
-            into[key] = merge(into[key], value) if isinstance(value, dict) and isinstance(into.get(key), dict) else value
+            into[key] = (
+                merge(into[key], value)
+                if isinstance(value, dict) and isinstance(into.get(key), dict)
+                else value
+            )
         return into
 
     config: dict = {}
@@ -84,8 +98,12 @@ def parsed_config(*paths) -> dict:
 
 def demo_paths(demo_dir: str | Path) -> dict[str, str]:
     """Where the embedded demo's rules write the four inputs."""
-    files = {"pretrain": "pretrain.pth", "sft": "sft.pth", "val_data": "corpus/pretrain_val.jsonl",
-             "tokenizer": "tokenizer"}
+    files = {
+        "pretrain": "pretrain.pth",
+        "sft": "sft.pth",
+        "val_data": "corpus/pretrain_val.jsonl",
+        "tokenizer": "tokenizer",
+    }
     return {key: str(Path(demo_dir) / name) for key, name in files.items()}
 
 
@@ -99,12 +117,16 @@ def resolve_inputs(config: dict) -> dict:
     if mode == "always" or (mode == "auto" and not present):
         return {"model_set": "demo", **demo_paths(config.get("demo_dir", "resources/demo"))}
     if missing:
-        listed = "; ".join(f"config key '{key}': {configured[key]} does not exist" for key in missing)
+        listed = "; ".join(
+            f"config key '{key}': {configured[key]} does not exist" for key in missing
+        )
         if mode == "never":
             raise MminferError(f"demo is 'never' but inputs are missing — {listed}.")
-        raise MminferError(f"some configured inputs exist and some do not — {listed}. Fix those paths, or set config "
-                           f"key 'demo' to 'always' to use the embedded demo model instead (course and demo files are "
-                           f"never mixed).")
+        raise MminferError(
+            f"some configured inputs exist and some do not — {listed}. Fix those paths, or set config "
+            f"key 'demo' to 'always' to use the embedded demo model instead (course and demo files are "
+            f"never mixed)."
+        )
     tokenizer = Path(configured["tokenizer"])
     for name in ("tokenizer.json", "tokenizer_config.json"):
         if not (tokenizer / name).is_file():
@@ -148,4 +170,6 @@ def check_folder_can_exist(folder: str | Path, named: str) -> None:
             return
         if os.path.lexists(candidate):
             below = "" if candidate == folder else f", so {folder} cannot be created below it"
-            raise MminferError(f"{named}: {candidate} is a file, not a folder{below}. Choose a folder path.")
+            raise MminferError(
+                f"{named}: {candidate} is a file, not a folder{below}. Choose a folder path."
+            )

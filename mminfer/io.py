@@ -15,7 +15,13 @@ from mminfer.errors import MminferError
 def _create_temp_beside(path: Path) -> tuple[int, Path]:
     """A new temporary file beside ``path`` with the mode ``open(path, "w")`` would give (0o666 less the
     umask, or the folder's default ACL), not ``mkstemp``'s 0o600 that others could not read."""
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
+    flags = (
+        os.O_WRONLY
+        | os.O_CREAT
+        | os.O_EXCL
+        | getattr(os, "O_CLOEXEC", 0)
+        | getattr(os, "O_BINARY", 0)
+    )
     for _ in range(100):
         tmp = path.parent / f".{path.name}.{secrets.token_hex(6)}.tmp"
         with contextlib.suppress(FileExistsError):
@@ -52,7 +58,9 @@ def read_json(path: str | Path):
     return json.loads(Path(path).read_text(encoding="utf-8"))
 
 
-def read_jsonl_field(path: str | Path, field: str, limit: int | None = None, kind: str = "data") -> list:
+def read_jsonl_field(
+    path: str | Path, field: str, limit: int | None = None, kind: str = "data"
+) -> list:
     """``field`` of each record of a JSONL file (the first ``limit``); errors name the file and the line."""
     path = Path(path)
     if not path.is_file():
@@ -67,8 +75,10 @@ def read_jsonl_field(path: str | Path, field: str, limit: int | None = None, kin
                 line.encode("utf-8")
             except UnicodeEncodeError as exc:
                 byte = ord(line[exc.start]) - 0xDC00
-                raise MminferError(f"{kind} {path} line {number} is not valid UTF-8 (byte 0x{byte:02x} at "
-                                   f"character {exc.start + 1}); save the file as UTF-8.") from None
+                raise MminferError(
+                    f"{kind} {path} line {number} is not valid UTF-8 (byte 0x{byte:02x} at "
+                    f"character {exc.start + 1}); save the file as UTF-8."
+                ) from None
             if not line.strip():
                 continue
             try:

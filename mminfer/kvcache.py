@@ -9,8 +9,9 @@ import torch
 from mminfer.loading import dtype_name
 
 
-def kv_formula_bytes(layers: int, tokens: int, kv_heads: int, head_dim: int, bytes_per_element: int,
-                     batch: int = 1) -> int:
+def kv_formula_bytes(
+    layers: int, tokens: int, kv_heads: int, head_dim: int, bytes_per_element: int, batch: int = 1
+) -> int:
     """2 (K and V) x layers x tokens x KV heads x head_dim x bytes per element (x batch)."""
     return 2 * layers * batch * tokens * kv_heads * head_dim * bytes_per_element
 
@@ -37,7 +38,9 @@ def measure_kv_bytes(model, config, tokens: int, seed: int, device, batch: int =
     device = torch.device(device)
     input_ids = random_tokens(config.vocab_size, tokens, seed, batch).to(device)
     allocated_before = torch.cuda.memory_allocated(device) if device.type == "cuda" else None
-    past_key_values = model(input_ids, use_cache=True).past_key_values  # logits, activations freed on return
+    past_key_values = model(
+        input_ids, use_cache=True
+    ).past_key_values  # logits, activations freed on return
     allocator_bytes = None
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -45,16 +48,36 @@ def measure_kv_bytes(model, config, tokens: int, seed: int, device, batch: int =
     first_k = past_key_values[0][0]
     bytes_per_element = first_k.element_size()
     measured_bytes = cache_tensor_bytes(past_key_values)
-    formula_bytes = kv_formula_bytes(config.num_hidden_layers, tokens, config.num_key_value_heads,
-                                     config.head_dim, bytes_per_element, batch)
-    after_repeat_kv_bytes = kv_formula_bytes(config.num_hidden_layers, tokens, config.num_attention_heads,
-                                             config.head_dim, bytes_per_element, batch)
+    formula_bytes = kv_formula_bytes(
+        config.num_hidden_layers,
+        tokens,
+        config.num_key_value_heads,
+        config.head_dim,
+        bytes_per_element,
+        batch,
+    )
+    after_repeat_kv_bytes = kv_formula_bytes(
+        config.num_hidden_layers,
+        tokens,
+        config.num_attention_heads,
+        config.head_dim,
+        bytes_per_element,
+        batch,
+    )
     return {
-        "tokens": tokens, "batch": batch, "measured_bytes": measured_bytes, "formula_bytes": formula_bytes,
-        "k_shape": list(first_k.shape), "matches": measured_bytes == formula_bytes,
-        "layers": config.num_hidden_layers, "kv_heads": config.num_key_value_heads,
-        "heads": config.num_attention_heads, "head_dim": config.head_dim, "dtype": dtype_name(first_k.dtype),
-        "bytes_per_element": bytes_per_element, "bytes_per_token": measured_bytes // (batch * tokens),
+        "tokens": tokens,
+        "batch": batch,
+        "measured_bytes": measured_bytes,
+        "formula_bytes": formula_bytes,
+        "k_shape": list(first_k.shape),
+        "matches": measured_bytes == formula_bytes,
+        "layers": config.num_hidden_layers,
+        "kv_heads": config.num_key_value_heads,
+        "heads": config.num_attention_heads,
+        "head_dim": config.head_dim,
+        "dtype": dtype_name(first_k.dtype),
+        "bytes_per_element": bytes_per_element,
+        "bytes_per_token": measured_bytes // (batch * tokens),
         "after_repeat_kv_bytes": after_repeat_kv_bytes,
         "allocator_bytes": allocator_bytes,  # CUDA only: memory_allocated after - before
     }

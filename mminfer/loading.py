@@ -31,7 +31,9 @@ class ModelSpec:
     device: str = "cpu"
     dtype: str = "float32"
     overrides: dict = field(default_factory=dict)
-    model_set: str = "custom"  # "course", "demo", a name from config key models, or "custom" (by hand)
+    model_set: str = (
+        "custom"  # "course", "demo", a name from config key models, or "custom" (by hand)
+    )
 
 
 @dataclass
@@ -46,7 +48,7 @@ class LoadedModel:
 
 
 def dtype_name(dtype: torch.dtype) -> str:
-    """"float32" for torch.float32: how dtypes are written in config and JSON."""
+    """ "float32" for torch.float32: how dtypes are written in config and JSON."""
     return str(dtype).replace("torch.", "")
 
 
@@ -54,7 +56,9 @@ def resolve_device(device: str) -> torch.device:
     if device == "auto":
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     if device == "cuda" and not torch.cuda.is_available():
-        raise MminferError("config key 'device' is 'cuda' but torch sees no CUDA device; use 'auto' or 'cpu'.")
+        raise MminferError(
+            "config key 'device' is 'cuda' but torch sees no CUDA device; use 'auto' or 'cpu'."
+        )
     if device not in ("cpu", "cuda"):
         raise MminferError(f"config key 'device' must be one of auto, cpu, cuda; got {device!r}.")
     return torch.device(device)
@@ -77,16 +81,23 @@ def read_state_dict(path: str | Path) -> dict[str, torch.Tensor]:
         state = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # truncated zip, pickle with code, not a torch file at all, ...
         detail = str(exc).splitlines()[0] if str(exc) else "no detail"
-        message = (f"checkpoint {path} could not be read as a torch state_dict ({type(exc).__name__}: {detail}). "
-                   "Is the file truncated or not a .pth saved with torch.save(model.state_dict())?")
+        message = (
+            f"checkpoint {path} could not be read as a torch state_dict ({type(exc).__name__}: {detail}). "
+            "Is the file truncated or not a .pth saved with torch.save(model.state_dict())?"
+        )
         raise MminferError(message) from None
-    if not (isinstance(state, dict) and state
-            and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items())):
+    if not (
+        isinstance(state, dict)
+        and state
+        and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in state.items())
+    ):
         hint = ""
         if isinstance(state, dict) and isinstance(state.get("model"), dict):
             hint = " It looks like a training-resume file; its 'model' entry is the state_dict."
-        raise MminferError(f"checkpoint {path} is not a state_dict (a dict of parameter name to tensor); "
-                           f"got {type(state).__name__}.{hint}")
+        raise MminferError(
+            f"checkpoint {path} is not a state_dict (a dict of parameter name to tensor); "
+            f"got {type(state).__name__}.{hint}"
+        )
     return state
 
 
@@ -101,8 +112,10 @@ def _read_safetensors_folder(folder: Path) -> dict[str, torch.Tensor]:
     elif (folder / "pytorch_model.bin").is_file():
         state = read_state_dict(folder / "pytorch_model.bin")
     else:
-        raise MminferError(f"model folder {folder} has neither model.safetensors nor pytorch_model.bin "
-                           f"(transformers format expected).")
+        raise MminferError(
+            f"model folder {folder} has neither model.safetensors nor pytorch_model.bin "
+            f"(transformers format expected)."
+        )
     return state
 
 
@@ -119,39 +132,66 @@ def read_folder_config(path: str | Path) -> dict:
     except json.JSONDecodeError as exc:
         problem = f"is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno})"
     if problem:
-        raise MminferError(f"model folder file {config_file} {problem}; expected a JSON object of the model's "
-                           "hyperparameters, as transformers' save_pretrained and MiniMind's convert_model.py "
-                           "write it.")
+        raise MminferError(
+            f"model folder file {config_file} {problem}; expected a JSON object of the model's "
+            "hyperparameters, as transformers' save_pretrained and MiniMind's convert_model.py "
+            "write it."
+        )
     return config
 
 
-def infer_config(state: dict[str, torch.Tensor], overrides: dict | None = None, path: str | Path = "") -> MiniMindConfig:
+def infer_config(
+    state: dict[str, torch.Tensor], overrides: dict | None = None, path: str | Path = ""
+) -> MiniMindConfig:
     """MiniMindConfig whose shapes fit ``state``; ``overrides`` supply what the shapes cannot tell."""
     overrides = dict(overrides or {})
     if any(".mlp.gate.weight" in k or ".mlp.experts." in k for k in state):
-        raise MminferError(f"checkpoint {path} is a MiniMind MoE model; mminfer measures the dense model only.")
-    required = ["model.embed_tokens.weight", "model.layers.0.self_attn.q_proj.weight",
-                "model.layers.0.self_attn.k_proj.weight", "model.layers.0.self_attn.q_norm.weight",
-                "model.layers.0.mlp.gate_proj.weight"]
+        raise MminferError(
+            f"checkpoint {path} is a MiniMind MoE model; mminfer measures the dense model only."
+        )
+    required = [
+        "model.embed_tokens.weight",
+        "model.layers.0.self_attn.q_proj.weight",
+        "model.layers.0.self_attn.k_proj.weight",
+        "model.layers.0.self_attn.q_norm.weight",
+        "model.layers.0.mlp.gate_proj.weight",
+    ]
     missing = [k for k in required if k not in state]
     if missing:
-        raise MminferError(f"checkpoint {path} does not look like a MiniMind model; missing keys: {', '.join(missing)}.")
+        raise MminferError(
+            f"checkpoint {path} does not look like a MiniMind model; missing keys: {', '.join(missing)}."
+        )
     vocab_size, hidden_size = state["model.embed_tokens.weight"].shape
     layer_ids = {int(m.group(1)) for k in state if (m := re.match(r"model\.layers\.(\d+)\.", k))}
     head_dim = state["model.layers.0.self_attn.q_norm.weight"].shape[0]
     heads = state["model.layers.0.self_attn.q_proj.weight"].shape[0] // head_dim
     kv_heads = state["model.layers.0.self_attn.k_proj.weight"].shape[0] // head_dim
     intermediate = state["model.layers.0.mlp.gate_proj.weight"].shape[0]
-    from_shapes = dict(vocab_size=vocab_size, hidden_size=hidden_size, num_hidden_layers=max(layer_ids) + 1,
-                       head_dim=head_dim, num_attention_heads=heads, num_key_value_heads=kv_heads,
-                       intermediate_size=intermediate)
-    conflicts = [f"{k}={overrides[k]} but the checkpoint has {v}"
-                 for k, v in from_shapes.items() if overrides.get(k) not in (None, v)]
+    from_shapes = dict(
+        vocab_size=vocab_size,
+        hidden_size=hidden_size,
+        num_hidden_layers=max(layer_ids) + 1,
+        head_dim=head_dim,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        intermediate_size=intermediate,
+    )
+    conflicts = [
+        f"{k}={overrides[k]} but the checkpoint has {v}"
+        for k, v in from_shapes.items()
+        if overrides.get(k) not in (None, v)
+    ]
     if conflicts:
-        raise MminferError(f"checkpoint {path} does not fit config key 'model': {'; '.join(conflicts)}.")
-    from_shapes["tie_word_embeddings"] = head_is_tied(state, overrides.get("tie_word_embeddings"), path)
+        raise MminferError(
+            f"checkpoint {path} does not fit config key 'model': {'; '.join(conflicts)}."
+        )
+    from_shapes["tie_word_embeddings"] = head_is_tied(
+        state, overrides.get("tie_word_embeddings"), path
+    )
     known = MiniMindConfig.__dataclass_fields__
-    rest = {k: v for k, v in overrides.items() if k in known and k not in from_shapes and v is not None}
+    rest = {
+        k: v for k, v in overrides.items() if k in known and k not in from_shapes and v is not None
+    }
     return MiniMindConfig(**from_shapes, **rest)
 
 
@@ -165,19 +205,25 @@ def head_is_tied(state: dict[str, torch.Tensor], stated: bool | None, path) -> b
     if head is None or embedding is None:
         if stated is False:
             present = "model.embed_tokens.weight" if head is None else "lm_head.weight"
-            raise MminferError(f"checkpoint {path}: tie_word_embeddings is false but it has no "
-                               f"{'lm_head.weight' if head is None else 'model.embed_tokens.weight'}, "
-                               f"only {present}; an untied head needs both matrices.")
+            raise MminferError(
+                f"checkpoint {path}: tie_word_embeddings is false but it has no "
+                f"{'lm_head.weight' if head is None else 'model.embed_tokens.weight'}, "
+                f"only {present}; an untied head needs both matrices."
+            )
         return True
     tied = head.shape == embedding.shape and torch.equal(head, embedding)
     if stated is True and not tied:
-        raise MminferError(f"checkpoint {path}: tie_word_embeddings is true (its config.json) but "
-                           "lm_head.weight differs from model.embed_tokens.weight, so the head is not "
-                           "tied; fix config.json or the checkpoint.")
+        raise MminferError(
+            f"checkpoint {path}: tie_word_embeddings is true (its config.json) but "
+            "lm_head.weight differs from model.embed_tokens.weight, so the head is not "
+            "tied; fix config.json or the checkpoint."
+        )
     return tied if stated is None else stated
 
 
-def with_both_head_keys(state: dict[str, torch.Tensor], config: MiniMindConfig) -> dict[str, torch.Tensor]:
+def with_both_head_keys(
+    state: dict[str, torch.Tensor], config: MiniMindConfig
+) -> dict[str, torch.Tensor]:
     """A tied model's state_dict names the shared matrix under both keys: fill in the one a
     transformers folder leaves out, so that the strict load sees every key."""
     if not config.tie_word_embeddings:
@@ -191,19 +237,35 @@ def check_keys(state: dict[str, torch.Tensor], model: torch.nn.Module, path) -> 
     expected = {k: v.shape for k, v in model.state_dict().items()}
     missing = sorted(set(expected) - set(state))
     unexpected = sorted(set(state) - set(expected))
-    wrong = sorted(f"{k} {tuple(state[k].shape)} (expected {tuple(expected[k])})"
-                   for k in set(expected) & set(state) if state[k].shape != expected[k])
-    parts = [f"{label}: " + ", ".join(keys[:8]) + (f", ... ({len(keys)} in all)" if len(keys) > 8 else "")
-             for label, keys in (("missing", missing), ("unexpected", unexpected), ("wrong shape", wrong)) if keys]
+    wrong = sorted(
+        f"{k} {tuple(state[k].shape)} (expected {tuple(expected[k])})"
+        for k in set(expected) & set(state)
+        if state[k].shape != expected[k]
+    )
+    parts = [
+        f"{label}: "
+        + ", ".join(keys[:8])
+        + (f", ... ({len(keys)} in all)" if len(keys) > 8 else "")
+        for label, keys in (
+            ("missing", missing),
+            ("unexpected", unexpected),
+            ("wrong shape", wrong),
+        )
+        if keys
+    ]
     if parts:
-        raise MminferError(f"checkpoint {path} does not fit the MiniMind model; " + "; ".join(parts) + ".")
+        raise MminferError(
+            f"checkpoint {path} does not fit the MiniMind model; " + "; ".join(parts) + "."
+        )
 
 
 def import_minimind(source: str | Path | None):
     """Import MiniMind's model module from ``<source>/model/model_minimind.py`` (needs transformers)."""
     path = Path(source) / "model" / "model_minimind.py" if source else None
     if path is None or not path.is_file():
-        raise MminferError(f"config key 'minimind_src': {source}/model/model_minimind.py does not exist.")
+        raise MminferError(
+            f"config key 'minimind_src': {source}/model/model_minimind.py does not exist."
+        )
     name = "_mminfer_minimind_model"
     if name in sys.modules:
         return sys.modules[name]
@@ -212,15 +274,19 @@ def import_minimind(source: str | Path | None):
     try:
         spec.loader.exec_module(module)
     except ImportError as exc:
-        raise MminferError(f"MiniMind's source {path} could not be imported ({exc}); install the optional extra "
-                           f"(pip install 'mminfer[minimind]') or set config key 'backend' to 'builtin'.") from None
+        raise MminferError(
+            f"MiniMind's source {path} could not be imported ({exc}); install the optional extra "
+            f"(pip install 'mminfer[minimind]') or set config key 'backend' to 'builtin'."
+        ) from None
     sys.modules[name] = module
     return module
 
 
 def choose_backend(backend: str, source: str | Path | None) -> str:
     if backend not in BACKENDS:
-        raise MminferError(f"config key 'backend' must be one of {', '.join(BACKENDS)}; got {backend!r}.")
+        raise MminferError(
+            f"config key 'backend' must be one of {', '.join(BACKENDS)}; got {backend!r}."
+        )
     if backend != "auto":
         return backend
     try:
@@ -247,8 +313,15 @@ def load_model(path: str | Path, spec: ModelSpec = ModelSpec()) -> LoadedModel:
     check_keys(state, model, path)
     model.load_state_dict(state, strict=True)
     model = model.to(device=torch_device, dtype=torch_dtype).eval()
-    return LoadedModel(model=model, config=config, backend=chosen, device=torch_device, dtype=torch_dtype,
-                       path=Path(path), spec=spec)
+    return LoadedModel(
+        model=model,
+        config=config,
+        backend=chosen,
+        device=torch_device,
+        dtype=torch_dtype,
+        path=Path(path),
+        spec=spec,
+    )
 
 
 def save_state_dict(model: torch.nn.Module, path: str | Path) -> None:

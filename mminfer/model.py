@@ -58,10 +58,12 @@ class RMSNorm(nn.Module):
         return (self.weight * normed).type_as(x)
 
 
-def rotary_tables(head_dim: int, max_positions: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+def rotary_tables(
+    head_dim: int, max_positions: int, theta: float
+) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin tables, each (max_positions, head_dim): the half-dim angles written twice."""
     exponents = torch.arange(0, head_dim, 2)[: head_dim // 2].float() / head_dim
-    inv_freq = 1.0 / (theta ** exponents)  # (head_dim/2,)
+    inv_freq = 1.0 / (theta**exponents)  # (head_dim/2,)
     positions = torch.arange(max_positions)  # integer positions, promoted by outer()
     angles = torch.outer(positions, inv_freq).float()  # (max_positions, head_dim/2)
     cos = torch.cat([torch.cos(angles), torch.cos(angles)], dim=-1) * 1.0
@@ -112,7 +114,9 @@ class Attention(nn.Module):
         self.dropout = config.dropout
         self.flash = hasattr(F, "scaled_dot_product_attention") and config.flash_attn
 
-    def forward(self, x, position_embeddings, past_key_value=None, use_cache=False, attention_mask=None):
+    def forward(
+        self, x, position_embeddings, past_key_value=None, use_cache=False, attention_mask=None
+    ):
         batch, seq_len, _ = x.shape
         q = self.q_proj(x).view(batch, seq_len, self.n_heads, self.head_dim)
         k = self.k_proj(x).view(batch, seq_len, self.n_kv_heads, self.head_dim)
@@ -170,9 +174,16 @@ class Block(nn.Module):
         self.post_attention_layernorm = RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.mlp = FeedForward(config)
 
-    def forward(self, hidden, position_embeddings, past_key_value=None, use_cache=False, attention_mask=None):
-        attn_out, present = self.self_attn(self.input_layernorm(hidden), position_embeddings, past_key_value,
-                                           use_cache, attention_mask)
+    def forward(
+        self, hidden, position_embeddings, past_key_value=None, use_cache=False, attention_mask=None
+    ):
+        attn_out, present = self.self_attn(
+            self.input_layernorm(hidden),
+            position_embeddings,
+            past_key_value,
+            use_cache,
+            attention_mask,
+        )
         hidden = attn_out + hidden
         hidden = hidden + self.mlp(self.post_attention_layernorm(hidden))
         return hidden, present
@@ -197,10 +208,15 @@ class MiniMindModel(nn.Module):
         past_key_values = past_key_values or [None] * len(self.layers)
         start = past_key_values[0][0].shape[1] if past_key_values[0] is not None else 0
         if start + seq_len > self.config.max_position_embeddings:
-            raise ValueError(f"sequence of {start + seq_len} tokens exceeds max_position_embeddings "
-                             f"{self.config.max_position_embeddings}")
+            raise ValueError(
+                f"sequence of {start + seq_len} tokens exceeds max_position_embeddings "
+                f"{self.config.max_position_embeddings}"
+            )
         hidden = self.dropout(self.embed_tokens(input_ids))  # (b, t, hidden)
-        positions = (self.freqs_cos[start : start + seq_len], self.freqs_sin[start : start + seq_len])
+        positions = (
+            self.freqs_cos[start : start + seq_len],
+            self.freqs_sin[start : start + seq_len],
+        )
         presents = []
         for layer, past in zip(self.layers, past_key_values):
             hidden, present = layer(hidden, positions, past, use_cache, attention_mask)
@@ -230,8 +246,16 @@ class MiniMindForCausalLM(nn.Module):
         if self.config.tie_word_embeddings:
             self.model.embed_tokens.weight = self.lm_head.weight
 
-    def forward(self, input_ids, attention_mask=None, past_key_values=None, use_cache=False,
-                logits_to_keep=0, labels=None, **kwargs):
+    def forward(
+        self,
+        input_ids,
+        attention_mask=None,
+        past_key_values=None,
+        use_cache=False,
+        logits_to_keep=0,
+        labels=None,
+        **kwargs,
+    ):
         hidden, presents = self.model(input_ids, attention_mask, past_key_values, use_cache)
         kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
         logits = self.lm_head(hidden[:, kept, :])  # logits_to_keep=0 keeps every position
@@ -239,15 +263,35 @@ class MiniMindForCausalLM(nn.Module):
         if labels is not None:  # next-token loss: position i predicts token i + 1
             predictions = logits[..., :-1, :].contiguous()
             targets = labels[..., 1:].contiguous()
-            loss = F.cross_entropy(predictions.view(-1, predictions.size(-1)), targets.view(-1), ignore_index=-100)
+            loss = F.cross_entropy(
+                predictions.view(-1, predictions.size(-1)), targets.view(-1), ignore_index=-100
+            )
         aux_loss = hidden.new_zeros(1).squeeze()
-        return CausalLMOutput(logits=logits, past_key_values=presents, hidden_states=hidden,
-                              loss=loss, aux_loss=aux_loss)
+        return CausalLMOutput(
+            logits=logits,
+            past_key_values=presents,
+            hidden_states=hidden,
+            loss=loss,
+            aux_loss=aux_loss,
+        )
 
     @torch.inference_mode()
-    def generate(self, inputs=None, attention_mask=None, max_new_tokens=8192, temperature=0.85, top_p=0.85,
-                 top_k=50, eos_token_id=2, streamer=None, use_cache=True, num_return_sequences=1,
-                 do_sample=True, repetition_penalty=1.0, **kwargs):
+    def generate(
+        self,
+        inputs=None,
+        attention_mask=None,
+        max_new_tokens=8192,
+        temperature=0.85,
+        top_p=0.85,
+        top_k=50,
+        eos_token_id=2,
+        streamer=None,
+        use_cache=True,
+        num_return_sequences=1,
+        do_sample=True,
+        repetition_penalty=1.0,
+        **kwargs,
+    ):
         """MiniMind's decoding loop: the prompt followed by the new tokens, (n, prompt + new), finished rows
         padded with eos. Logits / temperature, then repetition penalty, top-k, top-p, multinomial or argmax."""
         input_ids = kwargs.pop("input_ids", inputs).repeat(num_return_sequences, 1)
@@ -261,10 +305,17 @@ class MiniMindForCausalLM(nn.Module):
 
         for _ in range(max_new_tokens):
             past_len = past_key_values[0][0].shape[1] if past_key_values else 0
-            outputs = self.forward(input_ids[:, past_len:], attention_mask, past_key_values,
-                                   use_cache=use_cache, **kwargs)
+            outputs = self.forward(
+                input_ids[:, past_len:],
+                attention_mask,
+                past_key_values,
+                use_cache=use_cache,
+                **kwargs,
+            )
             if attention_mask is not None:
-                attention_mask = torch.cat([attention_mask, attention_mask.new_ones(attention_mask.shape[0], 1)], -1)
+                attention_mask = torch.cat(
+                    [attention_mask, attention_mask.new_ones(attention_mask.shape[0], 1)], -1
+                )
             logits = outputs.logits[:, -1, :] / temperature  # (n, vocab)
             if repetition_penalty != 1.0:
                 apply_repetition_penalty(logits, input_ids, repetition_penalty)
@@ -273,7 +324,9 @@ class MiniMindForCausalLM(nn.Module):
             if top_p < 1.0:
                 logits = keep_top_p(logits, top_p)
             if do_sample:
-                next_token = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=1)  # (n, 1)
+                next_token = torch.multinomial(
+                    torch.softmax(logits, dim=-1), num_samples=1
+                )  # (n, 1)
             else:
                 next_token = torch.argmax(logits, dim=-1, keepdim=True)
             if eos_token_id is not None:  # a finished row keeps emitting eos
@@ -315,7 +368,9 @@ def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
     sorted_logits, sorted_indices = torch.sort(logits, descending=True)
     cumulative = torch.cumsum(torch.softmax(sorted_logits, dim=-1), dim=-1)
     removed_sorted = cumulative > p
-    removed_sorted[..., 1:] = removed_sorted[..., :-1].clone()  # shift right: the token crossing p stays
+    removed_sorted[..., 1:] = removed_sorted[
+        ..., :-1
+    ].clone()  # shift right: the token crossing p stays
     removed_sorted[..., 0] = False  # the most likely token always survives
     return removed_sorted.scatter(1, sorted_indices, removed_sorted)  # back to vocabulary order
 

@@ -15,10 +15,10 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
-from matplotlib import font_manager, ticker  # noqa: E402
+import matplotlib.pyplot as plt
+from matplotlib import font_manager, ticker
 
-from mminfer.io import atomic_writer, read_json  # noqa: E402
+from mminfer.io import atomic_writer, read_json
 
 
 def use_hangul_font() -> None:
@@ -26,7 +26,10 @@ def use_hangul_font() -> None:
     spec = importlib.util.find_spec("koreanize_matplotlib")
     font = Path(spec.submodule_search_locations[0]) / "fonts" / "NanumGothic.ttf"
     font_manager.fontManager.addfont(str(font))
-    matplotlib.rcParams["font.family"] = [font_manager.FontProperties(fname=str(font)).get_name(), "DejaVu Sans"]
+    matplotlib.rcParams["font.family"] = [
+        font_manager.FontProperties(fname=str(font)).get_name(),
+        "DejaVu Sans",
+    ]
     matplotlib.rcParams["axes.unicode_minus"] = False  # NanumGothic has no U+2212 minus sign
 
 
@@ -36,7 +39,9 @@ use_hangul_font()
 def clean_text(text: str, limit: int = 24) -> str:
     """One line: whitespace runs become one space, control characters go, text past ``limit`` is cut
     with '…', and '$' is escaped so that matplotlib does not read the text as mathtext."""
-    kept = "".join(char for char in text if char.isspace() or unicodedata.category(char) not in ("Cc", "Cf"))
+    kept = "".join(
+        char for char in text if char.isspace() or unicodedata.category(char) not in ("Cc", "Cf")
+    )
     line = " ".join(kept.split())
     if len(line) > limit:
         line = line[:limit].rstrip() + "…"
@@ -51,8 +56,12 @@ def answer_label(answer: str) -> str:
 def save_figure(fig, out_png) -> Path:
     """Lay ``fig`` out, save it as PNG through io.atomic_writer, then close it."""
     path = Path(out_png)
-    for ax in fig.axes:  # a log axis writes 10^{-2} in mathtext, in its labels' first font: DejaVu has the minus
-        ax.tick_params(which="both", labelfontfamily=["DejaVu Sans", *matplotlib.rcParams["font.family"]])
+    for ax in (
+        fig.axes
+    ):  # a log axis writes 10^{-2} in mathtext, in its labels' first font: DejaVu has the minus
+        ax.tick_params(
+            which="both", labelfontfamily=["DejaVu Sans", *matplotlib.rcParams["font.family"]]
+        )
     fig.tight_layout()
     try:
         with atomic_writer(path, binary=True) as handle:
@@ -65,7 +74,9 @@ def save_figure(fig, out_png) -> Path:
 def spans_decades(values: list[float], factor: float = 10.0) -> bool:
     """True (a log axis helps) if all values are positive and the largest is ``factor`` times the smallest."""
     positive = [value for value in values if value is not None and value > 0]
-    return len(positive) == len(values) and len(values) > 1 and max(positive) >= factor * min(positive)
+    return (
+        len(positive) == len(values) and len(values) > 1 and max(positive) >= factor * min(positive)
+    )
 
 
 def finish_axis(ax, xlabel: str, ylabel: str, title: str) -> None:
@@ -79,30 +90,64 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     steps, points = sweep["steps"], sweep["points"]
     index = list(range(len(steps["with_cache_s"])))
     fig, (step_ax, fed_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.6))
-    for method, marker, color, fed in (("with_cache", "o", "tab:blue", "P, then 1"),
-                                       ("without_cache", "s", "tab:orange", "P + i")):
+    for method, marker, color, fed in (
+        ("with_cache", "o", "tab:blue", "P, then 1"),
+        ("without_cache", "s", "tab:orange", "P + i"),
+    ):
         name = method.replace("_", " ")
-        step_ax.plot(index, [seconds * 1e3 for seconds in steps[f"{method}_s"]], marker, color=color,
-                     markersize=2.5, alpha=0.6, label=name)
-        step_ax.plot(index, [seconds * 1e3 for seconds in steps[f"fitted_{method}_s"]], "--", color=color,
-                     linewidth=1.2, label=f"fit, {name}")
-        fed_ax.plot(index, steps[f"fed_{method}"], marker, color=color, markersize=2.5, label=f"{name}: {fed}")
+        step_ax.plot(
+            index,
+            [seconds * 1e3 for seconds in steps[f"{method}_s"]],
+            marker,
+            color=color,
+            markersize=2.5,
+            alpha=0.6,
+            label=name,
+        )
+        step_ax.plot(
+            index,
+            [seconds * 1e3 for seconds in steps[f"fitted_{method}_s"]],
+            "--",
+            color=color,
+            linewidth=1.2,
+            label=f"fit, {name}",
+        )
+        fed_ax.plot(
+            index,
+            steps[f"fed_{method}"],
+            marker,
+            color=color,
+            markersize=2.5,
+            label=f"{name}: {fed}",
+        )
     if spans_decades(steps["with_cache_s"] + steps["without_cache_s"]):
         step_ax.set_yscale("log")
-    finish_axis(step_ax, "step i (token i is generated)", "time of the step (ms)",
-                f"every step of one {sweep['longest']}-token generation after {sweep['prompt_len']} tokens")
+    finish_axis(
+        step_ax,
+        "step i (token i is generated)",
+        "time of the step (ms)",
+        f"every step of one {sweep['longest']}-token generation after {sweep['prompt_len']} tokens",
+    )
     fed_ax.set_yscale("log")
     finish_axis(fed_ax, "step i", "tokens fed into forward", "tokens fed at each step")
 
     lengths = [point["new_tokens"] for point in points]
     token_ratio = [point["token_ratio"] for point in points]
     time_ratio = [point["time_ratio"] for point in points]
-    ratio_ax.plot(lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)")
+    ratio_ax.plot(
+        lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)"
+    )
     ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="time ratio = speedup")
     measured = [row for row in sweep["predictions"] if row["measured"] and row["time_ratio"]]
     if measured and sweep["fit"]["holds"]:
-        ratio_ax.plot([row["new_tokens"] for row in measured], [row["time_ratio"] for row in measured], "--",
-                      color="tab:red", alpha=0.6, label="time ratio from the fit")
+        ratio_ax.plot(
+            [row["new_tokens"] for row in measured],
+            [row["time_ratio"] for row in measured],
+            "--",
+            color="tab:red",
+            alpha=0.6,
+            label="time ratio from the fit",
+        )
     ratio_ax.axhline(1.0, color="gray", linewidth=0.8)
     if spans_decades(lengths, factor=4.0):  # base 2, labelled 8, 16, 32 rather than as powers
         ratio_ax.set_xscale("log", base=2)
@@ -117,11 +162,14 @@ def plot_temp(temp: dict, out_png, top: int = 10) -> Path:
     """Two panels: distinct answers per temperature, and the ``top`` most common at the lowest one
     (temp.json's keys are its temperatures, lowest first)."""
     keys = list(temp)
-    fig, (distinct_ax, answers_ax) = plt.subplots(1, 2, figsize=(13, 4.8),
-                                                  gridspec_kw={"width_ratios": [1, 1.6]})
+    fig, (distinct_ax, answers_ax) = plt.subplots(
+        1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1, 1.6]}
+    )
     positions = list(range(len(keys)))
     bars = distinct_ax.bar(positions, [temp[key]["distinct"] for key in keys], color="tab:purple")
-    distinct_ax.bar_label(bars, [f"{temp[key]['distinct']}/{temp[key]['samples']}" for key in keys], fontsize=9)
+    distinct_ax.bar_label(
+        bars, [f"{temp[key]['distinct']}/{temp[key]['samples']}" for key in keys], fontsize=9
+    )
     distinct_ax.set_ylim(0, max(temp[key]["samples"] for key in keys) * 1.1)
     distinct_ax.set_xticks(positions, [f"T={key}" for key in keys])
     distinct_ax.set(ylabel="distinct answers", title="distinct answers per temperature")
@@ -136,8 +184,10 @@ def plot_temp(temp: dict, out_png, top: int = 10) -> Path:
     answers_ax.set_yticks(rows, [answer_label(item["answer"]) for item in answers], fontsize=8)
     answers_ax.invert_yaxis()  # the most common answer on top
     answers_ax.set(xlabel="count", xlim=(0, max(counts) * 1.15))
-    answers_ax.set_title(f"most common answers at T={keys[0]} ({lowest['distinct']} distinct of "
-                         f"{lowest['samples']} samples)")
+    answers_ax.set_title(
+        f"most common answers at T={keys[0]} ({lowest['distinct']} distinct of "
+        f"{lowest['samples']} samples)"
+    )
     answers_ax.grid(True, axis="x", alpha=0.3)
     return save_figure(fig, out_png)
 
@@ -164,7 +214,13 @@ def plot_topp(detail: dict, out_png) -> Path:
         ax.set_ylabel("probability", color="tab:blue")
 
         mass_ax = ax.twinx()
-        mass_ax.plot(ranks, list(itertools.accumulate(probs)), color="black", linewidth=1.2, label="cumulative mass")
+        mass_ax.plot(
+            ranks,
+            list(itertools.accumulate(probs)),
+            color="black",
+            linewidth=1.2,
+            label="cumulative mass",
+        )
         mass_ax.set(ylim=(0, 1.02), ylabel="cumulative probability")
         largest = len(probs)
         for index, p in enumerate(ps):
@@ -172,17 +228,27 @@ def plot_topp(detail: dict, out_png) -> Path:
             mass_ax.axhline(p, color=color, linestyle=":", linewidth=1)
             kept = survivors_at(position, p)
             if kept is not None:
-                ax.axvline(kept, color=color, linestyle="--", linewidth=1.2, label=f"p={p:g}: {kept} kept")
+                ax.axvline(
+                    kept, color=color, linestyle="--", linewidth=1.2, label=f"p={p:g}: {kept} kept"
+                )
                 largest = max(largest, kept)
         ax.set_xlim(0.8, largest * 1.3)
-        ax.set_title(f"after [bos]{clean_text(position['prefix'])}, entropy {position['entropy_bits']:.2f} bits")
+        ax.set_title(
+            f"after [bos]{clean_text(position['prefix'])}, entropy {position['entropy_bits']:.2f} bits"
+        )
         handles, labels = ax.get_legend_handles_labels()
         mass_handles, mass_labels = mass_ax.get_legend_handles_labels()
         ax.legend(handles + mass_handles, labels + mass_labels, fontsize=8, loc="lower left")
         ax.grid(True, alpha=0.3)
         if largest > len(probs):
-            ax.annotate(f"probabilities stored for the top {len(probs)} only", (0.98, 0.98),
-                        xycoords="axes fraction", ha="right", va="top", fontsize=8)
+            ax.annotate(
+                f"probabilities stored for the top {len(probs)} only",
+                (0.98, 0.98),
+                xycoords="axes fraction",
+                ha="right",
+                va="top",
+                fontsize=8,
+            )
     return save_figure(fig, out_png)
 
 

@@ -15,13 +15,19 @@ def read_documents(path: str | Path, count: int) -> list[str]:
     texts = read_jsonl_field(path, "text", limit=count, kind="validation data")
     for number, text in enumerate(texts, start=1):
         if not isinstance(text, str):
-            raise MminferError(f"{path} record {number} has a 'text' that is not a string (MiniMind pretrain format).")
+            raise MminferError(
+                f"{path} record {number} has a 'text' that is not a string (MiniMind pretrain format)."
+            )
     if len(texts) < count:
-        raise MminferError(f"{path} has {len(texts)} documents; the prompt needs the first {count}.")
+        raise MminferError(
+            f"{path} has {len(texts)} documents; the prompt needs the first {count}."
+        )
     return texts
 
 
-def pretrain_prompt(tokenizer: Tokenizer, val_path: str | Path, docs: int, prompt_tokens: int) -> list[int]:
+def pretrain_prompt(
+    tokenizer: Tokenizer, val_path: str | Path, docs: int, prompt_tokens: int
+) -> list[int]:
     """[bos] + the first ``prompt_tokens`` tokens of the first ``docs`` documents joined with spaces."""
     joined = " ".join(read_documents(val_path, docs))
     ids = tokenizer.encode(joined)
@@ -39,5 +45,7 @@ def prefix_prompt(tokenizer: Tokenizer, text: str) -> list[int]:
 
 def chat_prompt(tokenizer: Tokenizer, question: str) -> list[int]:
     """The tokens of one user turn in the tokenizer's chat format, ready for the assistant's answer."""
-    text = tokenizer.chat_prompt([{"role": "user", "content": question}], add_generation_prompt=True)
+    text = tokenizer.chat_prompt(
+        [{"role": "user", "content": question}], add_generation_prompt=True
+    )
     return tokenizer.encode(text)

@@ -27,6 +27,7 @@ ROUNDING_TOLERANCE = {"float32": 1e-3, "bfloat16": 1e-1, "float16": 2e-2}
 
 # --- formatting: the template's filters ----------------------------------------------------------
 
+
 def fmt_bytes(n: int) -> str:
     if n >= 1 << 20:
         return f"{n:,} B ({n / (1 << 20):.2f} MiB)"
@@ -53,6 +54,7 @@ FILTERS = {  # the template's other filters; fmt takes Python's format spec: {{ 
 
 
 # --- facts and verdicts, one function per section ------------------------------------------------
+
 
 def run_facts(same: dict, temp: dict) -> dict:
     """Which model, checkpoints, backend and device produced the numbers."""
@@ -82,7 +84,9 @@ def same_facts(same: dict) -> dict:
         "max_abs_logit_diff": same["max_abs_logit_diff"],
         "logits_equal": same["max_abs_logit_diff"] == 0,
         "first_difference": difference,
-        "rounding_sized": None if same["same_ids"] else rounding_sized(difference, same["run"]["dtype"]),
+        "rounding_sized": None
+        if same["same_ids"]
+        else rounding_sized(difference, same["run"]["dtype"]),
     }
 
 
@@ -103,7 +107,8 @@ def kvbytes_facts(kv: dict) -> dict:
     return kv | {
         "bytes_match": kv["measured_bytes"] == kv["formula_bytes"],
         "k_shape": tuple(kv["k_shape"]),
-        "repeat": kv["heads"] // kv["kv_heads"],  # how much larger the cache would be after repeat_kv
+        "repeat": kv["heads"]
+        // kv["kv_heads"],  # how much larger the cache would be after repeat_kv
     }
 
 
@@ -128,7 +133,9 @@ def topp_facts(topp: dict, detail: dict | None) -> dict:
         "survivors": topp,
         "open": open_position,
         "sharp": sharp,
-        "open_sharper": all(n > sharp["survivors"][p] for p, n in topp.items()),  # more candidates at every p
+        "open_sharper": all(
+            n > sharp["survivors"][p] for p, n in topp.items()
+        ),  # more candidates at every p
     }
 
 
@@ -136,45 +143,79 @@ def sweep_facts(sweep: dict) -> dict:
     points, fit = sweep["points"], sweep["fit"]
     longest = points[-1]
     steps_with, steps_without = sweep["steps"]["with_cache_s"], sweep["steps"]["without_cache_s"]
-    at_longest = next((row for row in sweep["predictions"] if row["new_tokens"] == sweep["longest"]), None)
+    at_longest = next(
+        (row for row in sweep["predictions"] if row["new_tokens"] == sweep["longest"]), None
+    )
     furthest = sweep["predictions"][-1]
     return sweep | {
-        "counts_match": all(p["fed_with_cache"] == p["formula_with_cache"]
-                            and p["fed_without_cache"] == p["formula_without_cache"] for p in points),
+        "counts_match": all(
+            p["fed_with_cache"] == p["formula_with_cache"]
+            and p["fed_without_cache"] == p["formula_without_cache"]
+            for p in points
+        ),
         "longest_point": longest,
         "first_step_without_cache_s": steps_without[0],
         "last_step_without_cache_s": steps_without[-1],
         "uncached_steps_grow": steps_without[-1] > steps_without[0],
         # a cached step after the prefill: the mean over all of them (sweep.py), not one noisy step
-        "cached_step_s": steps_with[0] if sweep["decode_s_per_token"] is None else sweep["decode_s_per_token"],
+        "cached_step_s": steps_with[0]
+        if sweep["decode_s_per_token"] is None
+        else sweep["decode_s_per_token"],
         "cache_not_faster": longest["new_tokens"] > 1 and longest["time_ratio"] <= 1,
         "fit_holds": fit["holds"],
-        "fixed_share_at_longest": None if at_longest is None else at_longest["fixed_share_with_cache"],
+        "fixed_share_at_longest": None
+        if at_longest is None
+        else at_longest["fixed_share_with_cache"],
         # the fixed cost of one cached step, in tokens' worth of per-token cost
-        "fixed_in_tokens": fit["fixed_s_with_cache"] / fit["per_token_s"] if fit["per_token_s"] > 0 else None,
+        "fixed_in_tokens": fit["fixed_s_with_cache"] / fit["per_token_s"]
+        if fit["per_token_s"] > 0
+        else None,
         "extrapolated": None if furthest["measured"] else furthest,
     }
 
 
 def capacity_facts(capacity: dict) -> dict:
-    by_key = {(row["dtype"], row["context"], row["memory_gib"]): row["sequences"] for row in capacity["rows"]}
-    table = [(dtype, context, [by_key[(dtype, context, memory)] for memory in capacity["memory_gib"]])
-             for dtype in capacity["bytes_per_token"] for context in capacity["contexts"]]
+    by_key = {
+        (row["dtype"], row["context"], row["memory_gib"]): row["sequences"]
+        for row in capacity["rows"]
+    }
+    table = [
+        (dtype, context, [by_key[(dtype, context, memory)] for memory in capacity["memory_gib"]])
+        for dtype in capacity["bytes_per_token"]
+        for context in capacity["contexts"]
+    ]
     return capacity | {"table": table, "batch_matches": capacity["batch_check"]["matches"]}
 
 
 # --- rendering -----------------------------------------------------------------------------------
 
+
 def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(folder), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands)
     return env
 
 
-def render_report(same: dict, count: dict, timing: dict, kv: dict, temp: dict, topp: dict,
-                  topp_detail: dict | None = None, sweep: dict | None = None, capacity: dict | None = None,
-                  pictures: dict | None = None, cache_script: str | None = None, template=TEMPLATE) -> str:
+def render_report(
+    same: dict,
+    count: dict,
+    timing: dict,
+    kv: dict,
+    temp: dict,
+    topp: dict,
+    topp_detail: dict | None = None,
+    sweep: dict | None = None,
+    capacity: dict | None = None,
+    pictures: dict | None = None,
+    cache_script: str | None = None,
+    template=TEMPLATE,
+) -> str:
     """report.md. The rule passes everything; a plain run of the task (scripts/plain_task.py) only the
     six task files, and the template leaves out what is absent. ``pictures`` maps sweep/temp/topp to a
     PNG path relative to the report, ``cache_script`` is the task's cache.py relative to it; ``template``
@@ -205,12 +246,37 @@ def report_job(inputs: dict, out) -> str:
     """Read the files the rule names in ``inputs`` and write report.md to ``out`` (PNGs and cache.py
     linked relatively)."""
     folder = Path(out).parent
-    read = {name: read_json(inputs[name]) for name in
-            ("same", "counts", "time", "kvbytes", "temp", "topp", "topp_detail", "sweep", "capacity")}
-    pictures = {name: relative_to(inputs[f"{name}_png"], folder) for name in ("sweep", "temp", "topp")}
-    text = render_report(read["same"], read["counts"], read["time"], read["kvbytes"], read["temp"], read["topp"],
-                         read["topp_detail"], read["sweep"], read["capacity"], pictures,
-                         relative_to(inputs["cache_script"], folder), inputs["template"])
+    read = {
+        name: read_json(inputs[name])
+        for name in (
+            "same",
+            "counts",
+            "time",
+            "kvbytes",
+            "temp",
+            "topp",
+            "topp_detail",
+            "sweep",
+            "capacity",
+        )
+    }
+    pictures = {
+        name: relative_to(inputs[f"{name}_png"], folder) for name in ("sweep", "temp", "topp")
+    }
+    text = render_report(
+        read["same"],
+        read["counts"],
+        read["time"],
+        read["kvbytes"],
+        read["temp"],
+        read["topp"],
+        read["topp_detail"],
+        read["sweep"],
+        read["capacity"],
+        pictures,
+        relative_to(inputs["cache_script"], folder),
+        inputs["template"],
+    )
     write_text_atomic(out, text)
     log.info("wrote %s (%d lines)", out, text.count("\n"))
     return text

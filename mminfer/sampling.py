@@ -27,17 +27,34 @@ def cut_at_eos(ids: list[int], eos_id: int) -> list[int]:
 
 
 @torch.inference_mode()
-def sample_answers(model, tokenizer, prompt_ids: list[int], temperature: float, samples: int, new_tokens: int,
-                   seed: int, device) -> list[str]:
+def sample_answers(
+    model,
+    tokenizer,
+    prompt_ids: list[int],
+    temperature: float,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    device,
+) -> list[str]:
     """``samples`` sampled answers at one temperature (top_k=0, top_p=1.0: temperature alone)."""
     torch.manual_seed(seed)
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    output = model.generate(input_ids, do_sample=True, top_k=0, top_p=1.0, temperature=temperature,
-                            max_new_tokens=new_tokens, num_return_sequences=samples,
-                            eos_token_id=tokenizer.eos_token_id)
+    output = model.generate(
+        input_ids,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=temperature,
+        max_new_tokens=new_tokens,
+        num_return_sequences=samples,
+        eos_token_id=tokenizer.eos_token_id,
+    )
     answers = []
-    for row in output[:, len(prompt_ids):].tolist():
-        answers.append(tokenizer.decode(cut_at_eos(row, tokenizer.eos_token_id), skip_special_tokens=False))
+    for row in output[:, len(prompt_ids) :].tolist():
+        answers.append(
+            tokenizer.decode(cut_at_eos(row, tokenizer.eos_token_id), skip_special_tokens=False)
+        )
     return answers
 
 
@@ -60,13 +77,23 @@ def summarize_answers(answers: list[str]) -> dict:
     }
 
 
-def temperature_experiment(model, tokenizer, prompt_ids: list[int], temperatures: list[float], samples: int,
-                           new_tokens: int, seed: int, device) -> dict:
+def temperature_experiment(
+    model,
+    tokenizer,
+    prompt_ids: list[int],
+    temperatures: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    device,
+) -> dict:
     """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first (each reseeded, so the
     order changes no answer; the report and the plot read the keys in this order)."""
     result = {}
     for temperature in sorted(temperatures):
-        answers = sample_answers(model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device)
+        answers = sample_answers(
+            model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device
+        )
         result[temperature_key(temperature)] = summarize_answers(answers)
     return result
 
@@ -94,7 +121,9 @@ def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> dict:
     return counts
 
 
-def position_detail(tokenizer, prefix: str, logits: torch.Tensor, survivors: dict, top: int = 10) -> dict:
+def position_detail(
+    tokenizer, prefix: str, logits: torch.Tensor, survivors: dict, top: int = 10
+) -> dict:
     """The survivors (:func:`survivors_by_p`), entropy and most likely next tokens after one prefix."""
     probs = torch.softmax(logits.double(), dim=-1)
     values, indices = torch.topk(probs, top)
@@ -104,8 +133,14 @@ def position_detail(tokenizer, prefix: str, logits: torch.Tensor, survivors: dic
         "prefix": prefix,
         "survivors": survivors,
         "entropy_bits": entropy,
-        "top_tokens": [{"id": int(i), "token": tokenizer.decode([int(i)], skip_special_tokens=False),
-                        "prob": float(v)} for v, i in zip(values, indices)],
+        "top_tokens": [
+            {
+                "id": int(i),
+                "token": tokenizer.decode([int(i)], skip_special_tokens=False),
+                "prob": float(v),
+            }
+            for v, i in zip(values, indices)
+        ],
         "sorted_probs": [float(x) for x in sorted_probs[: max(200, top)]],
         "perplexity": math.pow(2.0, entropy),
     }

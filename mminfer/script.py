@@ -22,8 +22,9 @@ def job_log(log_path):
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
         handlers.append(logging.FileHandler(log_path, mode="w", encoding="utf-8"))
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(message)s", handlers=handlers,
-                        force=True)
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(message)s", handlers=handlers, force=True
+    )
     try:
         yield
     except MminferError as exc:
@@ -45,7 +46,9 @@ def schema_of(key: str) -> tuple:
 def cli(doc: str, *flags: tuple) -> argparse.Namespace:
     """Parse a hand run's flags. Each flag is (name, config key or None, help); a flag with a config key
     takes its type and default from the schema, one without is a required path."""
-    parser = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     for name, key, text in flags:
         if key is None:
             parser.add_argument(name, required=True, help=text)
@@ -53,9 +56,17 @@ def cli(doc: str, *flags: tuple) -> argparse.Namespace:
         value, allowed = schema_of(key)
         many = isinstance(value, list)
         kind = type(value[0] if many else value) if value is not None else str
-        parser.add_argument(name, type=kind, nargs="+" if many else None, default=value, choices=allowed,
-                            help=f"{text} (config key {key}; default {value})")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+        parser.add_argument(
+            name,
+            type=kind,
+            nargs="+" if many else None,
+            default=value,
+            choices=allowed,
+            help=f"{text} (config key {key}; default {value})",
+        )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
     parser.add_argument("--log", default=None, help="also write the log to this file")
     return parser.parse_args()
 
@@ -63,7 +74,7 @@ def cli(doc: str, *flags: tuple) -> argparse.Namespace:
 PROMPT_FLAGS = (
     ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
     ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
-    ("--val-data", None, "validation JSONL ({\"text\": ...} per line)"),
+    ("--val-data", None, 'validation JSONL ({"text": ...} per line)'),
     ("--docs", "cache.docs", "documents joined into the prompt"),
     ("--prompt-tokens", "cache.prompt_tokens", "prompt tokens after bos"),
     ("--new-tokens", "cache.new_tokens", "tokens to generate"),
@@ -84,7 +95,11 @@ def rule_arguments(snakemake) -> dict:
 
     arguments = dict(snakemake.params.items()) | {"model": ModelSpec(**snakemake.params.model)}
     arguments["threads"] = arguments.get("threads") or snakemake.threads
-    arguments |= {key: snakemake.input[key] for key in ("pretrain", "sft", "val_data") if key in snakemake.input.keys()}
+    arguments |= {
+        key: snakemake.input[key]
+        for key in ("pretrain", "sft", "val_data")
+        if key in snakemake.input.keys()
+    }
     if "tokenizer" in snakemake.input.keys():
         arguments["tokenizer"] = Path(snakemake.input.tokenizer[0]).parent
     return arguments
@@ -97,7 +112,9 @@ def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:
     from mminfer.loading import ModelSpec  # torch: only once a job runs
 
     arguments = vars(args).copy()
-    model = ModelSpec(**{field: arguments.pop(field) for field in ("backend", "minimind_src", "device", "dtype")})
+    model = ModelSpec(
+        **{field: arguments.pop(field) for field in ("backend", "minimind_src", "device", "dtype")}
+    )
     for name in ("log", *leave):
         del arguments[name]
     return arguments | {"model": model}

@@ -29,6 +29,7 @@ def synced_clock(device) -> Callable[[], float]:
     def clock() -> float:
         torch.cuda.synchronize(device)
         return time.perf_counter()
+
     return clock
 
 
@@ -66,7 +67,9 @@ def alternate(measure: Callable[[bool], object], rounds: int) -> dict[bool, list
     return results
 
 
-def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int) -> dict:
+def interleaved_runs(
+    measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int
+) -> dict:
     """Warm-ups of both methods, then ``runs`` rounds of (with cache, without cache), then more rounds
     while :func:`doubts_about` finds a doubt, up to ``max_runs`` runs per method. ``measure(use_cache)``
     returns one generation's seconds."""
@@ -75,8 +78,12 @@ def interleaved_runs(measure: Callable[[bool], float], warmup: int, runs: int, m
     while len(runs_s[True]) < max_runs and doubts_about(runs_s[True], runs_s[False]):
         for use_cache, seconds in alternate(measure, 1).items():
             runs_s[use_cache] += seconds
-    return {"with_cache_runs_s": runs_s[True], "without_cache_runs_s": runs_s[False],
-            "with_cache_warmup_s": warmup_s[True], "without_cache_warmup_s": warmup_s[False]}
+    return {
+        "with_cache_runs_s": runs_s[True],
+        "without_cache_runs_s": runs_s[False],
+        "with_cache_warmup_s": warmup_s[True],
+        "without_cache_warmup_s": warmup_s[False],
+    }
 
 
 def summarize_runs(runs: dict, planned_runs: int) -> dict:
@@ -85,17 +92,21 @@ def summarize_runs(runs: dict, planned_runs: int) -> dict:
     with_cache, without_cache = runs["with_cache_runs_s"], runs["without_cache_runs_s"]
     doubts = doubts_about(with_cache, without_cache)
     return {
-        "with_cache_s": statistics.median(with_cache), "without_cache_s": statistics.median(without_cache),
+        "with_cache_s": statistics.median(with_cache),
+        "without_cache_s": statistics.median(without_cache),
         "speedup": statistics.median(without_cache) / statistics.median(with_cache),
         "cv_with_cache": coefficient_of_variation(with_cache),
         "cv_without_cache": coefficient_of_variation(without_cache),
-        "runs_done": len(with_cache), "extra_rounds": len(with_cache) - planned_runs, "doubts": doubts,
+        "runs_done": len(with_cache),
+        "extra_rounds": len(with_cache) - planned_runs,
+        "doubts": doubts,
         "verdict": "untrusted" if "cache_not_faster" in doubts else "noisy" if doubts else "ok",
     }
 
 
-def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs: int, max_runs: int,
-               device) -> dict:
+def time_cache(
+    model, prompt_ids: list[int], new_tokens: int, warmup: int, runs: int, max_runs: int, device
+) -> dict:
     """time.json: with_cache_s, without_cache_s, speedup (without / with), then every run, the spreads,
     the verdict and the conditions (threads, load average before and after)."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
@@ -110,13 +121,20 @@ def time_cache(model, prompt_ids: list[int], new_tokens: int, warmup: int, runs:
     measured = interleaved_runs(measure, warmup, runs, max_runs)
     summary = summarize_runs(measured, runs)
     return {
-        **{key: summary.pop(key) for key in ("with_cache_s", "without_cache_s", "speedup")},  # the task's keys first
-        "prompt_len": len(prompt_ids), "new_tokens": new_tokens, "warmup": warmup, "runs": runs,
+        **{
+            key: summary.pop(key) for key in ("with_cache_s", "without_cache_s", "speedup")
+        },  # the task's keys first
+        "prompt_len": len(prompt_ids),
+        "new_tokens": new_tokens,
+        "warmup": warmup,
+        "runs": runs,
         "max_runs": max(runs, max_runs),
         "order": "interleaved: warm-ups of both, then rounds of (with cache, without cache)",
         **summary,
         "noisy_cv": NOISY_CV,
         **measured,
-        "threads": torch.get_num_threads(), "cpu_count": os.cpu_count(),
-        "load_before": load_before, "load_after": load_average(),
+        "threads": torch.get_num_threads(),
+        "cpu_count": os.cpu_count(),
+        "load_before": load_before,
+        "load_after": load_average(),
     }

@@ -51,26 +51,39 @@ class Tokenizer:
     def chat_prompt(self, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
         """The chat text the model was trained on, from the tokenizer's own template."""
         template = self.config.get("chat_template") or CHATML_TEMPLATE
-        return render_chat_template(template, messages, add_generation_prompt=add_generation_prompt,
-                                    bos_token=self.bos_token, eos_token=self.eos_token, **extra)
+        return render_chat_template(
+            template,
+            messages,
+            add_generation_prompt=add_generation_prompt,
+            bos_token=self.bos_token,
+            eos_token=self.eos_token,
+            **extra,
+        )
 
 
 @functools.lru_cache(maxsize=8)
 def compile_chat_template(template: str):
     """The template compiled once, in the sandbox and with the extras transformers uses for chat templates."""
+
     def raise_exception(message):
         raise TemplateError(message)
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"])
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
+    )
     env.filters["tojson"] = functools.partial(json.dumps, ensure_ascii=False)
     env.globals["raise_exception"] = raise_exception
     return env.from_string(template)
 
 
-def render_chat_template(template: str, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
+def render_chat_template(
+    template: str, messages: list[dict], add_generation_prompt: bool = True, **extra
+) -> str:
     try:
         compiled = compile_chat_template(template)
-        return compiled.render(messages=messages, add_generation_prompt=add_generation_prompt, **extra)
+        return compiled.render(
+            messages=messages, add_generation_prompt=add_generation_prompt, **extra
+        )
     except TemplateError as exc:
         raise MminferError(f"the tokenizer's chat_template could not be rendered: {exc}") from None
 
@@ -84,7 +97,9 @@ def load_tokenizer(folder: str | Path) -> Tokenizer:
     try:
         backend = HFTokenizer.from_file(str(folder / "tokenizer.json"))
     except Exception as exc:
-        raise MminferError(f"{folder}/tokenizer.json could not be read by tokenizers ({exc}).") from None
+        raise MminferError(
+            f"{folder}/tokenizer.json could not be read by tokenizers ({exc})."
+        ) from None
     try:
         config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
@@ -95,7 +110,9 @@ def load_tokenizer(folder: str | Path) -> Tokenizer:
         token = (entry.get("content") if isinstance(entry, dict) else entry) or default
         token_id = backend.token_to_id(token)
         if token_id is None:
-            raise MminferError(f"{folder}/tokenizer_config.json: {key} {token!r} is not in tokenizer.json.")
+            raise MminferError(
+                f"{folder}/tokenizer_config.json: {key} {token!r} is not in tokenizer.json."
+            )
         special[key], special[f"{key}_id"] = token, token_id
     return Tokenizer(backend=backend, config=config, folder=folder, **special)
 
@@ -112,8 +129,13 @@ def input_name(model_set: str, key: str) -> str:
     return f"config key 'models.{model_set}.{key}'{default}"
 
 
-def check_vocab_fits(tokenizer: Tokenizer, embedding_rows: int, checkpoint, checkpoint_key: str,
-                     model_set: str = "custom") -> None:
+def check_vocab_fits(
+    tokenizer: Tokenizer,
+    embedding_rows: int,
+    checkpoint,
+    checkpoint_key: str,
+    model_set: str = "custom",
+) -> None:
     """Name the inputs that disagree when ids go past the embedding rows (fewer ids is fine: MiniMind pads)."""
     ids = tokenizer.id_count
     if ids > embedding_rows:

@@ -14,9 +14,21 @@ from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, hand_arguments, job_l
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        cache_job(**rule_arguments(snakemake), same_out=snakemake.output.same, count_out=snakemake.output.counts)
+        cache_job(
+            **rule_arguments(snakemake),
+            same_out=snakemake.output.same,
+            count_out=snakemake.output.counts,
+        )
 elif __name__ == "__main__":
-    args = cli(__doc__, *PROMPT_FLAGS, ("--outdir", None, "where same.json and count.json go"), *MODEL_FLAGS)
+    args = cli(
+        __doc__,
+        *PROMPT_FLAGS,
+        ("--outdir", None, "where same.json and count.json go"),
+        *MODEL_FLAGS,
+    )
     with job_log(args.log):
-        cache_job(**hand_arguments(args, "outdir"), same_out=Path(args.outdir) / "same.json",
-                  count_out=Path(args.outdir) / "count.json")
+        cache_job(
+            **hand_arguments(args, "outdir"),
+            same_out=Path(args.outdir) / "same.json",
+            count_out=Path(args.outdir) / "count.json",
+        )

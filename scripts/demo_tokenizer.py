@@ -7,5 +7,9 @@ from mminfer.script import job_log
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        tokenizer_job(snakemake.input.train, snakemake.input.sft,
-                      snakemake.params.vocab_size, Path(snakemake.output[0]).parent)
+        tokenizer_job(
+            snakemake.input.train,
+            snakemake.input.sft,
+            snakemake.params.vocab_size,
+            Path(snakemake.output[0]).parent,
+        )

@@ -12,8 +12,13 @@ if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         kvbytes_job(**rule_arguments(snakemake), out=snakemake.output[0])
 elif __name__ == "__main__":
-    args = cli(__doc__, ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
-               ("--out", None, "the JSON file to write"), ("--tokens", "kvbytes.tokens", "random tokens fed"),
-               ("--seed", "kvbytes.seed", "seed of the random tokens"), *MODEL_FLAGS)
+    args = cli(
+        __doc__,
+        ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
+        ("--out", None, "the JSON file to write"),
+        ("--tokens", "kvbytes.tokens", "random tokens fed"),
+        ("--seed", "kvbytes.seed", "seed of the random tokens"),
+        *MODEL_FLAGS,
+    )
     with job_log(args.log):
         kvbytes_job(**hand_arguments(args))

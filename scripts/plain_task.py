@@ -29,35 +29,69 @@ from mminfer.tokenizer import check_vocab_fits, load_tokenizer  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--outdir", required=True, help="where the seven outputs go")
-    parser.add_argument("--config", nargs="+", default=[str(REPO / "config.yaml")],
-                        help="config files, later ones winning, as the workflow's --configfile (default: config.yaml)")
-    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)")
+    parser.add_argument(
+        "--config",
+        nargs="+",
+        default=[str(REPO / "config.yaml")],
+        help="config files, later ones winning, as the workflow's --configfile (default: config.yaml)",
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
+    )
     args = parser.parse_args()
     config = parsed_config(*args.config)  # the schema's defaults under what the files set
     inputs = resolve_inputs(config)  # the course files or the demo's, as the workflow decides
     outdir = Path(args.outdir)
-    cache, time_cfg, kv, temp, topp = (config[key] for key in ("cache", "time", "kvbytes", "temp", "topp"))
+    cache, time_cfg, kv, temp, topp = (
+        config[key] for key in ("cache", "time", "kvbytes", "temp", "topp")
+    )
 
     tokenizer = load_tokenizer(inputs["tokenizer"])
-    model_spec = ModelSpec(**model_params(config, inputs["model_set"]))  # as the workflow's rules load it
-    pretrained = open_model(inputs["pretrain"], model_spec, args.threads)  # the rules' loading and checks
-    check_vocab_fits(tokenizer, pretrained.config.vocab_size, inputs["pretrain"], "pretrain", model_spec.model_set)
+    model_spec = ModelSpec(
+        **model_params(config, inputs["model_set"])
+    )  # as the workflow's rules load it
+    pretrained = open_model(
+        inputs["pretrain"], model_spec, args.threads
+    )  # the rules' loading and checks
+    check_vocab_fits(
+        tokenizer,
+        pretrained.config.vocab_size,
+        inputs["pretrain"],
+        "pretrain",
+        model_spec.model_set,
+    )
     pre_info = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
 
     # steps 1-2: same tokens with and without the cache; tokens fed
-    prompt_ids = task_prompt(pretrained, tokenizer, inputs["val_data"], cache["docs"], cache["prompt_tokens"],
-                             cache["new_tokens"], "cache.prompt_tokens + cache.new_tokens")
+    prompt_ids = task_prompt(
+        pretrained,
+        tokenizer,
+        inputs["val_data"],
+        cache["docs"],
+        cache["prompt_tokens"],
+        cache["new_tokens"],
+        "cache.prompt_tokens + cache.new_tokens",
+    )
     same, count = greedy.compare_cache(model, prompt_ids, cache["new_tokens"], device)
     same["run"] = count["run"] = pre_info
     write_json(outdir / "same.json", same)
     write_json(outdir / "count.json", count)
 
     # step 3: time
-    timed = timing.time_cache(model, prompt_ids, cache["new_tokens"], time_cfg["warmup"], time_cfg["runs"],
-                              time_cfg["max_runs"], device)
+    timed = timing.time_cache(
+        model,
+        prompt_ids,
+        cache["new_tokens"],
+        time_cfg["warmup"],
+        time_cfg["runs"],
+        time_cfg["max_runs"],
+        device,
+    )
     write_json(outdir / "time.json", timed)
 
     # step 4: the cache's bytes
@@ -66,7 +100,9 @@ def main() -> None:
     write_json(outdir / "kvbytes.json", kv_bytes)
 
     # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
-    logits = sampling.next_token_logits(model, prompts.prefix_prompt(tokenizer, topp["prefix"]), device)
+    logits = sampling.next_token_logits(
+        model, prompts.prefix_prompt(tokenizer, topp["prefix"]), device
+    )
     survivors = sampling.survivors_by_p(logits, topp["ps"])
     write_json(outdir / "topp.json", survivors)
 
@@ -74,15 +110,25 @@ def main() -> None:
     sft = open_model(inputs["sft"], model_spec, None)  # threads already set
     check_vocab_fits(tokenizer, sft.config.vocab_size, inputs["sft"], "sft", model_spec.model_set)
     question_ids = prompts.chat_prompt(tokenizer, temp["question"])
-    answers = sampling.temperature_experiment(sft.model, tokenizer, question_ids, temp["temperatures"],
-                                              temp["samples"], temp["new_tokens"], temp["seed"], sft.device)
+    answers = sampling.temperature_experiment(
+        sft.model,
+        tokenizer,
+        question_ids,
+        temp["temperatures"],
+        temp["samples"],
+        temp["new_tokens"],
+        temp["seed"],
+        sft.device,
+    )
     sft_info = run_info(sft, question=temp["question"], seed=temp["seed"])
     for summary in answers.values():
         summary["run"] = sft_info
     write_json(outdir / "temp.json", answers)
 
     # step 7: the report
-    write_text_atomic(outdir / "report.md", render_report(same, count, timed, kv_bytes, answers, survivors))
+    write_text_atomic(
+        outdir / "report.md", render_report(same, count, timed, kv_bytes, answers, survivors)
+    )
 
 
 if __name__ == "__main__":

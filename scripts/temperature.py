@@ -12,12 +12,17 @@ if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         temp_job(**rule_arguments(snakemake), out=snakemake.output[0])
 elif __name__ == "__main__":
-    args = cli(__doc__, ("--sft", None, "SFT checkpoint (.pth state_dict or model folder)"),
-               ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
-               ("--out", None, "temp.json to write"), ("--question", "temp.question", "the user question"),
-               ("--temperatures", "temp.temperatures", "temperatures"),
-               ("--samples", "temp.samples", "answers per temperature"),
-               ("--new-tokens", "temp.new_tokens", "max_new_tokens per answer"),
-               ("--seed", "temp.seed", "torch.manual_seed before each temperature"), *MODEL_FLAGS)
+    args = cli(
+        __doc__,
+        ("--sft", None, "SFT checkpoint (.pth state_dict or model folder)"),
+        ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
+        ("--out", None, "temp.json to write"),
+        ("--question", "temp.question", "the user question"),
+        ("--temperatures", "temp.temperatures", "temperatures"),
+        ("--samples", "temp.samples", "answers per temperature"),
+        ("--new-tokens", "temp.new_tokens", "max_new_tokens per answer"),
+        ("--seed", "temp.seed", "torch.manual_seed before each temperature"),
+        *MODEL_FLAGS,
+    )
     with job_log(args.log):
         temp_job(**hand_arguments(args))

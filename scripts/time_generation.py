@@ -15,9 +15,18 @@ if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         time_job(**rule_arguments(snakemake), out=snakemake.output[0])
 elif __name__ == "__main__":
-    args = cli(__doc__, *PROMPT_FLAGS, ("--out", None, "time.json to write"),
-               ("--warmup", "time.warmup", "untimed runs per method"), ("--runs", "time.runs", "timed runs per method"),
-               ("--max-runs", "time.max_runs", "more interleaved rounds while doubtful, up to this many runs"),
-               *MODEL_FLAGS)
+    args = cli(
+        __doc__,
+        *PROMPT_FLAGS,
+        ("--out", None, "time.json to write"),
+        ("--warmup", "time.warmup", "untimed runs per method"),
+        ("--runs", "time.runs", "timed runs per method"),
+        (
+            "--max-runs",
+            "time.max_runs",
+            "more interleaved rounds while doubtful, up to this many runs",
+        ),
+        *MODEL_FLAGS,
+    )
     with job_log(args.log):
         time_job(**hand_arguments(args))

@@ -11,12 +11,22 @@ from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, rule_argum
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        topp_job(**rule_arguments(snakemake), topp_out=snakemake.output.topp, detail_out=snakemake.output.detail)
+        topp_job(
+            **rule_arguments(snakemake),
+            topp_out=snakemake.output.topp,
+            detail_out=snakemake.output.detail,
+        )
 elif __name__ == "__main__":
-    args = cli(__doc__, ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
-               ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
-               ("--out", None, "topp.json to write"), ("--detail", None, "topp_detail.json to write"),
-               ("--prefix", "topp.prefix", "the open position"), ("--sharp-prefix", "topp.sharp_prefix", "the sharp position"),
-               ("--ps", "topp.ps", "values of p"), *MODEL_FLAGS)
+    args = cli(
+        __doc__,
+        ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
+        ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
+        ("--out", None, "topp.json to write"),
+        ("--detail", None, "topp_detail.json to write"),
+        ("--prefix", "topp.prefix", "the open position"),
+        ("--sharp-prefix", "topp.sharp_prefix", "the sharp position"),
+        ("--ps", "topp.ps", "values of p"),
+        *MODEL_FLAGS,
+    )
     with job_log(args.log):
         topp_job(**hand_arguments(args, "out", "detail"), topp_out=args.out, detail_out=args.detail)

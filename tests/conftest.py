@@ -63,8 +63,11 @@ def tiny_tokenizer(tiny_tokenizer_dir) -> Tokenizer:
 
 @pytest.fixture(scope="session")
 def tiny_config(tiny_tokenizer) -> MiniMindConfig:
-    return MiniMindConfig(**TINY_SHAPE, vocab_size=tiny_tokenizer.vocab_size,
-                          max_position_embeddings=TINY_MAX_POSITIONS)
+    return MiniMindConfig(
+        **TINY_SHAPE,
+        vocab_size=tiny_tokenizer.vocab_size,
+        max_position_embeddings=TINY_MAX_POSITIONS,
+    )
 
 
 def _save_random_model(config: MiniMindConfig, path: Path, seed: int) -> Path:
@@ -94,10 +97,14 @@ def tiny_sft_checkpoint(tiny_config, tmp_path_factory) -> Path:
 def load_tiny(tiny_checkpoint):
     """load_tiny(backend='builtin', dtype='float32', path=None, **kw) -> LoadedModel."""
 
-    def load(backend: str = "builtin", dtype: str = "float32", path: Path | None = None, **kwargs) -> LoadedModel:
+    def load(
+        backend: str = "builtin", dtype: str = "float32", path: Path | None = None, **kwargs
+    ) -> LoadedModel:
         overrides = {"max_position_embeddings": TINY_MAX_POSITIONS, **kwargs.pop("overrides", {})}
-        return load_model(path or tiny_checkpoint, ModelSpec(backend=backend, device="cpu", dtype=dtype,
-                                                             overrides=overrides, **kwargs))
+        return load_model(
+            path or tiny_checkpoint,
+            ModelSpec(backend=backend, device="cpu", dtype=dtype, overrides=overrides, **kwargs),
+        )
 
     return load
 

@@ -27,7 +27,9 @@ def test_floor_runs_timing_jobs_alone_and_packs_the_rest(benchmark):
 
 def test_floor_puts_sweep_beside_time_and_the_report_last(benchmark):
     jobs = {"time": 3.0, "sweep": 4.0, "capacity": 1.0, "plot_temp": 1.0, "report": 0.5}
-    assert benchmark.schedule_floor(jobs, cores=2, start=1.0) == pytest.approx(1.0 + 7.0 + 1.0 + 0.5)
+    assert benchmark.schedule_floor(jobs, cores=2, start=1.0) == pytest.approx(
+        1.0 + 7.0 + 1.0 + 0.5
+    )
 
 
 def test_floor_with_only_imports_keeps_plots_and_report_as_measured(benchmark, capsys):
@@ -40,5 +42,9 @@ def test_floor_with_only_imports_keeps_plots_and_report_as_measured(benchmark, c
 
 
 def test_each_job_takes_its_median_over_the_rounds(benchmark):
-    rounds = [{"time": 3.2, "cache": 9.0}, {"time": 12.9, "cache": 2.1}, {"time": 3.0, "cache": 2.0}]
+    rounds = [
+        {"time": 3.2, "cache": 9.0},
+        {"time": 12.9, "cache": 2.1},
+        {"time": 3.0, "cache": 2.0},
+    ]
     assert benchmark.median_jobs(rounds) == {"time": 3.2, "cache": 2.1}  # not the last round's

@@ -19,9 +19,12 @@ MIB = 2**20
 
 
 def test_capacity_table_matches_hand_computed_rows():
-    rows = capacity_table(per_token={"float32": 1024, "bfloat16": 512},
-                          weights={"float32": 100 * MIB, "bfloat16": 50 * MIB},
-                          memory_gib=[1], contexts=[1000, 4096])
+    rows = capacity_table(
+        per_token={"float32": 1024, "bfloat16": 512},
+        weights={"float32": 100 * MIB, "bfloat16": 50 * MIB},
+        memory_gib=[1],
+        contexts=[1000, 4096],
+    )
     by_key = {(row["dtype"], row["context"]): row for row in rows}
     assert len(rows) == 4
     # float32: free = 1024 MiB - 100 MiB = 924 MiB = 968,884,224 bytes
@@ -41,16 +44,28 @@ def test_capacity_table_matches_hand_computed_rows():
 def test_capacity_table_gives_zero_sequences_when_the_weights_do_not_fit():
     # 0.05 GiB = 53,687,091 bytes: float32 weights of 100 MiB do not fit; bfloat16 weights of 50 MiB leave
     # 53,687,091 - 52,428,800 = 1,258,291 bytes: 2 sequences of 512,000 bytes, none of 2 MiB.
-    rows = capacity_table(per_token={"float32": 1024, "bfloat16": 512},
-                          weights={"float32": 100 * MIB, "bfloat16": 50 * MIB},
-                          memory_gib=[0.05], contexts=[1000, 4096])
+    rows = capacity_table(
+        per_token={"float32": 1024, "bfloat16": 512},
+        weights={"float32": 100 * MIB, "bfloat16": 50 * MIB},
+        memory_gib=[0.05],
+        contexts=[1000, 4096],
+    )
     sequences = {(row["dtype"], row["context"]): row["sequences"] for row in rows}
-    assert sequences == {("float32", 1000): 0, ("float32", 4096): 0, ("bfloat16", 1000): 2, ("bfloat16", 4096): 0}
+    assert sequences == {
+        ("float32", 1000): 0,
+        ("float32", 4096): 0,
+        ("bfloat16", 1000): 2,
+        ("bfloat16", 4096): 0,
+    }
 
 
 def test_a_dtype_without_a_measurement_gets_no_figures():
-    rows = capacity_table(per_token={"float32": 1024, "float16": None}, weights={"float32": 100 * MIB, "float16": MIB},
-                          memory_gib=[1], contexts=[1000])
+    rows = capacity_table(
+        per_token={"float32": 1024, "float16": None},
+        weights={"float32": 100 * MIB, "float16": MIB},
+        memory_gib=[1],
+        contexts=[1000],
+    )
     assert [row["sequences"] for row in rows] == [946, None]  # nothing made up from the formula
 
 
@@ -70,19 +85,25 @@ def test_weight_bytes_counts_a_tied_embedding_once(tiny_model, tiny_config):
     heads = tiny_config.num_attention_heads
     kv_heads = tiny_config.num_key_value_heads
     inner = tiny_config.intermediate_size
-    per_layer = (hidden * heads * head_dim            # q_proj
-                 + 2 * hidden * kv_heads * head_dim   # k_proj, v_proj
-                 + heads * head_dim * hidden          # o_proj
-                 + 2 * head_dim                       # q_norm, k_norm
-                 + 2 * hidden                         # the two RMSNorms of the block
-                 + 3 * hidden * inner)                # gate, up, down
-    expected = vocab * hidden + tiny_config.num_hidden_layers * per_layer + hidden  # + the final norm
+    per_layer = (
+        hidden * heads * head_dim  # q_proj
+        + 2 * hidden * kv_heads * head_dim  # k_proj, v_proj
+        + heads * head_dim * hidden  # o_proj
+        + 2 * head_dim  # q_norm, k_norm
+        + 2 * hidden  # the two RMSNorms of the block
+        + 3 * hidden * inner
+    )  # gate, up, down
+    expected = (
+        vocab * hidden + tiny_config.num_hidden_layers * per_layer + hidden
+    )  # + the final norm
     assert tiny_model.lm_head.weight is tiny_model.model.embed_tokens.weight
     assert count_parameters(tiny_model) == expected
     assert weight_bytes(tiny_model, "float32") == 4 * expected
     assert weight_bytes(tiny_model, "bfloat16") == 2 * expected
 
-    untied = MiniMindForCausalLM(MiniMindConfig(**{**tiny_config.to_dict(), "tie_word_embeddings": False}))
+    untied = MiniMindForCausalLM(
+        MiniMindConfig(**{**tiny_config.to_dict(), "tie_word_embeddings": False})
+    )
     assert weight_bytes(untied, "float32") == 4 * (expected + vocab * hidden)
 
 
@@ -91,17 +112,31 @@ def test_bytes_per_token_are_measured_in_every_dtype(tiny_model, tiny_config):
     assert result["float32"]["measured"] == result["float32"]["formula"] == 512
     assert result["bfloat16"]["measured"] == result["bfloat16"]["formula"] == 256
     assert result["float16"]["measured"] == result["float16"]["formula"] == 256
-    assert all(entry["matches"] for entry in result.values())  # the forward ran in every dtype on the CPU
+    assert all(
+        entry["matches"] for entry in result.values()
+    )  # the forward ran in every dtype on the CPU
     assert next(tiny_model.parameters()).dtype == torch.float32  # the shared model was not cast
 
 
 def test_capacity_json_has_a_row_per_dtype_memory_and_context(tiny_model, tiny_config):
-    result = capacity(tiny_model, tiny_config, "cpu", memory_gib=[24, 80], contexts=[64, "max"], batch=2,
-                      batch_context=8, tokens=4)
+    result = capacity(
+        tiny_model,
+        tiny_config,
+        "cpu",
+        memory_gib=[24, 80],
+        contexts=[64, "max"],
+        batch=2,
+        batch_context=8,
+        tokens=4,
+    )
     assert result["contexts"] == [64, tiny_config.max_position_embeddings]
     assert len(result["rows"]) == 3 * 2 * 2
     assert result["batch_check"]["matches"] is True
-    assert set(result["bytes_per_token"]) == set(result["weight_bytes"]) == {"float32", "bfloat16", "float16"}
+    assert (
+        set(result["bytes_per_token"])
+        == set(result["weight_bytes"])
+        == {"float32", "bfloat16", "float16"}
+    )
     row = result["rows"][0]
     assert row["sequences"] == (24 * 2**30 - result["weight_bytes"]["float32"]) // (512 * 64)
     assert json.loads(json.dumps(result)) == result

@@ -32,7 +32,9 @@ from mminfer.inputs import parsed_config
 SMALL_SPEC = CorpusSpec(seed=0, train_docs=400, val_docs=10, sft_conversations=200)
 
 
-DEMO = parsed_config(Path(__file__).resolve().parents[1] / "config.yaml")["demo_model"]  # as the workflow reads it
+DEMO = parsed_config(Path(__file__).resolve().parents[1] / "config.yaml")[
+    "demo_model"
+]  # as the workflow reads it
 VOCAB_SIZE = DEMO["vocab_size"]
 
 
@@ -139,7 +141,10 @@ def test_written_jsonl_files_parse_line_by_line_with_the_right_keys(corpus, tmp_
     assert set(paths) == {"pretrain_train.jsonl", "pretrain_val.jsonl", "sft.jsonl", "facts.json"}
     assert not list(tmp_path.glob("*.tmp"))
 
-    for name, expected in (("pretrain_train.jsonl", corpus.train), ("pretrain_val.jsonl", corpus.val)):
+    for name, expected in (
+        ("pretrain_train.jsonl", corpus.train),
+        ("pretrain_val.jsonl", corpus.val),
+    ):
         lines = paths[name].read_text(encoding="utf-8").splitlines()
         records = [json.loads(line) for line in lines]
         assert all(set(record) == {"text"} for record in records)
@@ -176,7 +181,9 @@ def test_tokenizer_training_is_deterministic(tmp_path):
     first = train_tokenizer(texts, 1024, tmp_path / "a")
     again = train_tokenizer(texts, 1024, tmp_path / "b")
     assert (first / "tokenizer.json").read_bytes() == (again / "tokenizer.json").read_bytes()
-    assert (first / "tokenizer_config.json").read_bytes() == (again / "tokenizer_config.json").read_bytes()
+    assert (first / "tokenizer_config.json").read_bytes() == (
+        again / "tokenizer_config.json"
+    ).read_bytes()
 
 
 def test_tokenizer_round_trips_korean_text(tokenizer, corpus):
@@ -205,8 +212,7 @@ def test_chat_template_renders_chatml():
     )
     prompt = template.render(messages=messages[1:2], add_generation_prompt=True)
     assert prompt == (
-        "<|im_start|>user\n가람 마을의 특산물은 무엇인가요?<|im_end|>\n"
-        "<|im_start|>assistant\n"
+        "<|im_start|>user\n가람 마을의 특산물은 무엇인가요?<|im_end|>\n<|im_start|>assistant\n"
     )
 
 

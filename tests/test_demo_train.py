@@ -39,9 +39,15 @@ REPO = Path(__file__).resolve().parents[1]
 DEMO = parsed_config(REPO / "config.yaml")["demo_model"]  # what the workflow trains
 MICRO = parsed_config(REPO / "config.yaml", REPO / "tests" / "data" / "micro.yaml")["demo_model"]
 # The micro demo's shape, trained a little longer than the end-to-end run does so that learning shows.
-MICRO_PRETRAIN = replace(train_spec(MICRO["pretrain"], 1, MICRO["max_position_embeddings"]), steps=30, warmup=3,
-                         log_every=10)
-MICRO_SFT = replace(train_spec(MICRO["sft"], 1, MICRO["max_position_embeddings"]), steps=10, warmup=2, log_every=5)
+MICRO_PRETRAIN = replace(
+    train_spec(MICRO["pretrain"], 1, MICRO["max_position_embeddings"]),
+    steps=30,
+    warmup=3,
+    log_every=10,
+)
+MICRO_SFT = replace(
+    train_spec(MICRO["sft"], 1, MICRO["max_position_embeddings"]), steps=10, warmup=2, log_every=5
+)
 
 
 @pytest.fixture(scope="module")
@@ -64,8 +70,13 @@ def pretrained(demo_dir):
     """One MICRO pretraining run: (checkpoint path, summary, log lines)."""
     lines: list[str] = []
     out = demo_dir / "pretrain.pth"
-    summary = pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_PRETRAIN, out,
-                       log=lines.append)
+    summary = pretrain(
+        demo_dir / "pretrain_train.jsonl",
+        demo_dir / "tokenizer",
+        MICRO_PRETRAIN,
+        out,
+        log=lines.append,
+    )
     return out, summary, lines
 
 
@@ -73,14 +84,21 @@ def pretrained(demo_dir):
 def fine_tuned(demo_dir, pretrained):
     """One MICRO SFT run on top of the pretrained checkpoint: (checkpoint path, summary)."""
     out = demo_dir / "sft.pth"
-    summary = sft(pretrained[0], demo_dir / "sft.jsonl", demo_dir / "tokenizer", MICRO_SFT, out,
-                  log=lambda line: None)
+    summary = sft(
+        pretrained[0],
+        demo_dir / "sft.jsonl",
+        demo_dir / "tokenizer",
+        MICRO_SFT,
+        out,
+        log=lambda line: None,
+    )
     return out, summary
 
 
 # ---------------------------------------------------------------------------
 # Pretraining
 # ---------------------------------------------------------------------------
+
 
 def test_pretrain_checkpoint_loads_strictly_with_the_spec_shape(pretrained, tokenizer):
     path, _, _ = pretrained
@@ -113,8 +131,13 @@ def test_pretrain_logs_progress_and_summarises_the_run(pretrained):
 
 def test_pretrain_is_deterministic(demo_dir, pretrained):
     again = demo_dir / "pretrain_again.pth"
-    pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", MICRO_PRETRAIN, again,
-             log=lambda line: None)
+    pretrain(
+        demo_dir / "pretrain_train.jsonl",
+        demo_dir / "tokenizer",
+        MICRO_PRETRAIN,
+        again,
+        log=lambda line: None,
+    )
     first, second = read_state_dict(pretrained[0]), read_state_dict(again)
     assert first.keys() == second.keys()
     for name in first:
@@ -124,15 +147,21 @@ def test_pretrain_is_deterministic(demo_dir, pretrained):
 def test_pretrain_seed_changes_the_weights(demo_dir, pretrained):
     other = demo_dir / "pretrain_seed1.pth"
     spec = replace(MICRO_PRETRAIN, steps=2)
-    pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", replace(spec, seed=1), other,
-             log=lambda line: None)
+    pretrain(
+        demo_dir / "pretrain_train.jsonl",
+        demo_dir / "tokenizer",
+        replace(spec, seed=1),
+        other,
+        log=lambda line: None,
+    )
     weights = read_state_dict(other)["lm_head.weight"]
     assert not torch.equal(weights, read_state_dict(pretrained[0])["lm_head.weight"])
 
 
 def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
-    pretrain_spec, sft_spec = (train_spec(DEMO[stage], 2, DEMO["max_position_embeddings"])
-                               for stage in ("pretrain", "sft"))
+    pretrain_spec, sft_spec = (
+        train_spec(DEMO[stage], 2, DEMO["max_position_embeddings"]) for stage in ("pretrain", "sft")
+    )
     assert pretrain_spec.hidden_size // pretrain_spec.num_attention_heads == 32
     assert pretrain_spec.num_key_value_heads == 2
     for spec in (pretrain_spec, sft_spec):
@@ -145,13 +174,23 @@ def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
 def test_a_spec_that_cannot_train_is_a_clear_error(demo_dir):
     bad = replace(MICRO_PRETRAIN, steps=0, seq_len=1000)
     with pytest.raises(MminferError, match="steps must be at least 1.*seq_len 1000 exceeds"):
-        pretrain(demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", bad, demo_dir / "bad.pth")
+        pretrain(
+            demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", bad, demo_dir / "bad.pth"
+        )
     assert not (demo_dir / "bad.pth").exists()
 
 
 def test_pack_documents_starts_every_window_at_a_document(tokenizer):
-    texts = ["민수는 시장에 갔다.", "지우는 빵을 먹었다.", "서연은 학교에 갔다.", "하준은 책을 읽었다."]
-    docs = [[tokenizer.bos_token_id] + tokenizer.encode(text) + [tokenizer.eos_token_id] for text in texts]
+    texts = [
+        "민수는 시장에 갔다.",
+        "지우는 빵을 먹었다.",
+        "서연은 학교에 갔다.",
+        "하준은 책을 읽었다.",
+    ]
+    docs = [
+        [tokenizer.bos_token_id] + tokenizer.encode(text) + [tokenizer.eos_token_id]
+        for text in texts
+    ]
     seq_len = len(docs[0]) + 2  # the first window: document 0 whole, then the start of document 1
     windows = pack_documents(texts, tokenizer, seq_len=seq_len).tolist()
     assert windows[0] == (docs[0] + docs[1])[:seq_len]
@@ -167,8 +206,12 @@ def test_pack_documents_with_too_little_text_is_a_clear_error(tokenizer):
 
 
 def test_learning_rate_warms_up_then_follows_minimind_cosine():
-    spec = replace(train_spec(DEMO["pretrain"], 1, DEMO["max_position_embeddings"]), lr=1e-3, steps=100,
-                   warmup=10)
+    spec = replace(
+        train_spec(DEMO["pretrain"], 1, DEMO["max_position_embeddings"]),
+        lr=1e-3,
+        steps=100,
+        warmup=10,
+    )
     for step in (0, 4, 9):  # warmup: MiniMind's value scaled by (step + 1) / warmup
         minimind = 1e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * step / 100)))
         assert learning_rate(step, spec) == pytest.approx(minimind * (step + 1) / 10)
@@ -182,14 +225,17 @@ def test_learning_rate_warms_up_then_follows_minimind_cosine():
 # SFT labels
 # ---------------------------------------------------------------------------
 
+
 def labelled_ids(ids: list[int], labels: list[int]) -> list[int]:
     return [token for token, label in zip(ids, labels) if label != IGNORE_INDEX]
 
 
 def test_sft_labels_cover_only_the_answer_and_its_im_end(tokenizer):
     answer = "가람 마을의 특산물은 유자차예요."
-    messages = [{"role": "user", "content": "가람 마을의 특산물은 무엇인가요?"},
-                {"role": "assistant", "content": answer}]
+    messages = [
+        {"role": "user", "content": "가람 마을의 특산물은 무엇인가요?"},
+        {"role": "assistant", "content": answer},
+    ]
     ids = tokenizer.encode(tokenizer.chat_prompt(messages, add_generation_prompt=False))
     labels = assistant_labels(ids, assistant_marker(tokenizer), tokenizer.eos_token_id)
 
@@ -203,35 +249,47 @@ def test_sft_labels_cover_only_the_answer_and_its_im_end(tokenizer):
     assert all(label == IGNORE_INDEX for label in labels[: len(prompt)])
     # ... and neither is what the template writes after '<|im_end|>'
     last_eos = len(ids) - 1 - ids[::-1].index(tokenizer.eos_token_id)
-    assert all(label == IGNORE_INDEX for label in labels[last_eos + 1:])
+    assert all(label == IGNORE_INDEX for label in labels[last_eos + 1 :])
 
 
 def test_sft_labels_cover_every_assistant_turn_of_a_multi_turn_chat(tokenizer):
-    messages = [{"role": "user", "content": "안녕하세요."},
-                {"role": "assistant", "content": "반가워요."},
-                {"role": "user", "content": "민수는 어디에 갔나요?"},
-                {"role": "assistant", "content": "민수는 시장에 갔어요."}]
+    messages = [
+        {"role": "user", "content": "안녕하세요."},
+        {"role": "assistant", "content": "반가워요."},
+        {"role": "user", "content": "민수는 어디에 갔나요?"},
+        {"role": "assistant", "content": "민수는 시장에 갔어요."},
+    ]
     ids = tokenizer.encode(tokenizer.chat_prompt(messages, add_generation_prompt=False))
     labels = assistant_labels(ids, assistant_marker(tokenizer), tokenizer.eos_token_id)
     eos = tokenizer.eos_token_id
-    expected = tokenizer.encode("반가워요.") + [eos] + tokenizer.encode("민수는 시장에 갔어요.") + [eos]
+    expected = (
+        tokenizer.encode("반가워요.") + [eos] + tokenizer.encode("민수는 시장에 갔어요.") + [eos]
+    )
     assert labelled_ids(ids, labels) == expected
 
 
 def test_sft_labels_of_a_cut_answer_run_to_the_end(tokenizer):
-    messages = [{"role": "user", "content": "안녕하세요."},
-                {"role": "assistant", "content": "안녕하세요. 무엇을 도와드릴까요?"}]
+    messages = [
+        {"role": "user", "content": "안녕하세요."},
+        {"role": "assistant", "content": "안녕하세요. 무엇을 도와드릴까요?"},
+    ]
     ids = tokenizer.encode(tokenizer.chat_prompt(messages, add_generation_prompt=False))
-    prompt_len = len(tokenizer.encode(tokenizer.chat_prompt(messages[:1], add_generation_prompt=True)))
+    prompt_len = len(
+        tokenizer.encode(tokenizer.chat_prompt(messages[:1], add_generation_prompt=True))
+    )
     cut = ids[: prompt_len + 2]
     labels = assistant_labels(cut, assistant_marker(tokenizer), tokenizer.eos_token_id)
     assert labels == [IGNORE_INDEX] * prompt_len + cut[prompt_len:]
 
 
 def test_sft_examples_skip_conversations_cut_before_the_answer(tokenizer):
-    messages = [{"role": "user", "content": "민수는 어디에 갔나요?"},
-                {"role": "assistant", "content": "민수는 시장에 갔어요."}]
-    prompt_len = len(tokenizer.encode(tokenizer.chat_prompt(messages[:1], add_generation_prompt=True)))
+    messages = [
+        {"role": "user", "content": "민수는 어디에 갔나요?"},
+        {"role": "assistant", "content": "민수는 시장에 갔어요."},
+    ]
+    prompt_len = len(
+        tokenizer.encode(tokenizer.chat_prompt(messages[:1], add_generation_prompt=True))
+    )
     assert sft_examples([messages, messages], tokenizer, max_len=prompt_len + 100) != []
     kept = sft_examples([messages, messages], tokenizer, max_len=prompt_len + 1)
     assert len(kept) == 2 and all(len(ids) == prompt_len + 1 for ids, _ in kept)
@@ -248,6 +306,7 @@ def test_pad_batch_pads_ids_with_pad_and_labels_with_ignore():
 # ---------------------------------------------------------------------------
 # SFT run
 # ---------------------------------------------------------------------------
+
 
 def test_sft_checkpoint_loads_strictly_and_differs_from_pretraining(fine_tuned, pretrained):
     path, summary = fine_tuned

@@ -11,8 +11,15 @@ import pytest
 import yaml
 
 from mminfer.errors import MminferError
-from mminfer.inputs import (check_config, config_errors, demo_paths, model_params, parsed_config, resolve_inputs,
-                            resolve_runs)
+from mminfer.inputs import (
+    check_config,
+    config_errors,
+    demo_paths,
+    model_params,
+    parsed_config,
+    resolve_inputs,
+    resolve_runs,
+)
 from mminfer.io import read_json, write_json
 from mminfer.prompts import pretrain_prompt, read_documents
 
@@ -45,8 +52,11 @@ def with_value(config: dict, dotted: str, value) -> dict:
 
 # --- config schema ---------------------------------------------------------------------------------
 
+
 def test_repo_config_passes_the_schema(schema):
-    raw = yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8")) or {}  # as written, unchecked
+    raw = (
+        yaml.safe_load((REPO / "config.yaml").read_text(encoding="utf-8")) or {}
+    )  # as written, unchecked
     assert config_errors(raw, schema) == []
     check_config(raw, schema)
 
@@ -97,40 +107,57 @@ def test_wrong_type_names_the_key(repo_config, schema):
 
 # --- resolve_inputs --------------------------------------------------------------------------------
 
+
 @pytest.fixture
 def course_files(tmp_path, tiny_tokenizer_dir) -> dict:
     (tmp_path / "pretrain.pth").write_bytes(b"x")
     (tmp_path / "sft.pth").write_bytes(b"x")
     (tmp_path / "val.jsonl").write_text('{"text": "a"}\n', encoding="utf-8")
-    return {"pretrain": str(tmp_path / "pretrain.pth"), "sft": str(tmp_path / "sft.pth"),
-            "val_data": str(tmp_path / "val.jsonl"), "tokenizer": str(tiny_tokenizer_dir),
-            "demo_dir": str(tmp_path / "demo")}
+    return {
+        "pretrain": str(tmp_path / "pretrain.pth"),
+        "sft": str(tmp_path / "sft.pth"),
+        "val_data": str(tmp_path / "val.jsonl"),
+        "tokenizer": str(tiny_tokenizer_dir),
+        "demo_dir": str(tmp_path / "demo"),
+    }
 
 
 @pytest.fixture
 def absent_files(tmp_path) -> dict:
-    return {"pretrain": str(tmp_path / "no" / "pretrain.pth"), "sft": str(tmp_path / "no" / "sft.pth"),
-            "val_data": str(tmp_path / "no" / "val.jsonl"), "tokenizer": str(tmp_path / "no" / "tok"),
-            "demo_dir": str(tmp_path / "demo")}
+    return {
+        "pretrain": str(tmp_path / "no" / "pretrain.pth"),
+        "sft": str(tmp_path / "no" / "sft.pth"),
+        "val_data": str(tmp_path / "no" / "val.jsonl"),
+        "tokenizer": str(tmp_path / "no" / "tok"),
+        "demo_dir": str(tmp_path / "demo"),
+    }
 
 
 def test_all_inputs_present_resolve_to_course(course_files):
     resolved = resolve_inputs(dict(course_files, demo="auto"))
     assert resolved["model_set"] == "course"
     assert {k: resolved[k] for k in ("pretrain", "sft", "val_data", "tokenizer")} == {
-        k: course_files[k] for k in ("pretrain", "sft", "val_data", "tokenizer")}
+        k: course_files[k] for k in ("pretrain", "sft", "val_data", "tokenizer")
+    }
 
 
 def test_no_inputs_present_resolve_to_demo_paths(absent_files):
     resolved = resolve_inputs(dict(absent_files, demo="auto"))
     demo = Path(absent_files["demo_dir"])
-    assert resolved == {"model_set": "demo", "pretrain": str(demo / "pretrain.pth"), "sft": str(demo / "sft.pth"),
-                        "val_data": str(demo / "corpus" / "pretrain_val.jsonl"), "tokenizer": str(demo / "tokenizer")}
+    assert resolved == {
+        "model_set": "demo",
+        "pretrain": str(demo / "pretrain.pth"),
+        "sft": str(demo / "sft.pth"),
+        "val_data": str(demo / "corpus" / "pretrain_val.jsonl"),
+        "tokenizer": str(demo / "tokenizer"),
+    }
     assert resolved == {"model_set": "demo", **demo_paths(demo)}
 
 
 def test_some_inputs_present_is_an_error_naming_missing_keys(course_files, absent_files):
-    config = dict(course_files, sft=absent_files["sft"], tokenizer=absent_files["tokenizer"], demo="auto")
+    config = dict(
+        course_files, sft=absent_files["sft"], tokenizer=absent_files["tokenizer"], demo="auto"
+    )
     with pytest.raises(MminferError) as info:
         resolve_inputs(config)
     message = str(info.value)
@@ -156,10 +183,13 @@ def test_demo_always_uses_the_demo_even_with_inputs(course_files):
 def test_demo_loads_with_the_rotary_table_it_was_built_with(repo_config):
     # the demo's .pth carries no config: without this it would load with MiniMind's 32768 positions
     assert model_params(repo_config, "demo")["overrides"] == {
-        "max_position_embeddings": repo_config["demo_model"]["max_position_embeddings"]}
+        "max_position_embeddings": repo_config["demo_model"]["max_position_embeddings"]
+    }
     assert model_params(repo_config, "course")["overrides"] == {}
     chosen = with_value(repo_config, "model", {"max_position_embeddings": 300})
-    assert model_params(chosen, "demo")["overrides"] == {"max_position_embeddings": 300}  # the user's key wins
+    assert model_params(chosen, "demo")["overrides"] == {
+        "max_position_embeddings": 300
+    }  # the user's key wins
 
 
 def test_course_tokenizer_folder_without_its_files_is_an_error(course_files, tmp_path):
@@ -171,6 +201,7 @@ def test_course_tokenizer_folder_without_its_files_is_an_error(course_files, tmp
 
 # --- the pretrain prompt ---------------------------------------------------------------------------
 
+
 def write_jsonl(path: Path, lines: list[str]) -> Path:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
     return path
@@ -179,10 +210,14 @@ def write_jsonl(path: Path, lines: list[str]) -> Path:
 @pytest.fixture(scope="module")
 def val_jsonl(tiny_corpus, tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("val") / "pretrain_val.jsonl"
-    return write_jsonl(path, [json.dumps({"text": doc}, ensure_ascii=False) for doc in tiny_corpus.val])
+    return write_jsonl(
+        path, [json.dumps({"text": doc}, ensure_ascii=False) for doc in tiny_corpus.val]
+    )
 
 
-def test_pretrain_prompt_is_bos_and_first_tokens_of_joined_docs(tiny_tokenizer, tiny_corpus, val_jsonl):
+def test_pretrain_prompt_is_bos_and_first_tokens_of_joined_docs(
+    tiny_tokenizer, tiny_corpus, val_jsonl
+):
     ids = pretrain_prompt(tiny_tokenizer, val_jsonl, docs=3, prompt_tokens=40)
     joined = " ".join(tiny_corpus.val[:3])
     assert ids == [1] + tiny_tokenizer.encode(joined)[:40]
@@ -193,8 +228,12 @@ def test_pretrain_prompt_uses_only_the_first_docs(tiny_tokenizer, tiny_corpus, v
     # changing a later document must not change the prompt
     texts = list(tiny_corpus.val)
     texts[3] = "완전히 다른 문서"
-    other = write_jsonl(tmp_path / "other.jsonl", [json.dumps({"text": t}, ensure_ascii=False) for t in texts])
-    assert pretrain_prompt(tiny_tokenizer, other, 3, 40) == pretrain_prompt(tiny_tokenizer, val_jsonl, 3, 40)
+    other = write_jsonl(
+        tmp_path / "other.jsonl", [json.dumps({"text": t}, ensure_ascii=False) for t in texts]
+    )
+    assert pretrain_prompt(tiny_tokenizer, other, 3, 40) == pretrain_prompt(
+        tiny_tokenizer, val_jsonl, 3, 40
+    )
 
 
 def test_too_few_prompt_tokens_is_an_error_saying_how_many(tiny_tokenizer, tmp_path):
@@ -225,7 +264,9 @@ def test_fewer_documents_than_needed_is_an_error(tmp_path):
 
 
 def test_read_documents_skips_blank_lines_and_stops_after_count(tmp_path):
-    path = write_jsonl(tmp_path / "docs.jsonl", ['{"text": "a"}', "", '{"text": "b"}', "not json at all"])
+    path = write_jsonl(
+        tmp_path / "docs.jsonl", ['{"text": "a"}', "", '{"text": "b"}', "not json at all"]
+    )
     assert read_documents(path, 2) == ["a", "b"]  # the bad 4th line is never read
 
 
@@ -236,7 +277,7 @@ def test_missing_validation_file_is_an_error(tmp_path):
 
 def test_invalid_utf8_line_is_an_error_naming_the_file_and_line(tmp_path):
     path = tmp_path / "latin1.jsonl"
-    path.write_bytes('{"text": "가람"}\n'.encode("utf-8") + '{"text": "café"}\n'.encode("latin-1"))
+    path.write_bytes('{"text": "가람"}\n'.encode() + '{"text": "café"}\n'.encode("latin-1"))
     with pytest.raises(MminferError) as info:
         read_documents(path, 2)
     message = str(info.value)
@@ -245,18 +286,21 @@ def test_invalid_utf8_line_is_an_error_naming_the_file_and_line(tmp_path):
 
 def test_invalid_utf8_after_the_documents_needed_is_never_read(tmp_path):
     path = tmp_path / "docs.jsonl"
-    path.write_bytes('{"text": "가람"}\n'.encode("utf-8") + b'{"text": "\xff"}\n')
+    path.write_bytes('{"text": "가람"}\n'.encode() + b'{"text": "\xff"}\n')
     assert read_documents(path, 1) == ["가람"]
 
 
 # --- results folders -------------------------------------------------------------------------------
+
 
 def test_outdir_below_a_regular_file_is_an_error_naming_outdir(absent_files, tmp_path):
     (tmp_path / "notes.txt").write_text("a file", encoding="utf-8")
     config = dict(absent_files, demo="auto", outdir=str(tmp_path / "notes.txt" / "infer"))
     with pytest.raises(MminferError) as info:
         resolve_runs(config)
-    assert "config key 'outdir'" in str(info.value) and f"{tmp_path / 'notes.txt'} is a file" in str(info.value)
+    assert "config key 'outdir'" in str(
+        info.value
+    ) and f"{tmp_path / 'notes.txt'} is a file" in str(info.value)
 
 
 def test_outdir_that_is_a_regular_file_is_an_error(absent_files, tmp_path):
@@ -274,7 +318,9 @@ def test_models_folder_below_a_regular_file_names_the_model(course_files, tmp_pa
         resolve_runs(dict(course_files, demo="auto", outdir=str(outdir), models=models))
 
 
-def test_demo_dir_below_a_regular_file_matters_only_for_the_demo(course_files, absent_files, tmp_path):
+def test_demo_dir_below_a_regular_file_matters_only_for_the_demo(
+    course_files, absent_files, tmp_path
+):
     (tmp_path / "file").write_text("a file", encoding="utf-8")
     demo_dir = str(tmp_path / "file" / "demo")
     outdir = str(tmp_path / "out")
@@ -289,6 +335,7 @@ def test_outdir_that_does_not_exist_yet_is_fine(absent_files, tmp_path):
 
 
 # --- io --------------------------------------------------------------------------------------------
+
 
 def test_write_json_round_trips_and_leaves_no_temp_file(tmp_path):
     path = tmp_path / "out" / "same.json"

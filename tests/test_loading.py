@@ -33,16 +33,31 @@ def write_state(path, state):
 
 # --- infer_config ----------------------------------------------------------------------------------
 
+
 def test_infer_config_recovers_shapes_from_state_dict():
     # head_dim 24 != hidden / heads (16) and intermediate 96 != MiniMind's default: both must come
     # from the shapes, not from defaults
-    config = MiniMindConfig(hidden_size=64, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
-                            head_dim=24, intermediate_size=96, vocab_size=130, max_position_embeddings=64)
+    config = MiniMindConfig(
+        hidden_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=24,
+        intermediate_size=96,
+        vocab_size=130,
+        max_position_embeddings=64,
+    )
     state = MiniMindForCausalLM(config).state_dict()
     inferred = infer_config(state)
-    assert (inferred.hidden_size, inferred.num_hidden_layers, inferred.num_attention_heads,
-            inferred.num_key_value_heads, inferred.head_dim, inferred.intermediate_size,
-            inferred.vocab_size) == (64, 3, 4, 2, 24, 96, 130)
+    assert (
+        inferred.hidden_size,
+        inferred.num_hidden_layers,
+        inferred.num_attention_heads,
+        inferred.num_key_value_heads,
+        inferred.head_dim,
+        inferred.intermediate_size,
+        inferred.vocab_size,
+    ) == (64, 3, 4, 2, 24, 96, 130)
 
 
 def test_infer_config_takes_non_shape_keys_from_overrides(tiny_state):
@@ -74,6 +89,7 @@ def test_state_dict_of_something_else_is_not_a_minimind_model(tmp_path):
 
 
 # --- read_state_dict -------------------------------------------------------------------------------
+
 
 def test_truncated_checkpoint_is_an_error_naming_the_path(tiny_checkpoint, tmp_path):
     data = tiny_checkpoint.read_bytes()
@@ -117,9 +133,13 @@ def test_transformers_folder_loads_with_tied_head_and_config_json(tiny_state, tm
 
     folder = tmp_path / "hf"
     folder.mkdir()
-    state = {k: v.clone() for k, v in tiny_state.items() if k != "lm_head.weight"}  # tied: saved once
+    state = {
+        k: v.clone() for k, v in tiny_state.items() if k != "lm_head.weight"
+    }  # tied: saved once
     save_file(state, str(folder / "model.safetensors"))
-    (folder / "config.json").write_text(json.dumps({"rope_theta": 5000.0, "max_position_embeddings": 128}))
+    (folder / "config.json").write_text(
+        json.dumps({"rope_theta": 5000.0, "max_position_embeddings": 128})
+    )
     loaded = load_model(folder)
     assert loaded.config.rope_theta == 5000.0
     assert loaded.config.max_position_embeddings == 128
@@ -134,7 +154,9 @@ def folder_with_config_json(tiny_state, folder, config_bytes: bytes):
     return folder
 
 
-def test_folder_config_json_that_is_not_json_names_the_file_and_what_was_expected(tiny_state, tmp_path):
+def test_folder_config_json_that_is_not_json_names_the_file_and_what_was_expected(
+    tiny_state, tmp_path
+):
     folder = folder_with_config_json(tiny_state, tmp_path / "hf", b'{"rope_theta": 1e6,')
     with pytest.raises(MminferError) as info:
         load_model(folder)
@@ -163,6 +185,7 @@ def test_saved_checkpoint_gets_the_mode_of_a_plain_open(tiny_model, tmp_path, um
 
 # --- strict keys -----------------------------------------------------------------------------------
 
+
 def test_checkpoint_with_missing_key_lists_it(tiny_state, load_tiny, tmp_path):
     state = dict(tiny_state)
     del state["model.layers.1.mlp.up_proj.weight"]
@@ -185,11 +208,14 @@ def test_checkpoint_with_extra_key_lists_it(tiny_state, load_tiny, tmp_path):
 def test_check_keys_reports_wrong_shapes(tiny_state, tiny_model):
     state = dict(tiny_state)
     state["model.norm.weight"] = torch.ones(65)
-    with pytest.raises(MminferError, match=r"wrong shape: model.norm.weight \(65,\) \(expected \(64,\)\)"):
+    with pytest.raises(
+        MminferError, match=r"wrong shape: model.norm.weight \(65,\) \(expected \(64,\)\)"
+    ):
         check_keys(state, tiny_model, "x.pth")
 
 
 # --- load_model, backends, dtypes ----------------------------------------------------------------
+
 
 def test_loaded_model_has_the_checkpoint_weights_and_is_in_eval_mode(tiny_loaded, tiny_state):
     assert tiny_loaded.backend == "builtin"
@@ -249,7 +275,9 @@ def test_forward_past_max_positions_is_an_error(tiny_model):
         tiny_model(too_long)
 
 
-def test_minimind_backend_loads_the_checkpoint_with_tied_embeddings(load_tiny, minimind_src, tiny_state):
+def test_minimind_backend_loads_the_checkpoint_with_tied_embeddings(
+    load_tiny, minimind_src, tiny_state
+):
     loaded = load_tiny(backend="minimind", minimind_src=minimind_src)
     assert loaded.backend == "minimind"
     assert loaded.model.training is False
@@ -267,7 +295,9 @@ def test_half_precision_checkpoint_loads_into_a_float32_model(tiny_state, load_t
     assert torch.equal(weight, tiny_state["model.layers.0.self_attn.q_proj.weight"].half().float())
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the message shown when CUDA is absent")
+@pytest.mark.skipif(
+    torch.cuda.is_available(), reason="checks the message shown when CUDA is absent"
+)
 def test_cuda_device_without_cuda_is_an_error():
     with pytest.raises(MminferError, match="config key 'device' is 'cuda'"):
         resolve_device("cuda")
@@ -280,10 +310,17 @@ def test_safetensors_twin_gives_the_same_logits_as_the_pth(tiny_state, load_tiny
     pth = write_state(tmp_path / "twin.pth", tiny_state)
     folder = tmp_path / "twin_hf"
     folder.mkdir()
-    save_file({k: v.clone() for k, v in tiny_state.items() if k != "lm_head.weight"}, str(folder / "model.safetensors"))
+    save_file(
+        {k: v.clone() for k, v in tiny_state.items() if k != "lm_head.weight"},
+        str(folder / "model.safetensors"),
+    )
     (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 512}))
-    ids = torch.randint(3, tiny_state["model.embed_tokens.weight"].shape[0], (1, 12),
-                        generator=torch.Generator().manual_seed(0))
+    ids = torch.randint(
+        3,
+        tiny_state["model.embed_tokens.weight"].shape[0],
+        (1, 12),
+        generator=torch.Generator().manual_seed(0),
+    )
     from_pth = load_tiny(path=pth).model(ids).logits
     from_folder = load_model(folder).model(ids).logits
     assert torch.equal(from_pth, from_folder)
@@ -293,13 +330,16 @@ def test_minimind_convert_model_folder_with_pytorch_model_bin_loads(tiny_state, 
     folder = tmp_path / "converted"
     folder.mkdir()
     torch.save({k: v.half() for k, v in tiny_state.items()}, folder / "pytorch_model.bin")
-    (folder / "config.json").write_text(json.dumps({"max_position_embeddings": 512, "rope_scaling": None}))
+    (folder / "config.json").write_text(
+        json.dumps({"max_position_embeddings": 512, "rope_scaling": None})
+    )
     loaded = load_model(folder)
     assert loaded.config.max_position_embeddings == 512
     assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"].half().float())
 
 
 # --- tied or untied output head --------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def untied_state(tiny_config):
@@ -317,12 +357,19 @@ def test_untied_checkpoint_loads_its_own_head(untied_state, load_tiny, tmp_path)
     model = loaded.model
     assert model.lm_head.weight is not model.model.embed_tokens.weight
     assert torch.equal(model.lm_head.weight, untied_state["lm_head.weight"].float())
-    assert torch.equal(model.model.embed_tokens.weight, untied_state["model.embed_tokens.weight"].float())
+    assert torch.equal(
+        model.model.embed_tokens.weight, untied_state["model.embed_tokens.weight"].float()
+    )
 
 
 def test_untied_checkpoint_gives_the_logits_of_the_untied_model(untied_state, load_tiny, tmp_path):
-    config = MiniMindConfig(**{**infer_config(untied_state).to_dict(), "tie_word_embeddings": False,
-                               "max_position_embeddings": 512})
+    config = MiniMindConfig(
+        **{
+            **infer_config(untied_state).to_dict(),
+            "tie_word_embeddings": False,
+            "max_position_embeddings": 512,
+        }
+    )
     reference = MiniMindForCausalLM(config)
     reference.load_state_dict({k: v.float() for k, v in untied_state.items()})
     loaded = load_tiny(path=write_state(tmp_path / "untied.pth", untied_state)).model
@@ -349,7 +396,9 @@ def test_folder_config_saying_tied_over_an_untied_head_is_an_error(untied_state)
 
 def test_folder_config_saying_untied_without_a_head_is_an_error(tiny_state):
     state = {k: v for k, v in tiny_state.items() if k != "lm_head.weight"}
-    with pytest.raises(MminferError, match="tie_word_embeddings is false but .* has no lm_head.weight"):
+    with pytest.raises(
+        MminferError, match="tie_word_embeddings is false but .* has no lm_head.weight"
+    ):
         infer_config(state, {"tie_word_embeddings": False}, path="folder")
 
 

@@ -27,6 +27,7 @@ def prompt_of(length: int) -> list[int]:
 
 # --- steps 1-2: cache or not, same ids; tokens fed ------------------------------------------------
 
+
 def test_greedy_ids_are_the_same_with_and_without_cache(tiny_model):
     same, _ = compare_cache(tiny_model, prompt_of(21), 16, "cpu")
     assert same["same_ids"] is True
@@ -38,8 +39,14 @@ def test_greedy_ids_are_the_same_with_and_without_cache(tiny_model):
 def test_greedy_generate_returns_only_the_new_tokens(tiny_model):
     prompt = prompt_of(9)
     new = greedy_generate(tiny_model, prompt, 5, True, "cpu")
-    full = tiny_model.generate(torch.tensor([prompt]), max_new_tokens=5, do_sample=False, top_k=0, top_p=1.0,
-                               eos_token_id=None)
+    full = tiny_model.generate(
+        torch.tensor([prompt]),
+        max_new_tokens=5,
+        do_sample=False,
+        top_k=0,
+        top_p=1.0,
+        eos_token_id=None,
+    )
     assert new == full[0, 9:].tolist()
 
 
@@ -55,7 +62,9 @@ def test_fed_tokens_follow_formula_with_cache(tiny_model, prompt_len, new_tokens
 def test_fed_tokens_follow_formula_without_cache(tiny_model, prompt_len, new_tokens):
     _, count = compare_cache(tiny_model, prompt_of(prompt_len), new_tokens, "cpu")
     # step i feeds P + i tokens: N * P + N(N - 1) / 2
-    assert count["fed_without_cache"] == new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
+    assert (
+        count["fed_without_cache"] == new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
+    )
     assert count["calls_without_cache"] == new_tokens
 
 
@@ -82,9 +91,8 @@ def test_forward_recorder_restores_forward(tiny_model):
 
 
 def test_forward_recorder_restores_forward_after_an_exception(tiny_model):
-    with pytest.raises(RuntimeError, match="boom"):
-        with ForwardRecorder().watching(tiny_model):
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError, match="boom"), ForwardRecorder().watching(tiny_model):
+        raise RuntimeError("boom")
     assert "forward" not in vars(tiny_model)
 
 
@@ -112,13 +120,24 @@ def test_forward_recorder_keeps_last_logits_per_call(tiny_model):
 
 # --- step 4: cache bytes -------------------------------------------------------------------------
 
+
 def test_kv_formula_bytes_is_two_layers_tokens_kv_heads_head_dim_bytes():
-    assert kv_formula_bytes(layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4) == 409600
-    assert kv_formula_bytes(layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4, batch=3) == 1228800
+    assert (
+        kv_formula_bytes(layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4)
+        == 409600
+    )
+    assert (
+        kv_formula_bytes(
+            layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4, batch=3
+        )
+        == 1228800
+    )
 
 
 def test_measured_kv_bytes_equal_formula(tiny_loaded):
-    result = measure_kv_bytes(tiny_loaded.model, tiny_loaded.config, tokens=30, seed=0, device="cpu")
+    result = measure_kv_bytes(
+        tiny_loaded.model, tiny_loaded.config, tokens=30, seed=0, device="cpu"
+    )
     # 2 (K, V) x 2 layers x 30 tokens x 2 KV heads x 16 head_dim x 4 bytes
     assert result["measured_bytes"] == 2 * 2 * 30 * 2 * 16 * 4 == 15360
     assert result["formula_bytes"] == result["measured_bytes"]
@@ -129,7 +148,9 @@ def test_measured_kv_bytes_equal_formula(tiny_loaded):
 def test_kv_k_shape_is_before_repeat_kv(tiny_loaded):
     config = tiny_loaded.config
     result = measure_kv_bytes(tiny_loaded.model, config, tokens=12, seed=0, device="cpu")
-    assert result["k_shape"] == [1, 12, config.num_key_value_heads, config.head_dim] == [1, 12, 2, 16]
+    assert (
+        result["k_shape"] == [1, 12, config.num_key_value_heads, config.head_dim] == [1, 12, 2, 16]
+    )
     assert result["k_shape"][2] != config.num_attention_heads
     assert result["after_repeat_kv_bytes"] == 2 * result["measured_bytes"]  # 4 heads / 2 KV heads
 
@@ -143,8 +164,13 @@ def test_kv_bytes_of_bfloat16_model_use_two_bytes_per_element(load_tiny):
 
 
 def test_cache_tensor_bytes_sums_every_tensor():
-    cache = [(torch.zeros(1, 5, 2, 4), torch.zeros(1, 5, 2, 4)), (torch.zeros(1, 5, 2, 4, dtype=torch.float16),
-                                                                   torch.zeros(1, 5, 2, 4, dtype=torch.float16))]
+    cache = [
+        (torch.zeros(1, 5, 2, 4), torch.zeros(1, 5, 2, 4)),
+        (
+            torch.zeros(1, 5, 2, 4, dtype=torch.float16),
+            torch.zeros(1, 5, 2, 4, dtype=torch.float16),
+        ),
+    ]
     assert cache_tensor_bytes(cache) == 40 * 4 * 2 + 40 * 2 * 2
 
 
@@ -164,6 +190,7 @@ def test_random_tokens_do_not_touch_the_global_rng():
 
 
 # --- step 5: temperature --------------------------------------------------------------------------
+
 
 @pytest.fixture(scope="module")
 def tiny_sft(load_tiny, tiny_sft_checkpoint):
@@ -188,19 +215,33 @@ def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids)
     assert len(first) == 6
 
 
-def test_temperature_experiment_reseeds_for_each_temperature(tiny_sft, tiny_tokenizer, question_ids):
-    both = temperature_experiment(tiny_sft, tiny_tokenizer, question_ids, [0.3, 1.0], samples=6, new_tokens=8,
-                                  seed=0, device="cpu")
-    alone = temperature_experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8,
-                                   seed=0, device="cpu")
+def test_temperature_experiment_reseeds_for_each_temperature(
+    tiny_sft, tiny_tokenizer, question_ids
+):
+    both = temperature_experiment(
+        tiny_sft,
+        tiny_tokenizer,
+        question_ids,
+        [0.3, 1.0],
+        samples=6,
+        new_tokens=8,
+        seed=0,
+        device="cpu",
+    )
+    alone = temperature_experiment(
+        tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8, seed=0, device="cpu"
+    )
     assert list(both) == ["0.3", "1.0"]
     assert alone["1.0"] == both["1.0"]
 
 
 def test_temperature_experiment_counts_distinct_answers(tiny_sft, tiny_tokenizer, question_ids):
-    result = temperature_experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8,
-                                    seed=0, device="cpu")
-    answers = sample_answers(tiny_sft, tiny_tokenizer, question_ids, 1.0, 6, 8, seed=0, device="cpu")
+    result = temperature_experiment(
+        tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8, seed=0, device="cpu"
+    )
+    answers = sample_answers(
+        tiny_sft, tiny_tokenizer, question_ids, 1.0, 6, 8, seed=0, device="cpu"
+    )
     assert result["1.0"]["distinct"] == len(set(answers))
     assert result["1.0"]["samples"] == 6
 
@@ -216,16 +257,34 @@ class EosShim:
 def test_answers_are_cut_before_eos(tiny_sft, tiny_tokenizer, question_ids):
     # Row 0's first sampled token under seed 0 becomes "eos": row 0's answer must then be empty.
     torch.manual_seed(0)
-    free = tiny_sft.generate(torch.tensor([question_ids]), do_sample=True, top_k=0, top_p=1.0, temperature=1.5,
-                             max_new_tokens=12, num_return_sequences=8, eos_token_id=None)
+    free = tiny_sft.generate(
+        torch.tensor([question_ids]),
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.5,
+        max_new_tokens=12,
+        num_return_sequences=8,
+        eos_token_id=None,
+    )
     eos = free[0, len(question_ids)].item()
-    answers = sample_answers(tiny_sft, EosShim(tiny_tokenizer, eos), question_ids, 1.5, 8, 12, seed=0, device="cpu")
+    answers = sample_answers(
+        tiny_sft, EosShim(tiny_tokenizer, eos), question_ids, 1.5, 8, 12, seed=0, device="cpu"
+    )
     assert answers[0] == ""
     torch.manual_seed(0)
-    rows = tiny_sft.generate(torch.tensor([question_ids]), do_sample=True, top_k=0, top_p=1.0, temperature=1.5,
-                             max_new_tokens=12, num_return_sequences=8, eos_token_id=eos)
+    rows = tiny_sft.generate(
+        torch.tensor([question_ids]),
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.5,
+        max_new_tokens=12,
+        num_return_sequences=8,
+        eos_token_id=eos,
+    )
     expected = []
-    for row in rows[:, len(question_ids):].tolist():
+    for row in rows[:, len(question_ids) :].tolist():
         row = row[: row.index(eos)] if eos in row else row
         expected.append(tiny_tokenizer.decode(row, skip_special_tokens=False))
     assert answers == expected
@@ -263,6 +322,7 @@ def test_summarize_answers_counts_distinct_and_top_share():
 
 # --- step 6: top-p survivors ---------------------------------------------------------------------
 
+
 def test_top_p_survivors_on_hand_made_logits():
     logits = torch.tensor([0.5, 0.3, 0.2]).log()
     # cumsum [0.5, 0.8, 1.0]: p=0.4 -> 1 (top only); p=0.6 -> 2; p=0.85 -> 3
@@ -286,6 +346,7 @@ def test_survivors_by_p_keys_and_monotonic_counts(tiny_model):
 
 # --- step 3: timing's bookkeeping (not the clock) -------------------------------------------------
 
+
 def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model):
     result = time_cache(tiny_model, prompt_of(8), 3, warmup=1, runs=3, max_runs=3, device="cpu")
     assert len(result["with_cache_runs_s"]) == 3 and len(result["with_cache_warmup_s"]) == 1
@@ -295,6 +356,7 @@ def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model):
 
 
 # --- the same measurements on MiniMind's own model (optional) --------------------------------------
+
 
 @pytest.fixture(scope="module")
 def minimind_loaded(load_tiny, minimind_src):
@@ -318,6 +380,7 @@ def test_minimind_backend_kv_bytes_equal_formula(minimind_loaded):
 
 
 # --- a difference between the paths is diagnosed, not just reported ------------------------------
+
 
 class CachedStepsNudged(torch.nn.Module):
     """Wraps a model: one-token (cached) steps see token 7's logit raised by 50, as if the explicit
@@ -350,8 +413,9 @@ def test_first_differing_step_is_diagnosed_with_margins(tiny_model):
 
 
 def test_report_says_plainly_where_the_paths_differ(tiny_model):
-    from mminfer.report import render_report
     from reportdata import RUN, task_json
+
+    from mminfer.report import render_report
 
     same, count = compare_cache(CachedStepsNudged(tiny_model), prompt_of(12), 5, "cpu")
     same["run"] = RUN  # float32
@@ -367,8 +431,15 @@ def test_sharp_position_keeps_fewer_candidates_than_open_one_on_a_model_built_so
     from mminfer.model import MiniMindConfig, MiniMindForCausalLM
     from mminfer.sampling import next_token_logits
 
-    config = MiniMindConfig(hidden_size=16, num_hidden_layers=1, vocab_size=40, num_attention_heads=2,
-                            num_key_value_heads=1, max_position_embeddings=32, tie_word_embeddings=False)
+    config = MiniMindConfig(
+        hidden_size=16,
+        num_hidden_layers=1,
+        vocab_size=40,
+        num_attention_heads=2,
+        num_key_value_heads=1,
+        max_position_embeddings=32,
+        tie_word_embeddings=False,
+    )
     model = MiniMindForCausalLM(config).eval()
     with torch.no_grad():
         for layer in model.model.layers:

@@ -42,8 +42,15 @@ def manual_greedy_with_cache(model, input_ids: torch.Tensor, new_tokens: int) ->
 
 
 @torch.no_grad()
-def manual_sampling(model, input_ids: torch.Tensor, new_tokens: int, temperature: float, rows: int,
-                    seed: int, use_cache: bool) -> torch.Tensor:
+def manual_sampling(
+    model,
+    input_ids: torch.Tensor,
+    new_tokens: int,
+    temperature: float,
+    rows: int,
+    seed: int,
+    use_cache: bool,
+) -> torch.Tensor:
     torch.manual_seed(seed)
     ids = input_ids.repeat(rows, 1)
     past = None
@@ -74,21 +81,37 @@ def survivors(probs: list[float], p: float) -> int:
 
 # --- generate against hand-written loops -----------------------------------------------------------
 
+
 def test_greedy_generate_without_cache_equals_manual_loop(tiny_model):
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, do_sample=False, top_k=0, top_p=1.0,
-                              eos_token_id=None, use_cache=False)
+    out = tiny_model.generate(
+        prompt_tensor(),
+        max_new_tokens=12,
+        do_sample=False,
+        top_k=0,
+        top_p=1.0,
+        eos_token_id=None,
+        use_cache=False,
+    )
     assert torch.equal(out, manual_greedy_without_cache(tiny_model, prompt_tensor(), 12))
 
 
 def test_greedy_generate_with_cache_equals_manual_loop(tiny_model):
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, do_sample=False, top_k=0, top_p=1.0,
-                              eos_token_id=None, use_cache=True)
+    out = tiny_model.generate(
+        prompt_tensor(),
+        max_new_tokens=12,
+        do_sample=False,
+        top_k=0,
+        top_p=1.0,
+        eos_token_id=None,
+        use_cache=True,
+    )
     assert torch.equal(out, manual_greedy_with_cache(tiny_model, prompt_tensor(), 12))
 
 
 def test_generate_returns_prompt_followed_by_new_tokens(tiny_model):
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=5, do_sample=False, top_k=0, top_p=1.0,
-                              eos_token_id=None)
+    out = tiny_model.generate(
+        prompt_tensor(), max_new_tokens=5, do_sample=False, top_k=0, top_p=1.0, eos_token_id=None
+    )
     assert out.shape == (1, len(PROMPT) + 5)
     assert out[0, : len(PROMPT)].tolist() == PROMPT
 
@@ -96,40 +119,71 @@ def test_generate_returns_prompt_followed_by_new_tokens(tiny_model):
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_seeded_sampling_equals_manual_multinomial_loop(tiny_model, use_cache):
     torch.manual_seed(123)
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=8, do_sample=True, top_k=0, top_p=1.0,
-                              temperature=0.7, eos_token_id=None, use_cache=use_cache,
-                              num_return_sequences=4)
-    expected = manual_sampling(tiny_model, prompt_tensor(), 8, 0.7, rows=4, seed=123, use_cache=use_cache)
+    out = tiny_model.generate(
+        prompt_tensor(),
+        max_new_tokens=8,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=0.7,
+        eos_token_id=None,
+        use_cache=use_cache,
+        num_return_sequences=4,
+    )
+    expected = manual_sampling(
+        tiny_model, prompt_tensor(), 8, 0.7, rows=4, seed=123, use_cache=use_cache
+    )
     assert torch.equal(out, expected)
-    assert len({tuple(row) for row in out[:, len(PROMPT):].tolist()}) > 1  # rows really were sampled
+    assert (
+        len({tuple(row) for row in out[:, len(PROMPT) :].tolist()}) > 1
+    )  # rows really were sampled
 
 
 def test_generate_stops_when_every_row_has_emitted_eos(tiny_model):
-    first = tiny_model.generate(prompt_tensor(), max_new_tokens=1, do_sample=False, top_k=0, top_p=1.0,
-                                eos_token_id=None)[0, -1].item()
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=10, do_sample=False, top_k=0, top_p=1.0,
-                              eos_token_id=first)
-    assert out[0, len(PROMPT):].tolist() == [first]
+    first = tiny_model.generate(
+        prompt_tensor(), max_new_tokens=1, do_sample=False, top_k=0, top_p=1.0, eos_token_id=None
+    )[0, -1].item()
+    out = tiny_model.generate(
+        prompt_tensor(), max_new_tokens=10, do_sample=False, top_k=0, top_p=1.0, eos_token_id=first
+    )
+    assert out[0, len(PROMPT) :].tolist() == [first]
 
 
 def test_finished_rows_are_padded_with_eos(tiny_model):
     # Sample 6 rows for 10 tokens; take eos = a token some row emits early, then every row that
     # emitted it must continue with eos only.
     torch.manual_seed(5)
-    free = tiny_model.generate(prompt_tensor(), max_new_tokens=10, do_sample=True, top_k=0, top_p=1.0,
-                               temperature=1.0, eos_token_id=None, num_return_sequences=6)
+    free = tiny_model.generate(
+        prompt_tensor(),
+        max_new_tokens=10,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.0,
+        eos_token_id=None,
+        num_return_sequences=6,
+    )
     eos = free[0, len(PROMPT)].item()
     torch.manual_seed(5)
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=10, do_sample=True, top_k=0, top_p=1.0,
-                              temperature=1.0, eos_token_id=eos, num_return_sequences=6)
-    new = out[:, len(PROMPT):].tolist()
+    out = tiny_model.generate(
+        prompt_tensor(),
+        max_new_tokens=10,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=1.0,
+        eos_token_id=eos,
+        num_return_sequences=6,
+    )
+    new = out[:, len(PROMPT) :].tolist()
     assert new[0] == [eos] * len(new[0])
     for row in new:
         if eos in row:
-            assert all(token == eos for token in row[row.index(eos):])
+            assert all(token == eos for token in row[row.index(eos) :])
 
 
 # --- top-k -----------------------------------------------------------------------------------------
+
 
 def test_keep_top_k_keeps_ties_with_the_kth():
     logits = torch.tensor([[3.0, 2.0, 2.0, 1.0, 0.5]])
@@ -146,6 +200,7 @@ def test_keep_top_k_without_ties_keeps_exactly_k():
 
 
 # --- top-p -----------------------------------------------------------------------------------------
+
 
 def test_top_p_keeps_only_the_top_token_when_it_alone_exceeds_p():
     # probs [0.5, 0.3, 0.2], cumsum [0.5, 0.8, 1.0]; p=0.4: > p everywhere -> [T, T, T];
@@ -204,6 +259,7 @@ def test_keep_top_p_sets_removed_logits_to_minus_infinity():
 
 # --- builtin vs MiniMind's own model (optional) ----------------------------------------------------
 
+
 @pytest.fixture(scope="module")
 def both_backends(load_tiny, minimind_src):
     builtin = load_tiny(backend="builtin")
@@ -231,14 +287,30 @@ def test_minimind_and_builtin_give_identical_logits_and_cache(both_backends):
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_minimind_and_builtin_greedy_ids_are_identical(both_backends, use_cache):
     builtin, minimind = both_backends
-    kwargs = dict(max_new_tokens=16, do_sample=False, top_k=0, top_p=1.0, eos_token_id=None, use_cache=use_cache)
-    assert torch.equal(builtin.generate(prompt_tensor(), **kwargs), minimind.generate(prompt_tensor(), **kwargs))
+    kwargs = dict(
+        max_new_tokens=16,
+        do_sample=False,
+        top_k=0,
+        top_p=1.0,
+        eos_token_id=None,
+        use_cache=use_cache,
+    )
+    assert torch.equal(
+        builtin.generate(prompt_tensor(), **kwargs), minimind.generate(prompt_tensor(), **kwargs)
+    )
 
 
 def test_minimind_and_builtin_seeded_sampling_is_identical(both_backends):
     builtin, minimind = both_backends
-    kwargs = dict(max_new_tokens=10, do_sample=True, top_k=20, top_p=0.9, temperature=1.2, eos_token_id=2,
-                  num_return_sequences=5)
+    kwargs = dict(
+        max_new_tokens=10,
+        do_sample=True,
+        top_k=20,
+        top_p=0.9,
+        temperature=1.2,
+        eos_token_id=2,
+        num_return_sequences=5,
+    )
     torch.manual_seed(3)
     a = builtin.generate(prompt_tensor(), **kwargs)
     torch.manual_seed(3)
@@ -251,7 +323,9 @@ def test_minimind_and_builtin_agree_with_a_padding_mask(both_backends):
     ids = torch.tensor([[0, 0, 1, 45, 120], [1, 7, 300, 88, 19]])
     mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
     with torch.no_grad():
-        assert torch.equal(builtin(ids, attention_mask=mask).logits, minimind(ids, attention_mask=mask).logits)
+        assert torch.equal(
+            builtin(ids, attention_mask=mask).logits, minimind(ids, attention_mask=mask).logits
+        )
 
 
 def test_minimind_and_builtin_agree_in_bfloat16(load_tiny, minimind_src):

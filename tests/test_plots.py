@@ -14,7 +14,9 @@ from mminfer.sampling import next_token_logits, position_detail, summarize_answe
 from mminfer.sweep import sweep
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-KOREAN_ANSWERS = ["가람 마을의 특산물은 사과입니다."] * 20 + ["배입니다."] * 6 + ["$5 apple\npie"] * 3 + [""]
+KOREAN_ANSWERS = (
+    ["가람 마을의 특산물은 사과입니다."] * 20 + ["배입니다."] * 6 + ["$5 apple\npie"] * 3 + [""]
+)
 
 
 def as_written(result: dict) -> dict:
@@ -34,7 +36,9 @@ def assert_valid_png(path, min_pixels: int = 200) -> None:
 @pytest.fixture(scope="module")
 def sweep_json(tiny_model) -> dict:
     prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
-    return as_written(sweep(tiny_model, prompt, [2, 4, 8], warmup=0, runs=1, device="cpu", max_positions=64))
+    return as_written(
+        sweep(tiny_model, prompt, [2, 4, 8], warmup=0, runs=1, device="cpu", max_positions=64)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -84,11 +88,18 @@ def test_korean_text_raises_no_missing_glyph_warning(temp_json, topp_json, tmp_p
 
 def test_log_axis_exponents_keep_their_minus_sign(topp_json, tmp_path, caplog):
     # probabilities over five decades: the y ticks read 10^-1 ... 10^-5, written in mathtext
-    decades = {**topp_json, "positions": {name: {**position, "sorted_probs": [10.0 ** -k for k in range(6)]}
-                                          for name, position in topp_json["positions"].items()}}
+    decades = {
+        **topp_json,
+        "positions": {
+            name: {**position, "sorted_probs": [10.0**-k for k in range(6)]}
+            for name, position in topp_json["positions"].items()
+        },
+    }
     with caplog.at_level("WARNING"):
         plots.plot_topp(decades, tmp_path / "topp.png")
-    assert [r.getMessage() for r in caplog.records if "does not have a glyph" in r.getMessage()] == []
+    assert [
+        r.getMessage() for r in caplog.records if "does not have a glyph" in r.getMessage()
+    ] == []
 
 
 def test_answer_labels_are_the_answers_themselves():
@@ -101,7 +112,9 @@ def test_answer_labels_are_the_answers_themselves():
 def test_hangul_is_drawn_with_the_packaged_font():
     from matplotlib import font_manager
 
-    path = font_manager.findfont(font_manager.FontProperties(family=plots.matplotlib.rcParams["font.family"]))
+    path = font_manager.findfont(
+        font_manager.FontProperties(family=plots.matplotlib.rcParams["font.family"])
+    )
     assert path.endswith("NanumGothic.ttf")
 
 

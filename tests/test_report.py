@@ -7,14 +7,39 @@ from __future__ import annotations
 import re
 
 import pytest
+from reportdata import (
+    RUN,
+    capacity_json,
+    differing,
+    every_json,
+    kv_json,
+    same_json,
+    sweep_json,
+    task_json,
+    temp_json,
+    time_json,
+    topp_detail_json,
+    topp_json,
+)
 
-from mminfer.report import (capacity_facts, fmt_bytes, fmt_ms, kvbytes_facts, render_report, run_facts, same_facts,
-                            sweep_facts, temp_facts, thousands, time_facts, topp_facts, FILTERS)
-from reportdata import (RUN, capacity_json, differing, every_json, kv_json, same_json, sweep_json, task_json,
-                        temp_json, time_json, topp_detail_json, topp_json)
-
+from mminfer.report import (
+    FILTERS,
+    capacity_facts,
+    fmt_bytes,
+    fmt_ms,
+    kvbytes_facts,
+    render_report,
+    run_facts,
+    same_facts,
+    sweep_facts,
+    temp_facts,
+    thousands,
+    time_facts,
+    topp_facts,
+)
 
 # --- same ids ------------------------------------------------------------------------------------
+
 
 def test_same_ids_with_bit_equal_logits():
     facts = same_facts(same_json(max_abs_logit_diff=0.0))
@@ -42,6 +67,7 @@ def test_bfloat16_allows_a_difference_float32_does_not():
 
 # --- time ----------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("verdict, trusted", [("ok", True), ("noisy", True), ("untrusted", False)])
 def test_only_an_untrusted_timing_is_not_trusted(verdict, trusted):
     assert time_facts(time_json(verdict=verdict), token_ratio=56.4)["trusted"] is trusted
@@ -54,6 +80,7 @@ def test_speedup_below_the_token_ratio():
 
 # --- bytes ---------------------------------------------------------------------------------------
 
+
 def test_measured_bytes_equal_to_the_formula():
     facts = kvbytes_facts(kv_json())
     assert facts["bytes_match"] and facts["k_shape"] == (1, 100, 2, 32) and facts["repeat"] == 4
@@ -64,6 +91,7 @@ def test_measured_bytes_unlike_the_formula():
 
 
 # --- temperature and top-p -----------------------------------------------------------------------
+
 
 def test_distinct_grows_with_temperature():
     assert temp_facts(temp_json((10, 24, 29)))["distinct_grows"] is True
@@ -81,6 +109,7 @@ def test_top_p_without_the_detail_file_has_no_sharp_position():
 
 
 # --- length sweep --------------------------------------------------------------------------------
+
 
 def test_sweep_counts_match_their_formulas_or_not():
     assert sweep_facts(sweep_json())["counts_match"] is True
@@ -120,6 +149,7 @@ def test_sweep_cached_step_is_read_after_the_prefill():
 
 # --- capacity, provenance, formatting ------------------------------------------------------------
 
+
 def test_capacity_batch_check_matches_or_not():
     assert capacity_facts(capacity_json(matches=True))["batch_matches"] is True
     assert capacity_facts(capacity_json(matches=False))["batch_matches"] is False
@@ -131,8 +161,12 @@ def test_capacity_table_has_a_row_per_dtype_and_context_in_memory_order():
 
 
 def test_run_names_the_gpu_and_tolerates_a_plain_run():
-    plain = {key: value for key, value in RUN.items() if key not in ("tokenizer", "val_data", "docs")}
-    facts = run_facts(same_json(run=plain | {"device": "cuda", "device_name": "NVIDIA H200"}), temp_json())
+    plain = {
+        key: value for key, value in RUN.items() if key not in ("tokenizer", "val_data", "docs")
+    }
+    facts = run_facts(
+        same_json(run=plain | {"device": "cuda", "device_name": "NVIDIA H200"}), temp_json()
+    )
     assert facts["device"] == "NVIDIA H200" and facts["tokenizer"] == "" and facts["docs"] == "?"
 
 
@@ -141,16 +175,28 @@ def test_formatting_filters():
     assert fmt_bytes(3 << 20) == "3,145,728 B (3.00 MiB)"
     assert fmt_ms(None) == "—" and fmt_ms(0.0032) == "3.20 ms"
     assert thousands(15360) == "15,360" and thousands(None) == "—"  # a dtype whose forward failed
-    assert FILTERS["fmt"](None, ".3f") == FILTERS["percent"](None) == "—"  # e.g. r2 of a flat series
+    assert (
+        FILTERS["fmt"](None, ".3f") == FILTERS["percent"](None) == "—"
+    )  # e.g. r2 of a flat series
 
 
 # --- the rendered report -------------------------------------------------------------------------
 
+
 def test_report_has_the_task_sections_and_numbers():
     report = render_report(**every_json())
-    for heading in ("## KV 캐시", "## 온도", "## top-p", "## 길이에 따른 비용", "## 카드당 사용자 수", "## 그림"):
+    for heading in (
+        "## KV 캐시",
+        "## 온도",
+        "## top-p",
+        "## 길이에 따른 비용",
+        "## 카드당 사용자 수",
+        "## 그림",
+    ):
         assert re.search(rf"^{re.escape(heading)}$", report, re.M), heading
-    assert "**5.00배**" in report and "| **102400** | 102400 | (1, 100, 2, 32) | float32 |" in report
+    assert (
+        "**5.00배**" in report and "| **102400** | 102400 | (1, 100, 2, 32) | float32 |" in report
+    )
     assert "| 0.5 | **17** | 1 |" in report and "| float32 | 2,048 | 11 | 39 |" in report
     assert "[`cache.py`](cache.py)" in report and "![길이에 따른 시간과 토큰](sweep.png)" in report
     assert report.endswith("![top-p: 정렬된 확률과 누적 질량](topp.png)\n")
@@ -164,42 +210,60 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
     assert report.endswith("| 0.99 | **155** |\n")
 
 
-@pytest.mark.parametrize("replace, sentence", [
-    ({"same": same_json(max_abs_logit_diff=0.0)}, "로짓도 비트 단위로 같다"),
-    ({"same": same_json()}, "로짓 차이는 최대 5.7e-06로"),
-    ({"same": differing(margin=1e-6, diff=2e-6)}, "원인은 캐시가 아니라 수치 정밀도다"),
-    ({"same": differing(margin=49.5, diff=50.0)}, "캐시 경로를 의심해야 한다"),
-    ({"timing": time_json(extra_rounds=2, runs_done=5)}, "2라운드를 더 쟀다): 이 중앙값은 믿을 만하다"),
-    ({"timing": time_json(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
-    ({"timing": time_json(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
-    ({"timing": time_json(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
-    ({"kv": kv_json()}, "측정값과 공식이 정확히 같다."),
-    ({"kv": kv_json(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
-    ({"kv": kv_json(allocator_bytes=3 << 20)}, "CUDA 할당기 기준 증가량: 3,145,728 B (3.00 MiB)."),
-    ({"temp": temp_json((10, 24, 29))}, "제자리로 돌아오지 못해 답이 갈라진다"),
-    ({"temp": temp_json((10, 10, 29))}, "온도에 따라 늘지 않았다"),
-    ({"topp_detail": topp_detail_json(sharp=(1, 1, 7))}, "몇 개만 남는다"),
-    ({"topp_detail": topp_detail_json(sharp=(1, 1, 155))}, "두 위치의 차이가 뚜렷하지 않다"),
-    ({"sweep": sweep_json()}, "모든 길이에서 공식과 같다."),
-    ({"sweep": sweep_json(fed_with_cache=33)}, "넣은 토큰 수는 **공식과 다르다.**"),
-    ({"sweep": sweep_json(time_ratio=0.9)}, "**가장 긴 길이(N = 16)에서도 캐시 쪽이 빠르지 않았다**"),
-    ({"sweep": sweep_json(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
-    ({"sweep": sweep_json()}, "마지막 단계 5.50 ms로 늘어나고"),
-    ({"sweep": sweep_json(step_growth=-0.0001)}, "마지막 단계 2.50 ms로 늘지 않았다"),
-    ({"sweep": sweep_json()}, "토큰 하나의 비용의 168배다. N = 16에서 캐시 경로 시간의 90%가 고정비"),
-    ({"sweep": sweep_json()}, "N = 64까지 외삽하면"),
-    ({"capacity": capacity_json(matches=True)}, "예측은 32,768 B — 같다."),
-    ({"capacity": capacity_json(matches=False)}, " — **다르다.**"),
-])
+@pytest.mark.parametrize(
+    "replace, sentence",
+    [
+        ({"same": same_json(max_abs_logit_diff=0.0)}, "로짓도 비트 단위로 같다"),
+        ({"same": same_json()}, "로짓 차이는 최대 5.7e-06로"),
+        ({"same": differing(margin=1e-6, diff=2e-6)}, "원인은 캐시가 아니라 수치 정밀도다"),
+        ({"same": differing(margin=49.5, diff=50.0)}, "캐시 경로를 의심해야 한다"),
+        (
+            {"timing": time_json(extra_rounds=2, runs_done=5)},
+            "2라운드를 더 쟀다): 이 중앙값은 믿을 만하다",
+        ),
+        ({"timing": time_json(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
+        ({"timing": time_json(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
+        ({"timing": time_json(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
+        ({"kv": kv_json()}, "측정값과 공식이 정확히 같다."),
+        ({"kv": kv_json(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
+        (
+            {"kv": kv_json(allocator_bytes=3 << 20)},
+            "CUDA 할당기 기준 증가량: 3,145,728 B (3.00 MiB).",
+        ),
+        ({"temp": temp_json((10, 24, 29))}, "제자리로 돌아오지 못해 답이 갈라진다"),
+        ({"temp": temp_json((10, 10, 29))}, "온도에 따라 늘지 않았다"),
+        ({"topp_detail": topp_detail_json(sharp=(1, 1, 7))}, "몇 개만 남는다"),
+        ({"topp_detail": topp_detail_json(sharp=(1, 1, 155))}, "두 위치의 차이가 뚜렷하지 않다"),
+        ({"sweep": sweep_json()}, "모든 길이에서 공식과 같다."),
+        ({"sweep": sweep_json(fed_with_cache=33)}, "넣은 토큰 수는 **공식과 다르다.**"),
+        (
+            {"sweep": sweep_json(time_ratio=0.9)},
+            "**가장 긴 길이(N = 16)에서도 캐시 쪽이 빠르지 않았다**",
+        ),
+        ({"sweep": sweep_json(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
+        ({"sweep": sweep_json()}, "마지막 단계 5.50 ms로 늘어나고"),
+        ({"sweep": sweep_json(step_growth=-0.0001)}, "마지막 단계 2.50 ms로 늘지 않았다"),
+        (
+            {"sweep": sweep_json()},
+            "토큰 하나의 비용의 168배다. N = 16에서 캐시 경로 시간의 90%가 고정비",
+        ),
+        ({"sweep": sweep_json()}, "N = 64까지 외삽하면"),
+        ({"capacity": capacity_json(matches=True)}, "예측은 32,768 B — 같다."),
+        ({"capacity": capacity_json(matches=False)}, " — **다르다.**"),
+    ],
+)
 def test_report_says_what_the_facts_decide(replace, sentence):
     assert sentence in render_report(**every_json(**replace))
 
 
-@pytest.mark.parametrize("replace, absent", [
-    ({"sweep": sweep_json(per_token_s=0.0)}, "토큰 하나의 비용의"),
-    ({"sweep": sweep_json(extrapolated=False)}, "외삽하면"),
-    ({"sweep": sweep_json(holds=False)}, "외삽하면"),
-])
+@pytest.mark.parametrize(
+    "replace, absent",
+    [
+        ({"sweep": sweep_json(per_token_s=0.0)}, "토큰 하나의 비용의"),
+        ({"sweep": sweep_json(extrapolated=False)}, "외삽하면"),
+        ({"sweep": sweep_json(holds=False)}, "외삽하면"),
+    ],
+)
 def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
     assert absent not in render_report(**every_json(**replace))
 

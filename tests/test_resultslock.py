@@ -17,14 +17,22 @@ from mminfer.errors import MminferError
 from mminfer.resultslock import LOCK_NAME, hold_results_folder, release_results_folder
 
 REPO = Path(__file__).resolve().parents[1]
-HOLDER = ("import sys; from mminfer.resultslock import hold_results_folder; hold_results_folder(sys.argv[1]); "
-          "print('held', flush=True); sys.stdin.read()")
+HOLDER = (
+    "import sys; from mminfer.resultslock import hold_results_folder; hold_results_folder(sys.argv[1]); "
+    "print('held', flush=True); sys.stdin.read()"
+)
 
 
 def start_holder(folder: Path, cwd: Path) -> subprocess.Popen:
     """Another process that takes the lock on ``folder`` and keeps it until its stdin closes."""
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(folder)], cwd=cwd, stdin=subprocess.PIPE,
-                              stdout=subprocess.PIPE, text=True, env={**os.environ, "PYTHONPATH": str(REPO)})
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(folder)],
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert holder.stdout.readline().strip() == "held"
     return holder
 
@@ -45,7 +53,9 @@ def test_second_process_is_refused_with_who_holds_the_folder(results, tmp_path):
         holder.stdin.close()
         holder.wait(timeout=30)
     message = str(info.value)
-    assert f"results folder {results} (config key 'outdir') is in use by the run started at" in message
+    assert (
+        f"results folder {results} (config key 'outdir') is in use by the run started at" in message
+    )
     assert f"by pid {holder.pid} on host {socket.gethostname()} from {tmp_path}" in message
     assert f"remove {results / LOCK_NAME}" in message
 
@@ -82,5 +92,7 @@ def test_released_lock_can_be_taken_by_another_process(results, tmp_path):
 
 def test_folder_that_cannot_be_created_is_an_error_naming_outdir(tmp_path):
     (tmp_path / "file").write_text("not a folder", encoding="utf-8")
-    with pytest.raises(MminferError, match="results folder .* \\(config key 'outdir'\\) cannot be written"):
+    with pytest.raises(
+        MminferError, match="results folder .* \\(config key 'outdir'\\) cannot be written"
+    ):
         hold_results_folder(tmp_path / "file" / "out")

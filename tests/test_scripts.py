@@ -34,43 +34,116 @@ def read(path: Path) -> dict:
 
 
 def test_cache_by_hand(tiny_checkpoint, tiny_tokenizer_dir, val_data, tmp_path):
-    run_by_hand("cache.py", "--pretrain", tiny_checkpoint, "--tokenizer", tiny_tokenizer_dir, "--val-data", val_data,
-                "--docs", 2, "--prompt-tokens", 20, "--new-tokens", 4, "--outdir", tmp_path)
+    run_by_hand(
+        "cache.py",
+        "--pretrain",
+        tiny_checkpoint,
+        "--tokenizer",
+        tiny_tokenizer_dir,
+        "--val-data",
+        val_data,
+        "--docs",
+        2,
+        "--prompt-tokens",
+        20,
+        "--new-tokens",
+        4,
+        "--outdir",
+        tmp_path,
+    )
     count = read(tmp_path / "count.json")
     assert (count["prompt_len"], count["new_tokens"]) == (21, 4)  # bos + 20, as the flags said
     assert read(tmp_path / "same.json")["same_ids"] is True
 
 
 def test_time_by_hand(tiny_checkpoint, tiny_tokenizer_dir, val_data, tmp_path):
-    run_by_hand("time_generation.py", "--pretrain", tiny_checkpoint, "--tokenizer", tiny_tokenizer_dir,
-                "--val-data", val_data, "--docs", 2, "--prompt-tokens", 20, "--new-tokens", 4, "--warmup", 1,
-                "--runs", 2, "--max-runs", 2, "--threads", 1, "--out", tmp_path / "time.json")
+    run_by_hand(
+        "time_generation.py",
+        "--pretrain",
+        tiny_checkpoint,
+        "--tokenizer",
+        tiny_tokenizer_dir,
+        "--val-data",
+        val_data,
+        "--docs",
+        2,
+        "--prompt-tokens",
+        20,
+        "--new-tokens",
+        4,
+        "--warmup",
+        1,
+        "--runs",
+        2,
+        "--max-runs",
+        2,
+        "--threads",
+        1,
+        "--out",
+        tmp_path / "time.json",
+    )
     timing = read(tmp_path / "time.json")
     assert (timing["new_tokens"], timing["runs"], timing["threads"]) == (4, 2, 1)
 
 
 def test_kvbytes_by_hand(tiny_checkpoint, tmp_path):
-    run_by_hand("kvbytes.py", "--pretrain", tiny_checkpoint, "--tokens", 12, "--out", tmp_path / "kv.json")
+    run_by_hand(
+        "kvbytes.py", "--pretrain", tiny_checkpoint, "--tokens", 12, "--out", tmp_path / "kv.json"
+    )
     kv = read(tmp_path / "kv.json")
     assert kv["tokens"] == 12 and kv["measured_bytes"] == kv["formula_bytes"]
 
 
 def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path):
-    run_by_hand("temperature.py", "--sft", tiny_sft_checkpoint, "--tokenizer", tiny_tokenizer_dir,
-                "--temperatures", 1.0, 0.3, "--samples", 3, "--new-tokens", 3, "--out", tmp_path / "temp.json")
+    run_by_hand(
+        "temperature.py",
+        "--sft",
+        tiny_sft_checkpoint,
+        "--tokenizer",
+        tiny_tokenizer_dir,
+        "--temperatures",
+        1.0,
+        0.3,
+        "--samples",
+        3,
+        "--new-tokens",
+        3,
+        "--out",
+        tmp_path / "temp.json",
+    )
     temp = read(tmp_path / "temp.json")
     assert list(temp) == ["0.3", "1.0"] and temp["0.3"]["samples"] == 3
 
 
 def test_topp_by_hand(tiny_checkpoint, tiny_tokenizer_dir, tmp_path):
-    run_by_hand("topp.py", "--pretrain", tiny_checkpoint, "--tokenizer", tiny_tokenizer_dir, "--ps", 0.5, 0.9,
-                "--out", tmp_path / "topp.json", "--detail", tmp_path / "detail.json")
+    run_by_hand(
+        "topp.py",
+        "--pretrain",
+        tiny_checkpoint,
+        "--tokenizer",
+        tiny_tokenizer_dir,
+        "--ps",
+        0.5,
+        0.9,
+        "--out",
+        tmp_path / "topp.json",
+        "--detail",
+        tmp_path / "detail.json",
+    )
     assert list(read(tmp_path / "topp.json")) == ["0.5", "0.9"]
     assert read(tmp_path / "detail.json")["ps"] == [0.5, 0.9]
 
 
 def test_a_model_flag_outside_the_schemas_values_is_refused(tiny_checkpoint, tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
-        run_by_hand("kvbytes.py", "--pretrain", tiny_checkpoint, "--out", tmp_path / "kv.json", "--dtype", "fp8")
+        run_by_hand(
+            "kvbytes.py",
+            "--pretrain",
+            tiny_checkpoint,
+            "--out",
+            tmp_path / "kv.json",
+            "--dtype",
+            "fp8",
+        )
     assert exited.value.code == 2 and "invalid choice: 'fp8'" in capsys.readouterr().err
     assert not (tmp_path / "kv.json").exists()

@@ -10,41 +10,73 @@ import random
 import pytest
 
 from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
-from mminfer.sweep import attended_pairs, fit_step_costs, nonnegative_least_squares, predict, predicted_seconds, sweep
+from mminfer.sweep import (
+    attended_pairs,
+    fit_step_costs,
+    nonnegative_least_squares,
+    predict,
+    predicted_seconds,
+    sweep,
+)
 
-COSTS = {"fixed_s_with_cache": 3e-3, "fixed_s_without_cache": 4e-3, "per_token_s": 2e-5, "per_pair_s": 5e-8}
+COSTS = {
+    "fixed_s_with_cache": 3e-3,
+    "fixed_s_without_cache": 4e-3,
+    "per_token_s": 2e-5,
+    "per_pair_s": 5e-8,
+}
 
 
 def prompt_of(length: int) -> list[int]:
     return [1] + [(17 * i) % 500 + 3 for i in range(length - 1)]
 
 
-def synthetic_steps(prompt_len: int, longest: int, costs: dict, noise: float = 0.0, seed: int = 0) -> dict:
+def synthetic_steps(
+    prompt_len: int, longest: int, costs: dict, noise: float = 0.0, seed: int = 0
+) -> dict:
     """Per-step times that follow the cost model exactly, times (1 + noise x uniform(-1, 1))."""
     rng = random.Random(seed)
     steps = {}
     for method, cached in (("with_cache", True), ("without_cache", False)):
-        fed = [prompt_len] + [1] * (longest - 1) if cached else [prompt_len + i for i in range(longest)]
+        fed = (
+            [prompt_len] + [1] * (longest - 1)
+            if cached
+            else [prompt_len + i for i in range(longest)]
+        )
         fixed = costs["fixed_s_with_cache"] if cached else costs["fixed_s_without_cache"]
         steps[f"fed_{method}"] = fed
-        steps[f"{method}_s"] = [(fixed + costs["per_token_s"] * f + costs["per_pair_s"] * attended_pairs(prompt_len, f, i))
-                                * (1 + noise * rng.uniform(-1, 1)) for i, f in enumerate(fed)]
+        steps[f"{method}_s"] = [
+            (
+                fixed
+                + costs["per_token_s"] * f
+                + costs["per_pair_s"] * attended_pairs(prompt_len, f, i)
+            )
+            * (1 + noise * rng.uniform(-1, 1))
+            for i, f in enumerate(fed)
+        ]
     return steps
 
 
 @pytest.fixture(scope="module")
 def tiny_sweep(tiny_model):
-    return sweep(tiny_model, prompt_of(9), [8, 2, 4, 4], warmup=1, runs=2, device="cpu", max_positions=64)
+    return sweep(
+        tiny_model, prompt_of(9), [8, 2, 4, 4], warmup=1, runs=2, device="cpu", max_positions=64
+    )
 
 
 # --- measuring ----------------------------------------------------------------------------------------
 
+
 def test_sweep_fed_counts_equal_the_formulas_at_every_length(tiny_sweep):
-    assert tiny_sweep["lengths"] == [2, 4, 8] and tiny_sweep["longest"] == 8  # sorted, duplicates dropped
+    assert (
+        tiny_sweep["lengths"] == [2, 4, 8] and tiny_sweep["longest"] == 8
+    )  # sorted, duplicates dropped
     for point in tiny_sweep["points"]:
         n = point["new_tokens"]
         assert point["fed_with_cache"] == point["formula_with_cache"] == 9 + n - 1
-        assert point["fed_without_cache"] == point["formula_without_cache"] == n * 9 + n * (n - 1) // 2
+        assert (
+            point["fed_without_cache"] == point["formula_without_cache"] == n * 9 + n * (n - 1) // 2
+        )
         assert point["calls_with_cache"] == point["calls_without_cache"] == n
         assert point["token_ratio"] == point["fed_without_cache"] / point["fed_with_cache"]
 
@@ -52,12 +84,16 @@ def test_sweep_fed_counts_equal_the_formulas_at_every_length(tiny_sweep):
 def test_every_length_is_the_sum_of_its_first_steps(tiny_sweep):
     steps = tiny_sweep["steps"]
     assert len(steps["with_cache_s"]) == len(steps["without_cache_s"]) == 8
-    assert steps["fed_with_cache"] == [9] + [1] * 7 and steps["fed_without_cache"] == list(range(9, 17))
+    assert steps["fed_with_cache"] == [9] + [1] * 7 and steps["fed_without_cache"] == list(
+        range(9, 17)
+    )
     for point in tiny_sweep["points"]:
         n = point["new_tokens"]
         assert point["with_cache_s"] == pytest.approx(sum(steps["with_cache_s"][:n]))
         assert point["without_cache_s"] == pytest.approx(sum(steps["without_cache_s"][:n]))
-        assert point["time_ratio"] == pytest.approx(point["without_cache_s"] / point["with_cache_s"])
+        assert point["time_ratio"] == pytest.approx(
+            point["without_cache_s"] / point["with_cache_s"]
+        )
     assert all(seconds > 0 for seconds in steps["with_cache_s"] + steps["without_cache_s"])
 
 
@@ -80,6 +116,7 @@ def test_sweep_result_survives_a_json_round_trip(tiny_sweep):
 
 
 # --- fitting ------------------------------------------------------------------------------------------
+
 
 def test_attended_pairs_under_the_causal_mask():
     assert attended_pairs(5, 5, 0) == 15  # prefill: 1 + 2 + ... + 5
@@ -105,7 +142,12 @@ def test_fit_recovers_known_costs_from_noisy_step_times():
 def test_fit_never_reports_a_negative_cost():
     # no attention term in the truth and a fixed cost too small to see: plain least squares would go
     # negative on some term; the fit holds it at zero and says so
-    costs = {"fixed_s_with_cache": 1e-3, "fixed_s_without_cache": 0.0, "per_token_s": 3e-5, "per_pair_s": 0.0}
+    costs = {
+        "fixed_s_with_cache": 1e-3,
+        "fixed_s_without_cache": 0.0,
+        "per_token_s": 3e-5,
+        "per_pair_s": 0.0,
+    }
     fit = fit_step_costs(30, synthetic_steps(30, 64, costs, noise=0.2, seed=1))
     assert all(fit[term] >= 0 for term in COSTS)
     assert fit["held_at_zero"]
@@ -134,11 +176,16 @@ def test_a_fit_that_does_not_explain_the_steps_says_so():
 
 # --- predicting -------------------------------------------------------------------------------------
 
+
 def test_predicted_time_is_the_sum_of_the_fitted_steps():
     steps = synthetic_steps(40, 16, COSTS)
     for n in (1, 5, 16):
-        assert predicted_seconds(COSTS, 40, n, True) == pytest.approx(sum(steps["with_cache_s"][:n]))
-        assert predicted_seconds(COSTS, 40, n, False) == pytest.approx(sum(steps["without_cache_s"][:n]))
+        assert predicted_seconds(COSTS, 40, n, True) == pytest.approx(
+            sum(steps["with_cache_s"][:n])
+        )
+        assert predicted_seconds(COSTS, 40, n, False) == pytest.approx(
+            sum(steps["without_cache_s"][:n])
+        )
 
 
 def test_predictions_stop_at_the_models_positions_and_mark_extrapolation():
@@ -149,12 +196,15 @@ def test_predictions_stop_at_the_models_positions_and_mark_extrapolation():
     assert all(row["new_tokens"] <= 312 for row in rows)
     assert [row["measured"] for row in rows] == [row["new_tokens"] <= 128 for row in rows]
     for row in rows:
-        assert row["token_ratio"] == fed_without_cache_formula(200, row["new_tokens"]) / fed_with_cache_formula(
-            200, row["new_tokens"])
+        assert row["token_ratio"] == fed_without_cache_formula(
+            200, row["new_tokens"]
+        ) / fed_with_cache_formula(200, row["new_tokens"])
         assert 0 < row["fixed_share_with_cache"] <= 1
 
 
 def test_predictions_never_pass_the_positions_even_below_the_longest_measured():
     rows = predict(COSTS, prompt_len=300, longest=256, max_positions=512)
-    assert [row["new_tokens"] for row in rows][-1] == 212  # 512 - 300, though 256 steps were measured
+    assert [row["new_tokens"] for row in rows][
+        -1
+    ] == 212  # 512 - 300, though 256 steps were measured
     assert all(1 <= row["new_tokens"] <= 212 for row in rows)

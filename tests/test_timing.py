@@ -5,8 +5,8 @@ generator with a known true time per method and a burst of slowness stands in fo
 from __future__ import annotations
 
 import pytest
-
 import reportdata
+
 from mminfer.report import render_report
 from mminfer.timing import NOISY_CV, coefficient_of_variation, interleaved_runs, summarize_runs
 
@@ -71,18 +71,22 @@ def test_a_machine_busy_throughout_is_untrusted_after_the_bound():
 
 
 def test_max_runs_below_runs_means_no_extra_rounds():
-    result = timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True), runs=3, max_runs=1)
+    result = timed(
+        FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True), runs=3, max_runs=1
+    )
     assert result["runs_done"] == 3
 
 
 def test_coefficient_of_variation():
     assert coefficient_of_variation([2.0]) == 0.0
-    assert coefficient_of_variation([1.0, 3.0]) == pytest.approx(2 ** 0.5 / 2)
+    assert coefficient_of_variation([1.0, 3.0]) == pytest.approx(2**0.5 / 2)
 
 
 def time_json(result: dict) -> dict:
     """time.json around a fake machine's result: the hand-made one's conditions, a load that rose."""
-    return reportdata.time_json(**result, noisy_cv=NOISY_CV, load_before=[1.0, 0.5, 0.2], load_after=[2.5, 0.8, 0.3])
+    return reportdata.time_json(
+        **result, noisy_cv=NOISY_CV, load_before=[1.0, 0.5, 0.2], load_after=[2.5, 0.8, 0.3]
+    )
 
 
 def report_of(timing: dict) -> str:
@@ -97,7 +101,9 @@ def test_report_presents_a_quiet_speedup_as_fact():
 
 
 def test_report_says_the_timing_was_noisy():
-    text = report_of(time_json(timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))))
+    text = report_of(
+        time_json(timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True)))
+    )
     assert "측정이 흔들렸다" in text and "9회" in text
 
 

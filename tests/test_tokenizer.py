@@ -11,7 +11,12 @@ import pytest
 
 from mminfer.errors import MminferError
 from mminfer.prompts import chat_prompt, prefix_prompt
-from mminfer.tokenizer import CHATML_TEMPLATE, check_vocab_fits, load_tokenizer, render_chat_template
+from mminfer.tokenizer import (
+    CHATML_TEMPLATE,
+    check_vocab_fits,
+    load_tokenizer,
+    render_chat_template,
+)
 
 QUESTION = "가람 마을의 특산물은 무엇인가요?"
 # MiniMind's chat_template for one user message with add_generation_prompt=True (thinking closed):
@@ -37,6 +42,7 @@ def hf_tokenizer(shared_fixtures):
 
 # --- MiniMind's real tokenizer --------------------------------------------------------------------
 
+
 def test_minimind_tokenizer_special_ids_and_vocab(minimind_tokenizer):
     assert minimind_tokenizer.bos_token_id == 1
     assert minimind_tokenizer.eos_token_id == 2
@@ -44,23 +50,31 @@ def test_minimind_tokenizer_special_ids_and_vocab(minimind_tokenizer):
 
 
 def test_chat_text_is_minimind_template_for_one_user_message(minimind_tokenizer):
-    text = minimind_tokenizer.chat_prompt([{"role": "user", "content": QUESTION}], add_generation_prompt=True)
+    text = minimind_tokenizer.chat_prompt(
+        [{"role": "user", "content": QUESTION}], add_generation_prompt=True
+    )
     assert text == EXPECTED_CHAT_TEXT
 
 
 def test_chat_prompt_ids_encode_the_chat_text(minimind_tokenizer):
     ids = chat_prompt(minimind_tokenizer, QUESTION)
     assert ids == minimind_tokenizer.encode(EXPECTED_CHAT_TEXT)
-    assert ids[0] == 1  # '<|im_start|>' written in the text becomes the special token, not characters
+    assert (
+        ids[0] == 1
+    )  # '<|im_start|>' written in the text becomes the special token, not characters
     assert ids.count(2) == 1  # one '<|im_end|>'
 
 
 def test_chat_text_without_generation_prompt_has_no_assistant_turn(minimind_tokenizer):
-    text = minimind_tokenizer.chat_prompt([{"role": "user", "content": QUESTION}], add_generation_prompt=False)
+    text = minimind_tokenizer.chat_prompt(
+        [{"role": "user", "content": QUESTION}], add_generation_prompt=False
+    )
     assert text == "<|im_start|>user\n" + QUESTION + "<|im_end|>\n"
 
 
-@pytest.mark.parametrize("text", [QUESTION, "민수는", "가람 마을의 특산물은 쌀입니다. 민수는 학교에 갑니다."])
+@pytest.mark.parametrize(
+    "text", [QUESTION, "민수는", "가람 마을의 특산물은 쌀입니다. 민수는 학교에 갑니다."]
+)
 def test_korean_text_round_trips(minimind_tokenizer, text):
     assert minimind_tokenizer.decode(minimind_tokenizer.encode(text)) == text
 
@@ -74,30 +88,43 @@ def test_prefix_prompt_is_bos_then_text_tokens(minimind_tokenizer):
 
 def test_chat_text_equals_transformers_apply_chat_template(minimind_tokenizer, hf_tokenizer):
     messages = [{"role": "user", "content": QUESTION}]
-    expected = hf_tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    expected = hf_tokenizer.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    )
     assert minimind_tokenizer.chat_prompt(messages, add_generation_prompt=True) == expected
 
 
 def test_multi_turn_chat_text_equals_transformers(minimind_tokenizer, hf_tokenizer):
-    messages = [{"role": "system", "content": "너는 친절한 도우미야."},
-                {"role": "user", "content": "안녕?"},
-                {"role": "assistant", "content": "안녕하세요!"},
-                {"role": "user", "content": QUESTION}]
-    expected = hf_tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+    messages = [
+        {"role": "system", "content": "너는 친절한 도우미야."},
+        {"role": "user", "content": "안녕?"},
+        {"role": "assistant", "content": "안녕하세요!"},
+        {"role": "user", "content": QUESTION},
+    ]
+    expected = hf_tokenizer.apply_chat_template(
+        messages, tokenize=False, add_generation_prompt=True
+    )
     assert minimind_tokenizer.chat_prompt(messages, add_generation_prompt=True) == expected
 
 
 def test_chat_prompt_ids_equal_transformers_ids(minimind_tokenizer, hf_tokenizer):
-    text = hf_tokenizer.apply_chat_template([{"role": "user", "content": QUESTION}], tokenize=False,
-                                            add_generation_prompt=True)
-    assert chat_prompt(minimind_tokenizer, QUESTION) == hf_tokenizer(text, add_special_tokens=False)["input_ids"]
+    text = hf_tokenizer.apply_chat_template(
+        [{"role": "user", "content": QUESTION}], tokenize=False, add_generation_prompt=True
+    )
+    assert (
+        chat_prompt(minimind_tokenizer, QUESTION)
+        == hf_tokenizer(text, add_special_tokens=False)["input_ids"]
+    )
     assert (hf_tokenizer.bos_token_id, hf_tokenizer.eos_token_id) == (1, 2)
 
 
 # --- the demo tokenizer and error handling --------------------------------------------------------
 
+
 def test_demo_tokenizer_chat_text_is_chatml(tiny_tokenizer):
-    text = tiny_tokenizer.chat_prompt([{"role": "user", "content": "질문"}], add_generation_prompt=True)
+    text = tiny_tokenizer.chat_prompt(
+        [{"role": "user", "content": "질문"}], add_generation_prompt=True
+    )
     assert text == "<|im_start|>user\n질문<|im_end|>\n<|im_start|>assistant\n"
 
 
@@ -169,9 +196,14 @@ def test_tokenizer_config_json_not_utf8_is_an_error(tiny_tokenizer_dir, tmp_path
 
 # --- tokenizer against the checkpoint's embedding ----------------------------------------------------
 
+
 def test_the_demos_inputs_are_named_by_demo_dir(tiny_tokenizer):
-    with pytest.raises(MminferError, match="the demo's tokenizer, built under config key 'demo_dir'"):
-        check_vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count - 1, "/demo/pretrain.pth", "pretrain", "demo")
+    with pytest.raises(
+        MminferError, match="the demo's tokenizer, built under config key 'demo_dir'"
+    ):
+        check_vocab_fits(
+            tiny_tokenizer, tiny_tokenizer.id_count - 1, "/demo/pretrain.pth", "pretrain", "demo"
+        )
 
 
 def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(tiny_tokenizer):
@@ -186,7 +218,9 @@ def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(t
 
 def test_tokenizer_smaller_than_the_embedding_is_fine(tiny_tokenizer):
     check_vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count, "p.pth", "pretrain", "course")
-    check_vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count + 64, "p.pth", "pretrain", "course")  # padded
+    check_vocab_fits(
+        tiny_tokenizer, tiny_tokenizer.id_count + 64, "p.pth", "pretrain", "course"
+    )  # padded
 
 
 def test_vocab_mismatch_of_an_extra_model_names_its_keys(tiny_tokenizer):
@@ -217,4 +251,5 @@ def test_template_raise_exception_becomes_mminfer_error():
 def test_chatml_template_renders_every_turn():
     messages = [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
     assert render_chat_template(CHATML_TEMPLATE, messages, add_generation_prompt=False) == (
-        "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nu<|im_end|>\n")
+        "<|im_start|>system\ns<|im_end|>\n<|im_start|>user\nu<|im_end|>\n"
+    )

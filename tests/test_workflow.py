@@ -28,23 +28,52 @@ from mminfer.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"
-OUTPUTS = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json", "cache.py",
-           "topp_detail.json", "sweep.json", "capacity.json", "sweep.png", "temp.png", "topp.png", "report.md"]
+OUTPUTS = [
+    "same.json",
+    "count.json",
+    "time.json",
+    "kvbytes.json",
+    "temp.json",
+    "topp.json",
+    "cache.py",
+    "topp_detail.json",
+    "sweep.json",
+    "capacity.json",
+    "sweep.png",
+    "temp.png",
+    "topp.png",
+    "report.md",
+]
 
 pytestmark = pytest.mark.slow
 
 
 def snakemake_command(*args, configfiles=(MICRO,)) -> list[str]:
     """Targets come first in args: --config (and --configfile) take all values after them."""
-    return [sys.executable, "-m", "snakemake", *args, "--cores", "2", "--configfile", *map(str, configfiles)]
+    return [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *args,
+        "--cores",
+        "2",
+        "--configfile",
+        *map(str, configfiles),
+    ]
 
 
-def snakemake(*args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022) -> subprocess.CompletedProcess:
+def snakemake(
+    *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022
+) -> subprocess.CompletedProcess:
     """Run snakemake in the repository (or another copy of the workflow: cwd) under a known umask."""
     command = snakemake_command(*args, configfiles=configfiles)
-    result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask)
+    result = subprocess.run(
+        command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask
+    )
     if check and result.returncode != 0:
-        raise AssertionError(f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}")
+        raise AssertionError(
+            f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
+        )
     return result
 
 
@@ -66,21 +95,38 @@ def course_inputs(tmp_path_factory) -> dict:
     write_corpus(corpus, root / "data")
     train_tokenizer(tokenizer_training_texts(corpus), 500, root / "tokenizer")
     vocab = load_tokenizer(root / "tokenizer").vocab_size
-    config = MiniMindConfig(hidden_size=64, num_hidden_layers=2, vocab_size=vocab, num_attention_heads=4,
-                            num_key_value_heads=2)
+    config = MiniMindConfig(
+        hidden_size=64,
+        num_hidden_layers=2,
+        vocab_size=vocab,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+    )
     for name, seed in (("pretrain", 0), ("sft", 1)):
         torch.manual_seed(seed)
         save_state_dict(MiniMindForCausalLM(config), root / f"{name}.pth")
-    return {"pretrain": root / "pretrain.pth", "sft": root / "sft.pth",
-            "val_data": root / "data" / "pretrain_val.jsonl", "tokenizer": root / "tokenizer",
-            "config": config, "root": root}
+    return {
+        "pretrain": root / "pretrain.pth",
+        "sft": root / "sft.pth",
+        "val_data": root / "data" / "pretrain_val.jsonl",
+        "tokenizer": root / "tokenizer",
+        "config": config,
+        "root": root,
+    }
 
 
 def course_args(course_inputs: dict, outdir: Path, **inputs) -> list[str]:
     """--config arguments of a run on the course-like inputs (``inputs`` replace some of them)."""
-    paths = {key: course_inputs[key] for key in ("pretrain", "sft", "val_data", "tokenizer")} | inputs
-    return ["--config", f"outdir={outdir}", *(f"{key}={value}" for key, value in paths.items()),
-            "minimind_src=/nonexistent", "backend=builtin"]
+    paths = {
+        key: course_inputs[key] for key in ("pretrain", "sft", "val_data", "tokenizer")
+    } | inputs
+    return [
+        "--config",
+        f"outdir={outdir}",
+        *(f"{key}={value}" for key, value in paths.items()),
+        "minimind_src=/nonexistent",
+        "backend=builtin",
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -96,14 +142,24 @@ def read(outdir: Path, name: str):
     return json.loads((outdir / name).read_text(encoding="utf-8"))
 
 
-TASK_FILES = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json", "cache.py",
-              "report.md"]
+TASK_FILES = [
+    "same.json",
+    "count.json",
+    "time.json",
+    "kvbytes.json",
+    "temp.json",
+    "topp.json",
+    "cache.py",
+    "report.md",
+]
 
 
 def test_report_target_alone_leaves_every_task_file(course_run):
     _, outdir = course_run  # made by `snakemake <outdir>/report.md`, not by `all`
     assert [name for name in TASK_FILES if not (outdir / name).is_file()] == []
-    assert "[`cache.py`](cache.py)" in (outdir / "report.md").read_text(encoding="utf-8")  # named as the writer
+    assert "[`cache.py`](cache.py)" in (outdir / "report.md").read_text(
+        encoding="utf-8"
+    )  # named as the writer
 
 
 def test_run_writes_every_output(course_run):
@@ -130,13 +186,19 @@ def test_outputs_have_the_task_keys(course_run, course_inputs):
     assert timing["speedup"] == pytest.approx(timing["without_cache_s"] / timing["with_cache_s"])
     kv = read(outdir, "kvbytes.json")
     config = course_inputs["config"]
-    assert kv["measured_bytes"] == kv["formula_bytes"] == 2 * config.num_hidden_layers * 20 * 2 * 16 * 4
+    assert (
+        kv["measured_bytes"]
+        == kv["formula_bytes"]
+        == 2 * config.num_hidden_layers * 20 * 2 * 16 * 4
+    )
     assert kv["k_shape"] == [1, 20, 2, 16]
     temp = read(outdir, "temp.json")
     assert list(temp) == ["0.3", "1.0", "1.5"]
     assert all(1 <= temp[k]["distinct"] <= 6 for k in temp)
     topp = read(outdir, "topp.json")
-    assert list(topp) == ["0.5", "0.9", "0.99"] and all(isinstance(v, int) and v >= 1 for v in topp.values())
+    assert list(topp) == ["0.5", "0.9", "0.99"] and all(
+        isinstance(v, int) and v >= 1 for v in topp.values()
+    )
     assert topp["0.5"] <= topp["0.9"] <= topp["0.99"]
 
 
@@ -169,14 +231,21 @@ def test_capacity_batch_check_matches_its_prediction(course_run):
     _, outdir = course_run
     capacity = read(outdir, "capacity.json")
     assert capacity["batch_check"]["matches"] is True
-    assert capacity["bytes_per_token"]["bfloat16"]["measured"] * 2 == capacity["bytes_per_token"]["float32"]["measured"]
+    assert (
+        capacity["bytes_per_token"]["bfloat16"]["measured"] * 2
+        == capacity["bytes_per_token"]["float32"]["measured"]
+    )
     assert 32768 in capacity["contexts"]  # "max": the model's max_position_embeddings
 
 
 def test_cache_script_copy_runs_standalone(course_run):
     _, outdir = course_run
-    result = subprocess.run([sys.executable, str(outdir / "cache.py"), "--help"], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    result = subprocess.run(
+        [sys.executable, str(outdir / "cache.py"), "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
     assert result.returncode == 0 and "--pretrain" in result.stdout
 
 
@@ -208,7 +277,9 @@ def test_new_sft_checkpoint_redoes_only_temp_and_report(course_run, course_input
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
         assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
     finally:
-        shutil.move(original, sft)  # the shared inputs as every other test sees them (only planned, never run)
+        shutil.move(
+            original, sft
+        )  # the shared inputs as every other test sees them (only planned, never run)
     assert planned_jobs(*args) == set()
 
 
@@ -220,14 +291,23 @@ def extra_configfile(tmp_path, text: str) -> tuple:
 
 def test_changed_parameter_reruns_its_rule(course_run, tmp_path):
     args, _ = course_run
-    jobs = planned_jobs(*args, configfiles=extra_configfile(tmp_path, "kvbytes: {tokens: 21, seed: 0}\n"))
+    jobs = planned_jobs(
+        *args, configfiles=extra_configfile(tmp_path, "kvbytes: {tokens: 21, seed: 0}\n")
+    )
     assert jobs == {"kvbytes", "report", "all"}
 
 
 def test_partial_course_inputs_stop_before_any_job(course_inputs, tmp_path):
-    result = snakemake("-n", "--config", f"outdir={tmp_path}", f"pretrain={course_inputs['pretrain']}",
-                       f"sft={tmp_path / 'missing.pth'}", f"val_data={course_inputs['val_data']}",
-                       f"tokenizer={course_inputs['tokenizer']}", check=False)
+    result = snakemake(
+        "-n",
+        "--config",
+        f"outdir={tmp_path}",
+        f"pretrain={course_inputs['pretrain']}",
+        f"sft={tmp_path / 'missing.pth'}",
+        f"val_data={course_inputs['val_data']}",
+        f"tokenizer={course_inputs['tokenizer']}",
+        check=False,
+    )
     assert result.returncode != 0
     said = result.stdout + result.stderr
     assert "config key 'sft'" in said and "missing.pth" in said
@@ -245,9 +325,17 @@ def test_truncated_checkpoint_fails_cleanly_and_leaves_no_output(course_inputs, 
     data = course_inputs["pretrain"].read_bytes()
     broken.write_bytes(data[: len(data) // 2])
     outdir = tmp_path / "out"
-    result = snakemake(str(outdir / "kvbytes.json"), "--config", f"outdir={outdir}", f"pretrain={broken}",
-                       f"sft={course_inputs['sft']}", f"val_data={course_inputs['val_data']}",
-                       f"tokenizer={course_inputs['tokenizer']}", "backend=builtin", check=False)
+    result = snakemake(
+        str(outdir / "kvbytes.json"),
+        "--config",
+        f"outdir={outdir}",
+        f"pretrain={broken}",
+        f"sft={course_inputs['sft']}",
+        f"val_data={course_inputs['val_data']}",
+        f"tokenizer={course_inputs['tokenizer']}",
+        "backend=builtin",
+        check=False,
+    )
     assert result.returncode != 0
     log = (outdir / "logs" / "kvbytes.log").read_text(encoding="utf-8")
     assert str(broken) in log and "truncated" in log
@@ -271,24 +359,53 @@ def assert_failed_cleanly(result, log: Path, said: list[str], outputs: list[Path
 def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_inputs, tmp_path):
     small = tmp_path / "small_vocab.pth"  # 64 embedding rows against a tokenizer of ~500 ids
     torch.manual_seed(0)
-    save_state_dict(MiniMindForCausalLM(MiniMindConfig(hidden_size=64, num_hidden_layers=2, vocab_size=64,
-                                                       num_attention_heads=4, num_key_value_heads=2)), small)
+    save_state_dict(
+        MiniMindForCausalLM(
+            MiniMindConfig(
+                hidden_size=64,
+                num_hidden_layers=2,
+                vocab_size=64,
+                num_attention_heads=4,
+                num_key_value_heads=2,
+            )
+        ),
+        small,
+    )
     outdir = tmp_path / "out"
-    result = snakemake(str(outdir / "same.json"), *course_args(course_inputs, outdir, pretrain=small), check=False)
+    result = snakemake(
+        str(outdir / "same.json"), *course_args(course_inputs, outdir, pretrain=small), check=False
+    )
     ids = load_tokenizer(course_inputs["tokenizer"]).id_count  # what check_vocab_fits reports
-    assert_failed_cleanly(result, outdir / "logs" / "cache.log",
-                          ["config key 'tokenizer'", "config key 'pretrain'", f"{ids} token ids", "64 rows", str(small)],
-                          [outdir / "same.json", outdir / "count.json"])
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "cache.log",
+        [
+            "config key 'tokenizer'",
+            "config key 'pretrain'",
+            f"{ids} token ids",
+            "64 rows",
+            str(small),
+        ],
+        [outdir / "same.json", outdir / "count.json"],
+    )
 
 
 def test_validation_data_with_invalid_utf8_names_the_file_and_line(course_inputs, tmp_path):
     lines = course_inputs["val_data"].read_bytes().splitlines(keepends=True)
     bad = tmp_path / "val_latin1.jsonl"
-    bad.write_bytes(b"".join([lines[0], '{"text": "café au lait"}\n'.encode("latin-1"), *lines[1:]]))
+    bad.write_bytes(
+        b"".join([lines[0], '{"text": "café au lait"}\n'.encode("latin-1"), *lines[1:]])
+    )
     outdir = tmp_path / "out"
-    result = snakemake(str(outdir / "same.json"), *course_args(course_inputs, outdir, val_data=bad), check=False)
-    assert_failed_cleanly(result, outdir / "logs" / "cache.log", [f"{bad} line 2 is not valid UTF-8"],
-                          [outdir / "same.json", outdir / "count.json"])
+    result = snakemake(
+        str(outdir / "same.json"), *course_args(course_inputs, outdir, val_data=bad), check=False
+    )
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "cache.log",
+        [f"{bad} line 2 is not valid UTF-8"],
+        [outdir / "same.json", outdir / "count.json"],
+    )
 
 
 def test_model_folder_with_invalid_config_json_names_the_file(course_inputs, tmp_path):
@@ -297,11 +414,17 @@ def test_model_folder_with_invalid_config_json_names_the_file(course_inputs, tmp
     shutil.copy(course_inputs["pretrain"], folder / "pytorch_model.bin")
     (folder / "config.json").write_text('{"model_type": "minimind",', encoding="utf-8")
     outdir = tmp_path / "out"
-    result = snakemake(str(outdir / "kvbytes.json"), *course_args(course_inputs, outdir, pretrain=folder),
-                       check=False)
-    assert_failed_cleanly(result, outdir / "logs" / "kvbytes.log",
-                          [f"{folder / 'config.json'} is not valid JSON", "expected a JSON object"],
-                          [outdir / "kvbytes.json"])
+    result = snakemake(
+        str(outdir / "kvbytes.json"),
+        *course_args(course_inputs, outdir, pretrain=folder),
+        check=False,
+    )
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "kvbytes.log",
+        [f"{folder / 'config.json'} is not valid JSON", "expected a JSON object"],
+        [outdir / "kvbytes.json"],
+    )
 
 
 def test_outdir_below_a_regular_file_stops_before_any_job_naming_outdir(course_inputs, tmp_path):
@@ -310,7 +433,10 @@ def test_outdir_below_a_regular_file_stops_before_any_job_naming_outdir(course_i
     result = snakemake(*course_args(course_inputs, outdir), check=False)
     said = result.stdout + result.stderr
     assert result.returncode != 0
-    assert "config key 'outdir'" in said and f"{tmp_path / 'results.txt'} is a file, not a folder" in said
+    assert (
+        "config key 'outdir'" in said
+        and f"{tmp_path / 'results.txt'} is a file, not a folder" in said
+    )
     assert "NotADirectoryError" not in said and "Traceback" not in said
     assert "rule " not in said  # no job started
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.txt"]
@@ -319,8 +445,14 @@ def test_outdir_below_a_regular_file_stops_before_any_job_naming_outdir(course_i
 def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
     marker = tmp_path / "MARKER"
     outdir = tmp_path / f"x $(touch {marker}) `touch {marker}`"
-    result = snakemake(str(outdir / "cache.py"), "--config", f"outdir={outdir}", f"demo_dir={tmp_path / 'demo'}",
-                       "demo=always", check=False)
+    result = snakemake(
+        str(outdir / "cache.py"),
+        "--config",
+        f"outdir={outdir}",
+        f"demo_dir={tmp_path / 'demo'}",
+        "demo=always",
+        check=False,
+    )
     assert not marker.exists()
     assert result.returncode == 0, result.stderr[-3000:]
     assert (outdir / "cache.py").read_bytes() == (REPO / "scripts" / "cache.py").read_bytes()
@@ -328,7 +460,9 @@ def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
 
 def test_micro_demo_builds_and_measures(tmp_path):
     outdir, demo_dir = tmp_path / "out", tmp_path / "demo"
-    snakemake("--config", f"outdir={outdir}", f"demo_dir={demo_dir}", "demo=always", "backend=builtin")
+    snakemake(
+        "--config", f"outdir={outdir}", f"demo_dir={demo_dir}", "demo=always", "backend=builtin"
+    )
     for name in OUTPUTS:
         assert (outdir / name).is_file(), name
     assert read(outdir, "same.json")["run"]["model_set"] == "demo"
@@ -338,8 +472,13 @@ def test_micro_demo_builds_and_measures(tmp_path):
 
 
 def test_lint_is_clean():
-    result = subprocess.run([sys.executable, "-m", "snakemake", "--lint"], cwd=REPO, capture_output=True, text=True,
-                            timeout=120)
+    result = subprocess.run(
+        [sys.executable, "-m", "snakemake", "--lint"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Lints for" not in result.stdout + result.stderr
 
@@ -349,25 +488,51 @@ def test_two_models_get_their_own_folders_and_a_comparison(course_run, course_in
     torch.manual_seed(5)
     other = tmp_path / "other_pretrain.pth"
     save_state_dict(MiniMindForCausalLM(course_inputs["config"]), other)
-    models = extra_configfile(tmp_path, f"models: {{second: {{pretrain: {other}, sft: {course_inputs['sft']}}}}}\n")
-    assert planned_jobs(*args, configfiles=models) >= {"cache", "time", "kvbytes", "temp", "topp", "report", "compare"}
+    models = extra_configfile(
+        tmp_path, f"models: {{second: {{pretrain: {other}, sft: {course_inputs['sft']}}}}}\n"
+    )
+    assert planned_jobs(*args, configfiles=models) >= {
+        "cache",
+        "time",
+        "kvbytes",
+        "temp",
+        "topp",
+        "report",
+        "compare",
+    }
     snakemake(*args, configfiles=models)
     for name in OUTPUTS:
         assert (outdir / "models" / "second" / name).is_file(), name
     comparison = (outdir / "comparison.md").read_text(encoding="utf-8")
-    assert "| second |" in comparison and "| course |" in comparison and "카드당 사용자" in comparison
+    assert (
+        "| second |" in comparison and "| course |" in comparison and "카드당 사용자" in comparison
+    )
     assert read(outdir / "models" / "second", "same.json")["run"]["checkpoint"] == str(other)
 
 
 def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    command = [sys.executable, "-m", "snakemake", "--profile", "profiles/slurm", "-n", "--config",
-               f"outdir={tmp_path / 'out'}", f"demo_dir={tmp_path / 'demo'}", "demo=always"]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--profile",
+        "profiles/slurm",
+        "-n",
+        "--config",
+        f"outdir={tmp_path / 'out'}",
+        f"demo_dir={tmp_path / 'demo'}",
+        "demo=always",
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     text = result.stdout + result.stderr
     assert result.returncode == 0, text
     time_job = text.split("rule time:")[1].split("\nrule ")[0]
-    assert "slurm_extra=--exclusive" in time_job and "mem_mb=4000" in time_job and "runtime=20" in time_job
+    assert (
+        "slurm_extra=--exclusive" in time_job
+        and "mem_mb=4000" in time_job
+        and "runtime=20" in time_job
+    )
     assert "gpu=0" in time_job
 
 
@@ -381,46 +546,94 @@ def test_html_report_is_built_offline(course_run, tmp_path):
 
 def test_bfloat16_run_counts_two_bytes_per_element(course_inputs, tmp_path):
     outdir = tmp_path / "bf16"
-    snakemake(str(outdir / "kvbytes.json"), "--config", f"outdir={outdir}", f"pretrain={course_inputs['pretrain']}",
-              f"sft={course_inputs['sft']}", f"val_data={course_inputs['val_data']}",
-              f"tokenizer={course_inputs['tokenizer']}", "backend=builtin", "dtype=bfloat16")
+    snakemake(
+        str(outdir / "kvbytes.json"),
+        "--config",
+        f"outdir={outdir}",
+        f"pretrain={course_inputs['pretrain']}",
+        f"sft={course_inputs['sft']}",
+        f"val_data={course_inputs['val_data']}",
+        f"tokenizer={course_inputs['tokenizer']}",
+        "backend=builtin",
+        "dtype=bfloat16",
+    )
     kv = read(outdir, "kvbytes.json")
     config = course_inputs["config"]
     assert kv["dtype"] == "bfloat16" and kv["bytes_per_element"] == 2
-    assert kv["measured_bytes"] == kv["formula_bytes"] == 2 * config.num_hidden_layers * 20 * 2 * 16 * 2
+    assert (
+        kv["measured_bytes"]
+        == kv["formula_bytes"]
+        == 2 * config.num_hidden_layers * 20 * 2 * 16 * 2
+    )
 
 
-@pytest.mark.skipif(not os.environ.get("MMINFER_FULL_DEMO"),
-                    reason="the full demo build takes ~1.5 minutes on 2 cores: "
-                           "MMINFER_FULL_DEMO=1 pytest -k full_demo (scripts/benchmark.py runs the same checks)")
+@pytest.mark.skipif(
+    not os.environ.get("MMINFER_FULL_DEMO"),
+    reason="the full demo build takes ~1.5 minutes on 2 cores: "
+    "MMINFER_FULL_DEMO=1 pytest -k full_demo (scripts/benchmark.py runs the same checks)",
+)
 def test_full_demo_meets_the_quality_bar(tmp_path):
     from mminfer.demo.corpus import GARAM_VILLAGE
     from mminfer.demo.quality import quality_checks
 
     outdir, demo_dir = tmp_path / "out", tmp_path / "demo"
-    command = [sys.executable, "-m", "snakemake", "--cores", "2", "--config", f"outdir={outdir}",
-               f"demo_dir={demo_dir}", "demo=always"]
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--cores",
+        "2",
+        "--config",
+        f"outdir={outdir}",
+        f"demo_dir={demo_dir}",
+        "demo=always",
+    ]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=1200)
     assert result.returncode == 0, result.stderr[-3000:]
     facts = json.loads((demo_dir / "corpus" / "facts.json").read_text(encoding="utf-8"))
-    failed = {name: check for name, check in quality_checks(outdir, facts[GARAM_VILLAGE]).items() if not check["ok"]}
+    failed = {
+        name: check
+        for name, check in quality_checks(outdir, facts[GARAM_VILLAGE]).items()
+        if not check["ok"]
+    }
     assert not failed
 
 
 @pytest.mark.parametrize("script", ["cache", "time_generation", "kvbytes", "temperature", "topp"])
 def test_measurement_scripts_run_by_hand_show_help(script):
-    result = subprocess.run([sys.executable, str(REPO / "scripts" / f"{script}.py"), "--help"], capture_output=True,
-                            text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60)
+    result = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / f"{script}.py"), "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=60,
+    )
     assert result.returncode == 0 and "--backend" in result.stdout
 
 
 def test_kvbytes_script_by_hand_writes_what_the_rule_wrote(course_run, course_inputs, tmp_path):
     _, outdir = course_run
     out = tmp_path / "kvbytes.json"
-    result = subprocess.run([sys.executable, str(REPO / "scripts" / "kvbytes.py"), "--pretrain",
-                             str(course_inputs["pretrain"]), "--out", str(out), "--tokens", "20", "--backend",
-                             "builtin", "--threads", "1"], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    result = subprocess.run(
+        [
+            sys.executable,
+            str(REPO / "scripts" / "kvbytes.py"),
+            "--pretrain",
+            str(course_inputs["pretrain"]),
+            "--out",
+            str(out),
+            "--tokens",
+            "20",
+            "--backend",
+            "builtin",
+            "--threads",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     by_hand, by_rule = read(tmp_path, "kvbytes.json"), read(outdir, "kvbytes.json")
     for key in ("tokens", "measured_bytes", "formula_bytes", "k_shape"):
@@ -428,6 +641,7 @@ def test_kvbytes_script_by_hand_writes_what_the_rule_wrote(course_run, course_in
 
 
 # --- a shared results folder: a path with a space and Hangul, another umask, a second checkout ---------
+
 
 @pytest.fixture(scope="module")
 def two_checkouts(course_inputs, tmp_path_factory):
@@ -438,23 +652,52 @@ def two_checkouts(course_inputs, tmp_path_factory):
     logs = tmp_path_factory.mktemp("checkout-logs")
     clone = tmp_path_factory.mktemp("clone") / "mminfer"
     clone.mkdir()
-    for part in ("Snakefile", "config.yaml", "rules", "scripts", "mminfer", "schemas", "profiles", "envs", "report"):
-        copy = shutil.copytree if (REPO / part).is_dir() else shutil.copy2  # the workflow only: no .venv, no .git
-        copy(REPO / part, clone / part, **({"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}))
+    for part in (
+        "Snakefile",
+        "config.yaml",
+        "rules",
+        "scripts",
+        "mminfer",
+        "schemas",
+        "profiles",
+        "envs",
+        "report",
+    ):
+        copy = (
+            shutil.copytree if (REPO / part).is_dir() else shutil.copy2
+        )  # the workflow only: no .venv, no .git
+        copy(
+            REPO / part,
+            clone / part,
+            **(
+                {"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}
+            ),
+        )
     args = course_args(course_inputs, outdir)
     with open(logs / "first.out", "w") as out, open(logs / "first.err", "w") as err:
-        first = subprocess.Popen(snakemake_command(*args), cwd=REPO, stdout=out, stderr=err, text=True, umask=0o027)
+        first = subprocess.Popen(
+            snakemake_command(*args), cwd=REPO, stdout=out, stderr=err, text=True, umask=0o027
+        )
         try:
             deadline = time.monotonic() + 300
-            while not (outdir / LOCK_NAME).exists() and first.poll() is None and time.monotonic() < deadline:
+            while (
+                not (outdir / LOCK_NAME).exists()
+                and first.poll() is None
+                and time.monotonic() < deadline
+            ):
                 time.sleep(0.1)
             second = snakemake(*args, cwd=clone, check=False)
             first.wait(timeout=600)
         finally:
             if first.poll() is None:
                 first.kill()
-    return {"outdir": outdir, "root": root, "first": first, "first_err": (logs / "first.err").read_text(),
-            "second": second}
+    return {
+        "outdir": outdir,
+        "root": root,
+        "first": first,
+        "first_err": (logs / "first.err").read_text(),
+        "second": second,
+    }
 
 
 def test_outdir_with_a_space_and_hangul_runs_end_to_end(two_checkouts):
@@ -463,7 +706,9 @@ def test_outdir_with_a_space_and_hangul_runs_end_to_end(two_checkouts):
     for name in OUTPUTS:
         assert (outdir / name).is_file(), name
     assert (outdir / "cache.py").read_bytes() == (REPO / "scripts" / "cache.py").read_bytes()
-    assert sorted(p.name for p in two_checkouts["root"].iterdir()) == ["결과 폴더"]  # nothing stray beside it
+    assert sorted(p.name for p in two_checkouts["root"].iterdir()) == [
+        "결과 폴더"
+    ]  # nothing stray beside it
 
 
 def test_results_follow_another_umask(two_checkouts):

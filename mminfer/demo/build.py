@@ -22,15 +22,23 @@ def corpus_job(params: dict, out_dir) -> dict:
     spec = CorpusSpec(**params)
     corpus = build_corpus(spec)
     paths = write_corpus(corpus, out_dir)
-    log.info("corpus (seed %d): %d train docs, %d val docs, %d SFT conversations, %d villages",
-             spec.seed, len(corpus.train), len(corpus.val), len(corpus.sft), len(corpus.facts))
+    log.info(
+        "corpus (seed %d): %d train docs, %d val docs, %d SFT conversations, %d villages",
+        spec.seed,
+        len(corpus.train),
+        len(corpus.val),
+        len(corpus.sft),
+        len(corpus.facts),
+    )
     return paths
 
 
 def tokenizer_texts(train_jsonl, sft_jsonl) -> list[str]:
     """The corpus files' texts, as :func:`mminfer.demo.corpus.training_texts` gathers them."""
-    return training_texts(read_jsonl_field(train_jsonl, "text", kind="corpus"),
-                          read_jsonl_field(sft_jsonl, "conversations", kind="corpus"))
+    return training_texts(
+        read_jsonl_field(train_jsonl, "text", kind="corpus"),
+        read_jsonl_field(sft_jsonl, "conversations", kind="corpus"),
+    )
 
 
 def tokenizer_job(train_jsonl, sft_jsonl, vocab_size: int, out_dir) -> Path:
@@ -48,23 +56,40 @@ def train_spec(params: dict, threads: int, max_positions: int):
     known = {f.name for f in fields(TrainSpec)}
     unknown = sorted(set(params) - known)
     if unknown:
-        raise MminferError(f"config key 'demo_model' has unknown training keys: {', '.join(unknown)}.")
+        raise MminferError(
+            f"config key 'demo_model' has unknown training keys: {', '.join(unknown)}."
+        )
     return TrainSpec(**params, max_position_embeddings=max_positions, threads=max(1, int(threads)))
 
 
-def pretrain_job(train_jsonl, tokenizer_dir, params: dict, max_positions: int, threads: int, out_pth) -> dict:
+def pretrain_job(
+    train_jsonl, tokenizer_dir, params: dict, max_positions: int, threads: int, out_pth
+) -> dict:
     from mminfer.demo.train import pretrain
 
-    summary = pretrain(train_jsonl, tokenizer_dir, train_spec(params, threads, max_positions), out_pth,
-                       log=log.info)
+    summary = pretrain(
+        train_jsonl,
+        tokenizer_dir,
+        train_spec(params, threads, max_positions),
+        out_pth,
+        log=log.info,
+    )
     log.info("pretrain done: %s", {k: v for k, v in summary.items() if k != "spec"})
     return summary
 
 
-def sft_job(pretrain_pth, sft_jsonl, tokenizer_dir, params: dict, max_positions: int, threads: int, out_pth) -> dict:
+def sft_job(
+    pretrain_pth, sft_jsonl, tokenizer_dir, params: dict, max_positions: int, threads: int, out_pth
+) -> dict:
     from mminfer.demo.train import sft
 
-    summary = sft(pretrain_pth, sft_jsonl, tokenizer_dir, train_spec(params, threads, max_positions), out_pth,
-                  log=log.info)
+    summary = sft(
+        pretrain_pth,
+        sft_jsonl,
+        tokenizer_dir,
+        train_spec(params, threads, max_positions),
+        out_pth,
+        log=log.info,
+    )
     log.info("sft done: %s", {k: v for k, v in summary.items() if k != "spec"})
     return summary

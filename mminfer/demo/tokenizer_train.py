@@ -27,6 +27,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+
 from mminfer.io import write_text_atomic
 
 DEFAULT_MODEL_MAX_LENGTH = 32768

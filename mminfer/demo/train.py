@@ -44,6 +44,7 @@ PAD_ID = 0  # <|endoftext|>: pads SFT batches; padded positions carry IGNORE_IND
 # The spec
 # ---------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class TrainSpec:
     """Model shape and training schedule of one stage: config key demo_model.pretrain or .sft (the
@@ -74,22 +75,37 @@ class TrainSpec:
     def check(self) -> None:
         """Raise a clear error for a schedule or shape that cannot train."""
         problems = []
-        for name in ("steps", "batch_size", "threads", "log_every", "hidden_size", "num_hidden_layers"):
+        for name in (
+            "steps",
+            "batch_size",
+            "threads",
+            "log_every",
+            "hidden_size",
+            "num_hidden_layers",
+        ):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 problems.append(f"{name} must be at least 1 (got {getattr(self, name)})")
         if self.seq_len < 2:
             problems.append(f"seq_len must be at least 2 (got {self.seq_len})")
         if self.seq_len > self.max_position_embeddings:
-            problems.append(f"seq_len {self.seq_len} exceeds max_position_embeddings {self.max_position_embeddings}")
+            problems.append(
+                f"seq_len {self.seq_len} exceeds max_position_embeddings {self.max_position_embeddings}"
+            )
         if self.hidden_size is not None:  # the pretraining spec: a shape to build
             if self.num_attention_heads < 1 or self.hidden_size % self.num_attention_heads:
-                problems.append(f"hidden_size {self.hidden_size} is not a multiple of num_attention_heads "
-                                f"{self.num_attention_heads}")
+                problems.append(
+                    f"hidden_size {self.hidden_size} is not a multiple of num_attention_heads "
+                    f"{self.num_attention_heads}"
+                )
             if self.num_key_value_heads < 1 or self.num_attention_heads % self.num_key_value_heads:
-                problems.append(f"num_attention_heads {self.num_attention_heads} is not a multiple of "
-                                f"num_key_value_heads {self.num_key_value_heads}")
+                problems.append(
+                    f"num_attention_heads {self.num_attention_heads} is not a multiple of "
+                    f"num_key_value_heads {self.num_key_value_heads}"
+                )
         if self.lr <= 0 or self.warmup < 0:
-            problems.append(f"lr must be positive and warmup not negative (got {self.lr}, {self.warmup})")
+            problems.append(
+                f"lr must be positive and warmup not negative (got {self.lr}, {self.warmup})"
+            )
         if problems:
             raise MminferError("demo training spec: " + "; ".join(problems) + ".")
 
@@ -110,6 +126,7 @@ class TrainSpec:
 # ---------------------------------------------------------------------------
 # Pretrain data: documents packed into fixed windows
 # ---------------------------------------------------------------------------
+
 
 def read_jsonl(path: str | Path, field: str) -> list:
     """The ``field`` of every record of a JSONL file, in file order; an empty file is an error."""
@@ -139,11 +156,15 @@ def pack_documents(texts: list[str], tokenizer: Tokenizer, seq_len: int) -> torc
             windows.append(window[:seq_len])
             window = []
     if not windows:
-        raise MminferError(f"the pretrain data has {len(window)} tokens, fewer than one window of {seq_len}.")
+        raise MminferError(
+            f"the pretrain data has {len(window)} tokens, fewer than one window of {seq_len}."
+        )
     return torch.tensor(windows, dtype=torch.long)
 
 
-def shuffled_batches(count: int, batch_size: int, generator: torch.Generator) -> Iterator[torch.Tensor]:
+def shuffled_batches(
+    count: int, batch_size: int, generator: torch.Generator
+) -> Iterator[torch.Tensor]:
     """Endless batches of example indices: each epoch is a fresh permutation, cut into full batches.
 
     With fewer examples than ``batch_size``, every batch is the whole (permuted) set.
@@ -158,6 +179,7 @@ def shuffled_batches(count: int, batch_size: int, generator: torch.Generator) ->
 # ---------------------------------------------------------------------------
 # SFT data: chat-rendered conversations with assistant-only labels
 # ---------------------------------------------------------------------------
+
 
 def assistant_marker(tokenizer: Tokenizer) -> list[int]:
     """The tokens that open an assistant turn in the chat template: ``<|im_start|>assistant\\n``."""
@@ -187,8 +209,9 @@ def assistant_labels(ids: list[int], marker: list[int], eos_id: int) -> list[int
     return labels
 
 
-def sft_examples(conversations: list[list[dict]], tokenizer: Tokenizer,
-                 max_len: int) -> list[tuple[list[int], list[int]]]:
+def sft_examples(
+    conversations: list[list[dict]], tokenizer: Tokenizer, max_len: int
+) -> list[tuple[list[int], list[int]]]:
     """(input ids, labels) per conversation, each cut to ``max_len`` tokens.
 
     Conversations with no assistant token left after the cut are skipped.
@@ -224,6 +247,7 @@ def pad_batch(examples: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor
 # Schedule and the training loop both stages share
 # ---------------------------------------------------------------------------
 
+
 def learning_rate(step: int, spec: TrainSpec) -> float:
     """Linear warmup over ``spec.warmup`` steps, times MiniMind's cosine from lr down to lr / 10."""
     cosine = spec.lr * (0.1 + 0.45 * (1.0 + math.cos(math.pi * step / spec.steps)))
@@ -236,12 +260,20 @@ def make_optimizer(model: torch.nn.Module, spec: TrainSpec) -> torch.optim.AdamW
     """AdamW; weight decay on the matrices only (not on norm weights)."""
     decayed = [p for p in model.parameters() if p.dim() >= 2]
     plain = [p for p in model.parameters() if p.dim() < 2]
-    groups = [{"params": decayed, "weight_decay": spec.weight_decay}, {"params": plain, "weight_decay": 0.0}]
+    groups = [
+        {"params": decayed, "weight_decay": spec.weight_decay},
+        {"params": plain, "weight_decay": 0.0},
+    ]
     return torch.optim.AdamW(groups, lr=spec.lr, betas=(0.9, 0.95))
 
 
-def train_loop(stage: str, model: torch.nn.Module, next_batch: Callable[[], tuple[torch.Tensor, torch.Tensor]],
-               spec: TrainSpec, log: Callable[[str], None]) -> dict:
+def train_loop(
+    stage: str,
+    model: torch.nn.Module,
+    next_batch: Callable[[], tuple[torch.Tensor, torch.Tensor]],
+    spec: TrainSpec,
+    log: Callable[[str], None],
+) -> dict:
     """Run ``spec.steps`` optimizer steps on the batches ``next_batch`` hands out.
 
     Logs a progress line every ``spec.log_every`` steps and at the end; returns a summary with the
@@ -274,8 +306,10 @@ def train_loop(stage: str, model: torch.nn.Module, next_batch: Callable[[], tupl
         done = step + 1
         if done % spec.log_every == 0 or done == spec.steps:
             elapsed = time.perf_counter() - start
-            log(f"{stage} step {done}/{spec.steps} loss {sum(recent) / len(recent):.4f} lr {lr:.2e} "
-                f"tokens/s {tokens / elapsed:,.0f} elapsed {elapsed:.1f}s")
+            log(
+                f"{stage} step {done}/{spec.steps} loss {sum(recent) / len(recent):.4f} lr {lr:.2e} "
+                f"tokens/s {tokens / elapsed:,.0f} elapsed {elapsed:.1f}s"
+            )
     model.eval()
     return {
         "stage": stage,
@@ -292,8 +326,14 @@ def train_loop(stage: str, model: torch.nn.Module, next_batch: Callable[[], tupl
 # The two stages
 # ---------------------------------------------------------------------------
 
-def pretrain(train_jsonl: str | Path, tokenizer_dir: str | Path, spec: TrainSpec, out_pth: str | Path,
-             log: Callable[[str], None] = print) -> dict:
+
+def pretrain(
+    train_jsonl: str | Path,
+    tokenizer_dir: str | Path,
+    spec: TrainSpec,
+    out_pth: str | Path,
+    log: Callable[[str], None] = print,
+) -> dict:
     """Pretrain a fresh MiniMind on MiniMind-format documents (``{"text": ...}`` per line).
 
     Saves the state_dict to ``out_pth`` (atomically) and returns a summary of the run.
@@ -312,17 +352,28 @@ def pretrain(train_jsonl: str | Path, tokenizer_dir: str | Path, spec: TrainSpec
         batch = windows[next(batches)]
         return batch, batch  # the model shifts the labels itself
 
-    log(f"pretrain: {count_parameters(model):,} parameters, {len(windows)} windows of {spec.seq_len} tokens, "
-        f"{spec.steps} steps of {spec.batch_size}")
+    log(
+        f"pretrain: {count_parameters(model):,} parameters, {len(windows)} windows of {spec.seq_len} tokens, "
+        f"{spec.steps} steps of {spec.batch_size}"
+    )
     summary = train_loop("pretrain", model, next_batch, spec, log)
     save_state_dict(model, out_pth)
-    summary.update(windows=len(windows), epochs=round(summary["tokens"] / windows.numel(), 2),
-                   spec=asdict(spec))
+    summary.update(
+        windows=len(windows),
+        epochs=round(summary["tokens"] / windows.numel(), 2),
+        spec=asdict(spec),
+    )
     return summary
 
 
-def sft(pretrain_pth: str | Path, sft_jsonl: str | Path, tokenizer_dir: str | Path, spec: TrainSpec,
-        out_pth: str | Path, log: Callable[[str], None] = print) -> dict:
+def sft(
+    pretrain_pth: str | Path,
+    sft_jsonl: str | Path,
+    tokenizer_dir: str | Path,
+    spec: TrainSpec,
+    out_pth: str | Path,
+    log: Callable[[str], None] = print,
+) -> dict:
     """Fine-tune the pretrained model on MiniMind-format chats (``{"conversations": [...]}`` per line).
 
     The loss covers only the assistant's tokens. Saves the state_dict to ``out_pth`` (atomically)
@@ -334,7 +385,9 @@ def sft(pretrain_pth: str | Path, sft_jsonl: str | Path, tokenizer_dir: str | Pa
     examples = sft_examples(read_jsonl(sft_jsonl, "conversations"), tokenizer, spec.seq_len)
 
     torch.manual_seed(spec.seed)
-    loaded = load_model(pretrain_pth, ModelSpec(overrides={"max_position_embeddings": spec.max_position_embeddings}))
+    loaded = load_model(
+        pretrain_pth, ModelSpec(overrides={"max_position_embeddings": spec.max_position_embeddings})
+    )
     model = loaded.model
     generator = torch.Generator().manual_seed(spec.seed)
     batches = shuffled_batches(len(examples), spec.batch_size, generator)
@@ -345,8 +398,9 @@ def sft(pretrain_pth: str | Path, sft_jsonl: str | Path, tokenizer_dir: str | Pa
     log(f"sft: {len(examples)} conversations, {spec.steps} steps of {spec.batch_size}")
     summary = train_loop("sft", model, next_batch, spec, log)
     save_state_dict(model, out_pth)
-    summary.update(conversations=len(examples),
-                   epochs=round(spec.steps * min(spec.batch_size, len(examples)) / len(examples), 2),
-                   spec=asdict(spec))
+    summary.update(
+        conversations=len(examples),
+        epochs=round(spec.steps * min(spec.batch_size, len(examples)) / len(examples), 2),
+        spec=asdict(spec),
+    )
     return summary
-
