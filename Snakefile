@@ -1,6 +1,7 @@
 # mminfer: what the KV cache and sampling do in MiniMind's generate.
 # The seven outputs of the task, in one results folder (config key `outdir`).
 
+
 configfile: "config.yaml"
 
 
@@ -13,6 +14,7 @@ include: "rules/cache.smk"
 include: "rules/kvbytes.smk"
 include: "rules/sampling.smk"
 include: "rules/scaling.smk"
+include: "rules/plots.smk"
 include: "rules/report.smk"
 
 

@@ -9,8 +9,8 @@ so a card of M bytes that holds the weights W takes
     sequences = floor((M - W) / (kv_bytes_per_token x context))
 
 sequences of ``context`` tokens (0 when the weights alone do not fit): an upper bound, since the
-activations, the CUDA context and the allocator also take memory. The bytes per token are measured in
-each dtype with :func:`mminfer.kvcache.measure_kv_bytes` (a real cache of random tokens, on a copy of
+activations, the CUDA context and the allocator also take memory. The bytes per token are measured
+in each dtype on a real cache of random tokens (:func:`mminfer.kvcache.fill_cache`, on a copy of
 the model cast to that dtype), and the prediction is checked on a real cache of a whole batch.
 """
 
@@ -18,8 +18,9 @@ from __future__ import annotations
 
 import copy
 
-from mminfer.kvcache import kv_formula_bytes, measure_kv_bytes
+from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes
 from mminfer.loading import DTYPES, count_parameters
+from mminfer.records import BatchCheck, Capacity, CapacityRow, DtypeBytes, RunInfo
 
 CAPACITY_DTYPES = ("float32", "bfloat16", "float16")
 GIB = 2**30
@@ -29,13 +30,13 @@ FORMULA = (
 
 
 def weight_bytes(model, dtype: str) -> int:
-    """The weights' bytes in ``dtype``: every parameter once (MiniMind's tied embedding once) x its size."""
+    """The weights' bytes in ``dtype``: every parameter once (a tied embedding once) x its size."""
     return count_parameters(model) * DTYPES[dtype].itemsize
 
 
-def bytes_per_token(model, config, device, tokens: int) -> dict:
-    """{dtype: {"measured", "formula", "matches"}}: one cached token's bytes in each dtype. A dtype whose
-    forward pass fails on this device gets "measured": None and the error; nothing is made up for it."""
+def bytes_per_token(model, config, device, tokens: int) -> dict[str, DtypeBytes]:
+    """One cached token's bytes in each dtype. A dtype whose forward pass fails on this device
+    gets ``measured=None`` and the error; nothing is made up for it."""
     model_dtype = next(model.parameters()).dtype
     result = {}
     for name in CAPACITY_DTYPES:
@@ -46,28 +47,42 @@ def bytes_per_token(model, config, device, tokens: int) -> dict:
             config.head_dim,
             DTYPES[name].itemsize,
         )
-        cast = model if DTYPES[name] == model_dtype else copy.deepcopy(model).to(DTYPES[name])
+        if DTYPES[name] == model_dtype:
+            cast = model
+        else:
+            cast = copy.deepcopy(model).to(DTYPES[name])
         try:
-            kv = measure_kv_bytes(cast, config, tokens, seed=0, device=device)
+            past_key_values, _ = fill_cache(cast, config, tokens, seed=0, device=device)
         except (RuntimeError, NotImplementedError) as error:
-            result[name] = {
-                "measured": None,
-                "formula": formula,
-                "matches": False,
-                "error": str(error),
-            }
+            result[name] = DtypeBytes(
+                measured=None, formula=formula, matches=False, error=str(error)
+            )
             continue
-        result[name] = {
-            "measured": kv["bytes_per_token"],
-            "formula": formula,
-            "matches": kv["measured_bytes"] == formula * tokens,
-        }  # in this dtype's own bytes
+        measured = cache_tensor_bytes(past_key_values)
+        result[name] = DtypeBytes(
+            measured=measured // tokens,
+            formula=formula,
+            matches=measured == formula * tokens,  # in this dtype's own bytes
+            error=None,
+        )
     return result
 
 
+def sequences_that_fit(free_bytes: int, bytes_per_sequence: int | None) -> int | None:
+    """floor(free / per sequence); 0 when nothing is free; None when the bytes are unknown."""
+    if bytes_per_sequence is None:
+        return None
+    if free_bytes <= 0:
+        return 0
+    return free_bytes // bytes_per_sequence
+
+
 def capacity_table(
-    per_token: dict, weights: dict, memory_gib: list[float], contexts: list[int]
-) -> list[dict]:
+    per_token: dict[str, int | None],
+    weights: dict[str, int],
+    memory_gib: list[float],
+    contexts: list[int],
+) -> list[CapacityRow]:
     """One row per dtype x memory x context:
 
     free_bytes             = memory_gib x 2^30 - weights[dtype]
@@ -75,41 +90,31 @@ def capacity_table(
     sequences              = floor(free_bytes / kv_bytes_per_sequence), 0 if free_bytes <= 0
     """
     rows = []
-    for (
-        dtype,
-        token_bytes,
-    ) in per_token.items():  # None: not measured in that dtype, so no figure either
+    for dtype, token_bytes in per_token.items():  # None: not measured in that dtype, no figure
         for memory in memory_gib:
             free_bytes = int(memory * GIB) - weights[dtype]
             for context in contexts:
                 per_sequence = None if token_bytes is None else token_bytes * context
-                sequences = (
-                    None
-                    if per_sequence is None
-                    else free_bytes // per_sequence
-                    if free_bytes > 0
-                    else 0
+                row = CapacityRow(
+                    dtype=dtype,
+                    memory_gib=memory,
+                    context=context,
+                    kv_bytes_per_sequence=per_sequence,
+                    free_bytes=free_bytes,
+                    sequences=sequences_that_fit(free_bytes, per_sequence),
                 )
-                rows.append(
-                    {
-                        "dtype": dtype,
-                        "memory_gib": memory,
-                        "context": context,
-                        "kv_bytes_per_sequence": per_sequence,
-                        "free_bytes": free_bytes,
-                        "sequences": sequences,
-                    }
-                )
+                rows.append(row)
     return rows
 
 
 def resolve_contexts(contexts: list, config) -> list[int]:
-    """Context lengths as integers ("max" is the model's max_position_embeddings), duplicates dropped."""
+    """Context lengths as integers ("max" is the model's max_position_embeddings), no duplicates."""
     resolved = []
     for context in contexts:
-        context = config.max_position_embeddings if context == "max" else int(context)
-        if context not in resolved:
-            resolved.append(context)
+        if context == "max":
+            context = config.max_position_embeddings
+        if int(context) not in resolved:
+            resolved.append(int(context))
     return resolved
 
 
@@ -121,35 +126,44 @@ def capacity(
     contexts: list,
     batch: int,
     batch_context: int,
+    run: RunInfo,
     tokens: int = 16,
-) -> dict:
-    """capacity.json: bytes per token per dtype, the weights' bytes, the table of sequences per memory
-    size and context, and a real batch of ``batch`` x ``batch_context`` tokens against its prediction."""
+) -> Capacity:
+    """capacity.json: bytes per token per dtype, the weights' bytes, the table of sequences per
+    memory size and context, and a real batch of ``batch`` x ``batch_context`` tokens against its
+    prediction."""
     contexts = resolve_contexts(contexts, config)
     per_token = bytes_per_token(model, config, device, tokens)
     weights = {dtype: weight_bytes(model, dtype) for dtype in per_token}
-    batch_cache = measure_kv_bytes(model, config, batch_context, seed=0, device=device, batch=batch)
-    return {
-        "bytes_per_token": per_token,
-        "weight_bytes": weights,
-        "layers": config.num_hidden_layers,
-        "kv_heads": config.num_key_value_heads,
-        "head_dim": config.head_dim,
-        "memory_gib": list(memory_gib),
-        "contexts": contexts,
-        "rows": capacity_table(
-            {dtype: entry["measured"] for dtype, entry in per_token.items()},
-            weights,
-            memory_gib,
-            contexts,
+    past_key_values, _ = fill_cache(model, config, batch_context, 0, device, batch)
+    first_k = past_key_values[0][0]
+    measured_bytes = cache_tensor_bytes(past_key_values)
+    predicted_bytes = kv_formula_bytes(
+        config.num_hidden_layers,
+        batch_context,
+        config.num_key_value_heads,
+        config.head_dim,
+        first_k.element_size(),
+        batch,
+    )
+    measured_per_token = {dtype: entry.measured for dtype, entry in per_token.items()}
+    return Capacity(
+        bytes_per_token=per_token,
+        weight_bytes=weights,
+        layers=config.num_hidden_layers,
+        kv_heads=config.num_key_value_heads,
+        head_dim=config.head_dim,
+        memory_gib=list(memory_gib),
+        contexts=contexts,
+        rows=capacity_table(measured_per_token, weights, memory_gib, contexts),
+        batch_check=BatchCheck(
+            batch=batch,
+            context=batch_context,
+            measured_bytes=measured_bytes,
+            predicted_bytes=predicted_bytes,
+            matches=measured_bytes == predicted_bytes,
+            k_shape=list(first_k.shape),
         ),
-        "batch_check": {
-            "batch": batch,
-            "context": batch_context,
-            "measured_bytes": batch_cache["measured_bytes"],
-            "predicted_bytes": batch_cache["formula_bytes"],
-            "matches": batch_cache["matches"],
-            "k_shape": batch_cache["k_shape"],
-        },
-        "formula": FORMULA,
-    }
+        formula=FORMULA,
+        run=run,
+    )

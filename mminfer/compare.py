@@ -1,55 +1,48 @@
-"""comparison.md: several models side by side (config key 'models'), from their own result files."""
+"""comparison.md: several models side by side (config key 'models'), from their own records."""
 
 from __future__ import annotations
 
-import logging
-
-from mminfer.io import read_json, write_text_atomic
-
-log = logging.getLogger("mminfer")
-
-PER_MODEL_FILES = ("time", "kvbytes", "temp", "topp", "capacity")
+from mminfer.records import Capacity, KvBytes, Temperatures, Timing, TopP
 
 
-def comparison_rows(names: list[str], results: dict[str, list[dict]]) -> list[dict]:
-    """One row per model: speedup, KV bytes per token, users per card (the first memory size and
-    context of capacity.json, in the dtype the model ran in), distinct answers, survivors per p."""
-    rows = []
-    for index, name in enumerate(names):
-        timing, kv = results["time"][index], results["kvbytes"][index]
-        temp, topp = results["temp"][index], results["topp"][index]
-        capacity = results["capacity"][index]
-        memory, context = capacity["memory_gib"][0], capacity["contexts"][0]
-        users = next(
-            row["sequences"]
-            for row in capacity["rows"]
-            if row["dtype"] == kv["dtype"]
-            and row["memory_gib"] == memory
-            and row["context"] == context
-        )
-        rows.append(
-            {
-                "model": name,
-                "speedup": timing["speedup"],
-                "kv_bytes_per_token": kv["bytes_per_token"],
-                "dtype": kv["dtype"],
-                "users_per_card": users,
-                "card": f"{memory:g} GiB, {context:,} tokens",
-                "distinct": {key: value["distinct"] for key, value in temp.items()},
-                "survivors": dict(topp),
-            }
-        )
-    return rows
+def users_per_card(capacity: Capacity, dtype: str) -> int | None:
+    """The sequences that fit at capacity.json's first memory size and context, in ``dtype``."""
+    memory, context = capacity.memory_gib[0], capacity.contexts[0]
+    for row in capacity.rows:
+        if row.dtype == dtype and row.memory_gib == memory and row.context == context:
+            return row.sequences
+    return None
+
+
+def comparison_row(
+    name: str,
+    timing: Timing,
+    kv: KvBytes,
+    temp: Temperatures,
+    topp: TopP,
+    capacity: Capacity,
+) -> dict:
+    """One model's row: speedup, KV bytes per token, users per card (in the dtype the model ran
+    in), distinct answers per temperature, survivors per p."""
+    memory, context = capacity.memory_gib[0], capacity.contexts[0]
+    return {
+        "model": name,
+        "speedup": timing.speedup,
+        "kv_bytes_per_token": kv.bytes_per_token,
+        "dtype": kv.dtype,
+        "users_per_card": users_per_card(capacity, kv.dtype),
+        "card": f"{memory:g} GiB, {context:,} tokens",
+        "distinct": {key: summary.distinct for key, summary in temp.items()},
+        "survivors": dict(topp),
+    }
 
 
 def render_comparison(rows: list[dict]) -> str:
     temperatures = list(rows[0]["distinct"])
     ps = list(rows[0]["survivors"])
-    header = (
-        ["모델", "speedup", "KV 바이트/토큰", "dtype", f"카드당 사용자 ({rows[0]['card']})"]
-        + [f"distinct @T={t}" for t in temperatures]
-        + [f"top-p {p} 생존" for p in ps]
-    )
+    header = ["모델", "speedup", "KV 바이트/토큰", "dtype", f"카드당 사용자 ({rows[0]['card']})"]
+    header += [f"distinct @T={t}" for t in temperatures]
+    header += [f"top-p {p} 생존" for p in ps]
     lines = [
         "# 모델 비교",
         "",
@@ -66,16 +59,7 @@ def render_comparison(rows: list[dict]) -> str:
             row["dtype"],
             f"{row['users_per_card']:,}",
         ]
-        cells += [str(row["distinct"][t]) for t in temperatures] + [
-            str(row["survivors"][p]) for p in ps
-        ]
+        cells += [str(row["distinct"][t]) for t in temperatures]
+        cells += [str(row["survivors"][p]) for p in ps]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
-
-
-def compare_job(names: list[str], inputs: dict[str, list[str]], out) -> str:
-    results = {key: [read_json(path) for path in inputs[key]] for key in PER_MODEL_FILES}
-    text = render_comparison(comparison_rows(names, results))
-    write_text_atomic(out, text)
-    log.info("compared %d models in %s", len(names), out)
-    return text

@@ -1,5 +1,8 @@
-"""Counting the tokens fed into ``forward`` (``generate`` calls ``self.forward``, so replacing it on the
-instance sees every call), and the two formulas they must match."""
+"""Counting the tokens fed into ``forward``, and the two formulas they must match.
+
+``generate`` calls ``self.forward``, so a recorder that replaces ``forward`` on the instance sees
+every call of the loop.
+"""
 
 from __future__ import annotations
 
@@ -19,26 +22,13 @@ def fed_without_cache_formula(prompt_len: int, new_tokens: int) -> int:
     return new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
 
 
-def fed_counts(
-    prompt_len: int, new_tokens: int, with_cache: list[int], without_cache: list[int]
-) -> dict:
-    """The tokens each method fed (one count per forward call) beside their formulas (count.json)."""
-    return {
-        "prompt_len": prompt_len,
-        "new_tokens": new_tokens,
-        "fed_with_cache": sum(with_cache),
-        "fed_without_cache": sum(without_cache),
-        "formula_with_cache": fed_with_cache_formula(prompt_len, new_tokens),
-        "formula_without_cache": fed_without_cache_formula(prompt_len, new_tokens),
-        "calls_with_cache": len(with_cache),
-        "calls_without_cache": len(without_cache),
-    }
-
-
 class ForwardRecorder:
-    """Records, for every call of ``model.forward``: the number of tokens fed (input_ids' length),
-    optionally the last position's logits in float32 (to compare two decoding paths) and, given a
-    ``clock``, the clock's reading as the call starts (to time every step)."""
+    """Records every call of ``model.forward``.
+
+    For each call: the number of tokens fed (input_ids' length), optionally the last position's
+    logits in float32 (to compare two decoding paths) and, given a ``clock``, the clock's reading
+    as the call starts (to time every step).
+    """
 
     def __init__(self, keep_logits: bool = False, clock: Callable[[], float] | None = None):
         self.keep_logits = keep_logits
@@ -49,6 +39,7 @@ class ForwardRecorder:
 
     @contextmanager
     def watching(self, model):
+        """Record the calls of ``model.forward`` inside the ``with`` block, then restore it."""
         original = model.forward
         had_own_forward = "forward" in vars(model)
 

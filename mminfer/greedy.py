@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import torch
 
-from mminfer.counting import ForwardRecorder, fed_counts
+from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+from mminfer.records import Count, FirstDifference, PretrainPrompt, RunInfo, Same
+from mminfer.tokenizer import Tokenizer
 
 # The task's greedy arguments of MiniMind's generate (top_k=0: its default of 50 is turned off).
 GREEDY = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
@@ -42,51 +44,76 @@ def first_difference(
     ids_without: list[int],
     logits_with: list[torch.Tensor],
     logits_without: list[torch.Tensor],
-) -> dict | None:
+) -> FirstDifference | None:
     """Where the two greedy paths first pick different tokens, and how close that call was."""
     for step, (a, b) in enumerate(zip(ids_with, ids_without)):
-        if a != b:
-            with_cache, without_cache = logits_with[step][0], logits_without[step][0]
-            return {
-                "step": step,
-                "token_with_cache": a,
-                "token_without_cache": b,
-                "margin_with_cache": top2_margin(with_cache),
-                "margin_without_cache": top2_margin(without_cache),
-                "max_abs_logit_diff": float((with_cache - without_cache).abs().max()),
-                "max_abs_logit": float(
-                    with_cache.abs().max()
-                ),  # the scale rounding errors grow with
-            }
+        if a == b:
+            continue
+        with_cache = logits_with[step][0]
+        without_cache = logits_without[step][0]
+        return FirstDifference(
+            step=step,
+            token_with_cache=a,
+            token_without_cache=b,
+            margin_with_cache=top2_margin(with_cache),
+            margin_without_cache=top2_margin(without_cache),
+            max_abs_logit_diff=float((with_cache - without_cache).abs().max()),
+            max_abs_logit=float(with_cache.abs().max()),
+        )
     return None
 
 
-def compare_cache(model, prompt_ids: list[int], new_tokens: int, device) -> tuple[dict, dict]:
-    """Generate greedily with and without the cache; return (same, count) as the task names them."""
+def compare_cache(
+    model,
+    prompt_ids: list[int],
+    new_tokens: int,
+    device,
+    tokenizer: Tokenizer,
+    prompt: PretrainPrompt,
+    run: RunInfo,
+) -> tuple[Same, Count]:
+    """same.json and count.json: generate greedily with and without the cache."""
     with_cache = ForwardRecorder(keep_logits=True)
     without_cache = ForwardRecorder(keep_logits=True)
     ids = greedy_generate(model, prompt_ids, new_tokens, True, device, with_cache)
     ids_without_cache = greedy_generate(model, prompt_ids, new_tokens, False, device, without_cache)
 
-    prompt_len = len(prompt_ids)
     difference = first_difference(
         ids, ids_without_cache, with_cache.last_logits, without_cache.last_logits
     )
     # after the first different token the two paths see different contexts: compare up to it only
-    compared_steps = difference["step"] + 1 if difference else len(with_cache.last_logits)
-    step_diffs = [
-        float((with_cache.last_logits[i] - without_cache.last_logits[i]).abs().max())
-        for i in range(compared_steps)
-    ]
-    same = {
-        "same_ids": ids == ids_without_cache,
-        "ids": ids,
-        "prompt_len": prompt_len,
-        "new_tokens": new_tokens,
-        "ids_without_cache": ids_without_cache,
-        "max_abs_logit_diff": max(step_diffs) if step_diffs else 0.0,
-        "first_difference": difference,
-    }
-    return same, fed_counts(
-        prompt_len, new_tokens, with_cache.fed_per_call, without_cache.fed_per_call
+    if difference is None:
+        compared_steps = len(with_cache.last_logits)
+    else:
+        compared_steps = difference.step + 1
+    step_diffs = []
+    for step in range(compared_steps):
+        gap = with_cache.last_logits[step] - without_cache.last_logits[step]
+        step_diffs.append(float(gap.abs().max()))
+
+    prompt_len = len(prompt_ids)
+    same = Same(
+        same_ids=ids == ids_without_cache,
+        ids=ids,
+        prompt_len=prompt_len,
+        new_tokens=new_tokens,
+        ids_without_cache=ids_without_cache,
+        max_abs_logit_diff=max(step_diffs, default=0.0),
+        first_difference=difference,
+        text=tokenizer.decode(ids),
+        prompt=prompt,
+        run=run,
     )
+    count = Count(
+        prompt_len=prompt_len,
+        new_tokens=new_tokens,
+        fed_with_cache=sum(with_cache.fed_per_call),
+        fed_without_cache=sum(without_cache.fed_per_call),
+        formula_with_cache=fed_with_cache_formula(prompt_len, new_tokens),
+        formula_without_cache=fed_without_cache_formula(prompt_len, new_tokens),
+        calls_with_cache=len(with_cache.fed_per_call),
+        calls_without_cache=len(without_cache.fed_per_call),
+        prompt=prompt,
+        run=run,
+    )
+    return same, count

@@ -173,3 +173,16 @@ def check_folder_can_exist(folder: str | Path, named: str) -> None:
             raise MminferError(
                 f"{named}: {candidate} is a file, not a folder{below}. Choose a folder path."
             )
+
+
+def input_source(model_set: str, key: str, path) -> str:
+    """Where the user set input ``key`` of a model set, for an error message: a config key, the
+    demo's folder, or a flag of a script run by hand (model set "custom")."""
+    if model_set == "custom":
+        return f"--{key.replace('_', '-')}: {path}"
+    if model_set == "demo":
+        return f"the demo's {key}, built under config key 'demo_dir': {path}"
+    if model_set == "course":
+        return f"config key '{key}': {path}"
+    default = f" (default: '{key}')" if key in ("tokenizer", "val_data") else ""
+    return f"config key 'models.{model_set}.{key}'{default}: {path}"

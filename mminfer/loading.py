@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
+import platform
 import re
 import sys
 from dataclasses import dataclass, field
@@ -15,8 +17,13 @@ import torch
 from safetensors.torch import load_file
 
 from mminfer.errors import MminferError
-from mminfer.io import atomic_writer
+from mminfer.inputs import input_source
+from mminfer.io import atomic_writer, sha256_of
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.records import RunInfo
+from mminfer.tokenizer import Tokenizer, check_vocab_fits, load_tokenizer
+
+log = logging.getLogger("mminfer")
 
 BACKENDS = ("auto", "minimind", "builtin")
 DTYPES = {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}
@@ -332,3 +339,66 @@ def save_state_dict(model: torch.nn.Module, path: str | Path) -> None:
 
 def count_parameters(model: torch.nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
+
+
+def open_model(checkpoint, model: ModelSpec, threads: int | None) -> LoadedModel:
+    """Set torch's threads first (two 1-thread jobs must not each take every core), then load."""
+    if threads:
+        torch.set_num_threads(threads)
+    loaded = load_model(checkpoint, model)
+    config = loaded.config
+    log.info(
+        "loaded %s with backend %s on %s (%s), %d threads: %d layers, hidden %d, heads %d, "
+        "kv heads %d, head_dim %d, vocab %d, %s head",
+        checkpoint,
+        loaded.backend,
+        loaded.device,
+        dtype_name(loaded.dtype),
+        torch.get_num_threads(),
+        config.num_hidden_layers,
+        config.hidden_size,
+        config.num_attention_heads,
+        config.num_key_value_heads,
+        config.head_dim,
+        config.vocab_size,
+        "tied" if config.tie_word_embeddings else "untied",
+    )
+    return loaded
+
+
+def open_with_tokenizer(
+    checkpoint, tokenizer, model: ModelSpec, threads: int | None, checkpoint_key: str
+) -> tuple[LoadedModel, Tokenizer]:
+    """The model and its tokenizer, checked to fit each other (``checkpoint_key``: "pretrain" or
+    "sft", the input the checkpoint was set by)."""
+    loaded = open_model(checkpoint, model, threads)
+    loaded_tokenizer = load_tokenizer(tokenizer)
+    check_vocab_fits(
+        loaded_tokenizer,
+        loaded.config.vocab_size,
+        input_source(model.model_set, "tokenizer", tokenizer),
+        input_source(model.model_set, checkpoint_key, checkpoint),
+    )
+    return loaded, loaded_tokenizer
+
+
+def run_info(loaded: LoadedModel) -> RunInfo:
+    """Provenance of a result: model set, checkpoint and its sha256, backend, device, versions,
+    threads, and the model's every hyperparameter."""
+    if loaded.device.type == "cuda":
+        device_name = torch.cuda.get_device_name(loaded.device)
+    else:
+        device_name = "cpu"
+    return RunInfo(
+        model_set=loaded.spec.model_set,
+        checkpoint=str(loaded.path),
+        sha256=sha256_of(loaded.path),
+        backend=loaded.backend,
+        device=loaded.device.type,
+        device_name=device_name,
+        dtype=dtype_name(loaded.dtype),
+        threads=torch.get_num_threads(),
+        torch=torch.__version__,
+        python=platform.python_version(),
+        config=loaded.config.to_dict(),
+    )

@@ -85,64 +85,63 @@ def finish_axis(ax, xlabel: str, ylabel: str, title: str) -> None:
     ax.grid(True, alpha=0.3)
 
 
-def plot_sweep(sweep: dict, out_png) -> Path:
-    """Three panels: each step's time (both methods, fit dashed), tokens fed per step, ratios against N."""
-    steps, points = sweep["steps"], sweep["points"]
-    index = list(range(len(steps["with_cache_s"])))
+def plot_sweep(sweep: Sweep, out_png) -> Path:
+    """Three panels: each step's time (both methods; the fit dashed, uncached steps that were not
+    clocked only on it), tokens fed per step, and the ratios against N."""
+    steps, points = sweep.steps, sweep.points
     fig, (step_ax, fed_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.6))
-    for method, marker, color, fed in (
+    methods = (
         ("with_cache", "o", "tab:blue", "P, then 1"),
         ("without_cache", "s", "tab:orange", "P + i"),
-    ):
+    )
+    clocked_seconds = []
+    for method, marker, color, fed_label in methods:
         name = method.replace("_", " ")
+        measured = getattr(steps, f"{method}_s")
+        fed = getattr(steps, f"fed_{method}")
+        fitted = getattr(steps, f"fitted_{method}_s")
+        clocked = [i for i, seconds in enumerate(measured) if seconds is not None]
+        clocked_ms = [measured[i] * 1e3 for i in clocked]
+        clocked_seconds += [measured[i] for i in clocked]
+        label = f"{name} (clocked: {len(clocked)} of {len(measured)} steps)"
         step_ax.plot(
-            index,
-            [seconds * 1e3 for seconds in steps[f"{method}_s"]],
-            marker,
-            color=color,
-            markersize=2.5,
-            alpha=0.6,
-            label=name,
+            clocked, clocked_ms, marker, color=color, markersize=2.5, alpha=0.6, label=label
         )
+        fitted_ms = [seconds * 1e3 for seconds in fitted]
         step_ax.plot(
-            index,
-            [seconds * 1e3 for seconds in steps[f"fitted_{method}_s"]],
-            "--",
-            color=color,
-            linewidth=1.2,
-            label=f"fit, {name}",
+            range(len(fitted)), fitted_ms, "--", color=color, linewidth=1.2, label=f"fit, {name}"
         )
         fed_ax.plot(
-            index,
-            steps[f"fed_{method}"],
+            clocked,
+            [fed[i] for i in clocked],
             marker,
             color=color,
             markersize=2.5,
-            label=f"{name}: {fed}",
+            label=f"{name}: {fed_label}",
         )
-    if spans_decades(steps["with_cache_s"] + steps["without_cache_s"]):
+    if spans_decades(clocked_seconds):
         step_ax.set_yscale("log")
     finish_axis(
         step_ax,
         "step i (token i is generated)",
         "time of the step (ms)",
-        f"every step of one {sweep['longest']}-token generation after {sweep['prompt_len']} tokens",
+        f"every step of one {sweep.longest}-token generation after {sweep.prompt_len} tokens",
     )
     fed_ax.set_yscale("log")
-    finish_axis(fed_ax, "step i", "tokens fed into forward", "tokens fed at each step")
+    finish_axis(fed_ax, "step i", "tokens fed into forward", "tokens fed at each clocked step")
 
-    lengths = [point["new_tokens"] for point in points]
-    token_ratio = [point["token_ratio"] for point in points]
-    time_ratio = [point["time_ratio"] for point in points]
+    lengths = [point.new_tokens for point in points]
+    token_ratio = [point.token_ratio for point in points]
+    time_ratio = [point.time_ratio for point in points]
     ratio_ax.plot(
         lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)"
     )
     ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="time ratio = speedup")
-    measured = [row for row in sweep["predictions"] if row["measured"] and row["time_ratio"]]
-    if measured and sweep["fit"]["holds"]:
+    measured_rows = [row for row in sweep.predictions if row.measured and row.time_ratio]
+    if measured_rows and sweep.fit.holds:
         ratio_ax.plot(
-            [row["new_tokens"] for row in measured],
-            [row["time_ratio"] for row in measured],
+            [row.new_tokens for row in measured_rows],
+            [row.time_ratio for row in measured_rows],
             "--",
             color="tab:red",
             alpha=0.6,
@@ -158,7 +157,7 @@ def plot_sweep(sweep: dict, out_png) -> Path:
     return save_figure(fig, out_png)
 
 
-def plot_temp(temp: dict, out_png, top: int = 10) -> Path:
+def plot_temp(temp: Temperatures, out_png, top: int = 10) -> Path:
     """Two panels: distinct answers per temperature, and the ``top`` most common at the lowest one
     (temp.json's keys are its temperatures, lowest first)."""
     keys = list(temp)
@@ -166,48 +165,48 @@ def plot_temp(temp: dict, out_png, top: int = 10) -> Path:
         1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1, 1.6]}
     )
     positions = list(range(len(keys)))
-    bars = distinct_ax.bar(positions, [temp[key]["distinct"] for key in keys], color="tab:purple")
+    bars = distinct_ax.bar(positions, [temp[key].distinct for key in keys], color="tab:purple")
     distinct_ax.bar_label(
-        bars, [f"{temp[key]['distinct']}/{temp[key]['samples']}" for key in keys], fontsize=9
+        bars, [f"{temp[key].distinct}/{temp[key].samples}" for key in keys], fontsize=9
     )
-    distinct_ax.set_ylim(0, max(temp[key]["samples"] for key in keys) * 1.1)
+    distinct_ax.set_ylim(0, max(temp[key].samples for key in keys) * 1.1)
     distinct_ax.set_xticks(positions, [f"T={key}" for key in keys])
     distinct_ax.set(ylabel="distinct answers", title="distinct answers per temperature")
     distinct_ax.grid(True, axis="y", alpha=0.3)
 
     lowest = temp[keys[0]]
-    answers = lowest["answers"][:top]
-    counts = [item["count"] for item in answers]
+    answers = lowest.answers[:top]
+    counts = [item.count for item in answers]
     rows = list(range(len(answers)))
     bars = answers_ax.barh(rows, counts, color="tab:purple", alpha=0.8)
     answers_ax.bar_label(bars, [str(count) for count in counts], padding=3, fontsize=8)
-    answers_ax.set_yticks(rows, [answer_label(item["answer"]) for item in answers], fontsize=8)
+    answers_ax.set_yticks(rows, [answer_label(item.answer) for item in answers], fontsize=8)
     answers_ax.invert_yaxis()  # the most common answer on top
     answers_ax.set(xlabel="count", xlim=(0, max(counts) * 1.15))
     answers_ax.set_title(
-        f"most common answers at T={keys[0]} ({lowest['distinct']} distinct of "
-        f"{lowest['samples']} samples)"
+        f"most common answers at T={keys[0]} ({lowest.distinct} distinct of "
+        f"{lowest.samples} samples)"
     )
     answers_ax.grid(True, axis="x", alpha=0.3)
     return save_figure(fig, out_png)
 
 
-def survivors_at(position: dict, p: float) -> int | None:
+def survivors_at(position: Position, p: float) -> int | None:
     """The survivor count at ``p`` (keys are written as repr(float(p)): "0.5", "0.9", "0.99")."""
-    for key, count in position["survivors"].items():
+    for key, count in position.survivors.items():
         if math.isclose(float(key), p):
             return count
     return None
 
 
-def plot_topp(detail: dict, out_png) -> Path:
+def plot_topp(detail: TopPDetail, out_png) -> Path:
     """One panel per position: sorted top probabilities, their cumulative mass, and what each p keeps."""
-    positions = detail["positions"]
-    ps = [float(p) for p in detail["ps"]]
+    positions = detail.positions
+    ps = [float(p) for p in detail.ps]
     colors = ["tab:green", "tab:orange", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
     fig, axes = plt.subplots(1, len(positions), figsize=(6.5 * len(positions), 4.8), squeeze=False)
     for ax, position in zip(axes[0], positions.values()):
-        probs = position["sorted_probs"]
+        probs = position.sorted_probs
         ranks = list(range(1, len(probs) + 1))
         ax.plot(ranks, probs, color="tab:blue", label="probability (sorted)")
         ax.set(xscale="log", yscale="log", xlabel="rank of the candidate token")
@@ -234,7 +233,7 @@ def plot_topp(detail: dict, out_png) -> Path:
                 largest = max(largest, kept)
         ax.set_xlim(0.8, largest * 1.3)
         ax.set_title(
-            f"after [bos]{clean_text(position['prefix'])}, entropy {position['entropy_bits']:.2f} bits"
+            f"after [bos]{clean_text(position.prefix)}, entropy {position.entropy_bits:.2f} bits"
         )
         handles, labels = ax.get_legend_handles_labels()
         mass_handles, mass_labels = mass_ax.get_legend_handles_labels()
@@ -250,11 +249,3 @@ def plot_topp(detail: dict, out_png) -> Path:
                 fontsize=8,
             )
     return save_figure(fig, out_png)
-
-
-def plot_job(kind: str, json_path, out) -> Path:
-    """One PNG from the JSON beside it: kind is sweep, temp or topp (drawn from topp_detail.json)."""
-    plot = {"sweep": plot_sweep, "temp": plot_temp, "topp": plot_topp}[kind]
-    path = plot(read_json(json_path), out)
-    logging.getLogger("mminfer").info("drew %s from %s", out, json_path)
-    return path

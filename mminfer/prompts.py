@@ -49,3 +49,29 @@ def chat_prompt(tokenizer: Tokenizer, question: str) -> list[int]:
         [{"role": "user", "content": question}], add_generation_prompt=True
     )
     return tokenizer.encode(text)
+
+
+def check_length(needed: int, max_positions: int, keys: str) -> None:
+    """A sequence past the model's rotary table is a config error, not a shape traceback."""
+    if needed > max_positions:
+        raise MminferError(
+            f"config keys {keys} ask for sequences of {needed} tokens but the model's "
+            f"max_position_embeddings is {max_positions} (config key "
+            "'model.max_position_embeddings')."
+        )
+
+
+def task_prompt(
+    tokenizer: Tokenizer,
+    val_path: str | Path,
+    docs: int,
+    prompt_tokens: int,
+    new_tokens: int,
+    max_positions: int,
+    keys: str,
+) -> list[int]:
+    """The task's greedy prompt (:func:`pretrain_prompt`), checked to leave room for
+    ``new_tokens`` in the model's positions (``keys``: the config keys that asked for them)."""
+    prompt_ids = pretrain_prompt(tokenizer, val_path, docs, prompt_tokens)
+    check_length(len(prompt_ids) + new_tokens, max_positions, keys)
+    return prompt_ids

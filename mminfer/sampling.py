@@ -15,6 +15,18 @@ from collections import Counter
 import torch
 
 from mminfer.model import top_p_mask
+from mminfer.prompts import prefix_prompt
+from mminfer.records import (
+    Answer,
+    ChatPrompt,
+    Position,
+    RunInfo,
+    TemperatureSummary,
+    Temperatures,
+    TopP,
+    TopPDetail,
+    TopToken,
+)
 
 
 def temperature_key(temperature: float) -> str:
@@ -64,17 +76,20 @@ def distinct_n(answers: list[str], n: int) -> float:
     return len(set(grams)) / len(grams) if grams else 0.0
 
 
-def summarize_answers(answers: list[str]) -> dict:
+def summarize_answers(answers: list[str], prompt: ChatPrompt, run: RunInfo) -> TemperatureSummary:
+    """One temperature of temp.json: distinct answers, the most common one's share, distinct-1/2."""
     counts = Counter(answers)
-    most_common, top_count = counts.most_common(1)[0]
-    return {
-        "distinct": len(counts),
-        "samples": len(answers),
-        "top_share": top_count / len(answers),
-        "distinct_1": distinct_n(answers, 1),
-        "distinct_2": distinct_n(answers, 2),
-        "answers": [{"answer": text, "count": count} for text, count in counts.most_common()],
-    }
+    _, top_count = counts.most_common(1)[0]
+    return TemperatureSummary(
+        distinct=len(counts),
+        samples=len(answers),
+        top_share=top_count / len(answers),
+        distinct_1=distinct_n(answers, 1),
+        distinct_2=distinct_n(answers, 2),
+        answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+        prompt=prompt,
+        run=run,
+    )
 
 
 def temperature_experiment(
@@ -86,15 +101,17 @@ def temperature_experiment(
     new_tokens: int,
     seed: int,
     device,
-) -> dict:
-    """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first (each reseeded, so the
-    order changes no answer; the report and the plot read the keys in this order)."""
+    prompt: ChatPrompt,
+    run: RunInfo,
+) -> Temperatures:
+    """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first (each reseeded, so
+    the order changes no answer; the report and the plot read the keys in this order)."""
     result = {}
     for temperature in sorted(temperatures):
         answers = sample_answers(
             model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device
         )
-        result[temperature_key(temperature)] = summarize_answers(answers)
+        result[temperature_key(temperature)] = summarize_answers(answers, prompt, run)
     return result
 
 
@@ -111,9 +128,9 @@ def entropy_bits(logits: torch.Tensor) -> float:
     return float(-(nonzero * nonzero.log2()).sum())
 
 
-def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> dict:
-    """topp.json: {"0.5": n, "0.9": n, "0.99": n}, how many tokens MiniMind's top-p rule (the model's
-    own top_p_mask, as generate applies it) keeps from one (vocab,) logit vector at each p."""
+def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> TopP:
+    """topp.json: {"0.5": n, "0.9": n, "0.99": n}, how many tokens MiniMind's top-p rule (the
+    model's own top_p_mask, as generate applies it) keeps from one (vocab,) logit vector at each p."""
     counts = {}
     for p in ps:
         removed = top_p_mask(logits.unsqueeze(0).clone(), p)
@@ -121,26 +138,33 @@ def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> dict:
     return counts
 
 
-def position_detail(
-    tokenizer, prefix: str, logits: torch.Tensor, survivors: dict, top: int = 10
-) -> dict:
-    """The survivors (:func:`survivors_by_p`), entropy and most likely next tokens after one prefix."""
+def position_detail(tokenizer, prefix: str, logits: torch.Tensor, ps: list[float], top: int = 10):
+    """The survivors (:func:`survivors_by_p`), entropy and most likely next tokens after one
+    prefix."""
     probs = torch.softmax(logits.double(), dim=-1)
     values, indices = torch.topk(probs, top)
     sorted_probs = torch.sort(probs, descending=True).values
     entropy = entropy_bits(logits)
-    return {
-        "prefix": prefix,
-        "survivors": survivors,
-        "entropy_bits": entropy,
-        "top_tokens": [
-            {
-                "id": int(i),
-                "token": tokenizer.decode([int(i)], skip_special_tokens=False),
-                "prob": float(v),
-            }
-            for v, i in zip(values, indices)
-        ],
-        "sorted_probs": [float(x) for x in sorted_probs[: max(200, top)]],
-        "perplexity": math.pow(2.0, entropy),
-    }
+    top_tokens = []
+    for value, index in zip(values, indices):
+        token = tokenizer.decode([int(index)], skip_special_tokens=False)
+        top_tokens.append(TopToken(id=int(index), token=token, prob=float(value)))
+    return Position(
+        prefix=prefix,
+        survivors=survivors_by_p(logits, ps),
+        entropy_bits=entropy,
+        top_tokens=top_tokens,
+        sorted_probs=[float(x) for x in sorted_probs[: max(200, top)]],
+        perplexity=math.pow(2.0, entropy),
+    )
+
+
+def topp_detail(
+    model, tokenizer, prefixes: dict[str, str], ps: list[float], device, run: RunInfo
+) -> TopPDetail:
+    """topp_detail.json: each named position ("open", "sharp") after [bos] + its prefix."""
+    positions = {}
+    for name, prefix in prefixes.items():
+        logits = next_token_logits(model, prefix_prompt(tokenizer, prefix), device)
+        positions[name] = position_detail(tokenizer, prefix, logits, ps)
+    return TopPDetail(ps=[float(p) for p in ps], positions=positions, run=run)

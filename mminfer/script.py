@@ -1,5 +1,6 @@
-"""What every rule script shares: the job's log and clean errors (:func:`job_log`), and, for a run by
-hand, flags whose defaults are the schema's (schemas/config.schema.yaml, the one home of every default)."""
+"""What every rule script shares: the job's log and clean errors (:func:`job_log`), and, for a
+run by hand, flags whose defaults are the schema's (schemas/config.schema.yaml, the one home of
+every default)."""
 
 from __future__ import annotations
 
@@ -87,22 +88,9 @@ MODEL_FLAGS = (
 )
 
 
-def rule_arguments(snakemake) -> dict:
-    """A job's keyword arguments from the snakemake object: the rule's ``params:`` (``model`` as a
-    ModelSpec; ``threads``: the rule's own when the params set none), its checkpoint and validation
-    inputs, and the tokenizer folder of its tokenizer files."""
-    from mminfer.loading import ModelSpec  # torch: only once a job runs
-
-    arguments = dict(snakemake.params.items()) | {"model": ModelSpec(**snakemake.params.model)}
-    arguments["threads"] = arguments.get("threads") or snakemake.threads
-    arguments |= {
-        key: snakemake.input[key]
-        for key in ("pretrain", "sft", "val_data")
-        if key in snakemake.input.keys()
-    }
-    if "tokenizer" in snakemake.input.keys():
-        arguments["tokenizer"] = Path(snakemake.input.tokenizer[0]).parent
-    return arguments
+def tokenizer_folder(files) -> Path:
+    """The folder of a rule's tokenizer input (tokenizer.json and tokenizer_config.json)."""
+    return Path(files[0]).parent
 
 
 def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:

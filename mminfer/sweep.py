@@ -1,14 +1,24 @@
 """Beyond the task: what the cache saves as the generation gets longer, in tokens and in time.
 
 Greedy generation is deterministic, so the first N steps of a long generation are the N-token
-generation: one clocked generation per method gives every length (time(N) = the first N steps).
-One cost model, ``step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs``, is
-fitted by least squares over every step of both methods: a fixed cost per step for each method (Python,
-kernel launches, one read of every weight; the methods run different attention code), the linear
-layers' work per token, and attention's work per (query, key) pair under the causal mask — the
-quadratic term that slows every uncached step. Coefficients are held non-negative (a negative cost is
-a fitting artefact, never a finding); predictions stop at EXTRAPOLATE_UP_TO x the measured length and
-at max_position_embeddings.
+generation: the time of N tokens is the sum of the first N steps' times.
+
+- **With the cache**, one clocked generation of the longest length gives every step.
+- **Without the cache**, step i is one forward over the first P + i tokens of that same generation
+  (greedy picks the same ids either way: same.json shows it). A generation of the first
+  ``all_steps_up_to`` tokens is clocked at every step; beyond it, only ``spread_steps`` steps
+  spread evenly up to the longest are clocked, each as a one-token uncached generation from the
+  cached generation's first P + i tokens: the forward the uncached loop runs at step i, at a
+  fraction of the loop's cost. The other uncached steps' times come from the fit below, and
+  sweep.json marks them (``None`` in ``steps.without_cache_s``).
+
+One cost model, ``step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs``,
+is fitted by least squares over every clocked step of both methods: a fixed cost per step for each
+method (Python, kernel launches, one read of every weight; the methods run different attention
+code), the linear layers' work per token, and attention's work per (query, key) pair under the
+causal mask, the quadratic term that slows every uncached step. Coefficients are held
+non-negative (a negative cost is a fitting artefact, never a finding); predictions stop at
+EXTRAPOLATE_UP_TO x the measured length and at max_position_embeddings.
 """
 
 from __future__ import annotations
@@ -18,13 +28,9 @@ import statistics
 
 import torch
 
-from mminfer.counting import (
-    ForwardRecorder,
-    fed_counts,
-    fed_with_cache_formula,
-    fed_without_cache_formula,
-)
-from mminfer.greedy import greedy_generate
+from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+from mminfer.greedy import GREEDY
+from mminfer.records import Prediction, RunInfo, StepFit, Sweep, SweepPoint, SweepSteps
 from mminfer.timing import alternate, load_average, synced_clock
 
 COST_MODEL = "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs"
@@ -32,122 +38,142 @@ TERMS = ["fixed_s_with_cache", "fixed_s_without_cache", "per_token_s", "per_pair
 METHODS = {"with_cache": True, "without_cache": False}
 HOLDS_WITHIN = 0.25  # the fit "holds" where its median relative residual per method is below this
 EXTRAPOLATE_UP_TO = 4
+WARMUP_TOKENS = 2  # a warm-up runs the prefill and one decode step: every kernel the steps use
 
 
-def step_seconds(
-    model, prompt_ids: list[int], new_tokens: int, use_cache: bool, device
-) -> tuple[list, list]:
-    """One greedy generation, clocked: (seconds of each step, tokens fed at each step). A step runs from
-    the start of its forward call to the start of the next (the last: until generate returns), so it
-    includes generate's own work between the calls."""
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def clocked_generation(model, prompt_ids: list[int], new_tokens: int, use_cache: bool, device):
+    """One greedy generation, clocked: (seconds of each step, tokens fed at each step, new ids).
+
+    A step runs from the start of its forward call to the start of the next (the last: until
+    generate returns), so it includes generate's own work between the calls.
+    """
     clock = synced_clock(device)
     recorder = ForwardRecorder(clock=clock)
-    greedy_generate(model, prompt_ids, new_tokens, use_cache, device, recorder)
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    with recorder.watching(model):
+        output = model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
     ends = recorder.started[1:] + [clock()]
-    return [end - start for start, end in zip(recorder.started, ends)], recorder.fed_per_call
+    seconds = [end - start for start, end in zip(recorder.started, ends)]
+    return seconds, recorder.fed_per_call, output[0, len(prompt_ids) :].tolist()
 
 
-def attended_pairs(prompt_len: int, fed: int, step: int) -> int:
-    """(query, key) pairs under the causal mask at ``step``, which feeds ``fed`` tokens and ends with
-    P + step tokens in context: P (P + 1) / 2 for the prefill, P + i for a cached step, (P + i)(P + i + 1) / 2
-    for an uncached one."""
-    context = prompt_len + step
-    return fed * context - fed * (fed - 1) // 2
+def spread_steps(first: int, last: int, count: int) -> list[int]:
+    """``count`` step indices spread evenly from ``first`` to ``last`` (both included)."""
+    if count <= 0 or first > last:
+        return []
+    if count == 1:
+        return [last]
+    span = last - first
+    return sorted({first + round(k * span / (count - 1)) for k in range(count)})
 
 
 def measure_steps(
-    model, prompt_ids: list[int], longest: int, warmup: int, runs: int, device, warmup_tokens: int
+    model,
+    prompt_ids: list[int],
+    longest: int,
+    all_steps_up_to: int,
+    spread: int,
+    warmup: int,
+    runs: int,
+    device,
 ) -> dict:
-    """Per-step times and tokens of both methods, in mminfer.timing's interleaved order: warm-ups of both
-    (short: first-call costs do not depend on the length), then ``runs`` rounds of (with cache, without
-    cache). With several runs each step's time is the median over them."""
-    alternate(
-        lambda use_cache: step_seconds(model, prompt_ids, warmup_tokens, use_cache, device), warmup
-    )
-    measured = alternate(
-        lambda use_cache: step_seconds(model, prompt_ids, longest, use_cache, device), runs
-    )
-    steps = {}
+    """Per-step seconds and tokens fed of both methods, in mminfer.timing's interleaved order:
+    short warm-ups of both, then ``runs`` rounds of (with cache, without cache).
+
+    Without the cache: every step of the first ``all_steps_up_to`` tokens, then the ``spread``
+    steps of :func:`spread_steps` up to the last one; ``None`` marks a step not clocked. With
+    several runs each step's time is the median over them. ``ids_match``: every uncached step
+    picked the token the cached generation picked.
+    """
+    short = min(all_steps_up_to, longest)
+    later = spread_steps(short, longest - 1, spread)
+    cached_ids: list[int] = []
+    ids_match = True
+
+    def with_cache():
+        seconds, fed, ids = clocked_generation(model, prompt_ids, longest, True, device)
+        cached_ids[:] = ids
+        return seconds, fed
+
+    def without_cache():
+        nonlocal ids_match
+        seconds, fed, ids = clocked_generation(model, prompt_ids, short, False, device)
+        ids_match &= ids == cached_ids[:short]
+        step_seconds = seconds + [None] * (longest - short)
+        step_fed = fed + [None] * (longest - short)
+        for step in later:
+            context = prompt_ids + cached_ids[:step]  # the first P + step tokens
+            one, fed_one, picked = clocked_generation(model, context, 1, False, device)
+            step_seconds[step] = one[0]
+            step_fed[step] = fed_one[0]
+            ids_match &= picked == cached_ids[step : step + 1]
+        return step_seconds, step_fed
+
+    def warm(use_cache: bool):
+        clocked_generation(model, prompt_ids, WARMUP_TOKENS, use_cache, device)
+
+    def measure(use_cache: bool):
+        return with_cache() if use_cache else without_cache()
+
+    alternate(warm, warmup)
+    measured = alternate(measure, runs)  # (step seconds, fed per step) of each run
+    steps = {"uncached_ids_match": ids_match}
     for method, use_cache in METHODS.items():
-        runs_of = measured[use_cache]  # (step seconds, fed per step) of each run
-        steps[f"{method}_s"] = [
-            statistics.median(values) for values in zip(*(s for s, _ in runs_of))
-        ]
+        runs_of = measured[use_cache]
+        steps[f"{method}_s"] = [median_or_none(values) for values in zip(*(s for s, _ in runs_of))]
         steps[f"fed_{method}"] = list(runs_of[0][1])
     return steps
 
 
-def length_point(prompt_len: int, new_tokens: int, steps: dict) -> dict:
-    """Counts, formulas and times of the first ``new_tokens`` steps (= the N-token generation)."""
-    point = fed_counts(
-        prompt_len,
-        new_tokens,
-        steps["fed_with_cache"][:new_tokens],
-        steps["fed_without_cache"][:new_tokens],
-    )
-    del point["prompt_len"]  # the same for every point: kept once, at the top of sweep.json
-    with_cache_s = sum(steps["with_cache_s"][:new_tokens])
-    without_cache_s = sum(steps["without_cache_s"][:new_tokens])
-    later = steps["with_cache_s"][1:new_tokens]
-    return point | {
-        "with_cache_s": with_cache_s,
-        "without_cache_s": without_cache_s,
-        "token_ratio": point["fed_without_cache"] / point["fed_with_cache"],
-        "time_ratio": without_cache_s / with_cache_s,
-        "decode_s_per_token": sum(later) / len(later) if later else None,
-    }
+def median_or_none(values) -> float | None:
+    """The median of a step's runs, or None for a step that was not clocked."""
+    if values[0] is None:
+        return None
+    return statistics.median(values)
 
 
-def sweep(
-    model,
-    prompt_ids: list[int],
-    lengths: list[int],
-    warmup: int,
-    runs: int,
-    device,
-    max_positions: int | None = None,
-) -> dict:
-    """sweep.json: cost against generation length after one prompt (see the module's docstring)."""
-    if not lengths or min(lengths) < 1 or runs < 1:
-        raise ValueError(f"lengths and runs must be positive, got {lengths} and {runs}")
-    lengths = sorted(set(int(n) for n in lengths))
-    prompt_len = len(prompt_ids)
-    load_before = load_average()
-    steps = measure_steps(
-        model, prompt_ids, lengths[-1], warmup, runs, device, warmup_tokens=lengths[0]
-    )
-    load_after = load_average()
-    points = [length_point(prompt_len, n, steps) for n in lengths]
-    fit = fit_step_costs(prompt_len, steps)
-    return {
-        "prompt_len": prompt_len,
-        "lengths": lengths,
-        "longest": lengths[-1],
-        "warmup": warmup,
-        "runs": runs,
-        "how": (
-            f"one greedy generation of {lengths[-1]} tokens per method and run, every forward call "
-            f"clocked; each length N is the sum of the first N steps; {warmup} warm-up generation(s) of "
-            f"{lengths[0]} tokens per method first; the methods interleaved"
-        ),
-        "threads": torch.get_num_threads(),
-        "load_before": load_before,
-        "load_after": load_after,
-        "points": points,
-        "steps": steps,
-        "ttft_s": steps["with_cache_s"][0],
-        "decode_s_per_token": points[-1]["decode_s_per_token"],
-        "fit": fit,
-        "predictions": predict(fit, prompt_len, lengths[-1], max_positions),
-    }
+# --- fitting -------------------------------------------------------------------------------------
+
+
+def attended_pairs(prompt_len: int, fed: int, step: int) -> int:
+    """(query, key) pairs under the causal mask at ``step``, which feeds ``fed`` tokens and ends
+    with P + step tokens in context: P (P + 1) / 2 for the prefill, P + i for a cached step,
+    (P + i)(P + i + 1) / 2 for an uncached one."""
+    context = prompt_len + step
+    return fed * context - fed * (fed - 1) // 2
+
+
+def fed_at_step(prompt_len: int, step: int, use_cache: bool) -> int:
+    """What generate feeds at ``step``: the prompt first, then 1 with the cache, P + i without."""
+    if not use_cache:
+        return prompt_len + step
+    if step == 0:
+        return prompt_len
+    return 1
+
+
+def cost_terms(prompt_len: int, step: int, fed: int, use_cache: bool) -> list[float]:
+    """One step's row of the cost model: [with cache?, without cache?, fed, attended pairs]."""
+    return [
+        float(use_cache),
+        float(not use_cache),
+        float(fed),
+        float(attended_pairs(prompt_len, fed, step)),
+    ]
 
 
 def nonnegative_least_squares(
     rows: list[list[float]], y: list[float]
 ) -> tuple[list[float], list[int]]:
-    """min |A x - y|^2 with x >= 0, for a handful of columns: every subset of columns is solved by
-    ordinary least squares (torch.linalg.lstsq, float64, columns scaled to unit length) and the best
-    solution without a negative coefficient wins. Returns (x, indices of the columns held at zero)."""
+    """min |A x - y|^2 with x >= 0, for a handful of columns.
+
+    Every subset of columns is solved by ordinary least squares (torch.linalg.lstsq, float64,
+    columns scaled to unit length) and the best solution without a negative coefficient wins.
+    Returns (x, indices of the columns held at zero).
+    """
     a = torch.tensor(rows, dtype=torch.float64)
     b = torch.tensor(y, dtype=torch.float64).unsqueeze(1)
     best, best_residual = None, None
@@ -164,23 +190,18 @@ def nonnegative_least_squares(
             residual = float(((a @ x).unsqueeze(1) - b).square().sum())
             if best_residual is None or residual < best_residual - 1e-18:
                 best, best_residual = x, residual
-    return best.tolist(), [i for i in range(a.shape[1]) if best[i] == 0]
+    held = [i for i in range(a.shape[1]) if best[i] == 0]
+    return best.tolist(), held
 
 
-def fit_step_costs(prompt_len: int, steps: dict) -> dict:
-    """The cost model, fitted over every step of both methods; adds each step's fitted time to
-    ``steps`` (fitted_with_cache_s, fitted_without_cache_s, for the plot)."""
+def fit_step_costs(prompt_len: int, steps: dict) -> StepFit:
+    """The cost model, fitted over every clocked step of both methods (``None`` steps left out)."""
     rows, seconds, methods = [], [], []
-    for method, cached in METHODS.items():
+    for method, use_cache in METHODS.items():
         for step, (fed, time_s) in enumerate(zip(steps[f"fed_{method}"], steps[f"{method}_s"])):
-            rows.append(
-                [
-                    float(cached),
-                    float(not cached),
-                    float(fed),
-                    float(attended_pairs(prompt_len, fed, step)),
-                ]
-            )
+            if time_s is None:
+                continue
+            rows.append(cost_terms(prompt_len, step, fed, use_cache))
             seconds.append(time_s)
             methods.append(method)
     coefficients, held = nonnegative_least_squares(rows, seconds)
@@ -190,63 +211,185 @@ def fit_step_costs(prompt_len: int, steps: dict) -> dict:
     ss_tot = sum((t - mean) ** 2 for t in seconds)
     relative = {}
     for method in METHODS:
-        steps[f"fitted_{method}_s"] = [p for p, m in zip(predicted, methods) if m == method]
-        relative[method] = statistics.median(
+        errors = [
             abs(t - p) / t for t, p, m in zip(seconds, predicted, methods) if m == method and t > 0
-        )
+        ]
+        relative[method] = statistics.median(errors)
     longest = len(steps["fed_with_cache"])
-    return {
-        "model": COST_MODEL,
-        "method": "least squares over every step of both methods, coefficients held non-negative",
-        **dict(zip(TERMS, coefficients)),
-        "held_at_zero": [TERMS[i] for i in held],
-        "r2": 1.0 - ss_res / ss_tot if ss_tot > 0 else None,
-        "median_relative_residual": relative,
-        "holds": all(value <= HOLDS_WITHIN for value in relative.values()),
-        "measured_new_tokens": [1, longest],
-        "measured_context": [prompt_len, prompt_len + longest - 1],
-        "steps": len(seconds),
-    }
+    costs = dict(zip(TERMS, coefficients))
+    return StepFit(
+        model=COST_MODEL,
+        method="least squares over every clocked step of both methods, coefficients held >= 0",
+        fixed_s_with_cache=costs["fixed_s_with_cache"],
+        fixed_s_without_cache=costs["fixed_s_without_cache"],
+        per_token_s=costs["per_token_s"],
+        per_pair_s=costs["per_pair_s"],
+        held_at_zero=[TERMS[i] for i in held],
+        r2=1.0 - ss_res / ss_tot if ss_tot > 0 else None,
+        median_relative_residual=relative,
+        holds=all(value <= HOLDS_WITHIN for value in relative.values()),
+        measured_new_tokens=[1, longest],
+        measured_context=[prompt_len, prompt_len + longest - 1],
+        steps=len(seconds),
+    )
 
 
-def predicted_seconds(fit: dict, prompt_len: int, new_tokens: int, use_cache: bool) -> float:
+def fitted_step_seconds(fit: StepFit, prompt_len: int, step: int, use_cache: bool) -> float:
+    """The fit's time of one step of an N-token generation."""
+    fed = fed_at_step(prompt_len, step, use_cache)
+    if use_cache:
+        fixed = fit.fixed_s_with_cache
+    else:
+        fixed = fit.fixed_s_without_cache
+    pairs = attended_pairs(prompt_len, fed, step)
+    return fixed + fit.per_token_s * fed + fit.per_pair_s * pairs
+
+
+def predicted_seconds(fit: StepFit, prompt_len: int, new_tokens: int, use_cache: bool) -> float:
     """The fitted time of an N-token generation: the sum of its steps' fitted times."""
-    total = 0.0
-    for step in range(new_tokens):
-        fed = 1 if use_cache and step > 0 else prompt_len + (0 if use_cache else step)
-        fixed = fit["fixed_s_with_cache"] if use_cache else fit["fixed_s_without_cache"]
-        total += (
-            fixed
-            + fit["per_token_s"] * fed
-            + fit["per_pair_s"] * attended_pairs(prompt_len, fed, step)
-        )
-    return total
+    return sum(fitted_step_seconds(fit, prompt_len, step, use_cache) for step in range(new_tokens))
 
 
-def predict(fit: dict, prompt_len: int, longest: int, max_positions: int | None) -> list[dict]:
-    """Times and ratios the fit predicts at N = 1, 2, 4, ... up to EXTRAPOLATE_UP_TO x the longest measured
-    length, never past the longest generation the model can run after this prompt; each row says
-    whether N was measured or is an extrapolation."""
+def predict(
+    fit: StepFit, prompt_len: int, longest: int, max_positions: int | None
+) -> list[Prediction]:
+    """Times and ratios the fit predicts at N = 1, 2, 4, ... up to EXTRAPOLATE_UP_TO x the longest
+    measured length, never past the longest generation the model can run after this prompt; each
+    row says whether N was measured or is an extrapolation."""
     largest = EXTRAPOLATE_UP_TO * longest
     if max_positions is not None:
         largest = min(largest, max_positions - prompt_len)
-    rows = []
     grid = {2**k for k in range(20)} | {longest, largest}
+    rows = []
     for n in sorted(n for n in grid if 1 <= n <= largest):  # never past what the model can run
         with_cache_s = predicted_seconds(fit, prompt_len, n, True)
         without_cache_s = predicted_seconds(fit, prompt_len, n, False)
-        rows.append(
-            {
-                "new_tokens": n,
-                "measured": n <= longest,
-                "with_cache_s": with_cache_s,
-                "without_cache_s": without_cache_s,
-                "time_ratio": without_cache_s / with_cache_s if with_cache_s > 0 else None,
-                "token_ratio": fed_without_cache_formula(prompt_len, n)
-                / fed_with_cache_formula(prompt_len, n),
-                "fixed_share_with_cache": n * fit["fixed_s_with_cache"] / with_cache_s
-                if with_cache_s > 0
-                else None,
-            }
+        token_ratio = fed_without_cache_formula(prompt_len, n) / fed_with_cache_formula(
+            prompt_len, n
         )
+        if with_cache_s > 0:
+            time_ratio = without_cache_s / with_cache_s
+            fixed_share = n * fit.fixed_s_with_cache / with_cache_s
+        else:
+            time_ratio = None
+            fixed_share = None
+        prediction = Prediction(
+            new_tokens=n,
+            measured=n <= longest,
+            with_cache_s=with_cache_s,
+            without_cache_s=without_cache_s,
+            time_ratio=time_ratio,
+            token_ratio=token_ratio,
+            fixed_share_with_cache=fixed_share,
+        )
+        rows.append(prediction)
     return rows
+
+
+# --- the record ----------------------------------------------------------------------------------
+
+
+def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPoint:
+    """Counts, formulas and times of the first ``new_tokens`` steps (= the N-token generation);
+    an uncached step that was not clocked counts with its fitted time."""
+    fed_with = steps.fed_with_cache[:new_tokens]
+    fed_without = steps.fed_without_cache[:new_tokens]
+    clocked_without = [fed for fed in fed_without if fed is not None]
+    formula_without = fed_without_cache_formula(prompt_len, new_tokens)
+    if len(clocked_without) == new_tokens:
+        measured_without = sum(clocked_without)
+    else:
+        measured_without = None  # not every step ran: the formula stands in
+    without_cache_s = 0.0
+    for measured, fitted in zip(steps.without_cache_s, steps.fitted_without_cache_s[:new_tokens]):
+        without_cache_s += fitted if measured is None else measured
+    with_cache_s = sum(steps.with_cache_s[:new_tokens])
+    later = steps.with_cache_s[1:new_tokens]
+    fed_with_cache = sum(fed_with)
+    if measured_without is None:
+        known_without = formula_without
+    else:
+        known_without = measured_without
+    return SweepPoint(
+        new_tokens=new_tokens,
+        fed_with_cache=fed_with_cache,
+        fed_without_cache=measured_without,
+        formula_with_cache=fed_with_cache_formula(prompt_len, new_tokens),
+        formula_without_cache=formula_without,
+        calls_with_cache=len(fed_with),
+        calls_without_cache=len(clocked_without),
+        with_cache_s=with_cache_s,
+        without_cache_s=without_cache_s,
+        token_ratio=known_without / fed_with_cache,
+        time_ratio=without_cache_s / with_cache_s,
+        decode_s_per_token=sum(later) / len(later) if later else None,
+    )
+
+
+def sweep(
+    model,
+    prompt_ids: list[int],
+    lengths: list[int],
+    warmup: int,
+    runs: int,
+    all_steps_up_to: int,
+    spread: int,
+    device,
+    run: RunInfo,
+    max_positions: int | None = None,
+) -> Sweep:
+    """sweep.json: cost against generation length after one prompt (see the module's docstring)."""
+    if not lengths or min(lengths) < 1 or runs < 1:
+        raise ValueError(f"lengths and runs must be positive, got {lengths} and {runs}")
+    lengths = sorted({int(n) for n in lengths})
+    longest = lengths[-1]
+    prompt_len = len(prompt_ids)
+    load_before = load_average()
+    measured = measure_steps(
+        model, prompt_ids, longest, all_steps_up_to, spread, warmup, runs, device
+    )
+    load_after = load_average()
+    fit = fit_step_costs(prompt_len, measured)
+    steps = SweepSteps(
+        with_cache_s=measured["with_cache_s"],
+        fed_with_cache=measured["fed_with_cache"],
+        without_cache_s=measured["without_cache_s"],
+        fed_without_cache=measured["fed_without_cache"],
+        fitted_with_cache_s=[
+            fitted_step_seconds(fit, prompt_len, step, True) for step in range(longest)
+        ],
+        fitted_without_cache_s=[
+            fitted_step_seconds(fit, prompt_len, step, False) for step in range(longest)
+        ],
+    )
+    points = [length_point(prompt_len, n, steps) for n in lengths]
+    clocked = sum(seconds is not None for seconds in steps.without_cache_s)
+    how = (
+        f"with the cache: one greedy generation of {longest} tokens per run, every forward call "
+        f"clocked; without: every step of the first {min(all_steps_up_to, longest)} tokens and "
+        f"{clocked - min(all_steps_up_to, longest)} steps spread up to the last, each a one-token "
+        f"generation from the cached generation's first P + i tokens, the rest from the fit; each "
+        f"length N is the sum of the first N steps; {warmup} warm-up(s) of {WARMUP_TOKENS} tokens "
+        "per method first; the methods interleaved"
+    )
+    return Sweep(
+        prompt_len=prompt_len,
+        lengths=lengths,
+        longest=longest,
+        warmup=warmup,
+        runs=runs,
+        all_steps_up_to=all_steps_up_to,
+        spread_steps=spread,
+        how=how,
+        threads=torch.get_num_threads(),
+        load_before=load_before,
+        load_after=load_after,
+        points=points,
+        steps=steps,
+        uncached_ids_match=measured["uncached_ids_match"],
+        ttft_s=steps.with_cache_s[0],
+        decode_s_per_token=points[-1].decode_s_per_token,
+        fit=fit,
+        predictions=predict(fit, prompt_len, longest, max_positions),
+        run=run,
+    )

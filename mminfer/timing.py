@@ -17,6 +17,7 @@ from collections.abc import Callable
 import torch
 
 from mminfer.greedy import GREEDY
+from mminfer.records import RunInfo, Timing
 
 NOISY_CV = 0.10  # a method whose runs spread more than this is "noisy"
 
@@ -86,55 +87,82 @@ def interleaved_runs(
     }
 
 
-def summarize_runs(runs: dict, planned_runs: int) -> dict:
-    """Medians, speedup, spreads and the verdict: "ok"; "noisy" (spread, but the cache side faster);
-    "untrusted" (the cache side not faster: on a correct implementation only a busy machine does that)."""
-    with_cache, without_cache = runs["with_cache_runs_s"], runs["without_cache_runs_s"]
-    doubts = doubts_about(with_cache, without_cache)
-    return {
-        "with_cache_s": statistics.median(with_cache),
-        "without_cache_s": statistics.median(without_cache),
-        "speedup": statistics.median(without_cache) / statistics.median(with_cache),
-        "cv_with_cache": coefficient_of_variation(with_cache),
-        "cv_without_cache": coefficient_of_variation(without_cache),
-        "runs_done": len(with_cache),
-        "extra_rounds": len(with_cache) - planned_runs,
-        "doubts": doubts,
-        "verdict": "untrusted" if "cache_not_faster" in doubts else "noisy" if doubts else "ok",
-    }
+def verdict_of(doubts: list[str]) -> str:
+    """ "untrusted" when the cache side is not faster (on a correct implementation only a busy
+    machine does that), "noisy" for any other doubt, "ok" without one."""
+    if "cache_not_faster" in doubts:
+        return "untrusted"
+    if doubts:
+        return "noisy"
+    return "ok"
 
 
 def time_cache(
-    model, prompt_ids: list[int], new_tokens: int, warmup: int, runs: int, max_runs: int, device
-) -> dict:
-    """time.json: with_cache_s, without_cache_s, speedup (without / with), then every run, the spreads,
-    the verdict and the conditions (threads, load average before and after)."""
+    model,
+    prompt_ids: list[int],
+    new_tokens: int,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    device,
+    run: RunInfo,
+) -> Timing:
+    """time.json: time greedy generation with and without the cache (see the module's docstring)."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     clock = synced_clock(device)
-    load_before = load_average()
 
     def measure(use_cache: bool) -> float:
         start = clock()
         model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
         return clock() - start
 
+    load_before = load_average()
     measured = interleaved_runs(measure, warmup, runs, max_runs)
-    summary = summarize_runs(measured, runs)
-    return {
-        **{
-            key: summary.pop(key) for key in ("with_cache_s", "without_cache_s", "speedup")
-        },  # the task's keys first
-        "prompt_len": len(prompt_ids),
-        "new_tokens": new_tokens,
-        "warmup": warmup,
-        "runs": runs,
-        "max_runs": max(runs, max_runs),
-        "order": "interleaved: warm-ups of both, then rounds of (with cache, without cache)",
-        **summary,
-        "noisy_cv": NOISY_CV,
-        **measured,
-        "threads": torch.get_num_threads(),
-        "cpu_count": os.cpu_count(),
-        "load_before": load_before,
-        "load_after": load_average(),
-    }
+    return timing_record(
+        measured, len(prompt_ids), new_tokens, warmup, runs, max_runs, load_before, run
+    )
+
+
+def timing_record(
+    measured: dict[str, list[float]],
+    prompt_len: int,
+    new_tokens: int,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    load_before: list[float] | None,
+    run: RunInfo,
+) -> Timing:
+    """time.json's record from the runs of :func:`interleaved_runs`: with_cache_s, without_cache_s
+    and speedup (without / with) first, then every run, the spreads, the verdict and the
+    conditions (threads, cores, load average before and now)."""
+    with_cache = measured["with_cache_runs_s"]
+    without_cache = measured["without_cache_runs_s"]
+    doubts = doubts_about(with_cache, without_cache)
+    return Timing(
+        with_cache_s=statistics.median(with_cache),
+        without_cache_s=statistics.median(without_cache),
+        speedup=statistics.median(without_cache) / statistics.median(with_cache),
+        prompt_len=prompt_len,
+        new_tokens=new_tokens,
+        warmup=warmup,
+        runs=runs,
+        max_runs=max(runs, max_runs),
+        order="interleaved: warm-ups of both, then rounds of (with cache, without cache)",
+        cv_with_cache=coefficient_of_variation(with_cache),
+        cv_without_cache=coefficient_of_variation(without_cache),
+        runs_done=len(with_cache),
+        extra_rounds=len(with_cache) - runs,
+        doubts=doubts,
+        verdict=verdict_of(doubts),
+        noisy_cv=NOISY_CV,
+        with_cache_runs_s=with_cache,
+        without_cache_runs_s=without_cache,
+        with_cache_warmup_s=measured["with_cache_warmup_s"],
+        without_cache_warmup_s=measured["without_cache_warmup_s"],
+        threads=torch.get_num_threads(),
+        cpu_count=os.cpu_count(),
+        load_before=load_before,
+        load_after=load_average(),
+        run=run,
+    )

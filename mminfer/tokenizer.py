@@ -117,31 +117,17 @@ def load_tokenizer(folder: str | Path) -> Tokenizer:
     return Tokenizer(backend=backend, config=config, folder=folder, **special)
 
 
-def input_name(model_set: str, key: str) -> str:
-    """How the user set input ``key`` of a model set: a config key, or a flag for a script run by hand."""
-    if model_set == "custom":
-        return f"--{key.replace('_', '-')}"
-    if model_set == "demo":
-        return f"the demo's {key}, built under config key 'demo_dir'"
-    if model_set == "course":
-        return f"config key '{key}'"
-    default = f" (default: '{key}')" if key in ("tokenizer", "val_data") else ""
-    return f"config key 'models.{model_set}.{key}'{default}"
-
-
 def check_vocab_fits(
-    tokenizer: Tokenizer,
-    embedding_rows: int,
-    checkpoint,
-    checkpoint_key: str,
-    model_set: str = "custom",
+    tokenizer: Tokenizer, embedding_rows: int, tokenizer_source: str, checkpoint_source: str
 ) -> None:
-    """Name the inputs that disagree when ids go past the embedding rows (fewer ids is fine: MiniMind pads)."""
+    """Name the inputs that disagree when the tokenizer's ids go past the embedding's rows (fewer
+    ids is fine: MiniMind pads its vocabulary). The sources say where each was set, e.g. "config key
+    'tokenizer': /opt/minimind/model"."""
     ids = tokenizer.id_count
     if ids > embedding_rows:
         raise MminferError(
-            f"the tokenizer ({input_name(model_set, 'tokenizer')}: {tokenizer.folder}) has {ids} token ids but "
-            f"the checkpoint ({input_name(model_set, checkpoint_key)}: {checkpoint}) has an embedding of "
-            f"{embedding_rows} rows, so ids {embedding_rows} to {ids - 1} have no embedding. Use the tokenizer "
-            f"the checkpoint was trained with."
+            f"the tokenizer ({tokenizer_source}) has {ids} token ids but the checkpoint "
+            f"({checkpoint_source}) has an embedding of {embedding_rows} rows, so ids "
+            f"{embedding_rows} to {ids - 1} have no embedding. Use the tokenizer the checkpoint "
+            "was trained with."
         )

@@ -7,34 +7,35 @@ rule cache:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        same=report("{results}/same.json", caption="../report/same.rst", category="KV 캐시", subcategory="{results}"),
-        counts=report("{results}/count.json", caption="../report/count.rst", category="KV 캐시", subcategory="{results}"),
+        same=shown("same.json", "same", "KV 캐시"),
+        counts=shown("count.json", "count", "KV 캐시"),
+    log:
+        logfile("cache.log"),
+    benchmark:
+        bench("cache")
+    conda:
+        ENV
+    resources:
+        **MODEL_RESOURCES,
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         new_tokens=config["cache"]["new_tokens"],
         model=model_params,
-    resources:
-        **MODEL_RESOURCES,
-    conda:
-        ENV
-    log:
-        logfile("cache.log"),
-    benchmark:
-        bench("cache")
     script:
         "../scripts/cache.py"
 
 
+# The task's script beside its results (report.md names it as the writer of same/count.json).
 rule cache_script:
     input:
         str(Path(workflow.basedir) / "scripts" / "cache.py"),
     output:
-        "{results}/cache.py",
-    conda:
-        ENV
+        result("cache.py"),
     log:
         logfile("cache_script.log"),
+    conda:
+        ENV
     shell:
         "cp {input:q} {output:q} 2> {log:q}"
 
@@ -45,7 +46,16 @@ rule time:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        report("{results}/time.json", caption="../report/time.rst", category="KV 캐시", subcategory="{results}"),
+        shown("time.json", "time", "KV 캐시"),
+    log:
+        logfile("time.log"),
+    benchmark:
+        bench("time")
+    conda:
+        ENV
+    threads: workflow.cores  # all cores: nothing runs beside the timing
+    resources:
+        **MODEL_RESOURCES,
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
@@ -55,14 +65,5 @@ rule time:
         max_runs=config["time"]["max_runs"],
         threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
         model=model_params,
-    threads: workflow.cores  # all cores: nothing runs beside the timing
-    resources:
-        **MODEL_RESOURCES,
-    conda:
-        ENV
-    log:
-        logfile("time.log"),
-    benchmark:
-        bench("time")
     script:
         "../scripts/time_generation.py"

@@ -1,6 +1,5 @@
-# Shared by all rules: the validated config, the resolved inputs, path and parameter helpers, and the
-# results-folder lock.
-# Decided once, at DAG-build time; nothing here imports torch.
+# Shared by all rules: the validated config, the resolved inputs, path and parameter helpers, and
+# the results-folder lock. Decided once, at DAG-build time; nothing here imports torch.
 import os
 import re
 import sys
@@ -10,20 +9,19 @@ from snakemake.utils import min_version
 
 min_version("9.0")
 
-# The mminfer package sits beside the Snakefile: importable here and in every job's script, with or
-# without `pip install -e .` (a conda env or a cluster node has only the dependencies).
+# The mminfer package sits beside the Snakefile: importable here and in every job's script, with
+# or without `pip install -e .` (a conda env or a cluster node has only the dependencies).
 REPO = str(Path(workflow.basedir))
 sys.path.insert(0, REPO)
 # (Set here, not required from the user: so no `envvars:` assertion.)
-os.environ.update(PYTHONPATH=os.pathsep.join(p for p in (REPO, os.environ.get("PYTHONPATH")) if p))
+PYTHONPATH = [path for path in (REPO, os.environ.get("PYTHONPATH")) if path]
+os.environ.update(PYTHONPATH=os.pathsep.join(PYTHONPATH))
 ENV = "../envs/mminfer.yaml"
 
-from mminfer.compare import PER_MODEL_FILES
+from mminfer import inputs, outputs
 from mminfer.errors import MminferError
-from mminfer import inputs
 from mminfer.inputs import check_config, resolve_runs
 from mminfer.resultslock import hold_results_folder, release_results_folder
-
 
 try:
     check_config(config)  # fills in each key's default
@@ -33,9 +31,10 @@ except MminferError as error:
 
 OUTDIR = Path(config["outdir"])
 DEMO_DIR = Path(config["demo_dir"])
+
+
 # RUNS: results folder -> inputs. The task's model writes into `outdir`, each of `models` into
 # outdir/models/<name>; every rule's `{results}` wildcard is one of these folders.
-
 wildcard_constraints:
     results="|".join(re.escape(folder) for folder in RUNS),
 
@@ -45,6 +44,11 @@ def out(name, results=str(OUTDIR)):
     return f"{results}/{name}"
 
 
+def result(name):
+    """A file of the results folder of the rule's `{results}` wildcard."""
+    return f"{{results}}/{name}"
+
+
 def logfile(name):
     return f"{{results}}/logs/{name}"
 
@@ -52,6 +56,16 @@ def logfile(name):
 def bench(name):
     """Snakemake's benchmark file of a job (wall seconds, memory): where a run spends its time."""
     return f"{{results}}/benchmarks/{name}.tsv"
+
+
+def shown(name, caption, category):
+    """A result file, shown in Snakemake's HTML report (`snakemake --report`)."""
+    return report(
+        result(name),
+        caption=f"../report/{caption}.rst",
+        category=category,
+        subcategory="{results}",
+    )
 
 
 def demo(name):
@@ -75,10 +89,11 @@ def model_params(wildcards):
 
 
 # Portable resources (laptop and cluster alike); cluster specifics live in profiles/slurm only.
-# gpu=1 only when config key 'device' is 'cuda': 'auto' is decided inside the job, not at parse time.
+# gpu=1 only when config key 'device' is 'cuda': 'auto' is decided inside the job.
 GPU = 1 if config["device"] == "cuda" else 0
 MODEL_RESOURCES = {"mem_mb": 4000, "runtime": 20, "gpu": GPU}
 TRAIN_RESOURCES = {"mem_mb": 8000, "runtime": 60, "gpu": 0}
+
 
 localrules:
     all,
@@ -90,23 +105,17 @@ localrules:
     demo_tokenizer,
 
 
-RESULT_FILES = ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json",
-                "topp_detail.json", "cache.py", "sweep.json", "capacity.json", "sweep.png", "temp.png",
-                "topp.png", "report.md"]
-# Each plot is drawn from the JSON beside it.
-PLOT_SOURCES = {"sweep": "{results}/sweep.json", "temp": "{results}/temp.json", "topp": "{results}/topp_detail.json"}
-
-
 def all_outputs():
-    files = [out(name, results) for results in RUNS for name in RESULT_FILES]
+    files = [out(name, results) for results in RUNS for name in outputs.result_files()]
     if len(RUNS) > 1:
-        files.append(out("comparison.md"))
+        files.append(out(outputs.COMPARISON))
     return files
 
 
-# One run at a time per results folder, from any checkout: Snakemake's own lock covers only this working
-# directory. onstart runs in a real run's main process alone (never with -n, --lint, --dag, --summary,
-# --report, --unlock, nor in a job, which Snakemake starts with --no-hooks); the lock ends with the process.
+# One run at a time per results folder, from any checkout: Snakemake's own lock covers only this
+# working directory. onstart runs in a real run's main process alone (never with -n, --lint,
+# --dag, --summary, --report, --unlock, nor in a job, which Snakemake starts with --no-hooks);
+# the lock ends with the process.
 onstart:
     try:
         hold_results_folder(OUTDIR)

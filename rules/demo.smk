@@ -8,12 +8,12 @@ rule demo_corpus:
         val=demo("corpus/pretrain_val.jsonl"),
         sft=demo("corpus/sft.jsonl"),
         facts=demo("corpus/facts.json"),
-    params:
-        corpus=config["demo_model"]["corpus"],
-    conda:
-        ENV
     log:
         demo("logs/corpus.log"),
+    conda:
+        ENV
+    params:
+        corpus=config["demo_model"]["corpus"],
     script:
         "../scripts/demo_corpus.py"
 
@@ -25,12 +25,12 @@ rule demo_tokenizer:
     output:
         demo("tokenizer/tokenizer.json"),
         demo("tokenizer/tokenizer_config.json"),
-    params:
-        vocab_size=config["demo_model"]["vocab_size"],
-    conda:
-        ENV
     log:
         demo("logs/tokenizer.log"),
+    conda:
+        ENV
+    params:
+        vocab_size=config["demo_model"]["vocab_size"],
     script:
         "../scripts/demo_tokenizer.py"
 
@@ -38,39 +38,45 @@ rule demo_tokenizer:
 rule demo_pretrain:
     input:
         train=demo("corpus/pretrain_train.jsonl"),
-        tokenizer=[demo("tokenizer/tokenizer.json"), demo("tokenizer/tokenizer_config.json")],
+        tokenizer=[
+            demo("tokenizer/tokenizer.json"),
+            demo("tokenizer/tokenizer_config.json"),
+        ],
     output:
         demo("pretrain.pth"),
-    params:
-        train=config["demo_model"]["pretrain"],
-        max_positions=config["demo_model"]["max_position_embeddings"],
+    log:
+        demo("logs/pretrain.log"),
+    conda:
+        ENV
     threads: workflow.cores
     resources:
         **TRAIN_RESOURCES,
-    conda:
-        ENV
-    log:
-        demo("logs/pretrain.log"),
+    params:
+        train=config["demo_model"]["pretrain"],
+        max_positions=config["demo_model"]["max_position_embeddings"],
     script:
-        "../scripts/demo_train.py"
+        "../scripts/demo_pretrain.py"
 
 
 rule demo_sft:
     input:
         pretrain=demo("pretrain.pth"),
         sft=demo("corpus/sft.jsonl"),
-        tokenizer=[demo("tokenizer/tokenizer.json"), demo("tokenizer/tokenizer_config.json")],
+        tokenizer=[
+            demo("tokenizer/tokenizer.json"),
+            demo("tokenizer/tokenizer_config.json"),
+        ],
     output:
         demo("sft.pth"),
-    params:
-        train=config["demo_model"]["sft"],
-        max_positions=config["demo_model"]["max_position_embeddings"],
+    log:
+        demo("logs/sft.log"),
+    conda:
+        ENV
     threads: workflow.cores
     resources:
         **TRAIN_RESOURCES,
-    conda:
-        ENV
-    log:
-        demo("logs/sft.log"),
+    params:
+        train=config["demo_model"]["sft"],
+        max_positions=config["demo_model"]["max_position_embeddings"],
     script:
-        "../scripts/demo_train.py"
+        "../scripts/demo_sft.py"

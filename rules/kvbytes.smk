@@ -5,18 +5,18 @@ rule kvbytes:
     input:
         pretrain=run_input("pretrain"),
     output:
-        report("{results}/kvbytes.json", caption="../report/kvbytes.rst", category="KV 캐시", subcategory="{results}"),
-    params:
-        tokens=config["kvbytes"]["tokens"],
-        seed=config["kvbytes"]["seed"],
-        model=model_params,
-    resources:
-        **MODEL_RESOURCES,
-    conda:
-        ENV
+        shown("kvbytes.json", "kvbytes", "KV 캐시"),
     log:
         logfile("kvbytes.log"),
     benchmark:
         bench("kvbytes")
+    conda:
+        ENV
+    resources:
+        **MODEL_RESOURCES,
+    params:
+        tokens=config["kvbytes"]["tokens"],
+        seed=config["kvbytes"]["seed"],
+        model=model_params,
     script:
         "../scripts/kvbytes.py"

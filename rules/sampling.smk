@@ -6,7 +6,15 @@ rule temp:
         sft=run_input("sft"),
         tokenizer=tokenizer_files,
     output:
-        report("{results}/temp.json", caption="../report/temp.rst", category="온도", subcategory="{results}"),
+        shown("temp.json", "temp", "온도"),
+    log:
+        logfile("temp.log"),
+    benchmark:
+        bench("temp")
+    conda:
+        ENV
+    resources:
+        **MODEL_RESOURCES,
     params:
         question=config["temp"]["question"],
         temperatures=config["temp"]["temperatures"],
@@ -14,14 +22,6 @@ rule temp:
         new_tokens=config["temp"]["new_tokens"],
         seed=config["temp"]["seed"],
         model=model_params,
-    resources:
-        **MODEL_RESOURCES,
-    conda:
-        ENV
-    log:
-        logfile("temp.log"),
-    benchmark:
-        bench("temp")
     script:
         "../scripts/temperature.py"
 
@@ -31,20 +31,20 @@ rule topp:
         pretrain=run_input("pretrain"),
         tokenizer=tokenizer_files,
     output:
-        topp=report("{results}/topp.json", caption="../report/topp.rst", category="top-p", subcategory="{results}"),
-        detail=report("{results}/topp_detail.json", caption="../report/topp_detail.rst", category="top-p", subcategory="{results}"),
+        topp=shown("topp.json", "topp", "top-p"),
+        detail=shown("topp_detail.json", "topp_detail", "top-p"),
+    log:
+        logfile("topp.log"),
+    benchmark:
+        bench("topp")
+    conda:
+        ENV
+    resources:
+        **MODEL_RESOURCES,
     params:
         prefix=config["topp"]["prefix"],
         sharp_prefix=config["topp"]["sharp_prefix"],
         ps=config["topp"]["ps"],
         model=model_params,
-    resources:
-        **MODEL_RESOURCES,
-    conda:
-        ENV
-    log:
-        logfile("topp.log"),
-    benchmark:
-        bench("topp")
     script:
         "../scripts/topp.py"

@@ -1,8 +1,18 @@
-"""What fits on a card: KV bytes per token per dtype, users per memory size and context -> capacity.json."""
+"""What fits on a card: KV bytes per token per dtype, sequences per memory size -> capacity.json."""
 
-from mminfer.jobs import capacity_job
-from mminfer.script import job_log, rule_arguments
+from mminfer.jobs.scaling import capacity_job
+from mminfer.loading import ModelSpec
+from mminfer.script import job_log
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        capacity_job(**rule_arguments(snakemake), out=snakemake.output[0])
+        capacity_job(
+            pretrain=snakemake.input.pretrain,
+            memory_gib=snakemake.params.memory_gib,
+            contexts=snakemake.params.contexts,
+            batch=snakemake.params.batch,
+            batch_context=snakemake.params.batch_context,
+            model=ModelSpec(**snakemake.params.model),
+            threads=snakemake.threads,
+            out=snakemake.output[0],
+        )

@@ -2,9 +2,12 @@
 
 from pathlib import Path
 
-from mminfer.demo.build import corpus_job
+from mminfer.jobs.demo import demo_corpus_job
 from mminfer.script import job_log
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        corpus_job(snakemake.params.corpus, Path(snakemake.output.train).parent)
+        demo_corpus_job(
+            corpus=snakemake.params.corpus,
+            out_dir=Path(snakemake.output.train).parent,
+        )

@@ -1,15 +1,13 @@
 """Rule demo_tokenizer: byte-level BPE trained on the demo corpus (tokenizer.json + config)."""
 
-from pathlib import Path
-
-from mminfer.demo.build import tokenizer_job
-from mminfer.script import job_log
+from mminfer.jobs.demo import demo_tokenizer_job
+from mminfer.script import job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        tokenizer_job(
-            snakemake.input.train,
-            snakemake.input.sft,
-            snakemake.params.vocab_size,
-            Path(snakemake.output[0]).parent,
+        demo_tokenizer_job(
+            train=snakemake.input.train,
+            sft=snakemake.input.sft,
+            vocab_size=snakemake.params.vocab_size,
+            out_dir=tokenizer_folder(snakemake.output),
         )

@@ -5,12 +5,20 @@ Run by the workflow's `kvbytes` rule, or by hand:
     python scripts/kvbytes.py --pretrain /opt/mm/ref/pretrain.pth --out kvbytes.json
 """
 
-from mminfer.jobs import kvbytes_job
-from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, rule_arguments
+from mminfer.jobs.kvbytes import kvbytes_job
+from mminfer.loading import ModelSpec
+from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        kvbytes_job(**rule_arguments(snakemake), out=snakemake.output[0])
+        kvbytes_job(
+            pretrain=snakemake.input.pretrain,
+            tokens=snakemake.params.tokens,
+            seed=snakemake.params.seed,
+            model=ModelSpec(**snakemake.params.model),
+            threads=snakemake.threads,
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     args = cli(
         __doc__,

@@ -19,13 +19,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mminfer import greedy, kvcache, prompts, sampling, timing  # noqa: E402
+from mminfer import greedy, kvcache, sampling, timing  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
-from mminfer.io import write_json, write_text_atomic  # noqa: E402
-from mminfer.jobs import open_model, run_info, task_prompt  # noqa: E402
-from mminfer.loading import ModelSpec  # noqa: E402
+from mminfer.io import write_text_atomic  # noqa: E402
+from mminfer.loading import ModelSpec, open_with_tokenizer, run_info  # noqa: E402
+from mminfer.prompts import chat_prompt, check_length, task_prompt  # noqa: E402
+from mminfer.records import ChatPrompt, PretrainPrompt, write_record  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
-from mminfer.tokenizer import check_vocab_fits, load_tokenizer  # noqa: E402
 
 
 def main() -> None:
@@ -37,11 +37,10 @@ def main() -> None:
         "--config",
         nargs="+",
         default=[str(REPO / "config.yaml")],
-        help="config files, later ones winning, as the workflow's --configfile (default: config.yaml)",
+        help="config files, later ones winning, as the workflow's --configfile "
+        "(default: config.yaml)",
     )
-    parser.add_argument(
-        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
-    )
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     args = parser.parse_args()
     config = parsed_config(*args.config)  # the schema's defaults under what the files set
     inputs = resolve_inputs(config)  # the course files or the demo's, as the workflow decides
@@ -49,38 +48,37 @@ def main() -> None:
     cache, time_cfg, kv, temp, topp = (
         config[key] for key in ("cache", "time", "kvbytes", "temp", "topp")
     )
+    model_spec = ModelSpec(**model_params(config, inputs["model_set"]))  # as the rules load it
 
-    tokenizer = load_tokenizer(inputs["tokenizer"])
-    model_spec = ModelSpec(
-        **model_params(config, inputs["model_set"])
-    )  # as the workflow's rules load it
-    pretrained = open_model(
-        inputs["pretrain"], model_spec, args.threads
-    )  # the rules' loading and checks
-    check_vocab_fits(
-        tokenizer,
-        pretrained.config.vocab_size,
-        inputs["pretrain"],
-        "pretrain",
-        model_spec.model_set,
+    # the pretrained model, loaded once, with the rules' loading and checks
+    pretrained, tokenizer = open_with_tokenizer(
+        inputs["pretrain"], inputs["tokenizer"], model_spec, args.threads, "pretrain"
     )
-    pre_info = run_info(pretrained)
+    pretrained_run = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
+    max_positions = pretrained.config.max_position_embeddings
 
     # steps 1-2: same tokens with and without the cache; tokens fed
     prompt_ids = task_prompt(
-        pretrained,
         tokenizer,
         inputs["val_data"],
         cache["docs"],
         cache["prompt_tokens"],
         cache["new_tokens"],
+        max_positions,
         "cache.prompt_tokens + cache.new_tokens",
     )
-    same, count = greedy.compare_cache(model, prompt_ids, cache["new_tokens"], device)
-    same["run"] = count["run"] = pre_info
-    write_json(outdir / "same.json", same)
-    write_json(outdir / "count.json", count)
+    prompt = PretrainPrompt(
+        tokenizer=str(inputs["tokenizer"]),
+        val_data=str(inputs["val_data"]),
+        docs=cache["docs"],
+        prompt_tokens=cache["prompt_tokens"],
+    )
+    same, count = greedy.compare_cache(
+        model, prompt_ids, cache["new_tokens"], device, tokenizer, prompt, pretrained_run
+    )
+    write_record(outdir / "same.json", same)
+    write_record(outdir / "count.json", count)
 
     # step 3: time
     timed = timing.time_cache(
@@ -91,25 +89,33 @@ def main() -> None:
         time_cfg["runs"],
         time_cfg["max_runs"],
         device,
+        pretrained_run,
     )
-    write_json(outdir / "time.json", timed)
+    write_record(outdir / "time.json", timed)
 
     # step 4: the cache's bytes
-    kv_bytes = kvcache.measure_kv_bytes(model, pretrained.config, kv["tokens"], kv["seed"], device)
-    kv_bytes["seed"] = kv["seed"]
-    write_json(outdir / "kvbytes.json", kv_bytes)
+    check_length(kv["tokens"], max_positions, "kvbytes.tokens")
+    kv_bytes = kvcache.measure_kv_bytes(
+        model, pretrained.config, kv["tokens"], kv["seed"], device, pretrained_run
+    )
+    write_record(outdir / "kvbytes.json", kv_bytes)
 
     # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
     logits = sampling.next_token_logits(
-        model, prompts.prefix_prompt(tokenizer, topp["prefix"]), device
+        model, sampling.prefix_prompt(tokenizer, topp["prefix"]), device
     )
     survivors = sampling.survivors_by_p(logits, topp["ps"])
-    write_json(outdir / "topp.json", survivors)
+    write_record(outdir / "topp.json", survivors)
 
-    # step 5: distinct answers of the SFT model per temperature
-    sft = open_model(inputs["sft"], model_spec, None)  # threads already set
-    check_vocab_fits(tokenizer, sft.config.vocab_size, inputs["sft"], "sft", model_spec.model_set)
-    question_ids = prompts.chat_prompt(tokenizer, temp["question"])
+    # step 5: distinct answers of the SFT model per temperature (threads already set)
+    sft, _ = open_with_tokenizer(inputs["sft"], inputs["tokenizer"], model_spec, None, "sft")
+    question_ids = chat_prompt(tokenizer, temp["question"])
+    chat = ChatPrompt(
+        tokenizer=str(inputs["tokenizer"]),
+        question=temp["question"],
+        prompt_len=len(question_ids),
+        seed=temp["seed"],
+    )
     answers = sampling.temperature_experiment(
         sft.model,
         tokenizer,
@@ -119,16 +125,14 @@ def main() -> None:
         temp["new_tokens"],
         temp["seed"],
         sft.device,
+        chat,
+        run_info(sft),
     )
-    sft_info = run_info(sft, question=temp["question"], seed=temp["seed"])
-    for summary in answers.values():
-        summary["run"] = sft_info
-    write_json(outdir / "temp.json", answers)
+    write_record(outdir / "temp.json", answers)
 
     # step 7: the report
-    write_text_atomic(
-        outdir / "report.md", render_report(same, count, timed, kv_bytes, answers, survivors)
-    )
+    report = render_report(same, count, timed, kv_bytes, answers, survivors)
+    write_text_atomic(outdir / "report.md", report)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,13 @@
-"""Step 7: report.md from the JSON files of the other rules."""
+"""Step 7: report.md from the result files of the other rules."""
 
-from mminfer.report import report_job
+from mminfer.jobs.report import report_job
+from mminfer.outputs import report_inputs
 from mminfer.script import job_log
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        report_job(dict(snakemake.input.items()), snakemake.output[0])
+        report_job(
+            results={name: snakemake.input[name] for name in report_inputs()},
+            template=snakemake.input.template,
+            out=snakemake.output[0],
+        )

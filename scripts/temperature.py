@@ -2,15 +2,28 @@
 
 Run by the workflow's `temp` rule, or by hand:
 
-    python scripts/temperature.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model --out temp.json
+    python scripts/temperature.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model \
+        --out temp.json
 """
 
-from mminfer.jobs import temp_job
-from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, rule_arguments
+from mminfer.jobs.sampling import temp_job
+from mminfer.loading import ModelSpec
+from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        temp_job(**rule_arguments(snakemake), out=snakemake.output[0])
+        temp_job(
+            sft=snakemake.input.sft,
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            question=snakemake.params.question,
+            temperatures=snakemake.params.temperatures,
+            samples=snakemake.params.samples,
+            new_tokens=snakemake.params.new_tokens,
+            seed=snakemake.params.seed,
+            model=ModelSpec(**snakemake.params.model),
+            threads=snakemake.threads,
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     args = cli(
         __doc__,

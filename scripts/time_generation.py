@@ -1,19 +1,33 @@
 """Step 3: the time of greedy generation with and without the KV cache -> time.json.
 
-Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more rounds
-while the timing is doubtful. (Named time_generation.py so that it does not shadow the standard
-library's `time`.) Run by the workflow's `time` rule, or by hand:
+Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more
+rounds while the timing is doubtful. (Named time_generation.py so that it does not shadow the
+standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 
-    python scripts/time_generation.py --pretrain /opt/mm/ref/pretrain.pth --tokenizer /opt/minimind/model \
-        --val-data /opt/mm/data/pretrain_val.jsonl --out time.json
+    python scripts/time_generation.py --pretrain /opt/mm/ref/pretrain.pth \
+        --tokenizer /opt/minimind/model --val-data /opt/mm/data/pretrain_val.jsonl --out time.json
 """
 
-from mminfer.jobs import time_job
-from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, hand_arguments, job_log, rule_arguments
+from mminfer.jobs.cache import time_job
+from mminfer.loading import ModelSpec
+from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, hand_arguments, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        time_job(**rule_arguments(snakemake), out=snakemake.output[0])
+        time_job(
+            pretrain=snakemake.input.pretrain,
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            val_data=snakemake.input.val_data,
+            docs=snakemake.params.docs,
+            prompt_tokens=snakemake.params.prompt_tokens,
+            new_tokens=snakemake.params.new_tokens,
+            warmup=snakemake.params.warmup,
+            runs=snakemake.params.runs,
+            max_runs=snakemake.params.max_runs,
+            model=ModelSpec(**snakemake.params.model),
+            threads=snakemake.params.threads or snakemake.threads,  # time.threads, else the rule's
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     args = cli(
         __doc__,
@@ -21,11 +35,7 @@ elif __name__ == "__main__":
         ("--out", None, "time.json to write"),
         ("--warmup", "time.warmup", "untimed runs per method"),
         ("--runs", "time.runs", "timed runs per method"),
-        (
-            "--max-runs",
-            "time.max_runs",
-            "more interleaved rounds while doubtful, up to this many runs",
-        ),
+        ("--max-runs", "time.max_runs", "more interleaved rounds while doubtful, up to this many"),
         *MODEL_FLAGS,
     )
     with job_log(args.log):

@@ -6,13 +6,20 @@ Run by the workflow's `topp` rule, or by hand:
         --out topp.json --detail topp_detail.json
 """
 
-from mminfer.jobs import topp_job
-from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, rule_arguments
+from mminfer.jobs.sampling import topp_job
+from mminfer.loading import ModelSpec
+from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         topp_job(
-            **rule_arguments(snakemake),
+            pretrain=snakemake.input.pretrain,
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            prefix=snakemake.params.prefix,
+            sharp_prefix=snakemake.params.sharp_prefix,
+            ps=snakemake.params.ps,
+            model=ModelSpec(**snakemake.params.model),
+            threads=snakemake.threads,
             topp_out=snakemake.output.topp,
             detail_out=snakemake.output.detail,
         )

@@ -17,8 +17,9 @@ import torch
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts
 from mminfer.demo.tokenizer_train import train_tokenizer
-from mminfer.loading import LoadedModel, ModelSpec, load_model, save_state_dict
+from mminfer.loading import LoadedModel, ModelSpec, load_model, run_info, save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
 from mminfer.tokenizer import Tokenizer, load_tokenizer
 
 TINY_VOCAB_TARGET = 600
@@ -118,6 +119,19 @@ def tiny_loaded(load_tiny) -> LoadedModel:
 @pytest.fixture(scope="session")
 def tiny_model(tiny_loaded):
     return tiny_loaded.model
+
+
+@pytest.fixture(scope="session")
+def tiny_run(tiny_loaded) -> RunInfo:
+    """The provenance a job records for the tiny model."""
+    return run_info(tiny_loaded)
+
+
+# The prompts' provenance, as the jobs record it (the tests build their prompts by hand).
+PRETRAIN_PROMPT = PretrainPrompt(tokenizer="tiny", val_data="tiny.jsonl", docs=6, prompt_tokens=20)
+CHAT_PROMPT = ChatPrompt(
+    tokenizer="tiny", question="가람 마을의 특산물은 무엇인가요?", prompt_len=0, seed=0
+)
 
 
 @pytest.fixture(scope="session")

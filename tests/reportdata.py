@@ -1,7 +1,21 @@
-"""Hand-made result files for the report's tests (and the timing and measurement tests that render a
-report): the demo's numbers (README), each helper taking the changes a test wants."""
+"""Hand-made records of the result files for the report's tests (and the timing and measurement
+tests that render a report): the demo's numbers (README), each helper taking the changes a test
+wants. Each is written as the JSON a rule would write and read back with mminfer.records.from_json,
+which checks that it has every key of its record."""
 
 from __future__ import annotations
+
+from mminfer.records import (
+    Capacity,
+    Count,
+    KvBytes,
+    Same,
+    Sweep,
+    Temperatures,
+    Timing,
+    TopPDetail,
+    from_json,
+)
 
 RUN = {
     "model_set": "demo",
@@ -11,13 +25,9 @@ RUN = {
     "device": "cpu",
     "device_name": "cpu",
     "dtype": "float32",
+    "threads": 2,
     "torch": "2.13.0",
     "python": "3.11.7",
-    "threads": 2,
-    "tokenizer": "resources/demo/tokenizer",
-    "val_data": "resources/demo/pretrain_val.jsonl",
-    "docs": 6,
-    "prompt_tokens": 200,
     "config": {
         "num_hidden_layers": 8,
         "hidden_size": 256,
@@ -29,22 +39,34 @@ RUN = {
     },
 }
 
+PROMPT = {
+    "tokenizer": "resources/demo/tokenizer",
+    "val_data": "resources/demo/pretrain_val.jsonl",
+    "docs": 6,
+    "prompt_tokens": 200,
+}
 
-def same_json(**changes) -> dict:
-    return {
+
+def same_record(**changes) -> Same:
+    same = {
         "same_ids": True,
         "ids": [5] * 64,
         "prompt_len": 201,
         "new_tokens": 64,
+        "ids_without_cache": [5] * 64,
         "max_abs_logit_diff": 5.7e-06,
         "first_difference": None,
+        "text": "가람 마을",
+        "prompt": PROMPT,
         "run": RUN,
-    } | changes
+    }
+    return from_json(Same, same | changes)
 
 
-def differing(margin: float, diff: float, dtype: str = "float32") -> dict:
-    """same.json whose paths part at step 3 with top-1/top-2 ``margin`` and a logit difference ``diff``."""
-    return same_json(
+def differing(margin: float, diff: float, dtype: str = "float32") -> Same:
+    """same.json whose paths part at step 3 with top-1/top-2 ``margin`` and a logit difference
+    ``diff``."""
+    return same_record(
         same_ids=False,
         run=RUN | {"dtype": dtype},
         first_difference={
@@ -59,93 +81,129 @@ def differing(margin: float, diff: float, dtype: str = "float32") -> dict:
     )
 
 
-def count_json() -> dict:
-    return {
+def count_record() -> Count:
+    count = {
         "prompt_len": 201,
         "new_tokens": 64,
         "fed_with_cache": 264,
         "fed_without_cache": 14880,
         "formula_with_cache": 264,
         "formula_without_cache": 14880,
+        "calls_with_cache": 64,
+        "calls_without_cache": 64,
+        "prompt": PROMPT,
         "run": RUN,
     }
+    return from_json(Count, count)
 
 
 def time_json(**changes) -> dict:
-    return {
+    """time.json as a rule writes it."""
+    timing = {
         "with_cache_s": 0.193,
         "without_cache_s": 0.965,
         "speedup": 5.0,
+        "prompt_len": 201,
+        "new_tokens": 64,
         "warmup": 1,
         "runs": 3,
-        "runs_done": 3,
-        "extra_rounds": 0,
+        "max_runs": 9,
+        "order": "interleaved",
         "cv_with_cache": 0.02,
         "cv_without_cache": 0.03,
-        "noisy_cv": 0.1,
-        "verdict": "ok",
+        "runs_done": 3,
+        "extra_rounds": 0,
         "doubts": [],
+        "verdict": "ok",
+        "noisy_cv": 0.1,
+        "with_cache_runs_s": [0.19, 0.193, 0.2],
+        "without_cache_runs_s": [0.96, 0.965, 0.97],
+        "with_cache_warmup_s": [0.3],
+        "without_cache_warmup_s": [1.2],
         "threads": 2,
         "cpu_count": 2,
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
-    } | changes
+        "run": RUN,
+    }
+    return timing | changes
 
 
-def kv_json(**changes) -> dict:
-    return {
+def time_record(**changes) -> Timing:
+    return from_json(Timing, time_json(**changes))
+
+
+def kv_record(**changes) -> KvBytes:
+    kv = {
         "tokens": 100,
         "measured_bytes": 102400,
         "formula_bytes": 102400,
         "k_shape": [1, 100, 2, 32],
-        "dtype": "float32",
+        "batch": 1,
+        "seed": 0,
+        "matches": True,
         "layers": 8,
         "kv_heads": 2,
         "heads": 8,
         "head_dim": 32,
+        "dtype": "float32",
         "bytes_per_element": 4,
         "bytes_per_token": 1024,
         "after_repeat_kv_bytes": 409600,
         "allocator_bytes": None,
-        "seed": 0,
-    } | changes
+        "run": RUN,
+    }
+    return from_json(KvBytes, kv | changes)
 
 
-def temp_json(distinct=(10, 24, 29)) -> dict:
-    sft_run = RUN | {
-        "checkpoint": "resources/demo/sft.pth",
+def temp_record(distinct=(10, 24, 29)) -> Temperatures:
+    sft_run = RUN | {"checkpoint": "resources/demo/sft.pth"}
+    prompt = {
+        "tokenizer": "resources/demo/tokenizer",
         "question": "가람 마을의 특산물은 무엇인가요?",
+        "prompt_len": 14,
         "seed": 0,
     }
-    return {
-        t: {
+    temp = {}
+    for key, n in zip(("0.3", "1.0", "1.5"), distinct):
+        temp[key] = {
             "distinct": n,
             "samples": 30,
             "top_share": 0.9,
+            "distinct_1": 0.3,
             "distinct_2": 0.5,
-            "run": sft_run,
             "answers": [{"answer": "유자차입니다.", "count": 27}],
+            "prompt": prompt,
+            "run": sft_run,
         }
-        for t, n in zip(("0.3", "1.0", "1.5"), distinct)
-    }
+    return from_json(Temperatures, temp)
 
 
-def topp_json() -> dict:
+def topp_record() -> dict:
     return {"0.5": 17, "0.9": 74, "0.99": 155}
 
 
-def topp_detail_json(sharp=(1, 1, 7)) -> dict:
+def position(prefix: str, survivors: dict, entropy_bits: float) -> dict:
     return {
+        "prefix": prefix,
+        "survivors": survivors,
+        "entropy_bits": entropy_bits,
+        "top_tokens": [{"id": 5, "token": "가", "prob": 0.3}],
+        "sorted_probs": [0.3, 0.2, 0.1],
+        "perplexity": 2**entropy_bits,
+    }
+
+
+def topp_detail_record(sharp=(1, 1, 7)) -> TopPDetail:
+    detail = {
         "ps": [0.5, 0.9, 0.99],
         "positions": {
-            "open": {"prefix": "민수는", "survivors": topp_json(), "entropy_bits": 6.1},
-            "sharp": {
-                "prefix": "가람 마을의 특산물은",
-                "survivors": dict(zip(topp_json(), sharp)),
-                "entropy_bits": 0.4,
-            },
+            "open": position("민수는", topp_record(), 6.1),
+            "sharp": position("가람 마을의 특산물은", dict(zip(topp_record(), sharp)), 0.4),
         },
+        "run": RUN,
     }
+    return from_json(TopPDetail, detail)
 
 
 def sweep_point(
@@ -158,31 +216,53 @@ def sweep_point(
     return {
         "new_tokens": new_tokens,
         "fed_with_cache": fed_with_cache,
-        "formula_with_cache": formula_with_cache,
         "fed_without_cache": fed_without_cache,
+        "formula_with_cache": formula_with_cache,
         "formula_without_cache": fed_without_cache,
+        "calls_with_cache": new_tokens,
+        "calls_without_cache": new_tokens,
         "with_cache_s": 0.05 * new_tokens,
         "without_cache_s": 0.2 * new_tokens,
         "token_ratio": fed_without_cache / formula_with_cache,
         "time_ratio": time_ratio,
+        "decode_s_per_token": 0.0033,
     }
 
 
-def sweep_json(
+def sweep_record(
     holds=True,
     time_ratio=5.7,
     per_token_s=19e-6,
     extrapolated=True,
     fed_with_cache=32,
     step_growth=0.0001,
-) -> dict:
-    """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says 32)."""
+) -> Sweep:
+    """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says
+    32)."""
     lengths = (1, 16, 64) if extrapolated else (1, 16)
-    return {
+    predictions = []
+    for n in lengths:
+        prediction = {
+            "new_tokens": n,
+            "measured": n <= 16,
+            "with_cache_s": 0.05 * n,
+            "without_cache_s": 0.3 * n,
+            "time_ratio": 6.0,
+            "token_ratio": 40.0,
+            "fixed_share_with_cache": 0.9,
+        }
+        predictions.append(prediction)
+    with_cache_s = [0.004] + [0.0033] * 15
+    without_cache_s = [0.004 + step_growth * step for step in range(16)]
+    sweep = {
         "prompt_len": 17,
+        "lengths": [1, 16],
         "longest": 16,
         "warmup": 1,
         "runs": 1,
+        "all_steps_up_to": 32,
+        "spread_steps": 8,
+        "how": "hand-made",
         "threads": 2,
         "load_before": None,
         "load_after": None,
@@ -190,94 +270,100 @@ def sweep_json(
             sweep_point(1, 17, 17, 17, 1.0),
             sweep_point(16, fed_with_cache, 32, 392, time_ratio),
         ],
+        "steps": {
+            "with_cache_s": with_cache_s,
+            "fed_with_cache": [17] + [1] * 15,
+            "without_cache_s": without_cache_s,
+            "fed_without_cache": list(range(17, 33)),
+            "fitted_with_cache_s": with_cache_s,
+            "fitted_without_cache_s": without_cache_s,
+        },
+        "uncached_ids_match": True,
         "ttft_s": 0.004,
         "decode_s_per_token": 0.0033,
-        "steps": {
-            "with_cache_s": [0.004] + [0.0033] * 15,
-            "without_cache_s": [0.004 + step_growth * step for step in range(16)],
-        },
-        "predictions": [
-            {
-                "new_tokens": n,
-                "measured": n <= 16,
-                "time_ratio": 6.0,
-                "token_ratio": 40.0,
-                "fixed_share_with_cache": 0.9,
-            }
-            for n in lengths
-        ],
         "fit": {
             "model": "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs",
+            "method": "least squares",
             "fixed_s_with_cache": 0.0032,
             "fixed_s_without_cache": 0.0031,
             "per_token_s": per_token_s,
             "per_pair_s": 1e-9,
-            "r2": 0.99,
-            "holds": holds,
             "held_at_zero": [],
-            "steps": 32,
-            "measured_context": [17, 32],
+            "r2": 0.99,
             "median_relative_residual": {"with_cache": 0.02, "without_cache": 0.03},
+            "holds": holds,
+            "measured_new_tokens": [1, 16],
+            "measured_context": [17, 32],
+            "steps": 32,
         },
+        "predictions": predictions,
+        "run": RUN,
     }
+    return from_json(Sweep, sweep)
 
 
-def capacity_json(matches=True) -> dict:
+def capacity_record(matches=True) -> Capacity:
     memories, contexts = [24, 80], [2048, 8192]
-    return {
+    rows = []
+    for dtype in ("float32", "bfloat16"):
+        for context in contexts:
+            for memory in memories:
+                row = {
+                    "dtype": dtype,
+                    "memory_gib": memory,
+                    "context": context,
+                    "kv_bytes_per_sequence": 1024 * context,
+                    "free_bytes": memory << 30,
+                    "sequences": memory * 1000 // context + (dtype == "bfloat16"),
+                }
+                rows.append(row)
+    capacity = {
+        "bytes_per_token": {
+            "float32": {"measured": 1024, "formula": 1024, "matches": True, "error": None},
+            "bfloat16": {"measured": 512, "formula": 512, "matches": True, "error": None},
+        },
+        "weight_bytes": {"float32": 4_000_000, "bfloat16": 2_000_000},
         "layers": 8,
         "kv_heads": 2,
         "head_dim": 32,
         "memory_gib": memories,
         "contexts": contexts,
-        "bytes_per_token": {
-            "float32": {"measured": 1024, "formula": 1024},
-            "bfloat16": {"measured": 512, "formula": 512},
-        },
-        "weight_bytes": {"float32": 4_000_000, "bfloat16": 2_000_000},
-        "rows": [
-            {
-                "dtype": d,
-                "context": c,
-                "memory_gib": m,
-                "sequences": m * 1000 // c + (d == "bfloat16"),
-            }
-            for d in ("float32", "bfloat16")
-            for c in contexts
-            for m in memories
-        ],
+        "rows": rows,
         "batch_check": {
             "batch": 2,
             "context": 16,
             "measured_bytes": 32768,
             "predicted_bytes": 32768,
             "matches": matches,
+            "k_shape": [2, 16, 2, 32],
         },
+        "formula": "sequences = floor(...)",
+        "run": RUN,
     }
+    return from_json(Capacity, capacity)
 
 
-def task_json(**replace) -> dict:
-    """render_report's arguments for the six task files, hand-made; ``replace`` swaps any of them."""
-    return {
-        "same": same_json(),
-        "count": count_json(),
-        "timing": time_json(),
-        "kv": kv_json(),
-        "temp": temp_json(),
-        "topp": topp_json(),
-    } | replace
+def task_records(**replace) -> dict:
+    """render_report's arguments for the six task files, hand-made; ``replace`` swaps any."""
+    records = {
+        "same": same_record(),
+        "count": count_record(),
+        "timing": time_record(),
+        "kv": kv_record(),
+        "temp": temp_record(),
+        "topp": topp_record(),
+    }
+    return records | replace
 
 
-def every_json(**replace) -> dict:
-    """render_report's arguments as the rule passes them: the task files, the extras, pictures, cache.py."""
-    return (
-        task_json()
-        | {
-            "topp_detail": topp_detail_json(),
-            "sweep": sweep_json(),
-            "capacity": capacity_json(),
-            "pictures": {"sweep": "sweep.png", "temp": "temp.png", "topp": "topp.png"},
-            "cache_script": "cache.py",
-        }
-        | replace
-    )
+def every_record(**replace) -> dict:
+    """render_report's arguments as the rule passes them: the task files, the extras, pictures,
+    cache.py."""
+    extras = {
+        "topp_detail": topp_detail_record(),
+        "sweep": sweep_record(),
+        "capacity": capacity_record(),
+        "pictures": {"sweep": "sweep.png", "temp": "temp.png", "topp": "topp.png"},
+        "cache_script": "cache.py",
+    }
+    return task_records() | extras | replace

@@ -11,6 +11,7 @@ from mminfer.capacity import bytes_per_token, capacity, capacity_table, weight_b
 from mminfer.kvcache import measure_kv_bytes
 from mminfer.loading import count_parameters
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.records import Capacity, from_json, to_json
 
 # conftest's tiny shape: hidden 64, 2 layers, 4 heads, 2 KV heads -> head_dim 16.
 # One cached token in float32: 2 (K, V) x 2 layers x 2 KV heads x 16 x 4 bytes = 512 bytes.
@@ -25,20 +26,20 @@ def test_capacity_table_matches_hand_computed_rows():
         memory_gib=[1],
         contexts=[1000, 4096],
     )
-    by_key = {(row["dtype"], row["context"]): row for row in rows}
+    by_key = {(row.dtype, row.context): row for row in rows}
     assert len(rows) == 4
     # float32: free = 1024 MiB - 100 MiB = 924 MiB = 968,884,224 bytes
     #   context 1000: 1024 x 1000 = 1,024,000 bytes a sequence -> floor(946.18) = 946
     #   context 4096: 1024 x 4096 = 4 MiB a sequence           -> 924 / 4 = 231
-    assert by_key["float32", 1000]["free_bytes"] == 968_884_224
-    assert by_key["float32", 1000]["kv_bytes_per_sequence"] == 1_024_000
-    assert by_key["float32", 1000]["sequences"] == 946
-    assert by_key["float32", 4096]["sequences"] == 231
+    assert by_key["float32", 1000].free_bytes == 968_884_224
+    assert by_key["float32", 1000].kv_bytes_per_sequence == 1_024_000
+    assert by_key["float32", 1000].sequences == 946
+    assert by_key["float32", 4096].sequences == 231
     # bfloat16: free = 1024 MiB - 50 MiB = 974 MiB = 1,021,313,024 bytes
     #   context 1000: 512,000 bytes a sequence -> floor(1994.75) = 1994
     #   context 4096: 2 MiB a sequence         -> 974 / 2 = 487
-    assert by_key["bfloat16", 1000]["sequences"] == 1994
-    assert by_key["bfloat16", 4096]["sequences"] == 487
+    assert by_key["bfloat16", 1000].sequences == 1994
+    assert by_key["bfloat16", 4096].sequences == 487
 
 
 def test_capacity_table_gives_zero_sequences_when_the_weights_do_not_fit():
@@ -50,7 +51,7 @@ def test_capacity_table_gives_zero_sequences_when_the_weights_do_not_fit():
         memory_gib=[0.05],
         contexts=[1000, 4096],
     )
-    sequences = {(row["dtype"], row["context"]): row["sequences"] for row in rows}
+    sequences = {(row.dtype, row.context): row.sequences for row in rows}
     assert sequences == {
         ("float32", 1000): 0,
         ("float32", 4096): 0,
@@ -66,16 +67,18 @@ def test_a_dtype_without_a_measurement_gets_no_figures():
         memory_gib=[1],
         contexts=[1000],
     )
-    assert [row["sequences"] for row in rows] == [946, None]  # nothing made up from the formula
+    assert [row.sequences for row in rows] == [946, None]  # nothing made up from the formula
 
 
-def test_batch_cache_measured_bytes_equal_the_prediction(tiny_model, tiny_config):
-    check = measure_kv_bytes(tiny_model, tiny_config, tokens=10, seed=0, device="cpu", batch=3)
+def test_batch_cache_measured_bytes_equal_the_prediction(tiny_model, tiny_config, tiny_run):
+    check = measure_kv_bytes(
+        tiny_model, tiny_config, tokens=10, seed=0, device="cpu", run=tiny_run, batch=3
+    )
     # 3 sequences x 10 tokens x 512 bytes = 15,360 bytes
-    assert check["formula_bytes"] == 3 * 10 * TINY_BYTES_PER_TOKEN_FLOAT32 == 15_360
-    assert check["measured_bytes"] == check["formula_bytes"]
-    assert check["matches"] is True
-    assert check["k_shape"] == [3, 10, 2, 16]
+    assert check.formula_bytes == 3 * 10 * TINY_BYTES_PER_TOKEN_FLOAT32 == 15_360
+    assert check.measured_bytes == check.formula_bytes
+    assert check.matches is True
+    assert check.k_shape == [3, 10, 2, 16]
 
 
 def test_weight_bytes_counts_a_tied_embedding_once(tiny_model, tiny_config):
@@ -109,16 +112,16 @@ def test_weight_bytes_counts_a_tied_embedding_once(tiny_model, tiny_config):
 
 def test_bytes_per_token_are_measured_in_every_dtype(tiny_model, tiny_config):
     result = bytes_per_token(tiny_model, tiny_config, "cpu", tokens=4)
-    assert result["float32"]["measured"] == result["float32"]["formula"] == 512
-    assert result["bfloat16"]["measured"] == result["bfloat16"]["formula"] == 256
-    assert result["float16"]["measured"] == result["float16"]["formula"] == 256
+    assert result["float32"].measured == result["float32"].formula == 512
+    assert result["bfloat16"].measured == result["bfloat16"].formula == 256
+    assert result["float16"].measured == result["float16"].formula == 256
     assert all(
-        entry["matches"] for entry in result.values()
+        entry.matches for entry in result.values()
     )  # the forward ran in every dtype on the CPU
     assert next(tiny_model.parameters()).dtype == torch.float32  # the shared model was not cast
 
 
-def test_capacity_json_has_a_row_per_dtype_memory_and_context(tiny_model, tiny_config):
+def test_capacity_json_has_a_row_per_dtype_memory_and_context(tiny_model, tiny_config, tiny_run):
     result = capacity(
         tiny_model,
         tiny_config,
@@ -127,16 +130,17 @@ def test_capacity_json_has_a_row_per_dtype_memory_and_context(tiny_model, tiny_c
         contexts=[64, "max"],
         batch=2,
         batch_context=8,
+        run=tiny_run,
         tokens=4,
     )
-    assert result["contexts"] == [64, tiny_config.max_position_embeddings]
-    assert len(result["rows"]) == 3 * 2 * 2
-    assert result["batch_check"]["matches"] is True
+    assert result.contexts == [64, tiny_config.max_position_embeddings]
+    assert len(result.rows) == 3 * 2 * 2
+    assert result.batch_check.matches is True
     assert (
-        set(result["bytes_per_token"])
-        == set(result["weight_bytes"])
+        set(result.bytes_per_token)
+        == set(result.weight_bytes)
         == {"float32", "bfloat16", "float16"}
     )
-    row = result["rows"][0]
-    assert row["sequences"] == (24 * 2**30 - result["weight_bytes"]["float32"]) // (512 * 64)
-    assert json.loads(json.dumps(result)) == result
+    row = result.rows[0]
+    assert row.sequences == (24 * 2**30 - result.weight_bytes["float32"]) // (512 * 64)
+    assert from_json(Capacity, json.loads(json.dumps(to_json(result)))) == result

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from mminfer.demo.build import train_spec
+from mminfer.demo.train import train_spec
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.demo.train import (

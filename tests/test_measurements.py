@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import pytest
 import torch
+from conftest import CHAT_PROMPT, PRETRAIN_PROMPT
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import compare_cache, greedy_generate
 from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes, measure_kv_bytes, random_tokens
+from mminfer.records import Answer, RunInfo, from_json
 from mminfer.sampling import (
     cut_at_eos,
     distinct_n,
@@ -21,6 +23,18 @@ from mminfer.sampling import (
 from mminfer.timing import time_cache
 
 
+@pytest.fixture(scope="module")
+def compare(tiny_tokenizer, tiny_run):
+    """compare_cache(model, prompt_ids, new_tokens) on the CPU, with the tiny model's provenance."""
+
+    def compare(model, prompt_ids: list[int], new_tokens: int):
+        return compare_cache(
+            model, prompt_ids, new_tokens, "cpu", tiny_tokenizer, PRETRAIN_PROMPT, tiny_run
+        )
+
+    return compare
+
+
 def prompt_of(length: int) -> list[int]:
     return [1] + [(17 * i) % 500 + 3 for i in range(length - 1)]
 
@@ -28,12 +42,12 @@ def prompt_of(length: int) -> list[int]:
 # --- steps 1-2: cache or not, same ids; tokens fed ------------------------------------------------
 
 
-def test_greedy_ids_are_the_same_with_and_without_cache(tiny_model):
-    same, _ = compare_cache(tiny_model, prompt_of(21), 16, "cpu")
-    assert same["same_ids"] is True
-    assert same["ids"] == same["ids_without_cache"]
-    assert len(same["ids"]) == 16
-    assert same["first_difference"] is None
+def test_greedy_ids_are_the_same_with_and_without_cache(compare, tiny_model):
+    same, _ = compare(tiny_model, prompt_of(21), 16)
+    assert same.same_ids is True
+    assert same.ids == same.ids_without_cache
+    assert len(same.ids) == 16
+    assert same.first_difference is None
 
 
 def test_greedy_generate_returns_only_the_new_tokens(tiny_model):
@@ -51,21 +65,19 @@ def test_greedy_generate_returns_only_the_new_tokens(tiny_model):
 
 
 @pytest.mark.parametrize("prompt_len, new_tokens", [(5, 4), (17, 9), (3, 1)])
-def test_fed_tokens_follow_formula_with_cache(tiny_model, prompt_len, new_tokens):
-    _, count = compare_cache(tiny_model, prompt_of(prompt_len), new_tokens, "cpu")
+def test_fed_tokens_follow_formula_with_cache(compare, tiny_model, prompt_len, new_tokens):
+    _, count = compare(tiny_model, prompt_of(prompt_len), new_tokens)
     # the prompt once, then one token for each of the remaining N - 1 steps: P + N - 1
-    assert count["fed_with_cache"] == prompt_len + new_tokens - 1
-    assert count["calls_with_cache"] == new_tokens
+    assert count.fed_with_cache == prompt_len + new_tokens - 1
+    assert count.calls_with_cache == new_tokens
 
 
 @pytest.mark.parametrize("prompt_len, new_tokens", [(5, 4), (17, 9), (3, 1)])
-def test_fed_tokens_follow_formula_without_cache(tiny_model, prompt_len, new_tokens):
-    _, count = compare_cache(tiny_model, prompt_of(prompt_len), new_tokens, "cpu")
+def test_fed_tokens_follow_formula_without_cache(compare, tiny_model, prompt_len, new_tokens):
+    _, count = compare(tiny_model, prompt_of(prompt_len), new_tokens)
     # step i feeds P + i tokens: N * P + N(N - 1) / 2
-    assert (
-        count["fed_without_cache"] == new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
-    )
-    assert count["calls_without_cache"] == new_tokens
+    assert count.fed_without_cache == new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
+    assert count.calls_without_cache == new_tokens
 
 
 def test_recorder_sees_each_forward_call(tiny_model):
@@ -134,33 +146,35 @@ def test_kv_formula_bytes_is_two_layers_tokens_kv_heads_head_dim_bytes():
     )
 
 
-def test_measured_kv_bytes_equal_formula(tiny_loaded):
+def test_measured_kv_bytes_equal_formula(tiny_loaded, tiny_run):
     result = measure_kv_bytes(
-        tiny_loaded.model, tiny_loaded.config, tokens=30, seed=0, device="cpu"
+        tiny_loaded.model, tiny_loaded.config, tokens=30, seed=0, device="cpu", run=tiny_run
     )
     # 2 (K, V) x 2 layers x 30 tokens x 2 KV heads x 16 head_dim x 4 bytes
-    assert result["measured_bytes"] == 2 * 2 * 30 * 2 * 16 * 4 == 15360
-    assert result["formula_bytes"] == result["measured_bytes"]
-    assert result["matches"] is True
-    assert result["tokens"] == 30
+    assert result.measured_bytes == 2 * 2 * 30 * 2 * 16 * 4 == 15360
+    assert result.formula_bytes == result.measured_bytes
+    assert result.matches is True
+    assert result.tokens == 30
 
 
-def test_kv_k_shape_is_before_repeat_kv(tiny_loaded):
+def test_kv_k_shape_is_before_repeat_kv(tiny_loaded, tiny_run):
     config = tiny_loaded.config
-    result = measure_kv_bytes(tiny_loaded.model, config, tokens=12, seed=0, device="cpu")
-    assert (
-        result["k_shape"] == [1, 12, config.num_key_value_heads, config.head_dim] == [1, 12, 2, 16]
+    result = measure_kv_bytes(
+        tiny_loaded.model, config, tokens=12, seed=0, device="cpu", run=tiny_run
     )
-    assert result["k_shape"][2] != config.num_attention_heads
-    assert result["after_repeat_kv_bytes"] == 2 * result["measured_bytes"]  # 4 heads / 2 KV heads
+    assert result.k_shape == [1, 12, config.num_key_value_heads, config.head_dim] == [1, 12, 2, 16]
+    assert result.k_shape[2] != config.num_attention_heads
+    assert result.after_repeat_kv_bytes == 2 * result.measured_bytes  # 4 heads / 2 KV heads
 
 
-def test_kv_bytes_of_bfloat16_model_use_two_bytes_per_element(load_tiny):
+def test_kv_bytes_of_bfloat16_model_use_two_bytes_per_element(load_tiny, tiny_run):
     loaded = load_tiny(dtype="bfloat16")
-    result = measure_kv_bytes(loaded.model, loaded.config, tokens=30, seed=0, device="cpu")
-    assert result["dtype"] == "bfloat16"
-    assert result["bytes_per_element"] == 2
-    assert result["measured_bytes"] == result["formula_bytes"] == 2 * 2 * 30 * 2 * 16 * 2
+    result = measure_kv_bytes(
+        loaded.model, loaded.config, tokens=30, seed=0, device="cpu", run=tiny_run
+    )
+    assert result.dtype == "bfloat16"
+    assert result.bytes_per_element == 2
+    assert result.measured_bytes == result.formula_bytes == 2 * 2 * 30 * 2 * 16 * 2
 
 
 def test_cache_tensor_bytes_sums_every_tensor():
@@ -215,35 +229,31 @@ def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids)
     assert len(first) == 6
 
 
+def experiment(model, tokenizer, prompt_ids, temperatures, run):
+    """temperature_experiment with 6 samples of 8 tokens, seed 0, on the CPU."""
+    return temperature_experiment(
+        model, tokenizer, prompt_ids, temperatures, 6, 8, 0, "cpu", CHAT_PROMPT, run
+    )
+
+
 def test_temperature_experiment_reseeds_for_each_temperature(
-    tiny_sft, tiny_tokenizer, question_ids
+    tiny_sft, tiny_tokenizer, question_ids, tiny_run
 ):
-    both = temperature_experiment(
-        tiny_sft,
-        tiny_tokenizer,
-        question_ids,
-        [0.3, 1.0],
-        samples=6,
-        new_tokens=8,
-        seed=0,
-        device="cpu",
-    )
-    alone = temperature_experiment(
-        tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8, seed=0, device="cpu"
-    )
+    both = experiment(tiny_sft, tiny_tokenizer, question_ids, [0.3, 1.0], tiny_run)
+    alone = experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], tiny_run)
     assert list(both) == ["0.3", "1.0"]
     assert alone["1.0"] == both["1.0"]
 
 
-def test_temperature_experiment_counts_distinct_answers(tiny_sft, tiny_tokenizer, question_ids):
-    result = temperature_experiment(
-        tiny_sft, tiny_tokenizer, question_ids, [1.0], samples=6, new_tokens=8, seed=0, device="cpu"
-    )
+def test_temperature_experiment_counts_distinct_answers(
+    tiny_sft, tiny_tokenizer, question_ids, tiny_run
+):
+    result = experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], tiny_run)
     answers = sample_answers(
         tiny_sft, tiny_tokenizer, question_ids, 1.0, 6, 8, seed=0, device="cpu"
     )
-    assert result["1.0"]["distinct"] == len(set(answers))
-    assert result["1.0"]["samples"] == 6
+    assert result["1.0"].distinct == len(set(answers))
+    assert result["1.0"].samples == 6
 
 
 class EosShim:
@@ -312,12 +322,12 @@ def test_distinct_n_on_hand_made_answers():
     assert distinct_n(answers, 5) == 0.0
 
 
-def test_summarize_answers_counts_distinct_and_top_share():
-    summary = summarize_answers(["사과", "배", "사과", "사과 "])
-    assert summary["distinct"] == 3  # whitespace makes a different answer
-    assert summary["samples"] == 4
-    assert summary["top_share"] == pytest.approx(0.5)
-    assert summary["answers"][0] == {"answer": "사과", "count": 2}
+def test_summarize_answers_counts_distinct_and_top_share(tiny_run):
+    summary = summarize_answers(["사과", "배", "사과", "사과 "], CHAT_PROMPT, tiny_run)
+    assert summary.distinct == 3  # whitespace makes a different answer
+    assert summary.samples == 4
+    assert summary.top_share == pytest.approx(0.5)
+    assert summary.answers[0] == Answer(answer="사과", count=2)
 
 
 # --- step 6: top-p survivors ---------------------------------------------------------------------
@@ -347,12 +357,14 @@ def test_survivors_by_p_keys_and_monotonic_counts(tiny_model):
 # --- step 3: timing's bookkeeping (not the clock) -------------------------------------------------
 
 
-def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model):
-    result = time_cache(tiny_model, prompt_of(8), 3, warmup=1, runs=3, max_runs=3, device="cpu")
-    assert len(result["with_cache_runs_s"]) == 3 and len(result["with_cache_warmup_s"]) == 1
-    assert result["with_cache_s"] == sorted(result["with_cache_runs_s"])[1]
-    assert result["without_cache_s"] == sorted(result["without_cache_runs_s"])[1]
-    assert result["speedup"] == pytest.approx(result["without_cache_s"] / result["with_cache_s"])
+def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model, tiny_run):
+    result = time_cache(
+        tiny_model, prompt_of(8), 3, warmup=1, runs=3, max_runs=3, device="cpu", run=tiny_run
+    )
+    assert len(result.with_cache_runs_s) == 3 and len(result.with_cache_warmup_s) == 1
+    assert result.with_cache_s == sorted(result.with_cache_runs_s)[1]
+    assert result.without_cache_s == sorted(result.without_cache_runs_s)[1]
+    assert result.speedup == pytest.approx(result.without_cache_s / result.with_cache_s)
 
 
 # --- the same measurements on MiniMind's own model (optional) --------------------------------------
@@ -363,20 +375,22 @@ def minimind_loaded(load_tiny, minimind_src):
     return load_tiny(backend="minimind", minimind_src=minimind_src)
 
 
-def test_minimind_backend_counts_follow_the_formulas(minimind_loaded, tiny_model):
-    same, count = compare_cache(minimind_loaded.model, prompt_of(11), 7, "cpu")
-    assert same["same_ids"] is True
-    assert count["fed_with_cache"] == 11 + 7 - 1
-    assert count["fed_without_cache"] == 7 * 11 + 7 * 6 // 2
-    assert same["ids"] == compare_cache(tiny_model, prompt_of(11), 7, "cpu")[0]["ids"]
+def test_minimind_backend_counts_follow_the_formulas(compare, minimind_loaded, tiny_model):
+    same, count = compare(minimind_loaded.model, prompt_of(11), 7)
+    assert same.same_ids is True
+    assert count.fed_with_cache == 11 + 7 - 1
+    assert count.fed_without_cache == 7 * 11 + 7 * 6 // 2
+    assert same.ids == compare(tiny_model, prompt_of(11), 7)[0].ids
     assert "forward" not in vars(minimind_loaded.model)
 
 
-def test_minimind_backend_kv_bytes_equal_formula(minimind_loaded):
+def test_minimind_backend_kv_bytes_equal_formula(minimind_loaded, tiny_run):
     config = minimind_loaded.config
-    result = measure_kv_bytes(minimind_loaded.model, config, tokens=20, seed=0, device="cpu")
-    assert result["k_shape"] == [1, 20, config.num_key_value_heads, config.head_dim]
-    assert result["measured_bytes"] == result["formula_bytes"] == 2 * 2 * 20 * 2 * 16 * 4
+    result = measure_kv_bytes(
+        minimind_loaded.model, config, tokens=20, seed=0, device="cpu", run=tiny_run
+    )
+    assert result.k_shape == [1, 20, config.num_key_value_heads, config.head_dim]
+    assert result.measured_bytes == result.formula_bytes == 2 * 2 * 20 * 2 * 16 * 4
 
 
 # --- a difference between the paths is diagnosed, not just reported ------------------------------
@@ -400,26 +414,26 @@ class CachedStepsNudged(torch.nn.Module):
         return type(self.inner).generate(self, *args, **kwargs)
 
 
-def test_first_differing_step_is_diagnosed_with_margins(tiny_model):
+def test_first_differing_step_is_diagnosed_with_margins(compare, tiny_model):
     nudged = CachedStepsNudged(tiny_model)
-    same, count = compare_cache(nudged, prompt_of(12), 5, "cpu")
-    assert same["same_ids"] is False
-    diff = same["first_difference"]
-    assert diff["step"] == 1  # step 0 feeds the whole prompt on both paths
-    assert diff["token_with_cache"] == 7 and diff["token_without_cache"] != 7
-    assert diff["margin_with_cache"] > 0 and diff["margin_without_cache"] >= 0
-    assert diff["max_abs_logit_diff"] >= 49.0
-    assert count["fed_with_cache"] == fed_with_cache_formula(12, 5)  # counting is unaffected
+    same, count = compare(nudged, prompt_of(12), 5)
+    assert same.same_ids is False
+    diff = same.first_difference
+    assert diff.step == 1  # step 0 feeds the whole prompt on both paths
+    assert diff.token_with_cache == 7 and diff.token_without_cache != 7
+    assert diff.margin_with_cache > 0 and diff.margin_without_cache >= 0
+    assert diff.max_abs_logit_diff >= 49.0
+    assert count.fed_with_cache == fed_with_cache_formula(12, 5)  # counting is unaffected
 
 
-def test_report_says_plainly_where_the_paths_differ(tiny_model):
-    from reportdata import RUN, task_json
+def test_report_says_plainly_where_the_paths_differ(compare, tiny_model):
+    from reportdata import RUN, task_records
 
     from mminfer.report import render_report
 
-    same, count = compare_cache(CachedStepsNudged(tiny_model), prompt_of(12), 5, "cpu")
-    same["run"] = RUN  # float32
-    text = render_report(**task_json(same=same, count=count))
+    same, count = compare(CachedStepsNudged(tiny_model), prompt_of(12), 5)
+    same.run = from_json(RunInfo, RUN)  # float32
+    text = render_report(**task_records(same=same, count=count))
     assert "same_ids = false" in text and "1번째 단계" in text
     assert "의심" in text  # a margin of ~50 is no rounding: the report points at the cache path
 

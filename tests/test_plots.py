@@ -3,14 +3,17 @@ disk, Korean text never raises a missing-glyph warning, and nothing half-written
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import warnings
 
 import matplotlib.image
 import pytest
+from conftest import CHAT_PROMPT
 
 from mminfer import plots
-from mminfer.sampling import next_token_logits, position_detail, summarize_answers, survivors_by_p
+from mminfer.records import Sweep, Temperatures, TopPDetail, from_json, to_json
+from mminfer.sampling import summarize_answers, topp_detail
 from mminfer.sweep import sweep
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -19,9 +22,9 @@ KOREAN_ANSWERS = (
 )
 
 
-def as_written(result: dict) -> dict:
-    """The dict as a rule reads it back from its JSON file."""
-    return json.loads(json.dumps(result, ensure_ascii=False))
+def as_written(record, kind):
+    """The record as a rule reads it back from its JSON file."""
+    return from_json(kind, json.loads(json.dumps(to_json(record), ensure_ascii=False)))
 
 
 def assert_valid_png(path, min_pixels: int = 200) -> None:
@@ -34,67 +37,70 @@ def assert_valid_png(path, min_pixels: int = 200) -> None:
 
 
 @pytest.fixture(scope="module")
-def sweep_json(tiny_model) -> dict:
+def sweep_record(tiny_model, tiny_run) -> Sweep:
     prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
-    return as_written(
-        sweep(tiny_model, prompt, [2, 4, 8], warmup=0, runs=1, device="cpu", max_positions=64)
+    swept = sweep(
+        tiny_model,
+        prompt,
+        [2, 4, 8],
+        warmup=0,
+        runs=1,
+        all_steps_up_to=3,
+        spread=2,
+        device="cpu",
+        run=tiny_run,
+        max_positions=64,
     )
+    return as_written(swept, Sweep)
 
 
 @pytest.fixture(scope="module")
-def temp_json() -> dict:
+def temp_record(tiny_run) -> Temperatures:
     result = {
-        "0.3": summarize_answers(KOREAN_ANSWERS),
-        "1.0": summarize_answers([f"답 {i % 17}" for i in range(30)]),
-        "1.5": summarize_answers([f"답 {i}" for i in range(30)]),
+        "0.3": summarize_answers(KOREAN_ANSWERS, CHAT_PROMPT, tiny_run),
+        "1.0": summarize_answers([f"답 {i % 17}" for i in range(30)], CHAT_PROMPT, tiny_run),
+        "1.5": summarize_answers([f"답 {i}" for i in range(30)], CHAT_PROMPT, tiny_run),
     }
-    result["0.3"]["run"] = {"backend": "builtin"}  # jobs.temp_job adds this inside each temperature
-    return as_written(result)
+    return as_written(result, Temperatures)
 
 
 @pytest.fixture(scope="module")
-def topp_json(tiny_model, tiny_tokenizer) -> dict:
-    ps = [0.5, 0.9, 0.99]
-    positions = {}
-    for name, text in (("open", "민수는"), ("sharp", "가람 마을의 특산물은")):
-        ids = [1] + tiny_tokenizer.encode(text)
-        logits = next_token_logits(tiny_model, ids, "cpu")
-        positions[name] = position_detail(tiny_tokenizer, text, logits, survivors_by_p(logits, ps))
-    return as_written({"ps": ps, "positions": positions})
+def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
+    prefixes = {"open": "민수는", "sharp": "가람 마을의 특산물은"}
+    detail = topp_detail(tiny_model, tiny_tokenizer, prefixes, [0.5, 0.9, 0.99], "cpu", tiny_run)
+    return as_written(detail, TopPDetail)
 
 
-def test_plot_sweep_writes_a_valid_png(sweep_json, tmp_path):
-    out = plots.plot_sweep(sweep_json, tmp_path / "sweep.png")
+def test_plot_sweep_writes_a_valid_png(sweep_record, tmp_path):
+    out = plots.plot_sweep(sweep_record, tmp_path / "sweep.png")
     assert_valid_png(out)
 
 
-def test_plot_temp_writes_a_valid_png(temp_json, tmp_path):
-    out = plots.plot_temp(temp_json, tmp_path / "temp.png")
+def test_plot_temp_writes_a_valid_png(temp_record, tmp_path):
+    out = plots.plot_temp(temp_record, tmp_path / "temp.png")
     assert_valid_png(out)
 
 
-def test_plot_topp_writes_a_valid_png(topp_json, tmp_path):
-    out = plots.plot_topp(topp_json, tmp_path / "topp.png")
+def test_plot_topp_writes_a_valid_png(topp_record, tmp_path):
+    out = plots.plot_topp(topp_record, tmp_path / "topp.png")
     assert_valid_png(out)
 
 
-def test_korean_text_raises_no_missing_glyph_warning(temp_json, topp_json, tmp_path):
+def test_korean_text_raises_no_missing_glyph_warning(temp_record, topp_record, tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        plots.plot_temp(temp_json, tmp_path / "temp.png")
-        plots.plot_topp(topp_json, tmp_path / "topp.png")
+        plots.plot_temp(temp_record, tmp_path / "temp.png")
+        plots.plot_topp(topp_record, tmp_path / "topp.png")
     assert [str(w.message) for w in caught if "missing from font" in str(w.message)] == []
 
 
-def test_log_axis_exponents_keep_their_minus_sign(topp_json, tmp_path, caplog):
+def test_log_axis_exponents_keep_their_minus_sign(topp_record, tmp_path, caplog):
     # probabilities over five decades: the y ticks read 10^-1 ... 10^-5, written in mathtext
-    decades = {
-        **topp_json,
-        "positions": {
-            name: {**position, "sorted_probs": [10.0**-k for k in range(6)]}
-            for name, position in topp_json["positions"].items()
-        },
+    positions = {
+        name: dataclasses.replace(position, sorted_probs=[10.0**-k for k in range(6)])
+        for name, position in topp_record.positions.items()
     }
+    decades = dataclasses.replace(topp_record, positions=positions)
     with caplog.at_level("WARNING"):
         plots.plot_topp(decades, tmp_path / "topp.png")
     assert [
@@ -118,13 +124,13 @@ def test_hangul_is_drawn_with_the_packaged_font():
     assert path.endswith("NanumGothic.ttf")
 
 
-def test_plot_leaves_only_the_png_in_its_folder(temp_json, tmp_path):
-    plots.plot_temp(temp_json, tmp_path / "temp.png")
+def test_plot_leaves_only_the_png_in_its_folder(temp_record, tmp_path):
+    plots.plot_temp(temp_record, tmp_path / "temp.png")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["temp.png"]
 
 
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640)])
-def test_plot_png_gets_the_mode_of_a_plain_open(temp_json, tmp_path, umask, mask, mode):
+def test_plot_png_gets_the_mode_of_a_plain_open(temp_record, tmp_path, umask, mask, mode):
     umask(mask)
-    plots.plot_temp(temp_json, tmp_path / "temp.png")
+    plots.plot_temp(temp_record, tmp_path / "temp.png")
     assert (tmp_path / "temp.png").stat().st_mode & 0o777 == mode

@@ -9,17 +9,17 @@ import re
 import pytest
 from reportdata import (
     RUN,
-    capacity_json,
+    capacity_record,
     differing,
-    every_json,
-    kv_json,
-    same_json,
-    sweep_json,
-    task_json,
-    temp_json,
-    time_json,
-    topp_detail_json,
-    topp_json,
+    every_record,
+    kv_record,
+    same_record,
+    sweep_record,
+    task_records,
+    temp_record,
+    time_record,
+    topp_detail_record,
+    topp_record,
 )
 
 from mminfer.report import (
@@ -42,12 +42,12 @@ from mminfer.report import (
 
 
 def test_same_ids_with_bit_equal_logits():
-    facts = same_facts(same_json(max_abs_logit_diff=0.0))
+    facts = same_facts(same_record(max_abs_logit_diff=0.0))
     assert facts["same_ids"] and facts["logits_equal"] and facts["rounding_sized"] is None
 
 
 def test_same_ids_with_a_rounding_difference_in_the_logits():
-    facts = same_facts(same_json())
+    facts = same_facts(same_record())
     assert facts["same_ids"] and not facts["logits_equal"]
 
 
@@ -70,80 +70,84 @@ def test_bfloat16_allows_a_difference_float32_does_not():
 
 @pytest.mark.parametrize("verdict, trusted", [("ok", True), ("noisy", True), ("untrusted", False)])
 def test_only_an_untrusted_timing_is_not_trusted(verdict, trusted):
-    assert time_facts(time_json(verdict=verdict), token_ratio=56.4)["trusted"] is trusted
+    assert time_facts(time_record(verdict=verdict), token_ratio=56.4)["trusted"] is trusted
 
 
 def test_speedup_below_the_token_ratio():
-    assert time_facts(time_json(speedup=5.0), token_ratio=56.4)["speedup_below_token_ratio"] is True
-    assert time_facts(time_json(speedup=9.0), token_ratio=7.4)["speedup_below_token_ratio"] is False
+    assert (
+        time_facts(time_record(speedup=5.0), token_ratio=56.4)["speedup_below_token_ratio"] is True
+    )
+    assert (
+        time_facts(time_record(speedup=9.0), token_ratio=7.4)["speedup_below_token_ratio"] is False
+    )
 
 
 # --- bytes ---------------------------------------------------------------------------------------
 
 
 def test_measured_bytes_equal_to_the_formula():
-    facts = kvbytes_facts(kv_json())
+    facts = kvbytes_facts(kv_record())
     assert facts["bytes_match"] and facts["k_shape"] == (1, 100, 2, 32) and facts["repeat"] == 4
 
 
 def test_measured_bytes_unlike_the_formula():
-    assert kvbytes_facts(kv_json(measured_bytes=409600))["bytes_match"] is False
+    assert kvbytes_facts(kv_record(measured_bytes=409600))["bytes_match"] is False
 
 
 # --- temperature and top-p -----------------------------------------------------------------------
 
 
 def test_distinct_grows_with_temperature():
-    assert temp_facts(temp_json((10, 24, 29)))["distinct_grows"] is True
-    assert temp_facts(temp_json((10, 10, 29)))["distinct_grows"] is False
+    assert temp_facts(temp_record((10, 24, 29)))["distinct_grows"] is True
+    assert temp_facts(temp_record((10, 10, 29)))["distinct_grows"] is False
 
 
 def test_open_position_keeps_more_candidates_at_every_p():
-    assert topp_facts(topp_json(), topp_detail_json(sharp=(1, 1, 7)))["open_sharper"] is True
-    assert topp_facts(topp_json(), topp_detail_json(sharp=(1, 1, 155)))["open_sharper"] is False
+    assert topp_facts(topp_record(), topp_detail_record(sharp=(1, 1, 7)))["open_sharper"] is True
+    assert topp_facts(topp_record(), topp_detail_record(sharp=(1, 1, 155)))["open_sharper"] is False
 
 
 def test_top_p_without_the_detail_file_has_no_sharp_position():
-    facts = topp_facts(topp_json(), None)
-    assert facts["survivors"] == topp_json() and facts["sharp"] is None
+    facts = topp_facts(topp_record(), None)
+    assert facts["survivors"] == topp_record() and facts["sharp"] is None
 
 
 # --- length sweep --------------------------------------------------------------------------------
 
 
 def test_sweep_counts_match_their_formulas_or_not():
-    assert sweep_facts(sweep_json())["counts_match"] is True
-    assert sweep_facts(sweep_json(fed_with_cache=33))["counts_match"] is False
+    assert sweep_facts(sweep_record())["counts_match"] is True
+    assert sweep_facts(sweep_record(fed_with_cache=33))["counts_match"] is False
 
 
 def test_sweep_cache_not_faster_at_the_longest_length():
-    assert sweep_facts(sweep_json(time_ratio=5.7))["cache_not_faster"] is False
-    assert sweep_facts(sweep_json(time_ratio=0.9))["cache_not_faster"] is True
+    assert sweep_facts(sweep_record(time_ratio=5.7))["cache_not_faster"] is False
+    assert sweep_facts(sweep_record(time_ratio=0.9))["cache_not_faster"] is True
 
 
 def test_sweep_uncached_steps_grow_or_not():
-    assert sweep_facts(sweep_json())["uncached_steps_grow"] is True
-    assert sweep_facts(sweep_json(step_growth=-0.0001))["uncached_steps_grow"] is False
+    assert sweep_facts(sweep_record())["uncached_steps_grow"] is True
+    assert sweep_facts(sweep_record(step_growth=-0.0001))["uncached_steps_grow"] is False
 
 
 def test_sweep_fit_holds_or_not():
-    facts = sweep_facts(sweep_json(holds=True))
+    facts = sweep_facts(sweep_record(holds=True))
     assert facts["fit_holds"] and facts["fixed_share_at_longest"] == 0.9
     assert facts["fixed_in_tokens"] == pytest.approx(0.0032 / 19e-6)
-    assert sweep_facts(sweep_json(holds=False))["fit_holds"] is False
+    assert sweep_facts(sweep_record(holds=False))["fit_holds"] is False
 
 
 def test_sweep_fixed_cost_in_tokens_needs_a_token_cost():
-    assert sweep_facts(sweep_json(per_token_s=0.0))["fixed_in_tokens"] is None
+    assert sweep_facts(sweep_record(per_token_s=0.0))["fixed_in_tokens"] is None
 
 
 def test_sweep_extrapolates_only_past_the_measured_lengths():
-    assert sweep_facts(sweep_json(extrapolated=True))["extrapolated"]["new_tokens"] == 64
-    assert sweep_facts(sweep_json(extrapolated=False))["extrapolated"] is None
+    assert sweep_facts(sweep_record(extrapolated=True))["extrapolated"].new_tokens == 64
+    assert sweep_facts(sweep_record(extrapolated=False))["extrapolated"] is None
 
 
 def test_sweep_cached_step_is_read_after_the_prefill():
-    facts = sweep_facts(sweep_json())
+    facts = sweep_facts(sweep_record())
     assert facts["cached_step_s"] == 0.0033 and facts["first_step_without_cache_s"] == 0.004
 
 
@@ -151,23 +155,20 @@ def test_sweep_cached_step_is_read_after_the_prefill():
 
 
 def test_capacity_batch_check_matches_or_not():
-    assert capacity_facts(capacity_json(matches=True))["batch_matches"] is True
-    assert capacity_facts(capacity_json(matches=False))["batch_matches"] is False
+    assert capacity_facts(capacity_record(matches=True))["batch_matches"] is True
+    assert capacity_facts(capacity_record(matches=False))["batch_matches"] is False
 
 
 def test_capacity_table_has_a_row_per_dtype_and_context_in_memory_order():
-    table = capacity_facts(capacity_json())["table"]
+    table = capacity_facts(capacity_record())["table"]
     assert table[0] == ("float32", 2048, [11, 39]) and table[-1] == ("bfloat16", 8192, [3, 10])
 
 
-def test_run_names_the_gpu_and_tolerates_a_plain_run():
-    plain = {
-        key: value for key, value in RUN.items() if key not in ("tokenizer", "val_data", "docs")
-    }
+def test_run_names_the_gpu_and_the_prompt_it_was_given():
     facts = run_facts(
-        same_json(run=plain | {"device": "cuda", "device_name": "NVIDIA H200"}), temp_json()
+        same_record(run=RUN | {"device": "cuda", "device_name": "NVIDIA H200"}), temp_record()
     )
-    assert facts["device"] == "NVIDIA H200" and facts["tokenizer"] == "" and facts["docs"] == "?"
+    assert facts["device"] == "NVIDIA H200" and facts["prompt"].docs == 6
 
 
 def test_formatting_filters():
@@ -184,7 +185,7 @@ def test_formatting_filters():
 
 
 def test_report_has_the_task_sections_and_numbers():
-    report = render_report(**every_json())
+    report = render_report(**every_record())
     for heading in (
         "## KV 캐시",
         "## 온도",
@@ -203,7 +204,7 @@ def test_report_has_the_task_sections_and_numbers():
 
 
 def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
-    report = render_report(**task_json())
+    report = render_report(**task_records())
     assert "## top-p" in report and "| 0.5 | **17** |" in report
     for absent in ("## 길이에 따른 비용", "## 카드당 사용자 수", "## 그림", "cache.py"):
         assert absent not in report
@@ -213,63 +214,63 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
 @pytest.mark.parametrize(
     "replace, sentence",
     [
-        ({"same": same_json(max_abs_logit_diff=0.0)}, "로짓도 비트 단위로 같다"),
-        ({"same": same_json()}, "로짓 차이는 최대 5.7e-06로"),
+        ({"same": same_record(max_abs_logit_diff=0.0)}, "로짓도 비트 단위로 같다"),
+        ({"same": same_record()}, "로짓 차이는 최대 5.7e-06로"),
         ({"same": differing(margin=1e-6, diff=2e-6)}, "원인은 캐시가 아니라 수치 정밀도다"),
         ({"same": differing(margin=49.5, diff=50.0)}, "캐시 경로를 의심해야 한다"),
         (
-            {"timing": time_json(extra_rounds=2, runs_done=5)},
+            {"timing": time_record(extra_rounds=2, runs_done=5)},
             "2라운드를 더 쟀다): 이 중앙값은 믿을 만하다",
         ),
-        ({"timing": time_json(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
-        ({"timing": time_json(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
-        ({"timing": time_json(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
-        ({"kv": kv_json()}, "측정값과 공식이 정확히 같다."),
-        ({"kv": kv_json(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
+        ({"timing": time_record(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
+        ({"timing": time_record(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
+        ({"timing": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
+        ({"kv": kv_record()}, "측정값과 공식이 정확히 같다."),
+        ({"kv": kv_record(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
         (
-            {"kv": kv_json(allocator_bytes=3 << 20)},
+            {"kv": kv_record(allocator_bytes=3 << 20)},
             "CUDA 할당기 기준 증가량: 3,145,728 B (3.00 MiB).",
         ),
-        ({"temp": temp_json((10, 24, 29))}, "제자리로 돌아오지 못해 답이 갈라진다"),
-        ({"temp": temp_json((10, 10, 29))}, "온도에 따라 늘지 않았다"),
-        ({"topp_detail": topp_detail_json(sharp=(1, 1, 7))}, "몇 개만 남는다"),
-        ({"topp_detail": topp_detail_json(sharp=(1, 1, 155))}, "두 위치의 차이가 뚜렷하지 않다"),
-        ({"sweep": sweep_json()}, "모든 길이에서 공식과 같다."),
-        ({"sweep": sweep_json(fed_with_cache=33)}, "넣은 토큰 수는 **공식과 다르다.**"),
+        ({"temp": temp_record((10, 24, 29))}, "제자리로 돌아오지 못해 답이 갈라진다"),
+        ({"temp": temp_record((10, 10, 29))}, "온도에 따라 늘지 않았다"),
+        ({"topp_detail": topp_detail_record(sharp=(1, 1, 7))}, "몇 개만 남는다"),
+        ({"topp_detail": topp_detail_record(sharp=(1, 1, 155))}, "두 위치의 차이가 뚜렷하지 않다"),
+        ({"sweep": sweep_record()}, "모든 길이에서 공식과 같다."),
+        ({"sweep": sweep_record(fed_with_cache=33)}, "넣은 토큰 수는 **공식과 다르다.**"),
         (
-            {"sweep": sweep_json(time_ratio=0.9)},
+            {"sweep": sweep_record(time_ratio=0.9)},
             "**가장 긴 길이(N = 16)에서도 캐시 쪽이 빠르지 않았다**",
         ),
-        ({"sweep": sweep_json(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
-        ({"sweep": sweep_json()}, "마지막 단계 5.50 ms로 늘어나고"),
-        ({"sweep": sweep_json(step_growth=-0.0001)}, "마지막 단계 2.50 ms로 늘지 않았다"),
+        ({"sweep": sweep_record(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
+        ({"sweep": sweep_record()}, "마지막 단계 5.50 ms로 늘어나고"),
+        ({"sweep": sweep_record(step_growth=-0.0001)}, "마지막 단계 2.50 ms로 늘지 않았다"),
         (
-            {"sweep": sweep_json()},
+            {"sweep": sweep_record()},
             "토큰 하나의 비용의 168배다. N = 16에서 캐시 경로 시간의 90%가 고정비",
         ),
-        ({"sweep": sweep_json()}, "N = 64까지 외삽하면"),
-        ({"capacity": capacity_json(matches=True)}, "예측은 32,768 B — 같다."),
-        ({"capacity": capacity_json(matches=False)}, " — **다르다.**"),
+        ({"sweep": sweep_record()}, "N = 64까지 외삽하면"),
+        ({"capacity": capacity_record(matches=True)}, "예측은 32,768 B — 같다."),
+        ({"capacity": capacity_record(matches=False)}, " — **다르다.**"),
     ],
 )
 def test_report_says_what_the_facts_decide(replace, sentence):
-    assert sentence in render_report(**every_json(**replace))
+    assert sentence in render_report(**every_record(**replace))
 
 
 @pytest.mark.parametrize(
     "replace, absent",
     [
-        ({"sweep": sweep_json(per_token_s=0.0)}, "토큰 하나의 비용의"),
-        ({"sweep": sweep_json(extrapolated=False)}, "외삽하면"),
-        ({"sweep": sweep_json(holds=False)}, "외삽하면"),
+        ({"sweep": sweep_record(per_token_s=0.0)}, "토큰 하나의 비용의"),
+        ({"sweep": sweep_record(extrapolated=False)}, "외삽하면"),
+        ({"sweep": sweep_record(holds=False)}, "외삽하면"),
     ],
 )
 def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
-    assert absent not in render_report(**every_json(**replace))
+    assert absent not in render_report(**every_record(**replace))
 
 
 def test_run_section_says_whether_the_head_is_tied():
-    assert "출력 헤드 임베딩과 공유 (tied)" in render_report(**every_json())
+    assert "출력 헤드 임베딩과 공유 (tied)" in render_report(**every_record())
     untied = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
-    report = render_report(**every_json(same=same_json(run=untied)))
+    report = render_report(**every_record(same=same_record(run=untied)))
     assert "출력 헤드 임베딩과 별도 행렬 (untied)" in report

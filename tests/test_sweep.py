@@ -10,12 +10,14 @@ import random
 import pytest
 
 from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
+from mminfer.records import StepFit, Sweep, from_json, to_json
 from mminfer.sweep import (
     attended_pairs,
     fit_step_costs,
     nonnegative_least_squares,
     predict,
     predicted_seconds,
+    spread_steps,
     sweep,
 )
 
@@ -57,62 +59,127 @@ def synthetic_steps(
     return steps
 
 
-@pytest.fixture(scope="module")
-def tiny_sweep(tiny_model):
-    return sweep(
-        tiny_model, prompt_of(9), [8, 2, 4, 4], warmup=1, runs=2, device="cpu", max_positions=64
+def fit_of(costs: dict) -> StepFit:
+    """A StepFit with the given costs (the rest as fit_step_costs would fill it)."""
+    return StepFit(
+        model="",
+        method="",
+        held_at_zero=[],
+        r2=1.0,
+        median_relative_residual={},
+        holds=True,
+        measured_new_tokens=[1, 1],
+        measured_context=[1, 1],
+        steps=0,
+        **costs,
     )
+
+
+def swept(model, run, lengths, all_steps_up_to=32, spread=8, runs=2):
+    """sweep() of the tiny model after a 9-token prompt, one warm-up, on the CPU."""
+    return sweep(
+        model,
+        prompt_of(9),
+        lengths,
+        warmup=1,
+        runs=runs,
+        all_steps_up_to=all_steps_up_to,
+        spread=spread,
+        device="cpu",
+        run=run,
+        max_positions=64,
+    )
+
+
+@pytest.fixture(scope="module")
+def tiny_sweep(tiny_model, tiny_run):
+    return swept(tiny_model, tiny_run, [8, 2, 4, 4])  # every uncached step clocked (8 <= 32)
+
+
+@pytest.fixture(scope="module")
+def spread_sweep(tiny_model, tiny_run):
+    """Uncached steps 0-2 clocked in one generation, then 2 spread steps (3 and 7) up to N = 8."""
+    return swept(tiny_model, tiny_run, [2, 4, 8], all_steps_up_to=3, spread=2, runs=1)
 
 
 # --- measuring ----------------------------------------------------------------------------------------
 
 
 def test_sweep_fed_counts_equal_the_formulas_at_every_length(tiny_sweep):
-    assert (
-        tiny_sweep["lengths"] == [2, 4, 8] and tiny_sweep["longest"] == 8
-    )  # sorted, duplicates dropped
-    for point in tiny_sweep["points"]:
-        n = point["new_tokens"]
-        assert point["fed_with_cache"] == point["formula_with_cache"] == 9 + n - 1
-        assert (
-            point["fed_without_cache"] == point["formula_without_cache"] == n * 9 + n * (n - 1) // 2
-        )
-        assert point["calls_with_cache"] == point["calls_without_cache"] == n
-        assert point["token_ratio"] == point["fed_without_cache"] / point["fed_with_cache"]
+    assert tiny_sweep.lengths == [2, 4, 8] and tiny_sweep.longest == 8  # sorted, duplicates dropped
+    for point in tiny_sweep.points:
+        n = point.new_tokens
+        assert point.fed_with_cache == point.formula_with_cache == 9 + n - 1
+        assert point.fed_without_cache == point.formula_without_cache == n * 9 + n * (n - 1) // 2
+        assert point.calls_with_cache == point.calls_without_cache == n
+        assert point.token_ratio == point.fed_without_cache / point.fed_with_cache
 
 
 def test_every_length_is_the_sum_of_its_first_steps(tiny_sweep):
-    steps = tiny_sweep["steps"]
-    assert len(steps["with_cache_s"]) == len(steps["without_cache_s"]) == 8
-    assert steps["fed_with_cache"] == [9] + [1] * 7 and steps["fed_without_cache"] == list(
-        range(9, 17)
-    )
-    for point in tiny_sweep["points"]:
-        n = point["new_tokens"]
-        assert point["with_cache_s"] == pytest.approx(sum(steps["with_cache_s"][:n]))
-        assert point["without_cache_s"] == pytest.approx(sum(steps["without_cache_s"][:n]))
-        assert point["time_ratio"] == pytest.approx(
-            point["without_cache_s"] / point["with_cache_s"]
-        )
-    assert all(seconds > 0 for seconds in steps["with_cache_s"] + steps["without_cache_s"])
+    steps = tiny_sweep.steps
+    assert len(steps.with_cache_s) == len(steps.without_cache_s) == 8
+    assert steps.fed_with_cache == [9] + [1] * 7 and steps.fed_without_cache == list(range(9, 17))
+    for point in tiny_sweep.points:
+        n = point.new_tokens
+        assert point.with_cache_s == pytest.approx(sum(steps.with_cache_s[:n]))
+        assert point.without_cache_s == pytest.approx(sum(steps.without_cache_s[:n]))
+        assert point.time_ratio == pytest.approx(point.without_cache_s / point.with_cache_s)
+    assert all(seconds > 0 for seconds in steps.with_cache_s + steps.without_cache_s)
 
 
 def test_ttft_is_the_first_cached_step_and_decode_the_later_ones(tiny_sweep):
-    steps = tiny_sweep["steps"]["with_cache_s"]
-    assert tiny_sweep["ttft_s"] == steps[0]
-    assert tiny_sweep["decode_s_per_token"] == pytest.approx(sum(steps[1:]) / 7)
-    for point in tiny_sweep["points"]:
-        n = point["new_tokens"]
-        assert point["decode_s_per_token"] == pytest.approx(sum(steps[1:n]) / (n - 1))
+    steps = tiny_sweep.steps.with_cache_s
+    assert tiny_sweep.ttft_s == steps[0]
+    assert tiny_sweep.decode_s_per_token == pytest.approx(sum(steps[1:]) / 7)
+    for point in tiny_sweep.points:
+        n = point.new_tokens
+        assert point.decode_s_per_token == pytest.approx(sum(steps[1:n]) / (n - 1))
 
 
 def test_sweep_states_its_conditions(tiny_sweep):
-    assert tiny_sweep["threads"] >= 1 and tiny_sweep["runs"] == 2 and tiny_sweep["warmup"] == 1
-    assert "load_before" in tiny_sweep and "load_after" in tiny_sweep
+    assert tiny_sweep.threads >= 1 and tiny_sweep.runs == 2 and tiny_sweep.warmup == 1
+    assert hasattr(tiny_sweep, "load_before") and hasattr(tiny_sweep, "load_after")
 
 
 def test_sweep_result_survives_a_json_round_trip(tiny_sweep):
-    assert json.loads(json.dumps(tiny_sweep)) == tiny_sweep
+    assert from_json(Sweep, json.loads(json.dumps(to_json(tiny_sweep)))) == tiny_sweep
+
+
+# --- the uncached path clocked at a spread of steps -------------------------------------------------
+
+
+def test_spread_steps_are_even_and_include_the_last():
+    assert spread_steps(32, 255, 8) == [32, 64, 96, 128, 159, 191, 223, 255]
+    assert spread_steps(3, 7, 2) == [3, 7]
+    assert spread_steps(3, 7, 1) == [7]
+    assert spread_steps(8, 7, 4) == [] and spread_steps(3, 7, 0) == []
+
+
+def test_uncached_steps_are_clocked_up_to_the_bound_and_at_the_spread(spread_sweep):
+    steps = spread_sweep.steps
+    clocked = [i for i, seconds in enumerate(steps.without_cache_s) if seconds is not None]
+    assert clocked == [0, 1, 2, 3, 7]
+    assert steps.fed_without_cache == [9, 10, 11, 12, None, None, None, 16]  # P + i where clocked
+    assert all(seconds is not None for seconds in steps.with_cache_s)  # the cached path: every step
+    assert spread_sweep.uncached_ids_match is True  # each one-token generation picked the same id
+
+
+def test_a_length_with_unclocked_steps_adds_their_fitted_times(spread_sweep):
+    steps = spread_sweep.steps
+    by_length = {point.new_tokens: point for point in spread_sweep.points}
+    assert by_length[2].fed_without_cache == 9 + 10 and by_length[2].calls_without_cache == 2
+    long = by_length[8]
+    assert long.fed_without_cache is None and long.calls_without_cache == 5
+    assert long.token_ratio == long.formula_without_cache / long.fed_with_cache
+    expected = sum(
+        fitted if measured is None else measured
+        for measured, fitted in zip(steps.without_cache_s, steps.fitted_without_cache_s)
+    )
+    assert long.without_cache_s == pytest.approx(expected)
+
+
+def test_the_fit_runs_over_the_clocked_steps_only(spread_sweep):
+    assert spread_sweep.fit.steps == 8 + 5  # every cached step, five uncached ones
 
 
 # --- fitting ------------------------------------------------------------------------------------------
@@ -127,16 +194,16 @@ def test_attended_pairs_under_the_causal_mask():
 def test_fit_recovers_known_costs_from_exact_step_times():
     fit = fit_step_costs(40, synthetic_steps(40, 64, COSTS))
     for term, value in COSTS.items():
-        assert fit[term] == pytest.approx(value, rel=1e-6), term
-    assert fit["r2"] == pytest.approx(1.0) and fit["holds"] and fit["held_at_zero"] == []
-    assert fit["measured_context"] == [40, 103]
+        assert getattr(fit, term) == pytest.approx(value, rel=1e-6), term
+    assert fit.r2 == pytest.approx(1.0) and fit.holds and fit.held_at_zero == []
+    assert fit.measured_context == [40, 103]
 
 
 def test_fit_recovers_known_costs_from_noisy_step_times():
     fit = fit_step_costs(40, synthetic_steps(40, 128, COSTS, noise=0.05, seed=3))
-    assert fit["fixed_s_with_cache"] == pytest.approx(COSTS["fixed_s_with_cache"], rel=0.05)
-    assert fit["per_token_s"] == pytest.approx(COSTS["per_token_s"], rel=0.3)
-    assert fit["holds"]
+    assert fit.fixed_s_with_cache == pytest.approx(COSTS["fixed_s_with_cache"], rel=0.05)
+    assert fit.per_token_s == pytest.approx(COSTS["per_token_s"], rel=0.3)
+    assert fit.holds
 
 
 def test_fit_never_reports_a_negative_cost():
@@ -149,8 +216,8 @@ def test_fit_never_reports_a_negative_cost():
         "per_pair_s": 0.0,
     }
     fit = fit_step_costs(30, synthetic_steps(30, 64, costs, noise=0.2, seed=1))
-    assert all(fit[term] >= 0 for term in COSTS)
-    assert fit["held_at_zero"]
+    assert all(getattr(fit, term) >= 0 for term in COSTS)
+    assert fit.held_at_zero
 
 
 def test_nonnegative_least_squares_matches_plain_least_squares_when_it_is_positive():
@@ -171,7 +238,7 @@ def test_a_fit_that_does_not_explain_the_steps_says_so():
     steps = synthetic_steps(30, 64, COSTS)
     rng = random.Random(0)
     steps["with_cache_s"] = [rng.uniform(0.001, 0.1) for _ in steps["with_cache_s"]]  # pure noise
-    assert not fit_step_costs(30, steps)["holds"]
+    assert not fit_step_costs(30, steps).holds
 
 
 # --- predicting -------------------------------------------------------------------------------------
@@ -180,31 +247,29 @@ def test_a_fit_that_does_not_explain_the_steps_says_so():
 def test_predicted_time_is_the_sum_of_the_fitted_steps():
     steps = synthetic_steps(40, 16, COSTS)
     for n in (1, 5, 16):
-        assert predicted_seconds(COSTS, 40, n, True) == pytest.approx(
+        assert predicted_seconds(fit_of(COSTS), 40, n, True) == pytest.approx(
             sum(steps["with_cache_s"][:n])
         )
-        assert predicted_seconds(COSTS, 40, n, False) == pytest.approx(
+        assert predicted_seconds(fit_of(COSTS), 40, n, False) == pytest.approx(
             sum(steps["without_cache_s"][:n])
         )
 
 
 def test_predictions_stop_at_the_models_positions_and_mark_extrapolation():
-    rows = predict(COSTS, prompt_len=200, longest=64, max_positions=512)
-    assert rows[-1]["new_tokens"] == 256  # 4 x the longest measured, below 512 - 200
-    rows = predict(COSTS, prompt_len=200, longest=128, max_positions=512)
-    assert rows[-1]["new_tokens"] == 312  # 512 - 200: the longest generation the model can run
-    assert all(row["new_tokens"] <= 312 for row in rows)
-    assert [row["measured"] for row in rows] == [row["new_tokens"] <= 128 for row in rows]
+    rows = predict(fit_of(COSTS), prompt_len=200, longest=64, max_positions=512)
+    assert rows[-1].new_tokens == 256  # 4 x the longest measured, below 512 - 200
+    rows = predict(fit_of(COSTS), prompt_len=200, longest=128, max_positions=512)
+    assert rows[-1].new_tokens == 312  # 512 - 200: the longest generation the model can run
+    assert all(row.new_tokens <= 312 for row in rows)
+    assert [row.measured for row in rows] == [row.new_tokens <= 128 for row in rows]
     for row in rows:
-        assert row["token_ratio"] == fed_without_cache_formula(
-            200, row["new_tokens"]
-        ) / fed_with_cache_formula(200, row["new_tokens"])
-        assert 0 < row["fixed_share_with_cache"] <= 1
+        assert row.token_ratio == fed_without_cache_formula(
+            200, row.new_tokens
+        ) / fed_with_cache_formula(200, row.new_tokens)
+        assert 0 < row.fixed_share_with_cache <= 1
 
 
 def test_predictions_never_pass_the_positions_even_below_the_longest_measured():
-    rows = predict(COSTS, prompt_len=300, longest=256, max_positions=512)
-    assert [row["new_tokens"] for row in rows][
-        -1
-    ] == 212  # 512 - 300, though 256 steps were measured
-    assert all(1 <= row["new_tokens"] <= 212 for row in rows)
+    rows = predict(fit_of(COSTS), prompt_len=300, longest=256, max_positions=512)
+    assert [row.new_tokens for row in rows][-1] == 212  # 512 - 300, though 256 steps were measured
+    assert all(1 <= row.new_tokens <= 212 for row in rows)

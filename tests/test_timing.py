@@ -8,7 +8,8 @@ import pytest
 import reportdata
 
 from mminfer.report import render_report
-from mminfer.timing import NOISY_CV, coefficient_of_variation, interleaved_runs, summarize_runs
+from mminfer.records import RunInfo, Timing, from_json, to_json
+from mminfer.timing import NOISY_CV, coefficient_of_variation, interleaved_runs, timing_record
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -30,9 +31,10 @@ class FakeMachine:
         return seconds
 
 
-def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 9) -> dict:
+def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 9) -> Timing:
     measured = interleaved_runs(machine, warmup, runs, max_runs)
-    return measured | summarize_runs(measured, runs)
+    run = from_json(RunInfo, reportdata.RUN)
+    return timing_record(measured, 201, 64, warmup, runs, max_runs, None, run)
 
 
 def test_warm_ups_of_both_come_first_then_rounds_alternate():
@@ -43,38 +45,38 @@ def test_warm_ups_of_both_come_first_then_rounds_alternate():
 
 def test_quiet_machine_needs_no_extra_rounds():
     result = timed(FakeMachine())
-    assert result["runs_done"] == 3 and result["extra_rounds"] == 0
-    assert result["speedup"] == 5.0 and result["verdict"] == "ok" and result["doubts"] == []
+    assert result.runs_done == 3 and result.extra_rounds == 0
+    assert result.speedup == 5.0 and result.verdict == "ok" and result.doubts == []
 
 
 def test_a_burst_on_both_methods_keeps_the_ratio():
     # calls 2-5 are the first two rounds: a burst of load lands on both methods alike
     result = timed(FakeMachine(busy=range(2, 6)))
-    assert result["speedup"] == pytest.approx(5.0)
+    assert result.speedup == pytest.approx(5.0)
 
 
 def test_a_burst_on_one_method_gets_extra_rounds_that_settle_the_medians():
     # the cached side's first two timed runs are 10x slow: its median says "not faster" after 3 rounds
     result = timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))
-    assert result["with_cache_runs_s"][:3] == [10.0, 10.0, 1.0]
-    assert result["extra_rounds"] > 0
-    assert result["with_cache_s"] == 1.0 and result["speedup"] == 5.0
-    assert "cache_not_faster" not in result["doubts"]
-    assert result["verdict"] == "noisy"  # the spread of the kept runs stays on record
-    assert result["runs_done"] == 9
+    assert result.with_cache_runs_s[:3] == [10.0, 10.0, 1.0]
+    assert result.extra_rounds > 0
+    assert result.with_cache_s == 1.0 and result.speedup == 5.0
+    assert "cache_not_faster" not in result.doubts
+    assert result.verdict == "noisy"  # the spread of the kept runs stays on record
+    assert result.runs_done == 9
 
 
 def test_a_machine_busy_throughout_is_untrusted_after_the_bound():
     result = timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True), max_runs=7)
-    assert result["runs_done"] == 7 and result["extra_rounds"] == 4
-    assert result["verdict"] == "untrusted" and "cache_not_faster" in result["doubts"]
+    assert result.runs_done == 7 and result.extra_rounds == 4
+    assert result.verdict == "untrusted" and "cache_not_faster" in result.doubts
 
 
 def test_max_runs_below_runs_means_no_extra_rounds():
     result = timed(
         FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True), runs=3, max_runs=1
     )
-    assert result["runs_done"] == 3
+    assert result.runs_done == 3
 
 
 def test_coefficient_of_variation():
@@ -82,16 +84,22 @@ def test_coefficient_of_variation():
     assert coefficient_of_variation([1.0, 3.0]) == pytest.approx(2**0.5 / 2)
 
 
-def time_json(result: dict) -> dict:
-    """time.json around a fake machine's result: the hand-made one's conditions, a load that rose."""
-    return reportdata.time_json(
-        **result, noisy_cv=NOISY_CV, load_before=[1.0, 0.5, 0.2], load_after=[2.5, 0.8, 0.3]
-    )
+def time_json(result: Timing) -> Timing:
+    """time.json of a fake machine's result, with the hand-made one's conditions and a load that
+    rose."""
+    changes = {
+        "noisy_cv": NOISY_CV,
+        "threads": 2,
+        "cpu_count": 2,
+        "load_before": [1.0, 0.5, 0.2],
+        "load_after": [2.5, 0.8, 0.3],
+    }
+    return reportdata.time_record(**(to_json(result) | changes))
 
 
-def report_of(timing: dict) -> str:
+def report_of(timing: Timing) -> str:
     """report.md of hand-made task files around this time.json (fed 264 vs 14,880 tokens: a 56.4x ratio)."""
-    return render_report(**reportdata.task_json(timing=timing))
+    return render_report(**reportdata.task_records(timing=timing))
 
 
 def test_report_presents_a_quiet_speedup_as_fact():
@@ -111,4 +119,4 @@ def test_report_never_presents_an_untrusted_speedup_as_fact():
     result = time_json(timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True)))
     text = report_of(result)
     assert "이 시간은 믿으면 안 된다" in text and "기계가 바빴다" in text
-    assert f"**{result['speedup']:.2f}배**" not in text and "(믿을 수 없음)" in text
+    assert f"**{result.speedup:.2f}배**" not in text and "(믿을 수 없음)" in text

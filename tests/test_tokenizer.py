@@ -10,6 +10,7 @@ import shutil
 import pytest
 
 from mminfer.errors import MminferError
+from mminfer.inputs import input_source
 from mminfer.prompts import chat_prompt, prefix_prompt
 from mminfer.tokenizer import (
     CHATML_TEMPLATE,
@@ -19,6 +20,18 @@ from mminfer.tokenizer import (
 )
 
 QUESTION = "가람 마을의 특산물은 무엇인가요?"
+
+
+def vocab_fits(tokenizer, rows: int, checkpoint: str, key: str, model_set: str = "custom"):
+    """check_vocab_fits with each input named as a job names it (mminfer.inputs.input_source)."""
+    check_vocab_fits(
+        tokenizer,
+        rows,
+        input_source(model_set, "tokenizer", tokenizer.folder),
+        input_source(model_set, key, checkpoint),
+    )
+
+
 # MiniMind's chat_template for one user message with add_generation_prompt=True (thinking closed):
 EXPECTED_CHAT_TEXT = (
     "<|im_start|>user\n가람 마을의 특산물은 무엇인가요?<|im_end|>\n"
@@ -201,7 +214,7 @@ def test_the_demos_inputs_are_named_by_demo_dir(tiny_tokenizer):
     with pytest.raises(
         MminferError, match="the demo's tokenizer, built under config key 'demo_dir'"
     ):
-        check_vocab_fits(
+        vocab_fits(
             tiny_tokenizer, tiny_tokenizer.id_count - 1, "/demo/pretrain.pth", "pretrain", "demo"
         )
 
@@ -209,7 +222,7 @@ def test_the_demos_inputs_are_named_by_demo_dir(tiny_tokenizer):
 def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(tiny_tokenizer):
     rows = tiny_tokenizer.id_count - 100
     with pytest.raises(MminferError) as info:
-        check_vocab_fits(tiny_tokenizer, rows, "/ckpt/sft.pth", "sft", "course")
+        vocab_fits(tiny_tokenizer, rows, "/ckpt/sft.pth", "sft", "course")
     message = str(info.value)
     assert "config key 'tokenizer'" in message and "config key 'sft'" in message
     assert f"{tiny_tokenizer.id_count} token ids" in message and f"{rows} rows" in message
@@ -217,15 +230,15 @@ def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(t
 
 
 def test_tokenizer_smaller_than_the_embedding_is_fine(tiny_tokenizer):
-    check_vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count, "p.pth", "pretrain", "course")
-    check_vocab_fits(
+    vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count, "p.pth", "pretrain", "course")
+    vocab_fits(
         tiny_tokenizer, tiny_tokenizer.id_count + 64, "p.pth", "pretrain", "course"
     )  # padded
 
 
 def test_vocab_mismatch_of_an_extra_model_names_its_keys(tiny_tokenizer):
     with pytest.raises(MminferError) as info:
-        check_vocab_fits(tiny_tokenizer, 10, "p.pth", "pretrain", "small")
+        vocab_fits(tiny_tokenizer, 10, "p.pth", "pretrain", "small")
     assert "config key 'models.small.pretrain'" in str(info.value)
     assert "config key 'models.small.tokenizer' (default: 'tokenizer')" in str(info.value)
 

@@ -23,27 +23,13 @@ from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_tex
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.loading import save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.outputs import REPORT, TASK_JSON, TASK_SCRIPT, result_files
 from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"
-OUTPUTS = [
-    "same.json",
-    "count.json",
-    "time.json",
-    "kvbytes.json",
-    "temp.json",
-    "topp.json",
-    "cache.py",
-    "topp_detail.json",
-    "sweep.json",
-    "capacity.json",
-    "sweep.png",
-    "temp.png",
-    "topp.png",
-    "report.md",
-]
+OUTPUTS = result_files()
 
 pytestmark = pytest.mark.slow
 
@@ -142,16 +128,7 @@ def read(outdir: Path, name: str):
     return json.loads((outdir / name).read_text(encoding="utf-8"))
 
 
-TASK_FILES = [
-    "same.json",
-    "count.json",
-    "time.json",
-    "kvbytes.json",
-    "temp.json",
-    "topp.json",
-    "cache.py",
-    "report.md",
-]
+TASK_FILES = [*TASK_JSON.values(), TASK_SCRIPT, REPORT]  # the task's seven outputs
 
 
 def test_report_target_alone_leaves_every_task_file(course_run):

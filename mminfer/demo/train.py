@@ -25,7 +25,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 
 import torch
@@ -121,6 +121,18 @@ class TrainSpec:
             vocab_size=vocab_size,
             dropout=0.0,
         )
+
+
+def train_spec(params: dict, threads: int, max_positions: int) -> TrainSpec:
+    """TrainSpec from a config section (demo_model.pretrain or .sft) and the demo's rotary table
+    length (demo_model.max_position_embeddings); unknown keys are a clear error."""
+    known = {f.name for f in fields(TrainSpec)}
+    unknown = sorted(set(params) - known)
+    if unknown:
+        raise MminferError(
+            f"config key 'demo_model' has unknown training keys: {', '.join(unknown)}."
+        )
+    return TrainSpec(**params, max_position_embeddings=max_positions, threads=max(1, int(threads)))
 
 
 # ---------------------------------------------------------------------------

@@ -1,0 +1,19 @@
+"""The rule of rules/plots.smk: a picture drawn from the result file beside it."""
+
+from __future__ import annotations
+
+import logging
+
+from mminfer import plots
+from mminfer.records import read_result
+
+log = logging.getLogger("mminfer")
+
+DRAW = {"sweep": plots.plot_sweep, "temp": plots.plot_temp, "topp": plots.plot_topp}
+
+
+def plot_job(kind: str, source, out):
+    """One PNG: kind is sweep, temp or topp (drawn from sweep.json, temp.json, topp_detail.json)."""
+    path = DRAW[kind](read_result(source), out)
+    log.info("drew %s from %s", out, source)
+    return path

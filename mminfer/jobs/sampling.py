@@ -1,0 +1,90 @@
+"""Rules of rules/sampling.smk: steps 5-6 of the task, what temperature and top-p change."""
+
+from __future__ import annotations
+
+import logging
+
+from mminfer import sampling
+from mminfer.loading import ModelSpec, open_with_tokenizer, run_info
+from mminfer.prompts import chat_prompt
+from mminfer.records import ChatPrompt, write_record
+
+log = logging.getLogger("mminfer")
+
+
+def temp_job(
+    sft,
+    tokenizer,
+    question: str,
+    temperatures: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    model: ModelSpec,
+    threads: int | None,
+    out,
+):
+    """Step 5 -> temp.json."""
+    loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer, model, threads, "sft")
+    prompt_ids = chat_prompt(loaded_tokenizer, question)
+    prompt = ChatPrompt(
+        tokenizer=str(tokenizer), question=question, prompt_len=len(prompt_ids), seed=seed
+    )
+    temperatures_record = sampling.temperature_experiment(
+        loaded.model,
+        loaded_tokenizer,
+        prompt_ids,
+        temperatures,
+        samples,
+        new_tokens,
+        seed,
+        loaded.device,
+        prompt,
+        run_info(loaded),
+    )
+    for key, summary in temperatures_record.items():
+        log.info(
+            "temperature %s: %d distinct of %d; most common (%d): %r",
+            key,
+            summary.distinct,
+            summary.samples,
+            summary.answers[0].count,
+            summary.answers[0].answer,
+        )
+    write_record(out, temperatures_record)
+    return temperatures_record
+
+
+def topp_job(
+    pretrain,
+    tokenizer,
+    prefix: str,
+    sharp_prefix: str,
+    ps: list[float],
+    model: ModelSpec,
+    threads: int | None,
+    topp_out,
+    detail_out,
+):
+    """Step 6 -> topp.json (exactly the task's keys: the survivors after [bos] + prefix) and
+    topp_detail.json (both positions, entropy, top tokens, the sorted distribution)."""
+    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
+    detail = sampling.topp_detail(
+        loaded.model,
+        loaded_tokenizer,
+        {"open": prefix, "sharp": sharp_prefix},
+        ps,
+        loaded.device,
+        run_info(loaded),
+    )
+    for position in detail.positions.values():
+        log.info(
+            "after [bos]%s: survivors %s, entropy %.2f bits",
+            position.prefix,
+            position.survivors,
+            position.entropy_bits,
+        )
+    survivors = detail.positions["open"].survivors
+    write_record(detail_out, detail)
+    write_record(topp_out, survivors)
+    return survivors

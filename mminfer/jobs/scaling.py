@@ -1,0 +1,94 @@
+"""Rules of rules/scaling.smk: beyond the task, cost against length and what fits on a card."""
+
+from __future__ import annotations
+
+import logging
+
+from mminfer import capacity, sweep
+from mminfer.loading import ModelSpec, open_model, open_with_tokenizer, run_info
+from mminfer.prompts import check_length, task_prompt
+from mminfer.records import write_record
+
+log = logging.getLogger("mminfer")
+
+
+def sweep_job(
+    pretrain,
+    tokenizer,
+    val_data,
+    docs: int,
+    prompt_tokens: int,
+    lengths: list[int],
+    warmup: int,
+    runs: int,
+    all_steps_up_to: int,
+    spread_steps: int,
+    model: ModelSpec,
+    threads: int | None,
+    out,
+):
+    """Cost against generation length -> sweep.json (per-step times, every length, the fit)."""
+    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
+    max_positions = loaded.config.max_position_embeddings
+    prompt_ids = task_prompt(
+        loaded_tokenizer,
+        val_data,
+        docs,
+        prompt_tokens,
+        max(lengths),
+        max_positions,
+        "cache.prompt_tokens + max(sweep.lengths)",
+    )
+    swept = sweep.sweep(
+        loaded.model,
+        prompt_ids,
+        lengths,
+        warmup,
+        runs,
+        all_steps_up_to,
+        spread_steps,
+        loaded.device,
+        run_info(loaded),
+        max_positions,
+    )
+    log.info(
+        "time ratio %s at N = %s; fit holds: %s (R² %s)",
+        [round(point.time_ratio, 2) for point in swept.points],
+        swept.lengths,
+        swept.fit.holds,
+        swept.fit.r2,
+    )
+    write_record(out, swept)
+    return swept
+
+
+def capacity_job(
+    pretrain,
+    memory_gib: list[float],
+    contexts: list,
+    batch: int,
+    batch_context: int,
+    model: ModelSpec,
+    threads: int | None,
+    out,
+):
+    """KV bytes per token per dtype and the sequences that fit on a card -> capacity.json."""
+    loaded = open_model(pretrain, model, threads)
+    check_length(batch_context, loaded.config.max_position_embeddings, "capacity.batch_context")
+    fits = capacity.capacity(
+        loaded.model,
+        loaded.config,
+        loaded.device,
+        memory_gib,
+        contexts,
+        batch,
+        batch_context,
+        run_info(loaded),
+    )
+    log.info(
+        "bytes per token %s; batch check matches: %s",
+        {dtype: entry.measured for dtype, entry in fits.bytes_per_token.items()},
+        fits.batch_check.matches,
+    )
+    write_record(out, fits)
+    return fits

@@ -1,0 +1,459 @@
+"""What every result file holds: one dataclass per JSON file, whose fields are the file's keys.
+
+A measuring function returns its file's whole record (provenance passed in as a ``RunInfo``); the
+job only writes it (:func:`write_record`), and the report reads it back typed (:func:`read_record`).
+Nothing adds a key afterwards, so every key of ``time.json`` is a field of :class:`Timing` here.
+
+Two files of the task have keys that are values: ``temp.json`` maps each temperature ("0.3") to a
+:class:`TemperatureSummary`, and ``topp.json`` maps each p ("0.9") to a survivor count. Their
+records are those mappings (:data:`Temperatures`, :data:`TopP`).
+
+Pure Python, no torch: the report and comparison jobs import it without the model code.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import types
+import typing
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Union
+
+from mminfer.errors import MminferError
+from mminfer.io import write_json
+
+# --- provenance ------------------------------------------------------------------------------------
+
+
+@dataclass
+class RunInfo:
+    """Which model produced a result, loaded how, and where it ran."""
+
+    model_set: str  # "course", "demo", a name from config key models, or "custom" (a hand run)
+    checkpoint: str
+    sha256: str
+    backend: str  # "minimind" (MiniMind's own model) or "builtin" (mminfer's twin)
+    device: str  # "cpu" or "cuda"
+    device_name: str
+    dtype: str
+    threads: int  # torch's CPU threads during the measurement
+    torch: str
+    python: str
+    config: dict[str, Any]  # every hyperparameter of the model as built (MiniMindConfig)
+
+
+@dataclass
+class PretrainPrompt:
+    """Where the greedy prompt came from: the first ``docs`` validation documents joined with
+    spaces, cut to ``prompt_tokens`` tokens, bos in front."""
+
+    tokenizer: str
+    val_data: str
+    docs: int
+    prompt_tokens: int
+
+
+@dataclass
+class ChatPrompt:
+    """The SFT model's prompt: one user question in the tokenizer's chat format."""
+
+    tokenizer: str
+    question: str
+    prompt_len: int
+    seed: int  # torch.manual_seed before each temperature
+
+
+# --- steps 1-2: same.json, count.json --------------------------------------------------------------
+
+
+@dataclass
+class FirstDifference:
+    """Where the greedy paths with and without the cache first pick different tokens."""
+
+    step: int  # 0-based: step 0 feeds the prompt
+    token_with_cache: int
+    token_without_cache: int
+    margin_with_cache: float  # top-1 minus top-2 logit at that step
+    margin_without_cache: float
+    max_abs_logit_diff: float  # between the two paths' logits at that step
+    max_abs_logit: float  # the scale rounding errors grow with
+
+
+@dataclass
+class Same:
+    """same.json: are the greedy tokens the same with and without the cache?"""
+
+    same_ids: bool
+    ids: list[int]  # the new tokens with the cache
+    prompt_len: int
+    new_tokens: int
+    ids_without_cache: list[int]
+    max_abs_logit_diff: float  # over the steps up to the first difference
+    first_difference: FirstDifference | None
+    text: str  # ids, decoded
+    prompt: PretrainPrompt
+    run: RunInfo
+
+
+@dataclass
+class Count:
+    """count.json: the tokens fed into forward by each method, beside their formulas."""
+
+    prompt_len: int
+    new_tokens: int
+    fed_with_cache: int
+    fed_without_cache: int
+    formula_with_cache: int  # P + (N - 1)
+    formula_without_cache: int  # N * P + N (N - 1) / 2
+    calls_with_cache: int
+    calls_without_cache: int
+    prompt: PretrainPrompt
+    run: RunInfo
+
+
+# --- step 3: time.json -----------------------------------------------------------------------------
+
+
+@dataclass
+class Timing:
+    """time.json: median seconds of each method after warm-ups, and how far to trust them."""
+
+    with_cache_s: float
+    without_cache_s: float
+    speedup: float  # without / with
+    prompt_len: int
+    new_tokens: int
+    warmup: int
+    runs: int
+    max_runs: int
+    order: str
+    cv_with_cache: float  # coefficient of variation of the timed runs
+    cv_without_cache: float
+    runs_done: int
+    extra_rounds: int
+    doubts: list[str]
+    verdict: str  # "ok", "noisy" or "untrusted"
+    noisy_cv: float
+    with_cache_runs_s: list[float]
+    without_cache_runs_s: list[float]
+    with_cache_warmup_s: list[float]
+    without_cache_warmup_s: list[float]
+    threads: int
+    cpu_count: int | None
+    load_before: list[float] | None  # 1-, 5- and 15-minute load averages
+    load_after: list[float] | None
+    run: RunInfo
+
+
+# --- step 4: kvbytes.json --------------------------------------------------------------------------
+
+
+@dataclass
+class KvBytes:
+    """kvbytes.json: the cache's real bytes after feeding random tokens, against the formula."""
+
+    tokens: int
+    measured_bytes: int  # the byte sum of every tensor of past_key_values
+    formula_bytes: int  # 2 x layers x tokens x KV heads x head_dim x bytes per element
+    k_shape: list[int]  # the first layer's K: (batch, tokens, kv_heads, head_dim)
+    batch: int
+    seed: int
+    matches: bool
+    layers: int
+    kv_heads: int
+    heads: int
+    head_dim: int
+    dtype: str
+    bytes_per_element: int
+    bytes_per_token: int
+    after_repeat_kv_bytes: int  # what the cache would take if it were stored after repeat_kv
+    allocator_bytes: int | None  # CUDA only: memory_allocated after - before
+    run: RunInfo
+
+
+# --- step 5: temp.json -----------------------------------------------------------------------------
+
+
+@dataclass
+class Answer:
+    answer: str
+    count: int
+
+
+@dataclass
+class TemperatureSummary:
+    """One temperature of temp.json: how many of the sampled answers differ."""
+
+    distinct: int
+    samples: int
+    top_share: float  # the most common answer's share
+    distinct_1: float  # distinct characters over all characters of the answers
+    distinct_2: float  # distinct character bigrams over all bigrams
+    answers: list[Answer]  # most common first
+    prompt: ChatPrompt
+    run: RunInfo
+
+
+Temperatures = dict[str, TemperatureSummary]  # temp.json: "0.3" -> its summary, lowest first
+
+
+# --- step 6: topp.json, topp_detail.json -----------------------------------------------------------
+
+TopP = dict[str, int]  # topp.json: "0.5" -> survivors under MiniMind's top-p rule
+
+
+@dataclass
+class TopToken:
+    id: int
+    token: str
+    prob: float
+
+
+@dataclass
+class Position:
+    """The next-token distribution after [bos] + prefix."""
+
+    prefix: str
+    survivors: TopP
+    entropy_bits: float
+    top_tokens: list[TopToken]
+    sorted_probs: list[float]  # the largest probabilities, descending
+    perplexity: float
+
+
+@dataclass
+class TopPDetail:
+    """topp_detail.json: both positions, the open one (topp.json) and a sharp one."""
+
+    ps: list[float]
+    positions: dict[str, Position]  # "open", "sharp"
+    run: RunInfo
+
+
+# --- beyond the task: sweep.json -------------------------------------------------------------------
+
+
+@dataclass
+class SweepPoint:
+    """One generation length N, read off the first N steps of the clocked generations."""
+
+    new_tokens: int
+    fed_with_cache: int
+    fed_without_cache: int | None  # None: not every uncached step ran (see calls_without_cache)
+    formula_with_cache: int
+    formula_without_cache: int
+    calls_with_cache: int  # forward calls clocked among the first N steps
+    calls_without_cache: int
+    with_cache_s: float
+    without_cache_s: float  # clocked steps, plus the fit's time of each step not clocked
+    token_ratio: float
+    time_ratio: float
+    decode_s_per_token: float | None  # the mean cached step after the prefill
+
+
+@dataclass
+class SweepSteps:
+    """Every step of the longest generation per method, clocked (None: not clocked) and as the
+    fit gives it."""
+
+    with_cache_s: list[float]
+    fed_with_cache: list[int]
+    without_cache_s: list[float | None]
+    fed_without_cache: list[int | None]
+    fitted_with_cache_s: list[float]
+    fitted_without_cache_s: list[float]
+
+
+@dataclass
+class StepFit:
+    """The cost model fitted over every step of both methods."""
+
+    model: str
+    method: str
+    fixed_s_with_cache: float
+    fixed_s_without_cache: float
+    per_token_s: float
+    per_pair_s: float
+    held_at_zero: list[str]
+    r2: float | None
+    median_relative_residual: dict[str, float]  # per method
+    holds: bool
+    measured_new_tokens: list[int]
+    measured_context: list[int]
+    steps: int
+
+
+@dataclass
+class Prediction:
+    """The fit's times and ratios at one length, measured or extrapolated."""
+
+    new_tokens: int
+    measured: bool
+    with_cache_s: float
+    without_cache_s: float
+    time_ratio: float | None
+    token_ratio: float
+    fixed_share_with_cache: float | None
+
+
+@dataclass
+class Sweep:
+    """sweep.json: cost against generation length after the task's prompt."""
+
+    prompt_len: int
+    lengths: list[int]
+    longest: int
+    warmup: int
+    runs: int
+    all_steps_up_to: int  # without the cache, every step of the first this-many tokens is clocked
+    spread_steps: int  # and this many more, spread evenly up to the longest
+    how: str
+    threads: int
+    load_before: list[float] | None
+    load_after: list[float] | None
+    points: list[SweepPoint]
+    steps: SweepSteps
+    uncached_ids_match: bool  # every clocked uncached step picked the cached generation's token
+    ttft_s: float
+    decode_s_per_token: float | None
+    fit: StepFit
+    predictions: list[Prediction]
+    run: RunInfo
+
+
+# --- beyond the task: capacity.json ----------------------------------------------------------------
+
+
+@dataclass
+class DtypeBytes:
+    """One cached token's bytes in one dtype, measured on a real cache."""
+
+    measured: int | None  # None: this dtype's forward failed on the device (error says why)
+    formula: int
+    matches: bool
+    error: str | None
+
+
+@dataclass
+class CapacityRow:
+    dtype: str
+    memory_gib: float
+    context: int
+    kv_bytes_per_sequence: int | None
+    free_bytes: int
+    sequences: int | None
+
+
+@dataclass
+class BatchCheck:
+    """A real cache of ``batch`` sequences against the prediction."""
+
+    batch: int
+    context: int
+    measured_bytes: int
+    predicted_bytes: int
+    matches: bool
+    k_shape: list[int]
+
+
+@dataclass
+class Capacity:
+    """capacity.json: how many sequences' caches fit on a card."""
+
+    bytes_per_token: dict[str, DtypeBytes]
+    weight_bytes: dict[str, int]
+    layers: int
+    kv_heads: int
+    head_dim: int
+    memory_gib: list[float]
+    contexts: list[int]
+    rows: list[CapacityRow]
+    batch_check: BatchCheck
+    formula: str
+    run: RunInfo
+
+
+# --- reading and writing ---------------------------------------------------------------------------
+
+
+def to_json(record) -> Any:
+    """A record as JSON data: dataclasses become objects with their fields in order."""
+    if dataclasses.is_dataclass(record):
+        return {
+            field.name: to_json(getattr(record, field.name)) for field in dataclasses.fields(record)
+        }
+    if isinstance(record, dict):
+        return {key: to_json(value) for key, value in record.items()}
+    if isinstance(record, (list, tuple)):
+        return [to_json(value) for value in record]
+    return record
+
+
+def write_record(path: str | Path, record) -> None:
+    """Write a record as its JSON file, atomically."""
+    write_json(path, to_json(record))
+
+
+def from_json(kind, data, where: str = "") -> Any:
+    """The record of type ``kind`` (a dataclass, or a dict/list/optional of one) from JSON data;
+    a missing or unknown key is an error naming it (a file written by another version)."""
+    origin = typing.get_origin(kind)
+    if origin in (Union, types.UnionType):
+        if data is None:
+            return None
+        inner = [arg for arg in typing.get_args(kind) if arg is not type(None)]
+        return from_json(inner[0], data, where) if len(inner) == 1 else data
+    if origin is dict:
+        value_kind = typing.get_args(kind)[1]
+        return {key: from_json(value_kind, value, f"{where}.{key}") for key, value in data.items()}
+    if origin is list:
+        item_kind = typing.get_args(kind)[0]
+        return [from_json(item_kind, value, f"{where}[{i}]") for i, value in enumerate(data)]
+    if dataclasses.is_dataclass(kind):
+        if not isinstance(data, dict):
+            raise ValueError(f"{where or 'the file'}: expected an object for {kind.__name__}")
+        hints = typing.get_type_hints(kind)
+        names = [field.name for field in dataclasses.fields(kind)]
+        missing = [name for name in names if name not in data]
+        unknown = [key for key in data if key not in names]
+        if missing or unknown:
+            raise ValueError(
+                f"{where or 'the file'} does not hold a {kind.__name__}: "
+                f"missing {missing or 'nothing'}, unknown {unknown or 'nothing'}"
+            )
+        values = {name: from_json(hints[name], data[name], f"{where}.{name}") for name in names}
+        return kind(**values)
+    return data
+
+
+# The record of each result file, by the file's name (mminfer.outputs).
+RECORD_OF_FILE = {
+    "same.json": Same,
+    "count.json": Count,
+    "time.json": Timing,
+    "kvbytes.json": KvBytes,
+    "temp.json": Temperatures,
+    "topp.json": TopP,
+    "topp_detail.json": TopPDetail,
+    "sweep.json": Sweep,
+    "capacity.json": Capacity,
+}
+
+
+def read_result(path: str | Path):
+    """A result file read back as the record its name says it holds."""
+    return read_record(path, RECORD_OF_FILE[Path(path).name])
+
+
+def read_record(path: str | Path, kind):
+    """Read a result file back as its record; a file of another shape is a clear error."""
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        return from_json(kind, data, str(path))
+    except (OSError, ValueError) as exc:
+        raise MminferError(
+            f"result file {path} could not be read as {getattr(kind, '__name__', kind)} ({exc}); "
+            "was it written by another version of mminfer? Rerun the rule that writes it."
+        ) from None

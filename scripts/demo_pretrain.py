@@ -1,0 +1,15 @@
+"""Rule demo_pretrain: pretrain the demo MiniMind on the corpus."""
+
+from mminfer.jobs.demo import demo_pretrain_job
+from mminfer.script import job_log, tokenizer_folder
+
+if "snakemake" in globals():
+    with job_log(snakemake.log[0]):
+        demo_pretrain_job(
+            train=snakemake.input.train,
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            params=snakemake.params.train,
+            max_positions=snakemake.params.max_positions,
+            threads=snakemake.threads,
+            out=snakemake.output[0],
+        )

@@ -1,0 +1,16 @@
+"""Rule demo_sft: fine-tune the pretrained demo MiniMind on the SFT conversations."""
+
+from mminfer.jobs.demo import demo_sft_job
+from mminfer.script import job_log, tokenizer_folder
+
+if "snakemake" in globals():
+    with job_log(snakemake.log[0]):
+        demo_sft_job(
+            pretrain=snakemake.input.pretrain,
+            sft=snakemake.input.sft,
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            params=snakemake.params.train,
+            max_positions=snakemake.params.max_positions,
+            threads=snakemake.threads,
+            out=snakemake.output[0],
+        )
