@@ -19,7 +19,7 @@ from __future__ import annotations
 import copy
 
 from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes
-from mminfer.loading import DTYPES, count_parameters
+from mminfer.loading import DTYPES, active_parameters, count_parameters
 from mminfer.records import BatchCheck, Capacity, CapacityRow, DtypeBytes, RunInfo
 
 CAPACITY_DTYPES = ("float32", "bfloat16", "float16")
@@ -147,9 +147,17 @@ def capacity(
         batch,
     )
     measured_per_token = {dtype: entry.measured for dtype, entry in per_token.items()}
+    if config.use_moe:
+        experts, experts_per_token = config.num_experts, config.num_experts_per_tok
+    else:
+        experts, experts_per_token = None, None
     return Capacity(
         bytes_per_token=per_token,
         weight_bytes=weights,
+        parameters=count_parameters(model),
+        active_parameters=active_parameters(model, config),
+        experts=experts,
+        experts_per_token=experts_per_token,
         layers=config.num_hidden_layers,
         kv_heads=config.num_key_value_heads,
         head_dim=config.head_dim,

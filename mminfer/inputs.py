@@ -1,21 +1,46 @@
-"""Decisions made once, when Snakemake builds the DAG: is the config valid, and which model set (the
-configured course inputs or the embedded demo) do the rules read? Imports nothing heavy (no torch).
+"""The config and the inputs it names, decided once when Snakemake builds the DAG.
+
+Is the config valid (:func:`check_config`, against schemas/config.schema.yaml, the one home of every
+key and its default)? Which model sets do the rules read: the configured course inputs or the
+embedded demo, and each model of config key ``models`` (:func:`resolve_runs`)? And how is each
+input named in a message (:func:`input_source`)? Imports nothing heavy (no torch).
 """
 
 from __future__ import annotations
 
 import copy
 import os
+import re
 from pathlib import Path
 
 from mminfer.errors import MminferError
 
-SCHEMA_PATH = (
-    Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
-)  # every key and its default
+SCHEMA_PATH = Path(__file__).resolve().parents[1] / "schemas" / "config.schema.yaml"
 
 INPUT_KEYS = ("pretrain", "sft", "val_data", "tokenizer")
 BOUNDS = {"minimum": ">=", "exclusiveMinimum": ">", "maximum": "<=", "exclusiveMaximum": "<"}
+MODEL_NAME = re.compile(r"[\w.-]+")  # letters (any script), digits, '_', '-', '.'
+
+
+# --- the config check ----------------------------------------------------------------------------
+
+
+def read_schema() -> dict:
+    import yaml
+
+    return yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+def allowed_values(error) -> str:
+    """What a key may hold, for the message of an enum or bound violation."""
+    rule, parent = error.validator, error.schema
+    if rule == "enum":
+        return f"; allowed: {', '.join(map(str, error.validator_value))}"
+    if rule in BOUNDS and "exclusiveMinimum" in parent and "maximum" in parent:
+        return f"; allowed: ({parent['exclusiveMinimum']}, {parent['maximum']}]"
+    if rule in BOUNDS:
+        return f"; allowed: {BOUNDS[rule]} {error.validator_value}"
+    return ""
 
 
 def config_errors(config: dict, schema: dict) -> list[str]:
@@ -23,19 +48,17 @@ def config_errors(config: dict, schema: dict) -> list[str]:
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path)))
     messages = []
-    for error in sorted(
-        validator.iter_errors(config), key=lambda e: list(map(str, e.absolute_path))
-    ):
+    for error in errors:
         key = ".".join(str(part) for part in error.absolute_path) or "(top level)"
-        allowed, rule, parent = "", error.validator, error.schema
-        if rule == "enum":
-            allowed = f"; allowed: {', '.join(map(str, error.validator_value))}"
-        elif rule in BOUNDS and "exclusiveMinimum" in parent and "maximum" in parent:
-            allowed = f"; allowed: ({parent['exclusiveMinimum']}, {parent['maximum']}]"
-        elif rule in BOUNDS:
-            allowed = f"; allowed: {BOUNDS[rule]} {error.validator_value}"
-        messages.append(f"config key '{key}': {error.message}{allowed}")
+        messages.append(f"config key '{key}': {error.message}{allowed_values(error)}")
+    for name in config.get("models") or {}:
+        if not MODEL_NAME.fullmatch(name) or name in (".", ".."):
+            messages.append(
+                f"config key 'models.{name}': a model name may hold only letters, digits, '-', "
+                "'_' and '.', and may not be '.' or '..' (it names the folder outdir/models/<name>)"
+            )
     return messages
 
 
@@ -50,23 +73,43 @@ def fill_defaults(config: dict, schema: dict) -> dict:
 
 
 def check_config(config: dict, schema: dict | None = None) -> dict:
-    """The one config check: fill in the schema's defaults, then one message per bad key (``schema``:
-    default schemas/config.schema.yaml)."""
+    """The one config check: fill in the schema's defaults, then one message per bad key."""
     if schema is None:
-        import yaml
-
-        schema = yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
+        schema = read_schema()
     errors = config_errors(fill_defaults(config, schema), schema)
     if errors:
         raise MminferError("invalid configuration:\n  " + "\n  ".join(errors))
     return config
 
 
+def merged(into: dict, update: dict) -> dict:
+    """``update`` merged into ``into`` key by key, sections recursively (in place)."""
+    for key, value in update.items():
+        if isinstance(value, dict) and isinstance(into.get(key), dict):
+            merged(into[key], value)
+        else:
+            into[key] = value
+    return into
+
+
+def parsed_config(*paths) -> dict:
+    """The checked config the workflow would see for these config files (later ones win)."""
+    import yaml
+
+    config: dict = {}
+    for path in paths:
+        merged(config, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
+    return check_config(config)
+
+
 def model_params(config: dict, model_set: str) -> dict:
-    """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes the numbers.
-    The demo's .pth carries no config: it loads with the rotary table length it was built with."""
-    demo = {"max_position_embeddings": config["demo_model"]["max_position_embeddings"]}
-    overrides = {**(demo if model_set == "demo" else {}), **config["model"]}
+    """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes
+    the numbers. The demo's .pth carries no config: it loads with the rotary table length it was
+    built with."""
+    overrides = {}
+    if model_set == "demo":
+        overrides["max_position_embeddings"] = config["demo_model"]["max_position_embeddings"]
+    overrides |= config["model"]
     return {
         "backend": config["backend"],
         "minimind_src": config["minimind_src"],
@@ -77,23 +120,7 @@ def model_params(config: dict, model_set: str) -> dict:
     }
 
 
-def parsed_config(*paths) -> dict:
-    """The checked config the workflow would see for these config files (later ones win, key by key)."""
-    import yaml
-
-    def merge(into: dict, update: dict) -> dict:
-        for key, value in update.items():
-            into[key] = (
-                merge(into[key], value)
-                if isinstance(value, dict) and isinstance(into.get(key), dict)
-                else value
-            )
-        return into
-
-    config: dict = {}
-    for path in paths:
-        merge(config, yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {})
-    return check_config(config)
+# --- which inputs the rules read -----------------------------------------------------------------
 
 
 def demo_paths(demo_dir: str | Path) -> dict[str, str]:
@@ -107,15 +134,30 @@ def demo_paths(demo_dir: str | Path) -> dict[str, str]:
     return {key: str(Path(demo_dir) / name) for key, name in files.items()}
 
 
+def existing_lora(value, key: str) -> str | None:
+    """A LoRA file named by config key ``key``, which must exist; None when the key is unset."""
+    if not value:
+        return None
+    if not Path(value).is_file():
+        raise MminferError(f"config key '{key}': {value} does not exist (a LoRA file expected).")
+    return str(value)
+
+
 def resolve_inputs(config: dict) -> dict:
-    """{"model_set": "course"|"demo", "pretrain": ..., ...}. demo=auto: the configured inputs when all exist,
-    the demo when none do, an error when only some do (never mixed); demo=always / never force either way."""
+    """The task model's inputs: {"model_set": "course" or "demo", "pretrain": ..., ...}.
+
+    demo=auto: the configured inputs when all exist, the demo when none do, an error when only
+    some do (never mixed); demo=always and demo=never force either way. The SFT model's LoRA
+    (config key sft_lora) is the user's file in both cases.
+    """
     mode = config.get("demo", "auto")
     configured = {key: str(config[key]) for key in INPUT_KEYS}
     present = [key for key in INPUT_KEYS if Path(configured[key]).exists()]
     missing = [key for key in INPUT_KEYS if key not in present]
+    lora = {"sft_lora": existing_lora(config.get("sft_lora"), "sft_lora")}
     if mode == "always" or (mode == "auto" and not present):
-        return {"model_set": "demo", **demo_paths(config.get("demo_dir", "resources/demo"))}
+        demo = demo_paths(config.get("demo_dir", "resources/demo"))
+        return {"model_set": "demo", **demo, **lora}
     if missing:
         listed = "; ".join(
             f"config key '{key}': {configured[key]} does not exist" for key in missing
@@ -123,38 +165,46 @@ def resolve_inputs(config: dict) -> dict:
         if mode == "never":
             raise MminferError(f"demo is 'never' but inputs are missing — {listed}.")
         raise MminferError(
-            f"some configured inputs exist and some do not — {listed}. Fix those paths, or set config "
-            f"key 'demo' to 'always' to use the embedded demo model instead (course and demo files are "
-            f"never mixed)."
+            f"some configured inputs exist and some do not — {listed}. Fix those paths, or set "
+            "config key 'demo' to 'always' to use the embedded demo model instead (course and "
+            "demo files are never mixed)."
         )
     tokenizer = Path(configured["tokenizer"])
     for name in ("tokenizer.json", "tokenizer_config.json"):
         if not (tokenizer / name).is_file():
             raise MminferError(f"config key 'tokenizer': {tokenizer} has no {name}.")
-    return {"model_set": "course", **configured}
+    return {"model_set": "course", **configured, **lora}
+
+
+def resolve_model(name: str, entry: dict, main: dict) -> dict:
+    """The inputs of one model of config key ``models`` (tokenizer and val_data default to the
+    task model's; every path must exist)."""
+    resolved = {"model_set": name}
+    for key in INPUT_KEYS:
+        value = entry.get(key)
+        if not value and key in ("tokenizer", "val_data"):
+            resolved[key] = main[key]
+        elif not value:
+            raise MminferError(f"config key 'models.{name}.{key}' is required.")
+        elif not Path(value).exists():
+            raise MminferError(f"config key 'models.{name}.{key}': {value} does not exist.")
+        else:
+            resolved[key] = str(value)
+    resolved["sft_lora"] = existing_lora(entry.get("sft_lora"), f"models.{name}.sft_lora")
+    return resolved
 
 
 def resolve_runs(config: dict) -> dict[str, dict]:
-    """Results folder -> its inputs: the task's single model in `outdir` itself, each model of config key
-    'models' in `outdir/models/<name>` (every path must exist; tokenizer and val_data default to the task's)."""
+    """Results folder -> its inputs: the task's model in `outdir` itself, each model of config key
+    'models' in `outdir/models/<name>`."""
     outdir = Path(config["outdir"])
     main = resolve_inputs(config)
     runs = {str(outdir): main}
     folders = {str(outdir): "config key 'outdir'"}
     for name, entry in (config.get("models") or {}).items():
-        resolved = {"model_set": name}
-        for key in INPUT_KEYS:
-            value = entry.get(key)
-            if not value and key in ("tokenizer", "val_data"):
-                resolved[key] = main[key]
-            elif not value:
-                raise MminferError(f"config key 'models.{name}.{key}' is required.")
-            elif not Path(value).exists():
-                raise MminferError(f"config key 'models.{name}.{key}': {value} does not exist.")
-            else:
-                resolved[key] = str(value)
-        runs[str(outdir / "models" / name)] = resolved
-        folders[str(outdir / "models" / name)] = f"the results folder of config key 'models.{name}'"
+        folder = str(outdir / "models" / name)
+        runs[folder] = resolve_model(name, entry, main)
+        folders[folder] = f"the results folder of config key 'models.{name}'"
     if any(run["model_set"] == "demo" for run in runs.values()):
         folders[str(config.get("demo_dir", "resources/demo"))] = "config key 'demo_dir'"
     for folder, named in folders.items():
@@ -163,16 +213,22 @@ def resolve_runs(config: dict) -> dict[str, dict]:
 
 
 def check_folder_can_exist(folder: str | Path, named: str) -> None:
-    """No file in the way of ``folder``; else Snakemake stops in a NotADirectoryError after planning the jobs."""
+    """No file in the way of ``folder`` (else Snakemake stops in a NotADirectoryError after
+    planning the jobs)."""
     folder = Path(folder)
     for candidate in (folder, *folder.parents):
         if os.path.isdir(candidate):
             return
         if os.path.lexists(candidate):
-            below = "" if candidate == folder else f", so {folder} cannot be created below it"
+            below = ""
+            if candidate != folder:
+                below = f", so {folder} cannot be created below it"
             raise MminferError(
                 f"{named}: {candidate} is a file, not a folder{below}. Choose a folder path."
             )
+
+
+# --- naming an input in a message ----------------------------------------------------------------
 
 
 def input_source(model_set: str, key: str, path) -> str:
@@ -180,9 +236,11 @@ def input_source(model_set: str, key: str, path) -> str:
     demo's folder, or a flag of a script run by hand (model set "custom")."""
     if model_set == "custom":
         return f"--{key.replace('_', '-')}: {path}"
-    if model_set == "demo":
+    if model_set == "demo" and key != "sft_lora":
         return f"the demo's {key}, built under config key 'demo_dir': {path}"
-    if model_set == "course":
+    if model_set in ("course", "demo"):
         return f"config key '{key}': {path}"
-    default = f" (default: '{key}')" if key in ("tokenizer", "val_data") else ""
+    default = ""
+    if key in ("tokenizer", "val_data"):
+        default = f" (default: '{key}')"
     return f"config key 'models.{model_set}.{key}'{default}: {path}"

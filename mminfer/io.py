@@ -13,8 +13,9 @@ from mminfer.errors import MminferError
 
 
 def _create_temp_beside(path: Path) -> tuple[int, Path]:
-    """A new temporary file beside ``path`` with the mode ``open(path, "w")`` would give (0o666 less the
-    umask, or the folder's default ACL), not ``mkstemp``'s 0o600 that others could not read."""
+    """A new temporary file beside ``path`` with the mode ``open(path, "w")`` would give (0o666 less
+    the umask, or the folder's default ACL), not ``mkstemp``'s 0o600 that others could not read.
+    """
     flags = (
         os.O_WRONLY
         | os.O_CREAT
@@ -31,7 +32,9 @@ def _create_temp_beside(path: Path) -> tuple[int, Path]:
 
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, binary: bool = False):
-    """A handle on a temporary file beside ``path`` that replaces it only if the ``with`` block succeeds."""
+    """A handle on a temporary file beside ``path`` that replaces it only if the ``with`` block
+    succeeds.
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = _create_temp_beside(path)
@@ -61,7 +64,9 @@ def read_json(path: str | Path):
 def read_jsonl_field(
     path: str | Path, field: str, limit: int | None = None, kind: str = "data"
 ) -> list:
-    """``field`` of each record of a JSONL file (the first ``limit``); errors name the file and the line."""
+    """``field`` of each record of a JSONL file (the first ``limit``); errors name the file and the
+    line.
+    """
     path = Path(path)
     if not path.is_file():
         raise MminferError(f"{kind} {path} does not exist.")
@@ -92,7 +97,7 @@ def read_jsonl_field(
 
 
 def sha256_of(path: str | Path) -> str:
-    """sha256 of a file, or of a folder's files (name and content, in sorted order)."""
+    """Sha256 of a file, or of a folder's files (name and content, in sorted order)."""
     path = Path(path)
     digest = hashlib.sha256()
     files = sorted(p for p in path.rglob("*") if p.is_file()) if path.is_dir() else [path]

@@ -1,7 +1,14 @@
-"""A torch-only twin of MiniMind's dense ``MiniMindForCausalLM`` (no MoE, no YaRN): the ``builtin`` backend,
-used when MiniMind's source (which needs ``transformers``) does not import. Same state_dict keys, ``forward``
-and ``generate`` (signatures, defaults, loop, RNG use), same arithmetic in the same order down to the attention
-kernel (fused SDPA for a multi-token step without a cache, explicit softmax otherwise): logits agree bit for bit.
+"""A torch-only twin of MiniMind's ``MiniMindForCausalLM``: the ``builtin`` backend.
+
+Used when MiniMind's own source (which needs ``transformers``) does not import. It has the same
+state_dict keys, ``forward`` and ``generate`` (signatures, defaults, loop, RNG use) and the same
+arithmetic in the same order, down to the attention kernel (fused SDPA for a multi-token step
+without a cache, explicit softmax otherwise), for every model MiniMind makes: dense or MoE
+(``use_moe``), tied or untied head, with YaRN (``inference_rope_scaling``) and with a LoRA
+(``model/model_lora.py``, unmerged). Logits agree with MiniMind's bit for bit.
+
+Read top to bottom: config, norm, rotary embedding, attention, MLP, mixture of experts, block,
+model, the language model and its generate, then the sampling filters.
 """
 
 from __future__ import annotations
@@ -12,6 +19,16 @@ from dataclasses import asdict, dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+# MiniMind's YaRN, as MiniMindConfig(inference_rope_scaling=True) sets it (eval_llm.py's switch).
+MINIMIND_YARN = {
+    "beta_fast": 32,
+    "beta_slow": 1,
+    "factor": 16,
+    "original_max_position_embeddings": 2048,
+    "attention_factor": 1.0,
+    "type": "yarn",
+}
 
 
 @dataclass
@@ -33,12 +50,23 @@ class MiniMindConfig:
     bos_token_id: int = 1
     eos_token_id: int = 2
     tie_word_embeddings: bool = True
+    inference_rope_scaling: bool = False
+    rope_scaling: dict | None = None  # None: MINIMIND_YARN with inference_rope_scaling, else none
+    use_moe: bool = False
+    num_experts: int = 4
+    num_experts_per_tok: int = 1
+    moe_intermediate_size: int | None = None  # None: intermediate_size
+    norm_topk_prob: bool = True
 
     def __post_init__(self):
         if self.head_dim is None:
             self.head_dim = self.hidden_size // self.num_attention_heads
         if self.intermediate_size is None:
             self.intermediate_size = math.ceil(self.hidden_size * math.pi / 64) * 64
+        if self.moe_intermediate_size is None:
+            self.moe_intermediate_size = self.intermediate_size
+        if self.rope_scaling is None and self.inference_rope_scaling:
+            self.rope_scaling = dict(MINIMIND_YARN)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -58,16 +86,49 @@ class RMSNorm(nn.Module):
         return (self.weight * normed).type_as(x)
 
 
+def yarn_scaled(
+    inv_freq: torch.Tensor, head_dim: int, positions: int, theta: float, scaling: dict
+) -> tuple[torch.Tensor, float]:
+    """YaRN as MiniMind applies it: (the scaled inverse frequencies, the attention factor).
+
+    With a table longer than the original context, each frequency f(i) becomes
+    f(i) * ((1 - ramp(i)) + ramp(i) / factor), where ramp climbs linearly from 0 to 1 between the
+    dimensions whose wavelengths fit beta_fast and beta_slow turns into the original context.
+    """
+    original = scaling.get("original_max_position_embeddings", 2048)
+    factor = scaling.get("factor", 16)
+    beta_fast = scaling.get("beta_fast", 32.0)
+    beta_slow = scaling.get("beta_slow", 1.0)
+    attention_factor = scaling.get("attention_factor", 1.0)
+    if positions / original <= 1.0:
+        return inv_freq, attention_factor
+
+    def dimension_of(beta: float) -> float:
+        """The dimension whose wavelength turns ``beta`` times in the original context."""
+        return (head_dim * math.log(original / (beta * 2 * math.pi))) / (2 * math.log(theta))
+
+    low = max(math.floor(dimension_of(beta_fast)), 0)
+    high = min(math.ceil(dimension_of(beta_slow)), head_dim // 2 - 1)
+    dims = torch.arange(head_dim // 2, device=inv_freq.device).float()
+    ramp = torch.clamp((dims - low) / max(high - low, 0.001), 0, 1)
+    return inv_freq * (1 - ramp + ramp / factor), attention_factor
+
+
 def rotary_tables(
-    head_dim: int, max_positions: int, theta: float
+    head_dim: int, max_positions: int, theta: float, rope_scaling: dict | None = None
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """cos and sin tables, each (max_positions, head_dim): the half-dim angles written twice."""
     exponents = torch.arange(0, head_dim, 2)[: head_dim // 2].float() / head_dim
     inv_freq = 1.0 / (theta**exponents)  # (head_dim/2,)
+    attention_factor = 1.0
+    if rope_scaling is not None:
+        inv_freq, attention_factor = yarn_scaled(
+            inv_freq, head_dim, max_positions, theta, rope_scaling
+        )
     positions = torch.arange(max_positions)  # integer positions, promoted by outer()
     angles = torch.outer(positions, inv_freq).float()  # (max_positions, head_dim/2)
-    cos = torch.cat([torch.cos(angles), torch.cos(angles)], dim=-1) * 1.0
-    sin = torch.cat([torch.sin(angles), torch.sin(angles)], dim=-1) * 1.0
+    cos = torch.cat([torch.cos(angles), torch.cos(angles)], dim=-1) * attention_factor
+    sin = torch.cat([torch.sin(angles), torch.sin(angles)], dim=-1) * attention_factor
     return cos, sin
 
 
@@ -94,6 +155,36 @@ def repeat_kv(x: torch.Tensor, n_rep: int) -> torch.Tensor:
     return expanded.reshape(batch, length, kv_heads * n_rep, head_dim)
 
 
+class LoRA(nn.Module):
+    """MiniMind's low-rank update of one square linear layer: B(A(x)), A (rank, n), B (n, rank)."""
+
+    def __init__(self, features: int, rank: int):
+        super().__init__()
+        self.A = nn.Linear(features, rank, bias=False)
+        self.B = nn.Linear(rank, features, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.B(self.A(x))
+
+
+class Linear(nn.Linear):
+    """A linear layer without bias that can carry a LoRA, unmerged: x W^T + B(A(x)).
+
+    Its state_dict is nn.Linear's (``weight``), plus ``lora.A.weight`` and ``lora.B.weight`` once
+    :func:`apply_lora` gives it one, exactly as MiniMind's ``apply_lora`` does to nn.Linear.
+    """
+
+    def __init__(self, in_features: int, out_features: int):
+        super().__init__(in_features, out_features, bias=False)
+        self.register_module("lora", None)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        out = super().forward(x)
+        if self.lora is not None:
+            out = out + self.lora(x)
+        return out
+
+
 class Attention(nn.Module):
     """Grouped-query attention with q/k RMSNorm, rotary positions and a (K, V) cache."""
 
@@ -103,10 +194,11 @@ class Attention(nn.Module):
         self.n_kv_heads = config.num_key_value_heads
         self.n_rep = self.n_heads // self.n_kv_heads
         self.head_dim = config.head_dim
-        self.q_proj = nn.Linear(config.hidden_size, self.n_heads * self.head_dim, bias=False)
-        self.k_proj = nn.Linear(config.hidden_size, self.n_kv_heads * self.head_dim, bias=False)
-        self.v_proj = nn.Linear(config.hidden_size, self.n_kv_heads * self.head_dim, bias=False)
-        self.o_proj = nn.Linear(self.n_heads * self.head_dim, config.hidden_size, bias=False)
+        hidden = config.hidden_size
+        self.q_proj = Linear(hidden, self.n_heads * self.head_dim)
+        self.k_proj = Linear(hidden, self.n_kv_heads * self.head_dim)
+        self.v_proj = Linear(hidden, self.n_kv_heads * self.head_dim)
+        self.o_proj = Linear(self.n_heads * self.head_dim, hidden)
         self.q_norm = RMSNorm(self.head_dim, eps=config.rms_norm_eps)
         self.k_norm = RMSNorm(self.head_dim, eps=config.rms_norm_eps)
         self.attn_dropout = nn.Dropout(config.dropout)
@@ -114,14 +206,13 @@ class Attention(nn.Module):
         self.dropout = config.dropout
         self.flash = hasattr(F, "scaled_dot_product_attention") and config.flash_attn
 
-    def forward(
-        self, x, position_embeddings, past_key_value=None, use_cache=False, attention_mask=None
-    ):
+    def forward(self, x, position_embeddings, past_key_value=None, use_cache=False, mask=None):
         batch, seq_len, _ = x.shape
         q = self.q_proj(x).view(batch, seq_len, self.n_heads, self.head_dim)
         k = self.k_proj(x).view(batch, seq_len, self.n_kv_heads, self.head_dim)
         v = self.v_proj(x).view(batch, seq_len, self.n_kv_heads, self.head_dim)
-        q, k = self.q_norm(q), self.k_norm(k)
+        q = self.q_norm(q)
+        k = self.k_norm(k)
         cos, sin = position_embeddings
         q, k = apply_rotary(q, k, cos, sin)
 
@@ -134,7 +225,7 @@ class Attention(nn.Module):
         k = repeat_kv(k, self.n_rep).transpose(1, 2)  # (b, heads, past + t, d)
         v = repeat_kv(v, self.n_rep).transpose(1, 2)
 
-        mask_is_trivial = attention_mask is None or bool(torch.all(attention_mask == 1))
+        mask_is_trivial = mask is None or bool(torch.all(mask == 1))
         if self.flash and seq_len > 1 and past_key_value is None and mask_is_trivial:
             p = self.dropout if self.training else 0.0
             out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
@@ -142,8 +233,8 @@ class Attention(nn.Module):
             scores = (q @ k.transpose(-2, -1)) / math.sqrt(self.head_dim)  # (b, heads, t, past + t)
             causal = torch.full((seq_len, seq_len), float("-inf"), device=scores.device).triu(1)
             scores[:, :, :, -seq_len:] += causal
-            if attention_mask is not None:
-                scores += (1.0 - attention_mask.unsqueeze(1).unsqueeze(2)) * -1e9
+            if mask is not None:
+                scores += (1.0 - mask.unsqueeze(1).unsqueeze(2)) * -1e9
             weights = F.softmax(scores.float(), dim=-1).type_as(q)
             out = self.attn_dropout(weights) @ v  # (b, heads, t, d)
 
@@ -154,14 +245,56 @@ class Attention(nn.Module):
 class FeedForward(nn.Module):
     """SwiGLU: down(silu(gate(x)) * up(x))."""
 
-    def __init__(self, config: MiniMindConfig):
+    def __init__(self, config: MiniMindConfig, intermediate_size: int | None = None):
         super().__init__()
-        self.gate_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
-        self.down_proj = nn.Linear(config.intermediate_size, config.hidden_size, bias=False)
-        self.up_proj = nn.Linear(config.hidden_size, config.intermediate_size, bias=False)
+        inner = intermediate_size or config.intermediate_size
+        self.gate_proj = Linear(config.hidden_size, inner)
+        self.down_proj = Linear(inner, config.hidden_size)
+        self.up_proj = Linear(config.hidden_size, inner)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class MoEFeedForward(nn.Module):
+    """A mixture of experts in place of the MLP, as MiniMind's MOEFeedForward in eval mode.
+
+    A router (``gate``) scores the experts per token with a softmax; each token goes to its
+    ``num_experts_per_tok`` best (``topk``, unsorted), weighted by their scores (normalised to sum
+    to 1 when ``norm_topk_prob``). The experts are visited in order, each running on its tokens
+    only, and their weighted outputs are added into place with ``index_add_``.
+    """
+
+    def __init__(self, config: MiniMindConfig):
+        super().__init__()
+        self.experts_per_token = config.num_experts_per_tok
+        self.norm_topk_prob = config.norm_topk_prob
+        self.gate = Linear(config.hidden_size, config.num_experts)
+        inner = config.moe_intermediate_size
+        experts = [FeedForward(config, intermediate_size=inner) for _ in range(config.num_experts)]
+        self.experts = nn.ModuleList(experts)
+
+    def route(self, x_flat: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(weights, expert ids) of each token, each (tokens, experts_per_token)."""
+        scores = F.softmax(self.gate(x_flat), dim=-1)  # (tokens, experts)
+        weights, chosen = torch.topk(scores, k=self.experts_per_token, dim=-1, sorted=False)
+        if self.norm_topk_prob:
+            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+        return weights, chosen
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        batch, seq_len, hidden = x.shape
+        x_flat = x.view(-1, hidden)  # (tokens, hidden)
+        weights, chosen = self.route(x_flat)
+        y = torch.zeros_like(x_flat)
+        for index, expert in enumerate(self.experts):
+            picked = chosen == index  # (tokens, experts_per_token)
+            if not picked.any():
+                continue
+            tokens = picked.any(dim=-1).nonzero().flatten()
+            weight = weights[picked].view(-1, 1)  # one per token: topk picks an expert once
+            y.index_add_(0, tokens, (expert(x_flat[tokens]) * weight).to(y.dtype))
+        return y.view(batch, seq_len, hidden)
 
 
 class Block(nn.Module):
@@ -172,17 +305,15 @@ class Block(nn.Module):
         self.self_attn = Attention(config)
         self.input_layernorm = RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
         self.post_attention_layernorm = RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
-        self.mlp = FeedForward(config)
+        if config.use_moe:
+            self.mlp = MoEFeedForward(config)
+        else:
+            self.mlp = FeedForward(config)
 
-    def forward(
-        self, hidden, position_embeddings, past_key_value=None, use_cache=False, attention_mask=None
-    ):
+    def forward(self, hidden, position_embeddings, past_key_value=None, use_cache=False, mask=None):
+        normed = self.input_layernorm(hidden)
         attn_out, present = self.self_attn(
-            self.input_layernorm(hidden),
-            position_embeddings,
-            past_key_value,
-            use_cache,
-            attention_mask,
+            normed, position_embeddings, past_key_value, use_cache, mask
         )
         hidden = attn_out + hidden
         hidden = hidden + self.mlp(self.post_attention_layernorm(hidden))
@@ -199,14 +330,19 @@ class MiniMindModel(nn.Module):
         self.dropout = nn.Dropout(config.dropout)
         self.layers = nn.ModuleList([Block(config) for _ in range(config.num_hidden_layers)])
         self.norm = RMSNorm(config.hidden_size, eps=config.rms_norm_eps)
-        cos, sin = rotary_tables(config.head_dim, config.max_position_embeddings, config.rope_theta)
+        cos, sin = rotary_tables(
+            config.head_dim, config.max_position_embeddings, config.rope_theta, config.rope_scaling
+        )
         self.register_buffer("freqs_cos", cos, persistent=False)  # not in the state_dict
         self.register_buffer("freqs_sin", sin, persistent=False)
 
     def forward(self, input_ids, attention_mask=None, past_key_values=None, use_cache=False):
-        batch, seq_len = input_ids.shape
+        _, seq_len = input_ids.shape
         past_key_values = past_key_values or [None] * len(self.layers)
-        start = past_key_values[0][0].shape[1] if past_key_values[0] is not None else 0
+        if past_key_values[0] is None:
+            start = 0
+        else:
+            start = past_key_values[0][0].shape[1]
         if start + seq_len > self.config.max_position_embeddings:
             raise ValueError(
                 f"sequence of {start + seq_len} tokens exceeds max_position_embeddings "
@@ -236,13 +372,13 @@ class CausalLMOutput:
 
 
 class MiniMindForCausalLM(nn.Module):
-    """The language model: MiniMindModel plus a (tied) output projection, and MiniMind's generate."""
+    """The language model: MiniMindModel plus the output projection, and MiniMind's generate."""
 
     def __init__(self, config: MiniMindConfig | None = None):
         super().__init__()
         self.config = config or MiniMindConfig()
         self.model = MiniMindModel(self.config)
-        self.lm_head = nn.Linear(self.config.hidden_size, self.config.vocab_size, bias=False)
+        self.lm_head = Linear(self.config.hidden_size, self.config.vocab_size)
         if self.config.tie_word_embeddings:
             self.model.embed_tokens.weight = self.lm_head.weight
 
@@ -257,15 +393,17 @@ class MiniMindForCausalLM(nn.Module):
         **kwargs,
     ):
         hidden, presents = self.model(input_ids, attention_mask, past_key_values, use_cache)
-        kept = slice(-logits_to_keep, None) if isinstance(logits_to_keep, int) else logits_to_keep
-        logits = self.lm_head(hidden[:, kept, :])  # logits_to_keep=0 keeps every position
+        if isinstance(logits_to_keep, int):
+            kept = slice(-logits_to_keep, None)  # logits_to_keep=0 keeps every position
+        else:
+            kept = logits_to_keep
+        logits = self.lm_head(hidden[:, kept, :])
         loss = None
         if labels is not None:  # next-token loss: position i predicts token i + 1
             predictions = logits[..., :-1, :].contiguous()
             targets = labels[..., 1:].contiguous()
-            loss = F.cross_entropy(
-                predictions.view(-1, predictions.size(-1)), targets.view(-1), ignore_index=-100
-            )
+            flat = predictions.view(-1, predictions.size(-1))
+            loss = F.cross_entropy(flat, targets.view(-1), ignore_index=-100)
         aux_loss = hidden.new_zeros(1).squeeze()
         return CausalLMOutput(
             logits=logits,
@@ -292,14 +430,19 @@ class MiniMindForCausalLM(nn.Module):
         repetition_penalty=1.0,
         **kwargs,
     ):
-        """MiniMind's decoding loop: the prompt followed by the new tokens, (n, prompt + new), finished rows
-        padded with eos. Logits / temperature, then repetition penalty, top-k, top-p, multinomial or argmax."""
+        """MiniMind's decoding loop: the prompt followed by the new tokens, (n, prompt + new),
+        finished rows padded with eos.
+
+        Each step: logits / temperature, then repetition penalty, top-k, top-p, and multinomial
+        sampling or argmax.
+        """
         input_ids = kwargs.pop("input_ids", inputs).repeat(num_return_sequences, 1)
         if attention_mask is not None:
             attention_mask = attention_mask.repeat(num_return_sequences, 1)
         past_key_values = kwargs.pop("past_key_values", None)
         return_kv = kwargs.pop("return_kv", False)
-        finished = torch.zeros(input_ids.shape[0], dtype=torch.bool, device=input_ids.device)
+        rows = input_ids.shape[0]
+        finished = torch.zeros(rows, dtype=torch.bool, device=input_ids.device)
         if streamer:
             streamer.put(input_ids.cpu())
 
@@ -313,9 +456,8 @@ class MiniMindForCausalLM(nn.Module):
                 **kwargs,
             )
             if attention_mask is not None:
-                attention_mask = torch.cat(
-                    [attention_mask, attention_mask.new_ones(attention_mask.shape[0], 1)], -1
-                )
+                new_column = attention_mask.new_ones(attention_mask.shape[0], 1)
+                attention_mask = torch.cat([attention_mask, new_column], -1)
             logits = outputs.logits[:, -1, :] / temperature  # (n, vocab)
             if repetition_penalty != 1.0:
                 apply_repetition_penalty(logits, input_ids, repetition_penalty)
@@ -324,9 +466,8 @@ class MiniMindForCausalLM(nn.Module):
             if top_p < 1.0:
                 logits = keep_top_p(logits, top_p)
             if do_sample:
-                next_token = torch.multinomial(
-                    torch.softmax(logits, dim=-1), num_samples=1
-                )  # (n, 1)
+                probs = torch.softmax(logits, dim=-1)
+                next_token = torch.multinomial(probs, num_samples=1)  # (n, 1)
             else:
                 next_token = torch.argmax(logits, dim=-1, keepdim=True)
             if eos_token_id is not None:  # a finished row keeps emitting eos
@@ -348,7 +489,22 @@ class MiniMindForCausalLM(nn.Module):
         return input_ids
 
 
-def apply_repetition_penalty(logits: torch.Tensor, input_ids: torch.Tensor, penalty: float) -> None:
+def apply_lora(model: nn.Module, rank: int) -> list[str]:
+    """Give every square linear layer a LoRA of ``rank``, as MiniMind's ``apply_lora`` does (its
+    rule: in_features == out_features); returns the names of those layers, in module order."""
+    square = {}
+    for name, module in model.named_modules():
+        if isinstance(module, Linear) and module.in_features == module.out_features:
+            square[name] = module
+    for module in square.values():  # attached after the walk, which must not see them
+        module.lora = LoRA(module.in_features, rank)
+    return list(square)
+
+
+# --- the sampling filters of MiniMind's generate -------------------------------------------------
+
+
+def apply_repetition_penalty(logits: torch.Tensor, input_ids: torch.Tensor, penalty: float):
     """In place: seen tokens' positive logits are divided by the penalty, negative ones multiplied."""
     for row in range(input_ids.shape[0]):
         seen = torch.unique(input_ids[row])
@@ -357,24 +513,28 @@ def apply_repetition_penalty(logits: torch.Tensor, input_ids: torch.Tensor, pena
 
 
 def keep_top_k(logits: torch.Tensor, k: int) -> torch.Tensor:
-    """Set every logit below the k-th largest of its row to -inf (ties with the k-th all survive)."""
+    """Set every logit below the k-th largest of its row to -inf (ties with the k-th survive)."""
     kth_largest = torch.topk(logits, k)[0][..., -1, None]  # (n, 1)
     logits[logits < kth_largest] = -float("inf")
     return logits
 
 
 def top_p_mask(logits: torch.Tensor, p: float) -> torch.Tensor:
-    """MiniMind's nucleus rule: True where a token is removed (cumulative mass past p, sorted descending)."""
+    """MiniMind's nucleus rule: True where a token is removed.
+
+    Sorted descending, a token is removed where the cumulative probability before it is already
+    past p: the mask of "cumulative > p" shifted right by one, so the token that crosses p stays,
+    and the most likely token always stays.
+    """
     sorted_logits, sorted_indices = torch.sort(logits, descending=True)
     cumulative = torch.cumsum(torch.softmax(sorted_logits, dim=-1), dim=-1)
     removed_sorted = cumulative > p
-    removed_sorted[..., 1:] = removed_sorted[
-        ..., :-1
-    ].clone()  # shift right: the token crossing p stays
+    removed_sorted[..., 1:] = removed_sorted[..., :-1].clone()  # shift right by one
     removed_sorted[..., 0] = False  # the most likely token always survives
     return removed_sorted.scatter(1, sorted_indices, removed_sorted)  # back to vocabulary order
 
 
 def keep_top_p(logits: torch.Tensor, p: float) -> torch.Tensor:
+    """Set the logits MiniMind's top-p rule removes to -inf."""
     logits[top_p_mask(logits, p)] = -float("inf")
     return logits

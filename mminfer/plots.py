@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
-import logging
 import math
 import unicodedata
 from pathlib import Path
@@ -18,7 +17,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
-from mminfer.io import atomic_writer, read_json
+from mminfer.io import atomic_writer
 
 
 def use_hangul_font() -> None:

@@ -43,12 +43,12 @@ def prefix_prompt(tokenizer: Tokenizer, text: str) -> list[int]:
     return [tokenizer.bos_token_id] + tokenizer.encode(text)
 
 
-def chat_prompt(tokenizer: Tokenizer, question: str) -> list[int]:
-    """The tokens of one user turn in the tokenizer's chat format, ready for the assistant's answer."""
-    text = tokenizer.chat_prompt(
-        [{"role": "user", "content": question}], add_generation_prompt=True
-    )
-    return tokenizer.encode(text)
+def chat_prompt(tokenizer: Tokenizer, question: str, chatml_fallback: bool = False):
+    """(token ids, template source) of one user turn in the tokenizer's chat format, ready for the
+    assistant's answer (see Tokenizer.chat_template)."""
+    template, source = tokenizer.chat_template(chatml_fallback)
+    text = tokenizer.chat_prompt([{"role": "user", "content": question}], template=template)
+    return tokenizer.encode(text), source
 
 
 def check_length(needed: int, max_positions: int, keys: str) -> None:

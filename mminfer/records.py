@@ -28,6 +28,17 @@ from mminfer.io import write_json
 
 
 @dataclass
+class LoraInfo:
+    """A LoRA applied to the model (MiniMind's model_lora.py, unmerged)."""
+
+    path: str
+    sha256: str
+    rank: int
+    modules: int  # the square linear layers that carry one
+    parameters: int
+
+
+@dataclass
 class RunInfo:
     """Which model produced a result, loaded how, and where it ran."""
 
@@ -42,6 +53,9 @@ class RunInfo:
     torch: str
     python: str
     config: dict[str, Any]  # every hyperparameter of the model as built (MiniMindConfig)
+    parameters: int  # every weight in memory: all experts of a MoE model, a LoRA's pairs
+    active_parameters: int  # the weights one token runs through (a MoE model: its experts only)
+    lora: LoraInfo | None
 
 
 @dataclass
@@ -60,6 +74,7 @@ class ChatPrompt:
     """The SFT model's prompt: one user question in the tokenizer's chat format."""
 
     tokenizer: str
+    template: str  # "tokenizer_config.json", or the plain ChatML fallback
     question: str
     prompt_len: int
     seed: int  # torch.manual_seed before each temperature
@@ -363,7 +378,11 @@ class Capacity:
     """capacity.json: how many sequences' caches fit on a card."""
 
     bytes_per_token: dict[str, DtypeBytes]
-    weight_bytes: dict[str, int]
+    weight_bytes: dict[str, int]  # every parameter in memory, in each dtype
+    parameters: int  # all of them: every expert of a MoE model
+    active_parameters: int  # those one token runs through
+    experts: int | None  # per layer, in a MoE model
+    experts_per_token: int | None
     layers: int
     kv_heads: int
     head_dim: int

@@ -126,6 +126,7 @@ def temp_facts(temp: Temperatures) -> dict:
     distinct = [summary.distinct for summary in temp.values()]
     return {
         "question": first.prompt.question,
+        "template": first.prompt.template,
         "seed": first.prompt.seed,
         "samples": first.samples,
         "by_temperature": temp,

@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from mminfer.errors import MminferError
-from mminfer.inputs import SCHEMA_PATH, parsed_config
+from mminfer.inputs import parsed_config, read_schema
 
 
 @contextmanager
@@ -35,39 +35,42 @@ def job_log(log_path):
 
 @functools.cache
 def schema_of(key: str) -> tuple:
-    """(default, the values allowed or None) of a dotted config key, e.g. schema_of("cache.docs") == (6, None)."""
-    import yaml
+    """(default, the values allowed or None) of a dotted config key.
 
-    value, node = parsed_config(), yaml.safe_load(SCHEMA_PATH.read_text(encoding="utf-8"))
-    for part in key.split("."):  # parsed_config(): no config file, so every key at its default
+    For example schema_of("cache.docs") == (6, None), schema_of("dtype") == ("float32", [...]).
+    """
+    value, node = parsed_config(), read_schema()  # no config file: every key at its default
+    for part in key.split("."):
         value, node = value[part], node["properties"][part]
     return value, node.get("enum")
 
 
+def add_flag(parser: argparse.ArgumentParser, name: str, key: str, text: str) -> None:
+    """A flag whose type and default are config key ``key``'s in the schema."""
+    value, allowed = schema_of(key)
+    shown = f"{text} (config key {key}; default {value})"
+    if isinstance(value, bool):
+        parser.add_argument(name, action=argparse.BooleanOptionalAction, default=value, help=shown)
+    elif isinstance(value, list):
+        kind = type(value[0])
+        parser.add_argument(name, type=kind, nargs="+", default=value, help=shown)
+    else:
+        kind = str if value is None else type(value)
+        parser.add_argument(name, type=kind, default=value, choices=allowed, help=shown)
+
+
 def cli(doc: str, *flags: tuple) -> argparse.Namespace:
-    """Parse a hand run's flags. Each flag is (name, config key or None, help); a flag with a config key
-    takes its type and default from the schema, one without is a required path."""
+    """Parse a hand run's flags. Each flag is (name, config key or None, help): a flag with a
+    config key takes its type and default from the schema, one without is a required path."""
     parser = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     for name, key, text in flags:
         if key is None:
             parser.add_argument(name, required=True, help=text)
-            continue
-        value, allowed = schema_of(key)
-        many = isinstance(value, list)
-        kind = type(value[0] if many else value) if value is not None else str
-        parser.add_argument(
-            name,
-            type=kind,
-            nargs="+" if many else None,
-            default=value,
-            choices=allowed,
-            help=f"{text} (config key {key}; default {value})",
-        )
-    parser.add_argument(
-        "--threads", type=int, default=None, help="torch CPU threads (default: torch's choice)"
-    )
+        else:
+            add_flag(parser, name, key, text)
+    parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--log", default=None, help="also write the log to this file")
     return parser.parse_args()
 
@@ -94,15 +97,16 @@ def tokenizer_folder(files) -> Path:
 
 
 def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:
-    """A job's keyword arguments from a hand run's flags, which are named like the job's parameters: the
-    model flags as the ModelSpec a rule builds from ``params.model``, every other flag as given, except
-    --log and the flags in ``leave`` (the script passes those itself)."""
+    """A job's keyword arguments from a hand run's flags, which are named like the job's
+    parameters: the model flags as the ModelSpec a rule builds from ``params.model``, every other
+    flag as given, except --log and the flags in ``leave`` (the script passes those itself)."""
     from mminfer.loading import ModelSpec  # torch: only once a job runs
 
     arguments = vars(args).copy()
-    model = ModelSpec(
-        **{field: arguments.pop(field) for field in ("backend", "minimind_src", "device", "dtype")}
-    )
+    fields = {}
+    for field in ("backend", "minimind_src", "device", "dtype"):
+        fields[field] = arguments.pop(field)
+    model = ModelSpec(**fields)
     for name in ("log", *leave):
         del arguments[name]
     return arguments | {"model": model}

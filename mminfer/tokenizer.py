@@ -13,7 +13,7 @@ from tokenizers import Tokenizer as HFTokenizer
 
 from mminfer.errors import MminferError
 
-# Used only when tokenizer_config.json has no chat_template: plain ChatML turns.
+# Plain ChatML turns: only when tokenizer_config.json has none and config allows it.
 CHATML_TEMPLATE = (
     "{%- for message in messages %}"
     "{{- '<|im_start|>' + message.role + '\\n' + message.content + '<|im_end|>\\n' }}"
@@ -48,9 +48,31 @@ class Tokenizer:
     def decode(self, ids, skip_special_tokens: bool = True) -> str:
         return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
-    def chat_prompt(self, messages: list[dict], add_generation_prompt: bool = True, **extra) -> str:
-        """The chat text the model was trained on, from the tokenizer's own template."""
-        template = self.config.get("chat_template") or CHATML_TEMPLATE
+    def chat_template(self, chatml_fallback: bool = False) -> tuple[str, str]:
+        """(the chat template, where it came from): tokenizer_config.json's own, or plain ChatML
+        turns when it has none and ``chatml_fallback`` allows them; else a clear error."""
+        template = self.config.get("chat_template")
+        if template:
+            return template, "tokenizer_config.json"
+        if chatml_fallback:
+            return CHATML_TEMPLATE, "plain ChatML (config key temp.chatml_fallback)"
+        raise MminferError(
+            f"{self.folder / 'tokenizer_config.json'} has no chat_template, so the format the SFT "
+            "model was trained on is unknown. Use the tokenizer the model was trained with, or "
+            "set config key 'temp.chatml_fallback' to true to prompt it with plain ChatML turns."
+        )
+
+    def chat_prompt(
+        self,
+        messages: list[dict],
+        add_generation_prompt: bool = True,
+        template: str | None = None,
+        **extra,
+    ) -> str:
+        """The chat text of ``messages`` with ``template`` (default: the tokenizer's own), as
+        transformers' apply_chat_template renders it."""
+        if template is None:
+            template, _ = self.chat_template()
         return render_chat_template(
             template,
             messages,

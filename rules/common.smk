@@ -78,6 +78,11 @@ def run_input(key):
     return lambda wildcards: RUNS[wildcards.results][key]
 
 
+def lora_input(wildcards):
+    """The SFT model's LoRA file of a results folder (config key sft_lora), or no input."""
+    return RUNS[wildcards.results]["sft_lora"] or []
+
+
 def tokenizer_files(wildcards):
     folder = Path(RUNS[wildcards.results]["tokenizer"])
     return [str(folder / "tokenizer.json"), str(folder / "tokenizer_config.json")]

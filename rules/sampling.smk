@@ -4,6 +4,7 @@
 rule temp:
     input:
         sft=run_input("sft"),
+        sft_lora=lora_input,
         tokenizer=tokenizer_files,
     output:
         shown("temp.json", "temp", "온도"),
@@ -21,6 +22,7 @@ rule temp:
         samples=config["temp"]["samples"],
         new_tokens=config["temp"]["new_tokens"],
         seed=config["temp"]["seed"],
+        chatml_fallback=config["temp"]["chatml_fallback"],
         model=model_params,
     script:
         "../scripts/temperature.py"

@@ -108,10 +108,13 @@ def main() -> None:
     write_record(outdir / "topp.json", survivors)
 
     # step 5: distinct answers of the SFT model per temperature (threads already set)
-    sft, _ = open_with_tokenizer(inputs["sft"], inputs["tokenizer"], model_spec, None, "sft")
-    question_ids = chat_prompt(tokenizer, temp["question"])
+    sft, _ = open_with_tokenizer(
+        inputs["sft"], inputs["tokenizer"], model_spec, None, "sft", inputs["sft_lora"]
+    )
+    question_ids, template = chat_prompt(tokenizer, temp["question"], temp["chatml_fallback"])
     chat = ChatPrompt(
         tokenizer=str(inputs["tokenizer"]),
+        template=template,
         question=temp["question"],
         prompt_len=len(question_ids),
         seed=temp["seed"],

@@ -14,12 +14,14 @@ if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         temp_job(
             sft=snakemake.input.sft,
+            sft_lora=snakemake.input.sft_lora or None,  # none: an empty input
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             question=snakemake.params.question,
             temperatures=snakemake.params.temperatures,
             samples=snakemake.params.samples,
             new_tokens=snakemake.params.new_tokens,
             seed=snakemake.params.seed,
+            chatml_fallback=snakemake.params.chatml_fallback,
             model=ModelSpec(**snakemake.params.model),
             threads=snakemake.threads,
             out=snakemake.output[0],
@@ -28,6 +30,7 @@ elif __name__ == "__main__":
     args = cli(
         __doc__,
         ("--sft", None, "SFT checkpoint (.pth state_dict or model folder)"),
+        ("--sft-lora", "sft_lora", "a LoRA file for the SFT model (MiniMind's save_lora)"),
         ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
         ("--out", None, "temp.json to write"),
         ("--question", "temp.question", "the user question"),
@@ -35,6 +38,7 @@ elif __name__ == "__main__":
         ("--samples", "temp.samples", "answers per temperature"),
         ("--new-tokens", "temp.new_tokens", "max_new_tokens per answer"),
         ("--seed", "temp.seed", "torch.manual_seed before each temperature"),
+        ("--chatml-fallback", "temp.chatml_fallback", "plain ChatML for a tokenizer without one"),
         *MODEL_FLAGS,
     )
     with job_log(args.log):

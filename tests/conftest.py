@@ -130,7 +130,11 @@ def tiny_run(tiny_loaded) -> RunInfo:
 # The prompts' provenance, as the jobs record it (the tests build their prompts by hand).
 PRETRAIN_PROMPT = PretrainPrompt(tokenizer="tiny", val_data="tiny.jsonl", docs=6, prompt_tokens=20)
 CHAT_PROMPT = ChatPrompt(
-    tokenizer="tiny", question="가람 마을의 특산물은 무엇인가요?", prompt_len=0, seed=0
+    tokenizer="tiny",
+    template="tokenizer_config.json",
+    question="가람 마을의 특산물은 무엇인가요?",
+    prompt_len=0,
+    seed=0,
 )
 
 

@@ -36,7 +36,15 @@ RUN = {
         "head_dim": 32,
         "vocab_size": 2000,
         "tie_word_embeddings": True,
+        "use_moe": False,
+        "num_experts": 4,
+        "num_experts_per_tok": 1,
+        "inference_rope_scaling": False,
+        "rope_scaling": None,
     },
+    "parameters": 4_000_000,
+    "active_parameters": 4_000_000,
+    "lora": None,
 }
 
 PROMPT = {
@@ -160,6 +168,7 @@ def temp_record(distinct=(10, 24, 29)) -> Temperatures:
     sft_run = RUN | {"checkpoint": "resources/demo/sft.pth"}
     prompt = {
         "tokenizer": "resources/demo/tokenizer",
+        "template": "tokenizer_config.json",
         "question": "가람 마을의 특산물은 무엇인가요?",
         "prompt_len": 14,
         "seed": 0,
@@ -323,6 +332,10 @@ def capacity_record(matches=True) -> Capacity:
             "bfloat16": {"measured": 512, "formula": 512, "matches": True, "error": None},
         },
         "weight_bytes": {"float32": 4_000_000, "bfloat16": 2_000_000},
+        "parameters": 1_000_000,
+        "active_parameters": 1_000_000,
+        "experts": None,
+        "experts_per_token": None,
         "layers": 8,
         "kv_heads": 2,
         "head_dim": 32,

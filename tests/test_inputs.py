@@ -150,8 +150,9 @@ def test_no_inputs_present_resolve_to_demo_paths(absent_files):
         "sft": str(demo / "sft.pth"),
         "val_data": str(demo / "corpus" / "pretrain_val.jsonl"),
         "tokenizer": str(demo / "tokenizer"),
+        "sft_lora": None,  # config key sft_lora unset
     }
-    assert resolved == {"model_set": "demo", **demo_paths(demo)}
+    assert resolved == {"model_set": "demo", **demo_paths(demo), "sft_lora": None}
 
 
 def test_some_inputs_present_is_an_error_naming_missing_keys(course_files, absent_files):
@@ -177,7 +178,11 @@ def test_demo_never_with_all_inputs_is_course(course_files):
 
 def test_demo_always_uses_the_demo_even_with_inputs(course_files):
     resolved = resolve_inputs(dict(course_files, demo="always"))
-    assert resolved == {"model_set": "demo", **demo_paths(course_files["demo_dir"])}
+    assert resolved == {
+        "model_set": "demo",
+        **demo_paths(course_files["demo_dir"]),
+        "sft_lora": None,
+    }
 
 
 def test_demo_loads_with_the_rotary_table_it_was_built_with(repo_config):

@@ -8,12 +8,10 @@ import pytest
 import torch
 
 from mminfer.errors import MminferError
+from mminfer.checkpoints import check_keys, infer_config, read_state_dict
 from mminfer.loading import (
-    check_keys,
     choose_backend,
-    infer_config,
     load_model,
-    read_state_dict,
     resolve_device,
     resolve_dtype,
     save_state_dict,

@@ -215,7 +215,8 @@ def tiny_sft(load_tiny, tiny_sft_checkpoint):
 def question_ids(tiny_tokenizer):
     from mminfer.prompts import chat_prompt
 
-    return chat_prompt(tiny_tokenizer, "가람 마을의 특산물은 무엇인가요?")
+    ids, _ = chat_prompt(tiny_tokenizer, "가람 마을의 특산물은 무엇인가요?")
+    return ids
 
 
 def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids):

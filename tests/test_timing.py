@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 import reportdata
 
-from mminfer.report import render_report
 from mminfer.records import RunInfo, Timing, from_json, to_json
+from mminfer.report import render_report
 from mminfer.timing import NOISY_CV, coefficient_of_variation, interleaved_runs, timing_record
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5

@@ -70,7 +70,7 @@ def test_chat_text_is_minimind_template_for_one_user_message(minimind_tokenizer)
 
 
 def test_chat_prompt_ids_encode_the_chat_text(minimind_tokenizer):
-    ids = chat_prompt(minimind_tokenizer, QUESTION)
+    ids, _ = chat_prompt(minimind_tokenizer, QUESTION)
     assert ids == minimind_tokenizer.encode(EXPECTED_CHAT_TEXT)
     assert (
         ids[0] == 1
@@ -125,7 +125,7 @@ def test_chat_prompt_ids_equal_transformers_ids(minimind_tokenizer, hf_tokenizer
         [{"role": "user", "content": QUESTION}], tokenize=False, add_generation_prompt=True
     )
     assert (
-        chat_prompt(minimind_tokenizer, QUESTION)
+        chat_prompt(minimind_tokenizer, QUESTION)[0]
         == hf_tokenizer(text, add_special_tokens=False)["input_ids"]
     )
     assert (hf_tokenizer.bos_token_id, hf_tokenizer.eos_token_id) == (1, 2)
@@ -153,15 +153,33 @@ def test_decode_skips_special_tokens_unless_asked(tiny_tokenizer):
     assert tiny_tokenizer.decode(ids, skip_special_tokens=False) == "<|im_start|>가람<|im_end|>"
 
 
-def test_config_without_chat_template_falls_back_to_chatml(tiny_tokenizer_dir, tmp_path):
+@pytest.fixture
+def tokenizer_without_template(tiny_tokenizer_dir, tmp_path):
     folder = tmp_path / "tok"
     shutil.copytree(tiny_tokenizer_dir, folder)
     config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
     del config["chat_template"]
     (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    tokenizer = load_tokenizer(folder)
-    text = tokenizer.chat_prompt([{"role": "user", "content": "q"}])
+    return load_tokenizer(folder)
+
+
+def test_config_without_chat_template_stops_naming_the_file(tokenizer_without_template):
+    with pytest.raises(MminferError, match="has no chat_template") as info:
+        chat_prompt(tokenizer_without_template, "q")
+    assert str(tokenizer_without_template.folder / "tokenizer_config.json") in str(info.value)
+    assert "temp.chatml_fallback" in str(info.value)
+
+
+def test_config_without_chat_template_falls_back_to_chatml_when_asked(tokenizer_without_template):
+    ids, source = chat_prompt(tokenizer_without_template, "q", chatml_fallback=True)
+    text = tokenizer_without_template.decode(ids, skip_special_tokens=False)
     assert text == "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"
+    assert source == "plain ChatML (config key temp.chatml_fallback)"
+
+
+def test_the_tokenizers_own_template_is_recorded_as_such(tiny_tokenizer):
+    _, source = chat_prompt(tiny_tokenizer, "q", chatml_fallback=True)
+    assert source == "tokenizer_config.json"  # the fallback is only for a tokenizer without one
 
 
 def test_special_tokens_written_as_objects_are_read(tiny_tokenizer_dir, tmp_path):

@@ -22,7 +22,7 @@ import torch
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.loading import save_state_dict
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.outputs import REPORT, TASK_JSON, TASK_SCRIPT, result_files
 from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
@@ -701,3 +701,124 @@ def test_second_checkout_writing_the_same_results_folder_is_refused(two_checkout
     assert f"results folder {outdir} (config key 'outdir') is in use by the run started at" in said
     assert f"by pid {two_checkouts['first'].pid} on host" in said and f"from {REPO}" in said
     assert "Finished job" not in said and "Traceback" not in said  # refused before any of its jobs
+
+
+# --- every kind of MiniMind model, end to end -----------------------------------------------------
+
+
+def kind_of_model(config: MiniMindConfig, path: Path, seed: int, **settings) -> Path:
+    """A random model of ``config`` with the switches, saved as MiniMind's trainers save it."""
+    torch.manual_seed(seed)
+    model = MiniMindForCausalLM(MiniMindConfig(**{**config.to_dict(), **settings}))
+    torch.save({k: v.half() for k, v in model.state_dict().items()}, path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def variants_run(course_inputs, tmp_path_factory):
+    """One run measuring a MoE model, an untied head, YaRN and a LoRA'd SFT model side by side."""
+    root = tmp_path_factory.mktemp("variants")
+    config = course_inputs["config"]
+    moe = kind_of_model(config, root / "moe.pth", 1, use_moe=True, num_experts=3)
+    moe_sft = kind_of_model(config, root / "moe_sft.pth", 2, use_moe=True, num_experts=3)
+    untied = kind_of_model(config, root / "untied.pth", 3, tie_word_embeddings=False)
+    sft = course_inputs["sft"]
+    base = MiniMindForCausalLM(config)  # the LoRA's layers: every square one, as apply_lora picks
+    torch.manual_seed(4)
+    lora = {}
+    for name in apply_lora(base, rank=4):
+        lora[f"{name}.lora.A.weight"] = torch.randn(4, config.hidden_size).half() * 0.1
+        lora[f"{name}.lora.B.weight"] = torch.randn(config.hidden_size, 4).half() * 0.1
+    torch.save(lora, root / "lora.pth")
+    models = {
+        "moe": {"pretrain": str(moe), "sft": str(moe_sft)},
+        "untied": {"pretrain": str(untied), "sft": str(untied)},
+        "lora": {
+            "pretrain": str(course_inputs["pretrain"]),
+            "sft": str(sft),
+            "sft_lora": str(root / "lora.pth"),
+        },
+    }
+    outdir = root / "out"
+    extra = root / "models.yaml"
+    extra.write_text(json.dumps({"models": models}), encoding="utf-8")
+    args = course_args(course_inputs, outdir)
+    snakemake(*args, configfiles=(MICRO, extra))
+    yarn_out = root / "yarn"
+    yarn = root / "yarn.yaml"
+    yarn.write_text("model: {inference_rope_scaling: true}\n", encoding="utf-8")
+    yarn_args = course_args(course_inputs, yarn_out)
+    snakemake(str(yarn_out / "report.md"), *yarn_args, configfiles=(MICRO, yarn))
+    return {
+        "outdir": outdir,
+        "yarn": yarn_out,
+        "args": args,
+        "extra": extra,
+        "lora": root / "lora.pth",
+    }
+
+
+@pytest.mark.parametrize("kind", ["moe", "untied", "lora"])
+def test_every_kind_of_model_gets_every_output_and_exact_figures(variants_run, kind):
+    folder = variants_run["outdir"] / "models" / kind
+    assert [name for name in OUTPUTS if not (folder / name).is_file()] == []
+    same, count, kv = (
+        read(folder, "same.json"),
+        read(folder, "count.json"),
+        read(folder, "kvbytes.json"),
+    )
+    assert same["same_ids"] is True
+    assert count["fed_with_cache"] == count["formula_with_cache"]
+    assert count["fed_without_cache"] == count["formula_without_cache"]
+    assert kv["measured_bytes"] == kv["formula_bytes"] == 2 * 2 * 20 * 2 * 16 * 4  # as dense
+
+
+def test_the_run_block_says_what_kind_of_model_ran(variants_run):
+    models = variants_run["outdir"] / "models"
+    moe = read(models / "moe", "kvbytes.json")["run"]
+    assert moe["config"]["use_moe"] and moe["config"]["num_experts"] == 3
+    assert moe["active_parameters"] < moe["parameters"]
+    assert read(models / "moe", "capacity.json")["experts"] == 3
+    assert read(models / "untied", "same.json")["run"]["config"]["tie_word_embeddings"] is False
+    lora = read(models / "lora", "temp.json")["0.3"]["run"]["lora"]
+    assert lora["path"] == str(variants_run["lora"]) and lora["rank"] == 4
+    assert (
+        read(models / "lora", "same.json")["run"]["lora"] is None
+    )  # the pretrained model has none
+    report = (models / "moe" / "report.md").read_text(encoding="utf-8")
+    assert (
+        "MoE: 층마다 전문가 3개 중 토큰당 1개" in report and "전문가 3개가 모두 메모리에" in report
+    )
+    assert "LoRA" in (models / "lora" / "report.md").read_text(encoding="utf-8")
+
+
+def test_yarn_is_measured_and_said(variants_run):
+    run = read(variants_run["yarn"], "same.json")["run"]
+    assert run["config"]["rope_scaling"]["factor"] == 16
+    assert "RoPE 스케일링: YaRN(factor 16" in (variants_run["yarn"] / "report.md").read_text()
+
+
+def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
+    lora = variants_run["lora"]
+    original = lora.with_name("lora.pth.orig")
+    shutil.copy2(lora, original)
+    try:
+        state = torch.load(lora, weights_only=True)
+        torch.save({k: v * 2 for k, v in state.items()}, lora)
+        jobs = planned_jobs(*variants_run["args"], configfiles=(MICRO, variants_run["extra"]))
+        assert jobs == {"temp", "plot", "report", "compare", "all"}
+    finally:
+        shutil.move(original, lora)
+
+
+def test_a_model_name_outside_the_results_folder_is_a_config_error(course_inputs, tmp_path):
+    models = extra_configfile(
+        tmp_path,
+        f"models: {{'../../elsewhere': {{pretrain: {course_inputs['pretrain']}, sft: {course_inputs['sft']}}}}}\n",
+    )
+    result = snakemake(
+        "-n", *course_args(course_inputs, tmp_path / "out"), configfiles=models, check=False
+    )
+    said = result.stdout + result.stderr
+    assert result.returncode != 0 and "config key 'models.../../elsewhere'" in said
+    assert "may not be '.' or '..'" in said

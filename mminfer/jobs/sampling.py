@@ -14,21 +14,29 @@ log = logging.getLogger("mminfer")
 
 def temp_job(
     sft,
+    sft_lora,
     tokenizer,
     question: str,
     temperatures: list[float],
     samples: int,
     new_tokens: int,
     seed: int,
+    chatml_fallback: bool,
     model: ModelSpec,
     threads: int | None,
     out,
 ):
-    """Step 5 -> temp.json."""
-    loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer, model, threads, "sft")
-    prompt_ids = chat_prompt(loaded_tokenizer, question)
+    """Step 5 -> temp.json (``sft_lora``: the SFT model's LoRA file, or None)."""
+    loaded, loaded_tokenizer = open_with_tokenizer(
+        sft, tokenizer, model, threads, "sft", sft_lora
+    )
+    prompt_ids, template = chat_prompt(loaded_tokenizer, question, chatml_fallback)
     prompt = ChatPrompt(
-        tokenizer=str(tokenizer), question=question, prompt_len=len(prompt_ids), seed=seed
+        tokenizer=str(tokenizer),
+        template=template,
+        question=question,
+        prompt_len=len(prompt_ids),
+        seed=seed,
     )
     temperatures_record = sampling.temperature_experiment(
         loaded.model,
