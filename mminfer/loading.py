@@ -87,9 +87,7 @@ def resolve_device(device: str) -> torch.device:
 
 def resolve_dtype(dtype: str) -> torch.dtype:
     if dtype not in DTYPES:
-        raise MminferError(
-            f"config key 'dtype' must be one of {', '.join(DTYPES)}; got {dtype!r}."
-        )
+        raise MminferError(f"config key 'dtype' must be one of {', '.join(DTYPES)}; got {dtype!r}.")
     return DTYPES[dtype]
 
 

@@ -19,8 +19,10 @@ TASK_JSON = {
 # What mminfer measures beyond the task.
 EXTRA_JSON = {
     "topp_detail": "topp_detail.json",
+    "sampler": "sampler.json",
     "sweep": "sweep.json",
     "capacity": "capacity.json",
+    "serve": "serve.json",
 }
 
 # Each picture and the JSON file it is drawn from.
@@ -28,6 +30,7 @@ PLOTS = {
     "sweep": "sweep.json",
     "temp": "temp.json",
     "topp": "topp_detail.json",
+    "serve": "serve.json",
 }
 
 TASK_SCRIPT = "cache.py"  # the task's script, copied beside its results (same.json, count.json)

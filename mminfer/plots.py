@@ -17,7 +17,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
-from mminfer.io import atomic_writer
+from mminfer.io import atomic_writer  # noqa: E402
+from mminfer.records import Position, Serve, Sweep, Temperatures, TopPDetail  # noqa: E402
 
 
 def use_hangul_font() -> None:
@@ -247,4 +248,81 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
                 va="top",
                 fontsize=8,
             )
+    return save_figure(fig, out_png)
+
+
+def plot_serve(serve: Serve, out_png) -> Path:
+    """Two panels against the batch size: tokens per second (the machine's and each user's, with
+    the per-user target), and the decode step (measured, the fit, the step the target allows);
+    the memory bound is written on the first."""
+    rows = serve.batches
+    batch = [row.batch for row in rows]
+    users = serve.users
+    fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 4.8))
+    speed_ax.plot(
+        batch,
+        [row.tokens_per_second for row in rows],
+        "o-",
+        color="tab:blue",
+        label="tokens per second, all users",
+    )
+    speed_ax.plot(
+        batch,
+        [row.per_user_tokens_per_second for row in rows],
+        "s-",
+        color="tab:orange",
+        label="tokens per second, each user",
+    )
+    speed_ax.axhline(
+        users.tokens_per_second,
+        color="tab:red",
+        linestyle=":",
+        label=f"per-user target {users.tokens_per_second:g} tokens/s",
+    )
+    memory = "unknown" if users.users_by_memory is None else f"{users.users_by_memory:,}"
+    speed_ax.annotate(
+        f"users by speed: {users.users_by_speed:,}; by memory ({users.context:,} tokens each): "
+        f"{memory}; {users.binding} binds",
+        (0.02, 0.02),
+        xycoords="axes fraction",
+        fontsize=8,
+    )
+    step_ax.plot(
+        batch,
+        [row.decode_step_s * 1e3 for row in rows],
+        "o",
+        color="tab:blue",
+        label="decode step, measured (median)",
+    )
+    fit = serve.fit
+    fitted = [(fit.fixed_s + fit.per_sequence_s * b) * 1e3 for b in batch]
+    step_ax.plot(batch, fitted, "--", color="tab:blue", label="fit: fixed + per sequence x B")
+    step_ax.axhline(
+        users.step_target_s * 1e3,
+        color="tab:red",
+        linestyle=":",
+        label="the step the target allows",
+    )
+    for ax in (speed_ax, step_ax):
+        if spans_decades(batch, factor=4.0):
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
+    speeds = [row.tokens_per_second for row in rows] + [users.tokens_per_second]
+    if spans_decades(speeds):
+        speed_ax.set_yscale("log")
+    steps = [row.decode_step_s for row in rows] + [users.step_target_s]
+    if spans_decades(steps):
+        step_ax.set_yscale("log")
+    finish_axis(
+        speed_ax,
+        "batch (users decoding together)",
+        "tokens per second",
+        f"decoding after {serve.prompt_len} prompt tokens",
+    )
+    finish_axis(
+        step_ax,
+        "batch (users decoding together)",
+        "decode step (ms)",
+        f"nearly free up to batch {serve.nearly_free_up_to}",
+    )
     return save_figure(fig, out_png)

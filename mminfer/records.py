@@ -214,6 +214,33 @@ class TemperatureSummary:
 Temperatures = dict[str, TemperatureSummary]  # temp.json: "0.3" -> its summary, lowest first
 
 
+@dataclass
+class SampleDifference:
+    """Where two sampled answers of the same seed first pick different tokens."""
+
+    sample: int  # the row of num_return_sequences
+    step: int  # 0-based new token
+    token_with_cache: int
+    token_without_cache: int
+
+
+@dataclass
+class SamplerCheck:
+    """sampler.json: the sampler is not the cache. With one seed, the task's samples drawn with the
+    cache and without are the same answers; with a second seed they are other answers."""
+
+    temperature: float
+    samples: int
+    new_tokens: int
+    seed: int
+    second_seed: int
+    identical_with_and_without_cache: int  # of samples, token for token
+    first_difference: SampleDifference | None
+    differ_with_second_seed: int  # of samples, with the cache, against the first seed's
+    prompt: ChatPrompt
+    run: RunInfo
+
+
 # --- step 6: topp.json, topp_detail.json -----------------------------------------------------------
 
 TopP = dict[str, int]  # topp.json: "0.5" -> survivors under MiniMind's top-p rule
@@ -394,6 +421,80 @@ class Capacity:
     run: RunInfo
 
 
+# --- beyond the task: serve.json -------------------------------------------------------------------
+
+
+@dataclass
+class BatchStep:
+    """One batch size: the task prompt decoded ``batch`` times together, with the cache."""
+
+    batch: int
+    prefill_s: float  # the first step: batch x prompt tokens at once
+    decode_step_s: float  # the median of the decode steps
+    decode_steps_s: list[float]
+    tokens_per_second: float  # batch / decode_step_s: the machine's
+    per_user_tokens_per_second: float  # 1 / decode_step_s: each user's
+    kv_bytes: int  # measured: the byte sum of the batch's cache
+    formula_kv_bytes: (
+        int  # 2 x layers x batch x (prompt + decode steps) x KV heads x head_dim x bytes
+    )
+    kv_bytes_match: bool
+    experts_touched: float | None  # MoE: distinct experts per layer in a decode step (median)
+
+
+@dataclass
+class ServeFit:
+    """The decode step against the batch: step(B) = fixed + per_sequence x B."""
+
+    model: str
+    fixed_s: float
+    per_sequence_s: float
+    held_at_zero: list[str]
+    median_relative_residual: float
+    holds: bool
+    measured_batches: list[int]  # the smallest and largest
+    crossover_batch: float | None  # fixed / per_sequence: past it, the batch's own work dominates
+
+
+@dataclass
+class UsersBound:
+    """How many users this device takes at a per-user decode speed and context."""
+
+    tokens_per_second: float  # each user's target
+    step_target_s: float  # 1 / tokens_per_second
+    context: int
+    users_by_speed: int
+    speed_how: str  # "measured", "fit", "lower bound" or "too slow" (see serve.users_by_speed)
+    speed_between: list[int] | None  # the measured batches either side of the target
+    kv_bytes_per_token: int
+    free_bytes: int | None  # of this device, now (the weights are loaded)
+    free_source: str
+    users_by_memory: int | None
+    memory_formula: str
+    binding: str  # "speed", "memory", or "not reached" (the speed held at every measured batch)
+
+
+@dataclass
+class Serve:
+    """serve.json: decode steps against the batch size, and the users one machine serves."""
+
+    prompt_len: int
+    decode_steps: int
+    warmup: int
+    batches_planned: list[int]
+    memory_cap_gib: float
+    left_out_by_cap: list[int]  # batches whose cache would pass serve.memory_cap_gib
+    threads: int
+    load_before: list[float] | None
+    load_after: list[float] | None
+    batches: list[BatchStep]
+    fit: ServeFit
+    nearly_free: float
+    nearly_free_up_to: int  # the largest batch reached while each doubling stayed nearly free
+    users: UsersBound
+    run: RunInfo
+
+
 # --- reading and writing ---------------------------------------------------------------------------
 
 
@@ -458,6 +559,8 @@ RECORD_OF_FILE = {
     "topp_detail.json": TopPDetail,
     "sweep.json": Sweep,
     "capacity.json": Capacity,
+    "serve.json": Serve,
+    "sampler.json": SamplerCheck,
 }
 
 

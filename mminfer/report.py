@@ -18,6 +18,8 @@ from mminfer.records import (
     FirstDifference,
     KvBytes,
     Same,
+    SamplerCheck,
+    Serve,
     Sweep,
     Temperatures,
     Timing,
@@ -36,6 +38,8 @@ ROUNDING_TOLERANCE = {"float32": 1e-3, "bfloat16": 1e-1, "float16": 2e-2}
 
 
 def fmt_bytes(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n:,} B ({n / (1 << 30):.2f} GiB)"
     if n >= 1 << 20:
         return f"{n:,} B ({n / (1 << 20):.2f} MiB)"
     if n >= 1 << 10:
@@ -134,6 +138,14 @@ def temp_facts(temp: Temperatures) -> dict:
     }
 
 
+def sampler_facts(check: SamplerCheck) -> dict:
+    """sampler.json: all answers identical with and without the cache (one seed)?"""
+    return vars(check) | {
+        "all_identical": check.identical_with_and_without_cache == check.samples,
+        "seed_changes_answers": check.differ_with_second_seed > 0,
+    }
+
+
 def topp_facts(topp: TopP, detail: TopPDetail | None) -> dict:
     """Survivors per p after the open prefix; with topp_detail.json, the sharp position beside."""
     if detail is None:  # a plain run of the task writes topp.json only
@@ -205,6 +217,25 @@ def capacity_facts(capacity: Capacity) -> dict:
     return vars(capacity) | {"table": table, "batch_matches": capacity.batch_check.matches}
 
 
+def serve_facts(serve: Serve) -> dict:
+    """serve.json: where batching stops being nearly free, which bound binds and why."""
+    rows = serve.batches
+    users = serve.users
+    lower_bound = users.speed_how == "lower bound"
+    experts = [row.experts_touched for row in rows if row.experts_touched is not None]
+    return vars(serve) | {
+        "kv_match": all(row.kv_bytes_match for row in rows),
+        "first": rows[0],
+        "last": rows[-1],
+        "throughput_gain": rows[-1].tokens_per_second / rows[0].tokens_per_second,
+        "batch_gain": rows[-1].batch / rows[0].batch,
+        "binding": users.binding,
+        "speed_lower_bound": lower_bound,
+        "memory_known": users.users_by_memory is not None,
+        "experts": experts if experts else None,
+    }
+
+
 # --- rendering -----------------------------------------------------------------------------------
 
 
@@ -230,6 +261,8 @@ def render_report(
     topp_detail: TopPDetail | None = None,
     sweep: Sweep | None = None,
     capacity: Capacity | None = None,
+    sampler: SamplerCheck | None = None,
+    serve: Serve | None = None,
     pictures: dict | None = None,
     cache_script: str | None = None,
     template=TEMPLATE,
@@ -250,6 +283,8 @@ def render_report(
         "topp": topp_facts(topp, topp_detail),
         "sweep": sweep_facts(sweep) if sweep else None,
         "capacity": capacity_facts(capacity) if capacity else None,
+        "sampler": sampler_facts(sampler) if sampler else None,
+        "serve": serve_facts(serve) if serve else None,
         "pictures": pictures,
     }
     template = Path(template)

@@ -21,6 +21,8 @@ from mminfer.records import (
     ChatPrompt,
     Position,
     RunInfo,
+    SampleDifference,
+    SamplerCheck,
     Temperatures,
     TemperatureSummary,
     TopP,
@@ -38,7 +40,6 @@ def cut_at_eos(ids: list[int], eos_id: int) -> list[int]:
     return ids[: ids.index(eos_id)] if eos_id in ids else ids
 
 
-@torch.inference_mode()
 def sample_answers(
     model,
     tokenizer,
@@ -49,24 +50,15 @@ def sample_answers(
     seed: int,
     device,
 ) -> list[str]:
-    """``samples`` sampled answers at one temperature (top_k=0, top_p=1.0: temperature alone)."""
-    torch.manual_seed(seed)
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    output = model.generate(
-        input_ids,
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=temperature,
-        max_new_tokens=new_tokens,
-        num_return_sequences=samples,
-        eos_token_id=tokenizer.eos_token_id,
+    """``samples`` sampled answers at one temperature (top_k=0, top_p=1.0: temperature alone),
+    each cut before its first eos and decoded."""
+    eos = tokenizer.eos_token_id
+    rows = sampled_rows(
+        model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
     )
     answers = []
-    for row in output[:, len(prompt_ids) :].tolist():
-        answers.append(
-            tokenizer.decode(cut_at_eos(row, tokenizer.eos_token_id), skip_special_tokens=False)
-        )
+    for row in rows:
+        answers.append(tokenizer.decode(cut_at_eos(row, eos), skip_special_tokens=False))
     return answers
 
 
@@ -113,6 +105,86 @@ def temperature_experiment(
         )
         result[temperature_key(temperature)] = summarize_answers(answers, prompt, run)
     return result
+
+
+@torch.inference_mode()
+def sampled_rows(
+    model,
+    prompt_ids: list[int],
+    temperature: float,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    use_cache: bool,
+    eos_token_id: int,
+    device,
+) -> list[list[int]]:
+    """The new tokens of ``samples`` answers drawn after torch.manual_seed(seed), as temp.json's."""
+    torch.manual_seed(seed)
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    output = model.generate(
+        input_ids,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=temperature,
+        max_new_tokens=new_tokens,
+        num_return_sequences=samples,
+        eos_token_id=eos_token_id,
+        use_cache=use_cache,
+    )
+    return output[:, len(prompt_ids) :].tolist()
+
+
+def first_sample_difference(rows_a: list[list[int]], rows_b: list[list[int]]):
+    """The first sample, and its first step, where two sets of rows differ (None: they don't)."""
+    for sample, (a, b) in enumerate(zip(rows_a, rows_b)):
+        for step, (token_a, token_b) in enumerate(zip(a, b)):
+            if token_a != token_b:
+                return SampleDifference(
+                    sample=sample,
+                    step=step,
+                    token_with_cache=token_a,
+                    token_without_cache=token_b,
+                )
+    return None
+
+
+def sampler_check(
+    model,
+    tokenizer,
+    prompt_ids: list[int],
+    temperature: float,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    second_seed: int,
+    device,
+    prompt: ChatPrompt,
+    run: RunInfo,
+) -> SamplerCheck:
+    """sampler.json: the same seed with the cache and without gives the same answers (the cache
+    changes the cost, not the result); another seed gives other answers (sampling is which
+    result)."""
+    eos = tokenizer.eos_token_id
+    args = (model, prompt_ids, temperature, samples, new_tokens)
+    with_cache = sampled_rows(*args, seed, True, eos, device)
+    without_cache = sampled_rows(*args, seed, False, eos, device)
+    other_seed = sampled_rows(*args, second_seed, True, eos, device)
+    identical = sum(a == b for a, b in zip(with_cache, without_cache))
+    differ = sum(a != b for a, b in zip(with_cache, other_seed))
+    return SamplerCheck(
+        temperature=temperature,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        second_seed=second_seed,
+        identical_with_and_without_cache=identical,
+        first_difference=first_sample_difference(with_cache, without_cache),
+        differ_with_second_seed=differ,
+        prompt=prompt,
+        run=run,
+    )
 
 
 @torch.inference_mode()

@@ -50,3 +50,32 @@ rule topp:
         model=model_params,
     script:
         "../scripts/topp.py"
+
+
+# Beyond the task: the sampler is not the cache (temp.json's samples with and without it).
+rule sampler:
+    input:
+        sft=run_input("sft"),
+        sft_lora=lora_input,
+        tokenizer=tokenizer_files,
+    output:
+        shown("sampler.json", "sampler", "온도"),
+    log:
+        logfile("sampler.log"),
+    benchmark:
+        bench("sampler")
+    conda:
+        ENV
+    resources:
+        **MODEL_RESOURCES,
+    params:
+        question=config["temp"]["question"],
+        samples=config["temp"]["samples"],
+        new_tokens=config["temp"]["new_tokens"],
+        seed=config["temp"]["seed"],
+        chatml_fallback=config["temp"]["chatml_fallback"],
+        temperature=config["sampler"]["temperature"],
+        second_seed=config["sampler"]["second_seed"],
+        model=model_params,
+    script:
+        "../scripts/sampler.py"

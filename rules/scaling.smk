@@ -52,3 +52,34 @@ rule capacity:
         model=model_params,
     script:
         "../scripts/capacity.py"
+
+
+rule serve:
+    input:
+        pretrain=run_input("pretrain"),
+        tokenizer=tokenizer_files,
+        val_data=run_input("val_data"),
+    output:
+        shown("serve.json", "serve", "서빙"),
+    log:
+        logfile("serve.log"),
+    benchmark:
+        bench("serve")
+    conda:
+        ENV
+    threads: workflow.cores  # a timing job: nothing runs beside it
+    resources:
+        **MODEL_RESOURCES,
+    params:
+        docs=config["cache"]["docs"],
+        prompt_tokens=config["cache"]["prompt_tokens"],
+        batches=config["serve"]["batches"],
+        decode_steps=config["serve"]["decode_steps"],
+        warmup=config["serve"]["warmup"],
+        memory_cap_gib=config["serve"]["memory_cap_gib"],
+        tokens_per_second=config["serve"]["tokens_per_second"],
+        context=config["serve"]["context"],
+        threads=config["time"]["threads"],  # the timing jobs' threads; null: the rule's threads
+        model=model_params,
+    script:
+        "../scripts/serve.py"

@@ -10,11 +10,14 @@ from mminfer.records import (
     Count,
     KvBytes,
     Same,
+    SamplerCheck,
+    Serve,
     Sweep,
     Temperatures,
     Timing,
     TopPDetail,
     from_json,
+    to_json,
 )
 
 RUN = {
@@ -356,6 +359,85 @@ def capacity_record(matches=True) -> Capacity:
     return from_json(Capacity, capacity)
 
 
+def sampler_record(identical=30, differ=28) -> SamplerCheck:
+    difference = None
+    if identical < 30:
+        difference = {"sample": 4, "step": 2, "token_with_cache": 7, "token_without_cache": 9}
+    check = {
+        "temperature": 1.0,
+        "samples": 30,
+        "new_tokens": 24,
+        "seed": 0,
+        "second_seed": 1,
+        "identical_with_and_without_cache": identical,
+        "first_difference": difference,
+        "differ_with_second_seed": differ,
+        "prompt": temp_record()["1.0"].prompt,
+        "run": RUN,
+    }
+    check["prompt"] = to_json(check["prompt"])
+    return from_json(SamplerCheck, check)
+
+
+def serve_row(batch: int, step_s: float, experts=None) -> dict:
+    return {
+        "batch": batch,
+        "prefill_s": 0.002 * batch,
+        "decode_step_s": step_s,
+        "decode_steps_s": [step_s] * 4,
+        "tokens_per_second": batch / step_s,
+        "per_user_tokens_per_second": 1 / step_s,
+        "kv_bytes": 1024 * 217 * batch,
+        "formula_kv_bytes": 1024 * 217 * batch,
+        "kv_bytes_match": True,
+        "experts_touched": experts,
+    }
+
+
+def serve_record(binding="speed", users_by_speed=48, users_by_memory=9000, how="fit") -> Serve:
+    steps = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.018, 32: 0.026, 64: 0.042}
+    served = {
+        "prompt_len": 201,
+        "decode_steps": 16,
+        "warmup": 1,
+        "batches_planned": list(steps),
+        "memory_cap_gib": 2.0,
+        "left_out_by_cap": [],
+        "threads": 2,
+        "load_before": [0.5, 0.4, 0.3],
+        "load_after": [0.6, 0.4, 0.3],
+        "batches": [serve_row(batch, step) for batch, step in steps.items()],
+        "fit": {
+            "model": "step_s = fixed_s + per_sequence_s x batch",
+            "fixed_s": 0.0095,
+            "per_sequence_s": 0.0005,
+            "held_at_zero": [],
+            "median_relative_residual": 0.05,
+            "holds": True,
+            "measured_batches": [1, 64],
+            "crossover_batch": 19.0,
+        },
+        "nearly_free": 0.25,
+        "nearly_free_up_to": 8,
+        "users": {
+            "tokens_per_second": 25.0,
+            "step_target_s": 0.04,
+            "context": 2048,
+            "users_by_speed": users_by_speed,
+            "speed_how": how,
+            "speed_between": [32, 64] if how in ("fit", "measured") else None,
+            "kv_bytes_per_token": 1024,
+            "free_bytes": 9000 * 1024 * 2048,
+            "free_source": "/proc/meminfo MemAvailable",
+            "users_by_memory": users_by_memory,
+            "memory_formula": "floor(free_bytes / (kv_bytes_per_token x context))",
+            "binding": binding,
+        },
+        "run": RUN,
+    }
+    return from_json(Serve, served)
+
+
 def task_records(**replace) -> dict:
     """render_report's arguments for the six task files, hand-made; ``replace`` swaps any."""
     records = {
@@ -376,7 +458,14 @@ def every_record(**replace) -> dict:
         "topp_detail": topp_detail_record(),
         "sweep": sweep_record(),
         "capacity": capacity_record(),
-        "pictures": {"sweep": "sweep.png", "temp": "temp.png", "topp": "topp.png"},
+        "sampler": sampler_record(),
+        "serve": serve_record(),
+        "pictures": {
+            "sweep": "sweep.png",
+            "temp": "temp.png",
+            "topp": "topp.png",
+            "serve": "serve.png",
+        },
         "cache_script": "cache.py",
     }
     return task_records() | extras | replace

@@ -12,8 +12,9 @@ import pytest
 from conftest import CHAT_PROMPT
 
 from mminfer import plots
-from mminfer.records import Sweep, Temperatures, TopPDetail, from_json, to_json
+from mminfer.records import Serve, Sweep, Temperatures, TopPDetail, from_json, to_json
 from mminfer.sampling import summarize_answers, topp_detail
+from mminfer.serve import serve
 from mminfer.sweep import sweep
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -69,6 +70,20 @@ def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
     prefixes = {"open": "민수는", "sharp": "가람 마을의 특산물은"}
     detail = topp_detail(tiny_model, tiny_tokenizer, prefixes, [0.5, 0.9, 0.99], "cpu", tiny_run)
     return as_written(detail, TopPDetail)
+
+
+@pytest.fixture(scope="module")
+def serve_record(tiny_model, tiny_run) -> Serve:
+    prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
+    served = serve(
+        tiny_model, tiny_model.config, prompt, [1, 2, 4], 3, 0, 1.0, 25.0, 64, "cpu", tiny_run
+    )
+    return as_written(served, Serve)
+
+
+def test_plot_serve_writes_a_valid_png(serve_record, tmp_path):
+    out = plots.plot_serve(serve_record, tmp_path / "serve.png")
+    assert_valid_png(out)
 
 
 def test_plot_sweep_writes_a_valid_png(sweep_record, tmp_path):

@@ -10,6 +10,8 @@ import pytest
 from reportdata import (
     RUN,
     capacity_record,
+    sampler_record,
+    serve_record,
     differing,
     every_record,
     kv_record,
@@ -192,6 +194,8 @@ def test_report_has_the_task_sections_and_numbers():
         "## top-p",
         "## 길이에 따른 비용",
         "## 카드당 사용자 수",
+        "## 서빙",
+        "### 샘플러는 캐시가 아니다",
         "## 그림",
     ):
         assert re.search(rf"^{re.escape(heading)}$", report, re.M), heading
@@ -250,6 +254,21 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ),
         ({"sweep": sweep_record()}, "N = 64까지 외삽하면"),
         ({"capacity": capacity_record(matches=True)}, "예측은 32,768 B — 같다."),
+        ({"sampler": sampler_record()}, "| 시드 0: 캐시 사용 vs 미사용 | **30** / 30 | 0 |"),
+        ({"sampler": sampler_record()}, "진단은 틀렸다"),
+        ({"sampler": sampler_record(identical=27)}, "처음 다른 곳은 샘플 4의 2번째 토큰"),
+        ({"serve": serve_record()}, "**속도가 먼저 묶는다**: 사용자 48명을 넘으면"),
+        ({"serve": serve_record(binding="memory", users_by_memory=20)}, "**메모리가 먼저 묶는다**"),
+        (
+            {"serve": serve_record(binding="not reached", users_by_speed=64, how="lower bound")},
+            "**어느 한계에도 닿지 않았다**",
+        ),
+        (
+            {"serve": serve_record()},
+            "두 잰 배치 사이에서 적합이 목표에 닿는 곳 (B = 32은 목표 안, 64은 밖)",
+        ),
+        ({"serve": serve_record()}, "한 단계가 25% 넘게 길어지지 않은 것은 B = 8까지다"),
+        ({"serve": serve_record()}, "메모리만 본 상한이다"),
         ({"capacity": capacity_record(matches=False)}, " — **다르다.**"),
     ],
 )

@@ -24,6 +24,7 @@ from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.loading import save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.outputs import REPORT, TASK_JSON, TASK_SCRIPT, result_files
+from mminfer.records import RECORD_OF_FILE, from_json, to_json
 from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
 
@@ -194,6 +195,14 @@ def test_report_has_the_sections_and_numbers(course_run):
         assert f"]({picture})" in report  # relative links next to report.md
 
 
+@pytest.mark.parametrize("name", [name for name in OUTPUTS if name.endswith(".json")])
+def test_each_result_files_keys_are_its_records_fields(course_run, name):
+    _, outdir = course_run
+    data = read(outdir, name)
+    record = from_json(RECORD_OF_FILE[name], data, name)  # a missing or unknown key raises
+    assert to_json(record) == data
+
+
 def test_sweep_fed_counts_follow_the_formulas_at_every_length(course_run):
     _, outdir = course_run
     sweep = read(outdir, "sweep.json")
@@ -240,7 +249,7 @@ def test_rerun_time_redoes_only_time_and_report(course_run):
     assert {name for name in OUTPUTS if before[name] != after[name]} == {"time.json", "report.md"}
 
 
-def test_new_sft_checkpoint_redoes_only_temp_and_report(course_run, course_inputs):
+def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, course_inputs):
     args, _ = course_run
     sft = course_inputs["sft"]
     original = sft.with_name("sft.pth.orig")
@@ -248,8 +257,9 @@ def test_new_sft_checkpoint_redoes_only_temp_and_report(course_run, course_input
     try:
         torch.manual_seed(2)  # a retrained SFT model: same shapes, new weights
         save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
-        # temp.json, its picture temp.png, and the report: nothing of the pretrained model
-        assert planned_jobs(*args) == {"temp", "plot", "report", "all"}
+        # temp.json, its picture temp.png, sampler.json and the report: nothing of the pretrained
+        # model
+        assert planned_jobs(*args) == {"temp", "sampler", "plot", "report", "all"}
         plan = snakemake("-n", *args).stdout
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
         assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
@@ -806,7 +816,7 @@ def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
         state = torch.load(lora, weights_only=True)
         torch.save({k: v * 2 for k, v in state.items()}, lora)
         jobs = planned_jobs(*variants_run["args"], configfiles=(MICRO, variants_run["extra"]))
-        assert jobs == {"temp", "plot", "report", "compare", "all"}
+        assert jobs == {"temp", "sampler", "plot", "report", "compare", "all"}
     finally:
         shutil.move(original, lora)
 

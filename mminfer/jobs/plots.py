@@ -9,11 +9,16 @@ from mminfer.records import read_result
 
 log = logging.getLogger("mminfer")
 
-DRAW = {"sweep": plots.plot_sweep, "temp": plots.plot_temp, "topp": plots.plot_topp}
+DRAW = {
+    "sweep": plots.plot_sweep,
+    "temp": plots.plot_temp,
+    "topp": plots.plot_topp,
+    "serve": plots.plot_serve,
+}
 
 
 def plot_job(kind: str, source, out):
-    """One PNG: kind is sweep, temp or topp (drawn from sweep.json, temp.json, topp_detail.json)."""
+    """One PNG: kind is a key of mminfer.outputs.PLOTS, drawn from the JSON file it names."""
     path = DRAW[kind](read_result(source), out)
     log.info("drew %s from %s", out, source)
     return path

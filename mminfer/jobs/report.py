@@ -35,6 +35,8 @@ def report_job(results: dict, template, out) -> str:
         topp_detail=read["topp_detail"],
         sweep=read["sweep"],
         capacity=read["capacity"],
+        sampler=read["sampler"],
+        serve=read["serve"],
         pictures=pictures,
         cache_script=relative_to(results["cache_script"], folder),
         template=template,

@@ -27,9 +27,7 @@ def temp_job(
     out,
 ):
     """Step 5 -> temp.json (``sft_lora``: the SFT model's LoRA file, or None)."""
-    loaded, loaded_tokenizer = open_with_tokenizer(
-        sft, tokenizer, model, threads, "sft", sft_lora
-    )
+    loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer, model, threads, "sft", sft_lora)
     prompt_ids, template = chat_prompt(loaded_tokenizer, question, chatml_fallback)
     prompt = ChatPrompt(
         tokenizer=str(tokenizer),
@@ -61,6 +59,59 @@ def temp_job(
         )
     write_record(out, temperatures_record)
     return temperatures_record
+
+
+def sampler_job(
+    sft,
+    sft_lora,
+    tokenizer,
+    question: str,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    chatml_fallback: bool,
+    temperature: float,
+    second_seed: int,
+    model: ModelSpec,
+    threads: int | None,
+    out,
+):
+    """The sampler is not the cache -> sampler.json: temp.json's samples at one temperature with
+    the cache and without (one seed), and with a second seed."""
+    loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer, model, threads, "sft", sft_lora)
+    prompt_ids, template = chat_prompt(loaded_tokenizer, question, chatml_fallback)
+    prompt = ChatPrompt(
+        tokenizer=str(tokenizer),
+        template=template,
+        question=question,
+        prompt_len=len(prompt_ids),
+        seed=seed,
+    )
+    check = sampling.sampler_check(
+        loaded.model,
+        loaded_tokenizer,
+        prompt_ids,
+        temperature,
+        samples,
+        new_tokens,
+        seed,
+        second_seed,
+        loaded.device,
+        prompt,
+        run_info(loaded),
+    )
+    log.info(
+        "temperature %s: %d of %d samples identical with and without the cache (first "
+        "difference %s); %d differ with seed %d",
+        temperature,
+        check.identical_with_and_without_cache,
+        samples,
+        check.first_difference,
+        check.differ_with_second_seed,
+        second_seed,
+    )
+    write_record(out, check)
+    return check
 
 
 def topp_job(

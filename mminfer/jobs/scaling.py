@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from mminfer import capacity, sweep
+from mminfer import capacity, serve, sweep
 from mminfer.loading import ModelSpec, open_model, open_with_tokenizer, run_info
 from mminfer.prompts import check_length, task_prompt
 from mminfer.records import write_record
@@ -92,3 +92,72 @@ def capacity_job(
     )
     write_record(out, fits)
     return fits
+
+
+def serve_job(
+    pretrain,
+    tokenizer,
+    val_data,
+    docs: int,
+    prompt_tokens: int,
+    batches: list[int],
+    decode_steps: int,
+    warmup: int,
+    memory_cap_gib: float,
+    tokens_per_second: float,
+    context: int,
+    model: ModelSpec,
+    threads: int | None,
+    out,
+):
+    """What one machine serves -> serve.json (decode steps per batch size, the users by speed and
+    by memory)."""
+    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
+    max_positions = loaded.config.max_position_embeddings
+    prompt_ids = task_prompt(
+        loaded_tokenizer,
+        val_data,
+        docs,
+        prompt_tokens,
+        decode_steps + 1,
+        max_positions,
+        "cache.prompt_tokens + serve.decode_steps + 1",
+    )
+    served = serve.serve(
+        loaded.model,
+        loaded.config,
+        prompt_ids,
+        batches,
+        decode_steps,
+        warmup,
+        memory_cap_gib,
+        tokens_per_second,
+        context,
+        loaded.device,
+        run_info(loaded),
+    )
+    for row in served.batches:
+        log.info(
+            "batch %d: prefill %.4f s, decode step %.4f s, %.1f tokens/s (%.1f per user), KV %d B "
+            "(formula %d), experts touched %s",
+            row.batch,
+            row.prefill_s,
+            row.decode_step_s,
+            row.tokens_per_second,
+            row.per_user_tokens_per_second,
+            row.kv_bytes,
+            row.formula_kv_bytes,
+            row.experts_touched,
+        )
+    users = served.users
+    log.info(
+        "users at %s tokens/s and %d tokens of context: %d by speed (%s), %s by memory; %s binds",
+        users.tokens_per_second,
+        users.context,
+        users.users_by_speed,
+        users.speed_how,
+        users.users_by_memory,
+        users.binding,
+    )
+    write_record(out, served)
+    return served

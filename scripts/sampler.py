@@ -1,0 +1,24 @@
+"""The sampler is not the cache: one temperature's samples with and without the cache (one seed),
+and with a second seed -> sampler.json."""
+
+from mminfer.jobs.sampling import sampler_job
+from mminfer.loading import ModelSpec
+from mminfer.script import job_log, tokenizer_folder
+
+if "snakemake" in globals():
+    with job_log(snakemake.log[0]):
+        sampler_job(
+            sft=snakemake.input.sft,
+            sft_lora=snakemake.input.sft_lora or None,  # none: an empty input
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            question=snakemake.params.question,
+            samples=snakemake.params.samples,
+            new_tokens=snakemake.params.new_tokens,
+            seed=snakemake.params.seed,
+            chatml_fallback=snakemake.params.chatml_fallback,
+            temperature=snakemake.params.temperature,
+            second_seed=snakemake.params.second_seed,
+            model=ModelSpec(**snakemake.params.model),
+            threads=snakemake.threads,
+            out=snakemake.output[0],
+        )

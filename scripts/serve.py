@@ -1,0 +1,24 @@
+"""What one machine serves: decode steps per batch size, users by speed and by memory -> serve.json."""
+
+from mminfer.jobs.scaling import serve_job
+from mminfer.loading import ModelSpec
+from mminfer.script import job_log, tokenizer_folder
+
+if "snakemake" in globals():
+    with job_log(snakemake.log[0]):
+        serve_job(
+            pretrain=snakemake.input.pretrain,
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            val_data=snakemake.input.val_data,
+            docs=snakemake.params.docs,
+            prompt_tokens=snakemake.params.prompt_tokens,
+            batches=snakemake.params.batches,
+            decode_steps=snakemake.params.decode_steps,
+            warmup=snakemake.params.warmup,
+            memory_cap_gib=snakemake.params.memory_cap_gib,
+            tokens_per_second=snakemake.params.tokens_per_second,
+            context=snakemake.params.context,
+            model=ModelSpec(**snakemake.params.model),
+            threads=snakemake.params.threads or snakemake.threads,  # time.threads, else the rule's
+            out=snakemake.output[0],
+        )

@@ -1,0 +1,60 @@
+"""The sampler is not the cache (mminfer.sampling.sampler_check): one seed's samples are the same
+with the cache and without, a second seed's are not, and a model whose cached path differs is
+caught, with the first differing sample and token."""
+
+from __future__ import annotations
+
+import torch
+from conftest import CHAT_PROMPT
+
+from mminfer.prompts import chat_prompt
+from mminfer.sampling import sampler_check
+
+
+def check(model, tokenizer, run, samples=30, new_tokens=12):
+    prompt_ids, _ = chat_prompt(tokenizer, "가람 마을의 특산물은 무엇인가요?")
+    return sampler_check(
+        model, tokenizer, prompt_ids, 1.0, samples, new_tokens, 0, 1, "cpu", CHAT_PROMPT, run
+    )
+
+
+def test_thirty_samples_are_identical_with_and_without_the_cache(
+    tiny_model, tiny_tokenizer, tiny_run
+):
+    result = check(tiny_model, tiny_tokenizer, tiny_run)
+    assert result.identical_with_and_without_cache == 30 and result.first_difference is None
+    assert result.differ_with_second_seed > 0  # the seed decides which answers come out
+
+
+def test_the_minimind_backend_samples_identically_too(
+    load_tiny, minimind_src, tiny_tokenizer, tiny_run
+):
+    model = load_tiny(backend="minimind", minimind_src=minimind_src).model
+    assert check(model, tiny_tokenizer, tiny_run).identical_with_and_without_cache == 30
+
+
+class CachedStepsNudged(torch.nn.Module):
+    """A model whose one-token (cached) steps see token 7's logit raised: its cached path differs."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, input_ids, *args, **kwargs):
+        outputs = self.inner.forward(input_ids, *args, **kwargs)
+        if input_ids.shape[1] == 1:
+            outputs.logits[..., 7] += 8.0
+        return outputs
+
+    def generate(self, *args, **kwargs):
+        return type(self.inner).generate(self, *args, **kwargs)
+
+
+def test_a_cached_path_that_differs_is_caught_with_its_first_token(
+    tiny_model, tiny_tokenizer, tiny_run
+):
+    result = check(CachedStepsNudged(tiny_model), tiny_tokenizer, tiny_run)
+    assert result.identical_with_and_without_cache < 30
+    difference = result.first_difference
+    assert difference.step >= 1  # step 0 feeds the whole prompt on both paths
+    assert difference.token_with_cache == 7
