@@ -155,7 +155,7 @@ def squeue_rows(run_id: str) -> list[dict]:
 
 def run_on_cluster(command: list[str], log: Path) -> str:
     """Run snakemake against the cluster, its output into log; on a timeout kill it and cancel its
-    jobs (the plugin does not stop on SIGTERM while it waits for a status)."""
+    jobs (under SIGTERM it would wait for them, for ever if it could not read their status)."""
     with open(log, "w", encoding="utf-8") as out:
         process = subprocess.Popen(
             command,
