@@ -86,7 +86,8 @@ def idle_node_cpus(partition: str) -> tuple[int | None, str]:
     except subprocess.TimeoutExpired:
         return None, f"sinfo did not answer within 20 s: {start}"
     if result.returncode != 0:
-        return None, f"sinfo failed ({result.stderr.strip() or result.returncode}): {start}"
+        said = result.stderr.strip().splitlines()[-1:] or [f"exit {result.returncode}"]
+        return None, f"sinfo failed ({said[0]}): {start}"
     cpus = [int(word) for word in result.stdout.split() if word.isdigit()]
     if not cpus:
         return None, f"no idle node in SLURM partition {partition!r}: {start}"
