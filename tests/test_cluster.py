@@ -305,20 +305,21 @@ def test_cluster_figures_equal_a_local_run_of_the_same_config(runs):
 # --- the profile itself: no cluster needed ------------------------------------------------------
 
 
-def dry_run(*args: str) -> subprocess.CompletedProcess:
-    """A dry run of the micro demo with the given profile arguments, from the repository."""
+def snakemake_demo(
+    *args: str, outdir: Path = Path("/nonexistent/out")
+) -> subprocess.CompletedProcess:
+    """snakemake on the micro demo with the given arguments (targets first), from the repository."""
     pytest.importorskip("snakemake_executor_plugin_slurm")
     command = [
         sys.executable,
         "-m",
         "snakemake",
         *args,
-        "-n",
         "--configfile",
         str(MICRO),
         "--config",
-        "outdir=/nonexistent/out",
-        "demo_dir=/nonexistent/demo",
+        f"outdir={outdir}",
+        f"demo_dir={outdir.parent / 'demo'}",
         "demo=always",
     ]
     return subprocess.run(
@@ -326,30 +327,65 @@ def dry_run(*args: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix():
+def planned_job(plan: str, rule: str) -> str:
+    """The block a dry run prints for the first job of a rule."""
+    return plan.split(f"rule {rule}:")[1].split("\nrule ")[0]
+
+
+def capped_message(here: int) -> str:
+    """What the workflow says when cores (this machine's CPUs) is below max-threads (one more)."""
+    return f"cores ({here}) must be the CPUs of one node, but it is below max-threads ({here + 1})"
+
+
+def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(tmp_path):
     from snakemake.utils import available_cpu_count
 
-    # a node bigger than this machine: under --profile, profiles/default's `cores: all` would cap it
-    here = available_cpu_count()
-    result = dry_run("--profile", "profiles/slurm", "--max-threads", str(here + 1))
+    # nodes bigger than this machine: under --profile, profiles/default's `cores: all` would cap them
+    here, outdir = available_cpu_count(), tmp_path / "out"
+    result = snakemake_demo(
+        str(outdir / "cache.py"),  # a local job, were the check to let the run through
+        "--profile",
+        "profiles/slurm",
+        "--max-threads",
+        str(here + 1),
+        outdir=outdir,
+    )
     said = result.stdout + result.stderr
     assert result.returncode != 0
-    assert (
-        f"cores ({here}) must be the CPUs of one node, but it is below max-threads ({here + 1})"
-        in said
-    )
+    assert capped_message(here) in said
     assert "snakemake --workflow-profile profiles/slurm" in said and f"--cores {here + 1}" in said
-    assert "Job stats" not in said and "Traceback" not in said
+    assert not outdir.exists() and "Traceback" not in said
+
+
+def test_slurm_profile_under_profile_flag_warns_in_a_dry_run():
+    from snakemake.utils import available_cpu_count
+
+    here = available_cpu_count()
+    result = snakemake_demo("-n", "--profile", "profiles/slurm", "--max-threads", str(here + 1))
+    assert result.returncode == 0, result.stderr[-3000:]
+    said = result.stdout + result.stderr  # a dry run logs to stdout
+    assert capped_message(here) in said and "A run (without -n) stops here" in said
 
 
 def test_slurm_profile_under_profile_flag_runs_with_cores_given():
-    result = dry_run("--profile", "profiles/slurm", "--cores", "8")
+    result = snakemake_demo("-n", "--profile", "profiles/slurm", "--cores", "8")
     assert result.returncode == 0, result.stderr[-3000:]
-    time_job = result.stdout.split("rule time:")[1].split("\nrule ")[0]
-    assert "threads: 8" in time_job
+    assert "threads: 8" in planned_job(result.stdout, "time")
+    assert "mminfer:" not in result.stdout + result.stderr
+
+
+def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores():
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm")
+    assert result.returncode == 0, result.stderr[-3000:]
+    threads = {
+        rule: re.findall(r"threads: (\d+)", planned_job(result.stdout, rule))
+        for rule in MODEL_RULES
+    }  # a job of one thread shows no threads line
+    assert threads == {rule: ["8"] if rule in WHOLE_NODE_RULES else [] for rule in MODEL_RULES}
+    assert "mminfer:" not in result.stdout + result.stderr
 
 
 def test_slurm_profile_plans_no_account_until_one_is_set():
-    result = dry_run("--workflow-profile", "profiles/slurm")
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm")
     assert result.returncode == 0, result.stderr[-3000:]
     assert "slurm_partition=cpu" in result.stdout and "slurm_account" not in result.stdout
