@@ -1,0 +1,391 @@
+"""The workflow on SLURM through profiles/slurm, and the same config run locally, figure for figure.
+
+The cluster tests (marker ``cluster``) need a SLURM whose partition, profiles/slurm's, has an idle
+node: ``scripts/slurm_local.sh start`` (as root) makes a one-node one on this machine, see
+docs/cluster.md. Without one they skip and say why; with MMINFER_REQUIRE_CLUSTER=1 (set by .ci/run
+once it has started the cluster) a missing cluster fails them instead. The micro demo is built and
+measured on the cluster (its training jobs too), then locally into other folders; the exact figures
+must agree. The profile checks at the end need only the executor plugin, no cluster.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[1]
+MICRO = REPO / "tests" / "data" / "micro.yaml"
+PROFILE = REPO / "profiles" / "slurm"
+# Jobs that load a model or train one: each must go through sbatch. The rest are localrules.
+MODEL_RULES = {
+    "demo_pretrain",
+    "demo_sft",
+    "cache",
+    "time",
+    "kvbytes",
+    "temp",
+    "topp",
+    "sweep",
+    "capacity",
+}
+WHOLE_NODE_RULES = {"demo_pretrain", "demo_sft", "time", "sweep"}  # threads: workflow.cores
+EXCLUSIVE_RULES = {"time", "sweep"}  # slurm_extra: --exclusive
+OUTPUTS = [
+    "same.json",
+    "count.json",
+    "time.json",
+    "kvbytes.json",
+    "temp.json",
+    "topp.json",
+    "cache.py",
+    "topp_detail.json",
+    "sweep.json",
+    "capacity.json",
+    "sweep.png",
+    "temp.png",
+    "topp.png",
+    "report.md",
+]
+CLUSTER_RUN_TIMEOUT_S = 420
+
+pytestmark = pytest.mark.slow
+
+
+def profile_partition() -> str:
+    """The partition profiles/slurm submits to (default-resources: slurm_partition)."""
+    profile = yaml.safe_load((PROFILE / "config.v8+.yaml").read_text(encoding="utf-8"))
+    return str(profile["default-resources"]["slurm_partition"])
+
+
+def idle_node_cpus(partition: str) -> tuple[int | None, str]:
+    """The CPUs of the smallest idle node of the partition, or None and why there is none."""
+    start = "scripts/slurm_local.sh start (as root) makes a one-node cluster here"
+    if shutil.which("sinfo") is None:
+        return None, f"no SLURM here (sinfo not found): {start}"
+    command = [
+        "sinfo",
+        "--noheader",
+        "--Node",
+        "--partition",
+        partition,
+        "--states=idle",
+        "--format=%c",
+    ]
+    try:
+        result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=20)
+    except subprocess.TimeoutExpired:
+        return None, f"sinfo did not answer within 20 s: {start}"
+    if result.returncode != 0:
+        said = result.stderr.strip().splitlines()[-1:] or [f"exit {result.returncode}"]
+        return None, f"sinfo failed ({said[0]}): {start}"
+    cpus = [int(word) for word in result.stdout.split() if word.isdigit()]
+    if not cpus:
+        return None, f"no idle node in SLURM partition {partition!r}: {start}"
+    return min(cpus), ""
+
+
+@pytest.fixture(scope="module")
+def node_cpus() -> int:
+    """The CPUs of one idle node of profiles/slurm's partition; skips (or fails) without a cluster."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    cpus, why = idle_node_cpus(profile_partition())
+    if cpus is None:
+        if os.environ.get("MMINFER_REQUIRE_CLUSTER"):
+            pytest.fail(f"MMINFER_REQUIRE_CLUSTER is set, but {why}")
+        pytest.skip(why)
+    return cpus
+
+
+def micro_demo_args(root: Path, name: str) -> list[str]:
+    """The micro demo, built and measured under root/name (a folder of its own per run)."""
+    return [
+        "--configfile",
+        str(MICRO),
+        "--config",
+        f"outdir={root / name / 'out'}",
+        f"demo_dir={root / name / 'demo'}",
+        "demo=always",
+        "backend=builtin",
+    ]
+
+
+def squeue_rows(run_id: str) -> list[dict]:
+    """Every SLURM job of one Snakemake run (the plugin names each job after the run's ID)."""
+    fields = {
+        "id": "%i",
+        "comment": "%k",
+        "state": "%T",
+        "cpus": "%C",
+        "oversubscribe": "%h",
+        "start": "%S",
+        "end": "%e",
+    }
+    result = subprocess.run(
+        [
+            "squeue",
+            "--states=all",
+            "--noheader",
+            "--name",
+            run_id,
+            "--format",
+            "|".join(fields.values()),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        check=True,
+    )
+    rows = [
+        dict(zip(fields, line.split("|"))) for line in result.stdout.splitlines() if line.strip()
+    ]
+    for row in rows:
+        # the plugin's comment: rule_<rule>, then _wildcards_<values> where the rule has wildcards
+        row["rule"] = re.fullmatch(r"rule_(.+?)(?:_wildcards_.*)?", row["comment"]).group(1)
+    return rows
+
+
+def run_on_cluster(command: list[str], log: Path) -> str:
+    """Run snakemake against the cluster, its output into log; on a timeout kill it and cancel its
+    jobs (under SIGTERM it would wait for them, for ever if it could not read their status)."""
+    with open(log, "w", encoding="utf-8") as out:
+        process = subprocess.Popen(
+            command,
+            cwd=REPO,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            process.wait(timeout=CLUSTER_RUN_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    text = log.read_text(encoding="utf-8")
+    run_id = re.search(r"SLURM run ID: (\S+)", text)
+    if process.returncode != 0:
+        if run_id:
+            subprocess.run(
+                ["scancel", "--name", run_id.group(1)], check=False, capture_output=True, timeout=30
+            )
+        raise AssertionError(
+            f"snakemake on SLURM failed (exit {process.returncode}):\n{text[-5000:]}"
+        )
+    assert run_id, text[-3000:]
+    return text
+
+
+@pytest.fixture(scope="module")
+def runs(node_cpus, tmp_path_factory) -> dict:
+    """The micro demo through `snakemake --workflow-profile profiles/slurm`, then the same config
+    run locally; the node's CPUs given as cores (and max-threads), as a user with such nodes would."""
+    root = tmp_path_factory.mktemp("cluster")
+    cores = ["--cores", str(node_cpus), "--max-threads", str(node_cpus)]
+    cluster_command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        "--workflow-profile",
+        str(PROFILE),
+        *cores,
+        "--slurm-init-seconds-before-status-checks",
+        "1",
+        *micro_demo_args(root, "slurm"),
+    ]
+    text = run_on_cluster(cluster_command, root / "slurm.log")
+    run_id = re.search(r"SLURM run ID: (\S+)", text).group(1)
+    # "Job 5 has been submitted with SLURM jobid 14 (log: .../slurm_logs/rule_time/...)"
+    submitted = {
+        int(job): rule
+        for job, rule in re.findall(
+            r"has been submitted with SLURM jobid (\d+) \(log: \S*?slurm_logs/rule_(\w+)/", text
+        )
+    }
+    local = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "snakemake",
+            "--cores",
+            str(node_cpus),
+            *micro_demo_args(root, "local"),
+        ],
+        check=False,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert local.returncode == 0, local.stderr[-5000:]
+    return {
+        "cpus": node_cpus,
+        "text": text,
+        "jobs": squeue_rows(run_id),
+        "submitted": submitted,
+        "slurm": root / "slurm" / "out",
+        "local": root / "local" / "out",
+    }
+
+
+def read(folder: Path, name: str):
+    """One JSON output of a results folder."""
+    return json.loads((folder / name).read_text(encoding="utf-8"))
+
+
+@pytest.mark.cluster
+def test_every_model_job_goes_through_sbatch_and_completes(runs):
+    jobs = runs["jobs"]
+    assert sorted(job["rule"] for job in jobs) == sorted(MODEL_RULES)  # each once, no light rule
+    assert {job["rule"]: job["state"] for job in jobs} == dict.fromkeys(MODEL_RULES, "COMPLETED")
+    # what Snakemake said it submitted is what SLURM ran
+    assert runs["submitted"] == {int(job["id"]): job["rule"] for job in jobs}
+    assert "steps (100%) done" in runs["text"]
+
+
+@pytest.mark.cluster
+def test_timing_and_training_jobs_take_a_whole_node(runs):
+    jobs, cpus = runs["jobs"], runs["cpus"]
+    assert {job["rule"]: int(job["cpus"]) for job in jobs} == {
+        rule: cpus if rule in WHOLE_NODE_RULES else 1 for rule in MODEL_RULES
+    }
+    assert {job["rule"] for job in jobs if job["oversubscribe"] == "NO"} == EXCLUSIVE_RULES
+    span = {
+        job["rule"]: (datetime.fromisoformat(job["start"]), datetime.fromisoformat(job["end"]))
+        for job in jobs
+    }
+    for rule in EXCLUSIVE_RULES:  # nothing of the run beside a timing job
+        start, end = span[rule]
+        beside = [
+            other for other, (s, e) in span.items() if other != rule and s < end and e > start
+        ]
+        assert beside == [], (rule, span)
+    for name in ("time.json", "sweep.json"):
+        assert read(runs["slurm"], name)["threads"] == cpus, name
+
+
+@pytest.mark.cluster
+def test_cluster_run_writes_every_output(runs):
+    assert [name for name in OUTPUTS if not (runs["slurm"] / name).is_file()] == []
+
+
+@pytest.mark.cluster
+def test_cluster_figures_equal_a_local_run_of_the_same_config(runs):
+    slurm, local = runs["slurm"], runs["local"]
+
+    def pick(name, keys):
+        return [{key: read(folder, name)[key] for key in keys} for folder in (slurm, local)]
+
+    on_cluster, here = pick("same.json", ["same_ids", "ids"])
+    assert on_cluster == here
+    on_cluster, here = pick("count.json", ["fed_with_cache", "fed_without_cache"])
+    assert on_cluster == here
+    on_cluster, here = pick("kvbytes.json", ["measured_bytes", "formula_bytes", "k_shape"])
+    assert on_cluster == here
+    temps = [
+        {t: (v["distinct"], v["answers"]) for t, v in read(folder, "temp.json").items()}
+        for folder in (slurm, local)
+    ]
+    assert temps[0] == temps[1] and list(temps[0]) == ["0.3", "1.0", "1.5"]
+    assert read(slurm, "topp.json") == read(local, "topp.json")
+    # the demo models trained by the cluster's jobs are byte for byte the local ones
+    for name in ("same.json", "kvbytes.json"):
+        assert read(slurm, name)["run"]["sha256"] == read(local, name)["run"]["sha256"], name
+
+
+# --- the profile itself: no cluster needed ------------------------------------------------------
+
+
+def snakemake_demo(
+    *args: str, outdir: Path = Path("/nonexistent/out")
+) -> subprocess.CompletedProcess:
+    """snakemake on the micro demo with the given arguments (targets first), from the repository."""
+    pytest.importorskip("snakemake_executor_plugin_slurm")
+    command = [
+        sys.executable,
+        "-m",
+        "snakemake",
+        *args,
+        "--configfile",
+        str(MICRO),
+        "--config",
+        f"outdir={outdir}",
+        f"demo_dir={outdir.parent / 'demo'}",
+        "demo=always",
+    ]
+    return subprocess.run(
+        command, check=False, cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+
+
+def planned_job(plan: str, rule: str) -> str:
+    """The block a dry run prints for the first job of a rule."""
+    return plan.split(f"rule {rule}:")[1].split("\nrule ")[0]
+
+
+def capped_message(here: int) -> str:
+    """What the workflow says when cores (this machine's CPUs) is below max-threads (one more)."""
+    return f"cores ({here}) must be the CPUs of one node, but it is below max-threads ({here + 1})"
+
+
+def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(tmp_path):
+    from snakemake.utils import available_cpu_count
+
+    # nodes bigger than this machine: under --profile, profiles/default's `cores: all` would cap them
+    here, outdir = available_cpu_count(), tmp_path / "out"
+    result = snakemake_demo(
+        str(outdir / "cache.py"),  # a local job, were the check to let the run through
+        "--profile",
+        "profiles/slurm",
+        "--max-threads",
+        str(here + 1),
+        outdir=outdir,
+    )
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert capped_message(here) in said
+    assert "snakemake --workflow-profile profiles/slurm" in said and f"--cores {here + 1}" in said
+    assert not outdir.exists() and "Traceback" not in said
+
+
+def test_slurm_profile_under_profile_flag_warns_in_a_dry_run():
+    from snakemake.utils import available_cpu_count
+
+    here = available_cpu_count()
+    result = snakemake_demo("-n", "--profile", "profiles/slurm", "--max-threads", str(here + 1))
+    assert result.returncode == 0, result.stderr[-3000:]
+    said = result.stdout + result.stderr  # a dry run logs to stdout
+    assert capped_message(here) in said and "A run (without -n) stops here" in said
+
+
+def test_slurm_profile_under_profile_flag_runs_with_cores_given():
+    result = snakemake_demo("-n", "--profile", "profiles/slurm", "--cores", "8")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "threads: 8" in planned_job(result.stdout, "time")
+    assert "mminfer:" not in result.stdout + result.stderr
+
+
+def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores():
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm")
+    assert result.returncode == 0, result.stderr[-3000:]
+    threads = {
+        rule: re.findall(r"threads: (\d+)", planned_job(result.stdout, rule))
+        for rule in MODEL_RULES
+    }  # a job of one thread shows no threads line
+    assert threads == {rule: ["8"] if rule in WHOLE_NODE_RULES else [] for rule in MODEL_RULES}
+    assert "mminfer:" not in result.stdout + result.stderr
+
+
+def test_slurm_profile_plans_no_account_until_one_is_set():
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm")
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "slurm_partition=cpu" in result.stdout and "slurm_account" not in result.stdout
