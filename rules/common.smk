@@ -29,27 +29,34 @@ try:
 except MminferError as error:
     raise WorkflowError(f"mminfer: {error}")
 
+
 # On a cluster (--jobs given: Snakemake's nodes), `cores` is the CPUs of one node: the timing and
 # training rules take `threads: workflow.cores`, and Snakemake caps every job's threads at `cores`.
-# profiles/slurm sets cores and max-threads to the same number. Below max-threads, `cores` came from
-# elsewhere, as from profiles/default's `cores: all` (this machine's CPUs), which Snakemake also loads
-# under `--profile profiles/slurm` and lets win: a run stops (a dry run warns) rather than cap the
-# threads silently.
-_resources = workflow.resource_settings
-if _resources.nodes is not None and _resources.max_threads and (_resources.cores or 0) < _resources.max_threads:
-    _capped = (
-        f"mminfer: on a cluster, cores ({_resources.cores}) must be the CPUs of one node, but it is below "
-        f"max-threads ({_resources.max_threads}): the timing and training jobs would get "
-        f"{_resources.cores} threads. Under --profile, Snakemake also loads profiles/default, whose "
-        "'cores: all' (this machine's CPUs) wins; run `snakemake --workflow-profile profiles/slurm`, or "
-        f"give --cores {_resources.max_threads} (docs/cluster.md)."
+# profiles/slurm sets cores and max-threads to the same number. Below max-threads, `cores` came
+# from elsewhere, as from profiles/default's `cores: all` (this machine's CPUs), which Snakemake
+# also loads under `--profile profiles/slurm` and lets win: a run stops (a dry run warns) rather
+# than cap the threads silently.
+def check_cluster_threads(resources, dryrun):
+    if resources.nodes is None or not resources.max_threads:
+        return
+    cores = resources.cores or 0
+    if cores >= resources.max_threads:
+        return
+    capped = (
+        f"mminfer: on a cluster, cores ({resources.cores}) must be the CPUs of one node, but it "
+        f"is below max-threads ({resources.max_threads}): the timing and training jobs would get "
+        f"{resources.cores} threads. Under --profile, Snakemake also loads profiles/default, "
+        "whose 'cores: all' (this machine's CPUs) wins; run `snakemake --workflow-profile "
+        f"profiles/slurm`, or give --cores {resources.max_threads} (docs/cluster.md)."
     )
-    if workflow.output_settings.dryrun:
-        from snakemake.logging import logger
+    if not dryrun:
+        raise WorkflowError(capped)
+    from snakemake.logging import logger
 
-        logger.warning(f"{_capped} A run (without -n) stops here.")
-    else:
-        raise WorkflowError(_capped)
+    logger.warning(f"{capped} A run (without -n) stops here.")
+
+
+check_cluster_threads(workflow.resource_settings, workflow.output_settings.dryrun)
 
 OUTDIR = Path(config["outdir"])
 DEMO_DIR = Path(config["demo_dir"])

@@ -5,7 +5,8 @@ rule report:
     input:
         # every result file the template reads, by name (mminfer.outputs.report_inputs)
         **{name: result(file) for name, file in outputs.report_inputs().items()},
-        template=str(Path(workflow.basedir) / "report" / "report.md.j2"),  # a new sentence reruns it
+        # the Korean sentences: editing one reruns the report
+        template=str(Path(workflow.basedir) / "report" / "report.md.j2"),
     output:
         shown("report.md", "report_md", "보고서"),
     log:

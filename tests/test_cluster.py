@@ -21,6 +21,8 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+
+from mminfer.outputs import result_files
 import yaml
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,27 +37,15 @@ MODEL_RULES = {
     "kvbytes",
     "temp",
     "topp",
+    "sampler",
     "sweep",
     "capacity",
+    "serve",
 }
-WHOLE_NODE_RULES = {"demo_pretrain", "demo_sft", "time", "sweep"}  # threads: workflow.cores
-EXCLUSIVE_RULES = {"time", "sweep"}  # slurm_extra: --exclusive
-OUTPUTS = [
-    "same.json",
-    "count.json",
-    "time.json",
-    "kvbytes.json",
-    "temp.json",
-    "topp.json",
-    "cache.py",
-    "topp_detail.json",
-    "sweep.json",
-    "capacity.json",
-    "sweep.png",
-    "temp.png",
-    "topp.png",
-    "report.md",
-]
+TIMING_RULES = {"time", "sweep", "serve"}  # slurm_extra: --exclusive
+WHOLE_NODE_RULES = {"demo_pretrain", "demo_sft", *TIMING_RULES}  # threads: workflow.cores
+EXCLUSIVE_RULES = TIMING_RULES
+OUTPUTS = result_files()
 CLUSTER_RUN_TIMEOUT_S = 420
 
 pytestmark = pytest.mark.slow
@@ -269,7 +259,7 @@ def test_timing_and_training_jobs_take_a_whole_node(runs):
             other for other, (s, e) in span.items() if other != rule and s < end and e > start
         ]
         assert beside == [], (rule, span)
-    for name in ("time.json", "sweep.json"):
+    for name in ("time.json", "sweep.json", "serve.json"):
         assert read(runs["slurm"], name)["threads"] == cpus, name
 
 
