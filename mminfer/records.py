@@ -429,7 +429,7 @@ class BatchStep:
     """One batch size: the task prompt decoded ``batch`` times together, with the cache."""
 
     batch: int
-    prefill_s: float  # the first step: batch x prompt tokens at once
+    prefill_s: float | None  # batch x prompt tokens at once; None past serve.prefill_up_to
     decode_step_s: float  # the median of the decode steps
     decode_steps_s: list[float]
     tokens_per_second: float  # batch / decode_step_s: the machine's
@@ -481,6 +481,7 @@ class Serve:
     prompt_len: int
     decode_steps: int
     warmup: int
+    prefill_up_to: int  # batches up to this prefill themselves; larger ones start from the cache
     batches_planned: list[int]
     memory_cap_gib: float
     left_out_by_cap: list[int]  # batches whose cache would pass serve.memory_cap_gib

@@ -4,9 +4,12 @@ A server fills a device by batching: B users decode together, one step giving ea
 token. A cached decode step of a small model is overhead-bound (Python, kernel launches, one read
 of every weight), so a bigger batch costs nearly nothing more until the machine turns
 compute-bound. Here the task's prompt is decoded B times through the model's own generate
-(greedy, with the cache) at each batch size, every step clocked; per batch: the prefill, the
-median decode step, tokens per second (B / step), the batch's KV bytes (measured, against the
-formula), and, for a MoE model, how many experts a decode step touches.
+(greedy, with the cache) at each batch size, every step clocked; per batch: the median decode
+step, tokens per second (B / step), the batch's KV bytes (measured, against the formula), for a
+MoE model how many experts a decode step touches, and up to ``prefill_up_to`` users the prefill
+of the whole batch. A larger batch continues from the prompt's cache repeated for every user
+(the rows a batch of the same prompt holds), so that measuring it costs its decode steps, not a
+prefill of B x prompt tokens.
 
 Two bounds then say how many users this machine takes at a per-user decode speed and context:
 
@@ -96,45 +99,72 @@ class ExpertCounter:
 # --- measuring -----------------------------------------------------------------------------------
 
 
-def decode_batch(model, config, prompt_ids: list[int], batch: int, steps: int, device):
-    """One greedy generation of ``steps`` + 1 tokens for ``batch`` copies of the prompt, clocked:
-    (prefill seconds, each decode step's seconds, the cache's measured bytes, experts touched per
-    decode step averaged over the layers or None)."""
+def prompt_cache(model, prompt_ids: list[int], device):
+    """(the prompt's cache, the first new token) from one user's prefill, through generate."""
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    output = model.generate(input_ids, max_new_tokens=1, use_cache=True, return_kv=True, **GREEDY)
+    return output["past_kv"], output["generated_ids"][0, -1].item()
+
+
+def repeated(cache, batch: int):
+    """A batch's cache of identical rows: one user's (K, V) per layer repeated ``batch`` times."""
+    return [(k.repeat(batch, 1, 1, 1), v.repeat(batch, 1, 1, 1)) for k, v in cache]
+
+
+def decode_batch(model, config, prompt_ids: list[int], batch: int, steps: int, device, start=None):
+    """``steps`` clocked decode steps of ``batch`` users through generate (greedy, with the cache).
+
+    Without ``start``, generate begins from the prompt: its first step is the batch's prefill,
+    clocked too. With ``start`` (the prompt's cache and first token of :func:`prompt_cache`), the
+    batch continues from that cache repeated for every user: identical rows, as a batch of the
+    same prompt holds them, without paying a prefill of batch x prompt tokens.
+    Returns (prefill seconds or None, each decode step's seconds, the cache's measured bytes,
+    experts touched per decode step averaged over the layers or None).
+    """
     clock = synced_clock(device)
     recorder = ForwardRecorder(clock=clock)
     counter = None
     if config.use_moe:
         counter = ExpertCounter(model, config.num_experts_per_tok)
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    if start is None:
+        input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+        arguments = {"max_new_tokens": steps + 1, "num_return_sequences": batch}
+    else:
+        cache, first_token = start
+        rows = [prompt_ids + [first_token]] * batch
+        input_ids = torch.tensor(rows, dtype=torch.long, device=device)
+        arguments = {"max_new_tokens": steps, "past_key_values": repeated(cache, batch)}
     try:
         with recorder.watching(model):
             output = model.generate(
-                input_ids,
-                max_new_tokens=steps + 1,
-                num_return_sequences=batch,
-                use_cache=True,
-                return_kv=True,
-                **GREEDY,
+                input_ids, use_cache=True, return_kv=True, **arguments, **GREEDY
             )
     finally:
         if counter is not None:
             counter.remove()
     ends = recorder.started[1:] + [clock()]
-    seconds = [end - start for start, end in zip(recorder.started, ends)]
+    seconds = [end - begin for begin, end in zip(recorder.started, ends)]
+    prefill_s = None
+    first_decode = 0
+    if start is None:
+        prefill_s = seconds[0]
+        first_decode = 1
     experts = None
     if counter is not None:
         layers = config.num_hidden_layers
         per_step = []
-        for step in range(1, len(seconds)):  # decode steps only: step 0 is the prefill
-            counts = counter.per_call[step * layers : (step + 1) * layers]
+        for call in range(first_decode, len(seconds)):
+            counts = counter.per_call[call * layers : (call + 1) * layers]
             per_step.append(sum(counts) / layers)
         experts = statistics.median(per_step)
-    return seconds[0], seconds[1:], cache_tensor_bytes(output["past_kv"]), experts
+    measured = cache_tensor_bytes(output["past_kv"])
+    return prefill_s, seconds[first_decode:], measured, experts
 
 
-def batch_step(model, config, prompt_ids, batch: int, steps: int, device, element: int):
+def batch_step(model, config, prompt_ids, batch: int, steps: int, device, element: int, start):
+    """One batch's row of serve.json (``start``: see :func:`decode_batch`)."""
     prefill_s, steps_s, measured, experts = decode_batch(
-        model, config, prompt_ids, batch, steps, device
+        model, config, prompt_ids, batch, steps, device, start
     )
     step_s = statistics.median(steps_s)
     formula = batch_cache_bytes(config, len(prompt_ids) + steps, batch, element)
@@ -255,6 +285,7 @@ def serve(
     batches: list[int],
     decode_steps: int,
     warmup: int,
+    prefill_up_to: int,
     memory_cap_gib: float,
     tokens_per_second: float,
     context: int,
@@ -272,9 +303,12 @@ def serve(
     load_before = load_average()
     for _ in range(warmup):  # first-call costs: the prefill and decode kernels, once
         decode_batch(model, config, prompt_ids, within[0], 1, device)
-    measured = [
-        batch_step(model, config, prompt_ids, b, decode_steps, device, element) for b in within
-    ]
+    start = prompt_cache(model, prompt_ids, device)  # the larger batches continue from it
+    measured = []
+    for batch in within:
+        begin = None if batch <= prefill_up_to else start
+        row = batch_step(model, config, prompt_ids, batch, decode_steps, device, element, begin)
+        measured.append(row)
     load_after = load_average()
     fit = fit_batches(measured)
     free_bytes, free_source = available_bytes(device)
@@ -286,6 +320,7 @@ def serve(
         prompt_len=len(prompt_ids),
         decode_steps=decode_steps,
         warmup=warmup,
+        prefill_up_to=prefill_up_to,
         batches_planned=planned,
         memory_cap_gib=memory_cap_gib,
         left_out_by_cap=[b for b in planned if b not in within],

@@ -76,6 +76,7 @@ rule serve:
         batches=config["serve"]["batches"],
         decode_steps=config["serve"]["decode_steps"],
         warmup=config["serve"]["warmup"],
+        prefill_up_to=config["serve"]["prefill_up_to"],
         memory_cap_gib=config["serve"]["memory_cap_gib"],
         tokens_per_second=config["serve"]["tokens_per_second"],
         context=config["serve"]["context"],

@@ -15,6 +15,7 @@ if "snakemake" in globals():
             batches=snakemake.params.batches,
             decode_steps=snakemake.params.decode_steps,
             warmup=snakemake.params.warmup,
+            prefill_up_to=snakemake.params.prefill_up_to,
             memory_cap_gib=snakemake.params.memory_cap_gib,
             tokens_per_second=snakemake.params.tokens_per_second,
             context=snakemake.params.context,

@@ -382,7 +382,7 @@ def sampler_record(identical=30, differ=28) -> SamplerCheck:
 def serve_row(batch: int, step_s: float, experts=None) -> dict:
     return {
         "batch": batch,
-        "prefill_s": 0.002 * batch,
+        "prefill_s": 0.002 * batch if batch <= 8 else None,
         "decode_step_s": step_s,
         "decode_steps_s": [step_s] * 4,
         "tokens_per_second": batch / step_s,
@@ -400,6 +400,7 @@ def serve_record(binding="speed", users_by_speed=48, users_by_memory=9000, how="
         "prompt_len": 201,
         "decode_steps": 16,
         "warmup": 1,
+        "prefill_up_to": 8,
         "batches_planned": list(steps),
         "memory_cap_gib": 2.0,
         "left_out_by_cap": [],

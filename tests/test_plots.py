@@ -76,7 +76,7 @@ def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
 def serve_record(tiny_model, tiny_run) -> Serve:
     prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
     served = serve(
-        tiny_model, tiny_model.config, prompt, [1, 2, 4], 3, 0, 1.0, 25.0, 64, "cpu", tiny_run
+        tiny_model, tiny_model.config, prompt, [1, 2, 4], 3, 0, 2, 1.0, 25.0, 64, "cpu", tiny_run
     )
     return as_written(served, Serve)
 

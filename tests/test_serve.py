@@ -96,9 +96,11 @@ def test_a_real_decode_counts_its_cache_and_leaves_out_batches_past_the_cap(tiny
     per_batch = kv_formula_bytes(config.num_hidden_layers, len(PROMPT) + 3, 2, 16, 4)
     cap_gib = 2.5 * per_batch / 2**30  # room for batches 1 and 2, not 4
     served = serve(
-        tiny_loaded.model, config, PROMPT, [4, 1, 2], 3, 1, cap_gib, 25.0, 64, "cpu", tiny_run
+        tiny_loaded.model, config, PROMPT, [4, 1, 2], 3, 1, 1, cap_gib, 25.0, 64, "cpu", tiny_run
     )
     assert [row.batch for row in served.batches] == [1, 2] and served.left_out_by_cap == [4]
+    one, two = served.batches
+    assert one.prefill_s > 0 and two.prefill_s is None  # batch 2 continues from the prompt's cache
     for row in served.batches:
         assert row.kv_bytes == row.formula_kv_bytes == row.batch * per_batch
         assert len(row.decode_steps_s) == 3 and row.experts_touched is None
@@ -126,8 +128,25 @@ def test_a_moe_decode_counts_the_experts_a_step_touches(tmp_path, tiny_run):
     torch.save(MiniMindForCausalLM(config).state_dict(), tmp_path / "moe.pth")
     loaded = load_model(tmp_path / "moe.pth")
     served = serve(
-        loaded.model, loaded.config, PROMPT, [1, 8], 3, 0, 1.0, 25.0, 64, "cpu", tiny_run
+        loaded.model, loaded.config, PROMPT, [1, 8], 3, 0, 1, 1.0, 25.0, 64, "cpu", tiny_run
     )
     one, eight = served.batches
     assert one.experts_touched == 1.0  # one token, top-1: one expert a layer
     assert 1.0 <= eight.experts_touched <= 4.0
+
+
+def test_a_batch_from_the_repeated_cache_decodes_what_a_batch_of_the_prompt_does(tiny_model):
+    import torch
+
+    from mminfer.serve import prompt_cache, repeated
+
+    cache, first = prompt_cache(tiny_model, PROMPT, "cpu")
+    rows = torch.tensor([PROMPT + [first]] * 3)
+    greedy = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
+    continued = tiny_model.generate(
+        rows, max_new_tokens=4, past_key_values=repeated(cache, 3), **greedy
+    )
+    batched = tiny_model.generate(
+        torch.tensor([PROMPT]), max_new_tokens=5, num_return_sequences=3, **greedy
+    )
+    assert torch.equal(continued, batched)

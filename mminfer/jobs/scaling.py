@@ -103,6 +103,7 @@ def serve_job(
     batches: list[int],
     decode_steps: int,
     warmup: int,
+    prefill_up_to: int,
     memory_cap_gib: float,
     tokens_per_second: float,
     context: int,
@@ -130,6 +131,7 @@ def serve_job(
         batches,
         decode_steps,
         warmup,
+        prefill_up_to,
         memory_cap_gib,
         tokens_per_second,
         context,
@@ -138,7 +140,7 @@ def serve_job(
     )
     for row in served.batches:
         log.info(
-            "batch %d: prefill %.4f s, decode step %.4f s, %.1f tokens/s (%.1f per user), KV %d B "
+            "batch %d: prefill %s s, decode step %.4f s, %.1f tokens/s (%.1f per user), KV %d B "
             "(formula %d), experts touched %s",
             row.batch,
             row.prefill_s,
