@@ -35,8 +35,11 @@ def weight_bytes(model, dtype: str) -> int:
 
 
 def bytes_per_token(model, config, device, tokens: int) -> dict[str, DtypeBytes]:
-    """One cached token's bytes in each dtype. A dtype whose forward pass fails on this device
-    gets ``measured=None`` and the error; nothing is made up for it."""
+    """One cached token's bytes in each dtype.
+
+    A dtype whose forward pass fails on this device gets ``measured=None`` and the error; nothing is
+    made up for it.
+    """
     model_dtype = next(model.parameters()).dtype
     result = {}
     for name in CAPACITY_DTYPES:
@@ -129,9 +132,12 @@ def capacity(
     run: RunInfo,
     tokens: int = 16,
 ) -> Capacity:
-    """capacity.json: bytes per token per dtype, the weights' bytes, the table of sequences per
-    memory size and context, and a real batch of ``batch`` x ``batch_context`` tokens against its
-    prediction."""
+    """capacity.json: what fits on a card, and a real batch against the prediction.
+
+    The bytes per token in each dtype, the weights' bytes, the table of sequences per memory size
+    and context, and a real cache of ``batch`` x ``batch_context`` tokens against its predicted
+    bytes.
+    """
     contexts = resolve_contexts(contexts, config)
     per_token = bytes_per_token(model, config, device, tokens)
     weights = {dtype: weight_bytes(model, dtype) for dtype in per_token}

@@ -256,8 +256,11 @@ def infer_config(
     model_key: dict | None = None,
     path: str | Path = "",
 ) -> MiniMindConfig:
-    """The MiniMindConfig whose shapes fit ``state``; config key model (``model_key``) and the
-    folder's config.json supply what the shapes cannot tell, the key winning."""
+    """The MiniMindConfig whose shapes fit ``state``.
+
+    Config key model (``model_key``) and the folder's config.json supply what the shapes cannot
+    tell; the key wins.
+    """
     folder_config = folder_config or {}
     model_key = model_key or {}
     given = {**folder_config, **model_key}
@@ -287,8 +290,11 @@ def infer_config(
 
 
 def with_both_head_keys(state: dict[str, torch.Tensor], config: MiniMindConfig) -> dict:
-    """A tied model's state_dict names the shared matrix under both keys: fill in the one a
-    transformers folder leaves out, so that the strict load sees every key."""
+    """A tied model's state_dict, with the shared matrix under both of its keys.
+
+    A transformers folder saves it once; the other key is filled in so that the strict load sees
+    every key.
+    """
     if not config.tie_word_embeddings:
         return state
     shared = state.get("model.embed_tokens.weight", state.get("lm_head.weight"))

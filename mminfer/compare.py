@@ -22,8 +22,11 @@ def comparison_row(
     topp: TopP,
     capacity: Capacity,
 ) -> dict:
-    """One model's row: speedup, KV bytes per token, users per card (in the dtype the model ran
-    in), distinct answers per temperature, survivors per p."""
+    """One model's row of comparison.md.
+
+    Speedup, KV bytes per token, users per card (in the dtype the model ran in), distinct answers
+    per temperature, survivors per p.
+    """
     memory, context = capacity.memory_gib[0], capacity.contexts[0]
     return {
         "model": name,

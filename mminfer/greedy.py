@@ -1,9 +1,9 @@
 """Steps 1 and 2: greedy generation with and without the KV cache; same tokens? tokens fed?
 
-A recorder around ``forward`` counts the tokens fed and keeps each step's last logits, so that where
-the two paths pick different tokens the first differing step is diagnosed: they run different
-attention kernels (fused SDPA over the whole sequence, an explicit softmax over one new token), and a
-near-tie of the top two logits is where rounding can flip the argmax.
+A recorder around ``forward`` counts the tokens fed and keeps each step's last logits, so that
+where the two paths pick different tokens the first differing step is diagnosed: they run
+different attention kernels (fused SDPA over the whole sequence, an explicit softmax over one new
+token), and a near-tie of the top two logits is where rounding can flip the argmax.
 """
 
 from __future__ import annotations

@@ -103,9 +103,11 @@ def parsed_config(*paths) -> dict:
 
 
 def model_params(config: dict, model_set: str) -> dict:
-    """A rule's ``params.model`` (the fields of loading.ModelSpec): every config value that changes
-    the numbers. The demo's .pth carries no config: it loads with the rotary table length it was
-    built with."""
+    """A rule's ``params.model``: the fields of loading.ModelSpec.
+
+    Every config value that changes the numbers. The demo's .pth carries no config: it loads with
+    the rotary table length it was built with.
+    """
     overrides = {}
     if model_set == "demo":
         overrides["max_position_embeddings"] = config["demo_model"]["max_position_embeddings"]
@@ -146,9 +148,9 @@ def existing_lora(value, key: str) -> str | None:
 def resolve_inputs(config: dict) -> dict:
     """The task model's inputs: {"model_set": "course" or "demo", "pretrain": ..., ...}.
 
-    demo=auto: the configured inputs when all exist, the demo when none do, an error when only
-    some do (never mixed); demo=always and demo=never force either way. The SFT model's LoRA
-    (config key sft_lora) is the user's file in both cases.
+    With demo=auto: the configured inputs when all exist, the demo when none do, an error when only
+    some do (never mixed); demo=always and demo=never force either way. The SFT model's LoRA (config
+    key sft_lora) is the user's file in both cases.
     """
     mode = config.get("demo", "auto")
     configured = {key: str(config[key]) for key in INPUT_KEYS}
@@ -177,8 +179,10 @@ def resolve_inputs(config: dict) -> dict:
 
 
 def resolve_model(name: str, entry: dict, main: dict) -> dict:
-    """The inputs of one model of config key ``models`` (tokenizer and val_data default to the
-    task model's; every path must exist)."""
+    """The inputs of one model of config key ``models``.
+
+    Every path must exist; tokenizer and val_data default to the task model's.
+    """
     resolved = {"model_set": name}
     for key in INPUT_KEYS:
         value = entry.get(key)
@@ -195,8 +199,11 @@ def resolve_model(name: str, entry: dict, main: dict) -> dict:
 
 
 def resolve_runs(config: dict) -> dict[str, dict]:
-    """Results folder -> its inputs: the task's model in `outdir` itself, each model of config key
-    'models' in `outdir/models/<name>`."""
+    """Results folder -> its inputs.
+
+    The task's model writes into `outdir` itself, each model of config key 'models' into
+    `outdir/models/<name>`.
+    """
     outdir = Path(config["outdir"])
     main = resolve_inputs(config)
     runs = {str(outdir): main}
@@ -213,8 +220,10 @@ def resolve_runs(config: dict) -> dict[str, dict]:
 
 
 def check_folder_can_exist(folder: str | Path, named: str) -> None:
-    """No file in the way of ``folder`` (else Snakemake stops in a NotADirectoryError after
-    planning the jobs)."""
+    """Stop when a file is in the way of ``folder``.
+
+    Otherwise Snakemake would stop in a NotADirectoryError after planning the jobs.
+    """
     folder = Path(folder)
     for candidate in (folder, *folder.parents):
         if os.path.isdir(candidate):
@@ -232,8 +241,10 @@ def check_folder_can_exist(folder: str | Path, named: str) -> None:
 
 
 def input_source(model_set: str, key: str, path) -> str:
-    """Where the user set input ``key`` of a model set, for an error message: a config key, the
-    demo's folder, or a flag of a script run by hand (model set "custom")."""
+    """Where the user set input ``key`` of a model set, for an error message.
+
+    A config key, the demo's folder, or a flag of a script run by hand (model set "custom").
+    """
     if model_set == "custom":
         return f"--{key.replace('_', '-')}: {path}"
     if model_set == "demo" and key != "sft_lora":

@@ -13,8 +13,10 @@ from mminfer.errors import MminferError
 
 
 def _create_temp_beside(path: Path) -> tuple[int, Path]:
-    """A new temporary file beside ``path`` with the mode ``open(path, "w")`` would give (0o666 less
-    the umask, or the folder's default ACL), not ``mkstemp``'s 0o600 that others could not read.
+    """A new temporary file beside ``path``, with the mode a plain ``open(path, "w")`` gives.
+
+    That is 0o666 less the umask, or the folder's default ACL, not ``mkstemp``'s 0o600 that others
+    could not read.
     """
     flags = (
         os.O_WRONLY
@@ -32,8 +34,9 @@ def _create_temp_beside(path: Path) -> tuple[int, Path]:
 
 @contextlib.contextmanager
 def atomic_writer(path: str | Path, binary: bool = False):
-    """A handle on a temporary file beside ``path`` that replaces it only if the ``with`` block
-    succeeds.
+    """A handle on a temporary file beside ``path`` that replaces ``path`` when the block succeeds.
+
+    If the block fails, the temporary file is removed and ``path`` is left as it was.
     """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -64,14 +67,16 @@ def read_json(path: str | Path):
 def read_jsonl_field(
     path: str | Path, field: str, limit: int | None = None, kind: str = "data"
 ) -> list:
-    """``field`` of each record of a JSONL file (the first ``limit``); errors name the file and the
-    line.
+    """``field`` of each record of a JSONL file (the first ``limit`` records).
+
+    Errors name the file and the line.
     """
     path = Path(path)
     if not path.is_file():
         raise MminferError(f"{kind} {path} does not exist.")
     values = []
-    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate, so the line holding it can be named.
+    # surrogateescape: a byte that is not UTF-8 becomes a lone surrogate, so that the line
+    # holding it can be named.
     with path.open(encoding="utf-8", errors="surrogateescape") as lines:
         for number, line in enumerate(lines, start=1):
             if limit is not None and len(values) == limit:

@@ -29,18 +29,20 @@ def cache_tensor_bytes(past_key_values) -> int:
 
 
 def random_tokens(vocab_size: int, tokens: int, seed: int, batch: int = 1) -> torch.Tensor:
-    """The task's recipe: torch.randint(3, vocab, (batch, tokens)) from a generator seeded with
-    ``seed`` (the global RNG is left alone)."""
+    """The task's random tokens: torch.randint(3, vocab, (batch, tokens)).
+
+    They come from a generator seeded with ``seed``; the global RNG is left alone.
+    """
     generator = torch.Generator().manual_seed(seed)
     return torch.randint(3, vocab_size, (batch, tokens), generator=generator)
 
 
 @torch.inference_mode()
 def fill_cache(model, config, tokens: int, seed: int, device, batch: int = 1):
-    """The cache ``model`` returns for ``batch`` x ``tokens`` random tokens, and what the CUDA
-    allocator grew by while it was made (None on a CPU).
+    """The cache ``model`` returns for ``batch`` x ``tokens`` random tokens.
 
-    The logits and activations are freed on return: only the cache stays allocated.
+    Also what the CUDA allocator grew by while it was made (None on a CPU). The logits and
+    activations are freed on return: only the cache stays allocated.
     """
     device = torch.device(device)
     input_ids = random_tokens(config.vocab_size, tokens, seed, batch).to(device)
@@ -56,8 +58,11 @@ def fill_cache(model, config, tokens: int, seed: int, device, batch: int = 1):
 def measure_kv_bytes(
     model, config, tokens: int, seed: int, device, run: RunInfo, batch: int = 1
 ) -> KvBytes:
-    """kvbytes.json: the byte sum of every tensor of the cache the model returns for ``batch`` x
-    ``tokens`` random tokens, against the formula; the first K's shape; the dtype and sizes."""
+    """kvbytes.json: the cache's real bytes against the formula.
+
+    The byte sum of every tensor of the cache the model returns for ``batch`` x ``tokens`` random
+    tokens, the formula's bytes, the first K's shape, the dtype and the sizes.
+    """
     past_key_values, allocator_bytes = fill_cache(model, config, tokens, seed, device, batch)
     first_k = past_key_values[0][0]
     bytes_per_element = first_k.element_size()

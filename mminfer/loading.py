@@ -95,8 +95,10 @@ def resolve_dtype(dtype: str) -> torch.dtype:
 
 
 def import_minimind(source: str | Path | None):
-    """Import MiniMind's model module from ``<source>/model/model_minimind.py`` (needs
-    transformers)."""
+    """Import MiniMind's model module from ``<source>/model/model_minimind.py``.
+
+    It needs transformers (pip install 'mminfer[minimind]').
+    """
     path = Path(source) / "model" / "model_minimind.py" if source else None
     if path is None or not path.is_file():
         raise MminferError(
@@ -151,8 +153,11 @@ def build_model(config: MiniMindConfig, backend: str, minimind_src) -> torch.nn.
 def load_model(
     path: str | Path, spec: ModelSpec = ModelSpec(), lora: str | Path | None = None
 ) -> LoadedModel:
-    """The checkpoint loaded strictly into the model its shapes call for, with the LoRA file
-    ``lora`` applied when given, on spec's device and dtype, in eval mode."""
+    """The checkpoint loaded strictly into the model its shapes call for.
+
+    The LoRA file ``lora`` is applied when given; the model is put on spec's device and dtype, in
+    eval mode.
+    """
     torch_device = resolve_device(spec.device)
     torch_dtype = resolve_dtype(spec.dtype)
     backend = choose_backend(spec.backend, spec.minimind_src)
@@ -210,7 +215,7 @@ def active_parameters(model: torch.nn.Module, config: MiniMindConfig) -> int:
     return total
 
 
-# --- opening a model for a job ---------------------------------------------------------------------
+# --- opening a model for a job -------------------------------------------------------------------
 
 
 def open_model(
@@ -254,8 +259,10 @@ def open_with_tokenizer(
     checkpoint_key: str,
     lora: str | Path | None = None,
 ) -> tuple[LoadedModel, Tokenizer]:
-    """The model and its tokenizer, checked to fit each other (``checkpoint_key``: "pretrain" or
-    "sft", the input the checkpoint was set by)."""
+    """The model and its tokenizer, checked to fit each other.
+
+    ``checkpoint_key`` is the input the checkpoint was set by: "pretrain" or "sft".
+    """
     loaded = open_model(checkpoint, model, threads, lora)
     loaded_tokenizer = load_tokenizer(tokenizer)
     check_vocab_fits(
@@ -268,8 +275,11 @@ def open_with_tokenizer(
 
 
 def run_info(loaded: LoadedModel) -> RunInfo:
-    """Provenance of a result: model set, checkpoint and its sha256, backend, device, versions,
-    threads, the model's every hyperparameter, its parameters and its LoRA."""
+    """Provenance of a result: which model, loaded how, measured where.
+
+    The model set, the checkpoint and its sha256, the backend, device, versions and threads, the
+    model's every hyperparameter, its parameters and its LoRA.
+    """
     if loaded.device.type == "cuda":
         device_name = torch.cuda.get_device_name(loaded.device)
     else:

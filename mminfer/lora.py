@@ -39,8 +39,11 @@ class LoraWeights:
 
 
 def read_lora(path: str | Path, source: str) -> LoraWeights:
-    """Read a LoRA file as save_lora writes it (a "module." prefix of DDP is dropped, as load_lora
-    drops it). ``source``: where the user set the file, for the messages."""
+    """Read a LoRA file as MiniMind's save_lora writes it.
+
+    A "module." prefix of DDP is dropped, as load_lora drops it. ``source`` says where the user set
+    the file, for the messages.
+    """
     path = Path(path)
     try:
         state = torch.load(path, map_location="cpu", weights_only=True)
@@ -87,8 +90,10 @@ def square_linears(model: nn.Module) -> dict[str, nn.Linear]:
 
 
 def check_fits(lora: LoraWeights, model: nn.Module, source: str) -> None:
-    """Every pair must name a square linear layer of the model, with its shapes, and every such
-    layer must have a pair (MiniMind's load_lora loads each strictly)."""
+    """Check that every pair names a square linear layer of the model, with its shapes.
+
+    Every such layer must have a pair, too: MiniMind's load_lora loads each strictly.
+    """
     square = square_linears(model)
     for module, pair in lora.pairs.items():
         if module not in square:
@@ -130,8 +135,10 @@ def import_minimind_lora(source: str | Path):
 
 
 def apply(lora: LoraWeights, model: nn.Module, backend: str, minimind_src, source: str) -> None:
-    """Give ``model`` the file's LoRA, unmerged, in the backend's own way; then load the pairs
-    into it as load_lora does (module by module, strictly)."""
+    """Give ``model`` the file's LoRA, unmerged, in the backend's own way.
+
+    Then the pairs are loaded into it as load_lora does: module by module, strictly.
+    """
     check_fits(lora, model, source)
     if backend == "minimind":
         import_minimind_lora(minimind_src).apply_lora(model, rank=lora.rank)

@@ -430,10 +430,10 @@ class MiniMindForCausalLM(nn.Module):
         repetition_penalty=1.0,
         **kwargs,
     ):
-        """MiniMind's decoding loop: the prompt followed by the new tokens, (n, prompt + new),
-        finished rows padded with eos.
+        """MiniMind's decoding loop.
 
-        Each step: logits / temperature, then repetition penalty, top-k, top-p, and multinomial
+        Returns the prompt followed by the new tokens, (n, prompt + new), finished rows padded with
+        eos. Each step: logits / temperature, then repetition penalty, top-k, top-p, and multinomial
         sampling or argmax.
         """
         input_ids = kwargs.pop("input_ids", inputs).repeat(num_return_sequences, 1)
@@ -490,8 +490,10 @@ class MiniMindForCausalLM(nn.Module):
 
 
 def apply_lora(model: nn.Module, rank: int) -> list[str]:
-    """Give every square linear layer a LoRA of ``rank``, as MiniMind's ``apply_lora`` does (its
-    rule: in_features == out_features); returns the names of those layers, in module order."""
+    """Give every square linear layer a LoRA of ``rank``, as MiniMind's ``apply_lora`` does.
+
+    Its rule is in_features == out_features. Returns the names of those layers, in module order.
+    """
     square = {}
     for name, module in model.named_modules():
         if isinstance(module, Linear) and module.in_features == module.out_features:
@@ -505,7 +507,7 @@ def apply_lora(model: nn.Module, rank: int) -> list[str]:
 
 
 def apply_repetition_penalty(logits: torch.Tensor, input_ids: torch.Tensor, penalty: float):
-    """In place: seen tokens' positive logits are divided by the penalty, negative ones multiplied."""
+    """In place: seen tokens' positive logits divided by the penalty, negative ones multiplied."""
     for row in range(input_ids.shape[0]):
         seen = torch.unique(input_ids[row])
         score = logits[row, seen]

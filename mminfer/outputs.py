@@ -1,7 +1,7 @@
-"""The files of one results folder, named once: rules/common.smk, the report job, the tests and
-the benchmark all read these names from here.
+"""The files of one results folder, named once.
 
-Pure Python: rules/common.smk imports it while Snakemake builds the DAG.
+rules/common.smk, the report job, the tests and the benchmark all read these names from here. Pure
+Python: rules/common.smk imports it while Snakemake builds the DAG.
 """
 
 from __future__ import annotations

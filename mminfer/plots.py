@@ -1,5 +1,7 @@
-"""Beyond the task: figures of the sweep, the temperature answers and the top-p distributions, each
-drawn from a result's JSON dict as written to disk and saved as a PNG atomically.
+"""Beyond the task: pictures of the results, each drawn from its record and saved as a PNG.
+
+The sweep, the temperature answers, the top-p distributions and the serving batches; each is written
+atomically.
 """
 
 from __future__ import annotations
@@ -17,12 +19,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
-from mminfer.io import atomic_writer  # noqa: E402
-from mminfer.records import Position, Serve, Sweep, Temperatures, TopPDetail  # noqa: E402
+from mminfer.io import atomic_writer
+from mminfer.records import Position, Serve, Sweep, Temperatures, TopPDetail
 
 
 def use_hangul_font() -> None:
-    """Draw all text in koreanize-matplotlib's NanumGothic, found without importing it (that needs distutils)."""
+    """Draw all text in koreanize-matplotlib's NanumGothic.
+
+    The font is found without importing the package, whose import needs distutils.
+    """
     spec = importlib.util.find_spec("koreanize_matplotlib")
     font = Path(spec.submodule_search_locations[0]) / "fonts" / "NanumGothic.ttf"
     font_manager.fontManager.addfont(str(font))
@@ -37,8 +42,11 @@ use_hangul_font()
 
 
 def clean_text(text: str, limit: int = 24) -> str:
-    """One line: whitespace runs become one space, control characters go, text past ``limit`` is cut
-    with '…', and '$' is escaped so that matplotlib does not read the text as mathtext."""
+    """The text as one short line, safe for matplotlib.
+
+    Whitespace runs become one space, control characters go, text past ``limit`` is cut with '…',
+    and '$' is escaped so that matplotlib does not read the text as mathtext.
+    """
     kept = "".join(
         char for char in text if char.isspace() or unicodedata.category(char) not in ("Cc", "Cf")
     )
@@ -72,7 +80,7 @@ def save_figure(fig, out_png) -> Path:
 
 
 def spans_decades(values: list[float], factor: float = 10.0) -> bool:
-    """True (a log axis helps) if all values are positive and the largest is ``factor`` times the smallest."""
+    """Does a log axis help? All values positive, the largest ``factor`` times the smallest."""
     positive = [value for value in values if value is not None and value > 0]
     return (
         len(positive) == len(values) and len(values) > 1 and max(positive) >= factor * min(positive)
@@ -86,8 +94,11 @@ def finish_axis(ax, xlabel: str, ylabel: str, title: str) -> None:
 
 
 def plot_sweep(sweep: Sweep, out_png) -> Path:
-    """Three panels: each step's time (both methods; the fit dashed, uncached steps that were not
-    clocked only on it), tokens fed per step, and the ratios against N."""
+    """Three panels: the steps' times, the tokens fed per step, the ratios against N.
+
+    The steps' times are drawn for both methods, the fit dashed; uncached steps that were not
+    clocked are only on the fit.
+    """
     steps, points = sweep.steps, sweep.points
     fig, (step_ax, fed_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.6))
     methods = (
@@ -158,8 +169,11 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
 
 
 def plot_temp(temp: Temperatures, out_png, top: int = 10) -> Path:
-    """Two panels: distinct answers per temperature, and the ``top`` most common at the lowest one
-    (temp.json's keys are its temperatures, lowest first)."""
+    """Two panels: distinct answers per temperature, and the most common answers.
+
+    The ``top`` most common answers are those of the lowest temperature (temp.json's keys are its
+    temperatures, lowest first).
+    """
     keys = list(temp)
     fig, (distinct_ax, answers_ax) = plt.subplots(
         1, 2, figsize=(13, 4.8), gridspec_kw={"width_ratios": [1, 1.6]}
@@ -200,7 +214,7 @@ def survivors_at(position: Position, p: float) -> int | None:
 
 
 def plot_topp(detail: TopPDetail, out_png) -> Path:
-    """One panel per position: sorted top probabilities, their cumulative mass, and what each p keeps."""
+    """One panel per position: sorted probabilities, their cumulative mass, what each p keeps."""
     positions = detail.positions
     ps = [float(p) for p in detail.ps]
     colors = ["tab:green", "tab:orange", "tab:red", "tab:purple", "tab:brown", "tab:pink"]
@@ -252,9 +266,11 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
 
 
 def plot_serve(serve: Serve, out_png) -> Path:
-    """Two panels against the batch size: tokens per second (the machine's and each user's, with
-    the per-user target), and the decode step (measured, the fit, the step the target allows);
-    the memory bound is written on the first."""
+    """Two panels against the batch size: tokens per second, and the decode step.
+
+    Tokens per second of the machine and of each user, with the per-user target; the decode step
+    measured, fitted, and the step the target allows. The bounds are written on the first panel.
+    """
     rows = serve.batches
     batch = [row.batch for row in rows]
     users = serve.users

@@ -1,5 +1,8 @@
-"""The task's prompts, as token ids: the pretrain prompt (steps 1-3), a prefix prompt (top-p's '민수는')
-and the chat prompt (the tokenizer's own chat template around one question)."""
+"""The task's prompts, as token ids.
+
+The pretrain prompt (steps 1-3), a prefix prompt (top-p's '민수는') and the chat prompt (the
+tokenizer's own chat template around one question).
+"""
 
 from __future__ import annotations
 
@@ -16,7 +19,8 @@ def read_documents(path: str | Path, count: int) -> list[str]:
     for number, text in enumerate(texts, start=1):
         if not isinstance(text, str):
             raise MminferError(
-                f"{path} record {number} has a 'text' that is not a string (MiniMind pretrain format)."
+                f"{path} record {number} has a 'text' that is not a string (MiniMind's "
+                "pretrain format)."
             )
     if len(texts) < count:
         raise MminferError(
@@ -28,12 +32,13 @@ def read_documents(path: str | Path, count: int) -> list[str]:
 def pretrain_prompt(
     tokenizer: Tokenizer, val_path: str | Path, docs: int, prompt_tokens: int
 ) -> list[int]:
-    """[bos] + the first ``prompt_tokens`` tokens of the first ``docs`` documents joined with spaces."""
+    """[bos] + the first ``prompt_tokens`` tokens of the first ``docs`` documents, joined."""
     joined = " ".join(read_documents(val_path, docs))
     ids = tokenizer.encode(joined)
     if len(ids) < prompt_tokens:
         raise MminferError(
-            f"the first {docs} documents of {val_path} have {len(ids)} tokens; the prompt needs {prompt_tokens}."
+            f"the first {docs} documents of {val_path} have {len(ids)} tokens; the prompt needs "
+            f"{prompt_tokens}."
         )
     return [tokenizer.bos_token_id] + ids[:prompt_tokens]
 
@@ -44,8 +49,10 @@ def prefix_prompt(tokenizer: Tokenizer, text: str) -> list[int]:
 
 
 def chat_prompt(tokenizer: Tokenizer, question: str, chatml_fallback: bool = False):
-    """(token ids, template source) of one user turn in the tokenizer's chat format, ready for the
-    assistant's answer (see Tokenizer.chat_template)."""
+    """(token ids, template source) of one user turn in the tokenizer's chat format.
+
+    The prompt is ready for the assistant's answer; see Tokenizer.chat_template for the source.
+    """
     template, source = tokenizer.chat_template(chatml_fallback)
     text = tokenizer.chat_prompt([{"role": "user", "content": question}], template=template)
     return tokenizer.encode(text), source
@@ -70,8 +77,11 @@ def task_prompt(
     max_positions: int,
     keys: str,
 ) -> list[int]:
-    """The task's greedy prompt (:func:`pretrain_prompt`), checked to leave room for
-    ``new_tokens`` in the model's positions (``keys``: the config keys that asked for them)."""
+    """The task's greedy prompt (:func:`pretrain_prompt`), checked against the positions.
+
+    It must leave room for ``new_tokens`` in the model's positions; ``keys`` names the config keys
+    that asked for them.
+    """
     prompt_ids = pretrain_prompt(tokenizer, val_path, docs, prompt_tokens)
     check_length(len(prompt_ids) + new_tokens, max_positions, keys)
     return prompt_ids

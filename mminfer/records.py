@@ -24,7 +24,7 @@ from typing import Any, Union
 from mminfer.errors import MminferError
 from mminfer.io import write_json
 
-# --- provenance ------------------------------------------------------------------------------------
+# --- provenance ----------------------------------------------------------------------------------
 
 
 @dataclass
@@ -60,8 +60,11 @@ class RunInfo:
 
 @dataclass
 class PretrainPrompt:
-    """Where the greedy prompt came from: the first ``docs`` validation documents joined with
-    spaces, cut to ``prompt_tokens`` tokens, bos in front."""
+    """Where the greedy prompt came from.
+
+    The first ``docs`` validation documents, joined with spaces, cut to ``prompt_tokens`` tokens,
+    bos in front.
+    """
 
     tokenizer: str
     val_data: str
@@ -80,7 +83,7 @@ class ChatPrompt:
     seed: int  # torch.manual_seed before each temperature
 
 
-# --- steps 1-2: same.json, count.json --------------------------------------------------------------
+# --- steps 1-2: same.json, count.json ------------------------------------------------------------
 
 
 @dataclass
@@ -128,7 +131,7 @@ class Count:
     run: RunInfo
 
 
-# --- step 3: time.json -----------------------------------------------------------------------------
+# --- step 3: time.json ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -162,7 +165,7 @@ class Timing:
     run: RunInfo
 
 
-# --- step 4: kvbytes.json --------------------------------------------------------------------------
+# --- step 4: kvbytes.json ------------------------------------------------------------------------
 
 
 @dataclass
@@ -188,7 +191,7 @@ class KvBytes:
     run: RunInfo
 
 
-# --- step 5: temp.json -----------------------------------------------------------------------------
+# --- step 5: temp.json ---------------------------------------------------------------------------
 
 
 @dataclass
@@ -226,8 +229,11 @@ class SampleDifference:
 
 @dataclass
 class SamplerCheck:
-    """sampler.json: the sampler is not the cache. With one seed, the task's samples drawn with the
-    cache and without are the same answers; with a second seed they are other answers."""
+    """sampler.json: the sampler is not the cache.
+
+    With one seed, the task's samples drawn with the cache and without are the same answers; with a
+    second seed they are other answers.
+    """
 
     temperature: float
     samples: int
@@ -241,7 +247,7 @@ class SamplerCheck:
     run: RunInfo
 
 
-# --- step 6: topp.json, topp_detail.json -----------------------------------------------------------
+# --- step 6: topp.json, topp_detail.json ---------------------------------------------------------
 
 TopP = dict[str, int]  # topp.json: "0.5" -> survivors under MiniMind's top-p rule
 
@@ -274,7 +280,7 @@ class TopPDetail:
     run: RunInfo
 
 
-# --- beyond the task: sweep.json -------------------------------------------------------------------
+# --- beyond the task: sweep.json -----------------------------------------------------------------
 
 
 @dataclass
@@ -297,8 +303,10 @@ class SweepPoint:
 
 @dataclass
 class SweepSteps:
-    """Every step of the longest generation per method, clocked (None: not clocked) and as the
-    fit gives it."""
+    """Every step of the longest generation per method, clocked and as the fit gives it.
+
+    A step that was not clocked is None.
+    """
 
     with_cache_s: list[float]
     fed_with_cache: list[int]
@@ -365,7 +373,7 @@ class Sweep:
     run: RunInfo
 
 
-# --- beyond the task: capacity.json ----------------------------------------------------------------
+# --- beyond the task: capacity.json --------------------------------------------------------------
 
 
 @dataclass
@@ -421,7 +429,7 @@ class Capacity:
     run: RunInfo
 
 
-# --- beyond the task: serve.json -------------------------------------------------------------------
+# --- beyond the task: serve.json -----------------------------------------------------------------
 
 
 @dataclass
@@ -496,7 +504,7 @@ class Serve:
     run: RunInfo
 
 
-# --- reading and writing ---------------------------------------------------------------------------
+# --- reading and writing -------------------------------------------------------------------------
 
 
 def to_json(record) -> Any:
@@ -518,8 +526,11 @@ def write_record(path: str | Path, record) -> None:
 
 
 def from_json(kind, data, where: str = "") -> Any:
-    """The record of type ``kind`` (a dataclass, or a dict/list/optional of one) from JSON data;
-    a missing or unknown key is an error naming it (a file written by another version)."""
+    """The record of type ``kind`` from JSON data.
+
+    ``kind`` is a dataclass, or a dict, list or optional of one. A missing or unknown key is an
+    error naming it (a file written by another version).
+    """
     origin = typing.get_origin(kind)
     if origin in (Union, types.UnionType):
         if data is None:

@@ -8,6 +8,7 @@ is read from the result files' records (mminfer.records); nothing is measured or
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 
 import jinja2
@@ -55,7 +56,8 @@ def thousands(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
 
 
-FILTERS = {  # the template's other filters; fmt takes Python's format spec: {{ speedup|fmt(".2f") }}
+# The template's other filters; fmt takes Python's format spec: {{ speedup|fmt(".2f") }}.
+FILTERS = {
     "us": lambda seconds: f"{seconds * 1e6:.3g} µs",
     "ns": lambda seconds: f"{seconds * 1e9:.3g} ns",
     "percent": lambda value, digits=1: "—" if value is None else f"{value * 100:.{digits}f}%",
@@ -83,8 +85,7 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
 
 
 def rounding_sized(difference: FirstDifference, dtype: str) -> bool:
-    """Is the logit difference between the paths at the first differing step no larger than
-    rounding?"""
+    """Is the paths' logit difference at the first differing step no larger than rounding?"""
     scale = 1.0 + difference.max_abs_logit
     return difference.max_abs_logit_diff <= ROUNDING_TOLERANCE.get(dtype, 1e-1) * scale
 
@@ -134,7 +135,7 @@ def temp_facts(temp: Temperatures) -> dict:
         "seed": first.prompt.seed,
         "samples": first.samples,
         "by_temperature": temp,
-        "distinct_grows": all(a < b for a, b in zip(distinct, distinct[1:])),
+        "distinct_grows": all(a < b for a, b in itertools.pairwise(distinct)),
     }
 
 
@@ -267,10 +268,13 @@ def render_report(
     cache_script: str | None = None,
     template=TEMPLATE,
 ) -> str:
-    """report.md. The rule passes everything; a plain run of the task (scripts/plain_task.py) only
-    the six task files, and the template leaves out what is absent. ``pictures`` maps sweep/temp/
-    topp to a PNG path relative to the report, ``cache_script`` is the task's cache.py relative to
-    it; ``template`` is the rule's template input."""
+    """report.md from the records.
+
+    The rule passes everything; a plain run of the task (scripts/plain_task.py) only the six task
+    files, and the template leaves out what is absent. ``pictures`` maps each picture to a PNG path
+    relative to the report, ``cache_script`` is the task's cache.py relative to it; ``template`` is
+    the rule's template input.
+    """
     counted = count_facts(count)
     facts = {
         "run": run_facts(same, temp),

@@ -1,5 +1,7 @@
-"""One run per results folder from any checkout (Snakemake's lock lives in the working directory): an
-exclusive ``flock`` on ``<outdir>/.mminfer.lock``, dropped by the OS when the process ends. Imports nothing heavy.
+"""One run per results folder, from any checkout.
+
+Snakemake's own lock lives in the working directory; this one is an exclusive ``flock`` on
+``<outdir>/.mminfer.lock``, dropped by the OS when the process ends. Imports nothing heavy.
 """
 
 from __future__ import annotations
@@ -25,15 +27,18 @@ def holder_text(path: Path) -> str:
     try:
         holder = json.loads(path.read_text(encoding="utf-8"))
         return (
-            f"the run started at {holder['started']} by pid {holder['pid']} on host {holder['host']} "
-            f"from {holder['cwd']}"
+            f"the run started at {holder['started']} by pid {holder['pid']} on host "
+            f"{holder['host']} from {holder['cwd']}"
         )
     except (OSError, ValueError, KeyError, TypeError):
         return "another run (it has not written who it is yet)"
 
 
 def hold_results_folder(folder: str | Path) -> bool:
-    """Lock ``folder`` for this process's life: True when held, False (warned) where the file system cannot."""
+    """Lock ``folder`` for this process's life.
+
+    Returns True when held, False (with a warning) where the file system cannot lock.
+    """
     folder = Path(folder)
     path = folder / LOCK_NAME
     real = os.path.realpath(folder)
@@ -76,7 +81,10 @@ def hold_results_folder(folder: str | Path) -> bool:
 
 
 def release_results_folder(folder: str | Path) -> None:
-    """Give the lock back early; the file stays (removing it could let two runs lock two different files)."""
+    """Give the lock back early.
+
+    The file stays: removing it could let two runs lock two different files.
+    """
     fd = _HELD.pop(os.path.realpath(folder), None)
     if fd is not None:
         fcntl.flock(fd, fcntl.LOCK_UN)

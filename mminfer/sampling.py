@@ -1,8 +1,9 @@
 """Steps 5 and 6: what temperature and top-p change.
 
-- temperature: the SFT model answers one chat question ``samples`` times per temperature, reseeding
-  ``torch.manual_seed(seed)`` before each temperature so that only the temperature differs; answers are
-  the new tokens cut before the first eos, decoded.
+- temperature: the SFT model answers one chat question ``samples`` times per temperature,
+  reseeding ``torch.manual_seed(seed)`` before each temperature so that only the temperature
+  differs; answers are the new tokens cut before the first eos, decoded;
+- the sampler check: the same seed's samples with the cache and without are the same answers;
 - top-p: from the last position's logits after a prefix, how many tokens survive MiniMind's rule
   (:func:`mminfer.model.top_p_mask`) at each p.
 """
@@ -50,8 +51,10 @@ def sample_answers(
     seed: int,
     device,
 ) -> list[str]:
-    """``samples`` sampled answers at one temperature (top_k=0, top_p=1.0: temperature alone),
-    each cut before its first eos and decoded."""
+    """``samples`` sampled answers at one temperature, cut before their first eos, decoded.
+
+    Temperature alone shapes the distribution: top_k=0, top_p=1.0.
+    """
     eos = tokenizer.eos_token_id
     rows = sampled_rows(
         model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
@@ -63,7 +66,10 @@ def sample_answers(
 
 
 def distinct_n(answers: list[str], n: int) -> float:
-    """Distinct n-grams over all n-grams of the answers (characters, whitespace kept): 1.0 = no repeats."""
+    """Distinct n-grams over all n-grams of the answers: 1.0 means no repeats.
+
+    The n-grams are of characters, whitespace kept.
+    """
     grams = [answer[i : i + n] for answer in answers for i in range(len(answer) - n + 1)]
     return len(set(grams)) / len(grams) if grams else 0.0
 
@@ -96,8 +102,11 @@ def temperature_experiment(
     prompt: ChatPrompt,
     run: RunInfo,
 ) -> Temperatures:
-    """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first (each reseeded, so
-    the order changes no answer; the report and the plot read the keys in this order)."""
+    """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first.
+
+    Each temperature is reseeded, so the order changes no answer; the report and the plot read the
+    keys in this order.
+    """
     result = {}
     for temperature in sorted(temperatures):
         answers = sample_answers(
@@ -163,9 +172,11 @@ def sampler_check(
     prompt: ChatPrompt,
     run: RunInfo,
 ) -> SamplerCheck:
-    """sampler.json: the same seed with the cache and without gives the same answers (the cache
-    changes the cost, not the result); another seed gives other answers (sampling is which
-    result)."""
+    """sampler.json: the same seed with the cache and without gives the same answers.
+
+    The cache changes the cost, not the result; another seed gives other answers: sampling is which
+    result.
+    """
     eos = tokenizer.eos_token_id
     args = (model, prompt_ids, temperature, samples, new_tokens)
     with_cache = sampled_rows(*args, seed, True, eos, device)
@@ -201,8 +212,10 @@ def entropy_bits(logits: torch.Tensor) -> float:
 
 
 def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> TopP:
-    """topp.json: {"0.5": n, "0.9": n, "0.99": n}, how many tokens MiniMind's top-p rule (the
-    model's own top_p_mask, as generate applies it) keeps from one (vocab,) logit vector at each p."""
+    """topp.json: {"0.5": n, "0.9": n, "0.99": n}, the tokens MiniMind's top-p rule keeps.
+
+    The rule is the model's own top_p_mask, as generate applies it, on one (vocab,) logit vector.
+    """
     counts = {}
     for p in ps:
         removed = top_p_mask(logits.unsqueeze(0).clone(), p)
@@ -211,8 +224,10 @@ def survivors_by_p(logits: torch.Tensor, ps: list[float]) -> TopP:
 
 
 def position_detail(tokenizer, prefix: str, logits: torch.Tensor, ps: list[float], top: int = 10):
-    """The survivors (:func:`survivors_by_p`), entropy and most likely next tokens after one
-    prefix."""
+    """The next-token distribution after one prefix.
+
+    The survivors (:func:`survivors_by_p`), the entropy and the most likely next tokens.
+    """
     probs = torch.softmax(logits.double(), dim=-1)
     values, indices = torch.topk(probs, top)
     sorted_probs = torch.sort(probs, descending=True).values

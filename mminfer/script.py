@@ -1,6 +1,8 @@
-"""What every rule script shares: the job's log and clean errors (:func:`job_log`), and, for a
-run by hand, flags whose defaults are the schema's (schemas/config.schema.yaml, the one home of
-every default)."""
+"""What every rule script shares: the job's log and clean errors, and flags for a hand run.
+
+A hand run's flags take their defaults from the schema (schemas/config.schema.yaml, the one home of
+every default).
+"""
 
 from __future__ import annotations
 
@@ -17,8 +19,11 @@ from mminfer.inputs import parsed_config, read_schema
 
 @contextmanager
 def job_log(log_path):
-    """``with job_log(snakemake.log[0]): job(...)``: log to the file (and stderr); a bad input
-    (MminferError) becomes one logged paragraph and exit status 1 instead of a traceback."""
+    """``with job_log(snakemake.log[0]): job(...)``: a job's log, and clean errors.
+
+    The log goes to the file and to stderr; a bad input (MminferError) becomes one logged paragraph
+    and exit status 1 instead of a traceback.
+    """
     handlers: list[logging.Handler] = [logging.StreamHandler(sys.stderr)]
     if log_path:
         Path(log_path).parent.mkdir(parents=True, exist_ok=True)
@@ -60,8 +65,11 @@ def add_flag(parser: argparse.ArgumentParser, name: str, key: str, text: str) ->
 
 
 def cli(doc: str, *flags: tuple) -> argparse.Namespace:
-    """Parse a hand run's flags. Each flag is (name, config key or None, help): a flag with a
-    config key takes its type and default from the schema, one without is a required path."""
+    """Parse a hand run's flags.
+
+    Each flag is (name, config key or None, help): a flag with a config key takes its type and
+    default from the schema, one without is a required path.
+    """
     parser = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -97,9 +105,11 @@ def tokenizer_folder(files) -> Path:
 
 
 def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:
-    """A job's keyword arguments from a hand run's flags, which are named like the job's
-    parameters: the model flags as the ModelSpec a rule builds from ``params.model``, every other
-    flag as given, except --log and the flags in ``leave`` (the script passes those itself)."""
+    """A job's keyword arguments from a hand run's flags, named like the job's parameters.
+
+    The model flags become the ModelSpec a rule builds from ``params.model``; every other flag is
+    passed as given, except --log and the flags in ``leave`` (the script passes those itself).
+    """
     from mminfer.loading import ModelSpec  # torch: only once a job runs
 
     arguments = vars(args).copy()

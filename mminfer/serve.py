@@ -23,6 +23,7 @@ The smaller one binds. For the cards of capacity.json only the memory bound is k
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 
@@ -75,8 +76,11 @@ def batch_cache_bytes(config, tokens: int, batch: int, bytes_per_element: int) -
 
 
 class ExpertCounter:
-    """Counts, for every forward call, how many distinct experts each MoE layer routed its tokens
-    to (a hook on each router, ``mlp.gate``, recomputing the routing; the model is untouched)."""
+    """Counts, for every forward call, the distinct experts each MoE layer routes to.
+
+    A hook on each router (``mlp.gate``) recomputes the routing from its output; the model is
+    untouched.
+    """
 
     def __init__(self, model, experts_per_token: int):
         self.experts_per_token = experts_per_token
@@ -208,10 +212,13 @@ def fit_batches(batches: list[BatchStep]) -> ServeFit:
 
 
 def nearly_free_up_to(batches: list[BatchStep]) -> int:
-    """The largest batch reached while each step up in batch size made the decode step less than
-    NEARLY_FREE longer: throughput grew almost as fast as the batch."""
+    """The largest batch reached while batching stayed nearly free.
+
+    Each step up in batch size made the decode step less than NEARLY_FREE longer: throughput grew
+    almost as fast as the batch.
+    """
     reached = batches[0].batch
-    for before, after in zip(batches, batches[1:]):
+    for before, after in itertools.pairwise(batches):
         if after.decode_step_s > before.decode_step_s * (1 + NEARLY_FREE):
             break
         reached = after.batch
@@ -221,10 +228,10 @@ def nearly_free_up_to(batches: list[BatchStep]) -> int:
 def users_by_speed(batches: list[BatchStep], fit: ServeFit, tokens_per_second: float):
     """(users, how, between): the largest batch whose decode step is at most 1 / speed.
 
-    how is "measured" (the largest measured batch that meets the target, the next one does not),
-    "fit" (between those two measured batches, ``between``, the fit says where the step reaches
-    the target), "lower bound" (even the largest batch measured meets it) or "too slow" (not
-    even one user). Never past the largest batch measured.
+    ``how`` is "measured" (the largest measured batch that meets the target; the next one does not),
+    "fit" (between those two measured batches, ``between``, the fit says where the step reaches the
+    target), "lower bound" (even the largest batch measured meets it) or "too slow" (not even one
+    user). Never past the largest batch measured.
     """
     target = 1.0 / tokens_per_second
     meeting = [row.batch for row in batches if row.decode_step_s <= target]
@@ -250,8 +257,10 @@ def users_bound(
     free_bytes: int | None,
     free_source: str,
 ) -> UsersBound:
-    """Users this device takes at a per-user speed and context, by speed and by memory, and which
-    bound binds."""
+    """Users this device takes at a per-user speed and context.
+
+    By speed and by memory, and which bound binds.
+    """
     by_speed, speed_how, between = users_by_speed(batches, fit, tokens_per_second)
     by_memory = None
     if free_bytes is not None:

@@ -80,13 +80,13 @@ def measure_steps(
     runs: int,
     device,
 ) -> dict:
-    """Per-step seconds and tokens fed of both methods, in mminfer.timing's interleaved order:
-    short warm-ups of both, then ``runs`` rounds of (with cache, without cache).
+    """Per-step seconds and tokens fed of both methods, in mminfer.timing's order.
 
-    Without the cache: every step of the first ``all_steps_up_to`` tokens, then the ``spread``
-    steps of :func:`spread_steps` up to the last one; ``None`` marks a step not clocked. With
-    several runs each step's time is the median over them. ``ids_match``: every uncached step
-    picked the token the cached generation picked.
+    Short warm-ups of both, then ``runs`` rounds of (with cache, without cache). Without the cache:
+    every step of the first ``all_steps_up_to`` tokens, then the ``spread`` steps of
+    :func:`spread_steps` up to the last one; ``None`` marks a step not clocked. With several runs
+    each step's time is the median over them. ``uncached_ids_match``: every uncached step picked the
+    token the cached generation picked.
     """
     short = min(all_steps_up_to, longest)
     later = spread_steps(short, longest - 1, spread)
@@ -139,9 +139,11 @@ def median_or_none(values) -> float | None:
 
 
 def attended_pairs(prompt_len: int, fed: int, step: int) -> int:
-    """(query, key) pairs under the causal mask at ``step``, which feeds ``fed`` tokens and ends
-    with P + step tokens in context: P (P + 1) / 2 for the prefill, P + i for a cached step,
-    (P + i)(P + i + 1) / 2 for an uncached one."""
+    """(query, key) pairs under the causal mask at ``step``.
+
+    The step feeds ``fed`` tokens and ends with P + step tokens in context: P (P + 1) / 2 for the
+    prefill, P + i for a cached step, (P + i)(P + i + 1) / 2 for an uncached one.
+    """
     context = prompt_len + step
     return fed * context - fed * (fed - 1) // 2
 
@@ -253,9 +255,11 @@ def predicted_seconds(fit: StepFit, prompt_len: int, new_tokens: int, use_cache:
 def predict(
     fit: StepFit, prompt_len: int, longest: int, max_positions: int | None
 ) -> list[Prediction]:
-    """Times and ratios the fit predicts at N = 1, 2, 4, ... up to EXTRAPOLATE_UP_TO x the longest
-    measured length, never past the longest generation the model can run after this prompt; each
-    row says whether N was measured or is an extrapolation."""
+    """Times and ratios the fit predicts at N = 1, 2, 4 and onwards.
+
+    Up to EXTRAPOLATE_UP_TO x the longest measured length, never past the longest generation the
+    model can run after this prompt; each row says whether N was measured or is an extrapolation.
+    """
     largest = EXTRAPOLATE_UP_TO * longest
     if max_positions is not None:
         largest = min(largest, max_positions - prompt_len)
@@ -290,8 +294,10 @@ def predict(
 
 
 def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPoint:
-    """Counts, formulas and times of the first ``new_tokens`` steps (= the N-token generation);
-    an uncached step that was not clocked counts with its fitted time."""
+    """Counts, formulas and times of the first ``new_tokens`` steps: the N-token generation.
+
+    An uncached step that was not clocked counts with its fitted time.
+    """
     fed_with = steps.fed_with_cache[:new_tokens]
     fed_without = steps.fed_without_cache[:new_tokens]
     clocked_without = [fed for fed in fed_without if fed is not None]

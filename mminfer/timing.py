@@ -1,10 +1,10 @@
 """Step 3: how long greedy generation takes with and without the cache, and how far to trust it.
 
-Like an A/B benchmark harness, so that a busy machine shows up as noise, not as a result: warm-ups of
-both methods, then rounds of (with cache, without cache) so a burst of load lands on both; every run
-kept; medians and spreads (coefficient of variation); more rounds while the cache side is not faster
-or a spread is over NOISY_CV; what stays in doubt is written down with threads and load average. On
-CUDA the device is synchronized before every clock read.
+Like an A/B benchmark harness, so that a busy machine shows up as noise, not as a result:
+warm-ups of both methods, then rounds of (with cache, without cache) so a burst of load lands on
+both; every run kept; medians and spreads (coefficient of variation); more rounds while the cache
+side is not faster or a spread is over NOISY_CV; what stays in doubt is written down with threads
+and load average. On CUDA the device is synchronized before every clock read.
 """
 
 from __future__ import annotations
@@ -23,7 +23,10 @@ NOISY_CV = 0.10  # a method whose runs spread more than this is "noisy"
 
 
 def synced_clock(device) -> Callable[[], float]:
-    """time.perf_counter() after the device has finished its queued work (decided once, outside the clock)."""
+    """time.perf_counter() after the device has finished its queued work.
+
+    Whether to synchronise is decided here, once, not at every read inside the timed region.
+    """
     if torch.device(device).type != "cuda":
         return time.perf_counter
 
@@ -60,7 +63,7 @@ def doubts_about(with_cache_s: list[float], without_cache_s: list[float]) -> lis
 
 
 def alternate(measure: Callable[[bool], object], rounds: int) -> dict[bool, list]:
-    """``rounds`` rounds of (with cache, without cache): {use_cache: [measure(use_cache) of each round]}."""
+    """``rounds`` rounds of (with cache, without cache): {use_cache: [each round's measure]}."""
     results = {True: [], False: []}
     for _ in range(rounds):
         for use_cache in (True, False):
@@ -71,9 +74,11 @@ def alternate(measure: Callable[[bool], object], rounds: int) -> dict[bool, list
 def interleaved_runs(
     measure: Callable[[bool], float], warmup: int, runs: int, max_runs: int
 ) -> dict:
-    """Warm-ups of both methods, then ``runs`` rounds of (with cache, without cache), then more rounds
-    while :func:`doubts_about` finds a doubt, up to ``max_runs`` runs per method. ``measure(use_cache)``
-    returns one generation's seconds."""
+    """Warm-ups of both methods, then ``runs`` rounds of (with cache, without cache), then more.
+
+    More rounds follow while :func:`doubts_about` finds a doubt, up to ``max_runs`` runs per
+    method. ``measure(use_cache)`` returns one generation's seconds.
+    """
     warmup_s = alternate(measure, warmup)
     runs_s = alternate(measure, runs)
     while len(runs_s[True]) < max_runs and doubts_about(runs_s[True], runs_s[False]):
@@ -88,8 +93,11 @@ def interleaved_runs(
 
 
 def verdict_of(doubts: list[str]) -> str:
-    """ "untrusted" when the cache side is not faster (on a correct implementation only a busy
-    machine does that), "noisy" for any other doubt, "ok" without one."""
+    """The verdict on a timing: "ok", "noisy" or "untrusted".
+
+    "untrusted" when the cache side is not faster (on a correct implementation only a busy machine
+    does that), "noisy" for any other doubt, "ok" without one.
+    """
     if "cache_not_faster" in doubts:
         return "untrusted"
     if doubts:
@@ -133,9 +141,11 @@ def timing_record(
     load_before: list[float] | None,
     run: RunInfo,
 ) -> Timing:
-    """time.json's record from the runs of :func:`interleaved_runs`: with_cache_s, without_cache_s
-    and speedup (without / with) first, then every run, the spreads, the verdict and the
-    conditions (threads, cores, load average before and now)."""
+    """time.json's record from the runs of :func:`interleaved_runs`.
+
+    with_cache_s, without_cache_s and speedup (without / with) first, then every run, the spreads,
+    the verdict and the conditions: threads, cores, load average before and now.
+    """
     with_cache = measured["with_cache_runs_s"]
     without_cache = measured["without_cache_runs_s"]
     doubts = doubts_about(with_cache, without_cache)

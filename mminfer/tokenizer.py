@@ -1,4 +1,7 @@
-"""MiniMind's tokenizer files without transformers; chat prompts rendered as ``apply_chat_template`` does."""
+"""MiniMind's tokenizer files without transformers.
+
+Chat prompts are rendered from the tokenizer's own template as ``apply_chat_template`` does.
+"""
 
 from __future__ import annotations
 
@@ -42,15 +45,18 @@ class Tokenizer:
         return max(self.backend.get_vocab(with_added_tokens=True).values(), default=-1) + 1
 
     def encode(self, text: str) -> list[int]:
-        """Token ids of ``text``; special tokens written in the text become their ids, nothing is added."""
+        """Token ids of ``text``: special tokens written in it become their ids, nothing added."""
         return self.backend.encode(text, add_special_tokens=False).ids
 
     def decode(self, ids, skip_special_tokens: bool = True) -> str:
         return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
 
     def chat_template(self, chatml_fallback: bool = False) -> tuple[str, str]:
-        """(the chat template, where it came from): tokenizer_config.json's own, or plain ChatML
-        turns when it has none and ``chatml_fallback`` allows them; else a clear error."""
+        """(the chat template, where it came from).
+
+        Tokenizer_config.json's own, or plain ChatML turns when it has none and ``chatml_fallback``
+        allows them; else a clear error.
+        """
         template = self.config.get("chat_template")
         if template:
             return template, "tokenizer_config.json"
@@ -69,8 +75,10 @@ class Tokenizer:
         template: str | None = None,
         **extra,
     ) -> str:
-        """The chat text of ``messages`` with ``template`` (default: the tokenizer's own), as
-        transformers' apply_chat_template renders it."""
+        """The chat text of ``messages``, as transformers' apply_chat_template renders it.
+
+        ``template`` defaults to the tokenizer's own.
+        """
         if template is None:
             template, _ = self.chat_template()
         return render_chat_template(
@@ -85,7 +93,7 @@ class Tokenizer:
 
 @functools.lru_cache(maxsize=8)
 def compile_chat_template(template: str):
-    """The template compiled once, in the sandbox and with the extras transformers uses for chat templates."""
+    """The template compiled once, sandboxed, with the extras transformers gives templates."""
 
     def raise_exception(message):
         raise TemplateError(message)
@@ -142,9 +150,11 @@ def load_tokenizer(folder: str | Path) -> Tokenizer:
 def check_vocab_fits(
     tokenizer: Tokenizer, embedding_rows: int, tokenizer_source: str, checkpoint_source: str
 ) -> None:
-    """Name the inputs that disagree when the tokenizer's ids go past the embedding's rows (fewer
-    ids is fine: MiniMind pads its vocabulary). The sources say where each was set, e.g. "config key
-    'tokenizer': /opt/minimind/model"."""
+    """Name the inputs that disagree when the tokenizer's ids go past the embedding's rows.
+
+    Fewer ids is fine: MiniMind pads its vocabulary. The sources say where each was set, e.g.
+    "config key 'tokenizer': /opt/minimind/model".
+    """
     ids = tokenizer.id_count
     if ids > embedding_rows:
         raise MminferError(

@@ -95,8 +95,10 @@ def runs_line(name: str, seconds: list[float]) -> None:
 
 
 def model_set(workdir: Path, name: str) -> Path | None:
-    """Random-weight pretrain and SFT checkpoints of one shape, with the shared inputs; returns
-    the config file the workflow and plain_task.py both read (None without the tokenizer)."""
+    """Random-weight pretrain and SFT checkpoints of one shape, with the shared inputs.
+
+    Returns the config file the workflow and plain_task.py both read (None without the tokenizer).
+    """
     if not (MINIMIND_TOKENIZER / "tokenizer.json").is_file():
         print(f"{name} skipped: MiniMind's tokenizer is not at {MINIMIND_TOKENIZER}")
         return None
@@ -150,7 +152,7 @@ def demo_set(workdir: Path, cores: int) -> Path:
 
 
 def job_seconds(outdir: Path) -> dict[str, float]:
-    """Wall seconds of each job, from the rules' benchmark files (Snakemake's benchmark directive)."""
+    """Wall seconds of each job, from the rules' benchmark files (Snakemake's ``benchmark:``)."""
     seconds = {}
     for tsv in sorted((outdir / "benchmarks").glob("*.tsv")):
         with tsv.open(encoding="utf-8") as handle:
@@ -166,9 +168,12 @@ def median_jobs(rounds: list[dict[str, float]]) -> dict[str, float]:
 
 
 def schedule_floor(jobs: dict[str, float], cores: int, start: float) -> float:
-    """The least wall time any scheduler could give these jobs on ``cores`` cores, each job as
-    long as given: Snakemake's start, the jobs that run alone one after another, the rest packed
-    perfectly (no core idle; dependencies ignored, so the bound only gets lower), the report last."""
+    """The least wall time any scheduler could give these jobs on ``cores`` cores.
+
+    Each job takes the seconds given: Snakemake's start, the jobs that run alone one after
+    another, the rest packed perfectly (no core idle; dependencies ignored, so the bound only gets
+    lower), the report last.
+    """
     alone = sum(seconds for job, seconds in jobs.items() if job in ALONE_RULES)
     shared = [s for job, s in jobs.items() if job not in ALONE_RULES and job != "report"]
     packed = max(max(shared, default=0.0), sum(shared) / cores)
@@ -178,16 +183,20 @@ def schedule_floor(jobs: dict[str, float], cores: int, start: float) -> float:
 def floor_line(
     name: str, jobs: dict[str, float], cores: int, start: float, torch_s: float, plain: float
 ) -> dict:
-    """Two lower bounds for a forced rerun of ``jobs``, against (c): from the jobs' own seconds,
-    and with every model job cut to nothing but a Python importing torch (plots, report kept)."""
+    """Two lower bounds for a forced rerun of ``jobs``, against (c).
+
+    From the jobs' own seconds, and with every model job cut to nothing but a Python importing torch
+    (plots and report kept).
+    """
     from_jobs = schedule_floor(jobs, cores, start)
     only_import = {}
     for job, seconds in jobs.items():
         only_import[job] = torch_s if job in MEASUREMENT_RULES else seconds
     from_import = schedule_floor(only_import, cores, start)
     print(
-        f"  {name} floor: from its jobs' seconds {from_jobs:.1f} s = {from_jobs / plain:.2f} x (c); "
-        f"if each model job only imported torch {from_import:.1f} s = {from_import / plain:.2f} x (c)"
+        f"  {name} floor: from its jobs' seconds {from_jobs:.1f} s = "
+        f"{from_jobs / plain:.2f} x (c); if each model job only imported torch "
+        f"{from_import:.1f} s = {from_import / plain:.2f} x (c)"
     )
     return {"from_jobs_s": from_jobs, "only_import_s": from_import}
 
@@ -248,8 +257,8 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
     timing = read_json(outdir / "time.json")
     print(
         f"  time.json: speedup {timing['speedup']:.2f} at {timing['threads']} threads, verdict "
-        f"{timing['verdict']}, CV {timing['cv_with_cache']:.1%} / {timing['cv_without_cache']:.1%}, "
-        f"{timing['runs_done']} runs"
+        f"{timing['verdict']}, CV {timing['cv_with_cache']:.1%} / "
+        f"{timing['cv_without_cache']:.1%}, {timing['runs_done']} runs"
     )
     return result
 

@@ -3,11 +3,11 @@
     python scripts/plain_task.py --outdir O [--config config.yaml more.yaml ...] [--threads N]
 
 The plainest honest version of the task, through mminfer's own functions: one process, each
-checkpoint loaded once, the task's steps in order (same.json and count.json, time.json, kvbytes.json,
-temp.json, topp.json, report.md), nothing beyond the task. The inputs (course files or the demo's),
-how the model is loaded and the task's values (prompt sizes, timing runs, seeds, question,
-temperatures, p) come from the same config files as the workflow's, resolved the same way, so both
-do the same work. scripts/benchmark.py times this against the workflow.
+checkpoint loaded once, the task's steps in order (same.json and count.json, time.json,
+kvbytes.json, temp.json, topp.json, report.md), nothing beyond the task. The inputs (course files
+or the demo's), how the model is loaded and the task's values (prompt sizes, timing runs, seeds,
+question, temperatures, p) come from the same config files as the workflow's, resolved the same
+way, so both do the same work. scripts/benchmark.py times this against the workflow.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from mminfer import greedy, kvcache, sampling, timing  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_text_atomic  # noqa: E402
 from mminfer.loading import ModelSpec, open_with_tokenizer, run_info  # noqa: E402
-from mminfer.prompts import chat_prompt, check_length, task_prompt  # noqa: E402
+from mminfer.prompts import chat_prompt, check_length, prefix_prompt, task_prompt  # noqa: E402
 from mminfer.records import ChatPrompt, PretrainPrompt, write_record  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
 
@@ -101,9 +101,7 @@ def main() -> None:
     write_record(outdir / "kvbytes.json", kv_bytes)
 
     # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
-    logits = sampling.next_token_logits(
-        model, sampling.prefix_prompt(tokenizer, topp["prefix"]), device
-    )
+    logits = sampling.next_token_logits(model, prefix_prompt(tokenizer, topp["prefix"]), device)
     survivors = sampling.survivors_by_p(logits, topp["ps"])
     write_record(outdir / "topp.json", survivors)
 

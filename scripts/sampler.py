@@ -1,5 +1,7 @@
-"""The sampler is not the cache: one temperature's samples with and without the cache (one seed),
-and with a second seed -> sampler.json."""
+"""The sampler is not the cache: one temperature's samples with and without it -> sampler.json.
+
+The same seed with the cache and without, and a second seed with the cache.
+"""
 
 from mminfer.jobs.sampling import sampler_job
 from mminfer.loading import ModelSpec

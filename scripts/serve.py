@@ -1,4 +1,7 @@
-"""What one machine serves: decode steps per batch size, users by speed and by memory -> serve.json."""
+"""What one machine serves: decode steps per batch size, the users by speed and by memory.
+
+Writes serve.json.
+"""
 
 from mminfer.jobs.scaling import serve_job
 from mminfer.loading import ModelSpec

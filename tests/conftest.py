@@ -24,7 +24,12 @@ from mminfer.tokenizer import Tokenizer, load_tokenizer
 
 TINY_VOCAB_TARGET = 600
 TINY_MAX_POSITIONS = 512
-TINY_SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
+TINY_SHAPE = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -38,7 +43,10 @@ def one_torch_thread():
 
 @pytest.fixture
 def umask():
-    """umask(0o027) sets the process's umask for the rest of the test; the old one comes back after."""
+    """umask(0o027) sets the process's umask for the rest of the test.
+
+    The old one comes back after.
+    """
     old = os.umask(0o022)
     os.umask(old)
     yield os.umask

@@ -1,5 +1,8 @@
-"""The benchmark's arithmetic (scripts/benchmark.py): the floors it prints beside the measured ratios.
-Only the arithmetic: the benchmark's timings themselves are never a test."""
+"""The benchmark's arithmetic (scripts/benchmark.py).
+
+The floors it prints beside the measured ratios. Only the arithmetic: the benchmark's timings
+themselves are never a test.
+"""
 
 import importlib.util
 from pathlib import Path
@@ -19,7 +22,8 @@ def benchmark():
 
 def test_floor_runs_timing_jobs_alone_and_packs_the_rest(benchmark):
     jobs = {"time": 3.0, "cache": 2.0, "kvbytes": 1.0, "temp": 1.0, "topp": 1.0}
-    # start 1 + time alone 3 + the other four (5 s) packed on 2 cores (2.5 s, longer than any one job)
+    # start 1 + time alone 3 + the other four (5 s) packed on 2 cores
+    # (2.5 s, longer than any one job)
     assert benchmark.schedule_floor(jobs, cores=2, start=1.0) == pytest.approx(6.5)
     # on 8 cores the longest shared job bounds the packing instead
     assert benchmark.schedule_floor(jobs, cores=8, start=1.0) == pytest.approx(6.0)

@@ -1,5 +1,8 @@
-"""What fits on a card: bytes per cached token per dtype, the weights' bytes, the capacity table, and a
-real batch cache against its prediction (mminfer.capacity)."""
+"""What fits on a card.
+
+Bytes per cached token per dtype, the weights' bytes, the capacity table, and a real batch cache
+against its prediction (mminfer.capacity).
+"""
 
 from __future__ import annotations
 
@@ -43,8 +46,9 @@ def test_capacity_table_matches_hand_computed_rows():
 
 
 def test_capacity_table_gives_zero_sequences_when_the_weights_do_not_fit():
-    # 0.05 GiB = 53,687,091 bytes: float32 weights of 100 MiB do not fit; bfloat16 weights of 50 MiB leave
-    # 53,687,091 - 52,428,800 = 1,258,291 bytes: 2 sequences of 512,000 bytes, none of 2 MiB.
+    # 0.05 GiB = 53,687,091 bytes: float32 weights of 100 MiB do not fit; bfloat16 weights of
+    # 50 MiB leave 53,687,091 - 52,428,800 = 1,258,291 bytes: 2 sequences of 512,000 bytes,
+    # none of 2 MiB.
     rows = capacity_table(
         per_token={"float32": 1024, "bfloat16": 512},
         weights={"float32": 100 * MIB, "bfloat16": 50 * MIB},

@@ -21,9 +21,9 @@ from datetime import datetime
 from pathlib import Path
 
 import pytest
+import yaml
 
 from mminfer.outputs import result_files
-import yaml
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"
@@ -86,7 +86,10 @@ def idle_node_cpus(partition: str) -> tuple[int | None, str]:
 
 @pytest.fixture(scope="module")
 def node_cpus() -> int:
-    """The CPUs of one idle node of profiles/slurm's partition; skips (or fails) without a cluster."""
+    """The CPUs of one idle node of profiles/slurm's partition.
+
+    Skips (or fails) without a cluster.
+    """
     pytest.importorskip("snakemake_executor_plugin_slurm")
     cpus, why = idle_node_cpus(profile_partition())
     if cpus is None:
@@ -177,8 +180,11 @@ def run_on_cluster(command: list[str], log: Path) -> str:
 
 @pytest.fixture(scope="module")
 def runs(node_cpus, tmp_path_factory) -> dict:
-    """The micro demo through `snakemake --workflow-profile profiles/slurm`, then the same config
-    run locally; the node's CPUs given as cores (and max-threads), as a user with such nodes would."""
+    """The micro demo through `snakemake --workflow-profile profiles/slurm`, then locally.
+
+    The same config both times; the node's CPUs given as cores (and max-threads), as a user with
+    such nodes would.
+    """
     root = tmp_path_factory.mktemp("cluster")
     cores = ["--cores", str(node_cpus), "--max-threads", str(node_cpus)]
     cluster_command = [
@@ -330,7 +336,8 @@ def capped_message(here: int) -> str:
 def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(tmp_path):
     from snakemake.utils import available_cpu_count
 
-    # nodes bigger than this machine: under --profile, profiles/default's `cores: all` would cap them
+    # nodes bigger than this machine: under --profile, profiles/default's `cores: all`
+    # would cap them
     here, outdir = available_cpu_count(), tmp_path / "out"
     result = snakemake_demo(
         str(outdir / "cache.py"),  # a local job, were the check to let the run through

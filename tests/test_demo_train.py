@@ -1,7 +1,10 @@
-"""The demo trainer: checkpoints load, training learns, runs repeat exactly, SFT learns only answers.
+"""The demo trainer.
 
-Everything runs on a tiny corpus with the micro demo's shape (tests/data/micro.yaml), so the whole module
-takes a few seconds; the demo the workflow trains is read from the parsed config, as the workflow reads it.
+Checkpoints load, training learns, runs repeat exactly, SFT learns only answers.
+
+Everything runs on a tiny corpus with the micro demo's shape (tests/data/micro.yaml), so the whole
+module takes a few seconds; the demo the workflow trains is read from the parsed config, as the
+workflow reads it.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from mminfer.checkpoints import read_state_dict
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.demo.train import (
@@ -30,7 +34,6 @@ from mminfer.demo.train import (
 )
 from mminfer.errors import MminferError
 from mminfer.inputs import parsed_config
-from mminfer.checkpoints import read_state_dict
 from mminfer.loading import load_model
 from mminfer.tokenizer import load_tokenizer
 
@@ -39,7 +42,8 @@ TINY_VOCAB = 600
 REPO = Path(__file__).resolve().parents[1]
 DEMO = parsed_config(REPO / "config.yaml")["demo_model"]  # what the workflow trains
 MICRO = parsed_config(REPO / "config.yaml", REPO / "tests" / "data" / "micro.yaml")["demo_model"]
-# The micro demo's shape, trained a little longer than the end-to-end run does so that learning shows.
+# The micro demo's shape, trained a little longer than the end-to-end run does so that
+# learning shows.
 MICRO_PRETRAIN = replace(
     train_spec(MICRO["pretrain"], 1, MICRO["max_position_embeddings"]),
     steps=30,

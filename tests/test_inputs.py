@@ -33,7 +33,10 @@ def schema() -> dict:
 
 @pytest.fixture
 def repo_config() -> dict:
-    """config.yaml with the schema's defaults filled in, as the workflow sees it (a fresh copy per test)."""
+    """config.yaml with the schema's defaults filled in, as the workflow sees it.
+
+    A fresh copy per test.
+    """
     return parsed_config(REPO / "config.yaml")
 
 
@@ -50,7 +53,7 @@ def with_value(config: dict, dotted: str, value) -> dict:
     return changed
 
 
-# --- config schema ---------------------------------------------------------------------------------
+# --- config schema --------------------------------------------------------------------------------
 
 
 def test_repo_config_passes_the_schema(schema):
@@ -105,7 +108,7 @@ def test_wrong_type_names_the_key(repo_config, schema):
     assert len(errors) == 1 and errors[0].startswith("config key 'kvbytes.tokens'")
 
 
-# --- resolve_inputs --------------------------------------------------------------------------------
+# --- resolve_inputs -------------------------------------------------------------------------------
 
 
 @pytest.fixture
@@ -204,7 +207,7 @@ def test_course_tokenizer_folder_without_its_files_is_an_error(course_files, tmp
         resolve_inputs(dict(course_files, tokenizer=str(empty), demo="auto"))
 
 
-# --- the pretrain prompt ---------------------------------------------------------------------------
+# --- the pretrain prompt --------------------------------------------------------------------------
 
 
 def write_jsonl(path: Path, lines: list[str]) -> Path:
@@ -295,7 +298,7 @@ def test_invalid_utf8_after_the_documents_needed_is_never_read(tmp_path):
     assert read_documents(path, 1) == ["가람"]
 
 
-# --- results folders -------------------------------------------------------------------------------
+# --- results folders ------------------------------------------------------------------------------
 
 
 def test_outdir_below_a_regular_file_is_an_error_naming_outdir(absent_files, tmp_path):
@@ -339,7 +342,7 @@ def test_outdir_that_does_not_exist_yet_is_fine(absent_files, tmp_path):
     assert list(runs) == [str(tmp_path / "new" / "infer")]
 
 
-# --- io --------------------------------------------------------------------------------------------
+# --- io -------------------------------------------------------------------------------------------
 
 
 def test_write_json_round_trips_and_leaves_no_temp_file(tmp_path):

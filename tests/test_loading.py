@@ -7,8 +7,8 @@ import json
 import pytest
 import torch
 
-from mminfer.errors import MminferError
 from mminfer.checkpoints import check_keys, infer_config, read_state_dict
+from mminfer.errors import MminferError
 from mminfer.loading import (
     choose_backend,
     load_model,
@@ -29,7 +29,7 @@ def write_state(path, state):
     return path
 
 
-# --- infer_config ----------------------------------------------------------------------------------
+# --- infer_config ---------------------------------------------------------------------------------
 
 
 def test_infer_config_recovers_shapes_from_state_dict():
@@ -86,7 +86,7 @@ def test_state_dict_of_something_else_is_not_a_minimind_model(tmp_path):
         infer_config({"weight": torch.zeros(2, 2)}, path=tmp_path / "x.pth")
 
 
-# --- read_state_dict -------------------------------------------------------------------------------
+# --- read_state_dict ------------------------------------------------------------------------------
 
 
 def test_truncated_checkpoint_is_an_error_naming_the_path(tiny_checkpoint, tmp_path):
@@ -181,7 +181,7 @@ def test_saved_checkpoint_gets_the_mode_of_a_plain_open(tiny_model, tmp_path, um
     assert (tmp_path / "pretrain.pth").stat().st_mode & 0o777 == 0o644
 
 
-# --- strict keys -----------------------------------------------------------------------------------
+# --- strict keys ----------------------------------------------------------------------------------
 
 
 def test_checkpoint_with_missing_key_lists_it(tiny_state, load_tiny, tmp_path):
@@ -336,12 +336,15 @@ def test_minimind_convert_model_folder_with_pytorch_model_bin_loads(tiny_state, 
     assert torch.equal(loaded.model.lm_head.weight, tiny_state["lm_head.weight"].half().float())
 
 
-# --- tied or untied output head --------------------------------------------------------------------
+# --- tied or untied output head -------------------------------------------------------------------
 
 
 @pytest.fixture(scope="module")
 def untied_state(tiny_config):
-    """An untied model (MiniMindConfig(tie_word_embeddings=False)) saved as MiniMind's trainers save."""
+    """An untied model saved as MiniMind's trainers save.
+
+    Untied: MiniMindConfig(tie_word_embeddings=False).
+    """
     torch.manual_seed(11)
     config = MiniMindConfig(**{**tiny_config.to_dict(), "tie_word_embeddings": False})
     model = MiniMindForCausalLM(config)

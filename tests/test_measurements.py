@@ -1,5 +1,8 @@
-"""The measurements: greedy with/without cache and fed-token counts (steps 1-2), the KV cache's bytes
-(step 4), temperature sampling (step 5) and top-p survivors (step 6), plus timing's bookkeeping."""
+"""The measurements.
+
+Greedy with/without cache and fed-token counts (steps 1-2), the KV cache's bytes (step 4),
+temperature sampling (step 5) and top-p survivors (step 6), plus timing's bookkeeping.
+"""
 
 from __future__ import annotations
 
@@ -368,7 +371,7 @@ def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model, tiny_ru
     assert result.speedup == pytest.approx(result.without_cache_s / result.with_cache_s)
 
 
-# --- the same measurements on MiniMind's own model (optional) --------------------------------------
+# --- the same measurements on MiniMind's own model (optional) -------------------------------------
 
 
 @pytest.fixture(scope="module")

@@ -79,7 +79,7 @@ def survivors(probs: list[float], p: float) -> int:
     return int((~top_p_mask(logits, p)).sum())
 
 
-# --- generate against hand-written loops -----------------------------------------------------------
+# --- generate against hand-written loops ----------------------------------------------------------
 
 
 def test_greedy_generate_without_cache_equals_manual_loop(tiny_model):
@@ -182,7 +182,7 @@ def test_finished_rows_are_padded_with_eos(tiny_model):
             assert all(token == eos for token in row[row.index(eos) :])
 
 
-# --- top-k -----------------------------------------------------------------------------------------
+# --- top-k ----------------------------------------------------------------------------------------
 
 
 def test_keep_top_k_keeps_ties_with_the_kth():
@@ -199,7 +199,7 @@ def test_keep_top_k_without_ties_keeps_exactly_k():
     assert torch.isfinite(kept).tolist() == [[False, True, False, True, True]]
 
 
-# --- top-p -----------------------------------------------------------------------------------------
+# --- top-p ----------------------------------------------------------------------------------------
 
 
 def test_top_p_keeps_only_the_top_token_when_it_alone_exceeds_p():
@@ -257,7 +257,7 @@ def test_keep_top_p_sets_removed_logits_to_minus_infinity():
     assert torch.equal(kept[0, :2], logits[0, :2])
 
 
-# --- builtin vs MiniMind's own model (optional) ----------------------------------------------------
+# --- builtin vs MiniMind's own model (optional) ---------------------------------------------------
 
 
 @pytest.fixture(scope="module")
@@ -287,14 +287,14 @@ def test_minimind_and_builtin_give_identical_logits_and_cache(both_backends):
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_minimind_and_builtin_greedy_ids_are_identical(both_backends, use_cache):
     builtin, minimind = both_backends
-    kwargs = dict(
-        max_new_tokens=16,
-        do_sample=False,
-        top_k=0,
-        top_p=1.0,
-        eos_token_id=None,
-        use_cache=use_cache,
-    )
+    kwargs = {
+        "max_new_tokens": 16,
+        "do_sample": False,
+        "top_k": 0,
+        "top_p": 1.0,
+        "eos_token_id": None,
+        "use_cache": use_cache,
+    }
     assert torch.equal(
         builtin.generate(prompt_tensor(), **kwargs), minimind.generate(prompt_tensor(), **kwargs)
     )
@@ -302,15 +302,15 @@ def test_minimind_and_builtin_greedy_ids_are_identical(both_backends, use_cache)
 
 def test_minimind_and_builtin_seeded_sampling_is_identical(both_backends):
     builtin, minimind = both_backends
-    kwargs = dict(
-        max_new_tokens=10,
-        do_sample=True,
-        top_k=20,
-        top_p=0.9,
-        temperature=1.2,
-        eos_token_id=2,
-        num_return_sequences=5,
-    )
+    kwargs = {
+        "max_new_tokens": 10,
+        "do_sample": True,
+        "top_k": 20,
+        "top_p": 0.9,
+        "temperature": 1.2,
+        "eos_token_id": 2,
+        "num_return_sequences": 5,
+    }
     torch.manual_seed(3)
     a = builtin.generate(prompt_tensor(), **kwargs)
     torch.manual_seed(3)

@@ -1,5 +1,8 @@
-"""The figures (mminfer.plots): each is a valid, non-blank PNG drawn from a result as it is written to
-disk, Korean text never raises a missing-glyph warning, and nothing half-written is left behind."""
+"""The figures (mminfer.plots).
+
+Each is a valid, non-blank PNG drawn from a result as it is written to disk, Korean text never
+raises a missing-glyph warning, and nothing half-written is left behind.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The demo's quality checks, on hand-made result files (the real demo build is in the benchmark)."""
+"""The demo's quality checks, on hand-made result files.
+
+The real demo build is in the benchmark.
+"""
 
 from __future__ import annotations
 

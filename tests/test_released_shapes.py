@@ -1,13 +1,13 @@
 """MiniMind's released shapes, every switch: mminfer's exact figures equal MiniMind's generate.
 
 Opt-in (minutes of CPU): ``MMINFER_RELEASED_SHAPES=1 MMINFER_MINIMIND_SRC=/path/to/minimind pytest
-tests/test_released_shapes.py``. For minimind-3 (hidden 768, 8 layers, 8 query heads over 4 KV heads)
-with an untied head, with YaRN and with a rank-16 LoRA on the SFT model, and for minimind-3-moe
-(4 experts, top-1), random weights are made by MiniMind's own classes and saved as its trainers save
-them. The task's figures (greedy ids with and without the cache, the tokens fed, the cache's bytes
-and K's shape, the distinct answers per temperature, the top-p survivors) computed with MiniMind's own
-model built with the switch, as eval_llm.py builds it, must equal what mminfer's measuring functions
-write through both backends.
+tests/test_released_shapes.py``. For minimind-3 (hidden 768, 8 layers, 8 query heads over 4 KV
+heads) with an untied head, with YaRN and with a rank-16 LoRA on the SFT model, and for
+minimind-3-moe (4 experts, top-1), random weights are made by MiniMind's own classes and saved as
+its trainers save them. The task's figures (greedy ids with and without the cache, the tokens fed,
+the cache's bytes and K's shape, the distinct answers per temperature, the top-p survivors)
+computed with MiniMind's own model built with the switch, as eval_llm.py builds it, must equal
+what mminfer's measuring functions write through both backends.
 """
 
 from __future__ import annotations

@@ -18,7 +18,9 @@ from mminfer.resultslock import LOCK_NAME, hold_results_folder, release_results_
 
 REPO = Path(__file__).resolve().parents[1]
 HOLDER = (
-    "import sys; from mminfer.resultslock import hold_results_folder; hold_results_folder(sys.argv[1]); "
+    "import sys; "
+    "from mminfer.resultslock import hold_results_folder; "
+    "hold_results_folder(sys.argv[1]); "
     "print('held', flush=True); sys.stdin.read()"
 )
 

@@ -34,7 +34,10 @@ def test_the_minimind_backend_samples_identically_too(
 
 
 class CachedStepsNudged(torch.nn.Module):
-    """A model whose one-token (cached) steps see token 7's logit raised: its cached path differs."""
+    """A model whose one-token (cached) steps see token 7's logit raised.
+
+    Its cached path differs.
+    """
 
     def __init__(self, inner):
         super().__init__()

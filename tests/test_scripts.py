@@ -1,5 +1,8 @@
-"""The rule scripts run by hand (`python scripts/cache.py --help`): each flag reaches its job under the
-job's own parameter name, and the files come out as the rules write them."""
+"""The rule scripts run by hand (`python scripts/cache.py --help`).
+
+Each flag reaches its job under the job's own parameter name, and the files come out as the rules
+write them.
+"""
 
 from __future__ import annotations
 

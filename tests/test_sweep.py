@@ -1,6 +1,9 @@
-"""The generation-length sweep (mminfer.sweep): every length read off one clocked generation per
-method, counts against the formulas, and the per-step cost fit (recovers known costs, never negative,
-says where it holds, predicts nothing past the model's positions)."""
+"""The generation-length sweep (mminfer.sweep).
+
+Every length read off one clocked generation per method, counts against the formulas, and the
+per-step cost fit (recovers known costs, never negative, says where it holds, predicts nothing past
+the model's positions).
+"""
 
 from __future__ import annotations
 
@@ -102,7 +105,7 @@ def spread_sweep(tiny_model, tiny_run):
     return swept(tiny_model, tiny_run, [2, 4, 8], all_steps_up_to=3, spread=2, runs=1)
 
 
-# --- measuring ----------------------------------------------------------------------------------------
+# --- measuring ------------------------------------------------------------------------------------
 
 
 def test_sweep_fed_counts_equal_the_formulas_at_every_length(tiny_sweep):
@@ -145,7 +148,7 @@ def test_sweep_result_survives_a_json_round_trip(tiny_sweep):
     assert from_json(Sweep, json.loads(json.dumps(to_json(tiny_sweep)))) == tiny_sweep
 
 
-# --- the uncached path clocked at a spread of steps -------------------------------------------------
+# --- the uncached path clocked at a spread of steps -----------------------------------------------
 
 
 def test_spread_steps_are_even_and_include_the_last():
@@ -182,7 +185,7 @@ def test_the_fit_runs_over_the_clocked_steps_only(spread_sweep):
     assert spread_sweep.fit.steps == 8 + 5  # every cached step, five uncached ones
 
 
-# --- fitting ------------------------------------------------------------------------------------------
+# --- fitting --------------------------------------------------------------------------------------
 
 
 def test_attended_pairs_under_the_causal_mask():
@@ -241,7 +244,7 @@ def test_a_fit_that_does_not_explain_the_steps_says_so():
     assert not fit_step_costs(30, steps).holds
 
 
-# --- predicting -------------------------------------------------------------------------------------
+# --- predicting -----------------------------------------------------------------------------------
 
 
 def test_predicted_time_is_the_sum_of_the_fitted_steps():

@@ -1,6 +1,9 @@
-"""Timing that stays honest under load (mminfer.timing): the methods are interleaved, every run kept,
-doubtful timings get more rounds, and the report says in words what could not be settled. A fake
-generator with a known true time per method and a burst of slowness stands in for the machine."""
+"""Timing that stays honest under load (mminfer.timing).
+
+The methods are interleaved, every run kept, doubtful timings get more rounds, and the report says
+in words what could not be settled. A fake generator with a known true time per method and a burst
+of slowness stands in for the machine.
+"""
 
 from __future__ import annotations
 
@@ -56,7 +59,8 @@ def test_a_burst_on_both_methods_keeps_the_ratio():
 
 
 def test_a_burst_on_one_method_gets_extra_rounds_that_settle_the_medians():
-    # the cached side's first two timed runs are 10x slow: its median says "not faster" after 3 rounds
+    # the cached side's first two timed runs are 10x slow: its median says "not faster"
+    # after 3 rounds
     result = timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))
     assert result.with_cache_runs_s[:3] == [10.0, 10.0, 1.0]
     assert result.extra_rounds > 0
@@ -98,7 +102,10 @@ def time_json(result: Timing) -> Timing:
 
 
 def report_of(timing: Timing) -> str:
-    """report.md of hand-made task files around this time.json (fed 264 vs 14,880 tokens: a 56.4x ratio)."""
+    """report.md of hand-made task files around this time.json.
+
+    Fed 264 vs 14,880 tokens: a 56.4x ratio.
+    """
     return render_report(**reportdata.task_records(timing=timing))
 
 

@@ -1,5 +1,8 @@
-"""The tokenizer without transformers: MiniMind's real tokenizer (from ../shared/fixtures, skipped when
-absent), its chat template, and the small demo tokenizer's error handling."""
+"""The tokenizer without transformers.
+
+MiniMind's real tokenizer (from ../shared/fixtures, skipped when absent), its chat template, and
+the small demo tokenizer's error handling.
+"""
 
 from __future__ import annotations
 
@@ -225,7 +228,7 @@ def test_tokenizer_config_json_not_utf8_is_an_error(tiny_tokenizer_dir, tmp_path
         load_tokenizer(folder)
 
 
-# --- tokenizer against the checkpoint's embedding ----------------------------------------------------
+# --- tokenizer against the checkpoint's embedding -------------------------------------------------
 
 
 def test_the_demos_inputs_are_named_by_demo_dir(tiny_tokenizer):

@@ -15,7 +15,7 @@ import sys
 import pytest
 import torch
 
-from mminfer.checkpoints import infer_config, rope_settings
+from mminfer.checkpoints import rope_settings
 from mminfer.errors import MminferError
 from mminfer.greedy import greedy_generate
 from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes

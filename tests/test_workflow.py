@@ -1,8 +1,8 @@
 """End-to-end: the Snakemake workflow on tiny inputs, in a temporary results folder.
 
 Two model sets: a "course-like" set the test makes itself (random weights saved as .pth, a small
-tokenizer, validation JSONL) and the embedded demo in its micro size. Plans (which jobs would run) are
-checked with dry runs; one real `-R time` run checks that nothing else is rewritten.
+tokenizer, validation JSONL) and the embedded demo in its micro size. Plans (which jobs would run)
+are checked with dry runs; one real `-R time` run checks that nothing else is rewritten.
 """
 
 from __future__ import annotations
@@ -52,7 +52,10 @@ def snakemake_command(*args, configfiles=(MICRO,)) -> list[str]:
 def snakemake(
     *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022
 ) -> subprocess.CompletedProcess:
-    """Run snakemake in the repository (or another copy of the workflow: cwd) under a known umask."""
+    """Run snakemake in the repository under a known umask.
+
+    Or in another copy of the workflow: cwd.
+    """
     command = snakemake_command(*args, configfiles=configfiles)
     result = subprocess.run(
         command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask
@@ -118,7 +121,10 @@ def course_args(course_inputs: dict, outdir: Path, **inputs) -> list[str]:
 
 @pytest.fixture(scope="module")
 def course_run(course_inputs, tmp_path_factory):
-    """One full run on the course-like inputs (umask 022); returns the --config arguments and the outdir."""
+    """One full run on the course-like inputs (umask 022).
+
+    Returns the --config arguments and the outdir.
+    """
     outdir = tmp_path_factory.mktemp("results")
     args = course_args(course_inputs, outdir)
     snakemake(str(outdir / "report.md"), *args)  # the user's one command: the report target alone
@@ -627,13 +633,16 @@ def test_kvbytes_script_by_hand_writes_what_the_rule_wrote(course_run, course_in
         assert by_hand[key] == by_rule[key]
 
 
-# --- a shared results folder: a path with a space and Hangul, another umask, a second checkout ---------
+# --- a shared results folder: a path with a space and Hangul, another umask, a second checkout ----
 
 
 @pytest.fixture(scope="module")
 def two_checkouts(course_inputs, tmp_path_factory):
-    """A full run into `<tmp>/결과 폴더` under umask 027 and, while it runs, the same run from a second
-    copy of the workflow (another checkout, so Snakemake's own lock in .snakemake/ does not see the first)."""
+    """A full run into `<tmp>/결과 폴더` under umask 027 and the same run from a second checkout.
+
+    The second run starts while the first runs, from another copy of the workflow, so that
+    Snakemake's own lock in .snakemake/ does not see the first.
+    """
     root = tmp_path_factory.mktemp("shared")
     outdir = root / "결과 폴더"
     logs = tmp_path_factory.mktemp("checkout-logs")
@@ -824,7 +833,8 @@ def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
 def test_a_model_name_outside_the_results_folder_is_a_config_error(course_inputs, tmp_path):
     models = extra_configfile(
         tmp_path,
-        f"models: {{'../../elsewhere': {{pretrain: {course_inputs['pretrain']}, sft: {course_inputs['sft']}}}}}\n",
+        f"models: {{'../../elsewhere': {{pretrain: {course_inputs['pretrain']}, "
+        f"sft: {course_inputs['sft']}}}}}\n",
     )
     result = snakemake(
         "-n", *course_args(course_inputs, tmp_path / "out"), configfiles=models, check=False

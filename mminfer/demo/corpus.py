@@ -268,7 +268,7 @@ def polite(predicate: str) -> str:
 
 @dataclass(frozen=True)
 class CorpusSpec:
-    """Sizes and seed of the demo corpus: config key demo_model.corpus (the schema holds the defaults)."""
+    """Sizes and seed of the demo corpus: config key demo_model.corpus (defaults in the schema)."""
 
     seed: int
     train_docs: int
@@ -400,8 +400,9 @@ def _village_intro(village: str) -> str:
 def _village_document(rng: random.Random) -> str:
     """A short text about one village: location, the canonical fact, more.
 
-    Half of them open with the canonical fact, so that "[bos]가람 마을의 특산물은" (no space before the
-    village: another token than " 가람") is seen at a document's start and has one continuation.
+    Half of them open with the canonical fact, so that "[bos]가람 마을의 특산물은" (no space
+    before the village: another token than " 가람") is seen at a document's start and has one
+    continuation.
     """
     village = rng.choice(list(VILLAGES))
     facts = [canonical_fact(village)]

@@ -1,5 +1,7 @@
-"""The demo's quality bar, checked on the result files of a real run (issue: "a report whose numbers
-mean something"). Used by the benchmark script and by the opt-in full-demo test.
+"""The demo's quality bar, checked on the result files of a real run.
+
+Used by the benchmark script and by the opt-in full-demo test: a report whose numbers mean
+something.
 """
 
 from __future__ import annotations

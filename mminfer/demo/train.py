@@ -47,8 +47,10 @@ PAD_ID = 0  # <|endoftext|>: pads SFT batches; padded positions carry IGNORE_IND
 
 @dataclass(frozen=True)
 class TrainSpec:
-    """Model shape and training schedule of one stage: config key demo_model.pretrain or .sft (the
-    schema holds the demo's values as defaults), and the rule's threads.
+    """Model shape and training schedule of one stage, and the rule's threads.
+
+    Config key demo_model.pretrain or demo_model.sft; the schema holds the demo's values as
+    defaults.
 
     The shape fields build the model in :func:`pretrain`; :func:`sft` takes the shape from the
     pretrained checkpoint (its shape fields stay None) and uses only ``max_position_embeddings``.
@@ -89,7 +91,8 @@ class TrainSpec:
             problems.append(f"seq_len must be at least 2 (got {self.seq_len})")
         if self.seq_len > self.max_position_embeddings:
             problems.append(
-                f"seq_len {self.seq_len} exceeds max_position_embeddings {self.max_position_embeddings}"
+                f"seq_len {self.seq_len} exceeds max_position_embeddings "
+                f"{self.max_position_embeddings}"
             )
         if self.hidden_size is not None:  # the pretraining spec: a shape to build
             if self.num_attention_heads < 1 or self.hidden_size % self.num_attention_heads:
@@ -124,8 +127,11 @@ class TrainSpec:
 
 
 def train_spec(params: dict, threads: int, max_positions: int) -> TrainSpec:
-    """TrainSpec from a config section (demo_model.pretrain or .sft) and the demo's rotary table
-    length (demo_model.max_position_embeddings); unknown keys are a clear error."""
+    """TrainSpec from a config section and the demo's rotary table length.
+
+    The section is demo_model.pretrain or demo_model.sft, the length
+    demo_model.max_position_embeddings; unknown keys are a clear error.
+    """
     known = {f.name for f in fields(TrainSpec)}
     unknown = sorted(set(params) - known)
     if unknown:
@@ -149,7 +155,7 @@ def read_jsonl(path: str | Path, field: str) -> list:
 
 
 def pack_documents(texts: list[str], tokenizer: Tokenizer, seq_len: int) -> torch.Tensor:
-    """The documents as ``[bos] doc [eos] [bos] doc [eos] ...`` windows that each start at a document.
+    """The documents as ``[bos] doc [eos] [bos] doc [eos] ...`` windows, each from a document.
 
     A window takes whole documents in order until it is full; the document that overflows it is cut
     there and its rest is dropped, and the next window starts with the next document's ``[bos]``.
@@ -199,7 +205,7 @@ def assistant_marker(tokenizer: Tokenizer) -> list[int]:
 
 
 def assistant_labels(ids: list[int], marker: list[int], eos_id: int) -> list[int]:
-    """Labels for one rendered conversation: the token itself on assistant tokens, else IGNORE_INDEX.
+    """Labels of one rendered conversation: the token on assistant tokens, else IGNORE_INDEX.
 
     An assistant span starts right after each ``marker`` and runs through the first ``eos_id`` that
     follows it (the turn's ``<|im_end|>`` is learned, so the model learns to stop). The marker, the
@@ -244,7 +250,8 @@ def sft_examples(
 def pad_batch(examples: list[tuple[list[int], list[int]]]) -> tuple[torch.Tensor, torch.Tensor]:
     """Right-pad a batch to its longest example: ids with PAD_ID, labels with IGNORE_INDEX.
 
-    No attention mask is needed: attention is causal, so real tokens never see the padding after them.
+    No attention mask is needed: attention is causal, so real tokens never see the padding
+    after them.
     """
     length = max(len(ids) for ids, _ in examples)
     input_ids = torch.full((len(examples), length), PAD_ID, dtype=torch.long)
@@ -319,8 +326,8 @@ def train_loop(
         if done % spec.log_every == 0 or done == spec.steps:
             elapsed = time.perf_counter() - start
             log(
-                f"{stage} step {done}/{spec.steps} loss {sum(recent) / len(recent):.4f} lr {lr:.2e} "
-                f"tokens/s {tokens / elapsed:,.0f} elapsed {elapsed:.1f}s"
+                f"{stage} step {done}/{spec.steps} loss {sum(recent) / len(recent):.4f} "
+                f"lr {lr:.2e} tokens/s {tokens / elapsed:,.0f} elapsed {elapsed:.1f}s"
             )
     model.eval()
     return {
@@ -365,8 +372,8 @@ def pretrain(
         return batch, batch  # the model shifts the labels itself
 
     log(
-        f"pretrain: {count_parameters(model):,} parameters, {len(windows)} windows of {spec.seq_len} tokens, "
-        f"{spec.steps} steps of {spec.batch_size}"
+        f"pretrain: {count_parameters(model):,} parameters, {len(windows)} windows of "
+        f"{spec.seq_len} tokens, {spec.steps} steps of {spec.batch_size}"
     )
     summary = train_loop("pretrain", model, next_batch, spec, log)
     save_state_dict(model, out_pth)
@@ -386,7 +393,7 @@ def sft(
     out_pth: str | Path,
     log: Callable[[str], None] = print,
 ) -> dict:
-    """Fine-tune the pretrained model on MiniMind-format chats (``{"conversations": [...]}`` per line).
+    """Fine-tune the pretrained model on MiniMind-format chats (``{"conversations": [...]}``).
 
     The loss covers only the assistant's tokens. Saves the state_dict to ``out_pth`` (atomically)
     and returns a summary of the run.

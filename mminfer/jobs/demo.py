@@ -1,5 +1,7 @@
-"""Rules of rules/demo.smk: the embedded demo, built as cached targets (corpus, tokenizer,
-pretrained model, SFT model)."""
+"""Rules of rules/demo.smk: the embedded demo, built as cached targets.
+
+The corpus, the tokenizer, the pretrained model, the SFT model.
+"""
 
 from __future__ import annotations
 
@@ -14,8 +16,10 @@ log = logging.getLogger("mminfer")
 
 
 def demo_corpus_job(corpus: dict, out_dir) -> dict:
-    """The synthetic Korean corpus in MiniMind's formats (``corpus``: config key
-    demo_model.corpus)."""
+    """The synthetic Korean corpus in MiniMind's formats.
+
+    ``corpus`` is config key demo_model.corpus.
+    """
     spec = CorpusSpec(**corpus)
     built = build_corpus(spec)
     paths = write_corpus(built, out_dir)

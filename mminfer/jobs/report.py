@@ -20,8 +20,11 @@ def relative_to(path, folder: Path) -> str:
 
 
 def report_job(results: dict, template, out) -> str:
-    """report.md from the files of mminfer.outputs.report_inputs (``results``: name -> path), PNGs
-    and cache.py linked relatively."""
+    """report.md from the result files of one results folder.
+
+    ``results`` maps the names of mminfer.outputs.report_inputs to their paths; the PNGs and
+    cache.py are linked relatively.
+    """
     folder = Path(out).parent
     read = {name: read_result(results[name]) for name in {**TASK_JSON, **EXTRA_JSON}}
     pictures = {name: relative_to(results[f"{name}_png"], folder) for name in PLOTS}
@@ -47,8 +50,10 @@ def report_job(results: dict, template, out) -> str:
 
 
 def compare_job(names: list[str], time, kvbytes, temp, topp, capacity, out) -> str:
-    """comparison.md: one row per model; each input is the list of that file over the models,
-    in the order of ``names``."""
+    """comparison.md: one row per model.
+
+    Each input is the list of that file over the models, in the order of ``names``.
+    """
     rows = []
     for index, name in enumerate(names):
         row = comparison_row(

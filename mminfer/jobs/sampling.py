@@ -76,8 +76,11 @@ def sampler_job(
     threads: int | None,
     out,
 ):
-    """The sampler is not the cache -> sampler.json: temp.json's samples at one temperature with
-    the cache and without (one seed), and with a second seed."""
+    """The sampler is not the cache -> sampler.json.
+
+    temp.json's samples at one temperature, with the cache and without (one seed), and with a second
+    seed.
+    """
     loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer, model, threads, "sft", sft_lora)
     prompt_ids, template = chat_prompt(loaded_tokenizer, question, chatml_fallback)
     prompt = ChatPrompt(
@@ -125,8 +128,11 @@ def topp_job(
     topp_out,
     detail_out,
 ):
-    """Step 6 -> topp.json (exactly the task's keys: the survivors after [bos] + prefix) and
-    topp_detail.json (both positions, entropy, top tokens, the sorted distribution)."""
+    """Step 6 -> topp.json and topp_detail.json.
+
+    topp.json holds exactly the task's keys: the survivors after [bos] + prefix; topp_detail.json
+    both positions, their entropy, top tokens and sorted distribution.
+    """
     loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
     detail = sampling.topp_detail(
         loaded.model,

@@ -111,8 +111,10 @@ def serve_job(
     threads: int | None,
     out,
 ):
-    """What one machine serves -> serve.json (decode steps per batch size, the users by speed and
-    by memory)."""
+    """What one machine serves -> serve.json.
+
+    The decode steps per batch size, and the users by speed and by memory.
+    """
     loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
     max_positions = loaded.config.max_position_embeddings
     prompt_ids = task_prompt(
