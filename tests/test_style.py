@@ -1,0 +1,58 @@
+"""Plain style, checked in the test run: ruff's format and lint (line length 100, pyproject.toml)
+over mminfer/, scripts/ and tests/, snakefmt over the rules, and no line past 100 characters in the
+rules either."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+PYTHON = ["mminfer", "scripts", "tests"]
+RULES = [
+    "Snakefile",
+    *sorted(str(path.relative_to(REPO)) for path in (REPO / "rules").glob("*.smk")),
+]
+
+
+def tool(name: str) -> str:
+    """The tool beside this Python (the test extras install it), else on PATH."""
+    beside = Path(sys.executable).with_name(name)
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if found is None:
+        pytest.skip(f"{name} is not installed (pip install -e '.[test]')")
+    return found
+
+
+def run(*command: str) -> subprocess.CompletedProcess:
+    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+
+
+def test_python_is_formatted_by_ruff():
+    result = run(tool("ruff"), "format", "--check", *PYTHON)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_python_passes_ruffs_lint():
+    result = run(tool("ruff"), "check", *PYTHON)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_rules_are_formatted_by_snakefmt():
+    result = run(tool("snakefmt"), "--check", *RULES)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_no_line_of_the_rules_runs_past_100_characters():
+    long = []
+    for name in RULES:
+        for number, line in enumerate((REPO / name).read_text(encoding="utf-8").splitlines(), 1):
+            if len(line) > 100:
+                long.append(f"{name}:{number}")
+    assert long == []
