@@ -44,6 +44,7 @@ sys.path.insert(0, str(REPO))
 from mminfer.demo.corpus import GARAM_VILLAGE, CorpusSpec, build_corpus, write_corpus  # noqa: E402
 from mminfer.demo.quality import quality_checks  # noqa: E402
 from mminfer.io import read_json, write_json  # noqa: E402
+from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
 
 MEASUREMENT_RULES = ["cache", "time", "kvbytes", "temp", "sampler", "topp", "sweep", "capacity"]
 MEASUREMENT_RULES += ["serve"]
@@ -204,7 +205,7 @@ def floor_line(
 def forced_report(config_file: Path, cores: int) -> tuple[float, dict[str, float]]:
     """(a): every measurement rule behind report.md forced; its seconds and each job's."""
     outdir = Path(read_json(config_file)["outdir"])
-    target = [str(outdir / "report.md"), "-R", *MEASUREMENT_RULES]
+    target = [str(outdir / REPORT), "-R", *MEASUREMENT_RULES]
     seconds = snakemake([*target, "--configfile", str(config_file)], cores)
     return seconds, job_seconds(outdir)
 
@@ -212,7 +213,7 @@ def forced_report(config_file: Path, cores: int) -> tuple[float, dict[str, float
 def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir: Path) -> dict:
     """Rounds of (a) and (c) on one model set; the workflow and plain_task.py read one config."""
     outdir = Path(read_json(config_file)["outdir"])
-    snakemake([str(outdir / "report.md"), "--configfile", str(config_file)], cores)  # up to date
+    snakemake([str(outdir / REPORT), "--configfile", str(config_file)], cores)  # up to date
     plain = [
         sys.executable,
         str(REPO / "scripts" / "plain_task.py"),
@@ -224,7 +225,7 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
         str(REPO / "config.yaml"),
         str(config_file),
     ]
-    dry = [str(outdir / "report.md"), "-R", *MEASUREMENT_RULES, "-n", "--configfile"]
+    dry = [str(outdir / REPORT), "-R", *MEASUREMENT_RULES, "-n", "--configfile"]
     seconds = {"a": [], "c": [], "dry": [], "torch": []}
     rounds = []
     for _ in range(pairs):
@@ -254,7 +255,7 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
     floor = schedule_floor(without_sampler, cores, start)
     print(f"  (a) floor without the sampler job: {floor:.1f} s = {floor / plain_s:.2f} x (c)")
     result["(a) floor without sampler"] = floor
-    timing = read_json(outdir / "time.json")
+    timing = read_json(outdir / TASK_JSON["time"])
     print(
         f"  time.json: speedup {timing['speedup']:.2f} at {timing['threads']} threads, verdict "
         f"{timing['verdict']}, CV {timing['cv_with_cache']:.1%} / "
@@ -266,7 +267,7 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
 def jobs_only(name: str, config_file: Path, cores: int) -> dict:
     """One run of (a): each job's seconds (no yardstick)."""
     outdir = Path(read_json(config_file)["outdir"])
-    snakemake([str(outdir / "report.md"), "--configfile", str(config_file)], cores)
+    snakemake([str(outdir / REPORT), "--configfile", str(config_file)], cores)
     seconds, jobs = forced_report(config_file, cores)
     print(f"{name}: (a) forced rerun of every rule behind report in {seconds:.1f} s")
     print("  jobs, seconds: " + ", ".join(f"{job} {s:.1f}" for job, s in jobs.items()))

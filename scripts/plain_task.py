@@ -22,9 +22,11 @@ sys.path.insert(0, str(REPO))
 from mminfer import greedy, kvcache, sampling, timing  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_text_atomic  # noqa: E402
-from mminfer.loading import ModelSpec, open_with_tokenizer, run_info  # noqa: E402
-from mminfer.prompts import chat_prompt, check_length, prefix_prompt, task_prompt  # noqa: E402
-from mminfer.records import ChatPrompt, PretrainPrompt, write_record  # noqa: E402
+from mminfer.jobs.opening import open_for_chat, open_for_task_prompt  # noqa: E402
+from mminfer.loading import ModelSpec, run_info  # noqa: E402
+from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
+from mminfer.prompts import check_length, prefix_prompt  # noqa: E402
+from mminfer.records import write_record  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
 
 
@@ -51,34 +53,27 @@ def main() -> None:
     model_spec = ModelSpec(**model_params(config, inputs["model_set"]))  # as the rules load it
 
     # the pretrained model, loaded once, with the rules' loading and checks
-    pretrained, tokenizer = open_with_tokenizer(
-        inputs["pretrain"], inputs["tokenizer"], model_spec, args.threads, "pretrain"
+    pretrained, tokenizer, prompt_ids, prompt = open_for_task_prompt(
+        inputs["pretrain"],
+        inputs["tokenizer"],
+        inputs["val_data"],
+        cache["docs"],
+        cache["prompt_tokens"],
+        cache["new_tokens"],
+        model_spec,
+        args.threads,
+        "cache.prompt_tokens + cache.new_tokens",
     )
     pretrained_run = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
     max_positions = pretrained.config.max_position_embeddings
 
     # steps 1-2: same tokens with and without the cache; tokens fed
-    prompt_ids = task_prompt(
-        tokenizer,
-        inputs["val_data"],
-        cache["docs"],
-        cache["prompt_tokens"],
-        cache["new_tokens"],
-        max_positions,
-        "cache.prompt_tokens + cache.new_tokens",
-    )
-    prompt = PretrainPrompt(
-        tokenizer=str(inputs["tokenizer"]),
-        val_data=str(inputs["val_data"]),
-        docs=cache["docs"],
-        prompt_tokens=cache["prompt_tokens"],
-    )
     same, count = greedy.compare_cache(
         model, prompt_ids, cache["new_tokens"], device, tokenizer, prompt, pretrained_run
     )
-    write_record(outdir / "same.json", same)
-    write_record(outdir / "count.json", count)
+    write_record(outdir / TASK_JSON["same"], same)
+    write_record(outdir / TASK_JSON["counts"], count)
 
     # step 3: time
     timed = timing.time_cache(
@@ -91,31 +86,30 @@ def main() -> None:
         device,
         pretrained_run,
     )
-    write_record(outdir / "time.json", timed)
+    write_record(outdir / TASK_JSON["time"], timed)
 
     # step 4: the cache's bytes
     check_length(kv["tokens"], max_positions, "kvbytes.tokens")
     kv_bytes = kvcache.measure_kv_bytes(
         model, pretrained.config, kv["tokens"], kv["seed"], device, pretrained_run
     )
-    write_record(outdir / "kvbytes.json", kv_bytes)
+    write_record(outdir / TASK_JSON["kvbytes"], kv_bytes)
 
     # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
     logits = sampling.next_token_logits(model, prefix_prompt(tokenizer, topp["prefix"]), device)
     survivors = sampling.survivors_by_p(logits, topp["ps"])
-    write_record(outdir / "topp.json", survivors)
+    write_record(outdir / TASK_JSON["topp"], survivors)
 
     # step 5: distinct answers of the SFT model per temperature (threads already set)
-    sft, _ = open_with_tokenizer(
-        inputs["sft"], inputs["tokenizer"], model_spec, None, "sft", inputs["sft_lora"]
-    )
-    question_ids, template = chat_prompt(tokenizer, temp["question"], temp["chatml_fallback"])
-    chat = ChatPrompt(
-        tokenizer=str(inputs["tokenizer"]),
-        template=template,
-        question=temp["question"],
-        prompt_len=len(question_ids),
-        seed=temp["seed"],
+    sft, _, question_ids, chat = open_for_chat(
+        inputs["sft"],
+        inputs["sft_lora"],
+        inputs["tokenizer"],
+        temp["question"],
+        temp["seed"],
+        temp["chatml_fallback"],
+        model_spec,
+        None,  # threads already set
     )
     answers = sampling.temperature_experiment(
         sft.model,
@@ -129,11 +123,11 @@ def main() -> None:
         chat,
         run_info(sft),
     )
-    write_record(outdir / "temp.json", answers)
+    write_record(outdir / TASK_JSON["temp"], answers)
 
     # step 7: the report
     report = render_report(same, count, timed, kv_bytes, answers, survivors)
-    write_text_atomic(outdir / "report.md", report)
+    write_text_atomic(outdir / REPORT, report)
 
 
 if __name__ == "__main__":

@@ -165,3 +165,22 @@ def minimind_src() -> Path:
     if not (folder / "model" / "model_minimind.py").is_file():
         pytest.skip(f"MiniMind's source is absent ({folder}/model/model_minimind.py)")
     return folder
+
+
+class CachedStepsNudged(torch.nn.Module):
+    """A model whose cached path differs: one-token (cached) steps see token 7's logit raised by
+    ``nudge``, as if the explicit attention path rounded differently at a near-tie."""
+
+    def __init__(self, inner, nudge: float = 50.0):
+        super().__init__()
+        self.inner = inner
+        self.nudge = nudge
+
+    def forward(self, input_ids, *args, **kwargs):
+        outputs = self.inner.forward(input_ids, *args, **kwargs)
+        if input_ids.shape[1] == 1:
+            outputs.logits[..., 7] += self.nudge
+        return outputs
+
+    def generate(self, *args, **kwargs):
+        return type(self.inner).generate(self, *args, **kwargs)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
-from conftest import CHAT_PROMPT, PRETRAIN_PROMPT
+from conftest import CHAT_PROMPT, PRETRAIN_PROMPT, CachedStepsNudged
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import compare_cache, greedy_generate
@@ -270,33 +270,23 @@ class EosShim:
 
 def test_answers_are_cut_before_eos(tiny_sft, tiny_tokenizer, question_ids):
     # Row 0's first sampled token under seed 0 becomes "eos": row 0's answer must then be empty.
+    sampling = {
+        "do_sample": True,
+        "top_k": 0,
+        "top_p": 1.0,
+        "temperature": 1.5,
+        "max_new_tokens": 12,
+        "num_return_sequences": 8,
+    }
     torch.manual_seed(0)
-    free = tiny_sft.generate(
-        torch.tensor([question_ids]),
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=1.5,
-        max_new_tokens=12,
-        num_return_sequences=8,
-        eos_token_id=None,
-    )
+    free = tiny_sft.generate(torch.tensor([question_ids]), eos_token_id=None, **sampling)
     eos = free[0, len(question_ids)].item()
     answers = sample_answers(
         tiny_sft, EosShim(tiny_tokenizer, eos), question_ids, 1.5, 8, 12, seed=0, device="cpu"
     )
     assert answers[0] == ""
     torch.manual_seed(0)
-    rows = tiny_sft.generate(
-        torch.tensor([question_ids]),
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=1.5,
-        max_new_tokens=12,
-        num_return_sequences=8,
-        eos_token_id=eos,
-    )
+    rows = tiny_sft.generate(torch.tensor([question_ids]), eos_token_id=eos, **sampling)
     expected = []
     for row in rows[:, len(question_ids) :].tolist():
         row = row[: row.index(eos)] if eos in row else row
@@ -398,24 +388,6 @@ def test_minimind_backend_kv_bytes_equal_formula(minimind_loaded, tiny_run):
 
 
 # --- a difference between the paths is diagnosed, not just reported ------------------------------
-
-
-class CachedStepsNudged(torch.nn.Module):
-    """Wraps a model: one-token (cached) steps see token 7's logit raised by 50, as if the explicit
-    attention path rounded differently at a near-tie."""
-
-    def __init__(self, inner):
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, input_ids, *args, **kwargs):
-        outputs = self.inner.forward(input_ids, *args, **kwargs)
-        if input_ids.shape[1] == 1:
-            outputs.logits[..., 7] += 50.0
-        return outputs
-
-    def generate(self, *args, **kwargs):
-        return type(self.inner).generate(self, *args, **kwargs)
 
 
 def test_first_differing_step_is_diagnosed_with_margins(compare, tiny_model):

@@ -152,29 +152,19 @@ def test_generate_stops_when_every_row_has_emitted_eos(tiny_model):
 def test_finished_rows_are_padded_with_eos(tiny_model):
     # Sample 6 rows for 10 tokens; take eos = a token some row emits early, then every row that
     # emitted it must continue with eos only.
+    sampling = {
+        "max_new_tokens": 10,
+        "do_sample": True,
+        "top_k": 0,
+        "top_p": 1.0,
+        "temperature": 1.0,
+        "num_return_sequences": 6,
+    }
     torch.manual_seed(5)
-    free = tiny_model.generate(
-        prompt_tensor(),
-        max_new_tokens=10,
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=1.0,
-        eos_token_id=None,
-        num_return_sequences=6,
-    )
+    free = tiny_model.generate(prompt_tensor(), eos_token_id=None, **sampling)
     eos = free[0, len(PROMPT)].item()
     torch.manual_seed(5)
-    out = tiny_model.generate(
-        prompt_tensor(),
-        max_new_tokens=10,
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=1.0,
-        eos_token_id=eos,
-        num_return_sequences=6,
-    )
+    out = tiny_model.generate(prompt_tensor(), eos_token_id=eos, **sampling)
     new = out[:, len(PROMPT) :].tolist()
     assert new[0] == [eos] * len(new[0])
     for row in new:

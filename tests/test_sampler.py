@@ -4,8 +4,7 @@ caught, with the first differing sample and token."""
 
 from __future__ import annotations
 
-import torch
-from conftest import CHAT_PROMPT
+from conftest import CHAT_PROMPT, CachedStepsNudged
 
 from mminfer.prompts import chat_prompt
 from mminfer.sampling import sampler_check
@@ -33,30 +32,10 @@ def test_the_minimind_backend_samples_identically_too(
     assert check(model, tiny_tokenizer, tiny_run).identical_with_and_without_cache == 30
 
 
-class CachedStepsNudged(torch.nn.Module):
-    """A model whose one-token (cached) steps see token 7's logit raised.
-
-    Its cached path differs.
-    """
-
-    def __init__(self, inner):
-        super().__init__()
-        self.inner = inner
-
-    def forward(self, input_ids, *args, **kwargs):
-        outputs = self.inner.forward(input_ids, *args, **kwargs)
-        if input_ids.shape[1] == 1:
-            outputs.logits[..., 7] += 8.0
-        return outputs
-
-    def generate(self, *args, **kwargs):
-        return type(self.inner).generate(self, *args, **kwargs)
-
-
 def test_a_cached_path_that_differs_is_caught_with_its_first_token(
     tiny_model, tiny_tokenizer, tiny_run
 ):
-    result = check(CachedStepsNudged(tiny_model), tiny_tokenizer, tiny_run)
+    result = check(CachedStepsNudged(tiny_model, nudge=8.0), tiny_tokenizer, tiny_run)
     assert result.identical_with_and_without_cache < 30
     difference = result.first_difference
     assert difference.step >= 1  # step 0 feeds the whole prompt on both paths

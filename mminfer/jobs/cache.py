@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 from mminfer import greedy, timing
-from mminfer.loading import ModelSpec, open_with_tokenizer, run_info
-from mminfer.prompts import task_prompt
-from mminfer.records import PretrainPrompt, write_record
+from mminfer.jobs.opening import open_for_task_prompt
+from mminfer.loading import ModelSpec, run_info
+from mminfer.records import write_record
 
 log = logging.getLogger("mminfer")
 
@@ -27,13 +27,8 @@ def cache_job(
     count_out,
 ):
     """Steps 1-2 -> same.json (same tokens?) and count.json (tokens fed)."""
-    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
-    max_positions = loaded.config.max_position_embeddings
-    prompt_ids = task_prompt(
-        loaded_tokenizer, val_data, docs, prompt_tokens, new_tokens, max_positions, PROMPT_KEYS
-    )
-    prompt = PretrainPrompt(
-        tokenizer=str(tokenizer), val_data=str(val_data), docs=docs, prompt_tokens=prompt_tokens
+    loaded, loaded_tokenizer, prompt_ids, prompt = open_for_task_prompt(
+        pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, threads, PROMPT_KEYS
     )
     same, count = greedy.compare_cache(
         loaded.model,
@@ -75,10 +70,8 @@ def time_job(
     out,
 ):
     """Step 3 -> time.json (threads: config key time.threads, else every core the rule gets)."""
-    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
-    max_positions = loaded.config.max_position_embeddings
-    prompt_ids = task_prompt(
-        loaded_tokenizer, val_data, docs, prompt_tokens, new_tokens, max_positions, PROMPT_KEYS
+    loaded, _, prompt_ids, _ = open_for_task_prompt(
+        pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, threads, PROMPT_KEYS
     )
     timed = timing.time_cache(
         loaded.model,

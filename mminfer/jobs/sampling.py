@@ -5,9 +5,9 @@ from __future__ import annotations
 import logging
 
 from mminfer import sampling
+from mminfer.jobs.opening import open_for_chat
 from mminfer.loading import ModelSpec, open_with_tokenizer, run_info
-from mminfer.prompts import chat_prompt
-from mminfer.records import ChatPrompt, write_record
+from mminfer.records import write_record
 
 log = logging.getLogger("mminfer")
 
@@ -27,14 +27,8 @@ def temp_job(
     out,
 ):
     """Step 5 -> temp.json (``sft_lora``: the SFT model's LoRA file, or None)."""
-    loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer, model, threads, "sft", sft_lora)
-    prompt_ids, template = chat_prompt(loaded_tokenizer, question, chatml_fallback)
-    prompt = ChatPrompt(
-        tokenizer=str(tokenizer),
-        template=template,
-        question=question,
-        prompt_len=len(prompt_ids),
-        seed=seed,
+    loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
+        sft, sft_lora, tokenizer, question, seed, chatml_fallback, model, threads
     )
     temperatures_record = sampling.temperature_experiment(
         loaded.model,
@@ -81,14 +75,8 @@ def sampler_job(
     temp.json's samples at one temperature, with the cache and without (one seed), and with a second
     seed.
     """
-    loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer, model, threads, "sft", sft_lora)
-    prompt_ids, template = chat_prompt(loaded_tokenizer, question, chatml_fallback)
-    prompt = ChatPrompt(
-        tokenizer=str(tokenizer),
-        template=template,
-        question=question,
-        prompt_len=len(prompt_ids),
-        seed=seed,
+    loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
+        sft, sft_lora, tokenizer, question, seed, chatml_fallback, model, threads
     )
     check = sampling.sampler_check(
         loaded.model,

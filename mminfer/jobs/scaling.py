@@ -5,8 +5,9 @@ from __future__ import annotations
 import logging
 
 from mminfer import capacity, serve, sweep
-from mminfer.loading import ModelSpec, open_model, open_with_tokenizer, run_info
-from mminfer.prompts import check_length, task_prompt
+from mminfer.jobs.opening import open_for_task_prompt
+from mminfer.loading import ModelSpec, open_model, run_info
+from mminfer.prompts import check_length
 from mminfer.records import write_record
 
 log = logging.getLogger("mminfer")
@@ -28,17 +29,11 @@ def sweep_job(
     out,
 ):
     """Cost against generation length -> sweep.json (per-step times, every length, the fit)."""
-    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
-    max_positions = loaded.config.max_position_embeddings
-    prompt_ids = task_prompt(
-        loaded_tokenizer,
-        val_data,
-        docs,
-        prompt_tokens,
-        max(lengths),
-        max_positions,
-        "cache.prompt_tokens + max(sweep.lengths)",
+    keys = "cache.prompt_tokens + max(sweep.lengths)"
+    loaded, _, prompt_ids, _ = open_for_task_prompt(
+        pretrain, tokenizer, val_data, docs, prompt_tokens, max(lengths), model, threads, keys
     )
+    max_positions = loaded.config.max_position_embeddings
     swept = sweep.sweep(
         loaded.model,
         prompt_ids,
@@ -115,16 +110,9 @@ def serve_job(
 
     The decode steps per batch size, and the users by speed and by memory.
     """
-    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
-    max_positions = loaded.config.max_position_embeddings
-    prompt_ids = task_prompt(
-        loaded_tokenizer,
-        val_data,
-        docs,
-        prompt_tokens,
-        decode_steps + 1,
-        max_positions,
-        "cache.prompt_tokens + serve.decode_steps + 1",
+    keys = "cache.prompt_tokens + serve.decode_steps + 1"
+    loaded, _, prompt_ids, _ = open_for_task_prompt(
+        pretrain, tokenizer, val_data, docs, prompt_tokens, decode_steps + 1, model, threads, keys
     )
     served = serve.serve(
         loaded.model,
