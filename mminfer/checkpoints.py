@@ -202,52 +202,70 @@ def head_is_tied(state: dict[str, torch.Tensor], stated: bool | None, path) -> b
     return stated
 
 
-def minimind_yarn(scaling: dict, rope_theta: float, source: str) -> dict:
-    """A rope_scaling dict checked to be YaRN as MiniMind computes it, with only MiniMind's keys."""
+def check_minimind_yarn(scaling: dict, rope_theta: float, source: str) -> None:
+    """Stop unless ``scaling`` is YaRN exactly as MiniMind builds it for inference_rope_scaling.
+
+    MiniMind's config sets rope_scaling from that one switch (factor 16 over 2048 original
+    positions, beta_fast 32, beta_slow 1, attention_factor 1.0) and ignores any other; measuring
+    another YaRN would give figures no MiniMind model gives. A key MiniMind's
+    precompute_freqs_cis does not read (mscale, truncate, ...) is refused too.
+    """
     kind = scaling.get("rope_type", scaling.get("type"))
     unknown = sorted(set(scaling) - YARN_KEYS)
-    if kind == "yarn" and not unknown:
+    values = {key: value for key, value in MINIMIND_YARN.items() if key != "type"}
+    differ = [key for key, value in values.items() if scaling.get(key, value) != value]
+    if kind == "yarn" and not unknown and not differ:
         if scaling.get("rope_theta", rope_theta) != rope_theta:
             raise MminferError(
                 f"{source}: rope_theta {scaling['rope_theta']} inside rope_scaling differs from "
                 f"the model's rope_theta {rope_theta}."
             )
-        kept = {k: v for k, v in scaling.items() if k not in ("rope_type", "rope_theta")}
-        return kept | {"type": "yarn"}
-    why = f"its keys {unknown} are not MiniMind's" if unknown else f"its type is {kind!r}"
+        return
+    if unknown:
+        why = f"its keys {unknown} are not MiniMind's"
+    elif kind != "yarn":
+        why = f"its type is {kind!r}"
+    else:
+        why = f"its {', '.join(differ)} differ from MiniMind's {values}"
     raise MminferError(
-        f"{source}: rope_scaling {scaling} is not MiniMind's YaRN ({why}). mminfer measures "
-        "MiniMind's models as MiniMind's precompute_freqs_cis computes them: no rope scaling, "
-        "or YaRN with beta_fast, beta_slow, factor, original_max_position_embeddings and "
-        "attention_factor."
+        f"{source}: rope_scaling {scaling} is not MiniMind's YaRN ({why}). MiniMind's config "
+        "builds its rope scaling from inference_rope_scaling alone, so mminfer measures no "
+        "scaling, or MiniMind's YaRN (config key model.inference_rope_scaling)."
     )
 
 
 def rope_settings(folder_config: dict, model_key: dict, rope_theta: float, path) -> dict:
-    """inference_rope_scaling and rope_scaling of the model.
+    """inference_rope_scaling and rope_scaling of the model, as MiniMind decides them.
 
     Config key model.inference_rope_scaling decides when it is set (true: MiniMind's YaRN, as
     eval_llm.py --inference_rope_scaling builds it). Otherwise the folder's config.json: its
-    rope_scaling (or transformers 5's rope_parameters) when it is MiniMind's YaRN, refused when
-    it is something else, and MiniMind's YaRN for inference_rope_scaling true alone.
+    inference_rope_scaling, or a rope_scaling that is MiniMind's YaRN (honoured, never dropped);
+    any other rope_scaling, or transformers 5's rope_parameters with another rope_theta, is
+    refused.
     """
-    if model_key.get("inference_rope_scaling") is not None:
-        on = bool(model_key["inference_rope_scaling"])
-        return {"inference_rope_scaling": on, "rope_scaling": dict(MINIMIND_YARN) if on else None}
     source = f"model folder {path}: config.json"
+    yarn_in_folder = False
     for key in ("rope_scaling", "rope_parameters"):
         scaling = folder_config.get(key)
         if not scaling:
             continue
         if not isinstance(scaling, dict):
             raise MminferError(f"{source}: {key} must be an object or null; got {scaling!r}.")
-        if scaling.get("rope_type", scaling.get("type")) == "default" and len(scaling) <= 2:
+        kind = scaling.get("rope_type", scaling.get("type"))
+        if kind == "default" and set(scaling) <= {"rope_type", "type", "rope_theta"}:
+            if scaling.get("rope_theta", rope_theta) != rope_theta:
+                raise MminferError(
+                    f"{source}: {key} says rope_theta {scaling['rope_theta']} but the model "
+                    f"would run with {rope_theta}; set config key model.rope_theta."
+                )
             continue  # transformers 5's rope_parameters of a model without scaling
-        yarn = minimind_yarn(scaling, rope_theta, f"{source} {key}")
-        return {"inference_rope_scaling": True, "rope_scaling": yarn}
-    if folder_config.get("inference_rope_scaling"):
-        return {"inference_rope_scaling": True, "rope_scaling": dict(MINIMIND_YARN)}
-    return {"inference_rope_scaling": False, "rope_scaling": None}
+        check_minimind_yarn(scaling, rope_theta, f"{source} {key}")
+        yarn_in_folder = True
+    if model_key.get("inference_rope_scaling") is not None:
+        on = bool(model_key["inference_rope_scaling"])
+    else:
+        on = yarn_in_folder or bool(folder_config.get("inference_rope_scaling"))
+    return {"inference_rope_scaling": on, "rope_scaling": dict(MINIMIND_YARN) if on else None}
 
 
 def infer_config(

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mminfer.records import Capacity, KvBytes, Temperatures, Timing, TopP
+from mminfer.records import Capacity, KvBytes, RunInfo, Temperatures, Timing, TopP
 
 
 def users_per_card(capacity: Capacity, dtype: str) -> int | None:
@@ -12,6 +12,21 @@ def users_per_card(capacity: Capacity, dtype: str) -> int | None:
         if row.dtype == dtype and row.memory_gib == memory and row.context == context:
             return row.sequences
     return None
+
+
+def kind_of(run: RunInfo, sft_run: RunInfo) -> str:
+    """What kind of MiniMind the model is: dense or MoE, its head, YaRN, the SFT model's LoRA."""
+    config = run.config
+    parts = ["dense"]
+    if config.get("use_moe"):
+        parts = [f"MoE {config['num_experts_per_tok']}/{config['num_experts']}"]
+    if not config.get("tie_word_embeddings", True):
+        parts.append("untied")
+    if config.get("rope_scaling"):
+        parts.append("YaRN")
+    if sft_run.lora is not None:
+        parts.append(f"LoRA r{sft_run.lora.rank}")
+    return ", ".join(parts)
 
 
 def comparison_row(
@@ -24,15 +39,19 @@ def comparison_row(
 ) -> dict:
     """One model's row of comparison.md.
 
-    Speedup, KV bytes per token, users per card (in the dtype the model ran in), distinct answers
-    per temperature, survivors per p.
+    What it is, where it ran, the speedup with its verdict and threads, KV bytes per token, users
+    per card (in the dtype the model ran in), distinct answers per temperature, survivors per p.
     """
     memory, context = capacity.memory_gib[0], capacity.contexts[0]
+    sft_run = next(iter(temp.values())).run
     return {
         "model": name,
+        "kind": kind_of(kv.run, sft_run),
+        "where": f"{kv.run.device}, {kv.dtype}",
         "speedup": timing.speedup,
+        "verdict": timing.verdict,
+        "threads": timing.threads,
         "kv_bytes_per_token": kv.bytes_per_token,
-        "dtype": kv.dtype,
         "users_per_card": users_per_card(capacity, kv.dtype),
         "card": f"{memory:g} GiB, {context:,} tokens",
         "distinct": {key: summary.distinct for key, summary in temp.items()},
@@ -40,16 +59,25 @@ def comparison_row(
     }
 
 
+def count(value: int | None) -> str:
+    """A count with thousands separators; "—" where there is none (a dtype that failed)."""
+    if value is None:
+        return "—"
+    return f"{value:,}"
+
+
 def render_comparison(rows: list[dict]) -> str:
     temperatures = list(rows[0]["distinct"])
     ps = list(rows[0]["survivors"])
-    header = ["모델", "speedup", "KV 바이트/토큰", "dtype", f"카드당 사용자 ({rows[0]['card']})"]
+    header = ["모델", "종류", "장치, dtype", "speedup (판정, 스레드)", "KV 바이트/토큰"]
+    header += [f"카드당 사용자 ({rows[0]['card']})"]
     header += [f"distinct @T={t}" for t in temperatures]
     header += [f"top-p {p} 생존" for p in ps]
     lines = [
         "# 모델 비교",
         "",
-        "각 모델의 결과 폴더에 있는 JSON에서 읽은 값이다.",
+        "각 모델의 결과 폴더에 있는 JSON에서 읽은 값이다. speedup의 판정이 ok가 아니면 그 모델의 "
+        "report.md가 시간을 믿지 말라고 하는 까닭을 볼 것.",
         "",
         "| " + " | ".join(header) + " |",
         "|" + " --- |" * len(header),
@@ -57,10 +85,11 @@ def render_comparison(rows: list[dict]) -> str:
     for row in rows:
         cells = [
             row["model"],
-            f"{row['speedup']:.2f}",
-            f"{row['kv_bytes_per_token']:,}",
-            row["dtype"],
-            f"{row['users_per_card']:,}",
+            row["kind"],
+            row["where"],
+            f"{row['speedup']:.2f} ({row['verdict']}, {row['threads']})",
+            count(row["kv_bytes_per_token"]),
+            count(row["users_per_card"]),
         ]
         cells += [str(row["distinct"][t]) for t in temperatures]
         cells += [str(row["survivors"][p]) for p in ps]

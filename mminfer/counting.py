@@ -37,6 +37,12 @@ class ForwardRecorder:
         self.last_logits: list[torch.Tensor] = []  # one (batch, vocab) tensor per call
         self.started: list[float] = []  # clock readings, one per call (with a clock)
 
+    def step_seconds(self, end: float) -> list[float]:
+        """Each call's seconds: from its start to the next call's start, the last one to ``end``
+        (so a step includes generate's own work between the calls)."""
+        ends = self.started[1:] + [end]
+        return [finish - start for start, finish in zip(self.started, ends)]
+
     @contextmanager
     def watching(self, model):
         """Record the calls of ``model.forward`` inside the ``with`` block, then restore it."""

@@ -140,11 +140,8 @@ def build_model(config: MiniMindConfig, backend: str, minimind_src) -> torch.nn.
         return MiniMindForCausalLM(config)
     module = import_minimind(minimind_src)
     settings = config.to_dict()
-    rope_scaling = settings.pop("rope_scaling")  # MiniMind's config sets it from the switch
-    minimind_config = module.MiniMindConfig(**settings)
-    if config.inference_rope_scaling:
-        minimind_config.rope_scaling = rope_scaling  # MiniMind's YaRN, or a folder's own
-    return module.MiniMindForCausalLM(minimind_config)
+    del settings["rope_scaling"]  # MiniMind's config sets it from inference_rope_scaling
+    return module.MiniMindForCausalLM(module.MiniMindConfig(**settings))
 
 
 # --- loading -------------------------------------------------------------------------------------

@@ -141,13 +141,24 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
     fed_ax.set_yscale("log")
     finish_axis(fed_ax, "step i", "tokens fed into forward", "tokens fed at each clocked step")
 
-    lengths = [point.new_tokens for point in points]
-    token_ratio = [point.token_ratio for point in points]
-    time_ratio = [point.time_ratio for point in points]
+    shown = [p for p in points if p.fed_without_cache is not None or sweep.fit.holds]
+    lengths = [point.new_tokens for point in shown]
+    token_ratio = [point.token_ratio for point in shown]
+    time_ratio = [point.time_ratio for point in shown]
     ratio_ax.plot(
         lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)"
     )
     ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="time ratio = speedup")
+    fitted = [point for point in shown if point.fed_without_cache is None]
+    if fitted:
+        ratio_ax.plot(
+            [point.new_tokens for point in fitted],
+            [point.time_ratio for point in fitted],
+            "s",
+            markerfacecolor="white",
+            color="tab:red",
+            label="time ratio, uncached steps partly from the fit",
+        )
     measured_rows = [row for row in sweep.predictions if row.measured and row.time_ratio]
     if measured_rows and sweep.fit.holds:
         ratio_ax.plot(

@@ -289,11 +289,11 @@ class SweepPoint:
 
     new_tokens: int
     fed_with_cache: int
-    fed_without_cache: int | None  # None: not every uncached step ran (see calls_without_cache)
+    fed_without_cache: int | None  # None: not every uncached step ran (see clocked_without_cache)
     formula_with_cache: int
     formula_without_cache: int
-    calls_with_cache: int  # forward calls clocked among the first N steps
-    calls_without_cache: int
+    clocked_with_cache: int  # of the first N steps, those clocked (each one forward call)
+    clocked_without_cache: int
     with_cache_s: float
     without_cache_s: float  # clocked steps, plus the fit's time of each step not clocked
     token_ratio: float
@@ -489,7 +489,9 @@ class Serve:
     prompt_len: int
     decode_steps: int
     warmup: int
-    prefill_up_to: int  # batches up to this prefill themselves; larger ones start from the cache
+    prefill_up_to: int  # batches up to this size also clock their prefill
+    decode_context: int  # the tokens in each user's cache by the last decode step clocked
+    context_asked: int  # serve.context; users.context is it, capped at the model's positions
     batches_planned: list[int]
     memory_cap_gib: float
     left_out_by_cap: list[int]  # batches whose cache would pass serve.memory_cap_gib
@@ -538,9 +540,15 @@ def from_json(kind, data, where: str = "") -> Any:
         inner = [arg for arg in typing.get_args(kind) if arg is not type(None)]
         return from_json(inner[0], data, where) if len(inner) == 1 else data
     if origin is dict:
+        if not isinstance(data, dict):
+            raise ValueError(
+                f"{where or 'the file'}: expected an object, got {type(data).__name__}"
+            )
         value_kind = typing.get_args(kind)[1]
         return {key: from_json(value_kind, value, f"{where}.{key}") for key, value in data.items()}
     if origin is list:
+        if not isinstance(data, list):
+            raise ValueError(f"{where or 'the file'}: expected a list, got {type(data).__name__}")
         item_kind = typing.get_args(kind)[0]
         return [from_json(item_kind, value, f"{where}[{i}]") for i, value in enumerate(data)]
     if dataclasses.is_dataclass(kind):

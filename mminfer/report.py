@@ -174,6 +174,8 @@ def sweep_facts(sweep: Sweep) -> dict:
     furthest = sweep.predictions[-1]
     all_steps = min(sweep.all_steps_up_to, sweep.longest)
     clocked = sum(seconds is not None for seconds in steps_without)
+    last_step = max(step for step, seconds in enumerate(steps_without) if seconds is not None)
+    last_clocked = steps_without[last_step]
     counts_match = True
     for point in points:
         counts_match &= point.fed_with_cache == point.formula_with_cache
@@ -192,8 +194,9 @@ def sweep_facts(sweep: Sweep) -> dict:
         "counts_match": counts_match,
         "longest_point": longest,
         "first_step_without_cache_s": steps_without[0],
-        "last_step_without_cache_s": steps_without[-1],
-        "uncached_steps_grow": steps_without[-1] > steps_without[0],
+        "last_step_without_cache_s": last_clocked,
+        "last_clocked_step": last_step,
+        "uncached_steps_grow": last_clocked > steps_without[0],
         "uncached_all_steps": all_steps,
         "uncached_spread_clocked": clocked - all_steps,
         "partly_fitted": any(point.fed_without_cache is None for point in points),

@@ -120,3 +120,12 @@ def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:
     for name in ("log", *leave):
         del arguments[name]
     return arguments | {"model": model}
+
+
+def rule_only(rule: str, target: str) -> None:
+    """A rule script run by hand: say how to run it instead (it has no flags of its own)."""
+    sys.exit(
+        f"this script is the {rule} rule's and runs inside the workflow only: "
+        f"snakemake --cores 2 <outdir>/{target} (the task's scripts, cache.py, "
+        "time_generation.py, kvbytes.py, temperature.py and topp.py, also run by hand)"
+    )

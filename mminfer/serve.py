@@ -4,12 +4,12 @@ A server fills a device by batching: B users decode together, one step giving ea
 token. A cached decode step of a small model is overhead-bound (Python, kernel launches, one read
 of every weight), so a bigger batch costs nearly nothing more until the machine turns
 compute-bound. Here the task's prompt is decoded B times through the model's own generate
-(greedy, with the cache) at each batch size, every step clocked; per batch: the median decode
-step, tokens per second (B / step), the batch's KV bytes (measured, against the formula), for a
-MoE model how many experts a decode step touches, and up to ``prefill_up_to`` users the prefill
-of the whole batch. A larger batch continues from the prompt's cache repeated for every user
-(the rows a batch of the same prompt holds), so that measuring it costs its decode steps, not a
-prefill of B x prompt tokens.
+(greedy, with the cache) at each batch size, every decode step clocked. The users share the
+prompt's cache (one prefill, repeated for every user, as a shared system prompt would be), and
+each continues from another of the prompt's most likely next tokens, so that their sequences
+differ from there on. Per batch: the median decode step, tokens per second (B / step), the
+batch's KV bytes (measured, against the formula), for a MoE model how many experts a decode step
+touches, and up to ``prefill_up_to`` users the prefill of the whole batch, clocked on its own.
 
 Two bounds then say how many users this machine takes at a per-user decode speed and context:
 
@@ -26,10 +26,11 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from pathlib import Path
 
 import torch
 
-from mminfer.capacity import sequences_that_fit
+from mminfer.capacity import GIB, sequences_that_fit
 from mminfer.counting import ForwardRecorder
 from mminfer.greedy import GREEDY
 from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes
@@ -39,25 +40,54 @@ from mminfer.timing import load_average, synced_clock
 
 NEARLY_FREE = 0.25  # a doubling of the batch is "nearly free" while the step grows less than this
 HOLDS_WITHIN = 0.25  # the fit holds where its median relative residual is below this
-GIB = 2**30
 
 
 # --- memory --------------------------------------------------------------------------------------
 
 
-def available_bytes(device) -> tuple[int | None, str]:
-    """(bytes free for a cache on ``device`` now, where the figure comes from)."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        free, _ = torch.cuda.mem_get_info(device)
-        return free, "torch.cuda.mem_get_info"
+def cgroup_free_bytes() -> int | None:
+    """What this process's cgroup (v2) still allows: memory.max - memory.current; None without a
+    limit (a SLURM job's --mem, a container's limit)."""
+    try:
+        limit = Path("/sys/fs/cgroup/memory.max").read_text(encoding="ascii").strip()
+        used = Path("/sys/fs/cgroup/memory.current").read_text(encoding="ascii").strip()
+    except OSError:
+        return None
+    if limit == "max":
+        return None
+    return int(limit) - int(used)
+
+
+def mem_available_bytes() -> int | None:
+    """The machine's MemAvailable (Linux), or None where the system does not say."""
     try:
         with open("/proc/meminfo", encoding="ascii") as lines:
             for line in lines:
                 if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, "/proc/meminfo MemAvailable"
+                    return int(line.split()[1]) * 1024
     except OSError:
         pass
+    return None
+
+
+def available_bytes(device) -> tuple[int | None, str]:
+    """(bytes free for caches on ``device`` now, where the figure comes from).
+
+    On CUDA, torch.cuda.mem_get_info after the caching allocator has handed back what it holds
+    unused. On a CPU, the machine's MemAvailable, or this process's cgroup limit where that is
+    lower (a SLURM job's memory, a container's).
+    """
+    device = torch.device(device)
+    if device.type == "cuda":
+        torch.cuda.empty_cache()
+        free, _ = torch.cuda.mem_get_info(device)
+        return free, "torch.cuda.mem_get_info"
+    machine = mem_available_bytes()
+    limit = cgroup_free_bytes()
+    if limit is not None and (machine is None or limit < machine):
+        return limit, "the cgroup's memory.max - memory.current"
+    if machine is not None:
+        return machine, "/proc/meminfo MemAvailable"
     return None, "unknown on this system"
 
 
@@ -103,71 +133,83 @@ class ExpertCounter:
 # --- measuring -----------------------------------------------------------------------------------
 
 
-def prompt_cache(model, prompt_ids: list[int], device):
-    """(the prompt's cache, the first new token) from one user's prefill, through generate."""
+@torch.inference_mode()
+def prompt_start(model, prompt_ids: list[int], batches: int, device):
+    """One user's prefill of the prompt: (its cache, the ``batches`` most likely next tokens).
+
+    Every batch continues from this cache repeated for its users (a shared prompt), each user
+    from another of these first tokens, so that the users' sequences differ from there on: a MoE
+    model then routes them as it routes different users.
+    """
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    output = model.generate(input_ids, max_new_tokens=1, use_cache=True, return_kv=True, **GREEDY)
-    return output["past_kv"], output["generated_ids"][0, -1].item()
+    outputs = model(input_ids, use_cache=True)
+    logits = outputs.logits[0, -1]
+    first_tokens = torch.topk(logits, min(batches, logits.shape[-1])).indices.tolist()
+    return outputs.past_key_values, first_tokens
 
 
 def repeated(cache, batch: int):
-    """A batch's cache of identical rows: one user's (K, V) per layer repeated ``batch`` times."""
+    """A batch's cache of the shared prompt: one user's (K, V) per layer, ``batch`` times."""
     return [(k.repeat(batch, 1, 1, 1), v.repeat(batch, 1, 1, 1)) for k, v in cache]
 
 
-def decode_batch(model, config, prompt_ids: list[int], batch: int, steps: int, device, start=None):
+def clocked_prefill(model, prompt_ids: list[int], batch: int, device) -> float:
+    """The seconds of one prefill of ``batch`` copies of the prompt (batch x prompt tokens at
+    once), through generate."""
+    clock = synced_clock(device)
+    recorder = ForwardRecorder(clock=clock)
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    with recorder.watching(model):
+        model.generate(input_ids, max_new_tokens=1, num_return_sequences=batch, **GREEDY)
+    return recorder.step_seconds(clock())[0]
+
+
+def decode_batch(model, config, prompt_ids: list[int], batch: int, steps: int, device, start):
     """``steps`` clocked decode steps of ``batch`` users through generate (greedy, with the cache).
 
-    Without ``start``, generate begins from the prompt: its first step is the batch's prefill,
-    clocked too. With ``start`` (the prompt's cache and first token of :func:`prompt_cache`), the
-    batch continues from that cache repeated for every user: identical rows, as a batch of the
-    same prompt holds them, without paying a prefill of batch x prompt tokens.
-    Returns (prefill seconds or None, each decode step's seconds, the cache's measured bytes,
-    experts touched per decode step averaged over the layers or None).
+    The users share the prompt's cache (``start``, from :func:`prompt_start`) and each continues
+    from its own first token. Returns (each decode step's seconds, the cache's measured bytes,
+    the experts a decode step touches, averaged over the layers, or None for a dense model).
     """
+    cache, first_tokens = start
     clock = synced_clock(device)
     recorder = ForwardRecorder(clock=clock)
     counter = None
     if config.use_moe:
         counter = ExpertCounter(model, config.num_experts_per_tok)
-    if start is None:
-        input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-        arguments = {"max_new_tokens": steps + 1, "num_return_sequences": batch}
-    else:
-        cache, first_token = start
-        rows = [prompt_ids + [first_token]] * batch
-        input_ids = torch.tensor(rows, dtype=torch.long, device=device)
-        arguments = {"max_new_tokens": steps, "past_key_values": repeated(cache, batch)}
+    rows = [prompt_ids + [first_tokens[user % len(first_tokens)]] for user in range(batch)]
+    input_ids = torch.tensor(rows, dtype=torch.long, device=device)
     try:
         with recorder.watching(model):
             output = model.generate(
-                input_ids, use_cache=True, return_kv=True, **arguments, **GREEDY
+                input_ids,
+                max_new_tokens=steps,
+                past_key_values=repeated(cache, batch),
+                use_cache=True,
+                return_kv=True,
+                **GREEDY,
             )
     finally:
         if counter is not None:
             counter.remove()
-    ends = recorder.started[1:] + [clock()]
-    seconds = [end - begin for begin, end in zip(recorder.started, ends)]
-    prefill_s = None
-    first_decode = 0
-    if start is None:
-        prefill_s = seconds[0]
-        first_decode = 1
+    seconds = recorder.step_seconds(clock())
     experts = None
     if counter is not None:
         layers = config.num_hidden_layers
         per_step = []
-        for call in range(first_decode, len(seconds)):
+        for call in range(len(seconds)):
             counts = counter.per_call[call * layers : (call + 1) * layers]
             per_step.append(sum(counts) / layers)
         experts = statistics.median(per_step)
-    measured = cache_tensor_bytes(output["past_kv"])
-    return prefill_s, seconds[first_decode:], measured, experts
+    return seconds, cache_tensor_bytes(output["past_kv"]), experts
 
 
-def batch_step(model, config, prompt_ids, batch: int, steps: int, device, element: int, start):
-    """One batch's row of serve.json (``start``: see :func:`decode_batch`)."""
-    prefill_s, steps_s, measured, experts = decode_batch(
+def batch_step(model, config, prompt_ids, batch: int, steps: int, device, element, start, prefill):
+    """One batch's row of serve.json; ``prefill``: also clock the batch's prefill."""
+    prefill_s = None
+    if prefill:
+        prefill_s = clocked_prefill(model, prompt_ids, batch, device)
+    steps_s, measured, experts = decode_batch(
         model, config, prompt_ids, batch, steps, device, start
     )
     step_s = statistics.median(steps_s)
@@ -310,26 +352,32 @@ def serve(
     if not within:
         within = planned[:1]  # one batch is always measured
     load_before = load_average()
+    start = prompt_start(model, prompt_ids, within[-1], device)
     for _ in range(warmup):  # first-call costs: the prefill and decode kernels, once
-        decode_batch(model, config, prompt_ids, within[0], 1, device)
-    start = prompt_cache(model, prompt_ids, device)  # the larger batches continue from it
+        clocked_prefill(model, prompt_ids, within[0], device)
+        decode_batch(model, config, prompt_ids, within[0], 1, device, start)
     measured = []
     for batch in within:
-        begin = None if batch <= prefill_up_to else start
-        row = batch_step(model, config, prompt_ids, batch, decode_steps, device, element, begin)
+        prefill = batch <= prefill_up_to
+        row = batch_step(
+            model, config, prompt_ids, batch, decode_steps, device, element, start, prefill
+        )
         measured.append(row)
     load_after = load_average()
     fit = fit_batches(measured)
     free_bytes, free_source = available_bytes(device)
     per_token = batch_cache_bytes(config, 1, 1, element)
+    fitting = min(context, config.max_position_embeddings)  # a longer context cannot run
     bound = users_bound(
-        measured, fit, tokens_per_second, context, per_token, free_bytes, free_source
+        measured, fit, tokens_per_second, fitting, per_token, free_bytes, free_source
     )
     return Serve(
         prompt_len=len(prompt_ids),
         decode_steps=decode_steps,
         warmup=warmup,
         prefill_up_to=prefill_up_to,
+        decode_context=tokens,
+        context_asked=context,
         batches_planned=planned,
         memory_cap_gib=memory_cap_gib,
         left_out_by_cap=[b for b in planned if b not in within],

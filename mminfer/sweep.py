@@ -55,8 +55,7 @@ def clocked_generation(model, prompt_ids: list[int], new_tokens: int, use_cache:
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     with recorder.watching(model):
         output = model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
-    ends = recorder.started[1:] + [clock()]
-    seconds = [end - start for start, end in zip(recorder.started, ends)]
+    seconds = recorder.step_seconds(clock())
     return seconds, recorder.fed_per_call, output[0, len(prompt_ids) :].tolist()
 
 
@@ -322,8 +321,8 @@ def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPo
         fed_without_cache=measured_without,
         formula_with_cache=fed_with_cache_formula(prompt_len, new_tokens),
         formula_without_cache=formula_without,
-        calls_with_cache=len(fed_with),
-        calls_without_cache=len(clocked_without),
+        clocked_with_cache=len(fed_with),
+        clocked_without_cache=len(clocked_without),
         with_cache_s=with_cache_s,
         without_cache_s=without_cache_s,
         token_ratio=known_without / fed_with_cache,

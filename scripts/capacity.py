@@ -2,7 +2,7 @@
 
 from mminfer.jobs.scaling import capacity_job
 from mminfer.loading import ModelSpec
-from mminfer.script import job_log
+from mminfer.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -16,3 +16,5 @@ if "snakemake" in globals():
             threads=snakemake.threads,
             out=snakemake.output[0],
         )
+elif __name__ == "__main__":
+    rule_only("capacity", "capacity.json")

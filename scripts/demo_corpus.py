@@ -3,7 +3,7 @@
 from pathlib import Path
 
 from mminfer.jobs.demo import demo_corpus_job
-from mminfer.script import job_log
+from mminfer.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -11,3 +11,5 @@ if "snakemake" in globals():
             corpus=snakemake.params.corpus,
             out_dir=Path(snakemake.output.train).parent,
         )
+elif __name__ == "__main__":
+    rule_only("demo_corpus", "report.md")

@@ -1,7 +1,7 @@
 """Rule demo_sft: fine-tune the pretrained demo MiniMind on the SFT conversations."""
 
 from mminfer.jobs.demo import demo_sft_job
-from mminfer.script import job_log, tokenizer_folder
+from mminfer.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -14,3 +14,5 @@ if "snakemake" in globals():
             threads=snakemake.threads,
             out=snakemake.output[0],
         )
+elif __name__ == "__main__":
+    rule_only("demo_sft", "report.md")

@@ -1,7 +1,7 @@
 """Rule demo_tokenizer: byte-level BPE trained on the demo corpus (tokenizer.json + config)."""
 
 from mminfer.jobs.demo import demo_tokenizer_job
-from mminfer.script import job_log, tokenizer_folder
+from mminfer.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -11,3 +11,5 @@ if "snakemake" in globals():
             vocab_size=snakemake.params.vocab_size,
             out_dir=tokenizer_folder(snakemake.output),
         )
+elif __name__ == "__main__":
+    rule_only("demo_tokenizer", "report.md")

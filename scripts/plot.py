@@ -1,7 +1,7 @@
-"""A PNG drawn from the JSON beside it (sweep.png, temp.png, topp.png)."""
+"""A PNG drawn from the JSON beside it (sweep.png, temp.png, topp.png, serve.png)."""
 
 from mminfer.jobs.plots import plot_job
-from mminfer.script import job_log
+from mminfer.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -10,3 +10,5 @@ if "snakemake" in globals():
             source=snakemake.input.source,
             out=snakemake.output[0],
         )
+elif __name__ == "__main__":
+    rule_only("plot", "sweep.png")

@@ -2,7 +2,7 @@
 
 from mminfer.jobs.report import report_job
 from mminfer.outputs import report_inputs
-from mminfer.script import job_log
+from mminfer.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -11,3 +11,5 @@ if "snakemake" in globals():
             template=snakemake.input.template,
             out=snakemake.output[0],
         )
+elif __name__ == "__main__":
+    rule_only("report", "report.md")

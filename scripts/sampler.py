@@ -5,7 +5,7 @@ The same seed with the cache and without, and a second seed with the cache.
 
 from mminfer.jobs.sampling import sampler_job
 from mminfer.loading import ModelSpec
-from mminfer.script import job_log, tokenizer_folder
+from mminfer.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -24,3 +24,5 @@ if "snakemake" in globals():
             threads=snakemake.threads,
             out=snakemake.output[0],
         )
+elif __name__ == "__main__":
+    rule_only("sampler", "sampler.json")

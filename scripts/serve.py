@@ -5,7 +5,7 @@ Writes serve.json.
 
 from mminfer.jobs.scaling import serve_job
 from mminfer.loading import ModelSpec
-from mminfer.script import job_log, tokenizer_folder
+from mminfer.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -26,3 +26,5 @@ if "snakemake" in globals():
             threads=snakemake.params.threads or snakemake.threads,  # time.threads, else the rule's
             out=snakemake.output[0],
         )
+elif __name__ == "__main__":
+    rule_only("serve", "serve.json")

@@ -24,6 +24,7 @@ from reportdata import (
     topp_record,
 )
 
+from mminfer.records import Serve, Sweep, from_json, to_json
 from mminfer.report import (
     FILTERS,
     capacity_facts,
@@ -293,3 +294,88 @@ def test_run_section_says_whether_the_head_is_tied():
     untied = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
     report = render_report(**every_record(same=same_record(run=untied)))
     assert "출력 헤드 임베딩과 별도 행렬 (untied)" in report
+
+
+def sweep_partly_fitted(holds=True, spread=True):
+    """sweep.json whose N = 16 ran only some uncached steps (the rest from the fit)."""
+    data = to_json(sweep_record(holds=holds))
+    data["steps"]["without_cache_s"] = (
+        data["steps"]["without_cache_s"][:8]
+        + [None] * 7
+        + ([data["steps"]["without_cache_s"][15]] if spread else [None])
+    )
+    data["steps"]["fed_without_cache"] = (
+        data["steps"]["fed_without_cache"][:8] + [None] * 7 + ([32] if spread else [None])
+    )
+    data["points"][1]["fed_without_cache"] = None
+    return from_json(Sweep, data)
+
+
+def test_a_sweep_without_spread_steps_says_which_step_it_clocked_last():
+    report = render_report(**every_record(sweep=sweep_partly_fitted(spread=False)))
+    assert "캐시 없이 잰 마지막 단계는 i = 7이다" in report
+
+
+def test_partly_fitted_lengths_are_marked_and_hidden_when_the_fit_fails():
+    marked = render_report(**every_record(sweep=sweep_partly_fitted(holds=True)))
+    assert "| 16 | 32 | — | 12.2배 | 0.8000 | ≈3.2000 | ≈5.70배 |" in marked
+    hidden = render_report(**every_record(sweep=sweep_partly_fitted(holds=False)))
+    assert "| 16 | 32 | — | 12.2배 | 0.8000 | — | — |" in hidden
+
+
+def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
+    report = render_report(**every_record(sweep=sweep_record(time_ratio=30.0)))
+    assert (
+        "토큰 비율(12.2배) 이상이다" in report
+        and "못 미친다" not in report.split("## 서빙")[0][-2000:]
+    )
+
+
+def serve_with(**changes):
+    data = to_json(serve_record())
+    for key, value in changes.items():
+        data[key] = value
+    return from_json(Serve, data)
+
+
+def test_batching_free_up_to_the_largest_batch_is_said_so():
+    report = render_report(**every_record(serve=serve_with(nearly_free_up_to=64)))
+    assert "잰 가장 큰 배치까지 거의 공짜였고" in report
+
+
+def test_the_experts_sentence_follows_the_data():
+    data = to_json(serve_record())
+    for row in data["batches"]:
+        row["experts_touched"] = 1.0
+    report = render_report(**every_record(serve=from_json(Serve, data)))
+    assert "전문가는 층마다 평균 1.00개 그대로였다" in report and "늘어난다" not in report
+    data["batches"][-1]["experts_touched"] = 3.5
+    report = render_report(**every_record(serve=from_json(Serve, data)))
+    assert "1.00개 → 3.50개" in report
+
+
+def test_the_speed_bound_says_the_context_it_was_measured_at():
+    report = render_report(**every_record())
+    assert "속도는 사용자마다 캐시가 217토큰일 때 잰 것이다" in report
+    assert "그 속도 한계는 이보다 작을 수 있다" in report
+    assert "메모리 한계는 이 장치에 지금 비어 있는 메모리로 계산한 상한이다" in report
+
+
+def test_a_yarn_that_changes_no_angle_is_said_so():
+    config = RUN["config"] | {
+        "rope_scaling": {
+            "factor": 16,
+            "original_max_position_embeddings": 2048,
+            "beta_fast": 32,
+            "beta_slow": 1,
+            "attention_factor": 1.0,
+        },
+        "max_position_embeddings": 512,
+    }
+    report = render_report(**every_record(same=same_record(run=RUN | {"config": config})))
+    assert "MiniMind의 YaRN은 각도를 바꾸지 않는다" in report
+
+
+def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
+    report = render_report(**every_record(sampler=sampler_record(identical=27)))
+    assert "캐시 경로를 의심해야 한다" in report

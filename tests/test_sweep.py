@@ -114,7 +114,7 @@ def test_sweep_fed_counts_equal_the_formulas_at_every_length(tiny_sweep):
         n = point.new_tokens
         assert point.fed_with_cache == point.formula_with_cache == 9 + n - 1
         assert point.fed_without_cache == point.formula_without_cache == n * 9 + n * (n - 1) // 2
-        assert point.calls_with_cache == point.calls_without_cache == n
+        assert point.clocked_with_cache == point.clocked_without_cache == n
         assert point.token_ratio == point.fed_without_cache / point.fed_with_cache
 
 
@@ -170,9 +170,9 @@ def test_uncached_steps_are_clocked_up_to_the_bound_and_at_the_spread(spread_swe
 def test_a_length_with_unclocked_steps_adds_their_fitted_times(spread_sweep):
     steps = spread_sweep.steps
     by_length = {point.new_tokens: point for point in spread_sweep.points}
-    assert by_length[2].fed_without_cache == 9 + 10 and by_length[2].calls_without_cache == 2
+    assert by_length[2].fed_without_cache == 9 + 10 and by_length[2].clocked_without_cache == 2
     long = by_length[8]
-    assert long.fed_without_cache is None and long.calls_without_cache == 5
+    assert long.fed_without_cache is None and long.clocked_without_cache == 5
     assert long.token_ratio == long.formula_without_cache / long.fed_with_cache
     expected = sum(
         fitted if measured is None else measured

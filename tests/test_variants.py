@@ -163,10 +163,17 @@ def folder_with(tmp_path, path, config: dict):
 
 
 def test_a_folders_minimind_yarn_is_honoured(tmp_path):
-    yarn = {**MINIMIND_YARN, "factor": 8, "rope_type": "yarn", "rope_theta": 1e6}
+    yarn = {**MINIMIND_YARN, "rope_type": "yarn", "rope_theta": 1e6}  # as transformers 5 saves it
     folder = folder_with(tmp_path, builtin_checkpoint(tmp_path, "dense"), {"rope_scaling": yarn})
     config = load(folder).config
-    assert config.inference_rope_scaling and config.rope_scaling["factor"] == 8
+    assert config.inference_rope_scaling and config.rope_scaling == MINIMIND_YARN
+
+
+def test_a_folders_yarn_of_other_parameters_is_refused(tmp_path):
+    other = {**MINIMIND_YARN, "factor": 8}  # MiniMind's config would drop it and use 16
+    folder = folder_with(tmp_path, builtin_checkpoint(tmp_path, "dense"), {"rope_scaling": other})
+    with pytest.raises(MminferError, match="its factor differ from MiniMind's"):
+        load(folder)
 
 
 def test_the_config_key_decides_over_the_folder(tmp_path):
@@ -193,6 +200,13 @@ def test_transformers_default_rope_parameters_mean_no_scaling():
         {"rope_parameters": {"rope_type": "default", "rope_theta": 1e6}}, {}, 1e6, "m"
     )
     assert settings == {"inference_rope_scaling": False, "rope_scaling": None}
+
+
+def test_rope_parameters_with_another_rope_theta_are_refused():
+    with pytest.raises(MminferError, match="says rope_theta 10000.0 but the model would run"):
+        rope_settings(
+            {"rope_parameters": {"rope_type": "default", "rope_theta": 1e4}}, {}, 1e6, "m"
+        )
 
 
 # --- LoRA ----------------------------------------------------------------------------------------
