@@ -106,12 +106,16 @@ def model_params(config: dict, model_set: str) -> dict:
     """A rule's ``params.model``: the fields of loading.ModelSpec.
 
     Every config value that changes the numbers. The demo's .pth carries no config: it loads with
-    the rotary table length it was built with.
+    the rotary table length it was built with. A model of config key models takes config key
+    model, then its own ``model`` over it.
     """
     overrides = {}
     if model_set == "demo":
         overrides["max_position_embeddings"] = config["demo_model"]["max_position_embeddings"]
     overrides |= config["model"]
+    entry = (config.get("models") or {}).get(model_set)
+    if entry is not None:  # a model of config key models: its own `model` over the task's
+        overrides |= entry.get("model") or {}
     return {
         "backend": config["backend"],
         "minimind_src": config["minimind_src"],

@@ -10,10 +10,8 @@ came from (:func:`run_info`).
 
 from __future__ import annotations
 
-import importlib.util
 import logging
 import platform
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +28,7 @@ from mminfer.checkpoints import (
 from mminfer.errors import MminferError
 from mminfer.inputs import input_source
 from mminfer.io import atomic_writer, sha256_of
+from mminfer.minimind import import_source
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 from mminfer.records import LoraInfo, RunInfo
 from mminfer.tokenizer import Tokenizer, check_vocab_fits, load_tokenizer
@@ -95,29 +94,8 @@ def resolve_dtype(dtype: str) -> torch.dtype:
 
 
 def import_minimind(source: str | Path | None):
-    """Import MiniMind's model module from ``<source>/model/model_minimind.py``.
-
-    It needs transformers (pip install 'mminfer[minimind]').
-    """
-    path = Path(source) / "model" / "model_minimind.py" if source else None
-    if path is None or not path.is_file():
-        raise MminferError(
-            f"config key 'minimind_src': {source}/model/model_minimind.py does not exist."
-        )
-    name = "_mminfer_minimind_model"
-    if name in sys.modules:
-        return sys.modules[name]
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    try:
-        spec.loader.exec_module(module)
-    except ImportError as exc:
-        raise MminferError(
-            f"MiniMind's source {path} could not be imported ({exc}); install the optional extra "
-            "(pip install 'mminfer[minimind]') or set config key 'backend' to 'builtin'."
-        ) from None
-    sys.modules[name] = module
-    return module
+    """MiniMind's model module, ``<source>/model/model_minimind.py`` (needs transformers)."""
+    return import_source(source, "model_minimind")
 
 
 def choose_backend(backend: str, source: str | Path | None) -> str:

@@ -11,9 +11,7 @@ backend's own way: mminfer's :func:`mminfer.model.apply_lora`, or MiniMind's own
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,6 +22,8 @@ from mminfer import model as builtin_model
 from mminfer.checkpoints import is_state_dict
 from mminfer.errors import MminferError
 from mminfer.io import sha256_of
+from mminfer.minimind import import_source
+from mminfer.model import square_linears
 from mminfer.records import LoraInfo
 
 KEY = re.compile(r"^(?P<module>.+)\.lora\.(?P<part>A|B)\.weight$")
@@ -80,15 +80,6 @@ def read_lora(path: str | Path, source: str) -> LoraWeights:
     return LoraWeights(path=path, pairs=pairs, rank=ranks.pop())
 
 
-def square_linears(model: nn.Module) -> dict[str, nn.Linear]:
-    """The layers MiniMind's apply_lora gives a LoRA: every nn.Linear with in == out features."""
-    square = {}
-    for name, module in model.named_modules():
-        if isinstance(module, nn.Linear) and module.in_features == module.out_features:
-            square[name] = module
-    return square
-
-
 def check_fits(lora: LoraWeights, model: nn.Module, source: str) -> None:
     """Check that every pair names a square linear layer of the model, with its shapes.
 
@@ -120,20 +111,6 @@ def check_fits(lora: LoraWeights, model: nn.Module, source: str) -> None:
         )
 
 
-def import_minimind_lora(source: str | Path):
-    """MiniMind's ``<source>/model/model_lora.py``."""
-    path = Path(source) / "model" / "model_lora.py"
-    if not path.is_file():
-        raise MminferError(f"config key 'minimind_src': {path} does not exist.")
-    name = "_mminfer_minimind_lora"
-    if name not in sys.modules:
-        spec = importlib.util.spec_from_file_location(name, path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[name] = module
-    return sys.modules[name]
-
-
 def apply(lora: LoraWeights, model: nn.Module, backend: str, minimind_src, source: str) -> None:
     """Give ``model`` the file's LoRA, unmerged, in the backend's own way.
 
@@ -141,7 +118,7 @@ def apply(lora: LoraWeights, model: nn.Module, backend: str, minimind_src, sourc
     """
     check_fits(lora, model, source)
     if backend == "minimind":
-        import_minimind_lora(minimind_src).apply_lora(model, rank=lora.rank)
+        import_source(minimind_src, "model_lora").apply_lora(model, rank=lora.rank)
     else:
         builtin_model.apply_lora(model, lora.rank)
     for name, module in model.named_modules():

@@ -225,8 +225,8 @@ class Attention(nn.Module):
         k = repeat_kv(k, self.n_rep).transpose(1, 2)  # (b, heads, past + t, d)
         v = repeat_kv(v, self.n_rep).transpose(1, 2)
 
-        mask_is_trivial = mask is None or bool(torch.all(mask == 1))
-        if self.flash and seq_len > 1 and past_key_value is None and mask_is_trivial:
+        fused = self.flash and seq_len > 1 and past_key_value is None  # MiniMind's order:
+        if fused and (mask is None or bool(torch.all(mask == 1))):  # the mask is read last
             p = self.dropout if self.training else 0.0
             out = F.scaled_dot_product_attention(q, k, v, dropout_p=p, is_causal=True)
         else:
@@ -489,15 +489,21 @@ class MiniMindForCausalLM(nn.Module):
         return input_ids
 
 
+def square_linears(model: nn.Module) -> dict[str, nn.Linear]:
+    """The layers MiniMind's apply_lora gives a LoRA: every nn.Linear with in == out features."""
+    square = {}
+    for name, module in model.named_modules():
+        if isinstance(module, nn.Linear) and module.in_features == module.out_features:
+            square[name] = module
+    return square
+
+
 def apply_lora(model: nn.Module, rank: int) -> list[str]:
     """Give every square linear layer a LoRA of ``rank``, as MiniMind's ``apply_lora`` does.
 
-    Its rule is in_features == out_features. Returns the names of those layers, in module order.
+    Returns the names of those layers, in module order.
     """
-    square = {}
-    for name, module in model.named_modules():
-        if isinstance(module, Linear) and module.in_features == module.out_features:
-            square[name] = module
+    square = square_linears(model)
     for module in square.values():  # attached after the walk, which must not see them
         module.lora = LoRA(module.in_features, rank)
     return list(square)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import json
 import logging
 import sys
 from contextlib import contextmanager
@@ -56,6 +57,8 @@ def add_flag(parser: argparse.ArgumentParser, name: str, key: str, text: str) ->
     shown = f"{text} (config key {key}; default {value})"
     if isinstance(value, bool):
         parser.add_argument(name, action=argparse.BooleanOptionalAction, default=value, help=shown)
+    elif isinstance(value, dict):
+        parser.add_argument(name, type=json.loads, default=value, help=f"{shown}, as JSON")
     elif isinstance(value, list):
         kind = type(value[0])
         parser.add_argument(name, type=kind, nargs="+", default=value, help=shown)
@@ -96,6 +99,11 @@ MODEL_FLAGS = (
     ("--minimind-src", "minimind_src", "folder with model/model_minimind.py"),
     ("--device", "device", "auto, cpu or cuda"),
     ("--dtype", "dtype", "float32, bfloat16 or float16"),
+    (
+        "--model",
+        "model",
+        "what the checkpoint cannot tell, e.g. '{\"inference_rope_scaling\": true}'",
+    ),
 )
 
 
@@ -116,7 +124,7 @@ def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:
     fields = {}
     for field in ("backend", "minimind_src", "device", "dtype"):
         fields[field] = arguments.pop(field)
-    model = ModelSpec(**fields)
+    model = ModelSpec(**fields, overrides=arguments.pop("model"))
     for name in ("log", *leave):
         del arguments[name]
     return arguments | {"model": model}

@@ -757,27 +757,27 @@ def variants_run(course_inputs, tmp_path_factory):
             "sft": str(sft),
             "sft_lora": str(root / "lora.pth"),
         },
+        "yarn": {
+            "pretrain": str(course_inputs["pretrain"]),
+            "sft": str(sft),
+            "model": {"inference_rope_scaling": True},  # this model's own, over config key model
+        },
     }
     outdir = root / "out"
     extra = root / "models.yaml"
     extra.write_text(json.dumps({"models": models}), encoding="utf-8")
     args = course_args(course_inputs, outdir)
     snakemake(*args, configfiles=(MICRO, extra))
-    yarn_out = root / "yarn"
-    yarn = root / "yarn.yaml"
-    yarn.write_text("model: {inference_rope_scaling: true}\n", encoding="utf-8")
-    yarn_args = course_args(course_inputs, yarn_out)
-    snakemake(str(yarn_out / "report.md"), *yarn_args, configfiles=(MICRO, yarn))
     return {
         "outdir": outdir,
-        "yarn": yarn_out,
+        "yarn": outdir / "models" / "yarn",
         "args": args,
         "extra": extra,
         "lora": root / "lora.pth",
     }
 
 
-@pytest.mark.parametrize("kind", ["moe", "untied", "lora"])
+@pytest.mark.parametrize("kind", ["moe", "untied", "lora", "yarn"])
 def test_every_kind_of_model_gets_every_output_and_exact_figures(variants_run, kind):
     folder = variants_run["outdir"] / "models" / kind
     assert [name for name in OUTPUTS if not (folder / name).is_file()] == []
@@ -815,6 +815,10 @@ def test_yarn_is_measured_and_said(variants_run):
     run = read(variants_run["yarn"], "same.json")["run"]
     assert run["config"]["rope_scaling"]["factor"] == 16
     assert "RoPE 스케일링: YaRN(factor 16" in (variants_run["yarn"] / "report.md").read_text()
+    assert read(variants_run["outdir"], "same.json")["run"]["config"]["rope_scaling"] is None
+    comparison = (variants_run["outdir"] / "comparison.md").read_text(encoding="utf-8")
+    assert "| yarn | dense, YaRN |" in comparison and "| moe | MoE 1/3 |" in comparison
+    assert "| lora | dense, LoRA r4 |" in comparison and "| untied | dense, untied |" in comparison
 
 
 def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
