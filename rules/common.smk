@@ -18,7 +18,7 @@ PYTHONPATH = [path for path in (REPO, os.environ.get("PYTHONPATH")) if path]
 os.environ.update(PYTHONPATH=os.pathsep.join(PYTHONPATH))
 ENV = "../envs/mminfer.yaml"
 
-from mminfer import inputs, outputs
+from mminfer import cluster, inputs, outputs
 from mminfer.errors import MminferError
 from mminfer.inputs import check_config, resolve_runs
 from mminfer.resultslock import hold_results_folder, release_results_folder
@@ -30,30 +30,25 @@ except MminferError as error:
     raise WorkflowError(f"mminfer: {error}")
 
 
-# On a cluster (--jobs given: Snakemake's nodes), `cores` is the CPUs of one node: the timing and
-# training rules take `threads: workflow.cores`, and Snakemake caps every job's threads at `cores`.
-# profiles/slurm sets cores and max-threads to the same number. Below max-threads, `cores` came
-# from elsewhere, as from profiles/default's `cores: all` (this machine's CPUs), which Snakemake
-# also loads under `--profile profiles/slurm` and lets win: a run stops (a dry run warns) rather
-# than cap the threads silently.
+# On a cluster (--jobs given: Snakemake's nodes), `cores` must be the CPUs of one node of the
+# partition: the timing and training rules take `threads: workflow.cores` (mminfer/cluster.py). A
+# run whose threads would be wrong stops before any job (a dry run warns).
 def check_cluster_threads(resources, dryrun):
-    if resources.nodes is None or not resources.max_threads:
+    if resources.nodes is None:
         return
-    cores = resources.cores or 0
-    if cores >= resources.max_threads:
+    partition = None
+    defaults = resources.default_resources
+    if defaults is not None and "slurm_partition" in defaults:
+        partition = defaults["slurm_partition"].raw
+    node = cluster.node_cpus(partition if isinstance(partition, str) else None)
+    problem = cluster.threads_problem(resources.cores, resources.max_threads, node)
+    if problem is None:
         return
-    capped = (
-        f"mminfer: on a cluster, cores ({resources.cores}) must be the CPUs of one node, but it "
-        f"is below max-threads ({resources.max_threads}): the timing and training jobs would get "
-        f"{resources.cores} threads. Under --profile, Snakemake also loads profiles/default, "
-        "whose 'cores: all' (this machine's CPUs) wins; run `snakemake --workflow-profile "
-        f"profiles/slurm`, or give --cores {resources.max_threads} (docs/cluster.md)."
-    )
     if not dryrun:
-        raise WorkflowError(capped)
+        raise WorkflowError(problem)
     from snakemake.logging import logger
 
-    logger.warning(f"{capped} A run (without -n) stops here.")
+    logger.warning(f"{problem} A run (without -n) stops here.")
 
 
 check_cluster_threads(workflow.resource_settings, workflow.output_settings.dryrun)

@@ -180,23 +180,36 @@ def run_on_cluster(command: list[str], log: Path) -> str:
 
 @pytest.fixture(scope="module")
 def runs(node_cpus, tmp_path_factory) -> dict:
-    """The micro demo through `snakemake --workflow-profile profiles/slurm`, then locally.
+    """The micro demo through `snakemake --profile profiles/slurm`, then locally.
 
-    The same config both times; the node's CPUs given as cores (and max-threads), as a user with
-    such nodes would.
+    The cluster run is the README's command with only a config file of paths: its cores come from
+    profiles/default (this machine's CPUs, which on a one-node cluster are the node's); the local
+    run of the same config gets as many.
     """
     root = tmp_path_factory.mktemp("cluster")
-    cores = ["--cores", str(node_cpus), "--max-threads", str(node_cpus)]
+    paths = root / "paths.yaml"
+    paths.write_text(
+        json.dumps(
+            {
+                "outdir": str(root / "slurm" / "out"),
+                "demo_dir": str(root / "slurm" / "demo"),
+                "demo": "always",
+                "backend": "builtin",
+            }
+        ),
+        encoding="utf-8",
+    )
     cluster_command = [
         sys.executable,
         "-m",
         "snakemake",
-        "--workflow-profile",
+        "--profile",
         str(PROFILE),
-        *cores,
         "--slurm-init-seconds-before-status-checks",
         "1",
-        *micro_demo_args(root, "slurm"),
+        "--configfile",
+        str(MICRO),
+        str(paths),
     ]
     text = run_on_cluster(cluster_command, root / "slurm.log")
     run_id = re.search(r"SLURM run ID: (\S+)", text).group(1)
@@ -301,8 +314,19 @@ def test_cluster_figures_equal_a_local_run_of_the_same_config(runs):
 # --- the profile itself: no cluster needed ------------------------------------------------------
 
 
+@pytest.fixture(scope="module")
+def sinfo_unanswered(tmp_path_factory) -> dict:
+    """An environment whose sinfo cannot answer, as on a machine without SLURM: the profile's
+    checks then do not depend on whether a cluster runs here."""
+    folder = tmp_path_factory.mktemp("no-slurm")
+    fake = folder / "sinfo"
+    fake.write_text("#!/bin/sh\necho 'sinfo: no cluster here' >&2\nexit 1\n", encoding="utf-8")
+    fake.chmod(0o755)
+    return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 def snakemake_demo(
-    *args: str, outdir: Path = Path("/nonexistent/out")
+    *args: str, outdir: Path = Path("/nonexistent/out"), env: dict | None = None
 ) -> subprocess.CompletedProcess:
     """snakemake on the micro demo with the given arguments (targets first), from the repository."""
     pytest.importorskip("snakemake_executor_plugin_slurm")
@@ -319,7 +343,7 @@ def snakemake_demo(
         "demo=always",
     ]
     return subprocess.run(
-        command, check=False, cwd=REPO, capture_output=True, text=True, timeout=120
+        command, check=False, cwd=REPO, capture_output=True, text=True, timeout=120, env=env
     )
 
 
@@ -333,7 +357,9 @@ def capped_message(here: int) -> str:
     return f"cores ({here}) must be the CPUs of one node, but it is below max-threads ({here + 1})"
 
 
-def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(tmp_path):
+def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(
+    tmp_path, sinfo_unanswered
+):
     from snakemake.utils import available_cpu_count
 
     # nodes bigger than this machine: under --profile, profiles/default's `cores: all`
@@ -346,6 +372,7 @@ def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(tm
         "--max-threads",
         str(here + 1),
         outdir=outdir,
+        env=sinfo_unanswered,
     )
     said = result.stdout + result.stderr
     assert result.returncode != 0
@@ -354,25 +381,29 @@ def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(tm
     assert not outdir.exists() and "Traceback" not in said
 
 
-def test_slurm_profile_under_profile_flag_warns_in_a_dry_run():
+def test_slurm_profile_under_profile_flag_warns_in_a_dry_run(sinfo_unanswered):
     from snakemake.utils import available_cpu_count
 
     here = available_cpu_count()
-    result = snakemake_demo("-n", "--profile", "profiles/slurm", "--max-threads", str(here + 1))
+    result = snakemake_demo(
+        "-n", "--profile", "profiles/slurm", "--max-threads", str(here + 1), env=sinfo_unanswered
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     said = result.stdout + result.stderr  # a dry run logs to stdout
     assert capped_message(here) in said and "A run (without -n) stops here" in said
 
 
-def test_slurm_profile_under_profile_flag_runs_with_cores_given():
-    result = snakemake_demo("-n", "--profile", "profiles/slurm", "--cores", "8")
+def test_slurm_profile_under_profile_flag_runs_with_cores_given(sinfo_unanswered):
+    result = snakemake_demo(
+        "-n", "--profile", "profiles/slurm", "--cores", "8", env=sinfo_unanswered
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "threads: 8" in planned_job(result.stdout, "time")
     assert "mminfer:" not in result.stdout + result.stderr
 
 
-def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores():
-    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm")
+def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores(sinfo_unanswered):
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=sinfo_unanswered)
     assert result.returncode == 0, result.stderr[-3000:]
     threads = {
         rule: re.findall(r"threads: (\d+)", planned_job(result.stdout, rule))
@@ -382,7 +413,7 @@ def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores():
     assert "mminfer:" not in result.stdout + result.stderr
 
 
-def test_slurm_profile_plans_no_account_until_one_is_set():
-    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm")
+def test_slurm_profile_plans_no_account_until_one_is_set(sinfo_unanswered):
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=sinfo_unanswered)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "slurm_partition=cpu" in result.stdout and "slurm_account" not in result.stdout
