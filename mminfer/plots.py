@@ -286,20 +286,10 @@ def plot_serve(serve: Serve, out_png) -> Path:
     batch = [row.batch for row in rows]
     users = serve.users
     fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 4.8))
-    speed_ax.plot(
-        batch,
-        [row.tokens_per_second for row in rows],
-        "o-",
-        color="tab:blue",
-        label="tokens per second, all users",
-    )
-    speed_ax.plot(
-        batch,
-        [row.per_user_tokens_per_second for row in rows],
-        "s-",
-        color="tab:orange",
-        label="tokens per second, each user",
-    )
+    all_users = [row.tokens_per_second for row in rows]
+    each_user = [row.per_user_tokens_per_second for row in rows]
+    speed_ax.plot(batch, all_users, "o-", color="tab:blue", label="tokens per second, all users")
+    speed_ax.plot(batch, each_user, "s-", color="tab:orange", label="tokens per second, each user")
     speed_ax.axhline(
         users.tokens_per_second,
         color="tab:red",

@@ -41,20 +41,23 @@ def job_log(log_path):
 
 @functools.cache
 def schema_of(key: str) -> tuple:
-    """(default, the values allowed or None) of a dotted config key.
+    """(default, the values allowed or None, description) of a dotted config key.
 
-    For example schema_of("cache.docs") == (6, None), schema_of("dtype") == ("float32", [...]).
+    For example, schema_of("cache.docs") is (6, None, "Validation documents joined with spaces
+    into the prompt.").
     """
     value, node = parsed_config(), read_schema()  # no config file: every key at its default
     for part in key.split("."):
         value, node = value[part], node["properties"][part]
-    return value, node.get("enum")
+    return value, node.get("enum"), node.get("description", "")
 
 
-def add_flag(parser: argparse.ArgumentParser, name: str, key: str, text: str) -> None:
-    """A flag whose type and default are config key ``key``'s in the schema."""
-    value, allowed = schema_of(key)
-    shown = f"{text} (config key {key}; default {value})"
+def add_setting(parser: argparse.ArgumentParser, key: str) -> None:
+    """A flag for config key ``key``: named after its last part, with the schema's type, default
+    and description (``cache.new_tokens`` -> ``--new-tokens``)."""
+    name = "--" + key.split(".")[-1].replace("_", "-")
+    value, allowed, description = schema_of(key)
+    shown = f"{description} (config key {key}; default {value})"
     if isinstance(value, bool):
         parser.add_argument(name, action=argparse.BooleanOptionalAction, default=value, help=shown)
     elif isinstance(value, dict):
@@ -67,44 +70,37 @@ def add_flag(parser: argparse.ArgumentParser, name: str, key: str, text: str) ->
         parser.add_argument(name, type=kind, default=value, choices=allowed, help=shown)
 
 
-def cli(doc: str, *flags: tuple) -> argparse.Namespace:
+def cli(doc: str, paths: list[tuple[str, str]], keys: list[str]) -> argparse.Namespace:
     """Parse a hand run's flags.
 
-    Each flag is (name, config key or None, help): a flag with a config key takes its type and
-    default from the schema, one without is a required path.
+    ``paths``: (flag, help) of the files the job reads and writes, all required; ``keys``: the
+    config keys it takes, each a flag (see add_setting), followed by those of the model it opens
+    (MODEL_KEYS), --threads and --log.
     """
     parser = argparse.ArgumentParser(
         description=doc, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    for name, key, text in flags:
-        if key is None:
-            parser.add_argument(name, required=True, help=text)
-        else:
-            add_flag(parser, name, key, text)
+    for name, text in paths:
+        parser.add_argument(name, required=True, help=text)
+    for key in [*keys, *MODEL_KEYS]:
+        add_setting(parser, key)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")
     parser.add_argument("--log", default=None, help="also write the log to this file")
     return parser.parse_args()
 
 
-PROMPT_FLAGS = (
-    ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
-    ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
-    ("--val-data", None, 'validation JSONL ({"text": ...} per line)'),
-    ("--docs", "cache.docs", "documents joined into the prompt"),
-    ("--prompt-tokens", "cache.prompt_tokens", "prompt tokens after bos"),
-    ("--new-tokens", "cache.new_tokens", "tokens to generate"),
-)
-MODEL_FLAGS = (
-    ("--backend", "backend", "minimind, builtin or auto"),
-    ("--minimind-src", "minimind_src", "folder with model/model_minimind.py"),
-    ("--device", "device", "auto, cpu or cuda"),
-    ("--dtype", "dtype", "float32, bfloat16 or float16"),
-    (
-        "--model",
-        "model",
-        "what the checkpoint cannot tell, e.g. '{\"inference_rope_scaling\": true}'",
-    ),
-)
+# The files of a hand run, each a required flag.
+PRETRAIN = ("--pretrain", "pretrained checkpoint (.pth state_dict or model folder)")
+SFT = ("--sft", "SFT checkpoint (.pth state_dict or model folder)")
+TOKENIZER = ("--tokenizer", "folder with tokenizer.json and tokenizer_config.json")
+VAL_DATA = ("--val-data", 'validation JSONL ({"text": ...} per line)')
+
+# The files and config keys of the task's greedy prompt.
+PROMPT_FILES = [PRETRAIN, TOKENIZER, VAL_DATA]
+PROMPT_KEYS = ["cache.docs", "cache.prompt_tokens", "cache.new_tokens"]
+
+# The config keys of the model a job opens: every hand run has them.
+MODEL_KEYS = ["backend", "minimind_src", "device", "dtype", "model"]
 
 
 def tokenizer_folder(files) -> Path:

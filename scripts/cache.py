@@ -1,9 +1,9 @@
-"""Steps 1-2 of the task: greedy generation with and without the KV cache.
+r"""Steps 1-2 of the task: greedy generation with and without the KV cache.
 
 Writes same.json (same_ids, ids, prompt_len, new_tokens, ...) and count.json (prompt_len,
 new_tokens, fed_with_cache, fed_without_cache, ...). Run by the workflow's `cache` rule, or by hand:
 
-    python cache.py --pretrain /opt/mm/ref/pretrain.pth --tokenizer /opt/minimind/model \
+    python scripts/cache.py --pretrain /opt/mm/ref/pretrain.pth --tokenizer /opt/minimind/model \
         --val-data /opt/mm/data/pretrain_val.jsonl --outdir /root/mm/infer
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mminfer.jobs.cache import cache_job
 from mminfer.loading import ModelSpec
-from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.script import PROMPT_FILES, PROMPT_KEYS, cli, hand_arguments, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -30,9 +30,8 @@ if "snakemake" in globals():
 elif __name__ == "__main__":
     args = cli(
         __doc__,
-        *PROMPT_FLAGS,
-        ("--outdir", None, "where same.json and count.json go"),
-        *MODEL_FLAGS,
+        paths=[*PROMPT_FILES, ("--outdir", "where same.json and count.json go")],
+        keys=PROMPT_KEYS,
     )
     with job_log(args.log):
         cache_job(

@@ -7,7 +7,7 @@ Run by the workflow's `kvbytes` rule, or by hand:
 
 from mminfer.jobs.kvbytes import kvbytes_job
 from mminfer.loading import ModelSpec
-from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log
+from mminfer.script import PRETRAIN, cli, hand_arguments, job_log
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -22,11 +22,8 @@ if "snakemake" in globals():
 elif __name__ == "__main__":
     args = cli(
         __doc__,
-        ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
-        ("--out", None, "the JSON file to write"),
-        ("--tokens", "kvbytes.tokens", "random tokens fed"),
-        ("--seed", "kvbytes.seed", "seed of the random tokens"),
-        *MODEL_FLAGS,
+        paths=[PRETRAIN, ("--out", "kvbytes.json to write")],
+        keys=["kvbytes.tokens", "kvbytes.seed"],
     )
     with job_log(args.log):
         kvbytes_job(**hand_arguments(args))

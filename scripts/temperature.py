@@ -1,4 +1,4 @@
-"""Step 5: distinct answers of the SFT model at each temperature -> temp.json.
+r"""Step 5: distinct answers of the SFT model at each temperature -> temp.json.
 
 Run by the workflow's `temp` rule, or by hand:
 
@@ -8,7 +8,7 @@ Run by the workflow's `temp` rule, or by hand:
 
 from mminfer.jobs.sampling import temp_job
 from mminfer.loading import ModelSpec
-from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.script import SFT, TOKENIZER, cli, hand_arguments, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -29,17 +29,16 @@ if "snakemake" in globals():
 elif __name__ == "__main__":
     args = cli(
         __doc__,
-        ("--sft", None, "SFT checkpoint (.pth state_dict or model folder)"),
-        ("--sft-lora", "sft_lora", "a LoRA file for the SFT model (MiniMind's save_lora)"),
-        ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
-        ("--out", None, "temp.json to write"),
-        ("--question", "temp.question", "the user question"),
-        ("--temperatures", "temp.temperatures", "temperatures"),
-        ("--samples", "temp.samples", "answers per temperature"),
-        ("--new-tokens", "temp.new_tokens", "max_new_tokens per answer"),
-        ("--seed", "temp.seed", "torch.manual_seed before each temperature"),
-        ("--chatml-fallback", "temp.chatml_fallback", "plain ChatML for a tokenizer without one"),
-        *MODEL_FLAGS,
+        paths=[SFT, TOKENIZER, ("--out", "temp.json to write")],
+        keys=[
+            "sft_lora",
+            "temp.question",
+            "temp.temperatures",
+            "temp.samples",
+            "temp.new_tokens",
+            "temp.seed",
+            "temp.chatml_fallback",
+        ],
     )
     with job_log(args.log):
         temp_job(**hand_arguments(args))

@@ -1,4 +1,4 @@
-"""Step 3: the time of greedy generation with and without the KV cache -> time.json.
+r"""Step 3: the time of greedy generation with and without the KV cache -> time.json.
 
 Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more
 rounds while the timing is doubtful. (Named time_generation.py so that it does not shadow the
@@ -10,7 +10,7 @@ standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 
 from mminfer.jobs.cache import time_job
 from mminfer.loading import ModelSpec
-from mminfer.script import MODEL_FLAGS, PROMPT_FLAGS, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.script import PROMPT_FILES, PROMPT_KEYS, cli, hand_arguments, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -31,12 +31,8 @@ if "snakemake" in globals():
 elif __name__ == "__main__":
     args = cli(
         __doc__,
-        *PROMPT_FLAGS,
-        ("--out", None, "time.json to write"),
-        ("--warmup", "time.warmup", "untimed runs per method"),
-        ("--runs", "time.runs", "timed runs per method"),
-        ("--max-runs", "time.max_runs", "more interleaved rounds while doubtful, up to this many"),
-        *MODEL_FLAGS,
+        paths=[*PROMPT_FILES, ("--out", "time.json to write")],
+        keys=[*PROMPT_KEYS, "time.warmup", "time.runs", "time.max_runs"],
     )
     with job_log(args.log):
         time_job(**hand_arguments(args))

@@ -1,4 +1,4 @@
-"""Step 6: top-p survivors after [bos] + prefix -> topp.json (and topp_detail.json).
+r"""Step 6: top-p survivors after [bos] + prefix -> topp.json (and topp_detail.json).
 
 Run by the workflow's `topp` rule, or by hand:
 
@@ -8,7 +8,7 @@ Run by the workflow's `topp` rule, or by hand:
 
 from mminfer.jobs.sampling import topp_job
 from mminfer.loading import ModelSpec
-from mminfer.script import MODEL_FLAGS, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.script import PRETRAIN, TOKENIZER, cli, hand_arguments, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -26,14 +26,13 @@ if "snakemake" in globals():
 elif __name__ == "__main__":
     args = cli(
         __doc__,
-        ("--pretrain", None, "pretrained checkpoint (.pth state_dict or model folder)"),
-        ("--tokenizer", None, "folder with tokenizer.json and tokenizer_config.json"),
-        ("--out", None, "topp.json to write"),
-        ("--detail", None, "topp_detail.json to write"),
-        ("--prefix", "topp.prefix", "the open position"),
-        ("--sharp-prefix", "topp.sharp_prefix", "the sharp position"),
-        ("--ps", "topp.ps", "values of p"),
-        *MODEL_FLAGS,
+        paths=[
+            PRETRAIN,
+            TOKENIZER,
+            ("--out", "topp.json to write"),
+            ("--detail", "topp_detail.json to write"),
+        ],
+        keys=["topp.prefix", "topp.sharp_prefix", "topp.ps"],
     )
     with job_log(args.log):
         topp_job(**hand_arguments(args, "out", "detail"), topp_out=args.out, detail_out=args.detail)

@@ -5,20 +5,8 @@ which checks that it has every key of its record."""
 
 from __future__ import annotations
 
-from mminfer.records import (
-    Capacity,
-    Count,
-    KvBytes,
-    Same,
-    SamplerCheck,
-    Serve,
-    Sweep,
-    Temperatures,
-    Timing,
-    TopPDetail,
-    from_json,
-    to_json,
-)
+from mminfer import records
+from mminfer.records import from_json, to_json
 
 RUN = {
     "model_set": "demo",
@@ -58,7 +46,7 @@ PROMPT = {
 }
 
 
-def same_record(**changes) -> Same:
+def same_record(**changes) -> records.Same:
     same = {
         "same_ids": True,
         "ids": [5] * 64,
@@ -71,10 +59,10 @@ def same_record(**changes) -> Same:
         "prompt": PROMPT,
         "run": RUN,
     }
-    return from_json(Same, same | changes)
+    return from_json(records.Same, same | changes)
 
 
-def differing(margin: float, diff: float, dtype: str = "float32") -> Same:
+def differing(margin: float, diff: float, dtype: str = "float32") -> records.Same:
     """same.json whose paths part at step 3 with top-1/top-2 ``margin`` and a logit difference
     ``diff``."""
     return same_record(
@@ -92,7 +80,7 @@ def differing(margin: float, diff: float, dtype: str = "float32") -> Same:
     )
 
 
-def count_record() -> Count:
+def count_record() -> records.Count:
     count = {
         "prompt_len": 201,
         "new_tokens": 64,
@@ -105,7 +93,7 @@ def count_record() -> Count:
         "prompt": PROMPT,
         "run": RUN,
     }
-    return from_json(Count, count)
+    return from_json(records.Count, count)
 
 
 def time_json(**changes) -> dict:
@@ -140,11 +128,11 @@ def time_json(**changes) -> dict:
     return timing | changes
 
 
-def time_record(**changes) -> Timing:
-    return from_json(Timing, time_json(**changes))
+def time_record(**changes) -> records.Timing:
+    return from_json(records.Timing, time_json(**changes))
 
 
-def kv_record(**changes) -> KvBytes:
+def kv_record(**changes) -> records.KvBytes:
     kv = {
         "tokens": 100,
         "measured_bytes": 102400,
@@ -164,10 +152,10 @@ def kv_record(**changes) -> KvBytes:
         "allocator_bytes": None,
         "run": RUN,
     }
-    return from_json(KvBytes, kv | changes)
+    return from_json(records.KvBytes, kv | changes)
 
 
-def temp_record(distinct=(10, 24, 29)) -> Temperatures:
+def temp_record(distinct=(10, 24, 29)) -> records.Temperatures:
     sft_run = RUN | {"checkpoint": "resources/demo/sft.pth"}
     prompt = {
         "tokenizer": "resources/demo/tokenizer",
@@ -188,7 +176,7 @@ def temp_record(distinct=(10, 24, 29)) -> Temperatures:
             "prompt": prompt,
             "run": sft_run,
         }
-    return from_json(Temperatures, temp)
+    return from_json(records.Temperatures, temp)
 
 
 def topp_record() -> dict:
@@ -206,7 +194,7 @@ def position(prefix: str, survivors: dict, entropy_bits: float) -> dict:
     }
 
 
-def topp_detail_record(sharp=(1, 1, 7)) -> TopPDetail:
+def topp_detail_record(sharp=(1, 1, 7)) -> records.TopPDetail:
     detail = {
         "ps": [0.5, 0.9, 0.99],
         "positions": {
@@ -215,7 +203,7 @@ def topp_detail_record(sharp=(1, 1, 7)) -> TopPDetail:
         },
         "run": RUN,
     }
-    return from_json(TopPDetail, detail)
+    return from_json(records.TopPDetail, detail)
 
 
 def sweep_point(
@@ -248,7 +236,7 @@ def sweep_record(
     extrapolated=True,
     fed_with_cache=32,
     step_growth=0.0001,
-) -> Sweep:
+) -> records.Sweep:
     """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says
     32)."""
     lengths = (1, 16, 64) if extrapolated else (1, 16)
@@ -311,10 +299,10 @@ def sweep_record(
         "predictions": predictions,
         "run": RUN,
     }
-    return from_json(Sweep, sweep)
+    return from_json(records.Sweep, sweep)
 
 
-def capacity_record(matches=True) -> Capacity:
+def capacity_record(matches=True) -> records.Capacity:
     memories, contexts = [24, 80], [2048, 8192]
     rows = []
     for dtype in ("float32", "bfloat16"):
@@ -356,10 +344,10 @@ def capacity_record(matches=True) -> Capacity:
         "formula": "sequences = floor(...)",
         "run": RUN,
     }
-    return from_json(Capacity, capacity)
+    return from_json(records.Capacity, capacity)
 
 
-def sampler_record(identical=30, differ=28) -> SamplerCheck:
+def sampler_record(identical=30, differ=28) -> records.SamplerCheck:
     difference = None
     if identical < 30:
         difference = {"sample": 4, "step": 2, "token_with_cache": 7, "token_without_cache": 9}
@@ -376,7 +364,7 @@ def sampler_record(identical=30, differ=28) -> SamplerCheck:
         "run": RUN,
     }
     check["prompt"] = to_json(check["prompt"])
-    return from_json(SamplerCheck, check)
+    return from_json(records.SamplerCheck, check)
 
 
 def serve_row(batch: int, step_s: float, experts=None) -> dict:
@@ -394,7 +382,9 @@ def serve_row(batch: int, step_s: float, experts=None) -> dict:
     }
 
 
-def serve_record(binding="speed", users_by_speed=48, users_by_memory=9000, how="fit") -> Serve:
+def serve_record(
+    binding="speed", users_by_speed=48, users_by_memory=9000, how="fit"
+) -> records.Serve:
     steps = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.018, 32: 0.026, 64: 0.042}
     served = {
         "prompt_len": 201,
@@ -438,7 +428,7 @@ def serve_record(binding="speed", users_by_speed=48, users_by_memory=9000, how="
         },
         "run": RUN,
     }
-    return from_json(Serve, served)
+    return from_json(records.Serve, served)
 
 
 def task_records(**replace) -> dict:

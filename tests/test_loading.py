@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+from shapes import small_config
 
 from mminfer.checkpoints import check_keys, infer_config, read_state_dict
 from mminfer.errors import MminferError
@@ -35,16 +36,7 @@ def write_state(path, state):
 def test_infer_config_recovers_shapes_from_state_dict():
     # head_dim 24 != hidden / heads (16) and intermediate 96 != MiniMind's default: both must come
     # from the shapes, not from defaults
-    config = MiniMindConfig(
-        hidden_size=64,
-        num_hidden_layers=3,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        head_dim=24,
-        intermediate_size=96,
-        vocab_size=130,
-        max_position_embeddings=64,
-    )
+    config = small_config(layers=3, vocab=130, head_dim=24, intermediate_size=96, positions=64)
     state = MiniMindForCausalLM(config).state_dict()
     inferred = infer_config(state)
     assert (

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import CHAT_PROMPT, PRETRAIN_PROMPT, CachedStepsNudged
+from shapes import small_config
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import compare_cache, greedy_generate
@@ -418,17 +419,11 @@ def test_sharp_position_keeps_fewer_candidates_than_open_one_on_a_model_built_so
     """A model whose next-token logits depend on the last token only: blocks add nothing (o_proj and
     down_proj are zero), so the head sees the last token's embedding. After token 5 the head is flat
     (an open position); after token 6 one token stands out (a sharp position)."""
-    from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+    from mminfer.model import MiniMindForCausalLM
     from mminfer.sampling import next_token_logits
 
-    config = MiniMindConfig(
-        hidden_size=16,
-        num_hidden_layers=1,
-        vocab_size=40,
-        num_attention_heads=2,
-        num_key_value_heads=1,
-        max_position_embeddings=32,
-        tie_word_embeddings=False,
+    config = small_config(
+        hidden=16, layers=1, heads=2, kv_heads=1, vocab=40, positions=32, tie_word_embeddings=False
     )
     model = MiniMindForCausalLM(config).eval()
     with torch.no_grad():

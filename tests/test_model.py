@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from shapes import GREEDY, UNFILTERED
 
 from mminfer.model import keep_top_k, keep_top_p, top_p_mask
 
@@ -83,53 +84,26 @@ def survivors(probs: list[float], p: float) -> int:
 
 
 def test_greedy_generate_without_cache_equals_manual_loop(tiny_model):
-    out = tiny_model.generate(
-        prompt_tensor(),
-        max_new_tokens=12,
-        do_sample=False,
-        top_k=0,
-        top_p=1.0,
-        eos_token_id=None,
-        use_cache=False,
-    )
+    out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, use_cache=False, **GREEDY)
     assert torch.equal(out, manual_greedy_without_cache(tiny_model, prompt_tensor(), 12))
 
 
 def test_greedy_generate_with_cache_equals_manual_loop(tiny_model):
-    out = tiny_model.generate(
-        prompt_tensor(),
-        max_new_tokens=12,
-        do_sample=False,
-        top_k=0,
-        top_p=1.0,
-        eos_token_id=None,
-        use_cache=True,
-    )
+    out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, use_cache=True, **GREEDY)
     assert torch.equal(out, manual_greedy_with_cache(tiny_model, prompt_tensor(), 12))
 
 
 def test_generate_returns_prompt_followed_by_new_tokens(tiny_model):
-    out = tiny_model.generate(
-        prompt_tensor(), max_new_tokens=5, do_sample=False, top_k=0, top_p=1.0, eos_token_id=None
-    )
+    out = tiny_model.generate(prompt_tensor(), max_new_tokens=5, **GREEDY)
     assert out.shape == (1, len(PROMPT) + 5)
     assert out[0, : len(PROMPT)].tolist() == PROMPT
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_seeded_sampling_equals_manual_multinomial_loop(tiny_model, use_cache):
+    sampling = UNFILTERED | {"do_sample": True, "temperature": 0.7, "num_return_sequences": 4}
     torch.manual_seed(123)
-    out = tiny_model.generate(
-        prompt_tensor(),
-        max_new_tokens=8,
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=0.7,
-        eos_token_id=None,
-        use_cache=use_cache,
-        num_return_sequences=4,
-    )
+    out = tiny_model.generate(prompt_tensor(), max_new_tokens=8, use_cache=use_cache, **sampling)
     expected = manual_sampling(
         tiny_model, prompt_tensor(), 8, 0.7, rows=4, seed=123, use_cache=use_cache
     )
@@ -140,11 +114,9 @@ def test_seeded_sampling_equals_manual_multinomial_loop(tiny_model, use_cache):
 
 
 def test_generate_stops_when_every_row_has_emitted_eos(tiny_model):
-    first = tiny_model.generate(
-        prompt_tensor(), max_new_tokens=1, do_sample=False, top_k=0, top_p=1.0, eos_token_id=None
-    )[0, -1].item()
+    first = tiny_model.generate(prompt_tensor(), max_new_tokens=1, **GREEDY)[0, -1].item()
     out = tiny_model.generate(
-        prompt_tensor(), max_new_tokens=10, do_sample=False, top_k=0, top_p=1.0, eos_token_id=first
+        prompt_tensor(), max_new_tokens=10, **(GREEDY | {"eos_token_id": first})
     )
     assert out[0, len(PROMPT) :].tolist() == [first]
 
@@ -277,14 +249,7 @@ def test_minimind_and_builtin_give_identical_logits_and_cache(both_backends):
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_minimind_and_builtin_greedy_ids_are_identical(both_backends, use_cache):
     builtin, minimind = both_backends
-    kwargs = {
-        "max_new_tokens": 16,
-        "do_sample": False,
-        "top_k": 0,
-        "top_p": 1.0,
-        "eos_token_id": None,
-        "use_cache": use_cache,
-    }
+    kwargs = GREEDY | {"max_new_tokens": 16, "use_cache": use_cache}
     assert torch.equal(
         builtin.generate(prompt_tensor(), **kwargs), minimind.generate(prompt_tensor(), **kwargs)
     )

@@ -17,6 +17,7 @@ import sys
 
 import pytest
 import torch
+from shapes import GREEDY
 
 from mminfer.counting import ForwardRecorder
 from mminfer.demo.corpus import CorpusSpec, build_corpus, write_corpus
@@ -74,12 +75,11 @@ def reference_figures(model, inputs) -> dict:
     """The task's figures computed with MiniMind's generate directly."""
     tokenizer = inputs["tokenizer"]
     prompt = torch.tensor([inputs["prompt_ids"]])
-    greedy = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
     ids, fed = {}, {}
     for use_cache in (True, False):
         recorder = ForwardRecorder()
         with recorder.watching(model):
-            out = model.generate(prompt, max_new_tokens=64, use_cache=use_cache, **greedy)
+            out = model.generate(prompt, max_new_tokens=64, use_cache=use_cache, **GREEDY)
         ids[use_cache] = out[0, prompt.shape[1] :].tolist()
         fed[use_cache] = sum(recorder.fed_per_call)
     with torch.no_grad():
@@ -88,18 +88,17 @@ def reference_figures(model, inputs) -> dict:
         ).past_key_values
     distinct = {}
     question = torch.tensor([inputs["question_ids"]])
+    eos = tokenizer.eos_token_id
+    sampling = {
+        "do_sample": True,
+        "top_k": 0,
+        "top_p": 1.0,
+        "max_new_tokens": 24,
+        "num_return_sequences": 30,
+    }
     for temperature in TEMPERATURES:
         torch.manual_seed(0)
-        rows = model.generate(
-            question,
-            do_sample=True,
-            top_k=0,
-            top_p=1.0,
-            temperature=temperature,
-            max_new_tokens=24,
-            num_return_sequences=30,
-            eos_token_id=tokenizer.eos_token_id,
-        )
+        rows = model.generate(question, temperature=temperature, eos_token_id=eos, **sampling)
         answers = set()
         for row in rows[:, question.shape[1] :].tolist():
             if tokenizer.eos_token_id in row:

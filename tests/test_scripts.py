@@ -23,76 +23,55 @@ def val_data(tiny_corpus, tmp_path_factory) -> Path:
     return write_corpus(tiny_corpus, tmp_path_factory.mktemp("data"))["pretrain_val.jsonl"]
 
 
-def run_by_hand(script: str, *flags) -> None:
-    argv = sys.argv
-    sys.argv = [str(SCRIPTS / script), *map(str, flags), "--backend", "builtin"]
+def run_by_hand(script: str, **flags) -> None:
+    """Run ``script`` as ``python scripts/<script> --name value ...`` (a list: several values)."""
+    argv = [str(SCRIPTS / script)]
+    for name, value in flags.items():
+        values = value if isinstance(value, list) else [value]
+        argv += ["--" + name.replace("_", "-"), *map(str, values)]
+    saved = sys.argv
+    sys.argv = [*argv, "--backend", "builtin"]
     try:
         runpy.run_path(str(SCRIPTS / script), run_name="__main__")
     finally:
-        sys.argv = argv
+        sys.argv = saved
 
 
 def read(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def test_cache_by_hand(tiny_checkpoint, tiny_tokenizer_dir, val_data, tmp_path):
-    run_by_hand(
-        "cache.py",
-        "--pretrain",
-        tiny_checkpoint,
-        "--tokenizer",
-        tiny_tokenizer_dir,
-        "--val-data",
-        val_data,
-        "--docs",
-        2,
-        "--prompt-tokens",
-        20,
-        "--new-tokens",
-        4,
-        "--outdir",
-        tmp_path,
-    )
+@pytest.fixture
+def prompt_flags(tiny_checkpoint, tiny_tokenizer_dir, val_data) -> dict:
+    """The task's prompt from 2 documents, 20 tokens after bos, then 4 new tokens."""
+    return {
+        "pretrain": tiny_checkpoint,
+        "tokenizer": tiny_tokenizer_dir,
+        "val_data": val_data,
+        "docs": 2,
+        "prompt_tokens": 20,
+        "new_tokens": 4,
+    }
+
+
+def test_cache_by_hand(prompt_flags, tmp_path):
+    run_by_hand("cache.py", **prompt_flags, outdir=tmp_path)
     count = read(tmp_path / "count.json")
     assert (count["prompt_len"], count["new_tokens"]) == (21, 4)  # bos + 20, as the flags said
     assert read(tmp_path / "same.json")["same_ids"] is True
 
 
-def test_time_by_hand(tiny_checkpoint, tiny_tokenizer_dir, val_data, tmp_path):
+def test_time_by_hand(prompt_flags, tmp_path):
+    out = tmp_path / "time.json"
     run_by_hand(
-        "time_generation.py",
-        "--pretrain",
-        tiny_checkpoint,
-        "--tokenizer",
-        tiny_tokenizer_dir,
-        "--val-data",
-        val_data,
-        "--docs",
-        2,
-        "--prompt-tokens",
-        20,
-        "--new-tokens",
-        4,
-        "--warmup",
-        1,
-        "--runs",
-        2,
-        "--max-runs",
-        2,
-        "--threads",
-        1,
-        "--out",
-        tmp_path / "time.json",
+        "time_generation.py", **prompt_flags, warmup=1, runs=2, max_runs=2, threads=1, out=out
     )
-    timing = read(tmp_path / "time.json")
+    timing = read(out)
     assert (timing["new_tokens"], timing["runs"], timing["threads"]) == (4, 2, 1)
 
 
 def test_kvbytes_by_hand(tiny_checkpoint, tmp_path):
-    run_by_hand(
-        "kvbytes.py", "--pretrain", tiny_checkpoint, "--tokens", 12, "--out", tmp_path / "kv.json"
-    )
+    run_by_hand("kvbytes.py", pretrain=tiny_checkpoint, tokens=12, out=tmp_path / "kv.json")
     kv = read(tmp_path / "kv.json")
     assert kv["tokens"] == 12 and kv["measured_bytes"] == kv["formula_bytes"]
 
@@ -100,19 +79,12 @@ def test_kvbytes_by_hand(tiny_checkpoint, tmp_path):
 def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path):
     run_by_hand(
         "temperature.py",
-        "--sft",
-        tiny_sft_checkpoint,
-        "--tokenizer",
-        tiny_tokenizer_dir,
-        "--temperatures",
-        1.0,
-        0.3,
-        "--samples",
-        3,
-        "--new-tokens",
-        3,
-        "--out",
-        tmp_path / "temp.json",
+        sft=tiny_sft_checkpoint,
+        tokenizer=tiny_tokenizer_dir,
+        temperatures=[1.0, 0.3],
+        samples=3,
+        new_tokens=3,
+        out=tmp_path / "temp.json",
     )
     temp = read(tmp_path / "temp.json")
     assert list(temp) == ["0.3", "1.0"] and temp["0.3"]["samples"] == 3
@@ -121,17 +93,11 @@ def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path):
 def test_topp_by_hand(tiny_checkpoint, tiny_tokenizer_dir, tmp_path):
     run_by_hand(
         "topp.py",
-        "--pretrain",
-        tiny_checkpoint,
-        "--tokenizer",
-        tiny_tokenizer_dir,
-        "--ps",
-        0.5,
-        0.9,
-        "--out",
-        tmp_path / "topp.json",
-        "--detail",
-        tmp_path / "detail.json",
+        pretrain=tiny_checkpoint,
+        tokenizer=tiny_tokenizer_dir,
+        ps=[0.5, 0.9],
+        out=tmp_path / "topp.json",
+        detail=tmp_path / "detail.json",
     )
     assert list(read(tmp_path / "topp.json")) == ["0.5", "0.9"]
     assert read(tmp_path / "detail.json")["ps"] == [0.5, 0.9]
@@ -139,14 +105,6 @@ def test_topp_by_hand(tiny_checkpoint, tiny_tokenizer_dir, tmp_path):
 
 def test_a_model_flag_outside_the_schemas_values_is_refused(tiny_checkpoint, tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
-        run_by_hand(
-            "kvbytes.py",
-            "--pretrain",
-            tiny_checkpoint,
-            "--out",
-            tmp_path / "kv.json",
-            "--dtype",
-            "fp8",
-        )
+        run_by_hand("kvbytes.py", pretrain=tiny_checkpoint, out=tmp_path / "kv.json", dtype="fp8")
     assert exited.value.code == 2 and "invalid choice: 'fp8'" in capsys.readouterr().err
     assert not (tmp_path / "kv.json").exists()

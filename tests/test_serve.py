@@ -5,6 +5,7 @@ real decode of the tiny model."""
 from __future__ import annotations
 
 import pytest
+from shapes import GREEDY, small_config
 
 from mminfer.kvcache import kv_formula_bytes
 from mminfer.records import BatchStep
@@ -112,19 +113,10 @@ def test_a_moe_decode_counts_the_experts_a_step_touches(tmp_path, tiny_run):
     import torch
 
     from mminfer.loading import load_model
-    from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+    from mminfer.model import MiniMindForCausalLM
 
     torch.manual_seed(0)
-    config = MiniMindConfig(
-        hidden_size=64,
-        num_hidden_layers=2,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-        vocab_size=600,
-        use_moe=True,
-        num_experts=4,
-        max_position_embeddings=128,
-    )
+    config = small_config(use_moe=True, num_experts=4, positions=128)
     torch.save(MiniMindForCausalLM(config).state_dict(), tmp_path / "moe.pth")
     loaded = load_model(tmp_path / "moe.pth")
     served = serve(
@@ -142,11 +134,10 @@ def test_each_user_of_a_batch_decodes_what_one_user_from_its_first_token_does(ti
 
     cache, first_tokens = prompt_start(tiny_model, PROMPT, 3, "cpu")
     assert len(set(first_tokens)) == 3  # three users, three different continuations
-    greedy = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
     rows = torch.tensor([PROMPT + [token] for token in first_tokens])
     batch = tiny_model.generate(
-        rows, max_new_tokens=4, past_key_values=repeated(cache, 3), **greedy
+        rows, max_new_tokens=4, past_key_values=repeated(cache, 3), **GREEDY
     )
     for row, token in zip(batch, first_tokens):
-        alone = tiny_model.generate(torch.tensor([PROMPT + [token]]), max_new_tokens=4, **greedy)
+        alone = tiny_model.generate(torch.tensor([PROMPT + [token]]), max_new_tokens=4, **GREEDY)
         assert torch.equal(row, alone[0])

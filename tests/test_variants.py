@@ -14,6 +14,7 @@ import sys
 
 import pytest
 import torch
+from shapes import GREEDY
 
 from mminfer.checkpoints import rope_settings
 from mminfer.errors import MminferError
@@ -57,15 +58,7 @@ def load(path, backend="builtin", lora=None, minimind_src=None, **overrides):
 
 
 def greedy(model, use_cache: bool) -> torch.Tensor:
-    return model.generate(
-        PROMPT,
-        max_new_tokens=10,
-        do_sample=False,
-        top_k=0,
-        top_p=1.0,
-        eos_token_id=None,
-        use_cache=use_cache,
-    )
+    return model.generate(PROMPT, max_new_tokens=10, use_cache=use_cache, **GREEDY)
 
 
 # --- MoE ---------------------------------------------------------------------------------------

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from shapes import small_config
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
@@ -85,13 +86,7 @@ def course_inputs(tmp_path_factory) -> dict:
     write_corpus(corpus, root / "data")
     train_tokenizer(tokenizer_training_texts(corpus), 500, root / "tokenizer")
     vocab = load_tokenizer(root / "tokenizer").vocab_size
-    config = MiniMindConfig(
-        hidden_size=64,
-        num_hidden_layers=2,
-        vocab_size=vocab,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-    )
+    config = small_config(vocab=vocab)
     for name, seed in (("pretrain", 0), ("sft", 1)):
         torch.manual_seed(seed)
         save_state_dict(MiniMindForCausalLM(config), root / f"{name}.pth")
@@ -353,15 +348,7 @@ def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_input
     small = tmp_path / "small_vocab.pth"  # 64 embedding rows against a tokenizer of ~500 ids
     torch.manual_seed(0)
     save_state_dict(
-        MiniMindForCausalLM(
-            MiniMindConfig(
-                hidden_size=64,
-                num_hidden_layers=2,
-                vocab_size=64,
-                num_attention_heads=4,
-                num_key_value_heads=2,
-            )
-        ),
+        MiniMindForCausalLM(small_config(vocab=64)),
         small,
     )
     outdir = tmp_path / "out"

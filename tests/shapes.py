@@ -1,0 +1,34 @@
+"""What the tests build models and generations from: a small MiniMind config from a few numbers,
+and generate's settings with every filter off and no eos (greedy: argmax)."""
+
+from __future__ import annotations
+
+from mminfer.model import MiniMindConfig
+
+UNFILTERED = {"top_k": 0, "top_p": 1.0, "eos_token_id": None}  # every token a candidate, no eos
+GREEDY = UNFILTERED | {"do_sample": False}
+
+
+def small_config(
+    hidden: int = 64,
+    layers: int = 2,
+    heads: int = 4,
+    kv_heads: int = 2,
+    vocab: int = 600,
+    positions: int | None = None,
+    **settings,
+) -> MiniMindConfig:
+    """A MiniMind config ``hidden`` wide and ``layers`` deep; ``settings``: any other field.
+
+    ``positions``: max_position_embeddings (None: MiniMind's default).
+    """
+    shape = {
+        "hidden_size": hidden,
+        "num_hidden_layers": layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": kv_heads,
+        "vocab_size": vocab,
+    }
+    if positions is not None:
+        shape["max_position_embeddings"] = positions
+    return MiniMindConfig(**shape, **settings)
