@@ -114,23 +114,24 @@ def read_folder_config(path: str | Path) -> dict:
 # --- the config the weights call for -------------------------------------------------------------
 
 
-def layer_count(state: dict[str, torch.Tensor]) -> int:
-    layers = set()
+def numbers_in_keys(state: dict[str, torch.Tensor], pattern: str) -> set[int]:
+    """The numbers that ``pattern``'s one group matches at the start of the state_dict's keys."""
+    numbers = set()
     for key in state:
-        match = re.match(r"model\.layers\.(\d+)\.", key)
+        match = re.match(pattern, key)
         if match:
-            layers.add(int(match.group(1)))
-    return max(layers) + 1
+            numbers.add(int(match.group(1)))
+    return numbers
+
+
+def layer_count(state: dict[str, torch.Tensor]) -> int:
+    """The blocks of the checkpoint (model.layers.<i>.*)."""
+    return max(numbers_in_keys(state, r"model\.layers\.(\d+)\.")) + 1
 
 
 def expert_count(state: dict[str, torch.Tensor]) -> int:
     """The experts of layer 0 of a MoE checkpoint (model.layers.0.mlp.experts.<i>.*)."""
-    experts = set()
-    for key in state:
-        match = re.match(r"model\.layers\.0\.mlp\.experts\.(\d+)\.", key)
-        if match:
-            experts.add(int(match.group(1)))
-    return len(experts)
+    return len(numbers_in_keys(state, r"model\.layers\.0\.mlp\.experts\.(\d+)\."))
 
 
 def shape_config(state: dict[str, torch.Tensor], path) -> dict:
