@@ -57,7 +57,7 @@ def add_setting(parser: argparse.ArgumentParser, key: str) -> None:
     and description (``cache.new_tokens`` -> ``--new-tokens``)."""
     name = "--" + key.split(".")[-1].replace("_", "-")
     value, allowed, description = schema_of(key)
-    shown = f"{description} (config key {key}; default {value})"
+    shown = f"{description} (config key {key}; default {value})".replace("%", "%%")  # argparse
     if isinstance(value, bool):
         parser.add_argument(name, action=argparse.BooleanOptionalAction, default=value, help=shown)
     elif isinstance(value, dict):
