@@ -55,6 +55,22 @@ class ModelSpec:
     model_set: str = "custom"
 
 
+@dataclass(frozen=True)
+class ModelSource:
+    """The checkpoint a job opens, and how: a rule's checkpoint input with its ``params.model``.
+
+    ``input_key`` is the input that named the checkpoint ("pretrain" or "sft"), for messages;
+    ``threads`` is torch's CPU threads (None: leave torch's choice); ``lora`` is the SFT model's
+    LoRA file (config key sft_lora), or None.
+    """
+
+    checkpoint: str | Path
+    spec: ModelSpec
+    threads: int | None
+    input_key: str = "pretrain"
+    lora: str | Path | None = None
+
+
 @dataclass
 class LoadedModel:
     model: torch.nn.Module
@@ -193,13 +209,11 @@ def active_parameters(model: torch.nn.Module, config: MiniMindConfig) -> int:
 # --- opening a model for a job -------------------------------------------------------------------
 
 
-def open_model(
-    checkpoint, model: ModelSpec, threads: int | None, lora: str | Path | None = None
-) -> LoadedModel:
+def open_model(source: ModelSource) -> LoadedModel:
     """Set torch's threads first (two 1-thread jobs must not each take every core), then load."""
-    if threads:
-        torch.set_num_threads(threads)
-    loaded = load_model(checkpoint, model, lora)
+    if source.threads:
+        torch.set_num_threads(source.threads)
+    loaded = load_model(source.checkpoint, source.spec, source.lora)
     config = loaded.config
     architecture = "dense"
     if config.use_moe:
@@ -207,7 +221,7 @@ def open_model(
     log.info(
         "loaded %s with backend %s on %s (%s), %d threads: %d layers, hidden %d, heads %d, "
         "kv heads %d, head_dim %d, vocab %d, %s, %s head, rope scaling %s, LoRA %s",
-        checkpoint,
+        source.checkpoint,
         loaded.backend,
         loaded.device,
         dtype_name(loaded.dtype),
@@ -226,25 +240,15 @@ def open_model(
     return loaded
 
 
-def open_with_tokenizer(
-    checkpoint,
-    tokenizer,
-    model: ModelSpec,
-    threads: int | None,
-    checkpoint_key: str,
-    lora: str | Path | None = None,
-) -> tuple[LoadedModel, Tokenizer]:
-    """The model and its tokenizer, checked to fit each other.
-
-    ``checkpoint_key`` is the input the checkpoint was set by: "pretrain" or "sft".
-    """
-    loaded = open_model(checkpoint, model, threads, lora)
+def open_with_tokenizer(source: ModelSource, tokenizer) -> tuple[LoadedModel, Tokenizer]:
+    """The model and its tokenizer (a folder), checked to fit each other."""
+    loaded = open_model(source)
     loaded_tokenizer = load_tokenizer(tokenizer)
     check_vocab_fits(
         loaded_tokenizer,
         loaded.config.vocab_size,
-        input_source(model.model_set, "tokenizer", tokenizer),
-        input_source(model.model_set, checkpoint_key, checkpoint),
+        input_source(source.spec.model_set, "tokenizer", tokenizer),
+        input_source(source.spec.model_set, source.input_key, source.checkpoint),
     )
     return loaded, loaded_tokenizer
 

@@ -103,27 +103,44 @@ PROMPT_KEYS = ["cache.docs", "cache.prompt_tokens", "cache.new_tokens"]
 MODEL_KEYS = ["backend", "minimind_src", "device", "dtype", "model"]
 
 
-def tokenizer_folder(files) -> Path:
+def tokenizer_folder(files) -> str:
     """The folder of a rule's tokenizer input (tokenizer.json and tokenizer_config.json)."""
-    return Path(files[0]).parent
+    return str(Path(files[0]).parent)
 
 
-def hand_arguments(args: argparse.Namespace, *leave: str) -> dict:
-    """A job's keyword arguments from a hand run's flags, named like the job's parameters.
+def hand_model(args: argparse.Namespace, checkpoint: str, input_key: str = "pretrain", lora=None):
+    """The ModelSource of a hand run: ``checkpoint`` opened as its model flags and --threads say.
 
-    The model flags become the ModelSpec a rule builds from ``params.model``; every other flag is
-    passed as given, except --log and the flags in ``leave`` (the script passes those itself).
+    The model flags (MODEL_KEYS) become the ModelSpec a rule builds from ``params.model``.
     """
-    from mminfer.loading import ModelSpec  # torch: only once a job runs
+    from mminfer.loading import ModelSource, ModelSpec  # torch: only once a job runs
 
-    arguments = vars(args).copy()
-    fields = {}
-    for field in ("backend", "minimind_src", "device", "dtype"):
-        fields[field] = arguments.pop(field)
-    model = ModelSpec(**fields, overrides=arguments.pop("model"))
-    for name in ("log", *leave):
-        del arguments[name]
-    return arguments | {"model": model}
+    spec = ModelSpec(
+        backend=args.backend,
+        minimind_src=args.minimind_src,
+        device=args.device,
+        dtype=args.dtype,
+        overrides=args.model,
+    )
+    return ModelSource(
+        checkpoint=checkpoint,
+        spec=spec,
+        threads=args.threads,
+        input_key=input_key,
+        lora=lora,
+    )
+
+
+def hand_prompt(args: argparse.Namespace):
+    """The task prompt of a hand run: from --tokenizer, --val-data, --docs and --prompt-tokens."""
+    from mminfer.records import PretrainPrompt
+
+    return PretrainPrompt(
+        tokenizer=args.tokenizer,
+        val_data=args.val_data,
+        docs=args.docs,
+        prompt_tokens=args.prompt_tokens,
+    )
 
 
 def rule_only(rule: str, target: str) -> None:

@@ -10,20 +10,33 @@ new_tokens, fed_with_cache, fed_without_cache, ...). Run by the workflow's `cach
 from pathlib import Path
 
 from mminfer.jobs.cache import cache_job
-from mminfer.loading import ModelSpec
-from mminfer.script import PROMPT_FILES, PROMPT_KEYS, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.loading import ModelSource, ModelSpec
+from mminfer.records import PretrainPrompt
+from mminfer.script import (
+    PROMPT_FILES,
+    PROMPT_KEYS,
+    cli,
+    hand_model,
+    hand_prompt,
+    job_log,
+    tokenizer_folder,
+)
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         cache_job(
-            pretrain=snakemake.input.pretrain,
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            val_data=snakemake.input.val_data,
-            docs=snakemake.params.docs,
-            prompt_tokens=snakemake.params.prompt_tokens,
+            model=ModelSource(
+                checkpoint=snakemake.input.pretrain,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.threads,
+            ),
+            prompt=PretrainPrompt(
+                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+                val_data=snakemake.input.val_data,
+                docs=snakemake.params.docs,
+                prompt_tokens=snakemake.params.prompt_tokens,
+            ),
             new_tokens=snakemake.params.new_tokens,
-            model=ModelSpec(**snakemake.params.model),
-            threads=snakemake.threads,
             same_out=snakemake.output.same,
             count_out=snakemake.output.counts,
         )
@@ -35,7 +48,9 @@ elif __name__ == "__main__":
     )
     with job_log(args.log):
         cache_job(
-            **hand_arguments(args, "outdir"),
+            model=hand_model(args, args.pretrain),
+            prompt=hand_prompt(args),
+            new_tokens=args.new_tokens,
             same_out=Path(args.outdir) / "same.json",
             count_out=Path(args.outdir) / "count.json",
         )

@@ -6,17 +6,19 @@ Run by the workflow's `kvbytes` rule, or by hand:
 """
 
 from mminfer.jobs.kvbytes import kvbytes_job
-from mminfer.loading import ModelSpec
-from mminfer.script import PRETRAIN, cli, hand_arguments, job_log
+from mminfer.loading import ModelSource, ModelSpec
+from mminfer.script import PRETRAIN, cli, hand_model, job_log
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         kvbytes_job(
-            pretrain=snakemake.input.pretrain,
+            model=ModelSource(
+                checkpoint=snakemake.input.pretrain,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.threads,
+            ),
             tokens=snakemake.params.tokens,
             seed=snakemake.params.seed,
-            model=ModelSpec(**snakemake.params.model),
-            threads=snakemake.threads,
             out=snakemake.output[0],
         )
 elif __name__ == "__main__":
@@ -26,4 +28,9 @@ elif __name__ == "__main__":
         keys=["kvbytes.tokens", "kvbytes.seed"],
     )
     with job_log(args.log):
-        kvbytes_job(**hand_arguments(args))
+        kvbytes_job(
+            model=hand_model(args, args.pretrain),
+            tokens=args.tokens,
+            seed=args.seed,
+            out=args.out,
+        )

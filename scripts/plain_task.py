@@ -23,10 +23,10 @@ from mminfer import greedy, kvcache, sampling, timing  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_text_atomic  # noqa: E402
 from mminfer.jobs.opening import open_for_chat, open_for_task_prompt  # noqa: E402
-from mminfer.loading import ModelSpec, run_info  # noqa: E402
+from mminfer.loading import ModelSource, ModelSpec, run_info  # noqa: E402
 from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
 from mminfer.prompts import check_length, prefix_prompt  # noqa: E402
-from mminfer.records import write_record  # noqa: E402
+from mminfer.records import PretrainPrompt, write_record  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
 
 
@@ -53,15 +53,16 @@ def main() -> None:
     model_spec = ModelSpec(**model_params(config, inputs["model_set"]))  # as the rules load it
 
     # the pretrained model, loaded once, with the rules' loading and checks
-    pretrained, tokenizer, prompt_ids, prompt = open_for_task_prompt(
-        inputs["pretrain"],
-        inputs["tokenizer"],
-        inputs["val_data"],
-        cache["docs"],
-        cache["prompt_tokens"],
+    prompt = PretrainPrompt(
+        tokenizer=str(inputs["tokenizer"]),
+        val_data=str(inputs["val_data"]),
+        docs=cache["docs"],
+        prompt_tokens=cache["prompt_tokens"],
+    )
+    pretrained, tokenizer, prompt_ids = open_for_task_prompt(
+        ModelSource(checkpoint=inputs["pretrain"], spec=model_spec, threads=args.threads),
+        prompt,
         cache["new_tokens"],
-        model_spec,
-        args.threads,
         "cache.prompt_tokens + cache.new_tokens",
     )
     pretrained_run = run_info(pretrained)
@@ -101,15 +102,15 @@ def main() -> None:
     write_record(outdir / TASK_JSON["topp"], survivors)
 
     # step 5: distinct answers of the SFT model per temperature (threads already set)
+    sft_model = ModelSource(
+        checkpoint=inputs["sft"],
+        spec=model_spec,
+        threads=None,  # already set
+        input_key="sft",
+        lora=inputs["sft_lora"],
+    )
     sft, _, question_ids, chat = open_for_chat(
-        inputs["sft"],
-        inputs["sft_lora"],
-        inputs["tokenizer"],
-        temp["question"],
-        temp["seed"],
-        temp["chatml_fallback"],
-        model_spec,
-        None,  # threads already set
+        sft_model, inputs["tokenizer"], temp["question"], temp["seed"], temp["chatml_fallback"]
     )
     answers = sampling.temperature_experiment(
         sft.model,

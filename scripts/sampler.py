@@ -4,14 +4,19 @@ The same seed with the cache and without, and a second seed with the cache.
 """
 
 from mminfer.jobs.sampling import sampler_job
-from mminfer.loading import ModelSpec
+from mminfer.loading import ModelSource, ModelSpec
 from mminfer.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         sampler_job(
-            sft=snakemake.input.sft,
-            sft_lora=snakemake.input.sft_lora or None,  # none: an empty input
+            model=ModelSource(
+                checkpoint=snakemake.input.sft,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.threads,
+                input_key="sft",
+                lora=snakemake.input.sft_lora or None,  # none: an empty input
+            ),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             question=snakemake.params.question,
             samples=snakemake.params.samples,
@@ -20,8 +25,6 @@ if "snakemake" in globals():
             chatml_fallback=snakemake.params.chatml_fallback,
             temperature=snakemake.params.temperature,
             second_seed=snakemake.params.second_seed,
-            model=ModelSpec(**snakemake.params.model),
-            threads=snakemake.threads,
             out=snakemake.output[0],
         )
 elif __name__ == "__main__":

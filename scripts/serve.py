@@ -4,17 +4,24 @@ Writes serve.json.
 """
 
 from mminfer.jobs.scaling import serve_job
-from mminfer.loading import ModelSpec
+from mminfer.loading import ModelSource, ModelSpec
+from mminfer.records import PretrainPrompt
 from mminfer.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         serve_job(
-            pretrain=snakemake.input.pretrain,
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            val_data=snakemake.input.val_data,
-            docs=snakemake.params.docs,
-            prompt_tokens=snakemake.params.prompt_tokens,
+            model=ModelSource(
+                checkpoint=snakemake.input.pretrain,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
+            ),
+            prompt=PretrainPrompt(
+                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+                val_data=snakemake.input.val_data,
+                docs=snakemake.params.docs,
+                prompt_tokens=snakemake.params.prompt_tokens,
+            ),
             batches=snakemake.params.batches,
             decode_steps=snakemake.params.decode_steps,
             warmup=snakemake.params.warmup,
@@ -22,8 +29,6 @@ if "snakemake" in globals():
             memory_cap_gib=snakemake.params.memory_cap_gib,
             tokens_per_second=snakemake.params.tokens_per_second,
             context=snakemake.params.context,
-            model=ModelSpec(**snakemake.params.model),
-            threads=snakemake.params.threads or snakemake.threads,  # time.threads, else the rule's
             out=snakemake.output[0],
         )
 elif __name__ == "__main__":

@@ -7,14 +7,19 @@ Run by the workflow's `temp` rule, or by hand:
 """
 
 from mminfer.jobs.sampling import temp_job
-from mminfer.loading import ModelSpec
-from mminfer.script import SFT, TOKENIZER, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.loading import ModelSource, ModelSpec
+from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         temp_job(
-            sft=snakemake.input.sft,
-            sft_lora=snakemake.input.sft_lora or None,  # none: an empty input
+            model=ModelSource(
+                checkpoint=snakemake.input.sft,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.threads,
+                input_key="sft",
+                lora=snakemake.input.sft_lora or None,  # none: an empty input
+            ),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             question=snakemake.params.question,
             temperatures=snakemake.params.temperatures,
@@ -22,8 +27,6 @@ if "snakemake" in globals():
             new_tokens=snakemake.params.new_tokens,
             seed=snakemake.params.seed,
             chatml_fallback=snakemake.params.chatml_fallback,
-            model=ModelSpec(**snakemake.params.model),
-            threads=snakemake.threads,
             out=snakemake.output[0],
         )
 elif __name__ == "__main__":
@@ -41,4 +44,14 @@ elif __name__ == "__main__":
         ],
     )
     with job_log(args.log):
-        temp_job(**hand_arguments(args))
+        temp_job(
+            model=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
+            tokenizer=args.tokenizer,
+            question=args.question,
+            temperatures=args.temperatures,
+            samples=args.samples,
+            new_tokens=args.new_tokens,
+            seed=args.seed,
+            chatml_fallback=args.chatml_fallback,
+            out=args.out,
+        )

@@ -9,23 +9,36 @@ standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 """
 
 from mminfer.jobs.cache import time_job
-from mminfer.loading import ModelSpec
-from mminfer.script import PROMPT_FILES, PROMPT_KEYS, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.loading import ModelSource, ModelSpec
+from mminfer.records import PretrainPrompt
+from mminfer.script import (
+    PROMPT_FILES,
+    PROMPT_KEYS,
+    cli,
+    hand_model,
+    hand_prompt,
+    job_log,
+    tokenizer_folder,
+)
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         time_job(
-            pretrain=snakemake.input.pretrain,
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            val_data=snakemake.input.val_data,
-            docs=snakemake.params.docs,
-            prompt_tokens=snakemake.params.prompt_tokens,
+            model=ModelSource(
+                checkpoint=snakemake.input.pretrain,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
+            ),
+            prompt=PretrainPrompt(
+                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+                val_data=snakemake.input.val_data,
+                docs=snakemake.params.docs,
+                prompt_tokens=snakemake.params.prompt_tokens,
+            ),
             new_tokens=snakemake.params.new_tokens,
             warmup=snakemake.params.warmup,
             runs=snakemake.params.runs,
             max_runs=snakemake.params.max_runs,
-            model=ModelSpec(**snakemake.params.model),
-            threads=snakemake.params.threads or snakemake.threads,  # time.threads, else the rule's
             out=snakemake.output[0],
         )
 elif __name__ == "__main__":
@@ -35,4 +48,12 @@ elif __name__ == "__main__":
         keys=[*PROMPT_KEYS, "time.warmup", "time.runs", "time.max_runs"],
     )
     with job_log(args.log):
-        time_job(**hand_arguments(args))
+        time_job(
+            model=hand_model(args, args.pretrain),
+            prompt=hand_prompt(args),
+            new_tokens=args.new_tokens,
+            warmup=args.warmup,
+            runs=args.runs,
+            max_runs=args.max_runs,
+            out=args.out,
+        )

@@ -7,19 +7,21 @@ Run by the workflow's `topp` rule, or by hand:
 """
 
 from mminfer.jobs.sampling import topp_job
-from mminfer.loading import ModelSpec
-from mminfer.script import PRETRAIN, TOKENIZER, cli, hand_arguments, job_log, tokenizer_folder
+from mminfer.loading import ModelSource, ModelSpec
+from mminfer.script import PRETRAIN, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         topp_job(
-            pretrain=snakemake.input.pretrain,
+            model=ModelSource(
+                checkpoint=snakemake.input.pretrain,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.threads,
+            ),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             prefix=snakemake.params.prefix,
             sharp_prefix=snakemake.params.sharp_prefix,
             ps=snakemake.params.ps,
-            model=ModelSpec(**snakemake.params.model),
-            threads=snakemake.threads,
             topp_out=snakemake.output.topp,
             detail_out=snakemake.output.detail,
         )
@@ -35,4 +37,12 @@ elif __name__ == "__main__":
         keys=["topp.prefix", "topp.sharp_prefix", "topp.ps"],
     )
     with job_log(args.log):
-        topp_job(**hand_arguments(args, "out", "detail"), topp_out=args.out, detail_out=args.detail)
+        topp_job(
+            model=hand_model(args, args.pretrain),
+            tokenizer=args.tokenizer,
+            prefix=args.prefix,
+            sharp_prefix=args.sharp_prefix,
+            ps=args.ps,
+            topp_out=args.out,
+            detail_out=args.detail,
+        )

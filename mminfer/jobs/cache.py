@@ -6,29 +6,18 @@ import logging
 
 from mminfer import greedy, timing
 from mminfer.jobs.opening import open_for_task_prompt
-from mminfer.loading import ModelSpec, run_info
-from mminfer.records import write_record
+from mminfer.loading import ModelSource, run_info
+from mminfer.records import PretrainPrompt, write_record
 
 log = logging.getLogger("mminfer")
 
 PROMPT_KEYS = "cache.prompt_tokens + cache.new_tokens"
 
 
-def cache_job(
-    pretrain,
-    tokenizer,
-    val_data,
-    docs: int,
-    prompt_tokens: int,
-    new_tokens: int,
-    model: ModelSpec,
-    threads: int | None,
-    same_out,
-    count_out,
-):
+def cache_job(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out, count_out):
     """Steps 1-2 -> same.json (same tokens?) and count.json (tokens fed)."""
-    loaded, loaded_tokenizer, prompt_ids, prompt = open_for_task_prompt(
-        pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, threads, PROMPT_KEYS
+    loaded, loaded_tokenizer, prompt_ids = open_for_task_prompt(
+        model, prompt, new_tokens, PROMPT_KEYS
     )
     same, count = greedy.compare_cache(
         loaded.model,
@@ -56,23 +45,16 @@ def cache_job(
 
 
 def time_job(
-    pretrain,
-    tokenizer,
-    val_data,
-    docs: int,
-    prompt_tokens: int,
+    model: ModelSource,
+    prompt: PretrainPrompt,
     new_tokens: int,
     warmup: int,
     runs: int,
     max_runs: int,
-    model: ModelSpec,
-    threads: int | None,
     out,
 ):
     """Step 3 -> time.json (threads: config key time.threads, else every core the rule gets)."""
-    loaded, _, prompt_ids, _ = open_for_task_prompt(
-        pretrain, tokenizer, val_data, docs, prompt_tokens, new_tokens, model, threads, PROMPT_KEYS
-    )
+    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, PROMPT_KEYS)
     timed = timing.time_cache(
         loaded.model,
         prompt_ids,

@@ -6,15 +6,14 @@ import logging
 
 from mminfer import sampling
 from mminfer.jobs.opening import open_for_chat
-from mminfer.loading import ModelSpec, open_with_tokenizer, run_info
+from mminfer.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
 
 log = logging.getLogger("mminfer")
 
 
 def temp_job(
-    sft,
-    sft_lora,
+    model: ModelSource,
     tokenizer,
     question: str,
     temperatures: list[float],
@@ -22,13 +21,11 @@ def temp_job(
     new_tokens: int,
     seed: int,
     chatml_fallback: bool,
-    model: ModelSpec,
-    threads: int | None,
     out,
 ):
-    """Step 5 -> temp.json (``sft_lora``: the SFT model's LoRA file, or None)."""
+    """Step 5 -> temp.json."""
     loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
-        sft, sft_lora, tokenizer, question, seed, chatml_fallback, model, threads
+        model, tokenizer, question, seed, chatml_fallback
     )
     temperatures_record = sampling.temperature_experiment(
         loaded.model,
@@ -56,8 +53,7 @@ def temp_job(
 
 
 def sampler_job(
-    sft,
-    sft_lora,
+    model: ModelSource,
     tokenizer,
     question: str,
     samples: int,
@@ -66,8 +62,6 @@ def sampler_job(
     chatml_fallback: bool,
     temperature: float,
     second_seed: int,
-    model: ModelSpec,
-    threads: int | None,
     out,
 ):
     """The sampler is not the cache -> sampler.json.
@@ -76,7 +70,7 @@ def sampler_job(
     seed.
     """
     loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
-        sft, sft_lora, tokenizer, question, seed, chatml_fallback, model, threads
+        model, tokenizer, question, seed, chatml_fallback
     )
     check = sampling.sampler_check(
         loaded.model,
@@ -106,13 +100,11 @@ def sampler_job(
 
 
 def topp_job(
-    pretrain,
+    model: ModelSource,
     tokenizer,
     prefix: str,
     sharp_prefix: str,
     ps: list[float],
-    model: ModelSpec,
-    threads: int | None,
     topp_out,
     detail_out,
 ):
@@ -121,7 +113,7 @@ def topp_job(
     topp.json holds exactly the task's keys: the survivors after [bos] + prefix; topp_detail.json
     both positions, their entropy, top tokens and sorted distribution.
     """
-    loaded, loaded_tokenizer = open_with_tokenizer(pretrain, tokenizer, model, threads, "pretrain")
+    loaded, loaded_tokenizer = open_with_tokenizer(model, tokenizer)
     detail = sampling.topp_detail(
         loaded.model,
         loaded_tokenizer,

@@ -6,33 +6,26 @@ import logging
 
 from mminfer import capacity, serve, sweep
 from mminfer.jobs.opening import open_for_task_prompt
-from mminfer.loading import ModelSpec, open_model, run_info
+from mminfer.loading import ModelSource, open_model, run_info
 from mminfer.prompts import check_length
-from mminfer.records import write_record
+from mminfer.records import PretrainPrompt, write_record
 
 log = logging.getLogger("mminfer")
 
 
 def sweep_job(
-    pretrain,
-    tokenizer,
-    val_data,
-    docs: int,
-    prompt_tokens: int,
+    model: ModelSource,
+    prompt: PretrainPrompt,
     lengths: list[int],
     warmup: int,
     runs: int,
     all_steps_up_to: int,
     spread_steps: int,
-    model: ModelSpec,
-    threads: int | None,
     out,
 ):
     """Cost against generation length -> sweep.json (per-step times, every length, the fit)."""
     keys = "cache.prompt_tokens + max(sweep.lengths)"
-    loaded, _, prompt_ids, _ = open_for_task_prompt(
-        pretrain, tokenizer, val_data, docs, prompt_tokens, max(lengths), model, threads, keys
-    )
+    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, max(lengths), keys)
     max_positions = loaded.config.max_position_embeddings
     swept = sweep.sweep(
         loaded.model,
@@ -58,17 +51,15 @@ def sweep_job(
 
 
 def capacity_job(
-    pretrain,
+    model: ModelSource,
     memory_gib: list[float],
     contexts: list,
     batch: int,
     batch_context: int,
-    model: ModelSpec,
-    threads: int | None,
     out,
 ):
     """KV bytes per token per dtype and the sequences that fit on a card -> capacity.json."""
-    loaded = open_model(pretrain, model, threads)
+    loaded = open_model(model)
     check_length(batch_context, loaded.config.max_position_embeddings, "capacity.batch_context")
     fits = capacity.capacity(
         loaded.model,
@@ -90,11 +81,8 @@ def capacity_job(
 
 
 def serve_job(
-    pretrain,
-    tokenizer,
-    val_data,
-    docs: int,
-    prompt_tokens: int,
+    model: ModelSource,
+    prompt: PretrainPrompt,
     batches: list[int],
     decode_steps: int,
     warmup: int,
@@ -102,8 +90,6 @@ def serve_job(
     memory_cap_gib: float,
     tokens_per_second: float,
     context: int,
-    model: ModelSpec,
-    threads: int | None,
     out,
 ):
     """What one machine serves -> serve.json.
@@ -111,9 +97,7 @@ def serve_job(
     The decode steps per batch size, and the users by speed and by memory.
     """
     keys = "cache.prompt_tokens + serve.decode_steps + 1"
-    loaded, _, prompt_ids, _ = open_for_task_prompt(
-        pretrain, tokenizer, val_data, docs, prompt_tokens, decode_steps + 1, model, threads, keys
-    )
+    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, decode_steps + 1, keys)
     served = serve.serve(
         loaded.model,
         loaded.config,
