@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -40,6 +41,19 @@ from mminfer.timing import load_average, synced_clock
 
 NEARLY_FREE = 0.25  # a doubling of the batch is "nearly free" while the step grows less than this
 HOLDS_WITHIN = 0.25  # the fit holds where its median relative residual is below this
+
+
+@dataclass(frozen=True)
+class ServeSettings:
+    """What the serve rule measures: config section ``serve`` (its keys are these fields)."""
+
+    batches: list[int]  # batch sizes decoded (those past memory_cap_gib are left out)
+    decode_steps: int  # decode steps clocked per batch
+    warmup: int  # untimed short generations at the smallest batch first
+    prefill_up_to: int  # batches up to this size also clock their prefill
+    memory_cap_gib: float  # the largest KV cache a measured batch may hold
+    tokens_per_second: float  # each user's decode speed, for the users by speed
+    context: int  # tokens each user's cache holds, for the users by memory
 
 
 # --- memory --------------------------------------------------------------------------------------
@@ -330,35 +344,26 @@ def users_bound(
 
 
 def serve(
-    model,
-    config,
-    prompt_ids: list[int],
-    batches: list[int],
-    decode_steps: int,
-    warmup: int,
-    prefill_up_to: int,
-    memory_cap_gib: float,
-    tokens_per_second: float,
-    context: int,
-    device,
-    run: RunInfo,
+    model, config, prompt_ids: list[int], settings: ServeSettings, device, run: RunInfo
 ) -> Serve:
     """serve.json: decode at each batch size (see the module's docstring), then the bounds."""
+    decode_steps = settings.decode_steps
+    memory_cap_gib = settings.memory_cap_gib
     element = next(model.parameters()).element_size()
     cap = int(memory_cap_gib * GIB)
     tokens = len(prompt_ids) + decode_steps
-    planned = sorted({int(b) for b in batches})
+    planned = sorted({int(b) for b in settings.batches})
     within = [b for b in planned if batch_cache_bytes(config, tokens, b, element) <= cap]
     if not within:
         within = planned[:1]  # one batch is always measured
     load_before = load_average()
     start = prompt_start(model, prompt_ids, within[-1], device)
-    for _ in range(warmup):  # first-call costs: the prefill and decode kernels, once
+    for _ in range(settings.warmup):  # first-call costs: the prefill and decode kernels, once
         clocked_prefill(model, prompt_ids, within[0], device)
         decode_batch(model, config, prompt_ids, within[0], 1, device, start)
     measured = []
     for batch in within:
-        prefill = batch <= prefill_up_to
+        prefill = batch <= settings.prefill_up_to
         row = batch_step(
             model, config, prompt_ids, batch, decode_steps, device, element, start, prefill
         )
@@ -367,17 +372,17 @@ def serve(
     fit = fit_batches(measured)
     free_bytes, free_source = available_bytes(device)
     per_token = batch_cache_bytes(config, 1, 1, element)
-    fitting = min(context, config.max_position_embeddings)  # a longer context cannot run
+    fitting = min(settings.context, config.max_position_embeddings)  # a longer context cannot run
     bound = users_bound(
-        measured, fit, tokens_per_second, fitting, per_token, free_bytes, free_source
+        measured, fit, settings.tokens_per_second, fitting, per_token, free_bytes, free_source
     )
     return Serve(
         prompt_len=len(prompt_ids),
         decode_steps=decode_steps,
-        warmup=warmup,
-        prefill_up_to=prefill_up_to,
+        warmup=settings.warmup,
+        prefill_up_to=settings.prefill_up_to,
         decode_context=tokens,
-        context_asked=context,
+        context_asked=settings.context,
         batches_planned=planned,
         memory_cap_gib=memory_cap_gib,
         left_out_by_cap=[b for b in planned if b not in within],

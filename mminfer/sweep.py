@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import itertools
 import statistics
+from dataclasses import dataclass
 
 import torch
 
@@ -32,6 +33,18 @@ from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_withou
 from mminfer.greedy import GREEDY
 from mminfer.records import Prediction, RunInfo, StepFit, Sweep, SweepPoint, SweepSteps
 from mminfer.timing import alternate, load_average, synced_clock
+
+
+@dataclass(frozen=True)
+class SweepSettings:
+    """What the sweep rule measures: config section ``sweep`` (its keys are these fields)."""
+
+    lengths: list[int]  # generation lengths reported, all read off one generation of the longest
+    warmup: int  # untimed two-token generations per method first
+    runs: int  # timed generations per method at the longest length
+    all_steps_up_to: int  # without the cache, every step of the first this-many tokens is clocked
+    spread_steps: int  # beyond that, this many uncached steps spread up to the longest
+
 
 COST_MODEL = "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs"
 TERMS = ["fixed_s_with_cache", "fixed_s_without_cache", "per_token_s", "per_pair_s"]
@@ -334,16 +347,17 @@ def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPo
 def sweep(
     model,
     prompt_ids: list[int],
-    lengths: list[int],
-    warmup: int,
-    runs: int,
-    all_steps_up_to: int,
-    spread: int,
+    settings: SweepSettings,
     device,
     run: RunInfo,
     max_positions: int | None = None,
 ) -> Sweep:
     """sweep.json: cost against generation length after one prompt (see the module's docstring)."""
+    lengths = settings.lengths
+    warmup = settings.warmup
+    runs = settings.runs
+    all_steps_up_to = settings.all_steps_up_to
+    spread = settings.spread_steps
     if not lengths or min(lengths) < 1 or runs < 1:
         raise ValueError(f"lengths and runs must be positive, got {lengths} and {runs}")
     lengths = sorted({int(n) for n in lengths})

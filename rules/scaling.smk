@@ -20,11 +20,7 @@ rule sweep:
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
-        lengths=config["sweep"]["lengths"],
-        warmup=config["sweep"]["warmup"],
-        runs=config["sweep"]["runs"],
-        all_steps_up_to=config["sweep"]["all_steps_up_to"],
-        spread_steps=config["sweep"]["spread_steps"],
+        sweep=config["sweep"],  # every key of the section: mminfer.sweep.SweepSettings
         threads=config["time"]["threads"],  # the timing jobs' threads; null: the rule's threads
         model=model_params,
     script:
@@ -73,13 +69,7 @@ rule serve:
     params:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
-        batches=config["serve"]["batches"],
-        decode_steps=config["serve"]["decode_steps"],
-        warmup=config["serve"]["warmup"],
-        prefill_up_to=config["serve"]["prefill_up_to"],
-        memory_cap_gib=config["serve"]["memory_cap_gib"],
-        tokens_per_second=config["serve"]["tokens_per_second"],
-        context=config["serve"]["context"],
+        serve=config["serve"],  # every key of the section: mminfer.serve.ServeSettings
         threads=config["time"]["threads"],  # the timing jobs' threads; null: the rule's threads
         model=model_params,
     script:

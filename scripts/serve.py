@@ -7,6 +7,7 @@ from mminfer.jobs.scaling import serve_job
 from mminfer.loading import ModelSource, ModelSpec
 from mminfer.records import PretrainPrompt
 from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.serve import ServeSettings
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -22,13 +23,7 @@ if "snakemake" in globals():
                 docs=snakemake.params.docs,
                 prompt_tokens=snakemake.params.prompt_tokens,
             ),
-            batches=snakemake.params.batches,
-            decode_steps=snakemake.params.decode_steps,
-            warmup=snakemake.params.warmup,
-            prefill_up_to=snakemake.params.prefill_up_to,
-            memory_cap_gib=snakemake.params.memory_cap_gib,
-            tokens_per_second=snakemake.params.tokens_per_second,
-            context=snakemake.params.context,
+            settings=ServeSettings(**snakemake.params.serve),
             out=snakemake.output[0],
         )
 elif __name__ == "__main__":

@@ -4,6 +4,7 @@ from mminfer.jobs.scaling import sweep_job
 from mminfer.loading import ModelSource, ModelSpec
 from mminfer.records import PretrainPrompt
 from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.sweep import SweepSettings
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
@@ -19,11 +20,7 @@ if "snakemake" in globals():
                 docs=snakemake.params.docs,
                 prompt_tokens=snakemake.params.prompt_tokens,
             ),
-            lengths=snakemake.params.lengths,
-            warmup=snakemake.params.warmup,
-            runs=snakemake.params.runs,
-            all_steps_up_to=snakemake.params.all_steps_up_to,
-            spread_steps=snakemake.params.spread_steps,
+            settings=SweepSettings(**snakemake.params.sweep),
             out=snakemake.output[0],
         )
 elif __name__ == "__main__":

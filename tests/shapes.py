@@ -1,9 +1,10 @@
 """What the tests build models and generations from: a small MiniMind config from a few numbers,
-and generate's settings with every filter off and no eos (greedy: argmax)."""
+generate's settings with every filter off and no eos (greedy: argmax), short serve settings."""
 
 from __future__ import annotations
 
 from mminfer.model import MiniMindConfig
+from mminfer.serve import ServeSettings
 
 UNFILTERED = {"top_k": 0, "top_p": 1.0, "eos_token_id": None}  # every token a candidate, no eos
 GREEDY = UNFILTERED | {"do_sample": False}
@@ -32,3 +33,18 @@ def small_config(
     if positions is not None:
         shape["max_position_embeddings"] = positions
     return MiniMindConfig(**shape, **settings)
+
+
+def serve_settings(
+    batches: list[int], warmup: int, prefill_up_to: int, memory_cap_gib: float = 1.0
+) -> ServeSettings:
+    """Serve settings for a small model: 3 decode steps a batch, 25 tokens/s, a context of 64."""
+    return ServeSettings(
+        batches=batches,
+        decode_steps=3,
+        warmup=warmup,
+        prefill_up_to=prefill_up_to,
+        memory_cap_gib=memory_cap_gib,
+        tokens_per_second=25.0,
+        context=64,
+    )

@@ -13,12 +13,13 @@ import warnings
 import matplotlib.image
 import pytest
 from conftest import CHAT_PROMPT
+from shapes import serve_settings
 
 from mminfer import plots
 from mminfer.records import Serve, Sweep, Temperatures, TopPDetail, from_json, to_json
 from mminfer.sampling import summarize_answers, topp_detail
 from mminfer.serve import serve
-from mminfer.sweep import sweep
+from mminfer.sweep import SweepSettings, sweep
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KOREAN_ANSWERS = (
@@ -43,18 +44,8 @@ def assert_valid_png(path, min_pixels: int = 200) -> None:
 @pytest.fixture(scope="module")
 def sweep_record(tiny_model, tiny_run) -> Sweep:
     prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
-    swept = sweep(
-        tiny_model,
-        prompt,
-        [2, 4, 8],
-        warmup=0,
-        runs=1,
-        all_steps_up_to=3,
-        spread=2,
-        device="cpu",
-        run=tiny_run,
-        max_positions=64,
-    )
+    settings = SweepSettings(lengths=[2, 4, 8], warmup=0, runs=1, all_steps_up_to=3, spread_steps=2)
+    swept = sweep(tiny_model, prompt, settings, device="cpu", run=tiny_run, max_positions=64)
     return as_written(swept, Sweep)
 
 
@@ -78,9 +69,8 @@ def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
 @pytest.fixture(scope="module")
 def serve_record(tiny_model, tiny_run) -> Serve:
     prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
-    served = serve(
-        tiny_model, tiny_model.config, prompt, [1, 2, 4], 3, 0, 2, 1.0, 25.0, 64, "cpu", tiny_run
-    )
+    settings = serve_settings(batches=[1, 2, 4], warmup=0, prefill_up_to=2, memory_cap_gib=1.0)
+    served = serve(tiny_model, tiny_model.config, prompt, settings, "cpu", tiny_run)
     return as_written(served, Serve)
 
 

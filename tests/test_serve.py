@@ -5,7 +5,7 @@ real decode of the tiny model."""
 from __future__ import annotations
 
 import pytest
-from shapes import GREEDY, small_config
+from shapes import GREEDY, serve_settings, small_config
 
 from mminfer.kvcache import kv_formula_bytes
 from mminfer.records import BatchStep
@@ -96,9 +96,8 @@ def test_a_real_decode_counts_its_cache_and_leaves_out_batches_past_the_cap(tiny
     config = tiny_loaded.config
     per_batch = kv_formula_bytes(config.num_hidden_layers, len(PROMPT) + 3, 2, 16, 4)
     cap_gib = 2.5 * per_batch / 2**30  # room for batches 1 and 2, not 4
-    served = serve(
-        tiny_loaded.model, config, PROMPT, [4, 1, 2], 3, 1, 1, cap_gib, 25.0, 64, "cpu", tiny_run
-    )
+    settings = serve_settings(batches=[4, 1, 2], warmup=1, prefill_up_to=1, memory_cap_gib=cap_gib)
+    served = serve(tiny_loaded.model, config, PROMPT, settings, "cpu", tiny_run)
     assert [row.batch for row in served.batches] == [1, 2] and served.left_out_by_cap == [4]
     one, two = served.batches
     assert one.prefill_s > 0 and two.prefill_s is None  # batch 2 continues from the prompt's cache
@@ -119,9 +118,8 @@ def test_a_moe_decode_counts_the_experts_a_step_touches(tmp_path, tiny_run):
     config = small_config(use_moe=True, num_experts=4, positions=128)
     torch.save(MiniMindForCausalLM(config).state_dict(), tmp_path / "moe.pth")
     loaded = load_model(tmp_path / "moe.pth")
-    served = serve(
-        loaded.model, loaded.config, PROMPT, [1, 8], 3, 0, 1, 1.0, 25.0, 64, "cpu", tiny_run
-    )
+    settings = serve_settings(batches=[1, 8], warmup=0, prefill_up_to=1)
+    served = serve(loaded.model, loaded.config, PROMPT, settings, "cpu", tiny_run)
     one, eight = served.batches
     assert one.experts_touched == 1.0  # one token, top-1: one expert a layer
     assert 1.0 < eight.experts_touched <= 4.0  # eight users who differ route to more experts

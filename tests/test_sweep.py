@@ -15,6 +15,7 @@ import pytest
 from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
 from mminfer.records import StepFit, Sweep, from_json, to_json
 from mminfer.sweep import (
+    SweepSettings,
     attended_pairs,
     fit_step_costs,
     nonnegative_least_squares,
@@ -80,18 +81,14 @@ def fit_of(costs: dict) -> StepFit:
 
 def swept(model, run, lengths, all_steps_up_to=32, spread=8, runs=2):
     """sweep() of the tiny model after a 9-token prompt, one warm-up, on the CPU."""
-    return sweep(
-        model,
-        prompt_of(9),
-        lengths,
+    settings = SweepSettings(
+        lengths=lengths,
         warmup=1,
         runs=runs,
         all_steps_up_to=all_steps_up_to,
-        spread=spread,
-        device="cpu",
-        run=run,
-        max_positions=64,
+        spread_steps=spread,
     )
+    return sweep(model, prompt_of(9), settings, device="cpu", run=run, max_positions=64)
 
 
 @pytest.fixture(scope="module")

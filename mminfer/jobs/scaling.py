@@ -9,35 +9,23 @@ from mminfer.jobs.opening import open_for_task_prompt
 from mminfer.loading import ModelSource, open_model, run_info
 from mminfer.prompts import check_length
 from mminfer.records import PretrainPrompt, write_record
+from mminfer.serve import ServeSettings
+from mminfer.sweep import SweepSettings
 
 log = logging.getLogger("mminfer")
 
 
-def sweep_job(
-    model: ModelSource,
-    prompt: PretrainPrompt,
-    lengths: list[int],
-    warmup: int,
-    runs: int,
-    all_steps_up_to: int,
-    spread_steps: int,
-    out,
-):
+def sweep_job(model: ModelSource, prompt: PretrainPrompt, settings: SweepSettings, out):
     """Cost against generation length -> sweep.json (per-step times, every length, the fit)."""
     keys = "cache.prompt_tokens + max(sweep.lengths)"
-    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, max(lengths), keys)
-    max_positions = loaded.config.max_position_embeddings
+    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, max(settings.lengths), keys)
     swept = sweep.sweep(
         loaded.model,
         prompt_ids,
-        lengths,
-        warmup,
-        runs,
-        all_steps_up_to,
-        spread_steps,
+        settings,
         loaded.device,
         run_info(loaded),
-        max_positions,
+        loaded.config.max_position_embeddings,
     )
     log.info(
         "time ratio %s at N = %s; fit holds: %s (R² %s)",
@@ -80,37 +68,16 @@ def capacity_job(
     return fits
 
 
-def serve_job(
-    model: ModelSource,
-    prompt: PretrainPrompt,
-    batches: list[int],
-    decode_steps: int,
-    warmup: int,
-    prefill_up_to: int,
-    memory_cap_gib: float,
-    tokens_per_second: float,
-    context: int,
-    out,
-):
+def serve_job(model: ModelSource, prompt: PretrainPrompt, settings: ServeSettings, out):
     """What one machine serves -> serve.json.
 
     The decode steps per batch size, and the users by speed and by memory.
     """
     keys = "cache.prompt_tokens + serve.decode_steps + 1"
-    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, decode_steps + 1, keys)
+    new_tokens = settings.decode_steps + 1
+    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, keys)
     served = serve.serve(
-        loaded.model,
-        loaded.config,
-        prompt_ids,
-        batches,
-        decode_steps,
-        warmup,
-        prefill_up_to,
-        memory_cap_gib,
-        tokens_per_second,
-        context,
-        loaded.device,
-        run_info(loaded),
+        loaded.model, loaded.config, prompt_ids, settings, loaded.device, run_info(loaded)
     )
     for row in served.batches:
         log.info(
