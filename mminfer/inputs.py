@@ -63,12 +63,20 @@ def config_errors(config: dict, schema: dict) -> list[str]:
 
 
 def fill_defaults(config: dict, schema: dict) -> dict:
-    """Add the schema's default for every missing key, in nested sections too (in place)."""
-    for key, entry in schema.get("properties", {}).items():
+    """Add the schema's default for every missing key, in nested sections too (in place).
+
+    The keys then stand in the schema's order, so that a section a rule takes whole (its params)
+    is the same however a config file orders it: reordering keys reruns nothing.
+    """
+    properties = schema.get("properties", {})
+    for key, entry in properties.items():
         if key not in config and "default" in entry:
             config[key] = copy.deepcopy(entry["default"])
         if isinstance(config.get(key), dict) and "properties" in entry:
             fill_defaults(config[key], entry)
+    for key in properties:
+        if key in config:
+            config[key] = config.pop(key)  # to the end, in the schema's order
     return config
 
 

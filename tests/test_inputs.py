@@ -17,6 +17,7 @@ from mminfer.inputs import (
     demo_paths,
     model_params,
     parsed_config,
+    read_schema,
     resolve_inputs,
     resolve_runs,
 )
@@ -425,3 +426,27 @@ def test_sha256_of_a_folder_depends_on_names_and_contents(tmp_path):
     (folder / "b.json").rename(folder / "c.json")
     assert len({first, changed_content, sha256_of(folder)}) == 3
     assert sha256_of(folder / "a.json") != sha256_of(folder / "c.json")
+
+
+@pytest.mark.parametrize("section", ["serve", "sweep"])
+def test_a_settings_record_takes_every_key_of_its_config_section(section):
+    """The rule passes config[section] whole: a key missing from the record or the schema fails."""
+    import dataclasses
+
+    from mminfer.serve import ServeSettings
+    from mminfer.sweep import SweepSettings
+
+    record = {"serve": ServeSettings, "sweep": SweepSettings}[section]
+    fields = [field.name for field in dataclasses.fields(record)]
+    assert fields == list(read_schema()["properties"][section]["properties"])
+    defaults = parsed_config()[section]
+    assert dataclasses.asdict(record(**defaults)) == defaults
+
+
+def test_a_config_file_s_order_of_keys_changes_no_section(tmp_path):
+    """A rule takes config section sweep whole: the same values in another order are the same."""
+    keys = list(read_schema()["properties"]["sweep"]["properties"])
+    reordered = {"sweep": {"spread_steps": 4, "runs": 2}}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(reordered, sort_keys=False), encoding="utf-8")
+    sweep = parsed_config(tmp_path / "c.yaml")["sweep"]
+    assert list(sweep) == keys and sweep["spread_steps"] == 4
