@@ -285,6 +285,17 @@ def test_changed_parameter_reruns_its_rule(course_run, tmp_path):
     assert jobs == {"kvbytes", "report", "all"}
 
 
+def test_a_section_passed_whole_reruns_on_a_change_not_on_another_order(course_run, tmp_path):
+    """Rule sweep takes config section sweep whole: the same values in another order plan nothing;
+    one changed key reruns sweep and what reads sweep.json, nothing else."""
+    args, _ = course_run
+    restated = "sweep: {spread_steps: 8, runs: 1}\n"  # a default spelt out, then micro.yaml's
+    assert planned_jobs(*args, configfiles=extra_configfile(tmp_path, restated)) == set()
+    changed = "sweep: {runs: 1, warmup: 0, lengths: [2, 4, 6]}\n"
+    jobs = planned_jobs(*args, configfiles=extra_configfile(tmp_path, changed))
+    assert "sweep" in jobs and not jobs & {"cache", "time", "serve", "capacity"}
+
+
 def test_partial_course_inputs_stop_before_any_job(course_inputs, tmp_path):
     result = snakemake(
         "-n",
