@@ -4,8 +4,8 @@ Backend ``minimind`` imports ``MiniMindForCausalLM`` from ``<minimind_src>/model
 (it needs transformers); ``builtin`` is :mod:`mminfer.model`; ``auto`` picks ``minimind`` when its
 source imports. Either way the model is built from the config the checkpoint calls for
 (:mod:`mminfer.checkpoints`), loaded strictly, given the SFT model's LoRA if there is one, cast to
-the dtype, and put in eval mode. The helpers at the end open a model for a job and say where it
-came from (:func:`run_info`).
+the dtype, and put in eval mode. The helpers at the end open a model for a job (with its tokenizer
+and the prompt it measures) and say where it came from (:func:`run_info`).
 """
 
 from __future__ import annotations
@@ -30,7 +30,8 @@ from mminfer.inputs import input_source
 from mminfer.io import atomic_writer, sha256_of
 from mminfer.minimind import import_source
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
-from mminfer.records import LoraInfo, RunInfo
+from mminfer.prompts import chat_prompt, task_prompt
+from mminfer.records import ChatPrompt, LoraInfo, PretrainPrompt, RunInfo
 from mminfer.tokenizer import Tokenizer, check_vocab_fits, load_tokenizer
 
 log = logging.getLogger("mminfer")
@@ -251,6 +252,46 @@ def open_with_tokenizer(source: ModelSource, tokenizer) -> tuple[LoadedModel, To
         input_source(source.spec.model_set, source.input_key, source.checkpoint),
     )
     return loaded, loaded_tokenizer
+
+
+def open_for_task_prompt(
+    model: ModelSource, prompt: PretrainPrompt, new_tokens: int, keys: str
+) -> tuple[LoadedModel, Tokenizer, list[int]]:
+    """The pretrained model, its tokenizer and the token ids of the task's greedy prompt.
+
+    The prompt must leave room for ``new_tokens`` in the model's positions; ``keys`` names the
+    config keys that asked for them.
+    """
+    loaded, loaded_tokenizer = open_with_tokenizer(model, prompt.tokenizer)
+    prompt_ids = task_prompt(
+        loaded_tokenizer,
+        prompt.val_data,
+        prompt.docs,
+        prompt.prompt_tokens,
+        new_tokens,
+        loaded.config.max_position_embeddings,
+        keys,
+    )
+    return loaded, loaded_tokenizer, prompt_ids
+
+
+def open_for_chat(
+    model: ModelSource, tokenizer, question: str, seed: int, chatml_fallback: bool
+) -> tuple[LoadedModel, Tokenizer, list[int], ChatPrompt]:
+    """The SFT model (with its LoRA, if any), its tokenizer, the chat prompt's ids and its record.
+
+    The record says where the prompt came from: the tokenizer, its chat template, the question.
+    """
+    loaded, loaded_tokenizer = open_with_tokenizer(model, tokenizer)
+    prompt_ids, template = chat_prompt(loaded_tokenizer, question, chatml_fallback)
+    prompt = ChatPrompt(
+        tokenizer=str(tokenizer),
+        template=template,
+        question=question,
+        prompt_len=len(prompt_ids),
+        seed=seed,
+    )
+    return loaded, loaded_tokenizer, prompt_ids, prompt
 
 
 def run_info(loaded: LoadedModel) -> RunInfo:

@@ -22,8 +22,13 @@ sys.path.insert(0, str(REPO))
 from mminfer import greedy, kvcache, sampling, timing  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_text_atomic  # noqa: E402
-from mminfer.jobs.opening import open_for_chat, open_for_task_prompt  # noqa: E402
-from mminfer.loading import ModelSource, ModelSpec, run_info  # noqa: E402
+from mminfer.loading import (  # noqa: E402
+    ModelSource,
+    ModelSpec,
+    open_for_chat,
+    open_for_task_prompt,
+    run_info,
+)
 from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
 from mminfer.prompts import check_length, prefix_prompt  # noqa: E402
 from mminfer.records import PretrainPrompt, write_record  # noqa: E402

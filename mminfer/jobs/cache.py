@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 
 from mminfer import greedy, timing
-from mminfer.jobs.opening import open_for_task_prompt
-from mminfer.loading import ModelSource, run_info
+from mminfer.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
 
 log = logging.getLogger("mminfer")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 
 from mminfer import sampling
-from mminfer.jobs.opening import open_for_chat
-from mminfer.loading import ModelSource, open_with_tokenizer, run_info
+from mminfer.loading import ModelSource, open_for_chat, open_with_tokenizer, run_info
 from mminfer.records import write_record
 
 log = logging.getLogger("mminfer")

@@ -5,8 +5,7 @@ from __future__ import annotations
 import logging
 
 from mminfer import capacity, serve, sweep
-from mminfer.jobs.opening import open_for_task_prompt
-from mminfer.loading import ModelSource, open_model, run_info
+from mminfer.loading import ModelSource, open_for_task_prompt, open_model, run_info
 from mminfer.prompts import check_length
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.serve import ServeSettings
