@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import copy
 
-from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes
+from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes, measure_kv_bytes
 from mminfer.loading import DTYPES, active_parameters, count_parameters
 from mminfer.records import BatchCheck, Capacity, CapacityRow, DtypeBytes, RunInfo
 
@@ -141,17 +141,7 @@ def capacity(
     contexts = resolve_contexts(contexts, config)
     per_token = bytes_per_token(model, config, device, tokens)
     weights = {dtype: weight_bytes(model, dtype) for dtype in per_token}
-    past_key_values, _ = fill_cache(model, config, batch_context, 0, device, batch)
-    first_k = past_key_values[0][0]
-    measured_bytes = cache_tensor_bytes(past_key_values)
-    predicted_bytes = kv_formula_bytes(
-        config.num_hidden_layers,
-        batch_context,
-        config.num_key_value_heads,
-        config.head_dim,
-        first_k.element_size(),
-        batch,
-    )
+    batch_cache = measure_kv_bytes(model, config, batch_context, 0, device, run, batch)
     measured_per_token = {dtype: entry.measured for dtype, entry in per_token.items()}
     if config.use_moe:
         experts, experts_per_token = config.num_experts, config.num_experts_per_tok
@@ -173,10 +163,10 @@ def capacity(
         batch_check=BatchCheck(
             batch=batch,
             context=batch_context,
-            measured_bytes=measured_bytes,
-            predicted_bytes=predicted_bytes,
-            matches=measured_bytes == predicted_bytes,
-            k_shape=list(first_k.shape),
+            measured_bytes=batch_cache.measured_bytes,
+            predicted_bytes=batch_cache.formula_bytes,
+            matches=batch_cache.matches,
+            k_shape=batch_cache.k_shape,
         ),
         formula=FORMULA,
         run=run,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from mminfer.records import Capacity, KvBytes, RunInfo, Temperatures, Timing, TopP
+from mminfer.report import thousands
 
 
 def users_per_card(capacity: Capacity, dtype: str) -> int | None:
@@ -59,13 +60,6 @@ def comparison_row(
     }
 
 
-def count(value: int | None) -> str:
-    """A count with thousands separators; "—" where there is none (a dtype that failed)."""
-    if value is None:
-        return "—"
-    return f"{value:,}"
-
-
 def render_comparison(rows: list[dict]) -> str:
     temperatures = list(rows[0]["distinct"])
     ps = list(rows[0]["survivors"])
@@ -88,8 +82,8 @@ def render_comparison(rows: list[dict]) -> str:
             row["kind"],
             row["where"],
             f"{row['speedup']:.2f} ({row['verdict']}, {row['threads']})",
-            count(row["kv_bytes_per_token"]),
-            count(row["users_per_card"]),
+            thousands(row["kv_bytes_per_token"]),
+            thousands(row["users_per_card"]),
         ]
         cells += [str(row["distinct"][t]) for t in temperatures]
         cells += [str(row["survivors"][p]) for p in ps]

@@ -64,9 +64,8 @@ def answer_label(answer: str) -> str:
 def save_figure(fig, out_png) -> Path:
     """Lay ``fig`` out, save it as PNG through io.atomic_writer, then close it."""
     path = Path(out_png)
-    for ax in (
-        fig.axes
-    ):  # a log axis writes 10^{-2} in mathtext, in its labels' first font: DejaVu has the minus
+    # A log axis writes 10^{-2} in mathtext, in its labels' first font: DejaVu has the minus.
+    for ax in fig.axes:
         ax.tick_params(
             which="both", labelfontfamily=["DejaVu Sans", *matplotlib.rcParams["font.family"]]
         )

@@ -58,6 +58,10 @@ def chat_prompt(tokenizer: Tokenizer, question: str, chatml_fallback: bool = Fal
     return tokenizer.encode(text), source
 
 
+# The config keys whose sum is the task's greedy sequence, named when it does not fit.
+TASK_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
+
+
 def check_length(needed: int, max_positions: int, keys: str) -> None:
     """A sequence past the model's rotary table is a config error, not a shape traceback."""
     if needed > max_positions:

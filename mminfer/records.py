@@ -1,7 +1,7 @@
 """What every result file holds: one dataclass per JSON file, whose fields are the file's keys.
 
 A measuring function returns its file's whole record (provenance passed in as a ``RunInfo``); the
-job only writes it (:func:`write_record`), and the report reads it back typed (:func:`read_record`).
+job only writes it (:func:`write_record`), and the report reads it back typed (:func:`read_result`).
 Nothing adds a key afterwards, so every key of ``time.json`` is a field of :class:`Timing` here.
 
 Two files of the task have keys that are values: ``temp.json`` maps each temperature ("0.3") to a
@@ -14,7 +14,6 @@ Pure Python, no torch: the report and comparison jobs import it without the mode
 from __future__ import annotations
 
 import dataclasses
-import json
 import types
 import typing
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from pathlib import Path
 from typing import Any, Union
 
 from mminfer.errors import MminferError
-from mminfer.io import write_json
+from mminfer.io import read_json, write_json
 
 # --- provenance ----------------------------------------------------------------------------------
 
@@ -443,9 +442,8 @@ class BatchStep:
     tokens_per_second: float  # batch / decode_step_s: the machine's
     per_user_tokens_per_second: float  # 1 / decode_step_s: each user's
     kv_bytes: int  # measured: the byte sum of the batch's cache
-    formula_kv_bytes: (
-        int  # 2 x layers x batch x (prompt + decode steps) x KV heads x head_dim x bytes
-    )
+    # the formula: 2 x layers x batch x (prompt + decode steps) x KV heads x head_dim x bytes
+    formula_kv_bytes: int
     kv_bytes_match: bool
     experts_touched: float | None  # MoE: distinct experts per layer in a decode step (median)
 
@@ -592,7 +590,7 @@ def read_result(path: str | Path):
 def read_record(path: str | Path, kind):
     """Read a result file back as its record; a file of another shape is a clear error."""
     try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = read_json(path)
         return from_json(kind, data, str(path))
     except (OSError, ValueError) as exc:
         raise MminferError(

@@ -128,7 +128,7 @@ class ExpertCounter:
 
     def __init__(self, model, experts_per_token: int):
         self.experts_per_token = experts_per_token
-        self.per_call: list[list[int]] = []  # one list per router call
+        self.per_call: list[int] = []  # distinct experts chosen, one count per router call
         self.handles = []
         for name, module in model.named_modules():
             if name.endswith("mlp.gate"):

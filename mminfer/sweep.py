@@ -30,7 +30,7 @@ from dataclasses import dataclass
 import torch
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
-from mminfer.greedy import GREEDY
+from mminfer.greedy import greedy_generate
 from mminfer.records import Prediction, RunInfo, StepFit, Sweep, SweepPoint, SweepSteps
 from mminfer.timing import alternate, load_average, synced_clock
 
@@ -65,11 +65,9 @@ def clocked_generation(model, prompt_ids: list[int], new_tokens: int, use_cache:
     """
     clock = synced_clock(device)
     recorder = ForwardRecorder(clock=clock)
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    with recorder.watching(model):
-        output = model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
+    new_ids = greedy_generate(model, prompt_ids, new_tokens, use_cache, device, recorder)
     seconds = recorder.step_seconds(clock())
-    return seconds, recorder.fed_per_call, output[0, len(prompt_ids) :].tolist()
+    return seconds, recorder.fed_per_call, new_ids
 
 
 def spread_steps(first: int, last: int, count: int) -> list[int]:

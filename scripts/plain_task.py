@@ -30,7 +30,7 @@ from mminfer.loading import (  # noqa: E402
     run_info,
 )
 from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
-from mminfer.prompts import check_length, prefix_prompt  # noqa: E402
+from mminfer.prompts import TASK_LENGTH_KEYS, check_length, prefix_prompt  # noqa: E402
 from mminfer.records import PretrainPrompt, write_record  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
 
@@ -68,7 +68,7 @@ def main() -> None:
         ModelSource(checkpoint=inputs["pretrain"], spec=model_spec, threads=args.threads),
         prompt,
         cache["new_tokens"],
-        "cache.prompt_tokens + cache.new_tokens",
+        TASK_LENGTH_KEYS,
     )
     pretrained_run = run_info(pretrained)
     model, device = pretrained.model, pretrained.device

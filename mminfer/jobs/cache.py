@@ -6,17 +6,16 @@ import logging
 
 from mminfer import greedy, timing
 from mminfer.loading import ModelSource, open_for_task_prompt, run_info
+from mminfer.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
 
 log = logging.getLogger("mminfer")
-
-PROMPT_KEYS = "cache.prompt_tokens + cache.new_tokens"
 
 
 def cache_job(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out, count_out):
     """Steps 1-2 -> same.json (same tokens?) and count.json (tokens fed)."""
     loaded, loaded_tokenizer, prompt_ids = open_for_task_prompt(
-        model, prompt, new_tokens, PROMPT_KEYS
+        model, prompt, new_tokens, TASK_LENGTH_KEYS
     )
     same, count = greedy.compare_cache(
         loaded.model,
@@ -52,8 +51,8 @@ def time_job(
     max_runs: int,
     out,
 ):
-    """Step 3 -> time.json (threads: config key time.threads, else every core the rule gets)."""
-    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, PROMPT_KEYS)
+    """Step 3 -> time.json at ``model.threads`` (time.threads, else the rule's cores)."""
+    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, TASK_LENGTH_KEYS)
     timed = timing.time_cache(
         loaded.model,
         prompt_ids,
