@@ -16,6 +16,7 @@ from pathlib import Path
 
 from mminfer.errors import MminferError
 from mminfer.inputs import parsed_config, read_schema
+from mminfer.records import PretrainPrompt
 
 
 @contextmanager
@@ -113,7 +114,8 @@ def hand_model(args: argparse.Namespace, checkpoint: str, input_key: str = "pret
 
     The model flags (MODEL_KEYS) become the ModelSpec a rule builds from ``params.model``.
     """
-    from mminfer.loading import ModelSource, ModelSpec  # torch: only once a job runs
+    # torch: the report and compare scripts import this module and never open a model
+    from mminfer.loading import ModelSource, ModelSpec
 
     spec = ModelSpec(
         backend=args.backend,
@@ -133,8 +135,6 @@ def hand_model(args: argparse.Namespace, checkpoint: str, input_key: str = "pret
 
 def hand_prompt(args: argparse.Namespace):
     """The task prompt of a hand run: from --tokenizer, --val-data, --docs and --prompt-tokens."""
-    from mminfer.records import PretrainPrompt
-
     return PretrainPrompt(
         tokenizer=args.tokenizer,
         val_data=args.val_data,

@@ -29,9 +29,9 @@ rule cache:
 # The task's script beside its results (report.md names it as the writer of same/count.json).
 rule cache_script:
     input:
-        str(Path(workflow.basedir) / "scripts" / "cache.py"),
+        str(Path(REPO) / "scripts" / outputs.TASK_SCRIPT),
     output:
-        result("cache.py"),
+        result(outputs.TASK_SCRIPT),
     log:
         logfile("cache_script.log"),
     conda:

@@ -5,12 +5,7 @@ rule plot:
     input:
         source=lambda wildcards: out(outputs.PLOTS[wildcards.plot], wildcards.results),
     output:
-        report(
-            result("{plot}.png"),
-            caption="../report/plot.rst",
-            category="그림",
-            subcategory="{results}",
-        ),
+        shown("{plot}.png", "plot", "그림"),
     log:
         logfile("plot_{plot}.log"),
     benchmark:

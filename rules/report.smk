@@ -6,7 +6,7 @@ rule report:
         # every result file the template reads, by name (mminfer.outputs.report_inputs)
         **{name: result(file) for name, file in outputs.report_inputs().items()},
         # the Korean sentences: editing one reruns the report
-        template=str(Path(workflow.basedir) / "report" / "report.md.j2"),
+        template=str(Path(REPO) / "report" / "report.md.j2"),
     output:
         shown("report.md", "report_md", "보고서"),
     log:

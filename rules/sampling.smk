@@ -1,4 +1,4 @@
-# Steps 5-6: what temperature and top-p change.
+# Steps 5-6: what temperature and top-p change; beyond the task, the sampler is not the cache.
 
 
 rule temp:

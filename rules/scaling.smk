@@ -1,4 +1,4 @@
-# Beyond the task: cost against length, and what fits on a card.
+# Beyond the task: cost against length, what fits on a card, and what one machine serves.
 
 
 rule sweep:

@@ -46,8 +46,17 @@ from mminfer.demo.quality import quality_checks  # noqa: E402
 from mminfer.io import read_json, write_json  # noqa: E402
 from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
 
-MEASUREMENT_RULES = ["cache", "time", "kvbytes", "temp", "sampler", "topp", "sweep", "capacity"]
-MEASUREMENT_RULES += ["serve"]
+MEASUREMENT_RULES = [
+    "cache",
+    "time",
+    "kvbytes",
+    "temp",
+    "sampler",
+    "topp",
+    "sweep",
+    "capacity",
+    "serve",
+]
 ALONE_RULES = ["time", "sweep", "serve"]  # the timing jobs take every core: they run alone
 MINIMIND_TOKENIZER = REPO.parent / "shared" / "fixtures" / "minimind-tokenizer"
 SHAPES = {

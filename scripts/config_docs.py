@@ -42,7 +42,7 @@ def shown(value) -> str:
 def kind(entry: dict) -> str:
     if "enum" in entry:
         return " / ".join(str(value) for value in entry["enum"])
-    types = entry.get("type", "")
+    types = entry.get("type", "object" if "properties" in entry else "")  # a $ref'd section
     if isinstance(types, list):
         return " or ".join(types)
     if types == "array" and "items" in entry:
@@ -60,7 +60,7 @@ def rows(properties: dict, prefix: str = "") -> list[str]:
     for key, entry in properties.items():
         name = f"{prefix}{key}"
         default = shown(entry["default"]) if "default" in entry else ""
-        if entry.get("type") == "object" and "properties" in entry:
+        if "properties" in entry:  # a section: its keys follow with their defaults
             default = ""
         lines.append(
             f"| `{name}` | {kind(entry)} | {default} | {cell(entry.get('description', ''))} |"

@@ -35,6 +35,11 @@ def small_config(
     return MiniMindConfig(**shape, **settings)
 
 
+def prompt_of(length: int) -> list[int]:
+    """A test prompt of ``length`` ids: bos (1), then ids that repeat no pattern a model learns."""
+    return [1] + [(17 * i) % 500 + 3 for i in range(length - 1)]
+
+
 def serve_settings(
     batches: list[int], warmup: int, prefill_up_to: int, memory_cap_gib: float = 1.0
 ) -> ServeSettings:

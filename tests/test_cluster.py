@@ -44,7 +44,6 @@ MODEL_RULES = {
 }
 TIMING_RULES = {"time", "sweep", "serve"}  # slurm_extra: --exclusive
 WHOLE_NODE_RULES = {"demo_pretrain", "demo_sft", *TIMING_RULES}  # threads: workflow.cores
-EXCLUSIVE_RULES = TIMING_RULES
 OUTPUTS = result_files()
 CLUSTER_RUN_TIMEOUT_S = 420
 
@@ -267,12 +266,12 @@ def test_timing_and_training_jobs_take_a_whole_node(runs):
     assert {job["rule"]: int(job["cpus"]) for job in jobs} == {
         rule: cpus if rule in WHOLE_NODE_RULES else 1 for rule in MODEL_RULES
     }
-    assert {job["rule"] for job in jobs if job["oversubscribe"] == "NO"} == EXCLUSIVE_RULES
+    assert {job["rule"] for job in jobs if job["oversubscribe"] == "NO"} == TIMING_RULES
     span = {
         job["rule"]: (datetime.fromisoformat(job["start"]), datetime.fromisoformat(job["end"]))
         for job in jobs
     }
-    for rule in EXCLUSIVE_RULES:  # nothing of the run beside a timing job
+    for rule in TIMING_RULES:  # nothing of the run beside a timing job
         start, end = span[rule]
         beside = [
             other for other, (s, e) in span.items() if other != rule and s < end and e > start

@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import torch
 from conftest import CHAT_PROMPT, PRETRAIN_PROMPT, CachedStepsNudged
-from shapes import small_config
+from shapes import GREEDY, prompt_of, small_config
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import compare_cache, greedy_generate
@@ -39,10 +39,6 @@ def compare(tiny_tokenizer, tiny_run):
     return compare
 
 
-def prompt_of(length: int) -> list[int]:
-    return [1] + [(17 * i) % 500 + 3 for i in range(length - 1)]
-
-
 # --- steps 1-2: cache or not, same ids; tokens fed ------------------------------------------------
 
 
@@ -57,14 +53,7 @@ def test_greedy_ids_are_the_same_with_and_without_cache(compare, tiny_model):
 def test_greedy_generate_returns_only_the_new_tokens(tiny_model):
     prompt = prompt_of(9)
     new = greedy_generate(tiny_model, prompt, 5, True, "cpu")
-    full = tiny_model.generate(
-        torch.tensor([prompt]),
-        max_new_tokens=5,
-        do_sample=False,
-        top_k=0,
-        top_p=1.0,
-        eos_token_id=None,
-    )
+    full = tiny_model.generate(torch.tensor([prompt]), max_new_tokens=5, **GREEDY)
     assert new == full[0, 9:].tolist()
 
 

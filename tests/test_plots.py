@@ -13,7 +13,7 @@ import warnings
 import matplotlib.image
 import pytest
 from conftest import CHAT_PROMPT
-from shapes import serve_settings
+from shapes import prompt_of, serve_settings
 
 from mminfer import plots
 from mminfer.records import Serve, Sweep, Temperatures, TopPDetail, from_json, to_json
@@ -43,7 +43,7 @@ def assert_valid_png(path, min_pixels: int = 200) -> None:
 
 @pytest.fixture(scope="module")
 def sweep_record(tiny_model, tiny_run) -> Sweep:
-    prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
+    prompt = prompt_of(9)
     settings = SweepSettings(lengths=[2, 4, 8], warmup=0, runs=1, all_steps_up_to=3, spread_steps=2)
     swept = sweep(tiny_model, prompt, settings, device="cpu", run=tiny_run, max_positions=64)
     return as_written(swept, Sweep)
@@ -68,7 +68,7 @@ def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
 
 @pytest.fixture(scope="module")
 def serve_record(tiny_model, tiny_run) -> Serve:
-    prompt = [1] + [(17 * i) % 500 + 3 for i in range(8)]
+    prompt = prompt_of(9)
     settings = serve_settings(batches=[1, 2, 4], warmup=0, prefill_up_to=2, memory_cap_gib=1.0)
     served = serve(tiny_model, tiny_model.config, prompt, settings, "cpu", tiny_run)
     return as_written(served, Serve)

@@ -5,13 +5,13 @@ real decode of the tiny model."""
 from __future__ import annotations
 
 import pytest
-from shapes import GREEDY, serve_settings, small_config
+from shapes import GREEDY, prompt_of, serve_settings, small_config
 
 from mminfer.kvcache import kv_formula_bytes
 from mminfer.records import BatchStep
 from mminfer.serve import fit_batches, nearly_free_up_to, serve, users_bound, users_by_speed
 
-PROMPT = [1] + [(17 * i) % 500 + 3 for i in range(20)]
+PROMPT = prompt_of(21)
 
 
 def steps_of(seconds_by_batch: dict[int, float]) -> list[BatchStep]:

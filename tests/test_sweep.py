@@ -11,6 +11,7 @@ import json
 import random
 
 import pytest
+from shapes import prompt_of
 
 from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
 from mminfer.records import StepFit, Sweep, from_json, to_json
@@ -31,10 +32,6 @@ COSTS = {
     "per_token_s": 2e-5,
     "per_pair_s": 5e-8,
 }
-
-
-def prompt_of(length: int) -> list[int]:
-    return [1] + [(17 * i) % 500 + 3 for i in range(length - 1)]
 
 
 def synthetic_steps(

@@ -130,7 +130,7 @@ def read(outdir: Path, name: str):
     return json.loads((outdir / name).read_text(encoding="utf-8"))
 
 
-TASK_FILES = [*TASK_JSON.values(), TASK_SCRIPT, REPORT]  # the task's seven outputs
+TASK_FILES = [*TASK_JSON.values(), TASK_SCRIPT, REPORT]  # the task's JSON files, cache.py, report
 
 
 def test_report_target_alone_leaves_every_task_file(course_run):
