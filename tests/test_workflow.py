@@ -381,6 +381,30 @@ def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_input
     )
 
 
+def test_checkpoint_with_a_nan_weight_stops_naming_it_and_the_tensor(course_inputs, tmp_path):
+    state = torch.load(course_inputs["pretrain"], map_location="cpu", weights_only=True)
+    state = {key: value.clone() for key, value in state.items()}
+    state["model.layers.0.self_attn.q_proj.weight"][0, 0] = float("nan")  # a diverged run
+    diverged = tmp_path / "diverged.pth"
+    torch.save(state, diverged)
+    outdir = tmp_path / "out"
+    result = snakemake(
+        str(outdir / "same.json"),
+        *course_args(course_inputs, outdir, pretrain=diverged),
+        check=False,
+    )
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "cache.log",
+        [
+            f"config key 'pretrain': {diverged}: weight model.layers.0.self_attn.q_proj.weight "
+            "holds 1 NaN of",
+            "no figure can be measured",
+        ],
+        [outdir / "same.json", outdir / "count.json"],
+    )
+
+
 def test_validation_data_with_invalid_utf8_names_the_file_and_line(course_inputs, tmp_path):
     lines = course_inputs["val_data"].read_bytes().splitlines(keepends=True)
     bad = tmp_path / "val_latin1.jsonl"
