@@ -206,8 +206,9 @@ def test_pack_documents_starts_every_window_at_a_document(tokenizer):
 
 
 def test_pack_documents_with_too_little_text_is_a_clear_error(tokenizer):
-    with pytest.raises(MminferError, match="fewer than one window of 512"):
+    with pytest.raises(MminferError, match="fewer than one window of 512") as info:
         pack_documents(["민수는 시장에 갔다."], tokenizer, seq_len=512)
+    assert "config key 'demo_model.pretrain.seq_len'" in str(info.value)
 
 
 def test_learning_rate_warms_up_then_follows_minimind_cosine():

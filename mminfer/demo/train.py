@@ -175,7 +175,9 @@ def pack_documents(texts: list[str], tokenizer: Tokenizer, seq_len: int) -> torc
             window = []
     if not windows:
         raise MminferError(
-            f"the pretrain data has {len(window)} tokens, fewer than one window of {seq_len}."
+            f"the pretrain data has {len(window)} tokens, fewer than one window of {seq_len} "
+            "(config key 'demo_model.pretrain.seq_len'). Lower it, or raise config key "
+            "'demo_model.corpus.train_docs'."
         )
     return torch.tensor(windows, dtype=torch.long)
 
