@@ -14,7 +14,11 @@ How a number's reading ends:
 - a decimal fraction is read digit by digit after 점, so its last written digit decides: "2.0" is
   이 점 영, "0.25" is 영 점 이오;
 - text that ends in a Hangul syllable (a unit written after the number: "32개", "16토큰") takes
-  that syllable's final consonant; "%" is read 퍼센트 and "×" 배.
+  that syllable's final consonant; a unit in Latin letters or a sign is read in Korean ("%"
+  퍼센트, "×" 배, "ms" 밀리초, "B" 바이트, "GiB" 기비바이트: all end in a vowel); a parenthesis at
+  the end ("1,024 B (1.0 KiB)") is read past;
+- text with no reading ("—", a figure not measured; "nan"; "1e-05") takes both forms, as Korean
+  writes them where the reading is unknown: "—은(는)", "(으)로".
 
 Used in report templates as the filter ``particle``: ``{{ batch | particle("은/는") }}`` gives
 "32는". Format the number first (``{{ x | thousands | particle("은/는") }}``): the text as shown
@@ -43,8 +47,24 @@ DIGIT_FINALS = {
 PLACE_FINALS = {1: "ㅂ", 2: "ㄱ", 3: "ㄴ"}
 # A number whose lower groups are all zero ends in its group's unit: 만, 억, 조, 경, 해.
 GROUP_FINALS = {1: "ㄴ", 2: "ㄱ", 3: None, 4: "ㅇ", 5: None}
-# Signs written after a number, as read: 퍼센트, 배.
-SIGN_FINALS = {"%": None, "×": None}
+# Units and signs written after a number, as read: 퍼센트, 배, 밀리초, 마이크로초, 나노초, 초,
+# 바이트, 키비·메비·기비바이트, 메가·기가바이트; every one ends in a vowel.
+UNIT_FINALS = {
+    "%": None,
+    "×": None,
+    "ms": None,
+    "µs": None,
+    "ns": None,
+    "s": None,
+    "B": None,
+    "KiB": None,
+    "MiB": None,
+    "GiB": None,
+    "MB": None,
+    "GB": None,
+}
+UNIT_AT_END = re.compile(r"\d\s*(%|×|ms|µs|ns|s|B|KiB|MiB|GiB|MB|GB)$")
+PARENTHESIS_AT_END = re.compile(r"\s*\([^()]*\)$")  # "1,024 B (1.0 KiB)": read before it
 
 # (after a final consonant, after a vowel); 으로/로 also takes 로 after ㄹ.
 PAIRS = {
@@ -62,22 +82,25 @@ PAIRS = {
 # The Hangul final consonants in syllable order; index 0 (a space) is a syllable without one.
 HANGUL_FINALS = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"
 NUMBER_AT_END = re.compile(r"(\d[\d,]*)(\.\d+)?$")
+SCIENTIFIC = re.compile(r"\de[+-]?\d+$")
 
 
 def number_text(number) -> str:
-    """The number as it is shown: text as given, an int or float in Python's plain form."""
+    """The number as it is shown: text as given, an int or float in Python's plain form.
+
+    None (a figure not measured) is shown as "—", as the report's filters show it.
+    """
     if isinstance(number, bool):
-        raise ValueError(f"{number!r} is a truth value, not a number to put a particle after.")
+        raise TypeError(f"{number!r} is a truth value, not a number to put a particle after.")
+    if number is None:
+        return "—"
     if isinstance(number, numbers.Integral):
         return str(int(number))
     if isinstance(number, numbers.Real):
-        text = repr(float(number))
-        if "e" in text or "n" in text:  # 1e-05, nan, inf: not read as written
-            raise ValueError(f"{text} is not written as it is read; format it first.")
-        return text
+        return repr(float(number))
     if isinstance(number, str):
         return number.strip()
-    raise ValueError(f"{number!r} is not a number or the text of one.")
+    raise TypeError(f"{number!r} is not a number or the text of one.")
 
 
 def integer_final(digits: str) -> str | None:
@@ -107,31 +130,52 @@ def syllable_final(syllable: str) -> str | None:
 def reading_final(number) -> str | None:
     """How the reading of ``number`` (or of the text that shows it) ends: a final consonant or None.
 
-    Raises ValueError for text whose reading mminfer cannot tell ("—", a Latin unit).
+    Raises ValueError for text whose reading mminfer cannot tell ("—", "nan", a word in Latin
+    letters).
     """
     text = number_text(number)
+    while PARENTHESIS_AT_END.search(text) and not PARENTHESIS_AT_END.fullmatch(text):
+        text = PARENTHESIS_AT_END.sub("", text)
     if not text:
         raise ValueError("an empty text has no reading.")
     last = text[-1]
     if "가" <= last <= "힣":
         return syllable_final(last)
-    if last in SIGN_FINALS:
-        return SIGN_FINALS[last]
+    unit = UNIT_AT_END.search(text)
+    if unit is not None:
+        return UNIT_FINALS[unit.group(1)]
     match = NUMBER_AT_END.search(text)
+    if SCIENTIFIC.search(text):
+        raise ValueError(f"{text!r} is in scientific notation; format it first.")
     if match is None:
-        raise ValueError(f"{text!r} does not end in a number, a Hangul syllable, % or ×.")
+        raise ValueError(f"{text!r} does not end in a number, a Hangul syllable or a known unit.")
     whole, fraction = match.groups()
     if fraction:
         return DIGIT_FINALS[fraction[-1]]
     return integer_final(whole.replace(",", ""))
 
 
+def both_forms(pair: str) -> str:
+    """The form written where the reading is unknown: 은(는), 이(가), (으)로, (이)다."""
+    after_consonant, after_vowel = PAIRS[pair]
+    if after_consonant[0] in "이으" and after_consonant[1:] == after_vowel:
+        return f"({after_consonant[0]}){after_vowel}"
+    return f"{after_consonant}({after_vowel})"
+
+
 def particle_for(number, pair: str) -> str:
-    """The form of particle ``pair`` ("은/는", ...) that follows ``number`` as it is read."""
+    """The form of particle ``pair`` ("은/는", ...) that follows ``number`` as it is read.
+
+    Where the text has no reading ("—" for a figure not measured), both forms, as Korean writes
+    them then: "—은(는)".
+    """
     if pair not in PAIRS:
         raise ValueError(f"unknown particle pair {pair!r}; known: {', '.join(PAIRS)}.")
     after_consonant, after_vowel = PAIRS[pair]
-    final = reading_final(number)
+    try:
+        final = reading_final(number)
+    except ValueError:
+        return both_forms(pair)
     if final is None:
         return after_vowel
     if pair == "으로/로" and final == "ㄹ":

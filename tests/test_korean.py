@@ -114,10 +114,36 @@ def test_rieul_is_a_consonant_for_every_other_pair():
     assert particle(1, "은/는") == "1은" and particle(8, "과/와") == "8과"
 
 
-@pytest.mark.parametrize("bad", ["—", "", "12 ms", True, None, float("nan"), 1e-5])
-def test_a_text_without_a_reading_is_refused(bad):
-    with pytest.raises(ValueError):
-        particle(bad, "은/는")
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("12.50 ms", "12.50 ms는"),  # 밀리초
+        ("3 µs", "3 µs는"),
+        ("0.5 s", "0.5 s는"),  # 초
+        ("1,024 B", "1,024 B는"),  # 바이트
+        ("2,048 B (2.0 KiB)", "2,048 B (2.0 KiB)는"),  # read before the parenthesis
+        ("1.50 GiB", "1.50 GiB는"),
+    ],
+)
+def test_units_in_latin_letters_are_read_in_korean(text, expected):
+    assert particle(text, "은/는") == expected
+
+
+@pytest.mark.parametrize("unread", ["—", "", "n/a", None, float("nan"), float("inf"), 1e-5])
+def test_a_text_without_a_reading_takes_both_forms(unread):
+    assert particle_for(unread, "은/는") == "은(는)"
+    assert particle_for(unread, "이/가") == "이(가)"
+    assert particle_for(unread, "으로/로") == "(으)로"
+    assert particle_for(unread, "이다/다") == "(이)다"
+
+
+def test_none_is_shown_as_the_reports_dash():
+    assert particle(None, "이/가") == "—이(가)"
+
+
+def test_a_truth_value_is_not_a_number():
+    with pytest.raises(TypeError):
+        particle(True, "은/는")
 
 
 def test_an_unknown_pair_is_refused():
