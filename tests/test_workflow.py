@@ -457,6 +457,19 @@ def test_outdir_below_a_regular_file_stops_before_any_job_naming_outdir(course_i
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.txt"]
 
 
+def test_an_outdir_this_user_cannot_write_stops_before_any_job(course_inputs, immutable_folder):
+    outdir = immutable_folder / "mm" / "infer"  # as /root/mm/infer is for a user who is not root
+    result = snakemake(*course_args(course_inputs, outdir), check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "config key 'outdir'" in said and f"{immutable_folder} is not writable" in said
+    assert "--config outdir=results" in said
+    assert "Traceback" not in said and "rule " not in said  # no job started
+    dry = snakemake("-n", *course_args(course_inputs, outdir), check=False)
+    assert dry.returncode == 0  # a dry run plans the jobs and warns
+    assert "A run (without -n) stops here" in dry.stdout + dry.stderr
+
+
 def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
     marker = tmp_path / "MARKER"
     outdir = tmp_path / f"x $(touch {marker}) `touch {marker}`"
