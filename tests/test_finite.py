@@ -332,3 +332,35 @@ def test_minimind_backend_is_guarded_alike(
     if job == "temp":
         assert "sampling at temperature 1.0, step 1 (forward fed" in message
     assert list(out.iterdir()) == []
+
+
+def test_the_plain_task_stops_before_writing_naming_the_checkpoint(
+    nan_pretrain, tiny_sft_checkpoint, tiny_tokenizer_dir, val_data, tmp_path
+):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        json.dumps(  # JSON is YAML
+            {
+                "pretrain": str(nan_pretrain),
+                "sft": str(tiny_sft_checkpoint),
+                "val_data": str(val_data),
+                "tokenizer": str(tiny_tokenizer_dir),
+                "demo": "never",
+                "backend": "builtin",
+                "cache": {"docs": 2, "prompt_tokens": 8, "new_tokens": 4},
+            }
+        ),
+        encoding="utf-8",
+    )
+    script = Path(__file__).resolve().parents[1] / "scripts" / "plain_task.py"
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, str(script), "--outdir", str(out), "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 1
+    assert f"config key 'pretrain': {nan_pretrain}: weight {BROKEN} holds 1 NaN" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert not out.exists() or list(out.iterdir()) == []
