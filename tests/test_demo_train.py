@@ -178,10 +178,13 @@ def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
 
 def test_a_spec_that_cannot_train_is_a_clear_error(demo_dir):
     bad = replace(MICRO_PRETRAIN, steps=0, seq_len=1000)
-    with pytest.raises(MminferError, match="steps must be at least 1.*seq_len 1000 exceeds"):
+    with pytest.raises(
+        MminferError, match="steps must be at least 1.*seq_len 1000 exceeds"
+    ) as info:
         pretrain(
             demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", bad, demo_dir / "bad.pth"
         )
+    assert str(info.value).startswith("config key 'demo_model.pretrain': steps must be")
     assert not (demo_dir / "bad.pth").exists()
 
 
