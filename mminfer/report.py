@@ -13,6 +13,7 @@ from pathlib import Path
 
 import jinja2
 
+from mminfer.korean import particle
 from mminfer.records import (
     Capacity,
     Count,
@@ -63,6 +64,7 @@ FILTERS = {
     "percent": lambda value, digits=1: "—" if value is None else f"{value * 100:.{digits}f}%",
     "fmt": lambda value, spec: "—" if value is None else format(value, spec),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
+    "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
 }
 
 

@@ -15,6 +15,7 @@ from collections import Counter
 
 import torch
 
+from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.model import top_p_mask
 from mminfer.prompts import prefix_prompt
 from mminfer.records import (
@@ -109,9 +110,11 @@ def temperature_experiment(
     """
     result = {}
     for temperature in sorted(temperatures):
-        answers = sample_answers(
-            model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device
-        )
+        what = f"{model_named(run.checkpoint, run.dtype)}, sampling at temperature {temperature}"
+        with finite_logits(model, what):
+            answers = sample_answers(
+                model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device
+            )
         result[temperature_key(temperature)] = summarize_answers(answers, prompt, run)
     return result
 
@@ -179,9 +182,13 @@ def sampler_check(
     """
     eos = tokenizer.eos_token_id
     args = (model, prompt_ids, temperature, samples, new_tokens)
-    with_cache = sampled_rows(*args, seed, True, eos, device)
-    without_cache = sampled_rows(*args, seed, False, eos, device)
-    other_seed = sampled_rows(*args, second_seed, True, eos, device)
+    what = f"{model_named(run.checkpoint, run.dtype)}, sampling at temperature {temperature}"
+    with finite_logits(model, f"{what} with the cache, seed {seed}"):
+        with_cache = sampled_rows(*args, seed, True, eos, device)
+    with finite_logits(model, f"{what} without the cache, seed {seed}"):
+        without_cache = sampled_rows(*args, seed, False, eos, device)
+    with finite_logits(model, f"{what} with the cache, seed {second_seed}"):
+        other_seed = sampled_rows(*args, second_seed, True, eos, device)
     identical = sum(a == b for a, b in zip(with_cache, without_cache))
     differ = sum(a != b for a, b in zip(with_cache, other_seed))
     return SamplerCheck(
@@ -253,5 +260,7 @@ def topp_detail(
     positions = {}
     for name, prefix in prefixes.items():
         logits = next_token_logits(model, prefix_prompt(tokenizer, prefix), device)
+        where = f"{model_named(run.checkpoint, run.dtype)}, the next token after [bos]{prefix}"
+        check_logits(logits, where)  # top-p of NaN keeps every token: never a survivor count
         positions[name] = position_detail(tokenizer, prefix, logits, ps)
     return TopPDetail(ps=[float(p) for p in ps], positions=positions, run=run)
