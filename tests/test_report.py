@@ -296,18 +296,30 @@ def test_run_section_says_whether_the_head_is_tied():
     assert "출력 헤드 임베딩과 별도 행렬 (untied)" in report
 
 
-def sweep_partly_fitted(holds=True, spread=True):
-    """sweep.json whose N = 16 ran only some uncached steps (the rest from the fit)."""
-    data = to_json(sweep_record(holds=holds))
-    data["steps"]["without_cache_s"] = (
-        data["steps"]["without_cache_s"][:8]
-        + [None] * 7
-        + ([data["steps"]["without_cache_s"][15]] if spread else [None])
-    )
-    data["steps"]["fed_without_cache"] = (
-        data["steps"]["fed_without_cache"][:8] + [None] * 7 + ([32] if spread else [None])
-    )
+def sweep_partly_fitted(holds=True, spread=True, **changes):
+    """sweep.json whose N = 16 ran only some uncached steps: the rest from the fit where it holds,
+    else interpolated between the clocked steps 7 and 15 (``spread``), else without a time."""
+    data = to_json(sweep_record(holds=holds, **changes))
+    steps = data["steps"]
+    clocked = steps["without_cache_s"][:8] + [None] * 7
+    clocked += [steps["without_cache_s"][15]] if spread else [None]
+    steps["without_cache_s"] = clocked
+    steps["fed_without_cache"] = steps["fed_without_cache"][:8] + [None] * 7
+    steps["fed_without_cache"] += [32] if spread else [None]
+    if holds:
+        fill = "fit"
+    elif spread:
+        fill = "interpolation"
+    else:
+        fill = "none"
+    steps["without_cache_how"] = ["clocked"] * 8 + [fill] * 7 + ["clocked" if spread else fill]
+    if fill == "none":
+        steps["filled_without_cache_s"] = clocked[:8] + [None] * 8
     data["points"][1]["fed_without_cache"] = None
+    data["points"][1]["without_cache_from"] = fill
+    if fill == "none":
+        data["points"][1]["without_cache_s"] = None
+        data["points"][1]["time_ratio"] = None
     return from_json(Sweep, data)
 
 
@@ -319,8 +331,21 @@ def test_a_sweep_without_spread_steps_says_which_step_it_clocked_last():
 def test_partly_fitted_lengths_are_marked_and_hidden_when_the_fit_fails():
     marked = render_report(**every_record(sweep=sweep_partly_fitted(holds=True)))
     assert "| 16 | 32 | — | 12.2배 | 0.8000 | ≈3.2000 | ≈5.70배 |" in marked
-    hidden = render_report(**every_record(sweep=sweep_partly_fitted(holds=False)))
+    # Issue 25: where the fit fails, the clocked steps either side give the others' times, so the
+    # row keeps them, marked; only without a clocked step past them is the row left blank.
+    interpolated = render_report(**every_record(sweep=sweep_partly_fitted(holds=False)))
+    assert "| 16 | 32 | — | 12.2배 | 0.8000 | 3.2000† | 5.70배† |" in interpolated
+    hidden = render_report(**every_record(sweep=sweep_partly_fitted(holds=False, spread=False)))
     assert "| 16 | 32 | — | 12.2배 | 0.8000 | — | — |" in hidden
+    assert "적합도 보간도 쓸 수 없어" in hidden and "적합도 보간도" not in interpolated
+
+
+def test_interpolated_lengths_are_trusted_as_far_as_the_verdict_says():
+    quiet = render_report(**every_record(sweep=sweep_partly_fitted(holds=False)))
+    assert "양옆의 잰 단계를 직선으로 이어" in quiet
+    assert "보간한 길이도 그 직선만큼은 믿을 수 있다" in quiet
+    busy = render_report(**every_record(sweep=sweep_partly_fitted(holds=False, cv=0.4)))
+    assert "(판정 noisy) 보간한 길이는 어림으로만 읽을 것" in busy
 
 
 def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
