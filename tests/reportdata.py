@@ -269,7 +269,7 @@ def sweep_record(
         "lengths": [1, 16],
         "longest": 16,
         "warmup": 1,
-        "runs": 1,
+        "runs": 3,
         "all_steps_up_to": 32,
         "spread_steps": 8,
         "how": "hand-made",
