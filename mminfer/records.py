@@ -511,21 +511,27 @@ class CacheLevel:
 class Cliff:
     """Two consecutive batch sizes between which the decode step grew faster than the batch.
 
-    Beside it, the batch's KV cache (as stored, and as attention reads it after repeat_kv) and the
-    device's caches whose size lies between the two: where one does, the step's memory outgrew
-    that cache, the likely cause; where none does, this comparison names no cause.
+    Beside it, the memory a decode step reads: every weight once, and the batch's KV cache (as
+    stored, and as attention reads it after repeat_kv); and the device's caches whose size lies
+    between the step's memory at the two batches: where one does, the step's memory outgrew that
+    cache, the likely cause; where none does, this comparison names no cause.
     """
 
     from_batch: int
     to_batch: int
     batch_ratio: float
     step_ratio: float  # the larger batch's decode step / the smaller one's
+    weight_bytes: int  # every parameter in memory, read once a step
     kv_bytes_before: int
     kv_bytes_after: int
     attention_kv_bytes_before: int  # after repeat_kv: x heads / KV heads
     attention_kv_bytes_after: int
-    crossed: list[CacheLevel]
-    likely_cause: str  # "cache" (a cache level lies between) or "unknown"
+    step_bytes_before: int  # weight_bytes + kv_bytes_before
+    step_bytes_after: int
+    crossed: list[CacheLevel]  # whose size lies between the step's memory before and after
+    # "cache" (a level lies between), "spread" (either batch's verdict is not ok: the cliff may be
+    # the machine's noise; no cause named) or "unknown" (no level lies between)
+    likely_cause: str
 
 
 @dataclass

@@ -15,8 +15,8 @@ touches, and up to ``prefill_up_to`` users the prefill of the whole batch, clock
 
 Then where tokens per second peak, from which batch a doubling stops raising them by
 ``growth_per_doubling``, the fit step(B) = fixed + per_sequence x B in relative error over the
-batches where it holds, and every cliff (a step that grew faster than the batch) beside the
-device's cache sizes.
+batches where it holds, and every cliff (a step that grew faster than the batch) beside the memory
+a step reads (the weights and the batch's KV cache) and the device's cache sizes.
 
 Two bounds then say how many users this machine takes at a per-user decode speed and context:
 
@@ -468,12 +468,16 @@ def growth_stops_at(batches: list[BatchStep], growth: float) -> BatchStep:
     return stops
 
 
-def cliffs(batches: list[BatchStep], caches: list[CacheLevel], repeat: int) -> list[Cliff]:
+def cliffs(
+    batches: list[BatchStep], caches: list[CacheLevel], repeat: int, weights: int
+) -> list[Cliff]:
     """Every pair of consecutive batches whose decode step grew faster than the batch.
 
-    Beside each, the batch's KV bytes before and after (as stored and x ``repeat`` as attention
-    reads them after repeat_kv) and the caches whose size lies between: the likely cause where
-    one does; "unknown" where none does (this comparison then names no cause).
+    Beside each, the memory a step reads at both: ``weights`` bytes of weights once, plus the
+    batch's KV bytes (as stored, and x ``repeat`` as attention reads them after repeat_kv); and the
+    caches whose size lies between the step's memory before and after. The likely cause: "cache"
+    where one does, "spread" where either batch's timing is not ok (the cliff may be noise, no
+    cause is named), "unknown" where no cache size lies between.
     """
     found = []
     for before, after in itertools.pairwise(batches):
@@ -482,27 +486,41 @@ def cliffs(batches: list[BatchStep], caches: list[CacheLevel], repeat: int) -> l
         if step_ratio <= batch_ratio:
             continue
         spans = [
-            (before.kv_bytes, after.kv_bytes),
-            (before.kv_bytes * repeat, after.kv_bytes * repeat),
+            (weights + before.kv_bytes, weights + after.kv_bytes),
+            (weights + before.kv_bytes * repeat, weights + after.kv_bytes * repeat),
         ]
         crossed = []
         for level in caches:
             if any(low < level.bytes <= high for low, high in spans):
                 crossed.append(level)
+        if before.verdict != "ok" or after.verdict != "ok":
+            cause = "spread"
+        elif crossed:
+            cause = "cache"
+        else:
+            cause = "unknown"
         cliff = Cliff(
             from_batch=before.batch,
             to_batch=after.batch,
             batch_ratio=batch_ratio,
             step_ratio=step_ratio,
+            weight_bytes=weights,
             kv_bytes_before=before.kv_bytes,
             kv_bytes_after=after.kv_bytes,
             attention_kv_bytes_before=before.kv_bytes * repeat,
             attention_kv_bytes_after=after.kv_bytes * repeat,
+            step_bytes_before=weights + before.kv_bytes,
+            step_bytes_after=weights + after.kv_bytes,
             crossed=crossed,
-            likely_cause="cache" if crossed else "unknown",
+            likely_cause=cause,
         )
         found.append(cliff)
     return found
+
+
+def weight_bytes(model) -> int:
+    """Every parameter in memory, in bytes (a tied embedding once): what a decode step reads."""
+    return sum(parameter.numel() * parameter.element_size() for parameter in model.parameters())
 
 
 def users_by_speed(batches: list[BatchStep], fit: ServeFit, tokens_per_second: float):
@@ -679,7 +697,7 @@ def serve(
         growth_stops_at=stops.batch,
         growth_stops_within=stops.batch < measured[-1].batch,
         growth_stops_step_s=stops.decode_step_s,
-        cliffs=cliffs(measured, caches, repeat),
+        cliffs=cliffs(measured, caches, repeat, weight_bytes(model)),
         caches=caches,
         caches_source=caches_source,
         users=bound,

@@ -425,7 +425,7 @@ COURSE_STEPS = {1: 0.00233, 2: 0.003, 4: 0.0039, 8: 0.0053, 16: 0.008, 32: 0.014
 CACHES = [
     {"name": "L1d", "bytes": 48 << 10},
     {"name": "L2", "bytes": 2 << 20},
-    {"name": "L3", "bytes": 40 << 20},
+    {"name": "L3", "bytes": 30 << 20},
 ]
 
 
@@ -513,20 +513,25 @@ def serve_record(
     return from_json(records.Serve, served)
 
 
-def course_cliff(crossed=True) -> dict:
-    """The course model's cliff from B = 32 to 64 (KV 1024 x 217 B a user): after repeat_kv
-    (x 4) 27.1 -> 54.3 MiB, past a 40 MiB L3."""
+def course_cliff(cause="cache") -> dict:
+    """The course model's cliff from B = 32 to 64 (KV 1024 x 217 B a user, weights 19.6 MB): the
+    step's memory 26.7 -> 33.8 MB, past a 30 MiB L3 (``cause`` "cache"); "unknown" or "spread"
+    name no cache."""
+    weights = 4_900_000 * 4
     return {
         "from_batch": 32,
         "to_batch": 64,
         "batch_ratio": 2.0,
         "step_ratio": 0.048 / 0.01407,
+        "weight_bytes": weights,
         "kv_bytes_before": 1024 * 217 * 32,
         "kv_bytes_after": 1024 * 217 * 64,
         "attention_kv_bytes_before": 4 * 1024 * 217 * 32,
         "attention_kv_bytes_after": 4 * 1024 * 217 * 64,
-        "crossed": [CACHES[2]] if crossed else [],
-        "likely_cause": "cache" if crossed else "unknown",
+        "step_bytes_before": weights + 1024 * 217 * 32,
+        "step_bytes_after": weights + 1024 * 217 * 64,
+        "crossed": [CACHES[2]] if cause == "cache" else [],
+        "likely_cause": cause,
     }
 
 

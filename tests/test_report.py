@@ -471,12 +471,13 @@ def test_a_cliff_is_reported_with_the_cache_it_outgrew():
     report = render_report(**every_record(serve=course_serve_record()))
     assert "**절벽**: B = 32 → 64에서 배치는 2.0배인데" in report
     assert "한 단계는 3.4배(14.07 ms →" in report
-    assert "L3 캐시(41,943,040 B (40.00 MiB))의 크기가 그 사이에 있다" in report
+    assert "가중치\n19,600,000 B (18.69 MiB)에 배치의 KV 캐시를 더해" in report
+    assert "L3 캐시(31,457,280 B (30.00 MiB))의 크기가 그 사이에 있다" in report
     assert "그럴듯한 원인이다(추정이다" in report
 
 
 def test_a_cliff_past_no_cache_size_names_no_cause():
-    record = course_serve_record(cliffs=[course_cliff(crossed=False)])
+    record = course_serve_record(cliffs=[course_cliff(cause="unknown")])
     data = to_json(record)
     data["caches"] = [{"name": "L2", "bytes": 2 << 20}, {"name": "L3", "bytes": 480 << 20}]
     report = render_report(**every_record(serve=from_json(Serve, data)))
@@ -486,6 +487,14 @@ def test_a_cliff_past_no_cache_size_names_no_cause():
     data["caches_source"] = "unknown on this system"
     report = render_report(**every_record(serve=from_json(Serve, data)))
     assert "이 장치의 캐시 크기를 알 수 없어" in report
+
+
+def test_a_cliff_between_noisy_batches_names_no_cause():
+    report = render_report(
+        **every_record(serve=course_serve_record(cliffs=[course_cliff("spread")]))
+    )
+    assert "**절벽**" in report and "절벽이 기계의 잡음일 수 있으므로 원인을" in report
+    assert "그럴듯한 원인" not in report
 
 
 def test_no_cliff_no_cliff_sentence():

@@ -210,26 +210,41 @@ def test_the_peak_and_where_throughput_stops_growing():
 
 def test_a_flat_region_is_nearly_free_and_throughput_still_grows_at_the_end():
     rows = machine(0.010, 0.00001)  # 10.01 ms at B = 1, 10.64 ms at B = 64
-    assert nearly_free_up_to(rows) == 64 and cliffs(rows, [], 4) == []
+    assert nearly_free_up_to(rows) == 64 and cliffs(rows, [], 4, 0) == []
     assert peak(rows).batch == 64 and growth_stops_at(rows, 0.10).batch == 64
 
 
+COURSE_WEIGHTS = 4_900_000 * 4  # the course model's 4.9M parameters in float32
+
+
 def test_a_cliff_is_the_step_growing_faster_than_the_batch_beside_the_cache_it_outgrew():
-    rows = steps_of(COURSE, COURSE_KV_PER_USER)  # KV: 14.2 MB at B = 32, 28.4 MB at 64
-    l3 = CacheLevel(name="L3", bytes=20 << 20)
-    found = cliffs(rows, [CacheLevel(name="L2", bytes=2 << 20), l3], repeat=4)
+    # a step reads 19.6 MB of weights and the KV cache: 33.8 MB at B = 32, 48.0 MB at 64
+    rows = steps_of(COURSE, COURSE_KV_PER_USER)
+    l3 = CacheLevel(name="L3", bytes=40 << 20)
+    found = cliffs(rows, [CacheLevel(name="L2", bytes=2 << 20), l3], 4, COURSE_WEIGHTS)
     assert [(c.from_batch, c.to_batch) for c in found] == [(32, 64)]
     cliff = found[0]
     assert cliff.step_ratio == pytest.approx(0.048 / 0.01407) and cliff.batch_ratio == 2
     assert cliff.kv_bytes_after == 64 * COURSE_KV_PER_USER
     assert cliff.attention_kv_bytes_after == 4 * 64 * COURSE_KV_PER_USER
+    assert cliff.step_bytes_after == COURSE_WEIGHTS + 64 * COURSE_KV_PER_USER
     assert cliff.crossed == [l3] and cliff.likely_cause == "cache"
 
 
 def test_a_cliff_past_no_cache_size_names_no_cause():
     rows = steps_of(COURSE, COURSE_KV_PER_USER)
-    found = cliffs(rows, [CacheLevel(name="L3", bytes=500 << 20)], repeat=4)
+    found = cliffs(rows, [CacheLevel(name="L3", bytes=500 << 20)], 4, COURSE_WEIGHTS)
     assert found[0].crossed == [] and found[0].likely_cause == "unknown"
+    # a cache the weights alone outgrow was outgrown before the cliff: not its cause
+    found = cliffs(rows, [CacheLevel(name="L2", bytes=2 << 20)], 4, COURSE_WEIGHTS)
+    assert found[0].crossed == []
+
+
+def test_a_cliff_between_noisy_batches_names_no_cause():
+    rows = steps_of(COURSE, COURSE_KV_PER_USER)
+    noisy = batch_step(64, [[0.030] * 2, [0.066] * 2], None, rows[-1].kv_bytes, 1, None, rows[-2])
+    found = cliffs(rows[:-1] + [noisy], [CacheLevel(name="L3", bytes=40 << 20)], 4, COURSE_WEIGHTS)
+    assert found[0].likely_cause == "spread" and found[0].crossed != []
 
 
 def test_the_fit_in_relative_error_keeps_the_small_batches_and_leaves_out_the_cliff():
