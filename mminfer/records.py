@@ -492,7 +492,8 @@ class ServeFit:
     per_sequence_s: float
     held_at_zero: list[str]
     median_relative_residual: float  # over fitted_batches
-    holds: bool  # every batch of fitted_batches within serve.HOLDS_WITHIN, and at least three
+    holds: bool  # every batch of fitted_batches within serve.HOLDS_WITHIN, and least_batches
+    least_batches: int  # batches a range needs to claim the line holds (two fit any line)
     measured_batches: list[int]  # the smallest and largest
     fitted_batches: list[int]  # the smallest and largest of the range the fit claims
     relative_residuals: list[float]  # |fit - measured| / measured at every measured batch

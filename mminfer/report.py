@@ -267,7 +267,10 @@ def serve_facts(serve: Serve) -> dict:
         "nearly_free_row": by_batch[serve.nearly_free_up_to],
         "peak": top,
         "peak_is_first": top.batch == first.batch,
-        "pays_past_nearly_free": top.batch > serve.nearly_free_up_to,
+        # batching pays past where it is nearly free: tokens per second grow up to the peak
+        "still_pays": top.batch > serve.nearly_free_up_to and top.batch != first.batch,
+        "single_pass": "single_pass" in serve.doubts,
+        "fit_too_few": len(rows) < fit.least_batches,
         "growth_row": by_batch[serve.growth_stops_at],
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],

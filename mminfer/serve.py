@@ -399,13 +399,12 @@ def fit_batches(batches: list[BatchStep]) -> ServeFit:
     """step(B) = fixed + per_sequence x B in relative error, over the range where it holds.
 
     The range runs from the smallest batch up to the largest for which the fit over that range
-    keeps every batch within HOLDS_WITHIN; it holds with at least FIT_AT_LEAST batches (or every
-    batch, when fewer were measured). Where no such range exists, the fit over every batch, which
-    does not hold.
+    keeps every batch within HOLDS_WITHIN; it holds with at least FIT_AT_LEAST batches. Where no
+    such range exists (or fewer batches were measured), the fit over every batch, which does not
+    hold.
     """
-    least = min(FIT_AT_LEAST, len(batches))
     chosen = None
-    for end in range(len(batches), least - 1, -1):
+    for end in range(len(batches), FIT_AT_LEAST - 1, -1):
         (fixed, per_sequence), held = relative_fit(batches[:end])
         if max(relative_errors(batches[:end], fixed, per_sequence)) <= HOLDS_WITHIN:
             chosen = (end, fixed, per_sequence, held)
@@ -425,6 +424,7 @@ def fit_batches(batches: list[BatchStep]) -> ServeFit:
         held_at_zero=[("fixed_s", "per_sequence_s")[i] for i in held],
         median_relative_residual=statistics.median(errors[:end]),
         holds=holds,
+        least_batches=FIT_AT_LEAST,
         measured_batches=[batches[0].batch, batches[-1].batch],
         fitted_batches=[batches[0].batch, batches[end - 1].batch],
         relative_residuals=errors,

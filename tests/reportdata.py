@@ -477,6 +477,7 @@ def serve_record(
             "held_at_zero": [],
             "median_relative_residual": 0.05,
             "holds": True,
+            "least_batches": 3,
             "measured_batches": [batches[0], batches[-1]],
             "fitted_batches": [batches[0], batches[-1]],
             "relative_residuals": [0.05] * len(batches),

@@ -416,7 +416,7 @@ def test_serve_names_the_peak_and_where_throughput_stops_growing():
     facts = serve_facts(course_serve_record())
     assert facts["peak"].batch == 32 and not facts["peak_is_first"]
     assert facts["growth_row"].batch == 32 and facts["growth_stops_within"]
-    assert facts["nearly_free_region"] is False and facts["pays_past_nearly_free"] is True
+    assert facts["nearly_free_region"] is False and facts["still_pays"] is True
     report = render_report(**every_record(serve=course_serve_record()))
     assert "초당 토큰은 B = 32에서 가장 많다: 2,274로" in report
     assert "B = 1의 5.3배, 그때 한 단계" in report

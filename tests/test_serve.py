@@ -57,6 +57,12 @@ def test_the_fit_says_when_it_does_not_hold():
     assert not fit_batches(rows).holds
 
 
+def test_two_batches_fit_any_line_so_the_fit_claims_nothing():
+    fit = fit_batches(steps_of({1: 0.010, 2: 0.012}))
+    assert fit.fixed_s == pytest.approx(0.008) and fit.per_sequence_s == pytest.approx(0.002)
+    assert not fit.holds and fit.least_batches == 3
+
+
 def test_batching_is_nearly_free_while_the_fixed_cost_dominates():
     # 10 ms fixed, 0.5 ms a sequence: 10.5, 11, 12, 14 (+17%), 18 (+29%) ms
     assert nearly_free_up_to(machine(0.010, 0.0005)) == 8
