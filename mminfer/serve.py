@@ -4,8 +4,10 @@ A server fills a device by batching: B users decode together, one step giving ea
 token. A cached decode step of a small model carries a fixed cost (Python, kernel launches, one
 read of every weight) that the batch shares, so batching raises tokens per second until the
 batch's own work dominates; on a GPU a step can stay nearly flat for a while, on a CPU the batch's
-matmuls grow from the first doubling. How far batching pays is what this measures. Here the task's prompt is decoded B times through the model's own generate
-(greedy, with the cache) at each batch size, every decode step clocked, in ``passes`` passes
+matmuls grow from the first doubling. How far batching pays is what this measures.
+
+Here the task's prompt is decoded B times through the model's own generate (greedy, with the
+cache) at each batch size, every decode step clocked, in ``passes`` passes
 interleaved across the batch sizes (up, then down, ...) so that drift hits every batch alike: each
 batch's spread over the passes and its verdict follow the time job's rule. The users share the
 prompt's cache (one prefill, repeated for every user, as a shared system prompt would be), and
