@@ -4,7 +4,7 @@ A server fills a device by batching: B users decode together, one step giving ea
 token. A cached decode step of a small model carries a fixed cost (Python, kernel launches, one
 read of every weight) that the batch shares, so batching raises tokens per second until the
 batch's own work dominates; on a GPU a step can stay nearly flat for a while, on a CPU the batch's
-matmuls grow from the first doubling. How far batching pays is what this measures.
+matmuls can grow from the first doubling. How far batching pays is what this measures.
 
 Here the task's prompt is decoded B times through the model's own generate (greedy, with the
 cache) at each batch size, every decode step clocked, in ``passes`` passes
