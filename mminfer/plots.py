@@ -86,6 +86,14 @@ def spans_decades(values: list[float], factor: float = 10.0) -> bool:
     )
 
 
+def error_bars(centers: list[float], lows: list[float], highs: list[float]) -> list[list[float]]:
+    """matplotlib's yerr for ranges [low, high] around ``centers``: the distances below and above,
+    never negative."""
+    below = [max(0.0, center - low) for center, low in zip(centers, lows)]
+    above = [max(0.0, high - center) for center, high in zip(centers, highs)]
+    return [below, above]
+
+
 def finish_axis(ax, xlabel: str, ylabel: str, title: str) -> None:
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=8)
@@ -117,13 +125,13 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
         clocked = [i for i, seconds in enumerate(measured) if seconds is not None]
         clocked_ms = [measured[i] * 1e3 for i in clocked]
         clocked_seconds += [measured[i] for i in clocked]
-        below = [(measured[i] - low[i]) * 1e3 for i in clocked]
-        above = [(high[i] - measured[i]) * 1e3 for i in clocked]
         label = f"{name} (clocked: {len(clocked)} of {len(measured)} steps; range of the runs)"
         step_ax.errorbar(
             clocked,
             clocked_ms,
-            yerr=[below, above],
+            yerr=error_bars(
+                clocked_ms, [low[i] * 1e3 for i in clocked], [high[i] * 1e3 for i in clocked]
+            ),
             fmt=marker,
             color=color,
             markersize=2.5,
@@ -349,14 +357,16 @@ def plot_serve(serve: Serve, out_png) -> Path:
     fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 5.2))
     all_users = [row.tokens_per_second for row in rows]
     each_user = [row.per_user_tokens_per_second for row in rows]
-    all_range = [
-        [row.tokens_per_second - row.batch / row.step_high_s for row in rows],
-        [row.batch / row.step_low_s - row.tokens_per_second for row in rows],
-    ]
-    each_range = [
-        [row.per_user_tokens_per_second - 1 / row.step_high_s for row in rows],
-        [1 / row.step_low_s - row.per_user_tokens_per_second for row in rows],
-    ]
+    all_range = error_bars(
+        all_users,
+        [row.batch / row.step_high_s for row in rows],
+        [row.batch / row.step_low_s for row in rows],
+    )
+    each_range = error_bars(
+        each_user,
+        [1 / row.step_high_s for row in rows],
+        [1 / row.step_low_s for row in rows],
+    )
     speed_ax.errorbar(
         batch,
         all_users,
@@ -400,10 +410,11 @@ def plot_serve(serve: Serve, out_png) -> Path:
     step_ax.errorbar(
         batch,
         [row.decode_step_s * 1e3 for row in rows],
-        yerr=[
-            [(row.decode_step_s - row.step_low_s) * 1e3 for row in rows],
-            [(row.step_high_s - row.decode_step_s) * 1e3 for row in rows],
-        ],
+        yerr=error_bars(
+            [row.decode_step_s * 1e3 for row in rows],
+            [row.step_low_s * 1e3 for row in rows],
+            [row.step_high_s * 1e3 for row in rows],
+        ),
         fmt="o",
         color="tab:blue",
         capsize=3,
