@@ -192,6 +192,9 @@ def sweep_facts(sweep: Sweep) -> dict:
         fixed_in_tokens = fit.fixed_s_with_cache / fit.per_token_s
     else:
         fixed_in_tokens = None
+    ratio_at_most_one = False  # the longest length without an uncached time says nothing here
+    if longest.new_tokens > 1 and longest.time_ratio is not None:
+        ratio_at_most_one = longest.time_ratio <= 1
     return vars(sweep) | {
         "counts_match": counts_match,
         "longest_point": longest,
@@ -202,8 +205,11 @@ def sweep_facts(sweep: Sweep) -> dict:
         "uncached_all_steps": all_steps,
         "uncached_spread_clocked": clocked - all_steps,
         "partly_fitted": any(point.fed_without_cache is None for point in points),
+        "interpolated": any(point.without_cache_from == "interpolation" for point in points),
+        "unfilled": any(point.without_cache_from == "none" for point in points),
+        "single_run": "single_run" in sweep.doubts,
         "cached_step_s": cached_step_s,
-        "cache_not_faster": longest.new_tokens > 1 and longest.time_ratio <= 1,
+        "cache_not_faster": "cache_not_faster" in sweep.doubts or ratio_at_most_one,
         "fit_holds": fit.holds,
         "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
         "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
@@ -223,22 +229,54 @@ def capacity_facts(capacity: Capacity) -> dict:
     return vars(capacity) | {"table": table, "batch_matches": capacity.batch_check.matches}
 
 
+SPREAD_DOUBTS = ("single_pass", "decode_spread", "prefill_spread")
+
+
 def serve_facts(serve: Serve) -> dict:
-    """serve.json: where batching stops being nearly free, which bound binds and why."""
+    """serve.json: how far to trust the table, where tokens per second peak and stop growing,
+    whether batching is nearly free or only still pays, the cliffs, which bound binds and why."""
     rows = serve.batches
     users = serve.users
+    by_batch = {row.batch: row for row in rows}
+    first = rows[0]
+    top = by_batch[serve.peak_batch]
     lower_bound = users.speed_how == "lower bound"
     experts = [row.experts_touched for row in rows if row.experts_touched is not None]
+    spread_batches = []
+    contradicting_batches = []
+    for row in rows:
+        if any(doubt in SPREAD_DOUBTS for doubt in row.doubts):
+            spread_batches.append(row.batch)
+        if row.verdict == "untrusted":
+            contradicting_batches.append(row.batch)
+    fit = serve.fit
+    outside_fit = [row.batch for row in rows if row.batch > fit.fitted_batches[1]]
     return vars(serve) | {
         "kv_match": all(row.kv_bytes_match for row in rows),
-        "first": rows[0],
+        "first": first,
         "last": rows[-1],
-        "throughput_gain": rows[-1].tokens_per_second / rows[0].tokens_per_second,
-        "batch_gain": rows[-1].batch / rows[0].batch,
+        "throughput_gain": rows[-1].tokens_per_second / first.tokens_per_second,
+        "batch_gain": rows[-1].batch / first.batch,
         "binding": users.binding,
         "speed_lower_bound": lower_bound,
         "memory_known": users.users_by_memory is not None,
         "experts": experts if experts else None,
+        "trusted": serve.verdict == "ok",
+        "spread_batches": spread_batches,  # a spread over noisy_cv, or one pass
+        "contradicting_batches": contradicting_batches,  # faster than a smaller batch
+        "largest_cv": max(row.cv_decode_step for row in rows),
+        "nearly_free_region": serve.nearly_free_up_to > first.batch,
+        "nearly_free_row": by_batch[serve.nearly_free_up_to],
+        "peak": top,
+        "peak_is_first": top.batch == first.batch,
+        # batching pays past where it is nearly free: tokens per second grow up to the peak
+        "still_pays": top.batch > serve.nearly_free_up_to and top.batch != first.batch,
+        "single_pass": "single_pass" in serve.doubts,
+        "fit_too_few": len(rows) < fit.least_batches,
+        "growth_row": by_batch[serve.growth_stops_at],
+        "outside_fit": outside_fit,
+        "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
+        "caches_known": bool(serve.caches),
     }
 
 

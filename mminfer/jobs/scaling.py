@@ -26,12 +26,23 @@ def sweep_job(model: ModelSource, prompt: PretrainPrompt, settings: SweepSetting
         run_info(loaded),
         loaded.config.max_position_embeddings,
     )
+    ratios = []
+    for point in swept.points:
+        if point.time_ratio is None:
+            ratios.append(None)
+        else:
+            ratios.append(round(point.time_ratio, 2))
     log.info(
-        "time ratio %s at N = %s; fit holds: %s (R² %s)",
-        [round(point.time_ratio, 2) for point in swept.points],
+        "time ratio %s at N = %s (uncached steps from %s); fit holds: %s (R² %s); "
+        "spread of the runs %.1f%% with, %.1f%% without the cache: %s",
+        ratios,
         swept.lengths,
+        [point.without_cache_from for point in swept.points],
         swept.fit.holds,
         swept.fit.r2,
+        swept.cv_with_cache * 100,
+        swept.cv_without_cache * 100,
+        swept.verdict,
     )
     write_record(out, swept)
     return swept
@@ -80,17 +91,32 @@ def serve_job(model: ModelSource, prompt: PretrainPrompt, settings: ServeSetting
     )
     for row in served.batches:
         log.info(
-            "batch %d: prefill %s s, decode step %.4f s, %.1f tokens/s (%.1f per user), KV %d B "
-            "(formula %d), experts touched %s",
+            "batch %d: prefill %s s, decode step %.4f s (passes %.4f-%.4f, spread %.1f%%: %s), "
+            "%.1f tokens/s (%.1f per user), KV %d B (formula %d), experts touched %s",
             row.batch,
             row.prefill_s,
             row.decode_step_s,
+            row.step_low_s,
+            row.step_high_s,
+            row.cv_decode_step * 100,
+            row.verdict,
             row.tokens_per_second,
             row.per_user_tokens_per_second,
             row.kv_bytes,
             row.formula_kv_bytes,
             row.experts_touched,
         )
+    log.info(
+        "tokens per second peak at batch %d (%.1f x the smallest); growth under %.0f%% a doubling "
+        "from batch %d; cliffs %s; the table's verdict: %s %s",
+        served.peak_batch,
+        served.peak_gain,
+        served.growth_per_doubling * 100,
+        served.growth_stops_at,
+        [(cliff.from_batch, cliff.to_batch, cliff.likely_cause) for cliff in served.cliffs],
+        served.verdict,
+        served.doubts,
+    )
     users = served.users
     log.info(
         "users at %s tokens/s and %d tokens of context: %d by speed (%s), %s by memory; %s binds",
