@@ -272,8 +272,8 @@ def open_for_task_prompt(
     """The pretrained model, its tokenizer and the token ids of the task's greedy prompt.
 
     The prompt must leave room for ``new_tokens`` in the model's positions; ``keys`` names the
-    config keys that asked for them. The model's logits on the prompt must be finite
-    (:func:`check_prompt_logits`).
+    config keys that asked for them. The logits are not checked here: a job that keeps none
+    calls :func:`check_prompt_logits` (greedy.compare_cache checks its own at every step).
     """
     loaded, loaded_tokenizer = open_with_tokenizer(model, prompt.tokenizer)
     prompt_ids = task_prompt(
@@ -285,7 +285,6 @@ def open_for_task_prompt(
         loaded.config.max_position_embeddings,
         keys,
     )
-    check_prompt_logits(loaded, prompt_ids)
     return loaded, loaded_tokenizer, prompt_ids
 
 
@@ -293,8 +292,8 @@ def open_for_task_prompt(
 def check_prompt_logits(loaded: LoadedModel, prompt_ids: list[int]) -> None:
     """Stop unless the logits after the prompt are finite: one forward, before anything is timed.
 
-    The timing jobs (time, sweep, serve) keep no logits, so a model that overflows in its dtype
-    would otherwise be timed as if it worked.
+    Only the timing jobs (time, sweep, serve) call it: they keep no logits, so a model that
+    overflows in its dtype would otherwise be timed as if it worked.
     """
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=loaded.device)
     logits = loaded.model(input_ids).logits[0, -1, :]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from mminfer import greedy, timing
-from mminfer.loading import ModelSource, open_for_task_prompt, run_info
+from mminfer.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
 
@@ -53,6 +53,7 @@ def time_job(
 ):
     """Step 3 -> time.json at ``model.threads`` (time.threads, else the rule's cores)."""
     loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, TASK_LENGTH_KEYS)
+    check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
     timed = timing.time_cache(
         loaded.model,
         prompt_ids,

@@ -5,7 +5,13 @@ from __future__ import annotations
 import logging
 
 from mminfer import capacity, serve, sweep
-from mminfer.loading import ModelSource, open_for_task_prompt, open_model, run_info
+from mminfer.loading import (
+    ModelSource,
+    check_prompt_logits,
+    open_for_task_prompt,
+    open_model,
+    run_info,
+)
 from mminfer.prompts import check_length
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.serve import ServeSettings
@@ -18,6 +24,7 @@ def sweep_job(model: ModelSource, prompt: PretrainPrompt, settings: SweepSetting
     """Cost against generation length -> sweep.json (per-step times, every length, the fit)."""
     keys = "cache.prompt_tokens + max(sweep.lengths)"
     loaded, _, prompt_ids = open_for_task_prompt(model, prompt, max(settings.lengths), keys)
+    check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
     swept = sweep.sweep(
         loaded.model,
         prompt_ids,
@@ -86,6 +93,7 @@ def serve_job(model: ModelSource, prompt: PretrainPrompt, settings: ServeSetting
     keys = "cache.prompt_tokens + serve.decode_steps + 1"
     new_tokens = settings.decode_steps + 1
     loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, keys)
+    check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
     served = serve.serve(
         loaded.model, loaded.config, prompt_ids, settings, loaded.device, run_info(loaded)
     )
