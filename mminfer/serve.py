@@ -601,23 +601,34 @@ def pass_order(batches: list[int], passes: int) -> list[int]:
     return order
 
 
-def measure_passes(model, config, prompt_ids, within, settings: ServeSettings, device, start):
-    """Every batch's clocked passes: {batch: {"steps": [each pass's decode steps], "prefills":
-    [each pass's prefill] or None, "kv_bytes": measured, "experts": [each pass's]}}."""
+@dataclass
+class ClockedBatch:
+    """One batch size's clocked passes, gathered pass after pass by :func:`measure_passes`."""
+
+    steps_s: list[list[float]]  # each pass's decode steps
+    prefills_s: list[float] | None  # each pass's prefill; None past serve.prefill_up_to
+    kv_bytes: int | None  # the cache's measured bytes (the same in every pass)
+    experts: list[float | None]  # each pass's experts touched per decode step (None: dense)
+
+
+def measure_passes(
+    model, config, prompt_ids, within, settings: ServeSettings, device, start
+) -> dict[int, ClockedBatch]:
+    """Every batch's clocked passes, by batch size, in :func:`pass_order`."""
     measured = {}
     for batch in within:
         prefills = [] if batch <= settings.prefill_up_to else None
-        measured[batch] = {"steps": [], "prefills": prefills, "kv_bytes": None, "experts": []}
+        measured[batch] = ClockedBatch(steps_s=[], prefills_s=prefills, kv_bytes=None, experts=[])
     for batch in pass_order(within, settings.passes):
-        entry = measured[batch]
-        if entry["prefills"] is not None:
-            entry["prefills"].append(clocked_prefill(model, prompt_ids, batch, device))
+        clocked = measured[batch]
+        if clocked.prefills_s is not None:
+            clocked.prefills_s.append(clocked_prefill(model, prompt_ids, batch, device))
         steps_s, kv_bytes, experts = decode_batch(
             model, config, prompt_ids, batch, settings.decode_steps, device, start
         )
-        entry["steps"].append(steps_s)
-        entry["kv_bytes"] = kv_bytes
-        entry["experts"].append(experts)
+        clocked.steps_s.append(steps_s)
+        clocked.kv_bytes = kv_bytes
+        clocked.experts.append(experts)
     return measured
 
 
@@ -644,15 +655,15 @@ def serve(
     measured = []
     smaller = None
     for batch in within:
-        entry = clocked[batch]
+        passes = clocked[batch]
         experts = None
         if config.use_moe:
-            experts = statistics.median(entry["experts"])
+            experts = statistics.median(passes.experts)
         row = batch_step(
             batch,
-            entry["steps"],
-            entry["prefills"],
-            entry["kv_bytes"],
+            passes.steps_s,
+            passes.prefills_s,
+            passes.kv_bytes,
             batch_cache_bytes(config, tokens, batch, element),
             experts,
             smaller,
