@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
-from mminfer.records import Position, Serve, Sweep, Temperatures, TopPDetail
+from mminfer.records import Position, Serve, ServeFit, Sweep, Temperatures, TopPDetail
 
 
 def use_hangul_font() -> None:
@@ -343,48 +343,50 @@ def serve_titles(serve: Serve) -> tuple[str, str]:
     return speed, step
 
 
+def fitted_step_ms(fit: ServeFit, batch: int) -> float:
+    """The fit's decode step at ``batch``, in milliseconds."""
+    return (fit.fixed_s + fit.per_sequence_s * batch) * 1e3
+
+
+def plain_log_labels(axis) -> None:
+    """Label a log axis's ticks as plain numbers (40, 0.5), not as powers (4x10^1); matplotlib
+    still decides which of the minor ticks get a label."""
+    axis.set_major_formatter(ticker.LogFormatter(labelOnlyBase=False))
+    axis.set_minor_formatter(ticker.LogFormatter(labelOnlyBase=False))
+
+
 def plot_serve(serve: Serve, out_png) -> Path:
     """Two panels against the batch size: tokens per second, and the decode step.
 
     Tokens per second of the machine and of each user, with their range over the passes, the peak
-    and the per-user target; the decode step measured with its range, the fit over the batches it
-    holds for, the cliffs, and the step the target allows. The bounds are written on the first
-    panel.
+    and the per-user target; the decode step measured with its range, the fit (solid over the
+    batches it was fitted on, dotted past them, dotted throughout where it does not hold), the
+    cliffs, and the step the target allows. Log axes read in plain numbers. The bounds are written
+    on the first panel.
     """
     rows = serve.batches
     batch = [row.batch for row in rows]
     users = serve.users
     fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 5.2))
-    all_users = [row.tokens_per_second for row in rows]
-    each_user = [row.per_user_tokens_per_second for row in rows]
-    all_range = error_bars(
-        all_users,
-        [row.batch / row.step_high_s for row in rows],
-        [row.batch / row.step_low_s for row in rows],
+    series = (
+        ("all users", [row.batch for row in rows], "o-", "tab:blue"),
+        ("each user", [1] * len(rows), "s-", "tab:orange"),
     )
-    each_range = error_bars(
-        each_user,
-        [1 / row.step_high_s for row in rows],
-        [1 / row.step_low_s for row in rows],
-    )
-    speed_ax.errorbar(
-        batch,
-        all_users,
-        yerr=all_range,
-        fmt="o-",
-        color="tab:blue",
-        capsize=3,
-        label="tokens per second, all users",
-    )
-    speed_ax.errorbar(
-        batch,
-        each_user,
-        yerr=each_range,
-        fmt="s-",
-        color="tab:orange",
-        capsize=3,
-        label="tokens per second, each user",
-    )
+    for name, users_in_step, style, color in series:
+        # tokens per second = users in a step / the step; its range from the passes' fastest and
+        # slowest median step
+        speeds = [n / row.decode_step_s for n, row in zip(users_in_step, rows)]
+        slowest = [n / row.step_high_s for n, row in zip(users_in_step, rows)]
+        fastest = [n / row.step_low_s for n, row in zip(users_in_step, rows)]
+        speed_ax.errorbar(
+            batch,
+            speeds,
+            yerr=error_bars(speeds, slowest, fastest),
+            fmt=style,
+            color=color,
+            capsize=3,
+            label=f"tokens per second, {name}",
+        )
     speed_ax.plot(
         [serve.peak_batch],
         [serve.peak_tokens_per_second],
@@ -421,16 +423,30 @@ def plot_serve(serve: Serve, out_png) -> Path:
         label="decode step, measured (median; range of the passes)",
     )
     fit = serve.fit
-    fitted = [(fit.fixed_s + fit.per_sequence_s * b) * 1e3 for b in batch]
     low, high = fit.fitted_batches
-    holds = "holds" if fit.holds else "does not hold"
+    inside = [b for b in batch if b <= high]
+    beyond = [b for b in batch if b >= high]  # from the range's end, so the two lines join
+    if fit.holds:
+        inside_style = "-"
+        label = f"fit: fixed + per sequence x B (holds over B {low}-{high})"
+    else:
+        inside_style = ":"
+        label = f"fit: fixed + per sequence x B (does not hold over B {low}-{high})"
     step_ax.plot(
-        batch,
-        fitted,
-        "--",
+        inside,
+        [fitted_step_ms(fit, b) for b in inside],
+        inside_style,
         color="tab:blue",
-        label=f"fit: fixed + per sequence x B ({holds} over B {low}-{high})",
+        label=label,
     )
+    if len(beyond) > 1:
+        step_ax.plot(
+            beyond,
+            [fitted_step_ms(fit, b) for b in beyond],
+            ":",
+            color="tab:blue",
+            label=f"the fit's line past B {high} (not fitted there)",
+        )
     by_batch = {row.batch: row for row in rows}
     for cliff in serve.cliffs:
         before = by_batch[cliff.from_batch]
@@ -465,9 +481,11 @@ def plot_serve(serve: Serve, out_png) -> Path:
     speeds = [row.tokens_per_second for row in rows] + [users.tokens_per_second]
     if spans_decades(speeds):
         speed_ax.set_yscale("log")
+        plain_log_labels(speed_ax.yaxis)
     steps = [row.decode_step_s for row in rows] + [users.step_target_s]
     if spans_decades(steps):
         step_ax.set_yscale("log")
+        plain_log_labels(step_ax.yaxis)
     speed_title, step_title = serve_titles(serve)
     finish_axis(
         speed_ax,

@@ -178,6 +178,60 @@ def test_the_serve_picture_draws_ranges_the_peak_and_the_cliff(monkeypatch):
     plots.plt.close(fig)
 
 
+def serve_fitted_up_to(high: int, holds: bool) -> Serve:
+    """The course model's serve.json with its fit held over B 1 to ``high`` only."""
+    data = to_json(course_serve_record())
+    data["fit"]["fitted_batches"] = [1, high]
+    data["fit"]["holds"] = holds
+    return from_json(Serve, data)
+
+
+def fit_lines(step_ax) -> dict:
+    """{label: (line style, batches)} of the step panel's fit lines."""
+    lines = {}
+    for line in step_ax.get_lines():
+        if "fit" in line.get_label():
+            lines[line.get_label()] = (line.get_linestyle(), list(line.get_xdata()))
+    return lines
+
+
+def test_the_serve_fit_is_solid_where_fitted_and_dotted_beyond(monkeypatch):
+    fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(16, holds=True))
+    lines = fit_lines(fig.axes[1])
+    assert lines == {
+        "fit: fixed + per sequence x B (holds over B 1-16)": ("-", [1, 2, 4, 8, 16]),
+        "the fit's line past B 16 (not fitted there)": (":", [16, 32, 64]),
+    }
+    plots.plt.close(fig)
+
+
+def test_a_serve_fit_that_does_not_hold_is_dotted_and_says_so(monkeypatch):
+    fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(64, holds=False))
+    lines = fit_lines(fig.axes[1])
+    assert lines == {
+        "fit: fixed + per sequence x B (does not hold over B 1-64)": (
+            ":",
+            [1, 2, 4, 8, 16, 32, 64],
+        ),
+    }
+    plots.plt.close(fig)
+
+
+def test_the_serve_log_axes_label_plain_numbers(monkeypatch):
+    fig = drawn(monkeypatch, plots.plot_serve, course_serve_record())
+    fig.canvas.draw()
+    speed_ax, step_ax = fig.axes
+    assert step_ax.get_yscale() == "log"  # 2.33 ms to 48 ms
+    labels = []
+    for ax in (speed_ax, step_ax):
+        for minor in (False, True):
+            labels += [text.get_text() for text in ax.get_yticklabels(minor=minor)]
+    shown = [label for label in labels if label]
+    assert "40" in shown and "10" in shown  # milliseconds as they read
+    assert not [label for label in shown if "times" in label or "^" in label or "e+" in label]
+    plots.plt.close(fig)
+
+
 def test_the_ratio_panel_keeps_every_length_when_the_fit_fails(monkeypatch):
     data = to_json(reportdata.sweep_record(holds=False))
     steps = data["steps"]
