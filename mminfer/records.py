@@ -502,20 +502,21 @@ class ServeFit:
 
 @dataclass
 class CacheLevel:
-    """One of the device's memory caches (a CPU's L1d, L2, L3; a GPU's L2)."""
+    """One of the device's memory caches (a CPU's L1d, L2, L3; a GPU's L2), as the threads of a
+    decode step hold it together (mminfer.serve.cpu_caches)."""
 
-    name: str
-    bytes: int
+    name: str  # "L2"; "2 x L2" where the threads hold two copies (two cores' own L2)
+    bytes: int  # the size of one copy x the copies held
 
 
 @dataclass
 class Cliff:
     """Two consecutive batch sizes between which the decode step grew faster than the batch.
 
-    Beside it, the memory a decode step reads: every weight once, and the batch's KV cache (as
-    stored, and as attention reads it after repeat_kv); and the device's caches whose size lies
-    between the step's memory at the two batches: where one does, the step's memory outgrew that
-    cache, the likely cause; where none does, this comparison names no cause.
+    Beside it, the memory a decode step reads: every weight once, and the batch's KV cache as
+    stored; and the device's caches whose size lies between the step's memory at the two batches:
+    where one does, the step's memory outgrew that cache, the likely cause; where none does, this
+    comparison names no cause. The KV cache as attention sees it after repeat_kv is context only.
     """
 
     from_batch: int
@@ -525,11 +526,11 @@ class Cliff:
     weight_bytes: int  # every parameter in memory, read once a step
     kv_bytes_before: int
     kv_bytes_after: int
-    attention_kv_bytes_before: int  # after repeat_kv: x heads / KV heads
+    attention_kv_bytes_before: int  # after repeat_kv: x heads / KV heads (context, decides nothing)
     attention_kv_bytes_after: int
     step_bytes_before: int  # weight_bytes + kv_bytes_before
     step_bytes_after: int
-    crossed: list[CacheLevel]  # whose size lies between the step's memory before and after
+    crossed: list[CacheLevel]  # whose size lies between step_bytes_before and step_bytes_after
     # "cache" (a level lies between), "spread" (either batch's verdict is not ok: the cliff may be
     # the machine's noise; no cause named) or "unknown" (no level lies between)
     likely_cause: str

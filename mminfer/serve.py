@@ -19,7 +19,8 @@ touches, and up to ``prefill_up_to`` users the prefill of the whole batch, clock
 Then where tokens per second peak, from which batch a doubling stops raising them by
 ``growth_per_doubling``, the fit step(B) = fixed + per_sequence x B in relative error over the
 batches where it holds, and every cliff (a step that grew faster than the batch) beside the memory
-a step reads (the weights and the batch's KV cache) and the device's cache sizes.
+a step reads (the weights and the batch's KV cache as stored) and the caches the step's threads
+hold together.
 
 Two bounds then say how many users this machine takes at a per-user decode speed and context:
 
@@ -35,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -146,9 +148,46 @@ def size_bytes(text: str) -> int:
     return int(text)
 
 
-def cpu_caches(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> list[CacheLevel]:
-    """The first CPU's data and unified caches (L1d, L2, L3), smallest first, as Linux lists them;
-    empty where the system does not say."""
+def cpu_list(text: str) -> set[int]:
+    """The CPUs of a sysfs list ("0", "0-3", "0,4", "0-1,8-9")."""
+    cpus = set()
+    for part in text.strip().split(","):
+        if not part:
+            continue
+        first, _, last = part.partition("-")
+        cpus.update(range(int(first), int(last or first) + 1))
+    return cpus
+
+
+def instances_usable(index: Path, cpus: set[int]) -> int:
+    """How many distinct copies of the cache ``index`` (cpu0's ``cache/indexN``) the CPUs
+    ``cpus`` reach: one per distinct shared_cpu_list among them (at least one)."""
+    cpu_root = index.parent.parent.parent  # .../cpu, from .../cpu/cpu0/cache/indexN
+    copies = set()
+    for cpu in cpus:
+        shared = cpu_root / f"cpu{cpu}" / "cache" / index.name / "shared_cpu_list"
+        try:
+            copies.add(frozenset(cpu_list(shared.read_text(encoding="ascii"))))
+        except (OSError, ValueError):
+            continue
+    return max(1, len(copies))
+
+
+def cpu_caches(
+    root: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
+    threads: int = 1,
+    cpus: set[int] | None = None,
+) -> list[CacheLevel]:
+    """The data and unified caches (L1d, L2, L3) that ``threads`` threads hold together, smallest
+    first, from the first CPU's as Linux lists them; empty where the system does not say.
+
+    A cache exists once per group of CPUs sharing it (shared_cpu_list): L1d and L2 once per core,
+    L3 once for many cores. torch's threads each run on a core of their own, so together they hold
+    min(threads, the copies the CPUs this process may use, ``cpus``, reach) copies: that many
+    times the size, named "2 x L2" where more than one; a cache all of them share counts once.
+    """
+    if cpus is None:
+        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
     levels = []
     for index in sorted(root.glob("index*")):
         try:
@@ -160,22 +199,30 @@ def cpu_caches(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> list[
         if kind == "Instruction":
             continue
         name = f"L{level}d" if kind == "Data" else f"L{level}"
-        levels.append(CacheLevel(name=name, bytes=size))
+        copies = min(threads, instances_usable(index, cpus))
+        if copies > 1:
+            name = f"{copies} x {name}"
+        levels.append(CacheLevel(name=name, bytes=size * copies))
     return sorted(levels, key=lambda level: level.bytes)
 
 
-def device_caches(device) -> tuple[list[CacheLevel], str]:
-    """(the device's caches, where the figures come from): a GPU's L2 from torch, a CPU's from
-    Linux's sysfs."""
+def device_caches(device, threads: int) -> tuple[list[CacheLevel], str]:
+    """(the caches a decode step's ``threads`` threads hold together, where the figures come
+    from): a GPU's L2 from torch (one, shared by the whole GPU), a CPU's from Linux's sysfs
+    (:func:`cpu_caches`)."""
     device = torch.device(device)
     if device.type == "cuda":
         size = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", None)
         if size:
             return [CacheLevel(name="L2", bytes=int(size))], "torch.cuda.get_device_properties"
         return [], "unknown: torch does not give this GPU's L2"
-    levels = cpu_caches()
+    levels = cpu_caches(threads=threads)
     if levels:
-        return levels, "/sys/devices/system/cpu/cpu0/cache"
+        source = (
+            f"/sys/devices/system/cpu (cpu0's caches; a cache of one core counted once per "
+            f"thread of torch's {threads}, one that the cores share once)"
+        )
+        return levels, source
     return [], "unknown on this system"
 
 
@@ -477,10 +524,12 @@ def cliffs(
     """Every pair of consecutive batches whose decode step grew faster than the batch.
 
     Beside each, the memory a step reads at both: ``weights`` bytes of weights once, plus the
-    batch's KV bytes (as stored, and x ``repeat`` as attention reads them after repeat_kv); and the
-    caches whose size lies between the step's memory before and after. The likely cause: "cache"
-    where one does, "spread" where either batch's timing is not ok (the cliff may be noise, no
-    cause is named), "unknown" where no cache size lies between.
+    batch's KV cache as stored (every layer's cache is read once a step); and the caches whose
+    size lies between those two. The KV cache x ``repeat``, as attention sees it after repeat_kv,
+    is given as context and decides nothing: repeat_kv copies one layer's cache at a time, and the
+    copy is dropped before the next layer, so the whole repeated size is never held at once. The
+    likely cause: "cache" where a cache's size lies between, "spread" where either batch's timing
+    is not ok (the cliff may be noise, no cause is named), "unknown" where none lies between.
     """
     found = []
     for before, after in itertools.pairwise(batches):
@@ -488,13 +537,11 @@ def cliffs(
         step_ratio = after.decode_step_s / before.decode_step_s
         if step_ratio <= batch_ratio:
             continue
-        spans = [
-            (weights + before.kv_bytes, weights + after.kv_bytes),
-            (weights + before.kv_bytes * repeat, weights + after.kv_bytes * repeat),
-        ]
+        step_bytes_before = weights + before.kv_bytes
+        step_bytes_after = weights + after.kv_bytes
         crossed = []
         for level in caches:
-            if any(low < level.bytes <= high for low, high in spans):
+            if step_bytes_before < level.bytes <= step_bytes_after:
                 crossed.append(level)
         if before.verdict != "ok" or after.verdict != "ok":
             cause = "spread"
@@ -512,8 +559,8 @@ def cliffs(
             kv_bytes_after=after.kv_bytes,
             attention_kv_bytes_before=before.kv_bytes * repeat,
             attention_kv_bytes_after=after.kv_bytes * repeat,
-            step_bytes_before=weights + before.kv_bytes,
-            step_bytes_after=weights + after.kv_bytes,
+            step_bytes_before=step_bytes_before,
+            step_bytes_after=step_bytes_after,
             crossed=crossed,
             likely_cause=cause,
         )
@@ -674,7 +721,7 @@ def serve(
     fit = fit_batches(measured)
     top = peak(measured)
     stops = growth_stops_at(measured, settings.growth_per_doubling)
-    caches, caches_source = device_caches(device)
+    caches, caches_source = device_caches(device, torch.get_num_threads())
     repeat = config.num_attention_heads // config.num_key_value_heads
     free_bytes, free_source = available_bytes(device)
     per_token = batch_cache_bytes(config, 1, 1, element)

@@ -246,6 +246,16 @@ def test_a_cliff_past_no_cache_size_names_no_cause():
     assert found[0].crossed == []
 
 
+def test_a_cache_only_attentions_repeated_kv_outgrows_names_no_cause():
+    # as stored, a step reads 33.8 -> 48.0 MB; after repeat_kv (x 4) attention sees 76.5 ->
+    # 133.4 MB: a 100 MiB cache lies only in that span, which is context, not the step's reads
+    rows = steps_of(COURSE, COURSE_KV_PER_USER)
+    found = cliffs(rows, [CacheLevel(name="L3", bytes=100 << 20)], 4, COURSE_WEIGHTS)
+    assert found[0].attention_kv_bytes_before + COURSE_WEIGHTS < 100 << 20
+    assert found[0].attention_kv_bytes_after + COURSE_WEIGHTS > 100 << 20
+    assert found[0].crossed == [] and found[0].likely_cause == "unknown"
+
+
 def test_a_cliff_between_noisy_batches_names_no_cause():
     rows = steps_of(COURSE, COURSE_KV_PER_USER)
     noisy = batch_step(64, [[0.030] * 2, [0.066] * 2], None, rows[-1].kv_bytes, 1, None, rows[-2])
@@ -279,3 +289,63 @@ def test_the_device_caches_are_read_from_sysfs(tmp_path):
     names = [(level.name, level.bytes) for level in cpu_caches(tmp_path)]
     assert names == [("L1d", 48 << 10), ("L2", 2 << 20), ("L3", 32 << 20)]
     assert cpu_caches(tmp_path / "absent") == []
+
+
+def fake_cpus(root, caches: dict[str, tuple[str, str, list[str]]]) -> None:
+    """A sysfs cpu folder under ``root``: caches {indexN: (level, type and size, each CPU's
+    shared_cpu_list)}, one cpuK folder per entry of the lists."""
+    for index, (level, kind_size, shared_lists) in caches.items():
+        kind, size = kind_size.split()
+        for cpu, shared in enumerate(shared_lists):
+            folder = root / f"cpu{cpu}" / "cache" / index
+            folder.mkdir(parents=True, exist_ok=True)
+            (folder / "level").write_text(f"{level}\n")
+            (folder / "type").write_text(f"{kind}\n")
+            (folder / "size").write_text(f"{size}\n")
+            (folder / "shared_cpu_list").write_text(f"{shared}\n")
+
+
+# four cores, L1d and L2 one per core, L3 shared by all four
+FOUR_CORES = {
+    "index0": ("1", "Data 48K", ["0", "1", "2", "3"]),
+    "index1": ("1", "Instruction 32K", ["0", "1", "2", "3"]),
+    "index2": ("2", "Unified 2048K", ["0", "1", "2", "3"]),
+    "index3": ("3", "Unified 32M", ["0-3"] * 4),
+}
+
+
+def test_each_threads_own_core_caches_count_once_per_thread_and_a_shared_one_once(tmp_path):
+    fake_cpus(tmp_path, FOUR_CORES)
+    cache = tmp_path / "cpu0" / "cache"
+    found = [(level.name, level.bytes) for level in cpu_caches(cache, threads=2, cpus={0, 1, 2, 3})]
+    assert found == [("2 x L1d", 2 * 48 << 10), ("2 x L2", 2 * 2 << 20), ("L3", 32 << 20)]
+    one = [(level.name, level.bytes) for level in cpu_caches(cache, threads=1, cpus={0, 1, 2, 3})]
+    assert one == [("L1d", 48 << 10), ("L2", 2 << 20), ("L3", 32 << 20)]
+
+
+def test_more_threads_than_cores_hold_no_more_copies_than_the_cores_have(tmp_path):
+    fake_cpus(tmp_path, FOUR_CORES)
+    cache = tmp_path / "cpu0" / "cache"
+    found = {level.name: level.bytes for level in cpu_caches(cache, threads=8, cpus={0, 1, 2, 3})}
+    assert found == {"4 x L1d": 4 * 48 << 10, "4 x L2": 4 * 2 << 20, "L3": 32 << 20}
+    # a process allowed on two of the cores holds two copies at most
+    found = {level.name: level.bytes for level in cpu_caches(cache, threads=8, cpus={0, 1})}
+    assert found == {"2 x L1d": 2 * 48 << 10, "2 x L2": 2 * 2 << 20, "L3": 32 << 20}
+
+
+def test_hyperthreads_sharing_a_cores_l2_hold_one_copy(tmp_path):
+    # two cores of two hardware threads each: CPUs 0 and 2 share one core's L1d and L2
+    siblings = ["0,2", "1,3", "0,2", "1,3"]
+    fake_cpus(
+        tmp_path,
+        {
+            "index0": ("1", "Data 48K", siblings),
+            "index2": ("2", "Unified 2048K", siblings),
+            "index3": ("3", "Unified 32M", ["0-3"] * 4),
+        },
+    )
+    cache = tmp_path / "cpu0" / "cache"
+    found = {level.name: level.bytes for level in cpu_caches(cache, threads=4, cpus={0, 1, 2, 3})}
+    assert found == {"2 x L1d": 2 * 48 << 10, "2 x L2": 2 * 2 << 20, "L3": 32 << 20}
+    found = {level.name: level.bytes for level in cpu_caches(cache, threads=4, cpus={0, 2})}
+    assert found == {"L1d": 48 << 10, "L2": 2 << 20, "L3": 32 << 20}
