@@ -376,8 +376,8 @@ class Sweep:
     load_after: list[float] | None
     cv_with_cache: float  # coefficient of variation of the runs (each run: its clocked steps' sum)
     cv_without_cache: float
-    noisy_cv: float
-    doubts: list[str]
+    noisy_cv: float  # the threshold of every spread: of the runs, of the steps within them
+    doubts: list[str]  # see mminfer.sweep.spread_doubts
     verdict: str  # "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
     points: list[SweepPoint]
     steps: SweepSteps
@@ -467,7 +467,9 @@ class BatchStep:
     step_high_s: float  # the slowest pass's median step
     cv_decode_step: float  # coefficient of variation of the passes' median steps
     cv_prefill: float | None  # of the passes' prefills
-    doubts: list[str]  # see mminfer.serve.batch_doubts
+    # see mminfer.serve.batch_doubts: each spread (of the passes, of the steps within them around
+    # their trend) judged against Serve.noisy_cv
+    doubts: list[str]
     verdict: str  # "ok", "noisy" or "untrusted"
     tokens_per_second: float  # batch / decode_step_s: the machine's
     per_user_tokens_per_second: float  # 1 / decode_step_s: each user's
@@ -572,7 +574,7 @@ class Serve:
     load_after: list[float] | None
     passes: int  # every batch clocked once per pass
     order: str
-    noisy_cv: float
+    noisy_cv: float  # the threshold of every spread: of the passes, of the steps within them
     doubts: list[str]  # every batch's doubts together
     verdict: str  # the table's: "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
     batches: list[BatchStep]

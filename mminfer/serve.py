@@ -9,7 +9,8 @@ matmuls can grow from the first doubling. How far batching pays is what this mea
 Here the task's prompt is decoded B times through the model's own generate (greedy, with the
 cache) at each batch size, every decode step clocked, in ``passes`` passes
 interleaved across the batch sizes (up, then down, ...) so that drift hits every batch alike: each
-batch's spread over the passes and its verdict follow the time job's rule. The users share the
+batch's spread over the passes, the spread of its steps within the passes (around their trend: the
+context grows a token a step) and its verdict follow the time job's rule. The users share the
 prompt's cache (one prefill, repeated for every user, as a shared system prompt would be), and
 each continues from another of the prompt's most likely next tokens, so that their sequences
 differ from there on. Per batch: the median decode step, tokens per second (B / step), the
@@ -61,6 +62,7 @@ from mminfer.sweep import nonnegative_least_squares
 from mminfer.timing import (
     NOISY_CV,
     coefficient_of_variation,
+    cv_within_runs,
     load_average,
     synced_clock,
     verdict_of,
@@ -340,19 +342,25 @@ def decode_batch(model, config, prompt_ids: list[int], batch: int, steps: int, d
 
 
 def batch_doubts(
-    pass_step_s: list[float], prefills_s: list[float] | None, smaller: BatchStep | None
+    passes_s: list[list[float]], prefills_s: list[float] | None, smaller: BatchStep | None
 ) -> list[str]:
     """Why a batch's clocked figures cannot be taken at face value (empty when they can).
 
-    A spread over NOISY_CV of the passes' median steps or prefills, a single pass (no spread to
-    judge), and, against the next smaller batch, a median step or prefill more than NOISY_CV
-    faster: more work done faster contradicts physics (CONTRADICTIONS).
+    A spread over NOISY_CV of the passes' median steps or prefills ("decode_spread",
+    "prefill_spread"); of the steps within the passes around their trend (the median over the
+    passes of mminfer.timing.cv_around_trend, "decode_spread_within_passes": a steady busy loop
+    slows every pass alike, and only the steps jumping inside each pass show it); a single pass
+    (no spread to judge); and, against the next smaller batch, a median step or prefill more than
+    NOISY_CV faster: more work done faster contradicts physics (CONTRADICTIONS).
     """
+    pass_step_s = [statistics.median(steps) for steps in passes_s]
     doubts = []
     if len(pass_step_s) < 2:
         doubts.append("single_pass")
     if coefficient_of_variation(pass_step_s) > NOISY_CV:
         doubts.append("decode_spread")
+    if cv_within_runs(passes_s) > NOISY_CV:
+        doubts.append("decode_spread_within_passes")
     if prefills_s is not None and coefficient_of_variation(prefills_s) > NOISY_CV:
         doubts.append("prefill_spread")
     if smaller is None:
@@ -389,7 +397,7 @@ def batch_step(
     if prefills_s is not None:
         prefill_s = statistics.median(prefills_s)
         cv_prefill = coefficient_of_variation(prefills_s)
-    doubts = batch_doubts(pass_step_s, prefills_s, smaller)
+    doubts = batch_doubts(passes_s, prefills_s, smaller)
     return BatchStep(
         batch=batch,
         prefill_s=prefill_s,

@@ -15,7 +15,8 @@ generation: the time of N tokens is the sum of the first N steps' times.
   ``steps.without_cache_how``), so that every length keeps a time.
 
 ``runs`` generations per method, interleaved: each step's time is the median over the runs, its
-range the fastest and slowest; the spread of the runs and a verdict follow the time job's rule
+range the fastest and slowest; the spread of the runs, the spread of the steps within each run
+(around their trend, as a step grows with the context) and a verdict follow the time job's rule
 (mminfer.timing.verdict_of).
 
 One cost model, ``step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs``,
@@ -42,6 +43,7 @@ from mminfer.timing import (
     NOISY_CV,
     alternate,
     coefficient_of_variation,
+    cv_within_runs,
     load_average,
     synced_clock,
     verdict_of,
@@ -152,7 +154,20 @@ def measure_steps(
         steps[f"{method}_high_s"] = [summary_or_none(max, v) for v in per_step]
         steps[f"fed_{method}"] = list(runs_of[0][1])
         steps[f"{method}_runs_s"] = [run_total(seconds) for seconds, _ in runs_of]
+        every_run = [seconds for seconds, _ in runs_of]
+        steps[f"{method}_cv_within_runs"] = spread_within_runs(every_run, use_cache, short)
     return steps
+
+
+def spread_within_runs(runs: list[list[float | None]], use_cache: bool, short: int) -> float:
+    """The spread of one method's consecutive clocked steps within each run, around their trend
+    (mminfer.timing.cv_within_runs): with the cache every decode step (the prefill left out),
+    without it the first ``short`` steps (each clocked; the spread ones beyond lie far apart)."""
+    if use_cache:
+        consecutive = [seconds[1:] for seconds in runs]
+    else:
+        consecutive = [seconds[:short] for seconds in runs]
+    return cv_within_runs(consecutive)
 
 
 def summary_or_none(summary, values) -> float | None:
@@ -172,7 +187,9 @@ def spread_doubts(steps: dict, runs: int, longest_ratio: float | None) -> list[s
 
     The time job's doubts on the runs (each run: its clocked steps' sum): a spread over NOISY_CV
     per method, the cache side not faster at the longest length; and one run, whose spread is
-    unknown.
+    unknown. Then, per method, a spread over NOISY_CV of the steps within the runs around their
+    trend (:func:`spread_within_runs`): a steady busy loop slows every run alike, so that the runs
+    agree while the steps inside each jump about.
     """
     doubts = []
     if longest_ratio is not None and longest_ratio <= 1:
@@ -183,6 +200,10 @@ def spread_doubts(steps: dict, runs: int, longest_ratio: float | None) -> list[s
         doubts.append("with_cache_spread")
     if coefficient_of_variation(steps["without_cache_runs_s"]) > NOISY_CV:
         doubts.append("without_cache_spread")
+    if steps["with_cache_cv_within_runs"] > NOISY_CV:
+        doubts.append("with_cache_spread_within_runs")
+    if steps["without_cache_cv_within_runs"] > NOISY_CV:
+        doubts.append("without_cache_spread_within_runs")
     return doubts
 
 

@@ -51,6 +51,33 @@ def coefficient_of_variation(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
 
 
+def cv_around_trend(steps: list[float]) -> float:
+    """The coefficient of variation of consecutive steps around their straight-line trend.
+
+    A step that legitimately grows (the context one token longer each step) is not noise: each
+    step is taken less the least-squares line's rise from the middle step, so only the jitter
+    around the line is judged, over the steps' mean. 0 for fewer than three steps (a line fits
+    any two).
+    """
+    if len(steps) < 3:
+        return 0.0
+    positions = list(range(len(steps)))
+    slope, _ = statistics.linear_regression(positions, steps)
+    middle = (len(steps) - 1) / 2
+    level = [seconds - slope * (position - middle) for position, seconds in zip(positions, steps)]
+    return coefficient_of_variation(level)
+
+
+def cv_within_runs(runs: list[list[float]]) -> float:
+    """The median over runs (or passes) of each one's :func:`cv_around_trend`.
+
+    A steady busy loop can slow every run alike, so that the runs agree while the steps inside
+    each jump about: this is the spread that sees it. The median, so that one hiccup in one run
+    does not decide it.
+    """
+    return statistics.median(cv_around_trend(steps) for steps in runs)
+
+
 def doubts_about(with_cache_s: list[float], without_cache_s: list[float]) -> list[str]:
     """Why these runs cannot be taken at face value (empty when they can)."""
     doubts = []
@@ -98,8 +125,9 @@ def verdict_of(doubts: list[str], contradictions: tuple[str, ...] = CONTRADICTIO
 
     "untrusted" for a doubt that contradicts physics (``contradictions``; here the cache side not
     faster: on a correct implementation only a busy machine does that), "noisy" for any other doubt
-    (a spread over NOISY_CV), "ok" without one. The serve and sweep jobs judge their clocked steps
-    by this same rule, each with its own contradictions.
+    (a spread over NOISY_CV: of the runs, or of the steps within them), "ok" without one. The
+    serve and sweep jobs judge their clocked steps by this same rule, each with its own
+    contradictions.
     """
     if any(doubt in contradictions for doubt in doubts):
         return "untrusted"

@@ -190,6 +190,26 @@ def test_a_larger_batch_faster_than_a_smaller_one_is_untrusted():
     assert faster.doubts == ["decode_faster_than_smaller_batch"] and faster.verdict == "untrusted"
 
 
+# a steady busy loop on every core: in every pass the steps jump between 10 and 19 ms alike, so
+# the passes' medians agree
+BUSY_PASS = [0.010, 0.018, 0.011, 0.017, 0.010, 0.019, 0.012, 0.016]
+
+
+def test_a_steady_busy_loop_that_slows_every_pass_alike_is_noisy():
+    row = batch_step(1, [BUSY_PASS] * 3, None, 1, 1, None, None)
+    assert row.cv_decode_step == 0  # the passes agree
+    assert row.doubts == ["decode_spread_within_passes"] and row.verdict == "noisy"
+
+
+def test_quiet_steps_growing_with_the_context_stay_ok():
+    # 10 -> 14.2 ms over the pass (the context grows a token a step, here steeply), each step
+    # 0.5 % off the line: the plain spread of a pass is 12 %, around its trend 0.5 %
+    jitter = [0.005, -0.005, 0.0, 0.005, -0.005, 0.0, 0.005, -0.005]
+    growing = [0.010 * (1 + 0.06 * step) * (1 + off) for step, off in enumerate(jitter)]
+    row = batch_step(1, [growing] * 3, [0.05] * 3, 1, 1, None, None)
+    assert row.doubts == [] and row.verdict == "ok"
+
+
 def test_one_pass_has_no_spread_to_judge():
     row = batch_step(1, [[0.010] * 3], None, 1, 1, None, None)
     assert row.doubts == ["single_pass"] and row.verdict == "noisy"

@@ -25,11 +25,13 @@ from mminfer.sweep import (
     nonnegative_least_squares,
     predict,
     predicted_seconds,
+    run_total,
     spread_doubts,
     spread_steps,
+    spread_within_runs,
     sweep,
 )
-from mminfer.timing import verdict_of
+from mminfer.timing import coefficient_of_variation, verdict_of
 
 COSTS = {
     "fixed_s_with_cache": 3e-3,
@@ -302,9 +304,20 @@ def test_every_clocked_step_carries_its_range_over_the_runs(tiny_sweep):
     assert "single_run" not in tiny_sweep.doubts  # two runs
 
 
-def runs_of(with_cache: list[float], without_cache: list[float]) -> dict:
-    """The per-run totals measure_steps keeps, as a fake clock gives them."""
-    return {"with_cache_runs_s": with_cache, "without_cache_runs_s": without_cache}
+def runs_of(
+    with_cache: list[float],
+    without_cache: list[float],
+    with_cache_within: float = 0.0,
+    without_cache_within: float = 0.0,
+) -> dict:
+    """The per-run totals and the spreads within the runs measure_steps keeps, as a fake clock
+    gives them."""
+    return {
+        "with_cache_runs_s": with_cache,
+        "without_cache_runs_s": without_cache,
+        "with_cache_cv_within_runs": with_cache_within,
+        "without_cache_cv_within_runs": without_cache_within,
+    }
 
 
 def test_steady_runs_are_ok_and_a_busy_run_is_noisy():
@@ -318,6 +331,33 @@ def test_one_run_has_no_spread_and_a_cache_not_faster_is_untrusted():
     assert spread_doubts(runs_of([1.0], [5.0]), 1, 5.0) == ["single_run"]
     doubts = spread_doubts(runs_of([1.0, 1.0], [0.9, 0.9]), 2, 0.9)
     assert doubts == ["cache_not_faster"] and verdict_of(doubts) == "untrusted"
+
+
+# a steady busy loop on every core: each run's cached decode steps jump between 2 and 4 ms in the
+# same pattern, so the runs' totals agree
+BUSY_CACHED = [0.020] + [0.002, 0.0038, 0.0021, 0.0041, 0.002, 0.0039, 0.0022, 0.004] * 2
+# quiet uncached steps growing with the context, 5 -> 20 ms over 16 steps, then two spread ones
+QUIET_UNCACHED = [0.005 + 0.001 * step for step in range(16)] + [None] * 8 + [0.03, None, 0.035]
+
+
+def test_a_steady_busy_loop_that_slows_every_run_alike_is_noisy():
+    runs = [BUSY_CACHED] * 3
+    within = spread_within_runs(runs, use_cache=True, short=16)
+    totals = [run_total(seconds) for seconds in runs]
+    doubts = spread_doubts(runs_of(totals, [5.0] * 3, with_cache_within=within), 3, 5.0)
+    assert doubts == ["with_cache_spread_within_runs"] and verdict_of(doubts) == "noisy"
+
+
+def test_uncached_steps_that_grow_with_the_context_are_not_noise():
+    # the plain spread of these steps is 38 % of their mean; around their trend it is 0
+    runs = [QUIET_UNCACHED] * 3
+    within = spread_within_runs(runs, use_cache=False, short=16)
+    assert within == pytest.approx(0.0, abs=1e-9)
+    assert coefficient_of_variation(QUIET_UNCACHED[:16]) > 0.3
+    quiet_cached = [[0.020] + [0.002 + 0.00001 * step for step in range(16)]] * 3
+    cached_within = spread_within_runs(quiet_cached, use_cache=True, short=16)
+    doubts = spread_doubts(runs_of([1.0, 1.0, 1.0], [5.0, 5.0, 5.0], cached_within, within), 3, 5.0)
+    assert doubts == [] and verdict_of(doubts) == "ok"
 
 
 def test_unclocked_steps_lie_on_the_line_between_the_clocked_ones():

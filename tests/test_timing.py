@@ -12,7 +12,14 @@ import reportdata
 
 from mminfer.records import RunInfo, Timing, from_json, to_json
 from mminfer.report import render_report
-from mminfer.timing import NOISY_CV, coefficient_of_variation, interleaved_runs, timing_record
+from mminfer.timing import (
+    NOISY_CV,
+    coefficient_of_variation,
+    cv_around_trend,
+    cv_within_runs,
+    interleaved_runs,
+    timing_record,
+)
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -86,6 +93,17 @@ def test_max_runs_below_runs_means_no_extra_rounds():
 def test_coefficient_of_variation():
     assert coefficient_of_variation([2.0]) == 0.0
     assert coefficient_of_variation([1.0, 3.0]) == pytest.approx(2**0.5 / 2)
+
+
+def test_the_spread_around_a_trend_leaves_out_steady_growth():
+    assert cv_around_trend([1.0, 2.0, 3.0, 4.0, 5.0]) == pytest.approx(0.0, abs=1e-12)
+    # jitter on a rising line is judged as if on a flat one at the same mean
+    rising = [1.0 + 0.5 * i + off for i, off in enumerate([0.1, -0.1, 0.1, -0.1])]
+    flat = [1.75 + off for off in [0.1, -0.1, 0.1, -0.1]]
+    assert cv_around_trend(rising) == pytest.approx(cv_around_trend(flat), rel=0.2)
+    assert cv_around_trend([1.0, 9.0]) == 0.0  # a line fits any two
+    # the median over runs: one run's hiccup does not decide it
+    assert cv_within_runs([[1.0, 1.0, 1.0], [1.0, 3.0, 1.0], [1.0, 1.0, 1.0]]) == 0.0
 
 
 def time_json(result: Timing) -> Timing:
