@@ -210,36 +210,64 @@ def resolve_model(name: str, entry: dict, main: dict) -> dict:
     return resolved
 
 
-def resolve_runs(config: dict) -> dict[str, dict]:
-    """Results folder -> its inputs.
+def resolve_runs(config: dict) -> tuple[dict[str, dict], list[str]]:
+    """(results folder -> its inputs, why this user cannot write a folder the run writes into).
 
     The task's model writes into `outdir` itself, each model of config key 'models' into
-    `outdir/models/<name>`.
+    `outdir/models/<name>`. Each of these folders, and `demo_dir` where the demo is built, goes
+    through :func:`check_folder_can_exist`: a file in the way stops here; a folder this user
+    cannot write is returned, for the workflow to stop a real run before any job and to warn in a
+    dry run (once per folder: not again for the folders below one already named).
     """
     outdir = Path(config["outdir"])
     main = resolve_inputs(config)
     runs = {str(outdir): main}
-    folders = {str(outdir): "config key 'outdir'"}
+    # folder -> (how a message names it, the config key that moves it)
+    folders = {str(outdir): ("config key 'outdir'", "outdir")}
     for name, entry in (config.get("models") or {}).items():
         folder = str(outdir / "models" / name)
         runs[folder] = resolve_model(name, entry, main)
-        folders[folder] = f"the results folder of config key 'models.{name}'"
+        folders[folder] = (f"the results folder of config key 'models.{name}'", "outdir")
     if any(run["model_set"] == "demo" for run in runs.values()):
-        folders[str(config.get("demo_dir", "resources/demo"))] = "config key 'demo_dir'"
-    for folder, named in folders.items():
-        check_folder_can_exist(folder, named)
-    return runs
+        demo_dir = str(config.get("demo_dir", "resources/demo"))
+        folders[demo_dir] = ("config key 'demo_dir'", "demo_dir")
+    refused = []
+    problems = []
+    for folder, (named, key) in folders.items():
+        problem = check_folder_can_exist(folder, named, key)
+        if problem is None:
+            continue
+        if any(Path(folder).is_relative_to(above) for above in refused):
+            continue  # below a folder already named: the same way out
+        refused.append(Path(folder))
+        problems.append(problem)
+    return runs, problems
 
 
-def check_folder_can_exist(folder: str | Path, named: str) -> None:
-    """Stop when a file is in the way of ``folder``.
+def check_folder_can_exist(folder: str | Path, named: str, key: str) -> str | None:
+    """Stop when a file is in the way of ``folder``; else why this user cannot write it, or None.
 
-    Otherwise Snakemake would stop in a NotADirectoryError after planning the jobs.
+    One walk up from ``folder`` to the nearest folder that exists (the folder itself, or the
+    parent it would be made in; a path this user may not look into counts as absent: /root/mm as
+    seen by another user). A file met first stops here (otherwise Snakemake would stop in a
+    NotADirectoryError after planning the jobs). That folder must let this user write into it: a
+    person who is not root cannot write the task's default, /root/mm/infer; the message says which
+    config key (``key``) to change, and how.
     """
     folder = Path(folder)
     for candidate in (folder, *folder.parents):
         if os.path.isdir(candidate):
-            return
+            if os.access(candidate, os.W_OK | os.X_OK):
+                return None
+            if candidate == folder:
+                why = "it is not writable"
+            else:
+                why = f"{candidate} is not writable, so it cannot be created"
+            return (
+                f"{named}: this user ({user_name()}) cannot write the folder {folder}: {why}. "
+                f"Choose a folder you can write, e.g. `snakemake --cores 2 --config {key}=results` "
+                f"(the folder results/ where you run snakemake), or set {key} in config.yaml."
+            )
         if os.path.lexists(candidate):
             below = ""
             if candidate != folder:
@@ -247,41 +275,6 @@ def check_folder_can_exist(folder: str | Path, named: str) -> None:
             raise MminferError(
                 f"{named}: {candidate} is a file, not a folder{below}. Choose a folder path."
             )
-
-
-def unwritable_folder(folder: str | Path, key: str) -> str | None:
-    """Why this user cannot create or write ``folder`` (config key ``key``), or None.
-
-    The nearest folder of the path that exists (the folder itself, or the parent it would be made
-    in) must let this user write into it. A person who is not root cannot write the task's default,
-    /root/mm/infer: the message says which config key to change, and how. A file in the way is
-    :func:`check_folder_can_exist`'s to say.
-    """
-    folder = Path(folder)
-    candidate = nearest_existing(folder)
-    if candidate is None or not os.path.isdir(candidate):
-        return None  # nothing on the path exists, or a file is in the way
-    if os.access(candidate, os.W_OK | os.X_OK):
-        return None
-    if candidate == folder:
-        why = "it is not writable"
-    else:
-        why = f"{candidate} is not writable, so it cannot be created"
-    return (
-        f"config key '{key}': this user ({user_name()}) cannot write the folder {folder}: {why}. "
-        f"Choose a folder you can write, e.g. `snakemake --cores 2 --config {key}=results` (the "
-        f"folder results/ where you run snakemake), or set {key} in config.yaml."
-    )
-
-
-def nearest_existing(folder: Path) -> Path | None:
-    """The folder itself if it exists, else its nearest parent that does (None: none does).
-
-    A path this user may not look into counts as absent: /root/mm as seen by another user.
-    """
-    for candidate in (folder, *folder.parents):
-        if os.path.lexists(candidate):
-            return candidate
     return None
 
 

@@ -25,7 +25,7 @@ from mminfer.resultslock import hold_results_folder, release_results_folder
 
 try:
     check_config(config)  # fills in each key's default
-    RUNS = resolve_runs(config)
+    RUNS, UNWRITABLE = resolve_runs(config)
 except MminferError as error:
     raise WorkflowError(f"mminfer: {error}")
 
@@ -57,17 +57,8 @@ OUTDIR = Path(config["outdir"])
 DEMO_DIR = Path(config["demo_dir"])
 
 
-# A folder this user cannot write (the task's default /root/mm/infer, for a person who is not
-# root) stops a run before any job, in onstart; a dry run, --lint or --dag only warns.
-def unwritable_folders():
-    folders = [(OUTDIR, "outdir")]
-    if any(run["model_set"] == "demo" for run in RUNS.values()):
-        folders.append((DEMO_DIR, "demo_dir"))
-    problems = [inputs.unwritable_folder(folder, key) for folder, key in folders]
-    return [problem for problem in problems if problem]
-
-
-UNWRITABLE = unwritable_folders()
+# A folder this user cannot write (UNWRITABLE: the task's default /root/mm/infer, for a person
+# who is not root) stops a run before any job, in onstart; a dry run, --lint or --dag only warns.
 if UNWRITABLE and workflow.output_settings.dryrun:
     from snakemake.logging import logger
 

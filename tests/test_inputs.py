@@ -335,14 +335,19 @@ def test_demo_dir_below_a_regular_file_matters_only_for_the_demo(
     (tmp_path / "file").write_text("a file", encoding="utf-8")
     demo_dir = str(tmp_path / "file" / "demo")
     outdir = str(tmp_path / "out")
-    assert resolve_runs(dict(course_files, demo="auto", outdir=outdir, demo_dir=demo_dir))
+    runs, unwritable = resolve_runs(
+        dict(course_files, demo="auto", outdir=outdir, demo_dir=demo_dir)
+    )
+    assert runs and unwritable == []
     with pytest.raises(MminferError, match="config key 'demo_dir'"):
         resolve_runs(dict(absent_files, demo="auto", outdir=outdir, demo_dir=demo_dir))
 
 
 def test_outdir_that_does_not_exist_yet_is_fine(absent_files, tmp_path):
-    runs = resolve_runs(dict(absent_files, demo="auto", outdir=str(tmp_path / "new" / "infer")))
-    assert list(runs) == [str(tmp_path / "new" / "infer")]
+    runs, unwritable = resolve_runs(
+        dict(absent_files, demo="auto", outdir=str(tmp_path / "new" / "infer"))
+    )
+    assert list(runs) == [str(tmp_path / "new" / "infer")] and unwritable == []
 
 
 # --- io -------------------------------------------------------------------------------------------

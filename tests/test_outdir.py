@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from mminfer import inputs
-from mminfer.inputs import unwritable_folder
+from mminfer.errors import MminferError
+from mminfer.inputs import check_folder_can_exist, resolve_runs
+
+
+def unwritable_folder(folder, key: str) -> str | None:
+    """What the one walk up from a folder named by config key ``key`` says about writing it."""
+    return check_folder_can_exist(folder, f"config key '{key}'", key)
 
 
 def test_a_folder_that_cannot_be_created_names_the_key_and_the_way_out(immutable_folder):
@@ -37,9 +43,30 @@ def test_a_folder_that_can_be_written_or_created_passes(tmp_path):
     assert unwritable_folder("results", "outdir") is None  # below the working directory
 
 
-def test_a_file_in_the_way_is_left_to_check_folder_can_exist(tmp_path):
+def test_a_file_in_the_way_stops_the_same_walk(tmp_path):
     (tmp_path / "file").write_text("x", encoding="utf-8")
-    assert unwritable_folder(tmp_path / "file" / "out", "outdir") is None
+    with pytest.raises(MminferError, match="config key 'outdir': .* is a file, not a folder"):
+        unwritable_folder(tmp_path / "file" / "out", "outdir")
+
+
+def test_resolve_runs_names_an_unwritable_outdir_once(immutable_folder, tmp_path):
+    """The models' folders below an outdir that cannot be created are not named again."""
+    (tmp_path / "second.pth").write_bytes(b"x")
+    outdir = immutable_folder / "mm" / "infer"
+    second = str(tmp_path / "second.pth")
+    config = {
+        "pretrain": str(tmp_path / "absent" / "pretrain.pth"),  # the task's model: the demo's
+        "sft": str(tmp_path / "absent" / "sft.pth"),
+        "val_data": str(tmp_path / "absent" / "val.jsonl"),
+        "tokenizer": str(tmp_path / "absent" / "tokenizer"),
+        "demo": "auto",
+        "demo_dir": str(tmp_path / "demo"),
+        "outdir": str(outdir),
+        "models": {"second": {"pretrain": second, "sft": second}},
+    }
+    runs, unwritable = resolve_runs(config)
+    assert list(runs) == [str(outdir), str(outdir / "models" / "second")]
+    assert len(unwritable) == 1 and unwritable[0].startswith("config key 'outdir': this user (")
 
 
 def test_the_message_follows_os_access(tmp_path, monkeypatch):
