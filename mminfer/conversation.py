@@ -57,6 +57,8 @@ LOGIT_RTOL = {"float32": 1e-4, "float16": 5e-2, "bfloat16": 5e-2}
 CACHE_COVERS_INPUT = "cache_covers_input"
 RETURN_SEQUENCES_WITH_BATCH1_CACHE = "return_sequences_with_batch1_cache"
 
+BREAK_TEXT_CHARS = 12  # characters shown either side of a prefix break
+
 ORDER = "interleaved: warm-ups of both, then rounds of (carry, recompute)"
 
 
@@ -68,18 +70,21 @@ class PrefixBreak:
     """Where the ids the carried cache holds and the new prompt's ids first differ, and why.
 
     ``reason`` is "same_text_other_tokens" when the held ids' text goes on in the new prompt's
-    text (the same text split into other tokens), "template_text_differs" when the template
-    rendered other text than was generated (a stripped newline, a <think> block, a special token
-    that decoding dropped).
+    text (the same text split into other tokens); "newlines_stripped" when the held text goes on
+    with a newline the template dropped (minimind-3's ``content.lstrip('\\n')``);
+    "partial_character" when the answer was cut inside a character, which decoding wrote as U+FFFD
+    and the template re-encoded as that character's bytes; else "template_text_differs" (the
+    template rendered other text than was generated: a <think> block, a special token decoding
+    dropped).
     """
 
     position: int  # 0-based index into the ids
     answer_offset: int  # position - the previous prompt's length: where in the previous answer
     held_token: int
     prompt_token: int
-    held_text: str  # a few held ids from the position, decoded with special tokens
-    prompt_text: str  # a few prompt ids from the position, decoded with special tokens
-    before_text: str  # the few ids before the position, decoded
+    held_text: str  # the held ids' text from the position (12 characters, special tokens kept)
+    prompt_text: str  # the prompt's text from the position (12 characters)
+    before_text: str  # the 12 characters before the position
     reason: str
 
 
@@ -248,17 +253,42 @@ def common_prefix(held: list[int], prompt: list[int]) -> int:
     return length
 
 
+def newlines_stripped(held_rest: str, prompt_rest: str) -> bool:
+    """Whether the prompt goes on with the held text less its leading newlines.
+
+    A held text of newlines only was stripped when the prompt does not hold those newlines at all.
+    """
+    stripped = held_rest.lstrip("\n")
+    if stripped == held_rest or prompt_rest.startswith("\n"):
+        return False
+    if stripped:
+        return prompt_rest.startswith(stripped)
+    return held_rest not in prompt_rest
+
+
 def prefix_break(
-    tokenizer: Tokenizer, held: list[int], prompt: list[int], previous_prompt_len: int
+    tokenizer: Tokenizer,
+    held: list[int],
+    prompt: list[int],
+    previous_prompt_len: int,
+    answer_text: str,
 ) -> PrefixBreak | None:
-    """Where the held ids stop being a prefix of the prompt, the tokens there and why."""
+    """Where the held ids stop being a prefix of the prompt, the tokens there and why.
+
+    ``answer_text`` is the previous answer as it went into the history (decoded).
+    """
     position = common_prefix(held, prompt)
     if position >= len(held) or position >= len(prompt):
         return None
     held_rest = tokenizer.decode(held[position:], skip_special_tokens=False)
     prompt_rest = tokenizer.decode(prompt[position:], skip_special_tokens=False)
-    if prompt_rest.startswith(held_rest):
+    before = tokenizer.decode(held[:position], skip_special_tokens=False)
+    if answer_text.endswith("\ufffd") and "\ufffd" in prompt_rest:
+        reason = "partial_character"
+    elif prompt_rest.startswith(held_rest):
         reason = "same_text_other_tokens"
+    elif newlines_stripped(held_rest, prompt_rest):
+        reason = "newlines_stripped"
     else:
         reason = "template_text_differs"
     return PrefixBreak(
@@ -266,9 +296,9 @@ def prefix_break(
         answer_offset=position - previous_prompt_len,
         held_token=held[position],
         prompt_token=prompt[position],
-        held_text=tokenizer.decode(held[position : position + 4], skip_special_tokens=False),
-        prompt_text=tokenizer.decode(prompt[position : position + 4], skip_special_tokens=False),
-        before_text=tokenizer.decode(held[max(0, position - 4) : position], False),
+        held_text=held_rest[:BREAK_TEXT_CHARS],
+        prompt_text=prompt_rest[:BREAK_TEXT_CHARS],
+        before_text=before[-BREAK_TEXT_CHARS:],
         reason=reason,
     )
 
@@ -421,6 +451,7 @@ def hold_conversation(
     carried = None  # the carry way's cache from the previous turn
     held_ids: list[int] = []  # the ids it holds
     previous_prompt_len = 0
+    previous_answer = ""
     turns = []
     for number, question in enumerate(questions, start=1):
         history_recompute.append({"role": "user", "content": question})
@@ -432,7 +463,9 @@ def hold_conversation(
         held_before = len(held_ids)
         shared = common_prefix(held_ids, prompt_carry)
         reused = min(shared, len(prompt_carry) - 1)  # generate must be fed at least one token
-        broke = prefix_break(tokenizer, held_ids, prompt_carry, previous_prompt_len)
+        broke = prefix_break(
+            tokenizer, held_ids, prompt_carry, previous_prompt_len, previous_answer
+        )
         timing = None
         if reused > 0:
             timing = time_turn(
@@ -475,6 +508,7 @@ def hold_conversation(
         answer_carry = tokenizer.decode(ids_carry, skip_special_tokens=True)
         history_recompute.append({"role": "assistant", "content": answer})
         history_carry.append({"role": "assistant", "content": answer_carry})
+        previous_answer = answer_carry
         turns.append(
             ConversationTurn(
                 turn=number,

@@ -24,6 +24,7 @@ from mminfer.conversation import (
     hold_conversation,
     measure_conversation,
     prefix_break,
+    render_prompt,
     shared_prefix_users,
     time_turn,
     truncate_cache,
@@ -33,6 +34,7 @@ from mminfer.kvcache import kv_formula_bytes
 from mminfer.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model import MiniMindForCausalLM, apply_lora
 from mminfer.records import from_json, to_json
+from mminfer.tokenizer import load_tokenizer
 
 QUESTIONS = [
     "가람 마을의 특산물은 무엇인가요?",
@@ -183,16 +185,60 @@ def test_the_same_text_in_other_tokens_is_named(tiny_tokenizer):
     start = tiny_tokenizer.encode("가람")
     held = start + pieces
     prompt = start + word + tiny_tokenizer.encode("의 특산물")
-    broke = prefix_break(tiny_tokenizer, held, prompt, previous_prompt_len=1)
+    broke = prefix_break(tiny_tokenizer, held, prompt, 1, "마을")
     assert broke.position == len(start) == common_prefix(held, prompt)
     assert broke.reason == "same_text_other_tokens"
     assert broke.answer_offset == len(start) - 1
     assert (broke.held_token, broke.prompt_token) == (pieces[0], word[0])
 
 
+def minimind3_break(tokenizer, answer: str, keep: int):
+    """The break after a first turn whose answer was ``answer``'s first ``keep`` ids, generated,
+    held and re-rendered through minimind-3's chat template."""
+    template, _ = tokenizer.chat_template()
+    question = [{"role": "user", "content": QUESTIONS[0]}]
+    prompt = render_prompt(tokenizer, template, question)
+    ids = tokenizer.encode(answer)[:keep]
+    content = tokenizer.decode(ids)
+    history = question + [{"role": "assistant", "content": content}]
+    follow_up = render_prompt(tokenizer, template, history + [{"role": "user", "content": "네"}])
+    return prefix_break(tokenizer, prompt + ids, follow_up, len(prompt), content), len(prompt)
+
+
+def test_minimind3s_template_strips_an_answers_leading_newlines(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    broke, prompt_len = minimind3_break(tokenizer, "\n\n가람 마을의 특산물은 유자차입니다.", 99)
+    assert broke.position == prompt_len and broke.answer_offset == 0
+    assert broke.reason == "newlines_stripped"
+    assert broke.held_text.startswith("\n\n") and broke.prompt_text.startswith("가람")
+    assert broke.before_text.endswith("</think>\n\n")
+
+
+def test_minimind3s_template_keeps_a_plain_answers_ids(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    broke, _ = minimind3_break(tokenizer, "가람 마을의 특산물은 유자차입니다.", 99)
+    assert broke is None
+
+
+def test_an_answer_cut_inside_a_character_breaks_the_prefix_there(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    ids = tokenizer.encode(" 유자차")  # byte-level: 3 ids a syllable, the last one cut
+    broke, _ = minimind3_break(tokenizer, " 유자차", len(ids) - 1)
+    assert broke.reason == "partial_character"
+    assert broke.answer_offset == len(ids) - 3  # where the cut character starts
+
+
+def test_newlines_stripped_is_told_from_other_template_text():
+    assert conversation.newlines_stripped("\n\n가람", "가람<|im_end|>")
+    assert conversation.newlines_stripped("\n\n", "<|im_end|>\n")
+    assert not conversation.newlines_stripped("\n\n", "A: \n\n<|im_end|>")
+    assert not conversation.newlines_stripped("\n가람", "A: 가람")
+    assert not conversation.newlines_stripped("가람", "가람")
+
+
 def test_a_held_cache_that_is_all_prefix_has_no_break(tiny_tokenizer):
-    assert prefix_break(tiny_tokenizer, [5, 6], [5, 6, 7], 1) is None
-    assert prefix_break(tiny_tokenizer, [], [5], 0) is None
+    assert prefix_break(tiny_tokenizer, [5, 6], [5, 6, 7], 1, "") is None
+    assert prefix_break(tiny_tokenizer, [], [5], 0, "") is None
 
 
 def test_truncating_a_cache_keeps_its_first_positions_only():
