@@ -1,0 +1,35 @@
+# Beyond the task: a conversation's cache, carried from turn to turn or recomputed every turn.
+
+
+rule conversation:
+    input:
+        sft=run_input("sft"),
+        sft_lora=lora_input,
+        tokenizer=tokenizer_files,
+    output:
+        shown("conversation.json", "conversation", "KV 캐시"),
+    log:
+        logfile("conversation.log"),
+    benchmark:
+        bench("conversation")
+    conda:
+        ENV
+    threads: workflow.cores  # all cores: nothing runs beside the timing
+    resources:
+        **MODEL_RESOURCES,
+    params:
+        questions=config["conversation"]["questions"],
+        new_tokens=config["conversation"]["new_tokens"],
+        warmup=config["conversation"]["warmup"],
+        runs=config["conversation"]["runs"],
+        max_runs=config["conversation"]["max_runs"],
+        users=config["conversation"]["users"],
+        shared_tokens=config["conversation"]["shared_tokens"],
+        user_prompt_tokens=config["conversation"]["user_prompt_tokens"],
+        user_new_tokens=config["conversation"]["user_new_tokens"],
+        seed=config["conversation"]["seed"],
+        chatml_fallback=config["temp"]["chatml_fallback"],
+        threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
+        model=model_params,
+    script:
+        "../scripts/conversation.py"
