@@ -8,18 +8,25 @@ backends, on dense, MoE, LoRA and YaRN models.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
+from pathlib import Path
 
+import matplotlib.image
 import pytest
 import torch
 from conftest import TINY_MAX_POSITIONS
 from shapes import small_config
 
-from mminfer import conversation
+from mminfer import conversation, plots
 from mminfer.conversation import (
     CACHE_COVERS_INPUT,
     RETURN_SEQUENCES_WITH_BATCH1_CACHE,
+    Conversation,
+    PrefixBreak,
     common_prefix,
+    conversation_facts,
     generate_pitfalls,
     hold_conversation,
     measure_conversation,
@@ -33,7 +40,8 @@ from mminfer.errors import MminferError
 from mminfer.kvcache import kv_formula_bytes
 from mminfer.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model import MiniMindForCausalLM, apply_lora
-from mminfer.records import from_json, to_json
+from mminfer.records import FirstDifference, from_json, to_json
+from mminfer.report import environment
 from mminfer.tokenizer import load_tokenizer
 
 QUESTIONS = [
@@ -483,3 +491,111 @@ def test_exact_in_both_backends_on_every_kind_of_model(
             theirs.error_type,
             theirs.error_message,
         )
+
+
+# --- the report's section and the picture --------------------------------------------------------
+
+SECTION = Path(__file__).resolve().parents[1] / "report" / "sections"
+
+
+@pytest.fixture(scope="module")
+def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
+    """A conversation.json record of the tiny model, as the report reads it back."""
+    template, source = tiny_tokenizer.chat_template()
+    measured = measure_conversation(
+        tiny_sft_loaded.model,
+        tiny_sft_loaded.config,
+        tiny_tokenizer,
+        template,
+        source,
+        "tiny",
+        QUESTIONS,
+        NEW_TOKENS,
+        0,
+        1,
+        1,
+        3,
+        8,
+        20,
+        4,
+        0,
+        "cpu",
+        tiny_run,
+    )
+    return from_json(Conversation, json.loads(json.dumps(to_json(measured))))
+
+
+def render(facts: dict, pictures=None) -> str:
+    template = environment(SECTION).get_template("conversation.md.j2")
+    return template.render(conversation=facts, pictures=pictures)
+
+
+def test_the_section_states_the_measured_figures(record):
+    facts = conversation_facts(record)
+    text = render(facts, {"conversation": "conversation.png"})
+    assert text.startswith("## 대화")
+    assert "![턴마다 넣은 토큰과 첫 토큰까지 시간](conversation.png)" in text
+    assert f"다시 계산 {record.total_fed_recompute:,}토큰" in text
+    assert f"이어 쓰기 {record.total_fed_carry:,}토큰" in text
+    assert "**모든 턴에서 두 방법의 측정이 공식과 같다**" in text
+    assert "모든 턴에서 두 방법의 답 id가 같다." in text
+    assert f"| {record.turns[1].turn} | {record.turns[1].prompt_len} |" in text
+    assert "넘긴 캐시가 입력 전체를 덮을 때" in text and "RuntimeError" in text
+    assert facts["shared_saving"] == record.shared_prefix.copied_tokens / (
+        record.shared_prefix.shared_bound_tokens
+    )
+    assert "경계값" in text
+
+
+def test_the_section_template_lines_stay_under_100_characters():
+    lines = (SECTION / "conversation.md.j2").read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if len(line) >= 100] == []
+
+
+def test_a_divergence_and_a_break_are_said_not_hidden(record):
+    turn = record.turns[2]
+    difference = FirstDifference(
+        step=3,
+        token_with_cache=11,
+        token_without_cache=12,
+        margin_with_cache=0.5,
+        margin_without_cache=0.4,
+        max_abs_logit_diff=2.0,
+        max_abs_logit=8.0,
+    )
+    broken = dataclasses.replace(
+        turn,
+        same_ids=False,
+        first_difference=difference,
+        prefix_break=PrefixBreak(
+            position=40,
+            answer_offset=0,
+            held_token=5,
+            prompt_token=6,
+            held_text="\n\n가람",
+            prompt_text="가람<|im_end|>",
+            before_text="</think>\n\n",
+            reason="newlines_stripped",
+        ),
+    )
+    turns = [*record.turns[:2], broken, *record.turns[3:]]
+    facts = conversation_facts(dataclasses.replace(record, turns=turns))
+    assert [row["turn"].turn for row in facts["diverged"]] == [3]
+    assert facts["diverged"][0]["rounding_sized"] is False  # 2.0 > 1e-4 x (1 + 8)
+    assert facts["breaks"][0]["held_text"] == "\\n\\n가람"  # newlines made visible
+    text = render(facts)
+    assert "**반올림으로 설명되지 않는 차이다" in text
+    assert "`\\n\\n가람`" in text and "줄바꿈을 지웠다" in text
+
+
+def test_an_untrusted_timing_is_never_stated_as_fact(record):
+    facts = conversation_facts(dataclasses.replace(record, timing_verdict="untrusted"))
+    assert facts["timing_untrusted"] and not facts["timing_trusted"]
+    assert "이 시간들은 믿지 말 것" in render(facts)
+
+
+def test_the_picture_is_a_png_of_both_ways(record, tmp_path):
+    path = plots.plot_conversation(record, tmp_path / "conversation.png")
+    with open(path, "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert matplotlib.image.imread(path).shape[1] >= 600
