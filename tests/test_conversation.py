@@ -200,13 +200,15 @@ def test_the_same_text_in_other_tokens_is_named(tiny_tokenizer):
     assert (broke.held_token, broke.prompt_token) == (pieces[0], word[0])
 
 
-def minimind3_break(tokenizer, answer: str, keep: int):
-    """The break after a first turn whose answer was ``answer``'s first ``keep`` ids, generated,
+def minimind3_break(tokenizer, answer: str | list[int], keep: int = 99):
+    """The break after a first turn whose answer (text, or ids) was generated up to ``keep`` ids,
     held and re-rendered through minimind-3's chat template."""
     template, _ = tokenizer.chat_template()
     question = [{"role": "user", "content": QUESTIONS[0]}]
     prompt = render_prompt(tokenizer, template, question)
-    ids = tokenizer.encode(answer)[:keep]
+    if isinstance(answer, str):
+        answer = tokenizer.encode(answer)
+    ids = answer[:keep]
     content = tokenizer.decode(ids)
     history = question + [{"role": "assistant", "content": content}]
     follow_up = render_prompt(tokenizer, template, history + [{"role": "user", "content": "네"}])
@@ -232,7 +234,7 @@ def test_an_answer_cut_inside_a_character_breaks_the_prefix_there(shared_fixture
     tokenizer = load_tokenizer(shared_fixtures)
     ids = tokenizer.encode(" 유자차")  # byte-level: 3 ids a syllable, the last one cut
     broke, _ = minimind3_break(tokenizer, " 유자차", len(ids) - 1)
-    assert broke.reason == "partial_character"
+    assert broke.reason == "replacement_character"
     assert broke.answer_offset == len(ids) - 3  # where the cut character starts
 
 
@@ -242,6 +244,15 @@ def test_newlines_stripped_is_told_from_other_template_text():
     assert not conversation.newlines_stripped("\n\n", "A: \n\n<|im_end|>")
     assert not conversation.newlines_stripped("\n가람", "A: 가람")
     assert not conversation.newlines_stripped("가람", "가람")
+
+
+def test_bytes_that_make_no_character_break_the_prefix_where_they_are(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    first_byte = tokenizer.encode(" 유자차")[:1]  # a syllable's first byte, alone: no character
+    answer = tokenizer.encode("가람") + first_byte + tokenizer.encode("마을")
+    broke, _ = minimind3_break(tokenizer, answer)
+    assert broke.reason == "replacement_character"
+    assert broke.answer_offset == len(tokenizer.encode("가람"))
 
 
 def test_a_held_cache_that_is_all_prefix_has_no_break(tiny_tokenizer):
