@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import json
+import os
 from pathlib import Path
 
 import matplotlib.image
@@ -37,9 +38,10 @@ from mminfer.conversation import (
     truncate_cache,
 )
 from mminfer.errors import MminferError
+from mminfer.inputs import read_schema
 from mminfer.kvcache import kv_formula_bytes
 from mminfer.loading import ModelSpec, load_model, save_state_dict
-from mminfer.model import MiniMindForCausalLM, apply_lora
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import FirstDifference, from_json, to_json
 from mminfer.report import environment
 from mminfer.tokenizer import load_tokenizer
@@ -610,3 +612,50 @@ def test_the_picture_is_a_png_of_both_ways(record, tmp_path):
     with open(path, "rb") as handle:
         assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
     assert matplotlib.image.imread(path).shape[1] >= 600
+
+
+# --- the course's shape and minimind-3's, with MiniMind's tokenizer (opt-in: a minute of CPU) ----
+
+SHAPES = {
+    "course": {
+        "hidden_size": 256,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+    },
+    "minimind-3": {"hidden_size": 768, "num_hidden_layers": 8},
+}
+
+
+@pytest.mark.skipif(
+    not os.environ.get("MMINFER_RELEASED_SHAPES"),
+    reason="a minute of CPU: MMINFER_RELEASED_SHAPES=1 MMINFER_MINIMIND_SRC=... pytest "
+    "tests/test_conversation.py -k released",
+)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_released_shapes_carry_exactly_in_both_backends(
+    shape, shared_fixtures, minimind_src, tmp_path
+):
+    tokenizer = load_tokenizer(shared_fixtures)
+    template, _ = tokenizer.chat_template()
+    torch.manual_seed(0)
+    path = tmp_path / f"{shape}.pth"
+    save_state_dict(MiniMindForCausalLM(MiniMindConfig(**SHAPES[shape])), path)  # vocab 6400
+    questions = read_schema()["properties"]["conversation"]["properties"]["questions"]["default"]
+    turns = {}
+    for backend in ("builtin", "minimind"):
+        spec = ModelSpec(backend=backend, minimind_src=str(minimind_src))
+        model = load_model(path, spec).model
+        turns[backend] = hold_conversation(
+            model, tokenizer, template, questions, 24, 0, 1, 1, "cpu", 32768
+        )
+    for ours, theirs in zip(turns["builtin"], turns["minimind"]):
+        assert ours.fed_match and ours.same_ids and ours.close_logits
+        assert (ours.ids, ours.reused, ours.prefix_break) == (
+            theirs.ids,
+            theirs.reused,
+            theirs.prefix_break,
+        )
+        assert ours.max_abs_logit_diff == theirs.max_abs_logit_diff
+    reused = [turn.reused for turn in turns["builtin"]]
+    assert len(reused) >= 3 and reused == sorted(set(reused))
