@@ -116,6 +116,7 @@ class ConversationTurn:
     turn: int  # 1-based
     question: str
     prompt_len: int  # P: the whole conversation so far, rendered and tokenized (recompute's)
+    prompt_len_carry: int  # carry's P: the same unless an earlier answer differed
     held: int  # tokens the carried cache held (the previous prompt and answer but its last token)
     common_prefix: int  # longest common prefix of the held ids and the new prompt's ids
     reused: int  # R: the cache cut to this many tokens (at most P - 1: one token must be fed)
@@ -427,7 +428,7 @@ def time_turn(
 
 
 def worst_verdict(verdicts: list[str]) -> str:
-    """ "untrusted" over "noisy" over "ok"; "none" when nothing was timed."""
+    """The worst of the timed turns' verdicts: untrusted, then noisy, then ok; none if none."""
     for verdict in ("untrusted", "noisy", "ok"):
         if verdict in verdicts:
             return verdict
@@ -524,6 +525,7 @@ def hold_conversation(
                 turn=number,
                 question=question,
                 prompt_len=prompt_len,
+                prompt_len_carry=len(prompt_carry),
                 held=held_before,
                 common_prefix=shared,
                 reused=reused,
