@@ -62,7 +62,23 @@ BREAK_TEXT_CHARS = 12  # characters shown either side of a prefix break
 ORDER = "interleaved: warm-ups of both, then rounds of (carry, recompute)"
 
 
-# --- the record ----------------------------------------------------------------------------------
+# --- the settings and the record ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ConversationSettings:
+    """What the conversation rule measures: config section ``conversation`` (its keys)."""
+
+    questions: list[str]  # one a turn
+    new_tokens: int  # max_new_tokens of each answer
+    warmup: int  # untimed first-token generations of each way per turn
+    runs: int  # timed ones, interleaved
+    max_runs: int  # more rounds while in doubt, up to this many runs per way
+    users: int  # B, sharing a prompt prefix
+    shared_tokens: int  # S
+    user_prompt_tokens: int  # P, each user's
+    user_new_tokens: int  # N, each user's
+    seed: int  # of the users' random token ids
 
 
 @dataclass
@@ -734,49 +750,49 @@ def measure_conversation(
     template: str,
     template_source: str,
     tokenizer_source: str,
-    questions: list[str],
-    new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
-    users: int,
-    shared_tokens: int,
-    user_prompt_tokens: int,
-    user_new_tokens: int,
-    seed: int,
+    settings: ConversationSettings,
     device,
     run: RunInfo,
     clock: Callable[[], float] | None = None,
 ) -> Conversation:
     """conversation.json: the conversation both ways, the shared prefix and the pitfalls."""
-    if len(questions) < 2:
+    if len(settings.questions) < 2:
         raise MminferError(
             "config key 'conversation.questions' needs at least 2 questions: the first turn has "
-            f"no cache to carry; got {len(questions)}."
+            f"no cache to carry; got {len(settings.questions)}."
         )
-    if new_tokens < 1 or warmup < 0 or runs < 1:
+    if settings.new_tokens < 1 or settings.warmup < 0 or settings.runs < 1:
         raise MminferError(
             "config keys 'conversation.new_tokens' and 'conversation.runs' must be at least 1 and "
-            f"'conversation.warmup' at least 0; got {new_tokens}, {runs} and {warmup}."
+            f"'conversation.warmup' at least 0; got {settings.new_tokens}, {settings.runs} and "
+            f"{settings.warmup}."
         )
     load_before = load_average()
     turns = hold_conversation(
         model,
         tokenizer,
         template,
-        questions,
-        new_tokens,
-        warmup,
-        runs,
-        max_runs,
+        settings.questions,
+        settings.new_tokens,
+        settings.warmup,
+        settings.runs,
+        settings.max_runs,
         device,
         config.max_position_embeddings,
         clock,
     )
     shared = shared_prefix_users(
-        model, config, users, shared_tokens, user_prompt_tokens, user_new_tokens, seed, device
+        model,
+        config,
+        settings.users,
+        settings.shared_tokens,
+        settings.user_prompt_tokens,
+        settings.user_new_tokens,
+        settings.seed,
+        device,
     )
-    first_prompt = render_prompt(tokenizer, template, [{"role": "user", "content": questions[0]}])
+    first_question = [{"role": "user", "content": settings.questions[0]}]
+    first_prompt = render_prompt(tokenizer, template, first_question)
     pitfalls = generate_pitfalls(model, first_prompt, device)
     total_recompute = sum(turn.fed_recompute for turn in turns)
     total_carry = sum(turn.fed_carry for turn in turns)
@@ -786,8 +802,8 @@ def measure_conversation(
     verdicts = [turn.timing.verdict for turn in turns if turn.timing is not None]
     dtype = dtype_name(next(model.parameters()).dtype)
     return Conversation(
-        questions=list(questions),
-        new_tokens=new_tokens,
+        questions=list(settings.questions),
+        new_tokens=settings.new_tokens,
         eos_token_id=tokenizer.eos_token_id,
         template=template_source,
         tokenizer=tokenizer_source,
@@ -804,9 +820,9 @@ def measure_conversation(
         prefix_breaks=sum(turn.prefix_break is not None for turn in turns),
         same_answers=all(turn.same_ids and turn.close_logits for turn in turns),
         logit_rtol=LOGIT_RTOL.get(dtype, LOGIT_RTOL["bfloat16"]),
-        warmup=warmup,
-        runs=runs,
-        max_runs=max(runs, max_runs),
+        warmup=settings.warmup,
+        runs=settings.runs,
+        max_runs=max(settings.runs, settings.max_runs),
         order=ORDER,
         noisy_cv=NOISY_CV,
         timing_verdict=worst_verdict(verdicts),

@@ -18,16 +18,7 @@ rule conversation:
     resources:
         **MODEL_RESOURCES,
     params:
-        questions=config["conversation"]["questions"],
-        new_tokens=config["conversation"]["new_tokens"],
-        warmup=config["conversation"]["warmup"],
-        runs=config["conversation"]["runs"],
-        max_runs=config["conversation"]["max_runs"],
-        users=config["conversation"]["users"],
-        shared_tokens=config["conversation"]["shared_tokens"],
-        user_prompt_tokens=config["conversation"]["user_prompt_tokens"],
-        user_new_tokens=config["conversation"]["user_new_tokens"],
-        seed=config["conversation"]["seed"],
+        conversation=config["conversation"],  # every key: conversation.ConversationSettings
         chatml_fallback=config["temp"]["chatml_fallback"],
         threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
         model=model_params,

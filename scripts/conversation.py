@@ -7,6 +7,7 @@ prefix, and generate's two cache pitfalls. Run by the workflow's `conversation` 
         --out conversation.json
 """
 
+from mminfer.conversation import ConversationSettings
 from mminfer.jobs.conversation import conversation_job
 from mminfer.loading import ModelSource, ModelSpec
 from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
@@ -22,16 +23,7 @@ if "snakemake" in globals():
                 lora=snakemake.input.sft_lora or None,  # none: an empty input
             ),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            questions=snakemake.params.questions,
-            new_tokens=snakemake.params.new_tokens,
-            warmup=snakemake.params.warmup,
-            runs=snakemake.params.runs,
-            max_runs=snakemake.params.max_runs,
-            users=snakemake.params.users,
-            shared_tokens=snakemake.params.shared_tokens,
-            user_prompt_tokens=snakemake.params.user_prompt_tokens,
-            user_new_tokens=snakemake.params.user_new_tokens,
-            seed=snakemake.params.seed,
+            settings=ConversationSettings(**snakemake.params.conversation),
             chatml_fallback=snakemake.params.chatml_fallback,
             out=snakemake.output[0],
         )
@@ -58,16 +50,18 @@ elif __name__ == "__main__":
         conversation_job(
             model=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
             tokenizer=args.tokenizer,
-            questions=args.questions,
-            new_tokens=args.new_tokens,
-            warmup=args.warmup,
-            runs=args.runs,
-            max_runs=args.max_runs,
-            users=args.users,
-            shared_tokens=args.shared_tokens,
-            user_prompt_tokens=args.user_prompt_tokens,
-            user_new_tokens=args.user_new_tokens,
-            seed=args.seed,
+            settings=ConversationSettings(
+                questions=args.questions,
+                new_tokens=args.new_tokens,
+                warmup=args.warmup,
+                runs=args.runs,
+                max_runs=args.max_runs,
+                users=args.users,
+                shared_tokens=args.shared_tokens,
+                user_prompt_tokens=args.user_prompt_tokens,
+                user_new_tokens=args.user_new_tokens,
+                seed=args.seed,
+            ),
             chatml_fallback=args.chatml_fallback,
             out=args.out,
         )

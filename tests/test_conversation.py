@@ -25,6 +25,7 @@ from mminfer.conversation import (
     CACHE_COVERS_INPUT,
     RETURN_SEQUENCES_WITH_BATCH1_CACHE,
     Conversation,
+    ConversationSettings,
     PrefixBreak,
     common_prefix,
     conversation_facts,
@@ -82,6 +83,22 @@ def converse(model, tokenizer, questions=QUESTIONS, template=None, clock=None, *
         "cpu",
         TINY_MAX_POSITIONS,
         clock,
+    )
+
+
+def settings_of(questions: list[str], users: int = 2) -> ConversationSettings:
+    """The tiny model's conversation settings: one timed round a turn, users sharing 8 of 20."""
+    return ConversationSettings(
+        questions=questions,
+        new_tokens=NEW_TOKENS,
+        warmup=0,
+        runs=1,
+        max_runs=1,
+        users=users,
+        shared_tokens=8,
+        user_prompt_tokens=20,
+        user_new_tokens=4,
+        seed=0,
     )
 
 
@@ -400,16 +417,7 @@ def test_the_record_adds_up_and_reads_back(tiny_sft_loaded, tiny_tokenizer, tiny
         template,
         source,
         "tiny",
-        QUESTIONS[:3],
-        NEW_TOKENS,
-        0,
-        1,
-        1,
-        2,
-        8,
-        20,
-        4,
-        0,
+        settings_of(QUESTIONS[:3]),
         "cpu",
         tiny_run,
     )
@@ -435,16 +443,7 @@ def test_one_question_is_refused(tiny_sft_loaded, tiny_tokenizer, tiny_run):
             template,
             source,
             "tiny",
-            QUESTIONS[:1],
-            NEW_TOKENS,
-            0,
-            1,
-            1,
-            2,
-            8,
-            20,
-            4,
-            0,
+            settings_of(QUESTIONS[:1]),
             "cpu",
             tiny_run,
         )
@@ -522,16 +521,7 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
         template,
         source,
         "tiny",
-        QUESTIONS,
-        NEW_TOKENS,
-        0,
-        1,
-        1,
-        3,
-        8,
-        20,
-        4,
-        0,
+        settings_of(QUESTIONS, users=3),
         "cpu",
         tiny_run,
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from mminfer.conversation import measure_conversation
+from mminfer.conversation import ConversationSettings, measure_conversation
 from mminfer.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
 
@@ -14,16 +14,7 @@ log = logging.getLogger("mminfer")
 def conversation_job(
     model: ModelSource,
     tokenizer,
-    questions: list[str],
-    new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
-    users: int,
-    shared_tokens: int,
-    user_prompt_tokens: int,
-    user_new_tokens: int,
-    seed: int,
+    settings: ConversationSettings,
     chatml_fallback: bool,
     out,
 ):
@@ -38,16 +29,7 @@ def conversation_job(
         template,
         template_source,
         str(tokenizer),
-        questions,
-        new_tokens,
-        warmup,
-        runs,
-        max_runs,
-        users,
-        shared_tokens,
-        user_prompt_tokens,
-        user_new_tokens,
-        seed,
+        settings,
         loaded.device,
         run_info(loaded),
     )
