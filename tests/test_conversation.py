@@ -162,10 +162,15 @@ def wrong_positions(model):
         wrap(layer.self_attn)
 
 
+@pytest.mark.parametrize("backend", ["builtin", "minimind"])
 def test_positions_from_zero_make_the_same_answers_check_fail(
-    load_tiny, tiny_sft_checkpoint, tiny_tokenizer
+    backend, request, load_tiny, tiny_sft_checkpoint, tiny_tokenizer
 ):
-    model = load_tiny(path=tiny_sft_checkpoint).model  # its own copy: the test changes it
+    source = {}
+    if backend == "minimind":
+        source["minimind_src"] = str(request.getfixturevalue("minimind_src"))
+    # its own copy: the test changes it
+    model = load_tiny(backend=backend, path=tiny_sft_checkpoint, **source).model
     turns = converse(model, tiny_tokenizer)
     assert all(turn.same_ids and turn.close_logits for turn in turns)
     wrong_positions(model)
