@@ -7,7 +7,7 @@ rule temp:
         sft_lora=lora_input,
         tokenizer=tokenizer_files,
     output:
-        shown("temp.json", "temp", "온도"),
+        measured("temp", "온도"),
     log:
         logfile("temp.log"),
     benchmark:
@@ -33,8 +33,8 @@ rule topp:
         pretrain=run_input("pretrain"),
         tokenizer=tokenizer_files,
     output:
-        topp=shown("topp.json", "topp", "top-p"),
-        detail=shown("topp_detail.json", "topp_detail", "top-p"),
+        topp=measured("topp", "top-p"),
+        topp_detail=measured("topp_detail", "top-p"),
     log:
         logfile("topp.log"),
     benchmark:
@@ -59,7 +59,7 @@ rule sampler:
         sft_lora=lora_input,
         tokenizer=tokenizer_files,
     output:
-        shown("sampler.json", "sampler", "온도"),
+        measured("sampler", "온도"),
     log:
         logfile("sampler.log"),
     benchmark:

@@ -44,19 +44,9 @@ sys.path.insert(0, str(REPO))
 from mminfer.demo.corpus import GARAM_VILLAGE, CorpusSpec, build_corpus, write_corpus  # noqa: E402
 from mminfer.demo.quality import quality_checks  # noqa: E402
 from mminfer.io import read_json, write_json  # noqa: E402
-from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
+from mminfer.measurements import REPORT, measurement, rules  # noqa: E402
 
-MEASUREMENT_RULES = [
-    "cache",
-    "time",
-    "kvbytes",
-    "temp",
-    "sampler",
-    "topp",
-    "sweep",
-    "capacity",
-    "serve",
-]
+MEASUREMENT_RULES = rules()  # every rule that writes a measurement (mminfer.measurements)
 ALONE_RULES = ["time", "sweep", "serve"]  # the timing jobs take every core: they run alone
 MINIMIND_TOKENIZER = REPO.parent / "shared" / "fixtures" / "minimind-tokenizer"
 SHAPES = {
@@ -264,7 +254,7 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
     floor = schedule_floor(without_sampler, cores, start)
     print(f"  (a) floor without the sampler job: {floor:.1f} s = {floor / plain_s:.2f} x (c)")
     result["(a) floor without sampler"] = floor
-    timing = read_json(outdir / TASK_JSON["time"])
+    timing = read_json(outdir / measurement("time").filename)
     print(
         f"  time.json: speedup {timing['speedup']:.2f} at {timing['threads']} threads, verdict "
         f"{timing['verdict']}, CV {timing['cv_with_cache']:.1%} / "

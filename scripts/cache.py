@@ -38,7 +38,7 @@ if "snakemake" in globals():
             ),
             new_tokens=snakemake.params.new_tokens,
             same_out=snakemake.output.same,
-            count_out=snakemake.output.counts,
+            count_out=snakemake.output.fed,
         )
 elif __name__ == "__main__":
     args = cli(

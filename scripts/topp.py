@@ -23,7 +23,7 @@ if "snakemake" in globals():
             sharp_prefix=snakemake.params.sharp_prefix,
             ps=snakemake.params.ps,
             topp_out=snakemake.output.topp,
-            detail_out=snakemake.output.detail,
+            detail_out=snakemake.output.topp_detail,
         )
 elif __name__ == "__main__":
     args = cli(

@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mminfer.outputs import result_files
+from mminfer.measurements import result_files
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"

@@ -10,9 +10,10 @@ import pytest
 from reportdata import (
     RUN,
     capacity_record,
+    count_record,
     differing,
-    every_record,
     kv_record,
+    render_every,
     same_record,
     sampler_record,
     serve_record,
@@ -73,16 +74,15 @@ def test_bfloat16_allows_a_difference_float32_does_not():
 
 @pytest.mark.parametrize("verdict, trusted", [("ok", True), ("noisy", True), ("untrusted", False)])
 def test_only_an_untrusted_timing_is_not_trusted(verdict, trusted):
-    assert time_facts(time_record(verdict=verdict), token_ratio=56.4)["trusted"] is trusted
+    assert time_facts(time_record(verdict=verdict), count_record())["trusted"] is trusted
 
 
 def test_speedup_below_the_token_ratio():
-    assert (
-        time_facts(time_record(speedup=5.0), token_ratio=56.4)["speedup_below_token_ratio"] is True
-    )
-    assert (
-        time_facts(time_record(speedup=9.0), token_ratio=7.4)["speedup_below_token_ratio"] is False
-    )
+    # count_record: 14880 / 264 = 56.4 tokens without the cache for each with it
+    below = time_facts(time_record(speedup=5.0), count_record())
+    assert below["speedup_below_token_ratio"] is True
+    fed = count_record(fed_without_cache=1954)  # 7.4
+    assert time_facts(time_record(speedup=9.0), fed)["speedup_below_token_ratio"] is False
 
 
 # --- bytes ---------------------------------------------------------------------------------------
@@ -188,7 +188,7 @@ def test_formatting_filters():
 
 
 def test_report_has_the_task_sections_and_numbers():
-    report = render_report(**every_record())
+    report = render_every()
     for heading in (
         "## KV 캐시",
         "## 온도",
@@ -209,7 +209,7 @@ def test_report_has_the_task_sections_and_numbers():
 
 
 def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
-    report = render_report(**task_records())
+    report = render_report(task_records())
     assert "## top-p" in report and "| 0.5 | **17** |" in report
     for absent in ("## 길이에 따른 비용", "## 카드당 사용자 수", "## 그림", "cache.py"):
         assert absent not in report
@@ -224,16 +224,16 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ({"same": differing(margin=1e-6, diff=2e-6)}, "원인은 캐시가 아니라 수치 정밀도다"),
         ({"same": differing(margin=49.5, diff=50.0)}, "캐시 경로를 의심해야 한다"),
         (
-            {"timing": time_record(extra_rounds=2, runs_done=5)},
+            {"time": time_record(extra_rounds=2, runs_done=5)},
             "2라운드를 더 쟀다): 이 중앙값은 믿을 만하다",
         ),
-        ({"timing": time_record(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
-        ({"timing": time_record(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
-        ({"timing": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
-        ({"kv": kv_record()}, "측정값과 공식이 정확히 같다."),
-        ({"kv": kv_record(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
+        ({"time": time_record(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
+        ({"time": time_record(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
+        ({"time": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
+        ({"kvbytes": kv_record()}, "측정값과 공식이 정확히 같다."),
+        ({"kvbytes": kv_record(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
         (
-            {"kv": kv_record(allocator_bytes=3 << 20)},
+            {"kvbytes": kv_record(allocator_bytes=3 << 20)},
             "CUDA 할당기 기준 증가량: 3,145,728 B (3.00 MiB).",
         ),
         ({"temp": temp_record((10, 24, 29))}, "제자리로 돌아오지 못해 답이 갈라진다"),
@@ -274,7 +274,7 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
     ],
 )
 def test_report_says_what_the_facts_decide(replace, sentence):
-    assert sentence in render_report(**every_record(**replace))
+    assert sentence in render_every(**replace)
 
 
 @pytest.mark.parametrize(
@@ -286,13 +286,13 @@ def test_report_says_what_the_facts_decide(replace, sentence):
     ],
 )
 def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
-    assert absent not in render_report(**every_record(**replace))
+    assert absent not in render_every(**replace)
 
 
 def test_run_section_says_whether_the_head_is_tied():
-    assert "출력 헤드 임베딩과 공유 (tied)" in render_report(**every_record())
+    assert "출력 헤드 임베딩과 공유 (tied)" in render_every()
     untied = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
-    report = render_report(**every_record(same=same_record(run=untied)))
+    report = render_every(same=same_record(run=untied))
     assert "출력 헤드 임베딩과 별도 행렬 (untied)" in report
 
 
@@ -312,19 +312,19 @@ def sweep_partly_fitted(holds=True, spread=True):
 
 
 def test_a_sweep_without_spread_steps_says_which_step_it_clocked_last():
-    report = render_report(**every_record(sweep=sweep_partly_fitted(spread=False)))
+    report = render_every(sweep=sweep_partly_fitted(spread=False))
     assert "캐시 없이 잰 마지막 단계는 i = 7이다" in report
 
 
 def test_partly_fitted_lengths_are_marked_and_hidden_when_the_fit_fails():
-    marked = render_report(**every_record(sweep=sweep_partly_fitted(holds=True)))
+    marked = render_every(sweep=sweep_partly_fitted(holds=True))
     assert "| 16 | 32 | — | 12.2배 | 0.8000 | ≈3.2000 | ≈5.70배 |" in marked
-    hidden = render_report(**every_record(sweep=sweep_partly_fitted(holds=False)))
+    hidden = render_every(sweep=sweep_partly_fitted(holds=False))
     assert "| 16 | 32 | — | 12.2배 | 0.8000 | — | — |" in hidden
 
 
 def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
-    report = render_report(**every_record(sweep=sweep_record(time_ratio=30.0)))
+    report = render_every(sweep=sweep_record(time_ratio=30.0))
     assert (
         "토큰 비율(12.2배) 이상이다" in report
         and "못 미친다" not in report.split("## 서빙")[0][-2000:]
@@ -339,7 +339,7 @@ def serve_with(**changes):
 
 
 def test_batching_free_up_to_the_largest_batch_is_said_so():
-    report = render_report(**every_record(serve=serve_with(nearly_free_up_to=64)))
+    report = render_every(serve=serve_with(nearly_free_up_to=64))
     assert "잰 가장 큰 배치까지 거의 공짜였고" in report
 
 
@@ -347,15 +347,15 @@ def test_the_experts_sentence_follows_the_data():
     data = to_json(serve_record())
     for row in data["batches"]:
         row["experts_touched"] = 1.0
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    report = render_every(serve=from_json(Serve, data))
     assert "전문가는 층마다 평균 1.00개 그대로였다" in report and "늘어난다" not in report
     data["batches"][-1]["experts_touched"] = 3.5
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    report = render_every(serve=from_json(Serve, data))
     assert "1.00개 → 3.50개" in report
 
 
 def test_the_speed_bound_says_the_context_it_was_measured_at():
-    report = render_report(**every_record())
+    report = render_every()
     assert "속도는 사용자마다 캐시가 217토큰일 때 잰 것이다" in report
     assert "그 속도 한계는 이보다 작을 수 있다" in report
     assert "메모리 한계는 이 장치에 지금 비어 있는 메모리로 계산한 상한이다" in report
@@ -372,10 +372,10 @@ def test_a_yarn_that_changes_no_angle_is_said_so():
         },
         "max_position_embeddings": 512,
     }
-    report = render_report(**every_record(same=same_record(run=RUN | {"config": config})))
+    report = render_every(same=same_record(run=RUN | {"config": config}))
     assert "MiniMind의 YaRN은 각도를 바꾸지 않는다" in report
 
 
 def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
-    report = render_report(**every_record(sampler=sampler_record(identical=27)))
+    report = render_every(sampler=sampler_record(identical=27))
     assert "캐시 경로를 의심해야 한다" in report

@@ -23,9 +23,9 @@ from shapes import small_config
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.loading import save_state_dict
+from mminfer.measurements import MEASUREMENTS, REPORT, TASK_SCRIPT, result_files, task_files
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
-from mminfer.outputs import REPORT, TASK_JSON, TASK_SCRIPT, result_files
-from mminfer.records import RECORD_OF_FILE, from_json, to_json
+from mminfer.records import from_json, to_json
 from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
 
@@ -130,7 +130,11 @@ def read(outdir: Path, name: str):
     return json.loads((outdir / name).read_text(encoding="utf-8"))
 
 
-TASK_FILES = [*TASK_JSON.values(), TASK_SCRIPT, REPORT]  # the task's JSON files, cache.py, report
+TASK_FILES = [
+    *task_files().values(),
+    TASK_SCRIPT,
+    REPORT,
+]  # the task's JSON files, cache.py, report
 
 
 def test_report_target_alone_leaves_every_task_file(course_run):
@@ -200,7 +204,8 @@ def test_report_has_the_sections_and_numbers(course_run):
 def test_each_result_files_keys_are_its_records_fields(course_run, name):
     _, outdir = course_run
     data = read(outdir, name)
-    record = from_json(RECORD_OF_FILE[name], data, name)  # a missing or unknown key raises
+    entries = [entry for entry in MEASUREMENTS if entry.filename == name]
+    record = from_json(entries[0].record_type(), data, name)  # a missing or unknown key raises
     assert to_json(record) == data
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 
 from mminfer import plots
-from mminfer.records import read_result
+from mminfer.measurements import read_result
 
 log = logging.getLogger("mminfer")
 
@@ -18,7 +18,7 @@ DRAW = {
 
 
 def plot_job(kind: str, source, out):
-    """One PNG: kind is a key of mminfer.outputs.PLOTS, drawn from the JSON file it names."""
+    """One PNG: kind is a picture of mminfer.measurements.pictures, drawn from its JSON file."""
     path = DRAW[kind](read_result(source), out)
     log.info("drew %s from %s", out, source)
     return path
