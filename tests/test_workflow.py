@@ -263,9 +263,9 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
     try:
         torch.manual_seed(2)  # a retrained SFT model: same shapes, new weights
         save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
-        # temp.json, its picture temp.png, sampler.json and the report: nothing of the pretrained
-        # model
-        assert planned_jobs(*args) == {"temp", "sampler", "plot", "report", "all"}
+        # temp.json and sampler.json (one job), its picture temp.png and the report: nothing of
+        # the pretrained model
+        assert planned_jobs(*args) == {"temp", "plot", "report", "all"}
         plan = snakemake("-n", *args).stdout
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
         assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
@@ -832,7 +832,7 @@ def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
         state = torch.load(lora, weights_only=True)
         torch.save({k: v * 2 for k, v in state.items()}, lora)
         jobs = planned_jobs(*variants_run["args"], configfiles=(MICRO, variants_run["extra"]))
-        assert jobs == {"temp", "sampler", "plot", "report", "compare", "all"}
+        assert jobs == {"temp", "plot", "report", "compare", "all"}
     finally:
         shutil.move(original, lora)
 
