@@ -379,3 +379,15 @@ def test_a_yarn_that_changes_no_angle_is_said_so():
 def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
     report = render_every(sampler=sampler_record(identical=27))
     assert "캐시 경로를 의심해야 한다" in report
+
+
+def test_a_report_without_a_task_measurement_is_refused():
+    records = task_records()
+    del records["fed"]
+    with pytest.raises(KeyError, match="fed"):
+        render_report(records)
+
+
+def test_a_section_is_left_out_when_its_record_is_absent_and_kept_when_given():
+    report = render_report(task_records(sampler=sampler_record()))
+    assert "### 샘플러는 캐시가 아니다" in report and "## 서빙" not in report
