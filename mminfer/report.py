@@ -281,7 +281,11 @@ def capacity_facts(capacity: Capacity) -> dict:
         for context in capacity.contexts:
             sequences = [by_key[(dtype, context, memory)] for memory in capacity.memory_gib]
             table.append((dtype, context, sequences))
-    return vars(capacity) | {"table": table, "batch_matches": capacity.batch_check.matches}
+    return vars(capacity) | {
+        "table": table,
+        "batch_matches": capacity.batch_check.matches,
+        "moe": capacity.experts is not None,
+    }
 
 
 def serve_facts(serve: Serve) -> dict:
@@ -304,6 +308,8 @@ def serve_facts(serve: Serve) -> dict:
         "free_below_last": serve.nearly_free_up_to < rows[-1].batch,
         "context_cut": serve.context_asked > users.context,
         "context_beyond_measured": users.context > serve.decode_context,
+        # a fixed cost of 0 gives no crossover worth naming
+        "crossover_known": bool(serve.fit.crossover_batch),
     }
 
 
