@@ -5,7 +5,10 @@ rule report:
     input:
         # every measurement's file, by its name (mminfer.measurements), and every picture
         **{name: result(file) for name, file in measurements.files().items()},
-        **{f"{name}_png": result(f"{name}.png") for name in measurements.pictures()},
+        **{
+            f"{name}_png": result(measurements.picture_file(name))
+            for name in measurements.pictures()
+        },
         cache_script=result(measurements.TASK_SCRIPT),
         # the Korean sentences: editing one reruns the report
         template=str(Path(REPO) / "report" / "report.md.j2"),
