@@ -32,6 +32,14 @@ from mminfer.records import read_record
 
 
 @dataclass(frozen=True)
+class Picture:
+    """A PNG drawn from a measurement's record: <name>.png, by ``draw(record, out)``."""
+
+    name: str
+    draw: str  # "module:function"
+
+
+@dataclass(frozen=True)
 class Measurement:
     """One result file: what it holds, which rule writes it, where the report shows it."""
 
@@ -43,7 +51,7 @@ class Measurement:
     file: str = ""  # the result file; "" is <name>.json
     config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
     facts: str = ""  # "module:function" deciding its section's facts; "" is no section
-    pictures: tuple[str, ...] = ()  # the PNGs drawn from it (<picture>.png, mminfer.plots)
+    pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
 
     @property
@@ -122,7 +130,7 @@ MEASUREMENTS = (
         rule="temp",
         measured_by="mminfer.sampling:temperature_experiment",
         facts=f"{REPORT_FACTS}:temp_facts",
-        pictures=("temp",),
+        pictures=(Picture("temp", "mminfer.plots:plot_temp"),),
         task=True,
         summary="distinct answers of the SFT model per temperature, with each answer's count",
     ),
@@ -149,7 +157,7 @@ MEASUREMENTS = (
         record=f"{RECORDS}:TopPDetail",
         rule="topp",
         measured_by="mminfer.sampling:topp_detail",
-        pictures=("topp",),
+        pictures=(Picture("topp", "mminfer.plots:plot_topp"),),
         summary="the open and a sharp position: survivors, entropy, top tokens (topp's section)",
     ),
     Measurement(
@@ -158,7 +166,7 @@ MEASUREMENTS = (
         rule="sweep",
         measured_by="mminfer.sweep:sweep",
         facts=f"{REPORT_FACTS}:sweep_facts",
-        pictures=("sweep",),
+        pictures=(Picture("sweep", "mminfer.plots:plot_sweep"),),
         summary="time and tokens fed against generation length, per step, with a cost fit",
     ),
     Measurement(
@@ -175,7 +183,7 @@ MEASUREMENTS = (
         rule="serve",
         measured_by="mminfer.serve:serve",
         facts=f"{REPORT_FACTS}:serve_facts",
-        pictures=("serve",),
+        pictures=(Picture("serve", "mminfer.plots:plot_serve"),),
         summary="decode steps per batch size, tokens per second, users by speed and by memory",
     ),
 )
@@ -208,8 +216,17 @@ def pictures() -> dict[str, str]:
     drawn = {}
     for entry in MEASUREMENTS:
         for picture in entry.pictures:
-            drawn[picture] = entry.filename
+            drawn[picture.name] = entry.filename
     return drawn
+
+
+def drawing(name: str):
+    """The function that draws picture ``name`` from its measurement's record."""
+    for entry in MEASUREMENTS:
+        for picture in entry.pictures:
+            if picture.name == name:
+                return resolve(picture.draw)
+    raise KeyError(f"no picture named {name!r}")
 
 
 def picture_file(picture: str) -> str:
