@@ -190,3 +190,20 @@ def cases() -> dict[str, dict]:
         "sampler_gpu": {**full, "records": sampler_gpu},
         "plain_differing": {**plain, "records": plain_differing},
     }
+
+
+def write_golden() -> None:
+    """Render every case with today's code into tests/data/report/ (after a wording change on
+    purpose: read the diff before committing it)."""
+    from pathlib import Path
+
+    from mminfer.report import render_report
+
+    folder = Path(__file__).resolve().parent / "data" / "report"
+    for name, case in cases().items():
+        text = render_report(case["records"], case["pictures"], case["cache_script"])
+        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":  # PYTHONPATH=.:tests python tests/reportcases.py
+    write_golden()
