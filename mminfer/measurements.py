@@ -167,7 +167,10 @@ MEASUREMENTS = (
         measured_by="mminfer.sweep:sweep",
         facts=f"{REPORT_FACTS}:sweep_facts",
         pictures=(Picture("sweep", "mminfer.plots:plot_sweep"),),
-        summary="time and tokens fed against generation length, per step, with a cost fit",
+        summary=(
+            "time and tokens fed against generation length, per step, with spreads and a "
+            "verdict, a cost fit, interpolation where the fit fails"
+        ),
     ),
     Measurement(
         name="capacity",
@@ -184,7 +187,10 @@ MEASUREMENTS = (
         measured_by="mminfer.serve:serve",
         facts=f"{REPORT_FACTS}:serve_facts",
         pictures=(Picture("serve", "mminfer.plots:plot_serve"),),
-        summary="decode steps per batch size, tokens per second, users by speed and by memory",
+        summary=(
+            "decode steps per batch size with spreads and verdicts, the peak, where growth "
+            "stops, cliffs, users by speed and by memory"
+        ),
     ),
 )
 

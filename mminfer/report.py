@@ -17,6 +17,7 @@ from pathlib import Path
 
 import jinja2
 
+from mminfer.korean import particle
 from mminfer.measurements import MEASUREMENTS
 from mminfer.records import (
     Capacity,
@@ -68,6 +69,7 @@ FILTERS = {
     "percent": lambda value, digits=1: "—" if value is None else f"{value * 100:.{digits}f}%",
     "fmt": lambda value, spec: "—" if value is None else format(value, spec),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
+    "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
 }
 
 
@@ -232,6 +234,9 @@ def sweep_facts(sweep: Sweep) -> dict:
         fixed_in_tokens = fit.fixed_s_with_cache / fit.per_token_s
     else:
         fixed_in_tokens = None
+    ratio_at_most_one = False  # the longest length without an uncached time says nothing here
+    if longest.new_tokens > 1 and longest.time_ratio is not None:
+        ratio_at_most_one = longest.time_ratio <= 1
     return vars(sweep) | {
         "counts_match": counts_match,
         "longest_point": longest,
@@ -242,33 +247,40 @@ def sweep_facts(sweep: Sweep) -> dict:
         "uncached_all_steps": all_steps,
         "uncached_spread_clocked": clocked - all_steps,
         "partly_fitted": any(point.fed_without_cache is None for point in points),
+        "interpolated": any(point.without_cache_from == "interpolation" for point in points),
+        "unfilled": any(point.without_cache_from == "none" for point in points),
+        "single_run": "single_run" in sweep.doubts,
         "cached_step_s": cached_step_s,
-        "cache_not_faster": longest.new_tokens > 1 and longest.time_ratio <= 1,
+        "cache_not_faster": "cache_not_faster" in sweep.doubts or ratio_at_most_one,
         "fit_holds": fit.holds,
         "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
         "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
         "extrapolated": None if furthest.measured else furthest,
         "rows": sweep_rows(sweep),
         "last_step_before_longest": last_step != sweep.longest - 1,
-        "time_below_tokens": longest.time_ratio < longest.token_ratio,
+        "time_below_tokens": (
+            longest.time_ratio is not None and longest.time_ratio < longest.token_ratio
+        ),
     }
 
 
 def sweep_rows(sweep: Sweep) -> list[dict]:
-    """The table's rows: each length, and how its uncached time is shown.
+    """The table's rows: each length, and how its uncached time is marked.
 
-    "measured": every step ran; "fitted": some steps came from the fit (marked ≈); "hidden": the
-    fit does not hold, so a fitted time is not shown (—).
+    ``mark`` before the time: "≈" where some steps came from the fit; ``after`` it: "†" where they
+    were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
     """
     rows = []
     for point in sweep.points:
-        if point.fed_without_cache is not None:
-            shown = "measured"
-        elif sweep.fit.holds:
-            shown = "fitted"
-        else:
-            shown = "hidden"
-        rows.append({"point": point, "shown": shown})
+        how = point.without_cache_from
+        rows.append(
+            {
+                "point": point,
+                "hidden": how == "none",
+                "mark": "≈" if how == "fit" else "",
+                "after": "†" if how == "interpolation" else "",
+            }
+        )
     return rows
 
 
@@ -288,18 +300,32 @@ def capacity_facts(capacity: Capacity) -> dict:
     }
 
 
+SPREAD_DOUBTS = ("single_pass", "decode_spread", "prefill_spread")
+
+
 def serve_facts(serve: Serve) -> dict:
-    """serve.json: where batching stops being nearly free, which bound binds and why."""
+    """serve.json: how far to trust the table, where tokens per second peak and stop growing,
+    whether batching is nearly free or only still pays, the cliffs, which bound binds and why."""
     rows = serve.batches
     users = serve.users
+    by_batch = {row.batch: row for row in rows}
+    first = rows[0]
+    top = by_batch[serve.peak_batch]
     lower_bound = users.speed_how == "lower bound"
     experts = [row.experts_touched for row in rows if row.experts_touched is not None]
+    spread_batches = []
+    contradicting_batches = []
+    for row in rows:
+        if any(doubt in SPREAD_DOUBTS for doubt in row.doubts):
+            spread_batches.append(row.batch)
+        if row.verdict == "untrusted":
+            contradicting_batches.append(row.batch)
+    fit = serve.fit
+    outside_fit = [row.batch for row in rows if row.batch > fit.fitted_batches[1]]
     return vars(serve) | {
         "kv_match": all(row.kv_bytes_match for row in rows),
-        "first": rows[0],
+        "first": first,
         "last": rows[-1],
-        "throughput_gain": rows[-1].tokens_per_second / rows[0].tokens_per_second,
-        "batch_gain": rows[-1].batch / rows[0].batch,
         "binding": users.binding,
         "speed_lower_bound": lower_bound,
         "memory_known": users.users_by_memory is not None,
@@ -310,6 +336,20 @@ def serve_facts(serve: Serve) -> dict:
         "context_beyond_measured": users.context > serve.decode_context,
         # a fixed cost of 0 gives no crossover worth naming
         "crossover_known": bool(serve.fit.crossover_batch),
+        "spread_batches": spread_batches,  # a spread over noisy_cv, or one pass
+        "contradicting_batches": contradicting_batches,  # faster than a smaller batch
+        "largest_cv": max(row.cv_decode_step for row in rows),
+        "nearly_free_region": serve.nearly_free_up_to > first.batch,
+        "nearly_free_row": by_batch[serve.nearly_free_up_to],
+        "peak": top,
+        "peak_is_first": top.batch == first.batch,
+        # batching pays past where it is nearly free: tokens per second grow up to the peak
+        "still_pays": top.batch > serve.nearly_free_up_to and top.batch != first.batch,
+        "single_pass": "single_pass" in serve.doubts,
+        "fit_too_few": len(rows) < fit.least_batches,
+        "outside_fit": outside_fit,
+        "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
+        "caches_known": bool(serve.caches),
     }
 
 

@@ -16,6 +16,7 @@ from collections import Counter
 
 import torch
 
+from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.model import top_p_mask
 from mminfer.prompts import prefix_prompt
 from mminfer.records import (
@@ -51,18 +52,21 @@ def temperature_draws(
     new_tokens: int,
     seed: int,
     device,
+    named: str = "the model",
 ) -> dict[float, list[list[int]]]:
     """The new tokens of ``samples`` cached draws per temperature, lowest first, each temperature
     reseeded with ``seed`` (so the order changes no draw).
 
-    Temperature alone shapes the distribution: top_k=0, top_p=1.0.
+    Temperature alone shapes the distribution: top_k=0, top_p=1.0. Logits that are not finite stop
+    the draws with an error naming the model as ``named`` (mminfer.finite.model_named).
     """
     eos = tokenizer.eos_token_id
     draws = {}
     for temperature in sorted(temperatures):
-        draws[float(temperature)] = sampled_rows(
-            model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
-        )
+        with finite_logits(model, f"{named}, sampling at temperature {temperature}"):
+            draws[float(temperature)] = sampled_rows(
+                model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
+            )
     return draws
 
 
@@ -139,7 +143,15 @@ def temperature_experiment(
     """
     if draws is None:
         draws = temperature_draws(
-            model, tokenizer, prompt_ids, temperatures, samples, new_tokens, seed, device
+            model,
+            tokenizer,
+            prompt_ids,
+            temperatures,
+            samples,
+            new_tokens,
+            seed,
+            device,
+            named=model_named(run.checkpoint, run.dtype),
         )
     result = {}
     for temperature, rows in draws.items():
@@ -213,10 +225,14 @@ def sampler_check(
     """
     eos = tokenizer.eos_token_id
     args = (model, prompt_ids, temperature, samples, new_tokens)
+    what = f"{model_named(run.checkpoint, run.dtype)}, sampling at temperature {temperature}"
     if with_cache is None:
-        with_cache = sampled_rows(*args, seed, True, eos, device)
-    without_cache = sampled_rows(*args, seed, False, eos, device)
-    other_seed = sampled_rows(*args, second_seed, True, eos, device)
+        with finite_logits(model, f"{what} with the cache, seed {seed}"):
+            with_cache = sampled_rows(*args, seed, True, eos, device)
+    with finite_logits(model, f"{what} without the cache, seed {seed}"):
+        without_cache = sampled_rows(*args, seed, False, eos, device)
+    with finite_logits(model, f"{what} with the cache, seed {second_seed}"):
+        other_seed = sampled_rows(*args, second_seed, True, eos, device)
     identical = sum(a == b for a, b in zip(with_cache, without_cache))
     differ = sum(a != b for a, b in zip(with_cache, other_seed))
     return SamplerCheck(
@@ -288,5 +304,7 @@ def topp_detail(
     positions = {}
     for name, prefix in prefixes.items():
         logits = next_token_logits(model, prefix_prompt(tokenizer, prefix), device)
+        where = f"{model_named(run.checkpoint, run.dtype)}, the next token after [bos]{prefix}"
+        check_logits(logits, where)  # top-p of NaN keeps every token: never a survivor count
         positions[name] = position_detail(tokenizer, prefix, logits, ps)
     return TopPDetail(ps=[float(p) for p in ps], positions=positions, run=run)

@@ -57,6 +57,24 @@ OUTDIR = Path(config["outdir"])
 DEMO_DIR = Path(config["demo_dir"])
 
 
+# A folder this user cannot write (the task's default /root/mm/infer, for a person who is not
+# root) stops a run before any job, in onstart; a dry run, --lint or --dag only warns.
+def unwritable_folders():
+    folders = [(OUTDIR, "outdir")]
+    if any(run["model_set"] == "demo" for run in RUNS.values()):
+        folders.append((DEMO_DIR, "demo_dir"))
+    problems = [inputs.unwritable_folder(folder, key) for folder, key in folders]
+    return [problem for problem in problems if problem]
+
+
+UNWRITABLE = unwritable_folders()
+if UNWRITABLE and workflow.output_settings.dryrun:
+    from snakemake.logging import logger
+
+    for problem in UNWRITABLE:
+        logger.warning(f"mminfer: {problem} A run (without -n) stops here.")
+
+
 # RUNS: results folder -> inputs. The task's model writes into `outdir`, each of `models` into
 # outdir/models/<name>; every rule's `{results}` wildcard is one of these folders.
 wildcard_constraints:
@@ -156,6 +174,8 @@ def all_outputs():
 # --dag, --summary, --report, --unlock, nor in a job, which Snakemake starts with --no-hooks);
 # the lock ends with the process.
 onstart:
+    if UNWRITABLE:
+        raise WorkflowError("mminfer: " + " ".join(UNWRITABLE))
     try:
         hold_results_folder(OUTDIR)
     except MminferError as error:

@@ -11,32 +11,42 @@ from mminfer.prompts import check_length
 from mminfer.records import write_record
 from mminfer.script import job_log, rule_only
 
+
+def capacity_of(model: ModelSource, memory_gib, contexts, batch: int, batch_context: int, out):
+    """Open the model, measure what its cache costs per token and what fits, write capacity.json."""
+    loaded = open_model(model)
+    check_length(batch_context, loaded.config.max_position_embeddings, "capacity.batch_context")
+    fits = capacity.capacity(
+        loaded.model,
+        loaded.config,
+        loaded.device,
+        memory_gib,
+        contexts,
+        batch,
+        batch_context,
+        run_info(loaded),
+    )
+    logging.getLogger("mminfer").info(
+        "bytes per token %s; batch check matches: %s",
+        {dtype: entry.measured for dtype, entry in fits.bytes_per_token.items()},
+        fits.batch_check.matches,
+    )
+    write_record(out, fits)
+
+
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        loaded = open_model(
-            ModelSource(
+        capacity_of(
+            model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),
                 threads=snakemake.threads,
-            )
+            ),
+            memory_gib=snakemake.params.memory_gib,
+            contexts=snakemake.params.contexts,
+            batch=snakemake.params.batch,
+            batch_context=snakemake.params.batch_context,
+            out=snakemake.output[0],
         )
-        batch_context = snakemake.params.batch_context
-        check_length(batch_context, loaded.config.max_position_embeddings, "capacity.batch_context")
-        fits = capacity.capacity(
-            loaded.model,
-            loaded.config,
-            loaded.device,
-            snakemake.params.memory_gib,
-            snakemake.params.contexts,
-            snakemake.params.batch,
-            batch_context,
-            run_info(loaded),
-        )
-        logging.getLogger("mminfer").info(
-            "bytes per token %s; batch check matches: %s",
-            {dtype: entry.measured for dtype, entry in fits.bytes_per_token.items()},
-            fits.batch_check.matches,
-        )
-        write_record(snakemake.output[0], fits)
 elif __name__ == "__main__":
     rule_only("capacity", "capacity.json")

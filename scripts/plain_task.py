@@ -20,6 +20,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mminfer import greedy, kvcache, sampling, timing  # noqa: E402
+from mminfer.errors import MminferError  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_text_atomic  # noqa: E402
 from mminfer.loading import (  # noqa: E402
@@ -146,4 +147,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    try:
+        main()
+    except MminferError as error:  # bad input: one paragraph and exit status 1, as a job's log
+        sys.exit(f"plain_task.py: error: {error}")

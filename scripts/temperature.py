@@ -15,6 +15,7 @@ also writes sampler.json):
 import logging
 
 from mminfer import sampling
+from mminfer.finite import model_named
 from mminfer.loading import ModelSource, ModelSpec, open_for_chat, run_info
 from mminfer.records import write_record
 from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
@@ -50,6 +51,7 @@ def temperature(
         new_tokens,
         seed,
         loaded.device,
+        named=model_named(run.checkpoint, run.dtype),
     )
     temps = sampling.temperature_experiment(
         loaded.model,

@@ -386,6 +386,30 @@ def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_input
     )
 
 
+def test_checkpoint_with_a_nan_weight_stops_naming_it_and_the_tensor(course_inputs, tmp_path):
+    state = torch.load(course_inputs["pretrain"], map_location="cpu", weights_only=True)
+    state = {key: value.clone() for key, value in state.items()}
+    state["model.layers.0.self_attn.q_proj.weight"][0, 0] = float("nan")  # a diverged run
+    diverged = tmp_path / "diverged.pth"
+    torch.save(state, diverged)
+    outdir = tmp_path / "out"
+    result = snakemake(
+        str(outdir / "same.json"),
+        *course_args(course_inputs, outdir, pretrain=diverged),
+        check=False,
+    )
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "cache.log",
+        [
+            f"config key 'pretrain': {diverged}: weight model.layers.0.self_attn.q_proj.weight "
+            "holds 1 NaN of",
+            "no figure can be measured",
+        ],
+        [outdir / "same.json", outdir / "count.json"],
+    )
+
+
 def test_validation_data_with_invalid_utf8_names_the_file_and_line(course_inputs, tmp_path):
     lines = course_inputs["val_data"].read_bytes().splitlines(keepends=True)
     bad = tmp_path / "val_latin1.jsonl"
@@ -436,6 +460,19 @@ def test_outdir_below_a_regular_file_stops_before_any_job_naming_outdir(course_i
     assert "NotADirectoryError" not in said and "Traceback" not in said
     assert "rule " not in said  # no job started
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.txt"]
+
+
+def test_an_outdir_this_user_cannot_write_stops_before_any_job(course_inputs, immutable_folder):
+    outdir = immutable_folder / "mm" / "infer"  # as /root/mm/infer is for a user who is not root
+    result = snakemake(*course_args(course_inputs, outdir), check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "config key 'outdir'" in said and f"{immutable_folder} is not writable" in said
+    assert "--config outdir=results" in said
+    assert "Traceback" not in said and "rule " not in said  # no job started
+    dry = snakemake("-n", *course_args(course_inputs, outdir), check=False)
+    assert dry.returncode == 0  # a dry run plans the jobs and warns
+    assert "A run (without -n) stops here" in dry.stdout + dry.stderr
 
 
 def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
