@@ -11,6 +11,7 @@ from __future__ import annotations
 import torch
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
+from mminfer.finite import check_logits, model_named
 from mminfer.records import Count, FirstDifference, PretrainPrompt, RunInfo, Same
 from mminfer.tokenizer import Tokenizer
 
@@ -77,6 +78,13 @@ def compare_cache(
     without_cache = ForwardRecorder(keep_logits=True)
     ids = greedy_generate(model, prompt_ids, new_tokens, True, device, with_cache)
     ids_without_cache = greedy_generate(model, prompt_ids, new_tokens, False, device, without_cache)
+    for path, recorder in (("with", with_cache), ("without", without_cache)):
+        for step, logits in enumerate(recorder.last_logits):
+            where = (
+                f"{model_named(run.checkpoint, run.dtype)}, greedy generation {path} the cache, "
+                f"step {step + 1} of {new_tokens}"
+            )
+            check_logits(logits, where)  # argmax of NaN is token 0: never a same_ids from it
 
     difference = first_difference(
         ids, ids_without_cache, with_cache.last_logits, without_cache.last_logits

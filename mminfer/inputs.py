@@ -249,6 +249,52 @@ def check_folder_can_exist(folder: str | Path, named: str) -> None:
             )
 
 
+def unwritable_folder(folder: str | Path, key: str) -> str | None:
+    """Why this user cannot create or write ``folder`` (config key ``key``), or None.
+
+    The nearest folder of the path that exists (the folder itself, or the parent it would be made
+    in) must let this user write into it. A person who is not root cannot write the task's default,
+    /root/mm/infer: the message says which config key to change, and how. A file in the way is
+    :func:`check_folder_can_exist`'s to say.
+    """
+    folder = Path(folder)
+    candidate = nearest_existing(folder)
+    if candidate is None or not os.path.isdir(candidate):
+        return None  # nothing on the path exists, or a file is in the way
+    if os.access(candidate, os.W_OK | os.X_OK):
+        return None
+    if candidate == folder:
+        why = "it is not writable"
+    else:
+        why = f"{candidate} is not writable, so it cannot be created"
+    return (
+        f"config key '{key}': this user ({user_name()}) cannot write the folder {folder}: {why}. "
+        f"Choose a folder you can write, e.g. `snakemake --cores 2 --config {key}=results` (the "
+        f"folder results/ where you run snakemake), or set {key} in config.yaml."
+    )
+
+
+def nearest_existing(folder: Path) -> Path | None:
+    """The folder itself if it exists, else its nearest parent that does (None: none does).
+
+    A path this user may not look into counts as absent: /root/mm as seen by another user.
+    """
+    for candidate in (folder, *folder.parents):
+        if os.path.lexists(candidate):
+            return candidate
+    return None
+
+
+def user_name() -> str:
+    """The user this process runs as, for a message: the name of its uid, else the uid."""
+    import pwd
+
+    try:
+        return pwd.getpwuid(os.getuid()).pw_name
+    except KeyError:  # no name for the uid (a container's random uid)
+        return f"uid {os.getuid()}"
+
+
 # --- naming an input in a message ----------------------------------------------------------------
 
 

@@ -26,6 +26,7 @@ from mminfer.checkpoints import (
     with_both_head_keys,
 )
 from mminfer.errors import MminferError
+from mminfer.finite import check_cast_weights, check_logits, check_weights, model_named
 from mminfer.inputs import input_source
 from mminfer.io import atomic_writer, sha256_of
 from mminfer.minimind import import_source
@@ -143,17 +144,24 @@ def build_model(config: MiniMindConfig, backend: str, minimind_src) -> torch.nn.
 
 
 def load_model(
-    path: str | Path, spec: ModelSpec = ModelSpec(), lora: str | Path | None = None
+    path: str | Path,
+    spec: ModelSpec = ModelSpec(),
+    lora: str | Path | None = None,
+    named: str | None = None,
 ) -> LoadedModel:
     """The checkpoint loaded strictly into the model its shapes call for.
 
     The LoRA file ``lora`` is applied when given; the model is put on spec's device and dtype, in
-    eval mode.
+    eval mode. Every weight must be finite, in the file and in the dtype (:mod:`mminfer.finite`);
+    ``named`` says where the user set the checkpoint, for that message (default: its path).
     """
     torch_device = resolve_device(spec.device)
     torch_dtype = resolve_dtype(spec.dtype)
     backend = choose_backend(spec.backend, spec.minimind_src)
+    if named is None:
+        named = f"checkpoint {path}"
     state = read_state_dict(path)
+    check_weights(state, named)
     config = infer_config(state, read_folder_config(path), spec.overrides, path)
     if config.use_moe and config.num_experts_per_tok > config.num_experts:
         raise MminferError(
@@ -168,9 +176,12 @@ def load_model(
     if lora is not None:
         source = input_source(spec.model_set, "sft_lora", lora)
         weights = lora_module.read_lora(lora, source)
+        check_weights(lora_module.flat_weights(weights), f"{source} (the SFT model's LoRA)")
         lora_module.apply(weights, model, backend, spec.minimind_src, source)
         info = lora_module.lora_info(weights)
     model = model.to(device=torch_device, dtype=torch_dtype).eval()
+    if torch_dtype != torch.float32:  # finite in the file, yet past what the dtype holds?
+        check_cast_weights(model, spec.dtype, named)
     return LoadedModel(
         model=model,
         config=config,
@@ -214,7 +225,8 @@ def open_model(source: ModelSource) -> LoadedModel:
     """Set torch's threads first (two 1-thread jobs must not each take every core), then load."""
     if source.threads:
         torch.set_num_threads(source.threads)
-    loaded = load_model(source.checkpoint, source.spec, source.lora)
+    named = input_source(source.spec.model_set, source.input_key, source.checkpoint)
+    loaded = load_model(source.checkpoint, source.spec, source.lora, named)
     config = loaded.config
     architecture = "dense"
     if config.use_moe:
@@ -260,7 +272,8 @@ def open_for_task_prompt(
     """The pretrained model, its tokenizer and the token ids of the task's greedy prompt.
 
     The prompt must leave room for ``new_tokens`` in the model's positions; ``keys`` names the
-    config keys that asked for them.
+    config keys that asked for them. The model's logits on the prompt must be finite
+    (:func:`check_prompt_logits`).
     """
     loaded, loaded_tokenizer = open_with_tokenizer(model, prompt.tokenizer)
     prompt_ids = task_prompt(
@@ -272,7 +285,21 @@ def open_for_task_prompt(
         loaded.config.max_position_embeddings,
         keys,
     )
+    check_prompt_logits(loaded, prompt_ids)
     return loaded, loaded_tokenizer, prompt_ids
+
+
+@torch.inference_mode()
+def check_prompt_logits(loaded: LoadedModel, prompt_ids: list[int]) -> None:
+    """Stop unless the logits after the prompt are finite: one forward, before anything is timed.
+
+    The timing jobs (time, sweep, serve) keep no logits, so a model that overflows in its dtype
+    would otherwise be timed as if it worked.
+    """
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=loaded.device)
+    logits = loaded.model(input_ids).logits[0, -1, :]
+    where = f"{model_named(str(loaded.path), dtype_name(loaded.dtype))}, after the task's prompt"
+    check_logits(logits, where)
 
 
 def open_for_chat(

@@ -127,6 +127,15 @@ def apply(lora: LoraWeights, model: nn.Module, backend: str, minimind_src, sourc
             module.lora.load_state_dict({"A.weight": pair["A"], "B.weight": pair["B"]})
 
 
+def flat_weights(lora: LoraWeights) -> dict[str, torch.Tensor]:
+    """The file's tensors by their names, <module>.lora.A.weight and <module>.lora.B.weight."""
+    flat = {}
+    for module, pair in lora.pairs.items():
+        for part, tensor in pair.items():
+            flat[f"{module}.lora.{part}.weight"] = tensor
+    return flat
+
+
 def lora_info(lora: LoraWeights) -> LoraInfo:
     parameters = sum(t.numel() for pair in lora.pairs.values() for t in pair.values())
     return LoraInfo(

@@ -90,6 +90,14 @@ def spans_decades(values: list[float], factor: float = 10.0) -> bool:
     )
 
 
+def error_bars(centers: list[float], lows: list[float], highs: list[float]) -> list[list[float]]:
+    """matplotlib's yerr for ranges [low, high] around ``centers``: the distances below and above,
+    never negative."""
+    below = [max(0.0, center - low) for center, low in zip(centers, lows)]
+    above = [max(0.0, high - center) for center, high in zip(centers, highs)]
+    return [below, above]
+
+
 def finish_axis(ax, xlabel: str, ylabel: str, title: str) -> None:
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
     ax.legend(fontsize=8)
@@ -99,8 +107,10 @@ def finish_axis(ax, xlabel: str, ylabel: str, title: str) -> None:
 def plot_sweep(sweep: Sweep, out_png) -> Path:
     """Three panels: the steps' times, the tokens fed per step, the ratios against N.
 
-    The steps' times are drawn for both methods, the fit dashed; uncached steps that were not
-    clocked are only on the fit.
+    The steps' times are drawn for both methods with their range over the runs, the fit dashed;
+    uncached steps that were not clocked are on the fit, and, where the fit fails, on the line
+    between the clocked steps either side (dotted). The ratio panel keeps every length that has a
+    time, the filled ones marked.
     """
     steps, points = sweep.steps, sweep.points
     fig, (step_ax, fed_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.6))
@@ -114,16 +124,31 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
         measured = getattr(steps, f"{method}_s")
         fed = getattr(steps, f"fed_{method}")
         fitted = getattr(steps, f"fitted_{method}_s")
+        low = getattr(steps, f"{method}_low_s")
+        high = getattr(steps, f"{method}_high_s")
         clocked = [i for i, seconds in enumerate(measured) if seconds is not None]
         clocked_ms = [measured[i] * 1e3 for i in clocked]
         clocked_seconds += [measured[i] for i in clocked]
-        label = f"{name} (clocked: {len(clocked)} of {len(measured)} steps)"
-        step_ax.plot(
-            clocked, clocked_ms, marker, color=color, markersize=2.5, alpha=0.6, label=label
+        label = f"{name} (clocked: {len(clocked)} of {len(measured)} steps; range of the runs)"
+        step_ax.errorbar(
+            clocked,
+            clocked_ms,
+            yerr=error_bars(
+                clocked_ms, [low[i] * 1e3 for i in clocked], [high[i] * 1e3 for i in clocked]
+            ),
+            fmt=marker,
+            color=color,
+            markersize=2.5,
+            alpha=0.6,
+            elinewidth=0.8,
+            label=label,
         )
         fitted_ms = [seconds * 1e3 for seconds in fitted]
+        fit_label = f"fit, {name}"
+        if not sweep.fit.holds:
+            fit_label += " (does not hold)"
         step_ax.plot(
-            range(len(fitted)), fitted_ms, "--", color=color, linewidth=1.2, label=f"fit, {name}"
+            range(len(fitted)), fitted_ms, "--", color=color, linewidth=1.2, label=fit_label
         )
         fed_ax.plot(
             clocked,
@@ -133,18 +158,31 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
             markersize=2.5,
             label=f"{name}: {fed_label}",
         )
+    between = [i for i, how in enumerate(steps.without_cache_how) if how == "interpolation"]
+    if between:
+        filled = steps.filled_without_cache_s
+        step_ax.plot(
+            between,
+            [filled[i] * 1e3 for i in between],
+            ":",
+            marker=".",
+            markersize=2,
+            color="tab:orange",
+            label="without cache, interpolated between clocked steps",
+        )
     if spans_decades(clocked_seconds):
         step_ax.set_yscale("log")
     finish_axis(
         step_ax,
         "step i (token i is generated)",
         "time of the step (ms)",
-        f"every step of one {sweep.longest}-token generation after {sweep.prompt_len} tokens",
+        f"every step of one {sweep.longest}-token generation after {sweep.prompt_len} tokens\n"
+        f"median of {sweep.runs} run(s); timing {sweep.verdict}",
     )
     fed_ax.set_yscale("log")
     finish_axis(fed_ax, "step i", "tokens fed into forward", "tokens fed at each clocked step")
 
-    shown = [p for p in points if p.fed_without_cache is not None or sweep.fit.holds]
+    shown = [point for point in points if point.time_ratio is not None]
     lengths = [point.new_tokens for point in shown]
     token_ratio = [point.token_ratio for point in shown]
     time_ratio = [point.time_ratio for point in shown]
@@ -152,16 +190,21 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
         lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)"
     )
     ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="time ratio = speedup")
-    fitted = [point for point in shown if point.fed_without_cache is None]
-    if fitted:
-        ratio_ax.plot(
-            [point.new_tokens for point in fitted],
-            [point.time_ratio for point in fitted],
-            "s",
-            markerfacecolor="white",
-            color="tab:red",
-            label="time ratio, uncached steps partly from the fit",
-        )
+    filled_by = (
+        ("fit", "s", "time ratio, uncached steps partly from the fit"),
+        ("interpolation", "D", "time ratio, uncached steps partly interpolated"),
+    )
+    for how, marker, label in filled_by:
+        filled = [point for point in shown if point.without_cache_from == how]
+        if filled:
+            ratio_ax.plot(
+                [point.new_tokens for point in filled],
+                [point.time_ratio for point in filled],
+                marker,
+                markerfacecolor="white",
+                color="tab:red",
+                label=label,
+            )
     measured_rows = [row for row in sweep.predictions if row.measured and row.time_ratio]
     if measured_rows and sweep.fit.holds:
         ratio_ax.plot(
@@ -279,20 +322,81 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
     return save_figure(fig, out_png)
 
 
+def serve_titles(serve: Serve) -> tuple[str, str]:
+    """The serve picture's two titles, from the record's own facts (the report's sentences read
+    the same fields): where tokens per second peak and stop growing; where batching is nearly
+    free, if anywhere, and the table's verdict."""
+    first = serve.batches[0].batch
+    if serve.peak_batch == first:
+        speed = f"tokens per second are highest at the smallest batch ({first})"
+    else:
+        gain = f"{serve.peak_gain:.1f}x batch {first}"
+        speed = f"tokens per second peak at batch {serve.peak_batch} ({gain})"
+    growth = f"{serve.growth_per_doubling:.0%}"
+    if serve.growth_stops_within:
+        speed += f"\nfrom batch {serve.growth_stops_at}: under +{growth} a doubling"
+    else:
+        speed += f"\nstill over +{growth} a doubling at batch {serve.batches[-1].batch}"
+    if serve.nearly_free_up_to > first:
+        step = f"nearly free up to batch {serve.nearly_free_up_to}"
+    else:
+        step = (
+            f"no batch nearly free: the step grew over {serve.nearly_free:.0%} from batch {first}"
+        )
+    step += f"\ntiming {serve.verdict} ({serve.passes} passes, range of the passes)"
+    return speed, step
+
+
 def plot_serve(serve: Serve, out_png) -> Path:
     """Two panels against the batch size: tokens per second, and the decode step.
 
-    Tokens per second of the machine and of each user, with the per-user target; the decode step
-    measured, fitted, and the step the target allows. The bounds are written on the first panel.
+    Tokens per second of the machine and of each user, with their range over the passes, the peak
+    and the per-user target; the decode step measured with its range, the fit over the batches it
+    holds for, the cliffs, and the step the target allows. The bounds are written on the first
+    panel.
     """
     rows = serve.batches
     batch = [row.batch for row in rows]
     users = serve.users
-    fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 4.8))
+    fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 5.2))
     all_users = [row.tokens_per_second for row in rows]
     each_user = [row.per_user_tokens_per_second for row in rows]
-    speed_ax.plot(batch, all_users, "o-", color="tab:blue", label="tokens per second, all users")
-    speed_ax.plot(batch, each_user, "s-", color="tab:orange", label="tokens per second, each user")
+    all_range = error_bars(
+        all_users,
+        [row.batch / row.step_high_s for row in rows],
+        [row.batch / row.step_low_s for row in rows],
+    )
+    each_range = error_bars(
+        each_user,
+        [1 / row.step_high_s for row in rows],
+        [1 / row.step_low_s for row in rows],
+    )
+    speed_ax.errorbar(
+        batch,
+        all_users,
+        yerr=all_range,
+        fmt="o-",
+        color="tab:blue",
+        capsize=3,
+        label="tokens per second, all users",
+    )
+    speed_ax.errorbar(
+        batch,
+        each_user,
+        yerr=each_range,
+        fmt="s-",
+        color="tab:orange",
+        capsize=3,
+        label="tokens per second, each user",
+    )
+    speed_ax.plot(
+        [serve.peak_batch],
+        [serve.peak_tokens_per_second],
+        "*",
+        color="tab:green",
+        markersize=14,
+        label=f"peak: batch {serve.peak_batch}",
+    )
     speed_ax.axhline(
         users.tokens_per_second,
         color="tab:red",
@@ -307,16 +411,51 @@ def plot_serve(serve: Serve, out_png) -> Path:
         xycoords="axes fraction",
         fontsize=8,
     )
-    step_ax.plot(
+    step_ax.errorbar(
         batch,
         [row.decode_step_s * 1e3 for row in rows],
-        "o",
+        yerr=error_bars(
+            [row.decode_step_s * 1e3 for row in rows],
+            [row.step_low_s * 1e3 for row in rows],
+            [row.step_high_s * 1e3 for row in rows],
+        ),
+        fmt="o",
         color="tab:blue",
-        label="decode step, measured (median)",
+        capsize=3,
+        label="decode step, measured (median; range of the passes)",
     )
     fit = serve.fit
     fitted = [(fit.fixed_s + fit.per_sequence_s * b) * 1e3 for b in batch]
-    step_ax.plot(batch, fitted, "--", color="tab:blue", label="fit: fixed + per sequence x B")
+    low, high = fit.fitted_batches
+    holds = "holds" if fit.holds else "does not hold"
+    step_ax.plot(
+        batch,
+        fitted,
+        "--",
+        color="tab:blue",
+        label=f"fit: fixed + per sequence x B ({holds} over B {low}-{high})",
+    )
+    by_batch = {row.batch: row for row in rows}
+    for cliff in serve.cliffs:
+        before = by_batch[cliff.from_batch]
+        after = by_batch[cliff.to_batch]
+        step_ax.plot(
+            [before.batch, after.batch],
+            [before.decode_step_s * 1e3, after.decode_step_s * 1e3],
+            "-",
+            color="tab:purple",
+            linewidth=2.5,
+            alpha=0.6,
+        )
+        step_ax.annotate(
+            f"cliff: step x{cliff.step_ratio:.1f} for batch x{cliff.batch_ratio:.0f}",
+            (after.batch, after.decode_step_s * 1e3),
+            textcoords="offset points",
+            xytext=(-10, 6),
+            ha="right",
+            fontsize=8,
+            color="tab:purple",
+        )
     step_ax.axhline(
         users.step_target_s * 1e3,
         color="tab:red",
@@ -333,18 +472,14 @@ def plot_serve(serve: Serve, out_png) -> Path:
     steps = [row.decode_step_s for row in rows] + [users.step_target_s]
     if spans_decades(steps):
         step_ax.set_yscale("log")
+    speed_title, step_title = serve_titles(serve)
     finish_axis(
         speed_ax,
-        "batch (users decoding together)",
+        f"batch (users decoding together after {serve.prompt_len} prompt tokens)",
         "tokens per second",
-        f"decoding after {serve.prompt_len} prompt tokens",
+        speed_title,
     )
-    finish_axis(
-        step_ax,
-        "batch (users decoding together)",
-        "decode step (ms)",
-        f"nearly free up to batch {serve.nearly_free_up_to}",
-    )
+    finish_axis(step_ax, "batch (users decoding together)", "decode step (ms)", step_title)
     return save_figure(fig, out_png)
 
 

@@ -12,6 +12,11 @@ from mminfer.errors import MminferError
 from mminfer.io import read_jsonl_field
 from mminfer.tokenizer import Tokenizer
 
+# How a message names the two config keys of the prompt's size: a rule reads them from the config, a
+# hand run (scripts/cache.py, ...) from the flags named after them (mminfer.script.add_setting).
+DOCS_KEY = "config key 'cache.docs', --docs in a hand run"
+PROMPT_TOKENS_KEY = "config key 'cache.prompt_tokens', --prompt-tokens in a hand run"
+
 
 def read_documents(path: str | Path, count: int) -> list[str]:
     """The ``text`` of the first ``count`` records of a MiniMind pretrain JSONL file."""
@@ -24,7 +29,8 @@ def read_documents(path: str | Path, count: int) -> list[str]:
             )
     if len(texts) < count:
         raise MminferError(
-            f"{path} has {len(texts)} documents; the prompt needs the first {count}."
+            f"{path} has {len(texts)} documents; the prompt needs the first {count} "
+            f"({DOCS_KEY}). Lower it, or give a validation file with more documents."
         )
     return texts
 
@@ -38,7 +44,8 @@ def pretrain_prompt(
     if len(ids) < prompt_tokens:
         raise MminferError(
             f"the first {docs} documents of {val_path} have {len(ids)} tokens; the prompt needs "
-            f"{prompt_tokens}."
+            f"{prompt_tokens} ({PROMPT_TOKENS_KEY}). Lower it to at most {len(ids)}, or join more "
+            f"documents ({DOCS_KEY})."
         )
     return [tokenizer.bos_token_id] + ids[:prompt_tokens]
 

@@ -1,7 +1,8 @@
 """What every result file holds: one dataclass per JSON file, whose fields are the file's keys.
 
 A measuring function returns its file's whole record (provenance passed in as a ``RunInfo``); the
-job only writes it (:func:`write_record`), and the report reads it back typed (:func:`read_result`).
+job only writes it (:func:`write_record`), and the report reads it back typed (:func:`read_record`;
+mminfer.measurements.read_result finds a file's record by its name).
 Nothing adds a key afterwards, so every key of ``time.json`` is a field of :class:`Timing` here.
 
 Two files of the task have keys that are values: ``temp.json`` maps each temperature ("0.3") to a
@@ -294,9 +295,11 @@ class SweepPoint:
     clocked_with_cache: int  # of the first N steps, those clocked (each one forward call)
     clocked_without_cache: int
     with_cache_s: float
-    without_cache_s: float  # clocked steps, plus the fit's time of each step not clocked
+    without_cache_s: float | None  # clocked steps plus the others as filled (None: one has no time)
+    without_cache_from: str  # the first N uncached steps: "clocked", or the others from "fit",
+    # "interpolation" (between clocked steps) or "none"
     token_ratio: float
-    time_ratio: float
+    time_ratio: float | None
     decode_s_per_token: float | None  # the mean cached step after the prefill
 
 
@@ -304,7 +307,11 @@ class SweepPoint:
 class SweepSteps:
     """Every step of the longest generation per method, clocked and as the fit gives it.
 
-    A step that was not clocked is None.
+    A step that was not clocked is None. A clocked step's time is the median over the runs, its
+    low and high the fastest and slowest run. ``filled_without_cache_s`` is every uncached step's
+    time the lengths add up: clocked, else the fit's where the fit holds, else interpolated
+    between the clocked steps either side (None past the last clocked step); ``without_cache_how``
+    says which, step by step ("clocked", "fit", "interpolation", "none").
     """
 
     with_cache_s: list[float]
@@ -313,6 +320,12 @@ class SweepSteps:
     fed_without_cache: list[int | None]
     fitted_with_cache_s: list[float]
     fitted_without_cache_s: list[float]
+    with_cache_low_s: list[float]
+    with_cache_high_s: list[float]
+    without_cache_low_s: list[float | None]
+    without_cache_high_s: list[float | None]
+    filled_without_cache_s: list[float | None]
+    without_cache_how: list[str]
 
 
 @dataclass
@@ -362,6 +375,11 @@ class Sweep:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
+    cv_with_cache: float  # coefficient of variation of the runs (each run: its clocked steps' sum)
+    cv_without_cache: float
+    noisy_cv: float
+    doubts: list[str]
+    verdict: str  # "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
     points: list[SweepPoint]
     steps: SweepSteps
     uncached_ids_match: bool  # every clocked uncached step picked the cached generation's token
@@ -433,12 +451,25 @@ class Capacity:
 
 @dataclass
 class BatchStep:
-    """One batch size: the task prompt decoded ``batch`` times together, with the cache."""
+    """One batch size: the task prompt decoded ``batch`` times together, with the cache.
+
+    Clocked in every pass of serve.passes (the passes interleaved across the batch sizes): the
+    spread is over the passes, and the verdict is the time job's rule (mminfer.timing.verdict_of).
+    """
 
     batch: int
-    prefill_s: float | None  # batch x prompt tokens at once; None past serve.prefill_up_to
-    decode_step_s: float  # the median of the decode steps
-    decode_steps_s: list[float]
+    prefill_s: float | None  # batch x prompt tokens at once (median of the passes); None past
+    # serve.prefill_up_to
+    decode_step_s: float  # the median of every decode step of every pass
+    decode_steps_s: list[float]  # every decode step, pass after pass
+    prefills_s: list[float] | None  # each pass's prefill
+    pass_step_s: list[float]  # each pass's median decode step
+    step_low_s: float  # the fastest pass's median step
+    step_high_s: float  # the slowest pass's median step
+    cv_decode_step: float  # coefficient of variation of the passes' median steps
+    cv_prefill: float | None  # of the passes' prefills
+    doubts: list[str]  # see mminfer.serve.batch_doubts
+    verdict: str  # "ok", "noisy" or "untrusted"
     tokens_per_second: float  # batch / decode_step_s: the machine's
     per_user_tokens_per_second: float  # 1 / decode_step_s: each user's
     kv_bytes: int  # measured: the byte sum of the batch's cache
@@ -450,16 +481,60 @@ class BatchStep:
 
 @dataclass
 class ServeFit:
-    """The decode step against the batch: step(B) = fixed + per_sequence x B."""
+    """The decode step against the batch: step(B) = fixed + per_sequence x B.
+
+    Fitted in relative error (every batch counts alike, not only the slowest) over the batches
+    from the smallest up to the largest where the line holds (``fitted_batches``).
+    """
 
     model: str
+    method: str
     fixed_s: float
     per_sequence_s: float
     held_at_zero: list[str]
-    median_relative_residual: float
-    holds: bool
+    median_relative_residual: float  # over fitted_batches
+    holds: bool  # every batch of fitted_batches within holds_within, and least_batches
+    holds_within: float  # the relative error every batch of a range must keep (serve.HOLDS_WITHIN)
+    least_batches: int  # batches a range needs to claim the line holds (two fit any line)
     measured_batches: list[int]  # the smallest and largest
+    fitted_batches: list[int]  # the smallest and largest of the range the fit claims
+    relative_residuals: list[float]  # |fit - measured| / measured at every measured batch
     crossover_batch: float | None  # fixed / per_sequence: past it, the batch's own work dominates
+
+
+@dataclass
+class CacheLevel:
+    """One of the device's memory caches (a CPU's L1d, L2, L3; a GPU's L2)."""
+
+    name: str
+    bytes: int
+
+
+@dataclass
+class Cliff:
+    """Two consecutive batch sizes between which the decode step grew faster than the batch.
+
+    Beside it, the memory a decode step reads: every weight once, and the batch's KV cache (as
+    stored, and as attention reads it after repeat_kv); and the device's caches whose size lies
+    between the step's memory at the two batches: where one does, the step's memory outgrew that
+    cache, the likely cause; where none does, this comparison names no cause.
+    """
+
+    from_batch: int
+    to_batch: int
+    batch_ratio: float
+    step_ratio: float  # the larger batch's decode step / the smaller one's
+    weight_bytes: int  # every parameter in memory, read once a step
+    kv_bytes_before: int
+    kv_bytes_after: int
+    attention_kv_bytes_before: int  # after repeat_kv: x heads / KV heads
+    attention_kv_bytes_after: int
+    step_bytes_before: int  # weight_bytes + kv_bytes_before
+    step_bytes_after: int
+    crossed: list[CacheLevel]  # whose size lies between the step's memory before and after
+    # "cache" (a level lies between), "spread" (either batch's verdict is not ok: the cliff may be
+    # the machine's noise; no cause named) or "unknown" (no level lies between)
+    likely_cause: str
 
 
 @dataclass
@@ -496,10 +571,25 @@ class Serve:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
+    passes: int  # every batch clocked once per pass
+    order: str
+    noisy_cv: float
+    doubts: list[str]  # every batch's doubts together
+    verdict: str  # the table's: "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
     batches: list[BatchStep]
     fit: ServeFit
     nearly_free: float
     nearly_free_up_to: int  # the largest batch reached while each doubling stayed nearly free
+    peak_batch: int  # the batch with the most tokens per second
+    peak_tokens_per_second: float
+    peak_gain: float  # peak tokens per second / the smallest batch's
+    growth_per_doubling: float  # serve.growth_per_doubling
+    growth_stops_at: int  # from this batch on, no doubling raised tokens per second by that much
+    growth_stops_within: bool  # False: it still grew so at the largest batch measured
+    growth_stops_step_s: float  # the decode step at growth_stops_at
+    cliffs: list[Cliff]
+    caches: list[CacheLevel]
+    caches_source: str
     users: UsersBound
     run: RunInfo
 
@@ -564,27 +654,6 @@ def from_json(kind, data, where: str = "") -> Any:
         values = {name: from_json(hints[name], data[name], f"{where}.{name}") for name in names}
         return kind(**values)
     return data
-
-
-# The record of each result file, by the file's name (mminfer.outputs).
-RECORD_OF_FILE = {
-    "same.json": Same,
-    "count.json": Count,
-    "time.json": Timing,
-    "kvbytes.json": KvBytes,
-    "temp.json": Temperatures,
-    "topp.json": TopP,
-    "topp_detail.json": TopPDetail,
-    "sweep.json": Sweep,
-    "capacity.json": Capacity,
-    "serve.json": Serve,
-    "sampler.json": SamplerCheck,
-}
-
-
-def read_result(path: str | Path):
-    """A result file read back as the record its name says it holds."""
-    return read_record(path, RECORD_OF_FILE[Path(path).name])
 
 
 def read_record(path: str | Path, kind):

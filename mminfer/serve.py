@@ -1,15 +1,25 @@
 """Beyond the task: what one machine serves, by memory and by speed.
 
 A server fills a device by batching: B users decode together, one step giving each of them a
-token. A cached decode step of a small model is overhead-bound (Python, kernel launches, one read
-of every weight), so a bigger batch costs nearly nothing more until the machine turns
-compute-bound. Here the task's prompt is decoded B times through the model's own generate
-(greedy, with the cache) at each batch size, every decode step clocked. The users share the
+token. A cached decode step of a small model carries a fixed cost (Python, kernel launches, one
+read of every weight) that the batch shares, so batching raises tokens per second until the
+batch's own work dominates; on a GPU a step can stay nearly flat for a while, on a CPU the batch's
+matmuls can grow from the first doubling. How far batching pays is what this measures.
+
+Here the task's prompt is decoded B times through the model's own generate (greedy, with the
+cache) at each batch size, every decode step clocked, in ``passes`` passes
+interleaved across the batch sizes (up, then down, ...) so that drift hits every batch alike: each
+batch's spread over the passes and its verdict follow the time job's rule. The users share the
 prompt's cache (one prefill, repeated for every user, as a shared system prompt would be), and
 each continues from another of the prompt's most likely next tokens, so that their sequences
 differ from there on. Per batch: the median decode step, tokens per second (B / step), the
 batch's KV bytes (measured, against the formula), for a MoE model how many experts a decode step
 touches, and up to ``prefill_up_to`` users the prefill of the whole batch, clocked on its own.
+
+Then where tokens per second peak, from which batch a doubling stops raising them by
+``growth_per_doubling``, the fit step(B) = fixed + per_sequence x B in relative error over the
+batches where it holds, and every cliff (a step that grew faster than the batch) beside the memory
+a step reads (the weights and the batch's KV cache) and the device's cache sizes.
 
 Two bounds then say how many users this machine takes at a per-user decode speed and context:
 
@@ -26,6 +36,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,12 +46,31 @@ from mminfer.capacity import GIB, sequences_that_fit
 from mminfer.counting import ForwardRecorder
 from mminfer.greedy import GREEDY
 from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes
-from mminfer.records import BatchStep, RunInfo, Serve, ServeFit, UsersBound
+from mminfer.records import (
+    BatchStep,
+    CacheLevel,
+    Cliff,
+    RunInfo,
+    Serve,
+    ServeFit,
+    UsersBound,
+)
 from mminfer.sweep import nonnegative_least_squares
-from mminfer.timing import load_average, synced_clock
+from mminfer.timing import (
+    NOISY_CV,
+    coefficient_of_variation,
+    load_average,
+    synced_clock,
+    verdict_of,
+)
 
 NEARLY_FREE = 0.25  # a doubling of the batch is "nearly free" while the step grows less than this
-HOLDS_WITHIN = 0.25  # the fit holds where its median relative residual is below this
+HOLDS_WITHIN = 0.25  # the fit holds where every batch of its range is within this relative error
+FIT_AT_LEAST = 3  # batches a fit's range needs before it claims to hold (two fit any line)
+# A larger batch whose median is this much faster than a smaller one's contradicts physics (it does
+# more work): the timing is "untrusted", as time.json's cache side that is not faster.
+CONTRADICTIONS = ("decode_faster_than_smaller_batch", "prefill_faster_than_smaller_batch")
+ORDER = "passes interleaved across the batch sizes: up, then down, then up ..."
 
 
 @dataclass(frozen=True)
@@ -48,12 +78,14 @@ class ServeSettings:
     """What the serve rule measures: config section ``serve`` (its keys are these fields)."""
 
     batches: list[int]  # batch sizes decoded (those past memory_cap_gib are left out)
-    decode_steps: int  # decode steps clocked per batch
+    decode_steps: int  # decode steps clocked per batch in each pass
+    passes: int  # passes over every batch size, interleaved
     warmup: int  # untimed short generations at the smallest batch first
     prefill_up_to: int  # batches up to this size also clock their prefill
     memory_cap_gib: float  # the largest KV cache a measured batch may hold
     tokens_per_second: float  # each user's decode speed, for the users by speed
     context: int  # tokens each user's cache holds, for the users by memory
+    growth_per_doubling: float  # tokens per second "stop growing" below this gain per doubling
 
 
 # --- memory --------------------------------------------------------------------------------------
@@ -103,6 +135,48 @@ def available_bytes(device) -> tuple[int | None, str]:
     if machine is not None:
         return machine, "/proc/meminfo MemAvailable"
     return None, "unknown on this system"
+
+
+def size_bytes(text: str) -> int:
+    """A sysfs cache size ("48K", "2048K", "32M") in bytes."""
+    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
+    text = text.strip()
+    if text[-1:] in units:
+        return int(text[:-1]) * units[text[-1]]
+    return int(text)
+
+
+def cpu_caches(root: Path = Path("/sys/devices/system/cpu/cpu0/cache")) -> list[CacheLevel]:
+    """The first CPU's data and unified caches (L1d, L2, L3), smallest first, as Linux lists them;
+    empty where the system does not say."""
+    levels = []
+    for index in sorted(root.glob("index*")):
+        try:
+            level = (index / "level").read_text(encoding="ascii").strip()
+            kind = (index / "type").read_text(encoding="ascii").strip()
+            size = size_bytes((index / "size").read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            continue
+        if kind == "Instruction":
+            continue
+        name = f"L{level}d" if kind == "Data" else f"L{level}"
+        levels.append(CacheLevel(name=name, bytes=size))
+    return sorted(levels, key=lambda level: level.bytes)
+
+
+def device_caches(device) -> tuple[list[CacheLevel], str]:
+    """(the device's caches, where the figures come from): a GPU's L2 from torch, a CPU's from
+    Linux's sysfs."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        size = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", None)
+        if size:
+            return [CacheLevel(name="L2", bytes=int(size))], "torch.cuda.get_device_properties"
+        return [], "unknown: torch does not give this GPU's L2"
+    levels = cpu_caches()
+    if levels:
+        return levels, "/sys/devices/system/cpu/cpu0/cache"
+    return [], "unknown on this system"
 
 
 def batch_cache_bytes(config, tokens: int, batch: int, bytes_per_element: int) -> int:
@@ -218,51 +292,146 @@ def decode_batch(model, config, prompt_ids: list[int], batch: int, steps: int, d
     return seconds, cache_tensor_bytes(output["past_kv"]), experts
 
 
-def batch_step(model, config, prompt_ids, batch: int, steps: int, device, element, start, prefill):
-    """One batch's row of serve.json; ``prefill``: also clock the batch's prefill."""
+def batch_doubts(
+    pass_step_s: list[float], prefills_s: list[float] | None, smaller: BatchStep | None
+) -> list[str]:
+    """Why a batch's clocked figures cannot be taken at face value (empty when they can).
+
+    A spread over NOISY_CV of the passes' median steps or prefills, a single pass (no spread to
+    judge), and, against the next smaller batch, a median step or prefill more than NOISY_CV
+    faster: more work done faster contradicts physics (CONTRADICTIONS).
+    """
+    doubts = []
+    if len(pass_step_s) < 2:
+        doubts.append("single_pass")
+    if coefficient_of_variation(pass_step_s) > NOISY_CV:
+        doubts.append("decode_spread")
+    if prefills_s is not None and coefficient_of_variation(prefills_s) > NOISY_CV:
+        doubts.append("prefill_spread")
+    if smaller is None:
+        return doubts
+    step_s = statistics.median(pass_step_s)
+    if step_s < smaller.decode_step_s * (1 - NOISY_CV):
+        doubts.append("decode_faster_than_smaller_batch")
+    if prefills_s is None or smaller.prefill_s is None:
+        return doubts
+    if statistics.median(prefills_s) < smaller.prefill_s * (1 - NOISY_CV):
+        doubts.append("prefill_faster_than_smaller_batch")
+    return doubts
+
+
+def batch_step(
+    batch: int,
+    passes_s: list[list[float]],
+    prefills_s: list[float] | None,
+    kv_bytes: int,
+    formula_kv_bytes: int,
+    experts: float | None,
+    smaller: BatchStep | None,
+) -> BatchStep:
+    """One batch's row of serve.json from its clocked passes.
+
+    ``passes_s``: each pass's decode steps (seconds); ``prefills_s``: each pass's prefill, or None
+    past serve.prefill_up_to; ``smaller``: the row of the next smaller batch, for the doubts.
+    """
+    every_step = [seconds for steps in passes_s for seconds in steps]
+    pass_step_s = [statistics.median(steps) for steps in passes_s]
+    step_s = statistics.median(every_step)
     prefill_s = None
-    if prefill:
-        prefill_s = clocked_prefill(model, prompt_ids, batch, device)
-    steps_s, measured, experts = decode_batch(
-        model, config, prompt_ids, batch, steps, device, start
-    )
-    step_s = statistics.median(steps_s)
-    formula = batch_cache_bytes(config, len(prompt_ids) + steps, batch, element)
+    cv_prefill = None
+    if prefills_s is not None:
+        prefill_s = statistics.median(prefills_s)
+        cv_prefill = coefficient_of_variation(prefills_s)
+    doubts = batch_doubts(pass_step_s, prefills_s, smaller)
     return BatchStep(
         batch=batch,
         prefill_s=prefill_s,
         decode_step_s=step_s,
-        decode_steps_s=steps_s,
+        decode_steps_s=every_step,
+        prefills_s=prefills_s,
+        pass_step_s=pass_step_s,
+        step_low_s=min(pass_step_s),
+        step_high_s=max(pass_step_s),
+        cv_decode_step=coefficient_of_variation(pass_step_s),
+        cv_prefill=cv_prefill,
+        doubts=doubts,
+        verdict=verdict_of(doubts, CONTRADICTIONS),
         tokens_per_second=batch / step_s,
         per_user_tokens_per_second=1.0 / step_s,
-        kv_bytes=measured,
-        formula_kv_bytes=formula,
-        kv_bytes_match=measured == formula,
+        kv_bytes=kv_bytes,
+        formula_kv_bytes=formula_kv_bytes,
+        kv_bytes_match=kv_bytes == formula_kv_bytes,
         experts_touched=experts,
     )
 
 
-# --- the fit and the bounds ----------------------------------------------------------------------
+def table_doubts(batches: list[BatchStep]) -> list[str]:
+    """Every batch's doubts together, each once, in the order they first appear."""
+    doubts = []
+    for row in batches:
+        for doubt in row.doubts:
+            if doubt not in doubts:
+                doubts.append(doubt)
+    return doubts
+
+
+# --- the fit, the peak, the cliffs and the bounds ------------------------------------------------
+
+
+def relative_fit(batches: Sequence[BatchStep]) -> tuple[list[float], list[int]]:
+    """((fixed, per_sequence), held at zero): least squares in relative error, both >= 0.
+
+    Each batch's row is divided by its measured step, so the fit minimises the sum of squared
+    relative errors: a 2 ms step counts as much as a 48 ms one.
+    """
+    rows = []
+    for row in batches:
+        rows.append([1.0 / row.decode_step_s, row.batch / row.decode_step_s])
+    return nonnegative_least_squares(rows, [1.0] * len(rows))
+
+
+def relative_errors(batches: Sequence[BatchStep], fixed: float, per_sequence: float) -> list:
+    errors = []
+    for row in batches:
+        fitted = fixed + per_sequence * row.batch
+        errors.append(abs(fitted - row.decode_step_s) / row.decode_step_s)
+    return errors
 
 
 def fit_batches(batches: list[BatchStep]) -> ServeFit:
-    """step(B) = fixed + per_sequence x B, least squares with both held non-negative."""
-    rows = [[1.0, float(row.batch)] for row in batches]
-    seconds = [row.decode_step_s for row in batches]
-    (fixed, per_sequence), held = nonnegative_least_squares(rows, seconds)
-    errors = []
-    for row, measured in zip(rows, seconds):
-        errors.append(abs(fixed + per_sequence * row[1] - measured) / measured)
-    residual = statistics.median(errors)
+    """step(B) = fixed + per_sequence x B in relative error, over the range where it holds.
+
+    The range runs from the smallest batch up to the largest for which the fit over that range
+    keeps every batch within HOLDS_WITHIN; it holds with at least FIT_AT_LEAST batches. Where no
+    such range exists (or fewer batches were measured), the fit over every batch, which does not
+    hold.
+    """
+    chosen = None
+    for end in range(len(batches), FIT_AT_LEAST - 1, -1):
+        (fixed, per_sequence), held = relative_fit(batches[:end])
+        if max(relative_errors(batches[:end], fixed, per_sequence)) <= HOLDS_WITHIN:
+            chosen = (end, fixed, per_sequence, held)
+            break
+    holds = chosen is not None
+    if chosen is None:
+        (fixed, per_sequence), held = relative_fit(batches)
+        chosen = (len(batches), fixed, per_sequence, held)
+    end, fixed, per_sequence, held = chosen
+    errors = relative_errors(batches, fixed, per_sequence)
     crossover = fixed / per_sequence if per_sequence > 0 else None
     return ServeFit(
         model="step_s = fixed_s + per_sequence_s x batch",
+        method="least squares in relative error, both terms held >= 0, over fitted_batches",
         fixed_s=fixed,
         per_sequence_s=per_sequence,
         held_at_zero=[("fixed_s", "per_sequence_s")[i] for i in held],
-        median_relative_residual=residual,
-        holds=residual <= HOLDS_WITHIN,
+        median_relative_residual=statistics.median(errors[:end]),
+        holds=holds,
+        holds_within=HOLDS_WITHIN,
+        least_batches=FIT_AT_LEAST,
         measured_batches=[batches[0].batch, batches[-1].batch],
+        fitted_batches=[batches[0].batch, batches[end - 1].batch],
+        relative_residuals=errors,
         crossover_batch=crossover,
     )
 
@@ -281,13 +450,90 @@ def nearly_free_up_to(batches: list[BatchStep]) -> int:
     return reached
 
 
+def gain_per_doubling(before: BatchStep, after: BatchStep) -> float:
+    """How much tokens per second grew from ``before`` to ``after``, per doubling of the batch."""
+    doublings = math.log2(after.batch / before.batch)
+    return (after.tokens_per_second / before.tokens_per_second) ** (1 / doublings) - 1
+
+
+def peak(batches: list[BatchStep]) -> BatchStep:
+    """The batch with the most tokens per second (the smallest such batch)."""
+    return max(batches, key=lambda row: (row.tokens_per_second, -row.batch))
+
+
+def growth_stops_at(batches: list[BatchStep], growth: float) -> BatchStep:
+    """The smallest batch from which no step up raised tokens per second by ``growth`` per
+    doubling (the largest batch measured where they still grew so at its end)."""
+    stops = batches[-1]
+    for before, after in reversed(list(itertools.pairwise(batches))):
+        if gain_per_doubling(before, after) >= growth:
+            break
+        stops = before
+    return stops
+
+
+def cliffs(
+    batches: list[BatchStep], caches: list[CacheLevel], repeat: int, weights: int
+) -> list[Cliff]:
+    """Every pair of consecutive batches whose decode step grew faster than the batch.
+
+    Beside each, the memory a step reads at both: ``weights`` bytes of weights once, plus the
+    batch's KV bytes (as stored, and x ``repeat`` as attention reads them after repeat_kv); and the
+    caches whose size lies between the step's memory before and after. The likely cause: "cache"
+    where one does, "spread" where either batch's timing is not ok (the cliff may be noise, no
+    cause is named), "unknown" where no cache size lies between.
+    """
+    found = []
+    for before, after in itertools.pairwise(batches):
+        batch_ratio = after.batch / before.batch
+        step_ratio = after.decode_step_s / before.decode_step_s
+        if step_ratio <= batch_ratio:
+            continue
+        spans = [
+            (weights + before.kv_bytes, weights + after.kv_bytes),
+            (weights + before.kv_bytes * repeat, weights + after.kv_bytes * repeat),
+        ]
+        crossed = []
+        for level in caches:
+            if any(low < level.bytes <= high for low, high in spans):
+                crossed.append(level)
+        if before.verdict != "ok" or after.verdict != "ok":
+            cause = "spread"
+        elif crossed:
+            cause = "cache"
+        else:
+            cause = "unknown"
+        cliff = Cliff(
+            from_batch=before.batch,
+            to_batch=after.batch,
+            batch_ratio=batch_ratio,
+            step_ratio=step_ratio,
+            weight_bytes=weights,
+            kv_bytes_before=before.kv_bytes,
+            kv_bytes_after=after.kv_bytes,
+            attention_kv_bytes_before=before.kv_bytes * repeat,
+            attention_kv_bytes_after=after.kv_bytes * repeat,
+            step_bytes_before=weights + before.kv_bytes,
+            step_bytes_after=weights + after.kv_bytes,
+            crossed=crossed,
+            likely_cause=cause,
+        )
+        found.append(cliff)
+    return found
+
+
+def weight_bytes(model) -> int:
+    """Every parameter in memory, in bytes (a tied embedding once): what a decode step reads."""
+    return sum(parameter.numel() * parameter.element_size() for parameter in model.parameters())
+
+
 def users_by_speed(batches: list[BatchStep], fit: ServeFit, tokens_per_second: float):
     """(users, how, between): the largest batch whose decode step is at most 1 / speed.
 
     ``how`` is "measured" (the largest measured batch that meets the target; the next one does not),
     "fit" (between those two measured batches, ``between``, the fit says where the step reaches the
-    target), "lower bound" (even the largest batch measured meets it) or "too slow" (not even one
-    user). Never past the largest batch measured.
+    target, where both lie in the range the fit holds over), "lower bound" (even the largest batch
+    measured meets it) or "too slow" (not even one user). Never past the largest batch measured.
     """
     target = 1.0 / tokens_per_second
     meeting = [row.batch for row in batches if row.decode_step_s <= target]
@@ -297,7 +543,8 @@ def users_by_speed(batches: list[BatchStep], fit: ServeFit, tokens_per_second: f
     if best == batches[-1].batch:
         return best, "lower bound", None
     above = min(row.batch for row in batches if row.batch > best)
-    if fit.holds and fit.per_sequence_s > 0:
+    within_fit = above <= fit.fitted_batches[1]
+    if fit.holds and within_fit and fit.per_sequence_s > 0:
         at_target = math.floor((target - fit.fixed_s) / fit.per_sequence_s + 1e-9)
         if best < at_target < above:
             return at_target, "fit", [best, above]
@@ -343,6 +590,38 @@ def users_bound(
     )
 
 
+def pass_order(batches: list[int], passes: int) -> list[int]:
+    """The batches in clocking order: up in the first pass, down in the second, and so on, so that
+    a drift of the machine's speed hits the small and the large batches alike."""
+    order = []
+    for number in range(passes):
+        if number % 2 == 0:
+            order += batches
+        else:
+            order += batches[::-1]
+    return order
+
+
+def measure_passes(model, config, prompt_ids, within, settings: ServeSettings, device, start):
+    """Every batch's clocked passes: {batch: {"steps": [each pass's decode steps], "prefills":
+    [each pass's prefill] or None, "kv_bytes": measured, "experts": [each pass's]}}."""
+    measured = {}
+    for batch in within:
+        prefills = [] if batch <= settings.prefill_up_to else None
+        measured[batch] = {"steps": [], "prefills": prefills, "kv_bytes": None, "experts": []}
+    for batch in pass_order(within, settings.passes):
+        entry = measured[batch]
+        if entry["prefills"] is not None:
+            entry["prefills"].append(clocked_prefill(model, prompt_ids, batch, device))
+        steps_s, kv_bytes, experts = decode_batch(
+            model, config, prompt_ids, batch, settings.decode_steps, device, start
+        )
+        entry["steps"].append(steps_s)
+        entry["kv_bytes"] = kv_bytes
+        entry["experts"].append(experts)
+    return measured
+
+
 def serve(
     model, config, prompt_ids: list[int], settings: ServeSettings, device, run: RunInfo
 ) -> Serve:
@@ -361,15 +640,32 @@ def serve(
     for _ in range(settings.warmup):  # first-call costs: the prefill and decode kernels, once
         clocked_prefill(model, prompt_ids, within[0], device)
         decode_batch(model, config, prompt_ids, within[0], 1, device, start)
+    clocked = measure_passes(model, config, prompt_ids, within, settings, device, start)
+    load_after = load_average()
     measured = []
+    smaller = None
     for batch in within:
-        prefill = batch <= settings.prefill_up_to
+        entry = clocked[batch]
+        experts = None
+        if config.use_moe:
+            experts = statistics.median(entry["experts"])
         row = batch_step(
-            model, config, prompt_ids, batch, decode_steps, device, element, start, prefill
+            batch,
+            entry["steps"],
+            entry["prefills"],
+            entry["kv_bytes"],
+            batch_cache_bytes(config, tokens, batch, element),
+            experts,
+            smaller,
         )
         measured.append(row)
-    load_after = load_average()
+        smaller = row
+    doubts = table_doubts(measured)
     fit = fit_batches(measured)
+    top = peak(measured)
+    stops = growth_stops_at(measured, settings.growth_per_doubling)
+    caches, caches_source = device_caches(device)
+    repeat = config.num_attention_heads // config.num_key_value_heads
     free_bytes, free_source = available_bytes(device)
     per_token = batch_cache_bytes(config, 1, 1, element)
     fitting = min(settings.context, config.max_position_embeddings)  # a longer context cannot run
@@ -389,10 +685,25 @@ def serve(
         threads=torch.get_num_threads(),
         load_before=load_before,
         load_after=load_after,
+        passes=settings.passes,
+        order=ORDER,
+        noisy_cv=NOISY_CV,
+        doubts=doubts,
+        verdict=verdict_of(doubts, CONTRADICTIONS),
         batches=measured,
         fit=fit,
         nearly_free=NEARLY_FREE,
         nearly_free_up_to=nearly_free_up_to(measured),
+        peak_batch=top.batch,
+        peak_tokens_per_second=top.tokens_per_second,
+        peak_gain=top.tokens_per_second / measured[0].tokens_per_second,
+        growth_per_doubling=settings.growth_per_doubling,
+        growth_stops_at=stops.batch,
+        growth_stops_within=stops.batch < measured[-1].batch,
+        growth_stops_step_s=stops.decode_step_s,
+        cliffs=cliffs(measured, caches, repeat, weight_bytes(model)),
+        caches=caches,
+        caches_source=caches_source,
         users=bound,
         run=run,
     )

@@ -9,8 +9,14 @@ generation: the time of N tokens is the sum of the first N steps' times.
   ``all_steps_up_to`` tokens is clocked at every step; beyond it, only ``spread_steps`` steps
   spread evenly up to the longest are clocked, each as a one-token uncached generation from the
   cached generation's first P + i tokens: the forward the uncached loop runs at step i, at a
-  fraction of the loop's cost. The other uncached steps' times come from the fit below, and
-  sweep.json marks them (``None`` in ``steps.without_cache_s``).
+  fraction of the loop's cost. The other uncached steps' times come from the fit below where it
+  holds, otherwise by interpolation along the steps between the clocked steps either side, and
+  sweep.json marks them (``None`` in ``steps.without_cache_s``, their source in
+  ``steps.without_cache_how``), so that every length keeps a time.
+
+``runs`` generations per method, interleaved: each step's time is the median over the runs, its
+range the fastest and slowest; the spread of the runs and a verdict follow the time job's rule
+(mminfer.timing.verdict_of).
 
 One cost model, ``step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs``,
 is fitted by least squares over every clocked step of both methods: a fixed cost per step for each
@@ -32,7 +38,14 @@ import torch
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import greedy_generate
 from mminfer.records import Prediction, RunInfo, StepFit, Sweep, SweepPoint, SweepSteps
-from mminfer.timing import alternate, load_average, synced_clock
+from mminfer.timing import (
+    NOISY_CV,
+    alternate,
+    coefficient_of_variation,
+    load_average,
+    synced_clock,
+    verdict_of,
+)
 
 
 @dataclass(frozen=True)
@@ -133,16 +146,79 @@ def measure_steps(
     steps = {"uncached_ids_match": ids_match}
     for method, use_cache in METHODS.items():
         runs_of = measured[use_cache]
-        steps[f"{method}_s"] = [median_or_none(values) for values in zip(*(s for s, _ in runs_of))]
+        per_step = list(zip(*(seconds for seconds, _ in runs_of)))
+        steps[f"{method}_s"] = [summary_or_none(statistics.median, v) for v in per_step]
+        steps[f"{method}_low_s"] = [summary_or_none(min, v) for v in per_step]
+        steps[f"{method}_high_s"] = [summary_or_none(max, v) for v in per_step]
         steps[f"fed_{method}"] = list(runs_of[0][1])
+        steps[f"{method}_runs_s"] = [run_total(seconds) for seconds, _ in runs_of]
     return steps
 
 
-def median_or_none(values) -> float | None:
-    """The median of a step's runs, or None for a step that was not clocked."""
+def summary_or_none(summary, values) -> float | None:
+    """``summary`` (median, min, max) of a step's runs, or None for a step that was not clocked."""
     if values[0] is None:
         return None
-    return statistics.median(values)
+    return summary(values)
+
+
+def run_total(seconds: list[float | None]) -> float:
+    """One run's clocked steps, added up: the figure whose spread over the runs is judged."""
+    return sum(value for value in seconds if value is not None)
+
+
+def spread_doubts(steps: dict, runs: int, longest_ratio: float | None) -> list[str]:
+    """Why the sweep's clocked steps cannot be taken at face value (empty when they can).
+
+    The time job's doubts on the runs (each run: its clocked steps' sum): a spread over NOISY_CV
+    per method, the cache side not faster at the longest length; and one run, whose spread is
+    unknown.
+    """
+    doubts = []
+    if longest_ratio is not None and longest_ratio <= 1:
+        doubts.append("cache_not_faster")
+    if runs < 2:
+        doubts.append("single_run")
+    if coefficient_of_variation(steps["with_cache_runs_s"]) > NOISY_CV:
+        doubts.append("with_cache_spread")
+    if coefficient_of_variation(steps["without_cache_runs_s"]) > NOISY_CV:
+        doubts.append("without_cache_spread")
+    return doubts
+
+
+def interpolated(seconds: list[float | None]) -> list[float | None]:
+    """Each step not clocked (None) on the straight line between the clocked steps either side.
+
+    Steps before the first or after the last clocked step stay None: that would be extrapolation.
+    """
+    clocked = [step for step, value in enumerate(seconds) if value is not None]
+    filled = list(seconds)
+    for left, right in itertools.pairwise(clocked):
+        for step in range(left + 1, right):
+            share = (step - left) / (right - left)
+            filled[step] = seconds[left] + share * (seconds[right] - seconds[left])
+    return filled
+
+
+def filled_steps(measured: list[float | None], fitted: list[float], fit_holds: bool):
+    """(every uncached step's time, where each comes from): clocked; else the fit's where the fit
+    holds; else interpolated between clocked steps; else None ("none")."""
+    between = interpolated(measured)
+    times, how = [], []
+    for clocked, fit_s, line_s in zip(measured, fitted, between):
+        if clocked is not None:
+            times.append(clocked)
+            how.append("clocked")
+        elif fit_holds:
+            times.append(fit_s)
+            how.append("fit")
+        elif line_s is not None:
+            times.append(line_s)
+            how.append("interpolation")
+        else:
+            times.append(None)
+            how.append("none")
+    return times, how
 
 
 # --- fitting -------------------------------------------------------------------------------------
@@ -306,7 +382,8 @@ def predict(
 def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPoint:
     """Counts, formulas and times of the first ``new_tokens`` steps: the N-token generation.
 
-    An uncached step that was not clocked counts with its fitted time.
+    An uncached step that was not clocked counts with its filled time (``filled_without_cache_s``:
+    the fit's, or interpolated); where one has none, the uncached time and the time ratio are None.
     """
     fed_with = steps.fed_with_cache[:new_tokens]
     fed_without = steps.fed_without_cache[:new_tokens]
@@ -316,9 +393,17 @@ def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPo
         measured_without = sum(clocked_without)
     else:
         measured_without = None  # not every step ran: the formula stands in
-    without_cache_s = 0.0
-    for measured, fitted in zip(steps.without_cache_s, steps.fitted_without_cache_s[:new_tokens]):
-        without_cache_s += fitted if measured is None else measured
+    filled = steps.filled_without_cache_s[:new_tokens]
+    sources = steps.without_cache_how[:new_tokens]
+    if "none" in sources:
+        without_cache_s = None
+        source = "none"
+    else:
+        without_cache_s = sum(filled)
+        source = "clocked"
+        for how in ("fit", "interpolation"):
+            if how in sources:
+                source = how
     with_cache_s = sum(steps.with_cache_s[:new_tokens])
     later = steps.with_cache_s[1:new_tokens]
     fed_with_cache = sum(fed_with)
@@ -336,8 +421,9 @@ def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPo
         clocked_without_cache=len(clocked_without),
         with_cache_s=with_cache_s,
         without_cache_s=without_cache_s,
+        without_cache_from=source,
         token_ratio=known_without / fed_with_cache,
-        time_ratio=without_cache_s / with_cache_s,
+        time_ratio=None if without_cache_s is None else without_cache_s / with_cache_s,
         decode_s_per_token=sum(later) / len(later) if later else None,
     )
 
@@ -367,6 +453,8 @@ def sweep(
     )
     load_after = load_average()
     fit = fit_step_costs(prompt_len, measured)
+    fitted_without = [fitted_step_seconds(fit, prompt_len, step, False) for step in range(longest)]
+    filled, filled_how = filled_steps(measured["without_cache_s"], fitted_without, fit.holds)
     steps = SweepSteps(
         with_cache_s=measured["with_cache_s"],
         fed_with_cache=measured["fed_with_cache"],
@@ -375,17 +463,27 @@ def sweep(
         fitted_with_cache_s=[
             fitted_step_seconds(fit, prompt_len, step, True) for step in range(longest)
         ],
-        fitted_without_cache_s=[
-            fitted_step_seconds(fit, prompt_len, step, False) for step in range(longest)
-        ],
+        fitted_without_cache_s=fitted_without,
+        with_cache_low_s=measured["with_cache_low_s"],
+        with_cache_high_s=measured["with_cache_high_s"],
+        without_cache_low_s=measured["without_cache_low_s"],
+        without_cache_high_s=measured["without_cache_high_s"],
+        filled_without_cache_s=filled,
+        without_cache_how=filled_how,
     )
     points = [length_point(prompt_len, n, steps) for n in lengths]
+    longest_ratio = None
+    if points[-1].new_tokens > 1:
+        longest_ratio = points[-1].time_ratio
+    doubts = spread_doubts(measured, runs, longest_ratio)
     clocked = sum(seconds is not None for seconds in steps.without_cache_s)
     how = (
         f"with the cache: one greedy generation of {longest} tokens per run, every forward call "
         f"clocked; without: every step of the first {min(all_steps_up_to, longest)} tokens and "
         f"{clocked - min(all_steps_up_to, longest)} steps spread up to the last, each a one-token "
-        f"generation from the cached generation's first P + i tokens, the rest from the fit; each "
+        f"generation from the cached generation's first P + i tokens, the rest from the fit where "
+        f"it holds, else interpolated between clocked steps; each step the median of {runs} "
+        f"run(s); each "
         f"length N is the sum of the first N steps; {warmup} warm-up(s) of {WARMUP_TOKENS} tokens "
         "per method first; the methods interleaved"
     )
@@ -401,6 +499,11 @@ def sweep(
         threads=torch.get_num_threads(),
         load_before=load_before,
         load_after=load_after,
+        cv_with_cache=coefficient_of_variation(measured["with_cache_runs_s"]),
+        cv_without_cache=coefficient_of_variation(measured["without_cache_runs_s"]),
+        noisy_cv=NOISY_CV,
+        doubts=doubts,
+        verdict=verdict_of(doubts),
         points=points,
         steps=steps,
         uncached_ids_match=measured["uncached_ids_match"],

@@ -20,6 +20,7 @@ from mminfer.greedy import GREEDY
 from mminfer.records import RunInfo, Timing
 
 NOISY_CV = 0.10  # a method whose runs spread more than this is "noisy"
+CONTRADICTIONS = ("cache_not_faster",)  # doubts that make a timing "untrusted"
 
 
 def synced_clock(device) -> Callable[[], float]:
@@ -92,13 +93,15 @@ def interleaved_runs(
     }
 
 
-def verdict_of(doubts: list[str]) -> str:
+def verdict_of(doubts: list[str], contradictions: tuple[str, ...] = CONTRADICTIONS) -> str:
     """The verdict on a timing: "ok", "noisy" or "untrusted".
 
-    "untrusted" when the cache side is not faster (on a correct implementation only a busy machine
-    does that), "noisy" for any other doubt, "ok" without one.
+    "untrusted" for a doubt that contradicts physics (``contradictions``; here the cache side not
+    faster: on a correct implementation only a busy machine does that), "noisy" for any other doubt
+    (a spread over NOISY_CV), "ok" without one. The serve and sweep jobs judge their clocked steps
+    by this same rule, each with its own contradictions.
     """
-    if "cache_not_faster" in doubts:
+    if any(doubt in contradictions for doubt in doubts):
         return "untrusted"
     if doubts:
         return "noisy"

@@ -18,7 +18,7 @@ PYTHONPATH = [path for path in (REPO, os.environ.get("PYTHONPATH")) if path]
 os.environ.update(PYTHONPATH=os.pathsep.join(PYTHONPATH))
 ENV = "../envs/mminfer.yaml"
 
-from mminfer import cluster, inputs, outputs
+from mminfer import cluster, inputs, measurements
 from mminfer.errors import MminferError
 from mminfer.inputs import check_config, resolve_runs
 from mminfer.resultslock import hold_results_folder, release_results_folder
@@ -55,6 +55,24 @@ check_cluster_threads(workflow.resource_settings, workflow.output_settings.dryru
 
 OUTDIR = Path(config["outdir"])
 DEMO_DIR = Path(config["demo_dir"])
+
+
+# A folder this user cannot write (the task's default /root/mm/infer, for a person who is not
+# root) stops a run before any job, in onstart; a dry run, --lint or --dag only warns.
+def unwritable_folders():
+    folders = [(OUTDIR, "outdir")]
+    if any(run["model_set"] == "demo" for run in RUNS.values()):
+        folders.append((DEMO_DIR, "demo_dir"))
+    problems = [inputs.unwritable_folder(folder, key) for folder, key in folders]
+    return [problem for problem in problems if problem]
+
+
+UNWRITABLE = unwritable_folders()
+if UNWRITABLE and workflow.output_settings.dryrun:
+    from snakemake.logging import logger
+
+    for problem in UNWRITABLE:
+        logger.warning(f"mminfer: {problem} A run (without -n) stops here.")
 
 
 # RUNS: results folder -> inputs. The task's model writes into `outdir`, each of `models` into
@@ -134,10 +152,20 @@ localrules:
     demo_tokenizer,
 
 
+def measured(name, category):
+    """The result file of measurement ``name`` (mminfer.measurements), shown in Snakemake's HTML
+    report with its caption report/<name>.rst."""
+    return shown(measurements.measurement(name).filename, name, category)
+
+
 def all_outputs():
-    files = [out(name, results) for results in RUNS for name in outputs.result_files()]
+    """Every file of every results folder (mminfer.measurements.result_files), comparison.md."""
+    files = []
+    for results in RUNS:
+        for name in measurements.result_files():
+            files.append(out(name, results))
     if len(RUNS) > 1:
-        files.append(out(outputs.COMPARISON))
+        files.append(out(measurements.COMPARISON))
     return files
 
 
@@ -146,6 +174,8 @@ def all_outputs():
 # --dag, --summary, --report, --unlock, nor in a job, which Snakemake starts with --no-hooks);
 # the lock ends with the process.
 onstart:
+    if UNWRITABLE:
+        raise WorkflowError("mminfer: " + " ".join(UNWRITABLE))
     try:
         hold_results_folder(OUTDIR)
     except MminferError as error:

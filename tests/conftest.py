@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -51,6 +53,20 @@ def umask():
     os.umask(old)
     yield os.umask
     os.umask(old)
+
+
+@pytest.fixture
+def immutable_folder(tmp_path):
+    """A folder nobody, root included, may write into (chattr +i); skipped where chattr fails."""
+    folder = tmp_path / "locked"
+    folder.mkdir()
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not installed")
+    made = subprocess.run(["chattr", "+i", str(folder)], capture_output=True)
+    if made.returncode != 0:
+        pytest.skip(f"chattr +i is not allowed here: {made.stderr.decode().strip()}")
+    yield folder
+    subprocess.run(["chattr", "-i", str(folder)], check=True)
 
 
 @pytest.fixture(scope="session")

@@ -80,7 +80,7 @@ def differing(margin: float, diff: float, dtype: str = "float32") -> records.Sam
     )
 
 
-def count_record() -> records.Count:
+def count_record(**changes) -> records.Count:
     count = {
         "prompt_len": 201,
         "new_tokens": 64,
@@ -93,7 +93,7 @@ def count_record() -> records.Count:
         "prompt": PROMPT,
         "run": RUN,
     }
-    return from_json(records.Count, count)
+    return from_json(records.Count, count | changes)
 
 
 def time_json(**changes) -> dict:
@@ -223,6 +223,7 @@ def sweep_point(
         "clocked_without_cache": new_tokens,
         "with_cache_s": 0.05 * new_tokens,
         "without_cache_s": 0.2 * new_tokens,
+        "without_cache_from": "clocked",
         "token_ratio": fed_without_cache / formula_with_cache,
         "time_ratio": time_ratio,
         "decode_s_per_token": 0.0033,
@@ -236,9 +237,18 @@ def sweep_record(
     extrapolated=True,
     fed_with_cache=32,
     step_growth=0.0001,
+    cv=0.02,
 ) -> records.Sweep:
     """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says
-    32)."""
+    32); ``cv`` the spread of both methods' runs."""
+    doubts = []
+    if time_ratio <= 1:
+        doubts.append("cache_not_faster")
+    if cv > 0.1:
+        doubts += ["with_cache_spread", "without_cache_spread"]
+    verdict = "ok"
+    if doubts:
+        verdict = "untrusted" if "cache_not_faster" in doubts else "noisy"
     lengths = (1, 16, 64) if extrapolated else (1, 16)
     predictions = []
     for n in lengths:
@@ -259,13 +269,18 @@ def sweep_record(
         "lengths": [1, 16],
         "longest": 16,
         "warmup": 1,
-        "runs": 1,
+        "runs": 3,
         "all_steps_up_to": 32,
         "spread_steps": 8,
         "how": "hand-made",
         "threads": 2,
         "load_before": None,
         "load_after": None,
+        "cv_with_cache": cv,
+        "cv_without_cache": cv,
+        "noisy_cv": 0.1,
+        "doubts": doubts,
+        "verdict": verdict,
         "points": [
             sweep_point(1, 17, 17, 17, 1.0),
             sweep_point(16, fed_with_cache, 32, 392, time_ratio),
@@ -277,6 +292,12 @@ def sweep_record(
             "fed_without_cache": list(range(17, 33)),
             "fitted_with_cache_s": with_cache_s,
             "fitted_without_cache_s": without_cache_s,
+            "with_cache_low_s": [seconds * 0.98 for seconds in with_cache_s],
+            "with_cache_high_s": [seconds * 1.02 for seconds in with_cache_s],
+            "without_cache_low_s": [seconds * 0.98 for seconds in without_cache_s],
+            "without_cache_high_s": [seconds * 1.02 for seconds in without_cache_s],
+            "filled_without_cache_s": without_cache_s,
+            "without_cache_how": ["clocked"] * 16,
         },
         "uncached_ids_match": True,
         "ttft_s": 0.004,
@@ -367,12 +388,28 @@ def sampler_record(identical=30, differ=28) -> records.SamplerCheck:
     return from_json(records.SamplerCheck, check)
 
 
-def serve_row(batch: int, step_s: float, experts=None) -> dict:
+def serve_row(batch: int, step_s: float, experts=None, cv: float = 0.01) -> dict:
+    """One batch of serve.json: three passes whose medians spread by ``cv`` around ``step_s``."""
+    pass_step_s = [step_s * (1 - cv), step_s, step_s * (1 + cv)]
+    prefills_s = None
+    cv_prefill = None
+    if batch <= 8:
+        prefills_s = [0.002 * batch] * 3
+        cv_prefill = 0.0
+    doubts = ["decode_spread"] if cv > 0.1 else []
     return {
         "batch": batch,
         "prefill_s": 0.002 * batch if batch <= 8 else None,
         "decode_step_s": step_s,
         "decode_steps_s": [step_s] * 4,
+        "prefills_s": prefills_s,
+        "pass_step_s": pass_step_s,
+        "step_low_s": pass_step_s[0],
+        "step_high_s": pass_step_s[-1],
+        "cv_decode_step": cv,
+        "cv_prefill": cv_prefill,
+        "doubts": doubts,
+        "verdict": "noisy" if doubts else "ok",
         "tokens_per_second": batch / step_s,
         "per_user_tokens_per_second": 1 / step_s,
         "kv_bytes": 1024 * 217 * batch,
@@ -382,10 +419,37 @@ def serve_row(batch: int, step_s: float, experts=None) -> dict:
     }
 
 
+DEMO_STEPS = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.018, 32: 0.026, 64: 0.042}
+# The issue's quiet course model: 429 tokens/s at B = 1, 2,274 at B = 32 (5.3 x), 48 ms at 64.
+COURSE_STEPS = {1: 0.00233, 2: 0.003, 4: 0.0039, 8: 0.0053, 16: 0.008, 32: 0.01407, 64: 0.048}
+CACHES = [
+    {"name": "L1d", "bytes": 48 << 10},
+    {"name": "L2", "bytes": 2 << 20},
+    {"name": "L3", "bytes": 30 << 20},
+]
+
+
 def serve_record(
-    binding="speed", users_by_speed=48, users_by_memory=9000, how="fit"
+    binding="speed",
+    users_by_speed=48,
+    users_by_memory=9000,
+    how="fit",
+    steps=None,
+    cvs=None,
+    peak_batch=64,
+    growth_stops_at=64,
+    nearly_free_up_to=8,
+    cliffs=(),
 ) -> records.Serve:
-    steps = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.018, 32: 0.026, 64: 0.042}
+    """serve.json of the demo (``steps``: {batch: decode step}, ``cvs``: {batch: spread}); the
+    peak, where growth stops and where batching is nearly free as serve.py finds them there."""
+    steps = DEMO_STEPS if steps is None else steps
+    cvs = cvs or {}
+    rows = [serve_row(batch, step, cv=cvs.get(batch, 0.01)) for batch, step in steps.items()]
+    doubts = []
+    for row in rows:
+        doubts += [doubt for doubt in row["doubts"] if doubt not in doubts]
+    batches = list(steps)
     served = {
         "prompt_len": 201,
         "decode_steps": 16,
@@ -393,25 +457,45 @@ def serve_record(
         "prefill_up_to": 8,
         "decode_context": 217,
         "context_asked": 2048,
-        "batches_planned": list(steps),
+        "batches_planned": batches,
         "memory_cap_gib": 2.0,
         "left_out_by_cap": [],
         "threads": 2,
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
-        "batches": [serve_row(batch, step) for batch, step in steps.items()],
+        "passes": 3,
+        "order": "passes interleaved across the batch sizes: up, then down, then up ...",
+        "noisy_cv": 0.1,
+        "doubts": doubts,
+        "verdict": "noisy" if doubts else "ok",
+        "batches": rows,
         "fit": {
             "model": "step_s = fixed_s + per_sequence_s x batch",
+            "method": "least squares in relative error",
             "fixed_s": 0.0095,
             "per_sequence_s": 0.0005,
             "held_at_zero": [],
             "median_relative_residual": 0.05,
             "holds": True,
-            "measured_batches": [1, 64],
+            "holds_within": 0.25,
+            "least_batches": 3,
+            "measured_batches": [batches[0], batches[-1]],
+            "fitted_batches": [batches[0], batches[-1]],
+            "relative_residuals": [0.05] * len(batches),
             "crossover_batch": 19.0,
         },
         "nearly_free": 0.25,
-        "nearly_free_up_to": 8,
+        "nearly_free_up_to": nearly_free_up_to,
+        "peak_batch": peak_batch,
+        "peak_tokens_per_second": peak_batch / steps[peak_batch],
+        "peak_gain": (peak_batch / steps[peak_batch]) / (batches[0] / steps[batches[0]]),
+        "growth_per_doubling": 0.1,
+        "growth_stops_at": growth_stops_at,
+        "growth_stops_within": growth_stops_at < batches[-1],
+        "growth_stops_step_s": steps[growth_stops_at],
+        "cliffs": list(cliffs),
+        "caches": CACHES,
+        "caches_source": "/sys/devices/system/cpu/cpu0/cache",
         "users": {
             "tokens_per_second": 25.0,
             "step_target_s": 0.04,
@@ -431,34 +515,78 @@ def serve_record(
     return from_json(records.Serve, served)
 
 
+def course_cliff(cause="cache") -> dict:
+    """The course model's cliff from B = 32 to 64 (KV 1024 x 217 B a user, weights 19.6 MB): the
+    step's memory 26.7 -> 33.8 MB, past a 30 MiB L3 (``cause`` "cache"); "unknown" or "spread"
+    name no cache."""
+    weights = 4_900_000 * 4
+    return {
+        "from_batch": 32,
+        "to_batch": 64,
+        "batch_ratio": 2.0,
+        "step_ratio": 0.048 / 0.01407,
+        "weight_bytes": weights,
+        "kv_bytes_before": 1024 * 217 * 32,
+        "kv_bytes_after": 1024 * 217 * 64,
+        "attention_kv_bytes_before": 4 * 1024 * 217 * 32,
+        "attention_kv_bytes_after": 4 * 1024 * 217 * 64,
+        "step_bytes_before": weights + 1024 * 217 * 32,
+        "step_bytes_after": weights + 1024 * 217 * 64,
+        "crossed": [CACHES[2]] if cause == "cache" else [],
+        "likely_cause": cause,
+    }
+
+
+def course_serve_record(**changes) -> records.Serve:
+    """The issue's quiet course model: peak at 32, growth stops there, a cliff to 64, no batch
+    size where batching is nearly free (2.33 -> 3.0 ms is +29 %)."""
+    settings = {
+        "steps": COURSE_STEPS,
+        "peak_batch": 32,
+        "growth_stops_at": 32,
+        "nearly_free_up_to": 1,
+        "cliffs": [course_cliff()],
+    }
+    return serve_record(**(settings | changes))
+
+
 def task_records(**replace) -> dict:
-    """render_report's arguments for the six task files, hand-made; ``replace`` swaps any."""
+    """render_report's records of the six task files, by measurement name, hand-made; ``replace``
+    swaps any."""
     records = {
         "same": same_record(),
-        "count": count_record(),
-        "timing": time_record(),
-        "kv": kv_record(),
+        "fed": count_record(),
+        "time": time_record(),
+        "kvbytes": kv_record(),
         "temp": temp_record(),
         "topp": topp_record(),
     }
     return records | replace
 
 
+PICTURES = {
+    "sweep": "sweep.png",
+    "temp": "temp.png",
+    "topp": "topp.png",
+    "serve": "serve.png",
+}
+
+
 def every_record(**replace) -> dict:
-    """render_report's arguments as the rule passes them: the task files, the extras, pictures,
-    cache.py."""
+    """render_report's records as the rule passes them: the task files and the extras, by
+    measurement name (render the rule's way with ``pictures=PICTURES, cache_script="cache.py"``)."""
     extras = {
         "topp_detail": topp_detail_record(),
         "sweep": sweep_record(),
         "capacity": capacity_record(),
         "sampler": sampler_record(),
         "serve": serve_record(),
-        "pictures": {
-            "sweep": "sweep.png",
-            "temp": "temp.png",
-            "topp": "topp.png",
-            "serve": "serve.png",
-        },
-        "cache_script": "cache.py",
     }
     return task_records() | extras | replace
+
+
+def render_every(**replace) -> str:
+    """report.md as the rule renders it, from every_record(**replace)."""
+    from mminfer.report import render_report
+
+    return render_report(every_record(**replace), PICTURES, "cache.py")

@@ -43,13 +43,16 @@ def prompt_of(length: int) -> list[int]:
 def serve_settings(
     batches: list[int], warmup: int, prefill_up_to: int, memory_cap_gib: float = 1.0
 ) -> ServeSettings:
-    """Serve settings for a small model: 3 decode steps a batch, 25 tokens/s, a context of 64."""
+    """Serve settings for a small model: 3 decode steps a batch in each of 2 passes, 25 tokens/s,
+    a context of 64."""
     return ServeSettings(
         batches=batches,
         decode_steps=3,
+        passes=2,
         warmup=warmup,
         prefill_up_to=prefill_up_to,
         memory_cap_gib=memory_cap_gib,
         tokens_per_second=25.0,
         context=64,
+        growth_per_doubling=0.1,
     )

@@ -178,10 +178,13 @@ def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
 
 def test_a_spec_that_cannot_train_is_a_clear_error(demo_dir):
     bad = replace(MICRO_PRETRAIN, steps=0, seq_len=1000)
-    with pytest.raises(MminferError, match="steps must be at least 1.*seq_len 1000 exceeds"):
+    with pytest.raises(
+        MminferError, match="steps must be at least 1.*seq_len 1000 exceeds"
+    ) as info:
         pretrain(
             demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer", bad, demo_dir / "bad.pth"
         )
+    assert str(info.value).startswith("config key 'demo_model.pretrain': steps must be")
     assert not (demo_dir / "bad.pth").exists()
 
 
@@ -206,8 +209,9 @@ def test_pack_documents_starts_every_window_at_a_document(tokenizer):
 
 
 def test_pack_documents_with_too_little_text_is_a_clear_error(tokenizer):
-    with pytest.raises(MminferError, match="fewer than one window of 512"):
+    with pytest.raises(MminferError, match="fewer than one window of 512") as info:
         pack_documents(["민수는 시장에 갔다."], tokenizer, seq_len=512)
+    assert "config key 'demo_model.pretrain.seq_len'" in str(info.value)
 
 
 def test_learning_rate_warms_up_then_follows_minimind_cosine():

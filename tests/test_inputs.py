@@ -252,6 +252,7 @@ def test_too_few_prompt_tokens_is_an_error_saying_how_many(tiny_tokenizer, tmp_p
         pretrain_prompt(tiny_tokenizer, path, docs=2, prompt_tokens=200)
     assert f"have {have} tokens" in str(info.value)
     assert "needs 200" in str(info.value)
+    assert "config key 'cache.prompt_tokens', --prompt-tokens in a hand run" in str(info.value)
 
 
 def test_malformed_jsonl_line_is_an_error_naming_the_line(tmp_path):
@@ -268,8 +269,9 @@ def test_line_without_text_field_is_an_error_naming_the_line(tmp_path):
 
 def test_fewer_documents_than_needed_is_an_error(tmp_path):
     path = write_jsonl(tmp_path / "two.jsonl", ['{"text": "a"}', '{"text": "b"}'])
-    with pytest.raises(MminferError, match="has 2 documents; the prompt needs the first 6"):
+    with pytest.raises(MminferError, match="has 2 documents; the prompt needs the first 6") as info:
         read_documents(path, 6)
+    assert "(config key 'cache.docs', --docs in a hand run)" in str(info.value)
 
 
 def test_read_documents_skips_blank_lines_and_stops_after_count(tmp_path):

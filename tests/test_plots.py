@@ -12,7 +12,10 @@ import warnings
 
 import matplotlib.image
 import pytest
+import reportdata
 from conftest import CHAT_PROMPT
+from reportdata import course_serve_record
+from reportdata import serve_record as demo_serve_record
 from shapes import prompt_of, serve_settings
 
 from mminfer import plots
@@ -142,3 +145,53 @@ def test_plot_png_gets_the_mode_of_a_plain_open(temp_record, tmp_path, umask, ma
     umask(mask)
     plots.plot_temp(temp_record, tmp_path / "temp.png")
     assert (tmp_path / "temp.png").stat().st_mode & 0o777 == mode
+
+
+# --- what the serve and sweep pictures say (issue 25) --------------------------------------------
+
+
+def drawn(monkeypatch, draw, record):
+    """The figure ``draw`` builds for ``record``, kept open instead of saved."""
+    figures = []
+    monkeypatch.setattr(plots, "save_figure", lambda fig, out: figures.append(fig))
+    draw(record, "unused.png")
+    return figures[0]
+
+
+def test_the_serve_titles_say_what_the_table_shows():
+    speed, step = plots.serve_titles(course_serve_record())
+    assert speed.startswith("tokens per second peak at batch 32 (5.3x batch 1)")
+    assert "from batch 32: under +10% a doubling" in speed
+    assert step.startswith("no batch nearly free") and "timing ok (3 passes" in step
+    speed, step = plots.serve_titles(demo_serve_record())
+    assert "still over +10% a doubling at batch 64" in speed
+    assert step.startswith("nearly free up to batch 8")
+
+
+def test_the_serve_picture_draws_ranges_the_peak_and_the_cliff(monkeypatch):
+    fig = drawn(monkeypatch, plots.plot_serve, course_serve_record())
+    speed_ax, step_ax = fig.axes
+    assert "peak: batch 32" in speed_ax.get_legend_handles_labels()[1]
+    assert any("cliff: step x3.4 for batch x2" in text.get_text() for text in step_ax.texts)
+    assert len(step_ax.containers) == 1  # the error bars of the passes' range
+    assert speed_ax.get_title() == plots.serve_titles(course_serve_record())[0]
+    plots.plt.close(fig)
+
+
+def test_the_ratio_panel_keeps_every_length_when_the_fit_fails(monkeypatch):
+    data = to_json(reportdata.sweep_record(holds=False))
+    steps = data["steps"]
+    steps["without_cache_s"] = steps["without_cache_s"][:8] + [None] * 7 + [0.0055]
+    steps["without_cache_how"] = ["clocked"] * 8 + ["interpolation"] * 7 + ["clocked"]
+    data["points"][1]["without_cache_from"] = "interpolation"
+    fig = drawn(monkeypatch, plots.plot_sweep, from_json(Sweep, data))
+    step_ax, _, ratio_ax = fig.axes
+    labels = ratio_ax.get_legend_handles_labels()[1]
+    assert "time ratio, uncached steps partly interpolated" in labels
+    time_ratio = ratio_ax.get_lines()[1]
+    assert list(time_ratio.get_xdata()) == [1, 16]  # both lengths kept
+    assert (
+        "without cache, interpolated between clocked steps"
+        in (step_ax.get_legend_handles_labels()[1])
+    )
+    plots.plt.close(fig)

@@ -8,29 +8,36 @@ import pytest
 from shapes import GREEDY, prompt_of, serve_settings, small_config
 
 from mminfer.kvcache import kv_formula_bytes
-from mminfer.records import BatchStep
-from mminfer.serve import fit_batches, nearly_free_up_to, serve, users_bound, users_by_speed
+from mminfer.records import BatchStep, CacheLevel
+from mminfer.serve import (
+    batch_step,
+    cliffs,
+    cpu_caches,
+    fit_batches,
+    growth_stops_at,
+    nearly_free_up_to,
+    pass_order,
+    peak,
+    serve,
+    table_doubts,
+    users_bound,
+    users_by_speed,
+)
 
 PROMPT = prompt_of(21)
 
 
-def steps_of(seconds_by_batch: dict[int, float]) -> list[BatchStep]:
-    """BatchStep rows whose decode step takes the given seconds (a machine with a known clock)."""
+def steps_of(seconds_by_batch: dict[int, float], kv_per_user: int = 1) -> list[BatchStep]:
+    """BatchStep rows whose decode step takes the given seconds in each of two passes (a machine
+    with a known clock), through serve.batch_step as serve() builds them."""
     rows = []
+    smaller = None
     for batch, seconds in seconds_by_batch.items():
-        row = BatchStep(
-            batch=batch,
-            prefill_s=seconds * 10,
-            decode_step_s=seconds,
-            decode_steps_s=[seconds] * 4,
-            tokens_per_second=batch / seconds,
-            per_user_tokens_per_second=1 / seconds,
-            kv_bytes=1,
-            formula_kv_bytes=1,
-            kv_bytes_match=True,
-            experts_touched=None,
-        )
+        passes = [[seconds] * 2, [seconds] * 2]
+        kv = kv_per_user * batch
+        row = batch_step(batch, passes, [seconds * 10] * 2, kv, kv, None, smaller)
         rows.append(row)
+        smaller = row
     return rows
 
 
@@ -48,6 +55,12 @@ def test_the_fit_recovers_fixed_and_per_sequence_costs():
 def test_the_fit_says_when_it_does_not_hold():
     rows = steps_of({1: 0.01, 2: 0.05, 4: 0.01, 8: 0.08, 16: 0.01})
     assert not fit_batches(rows).holds
+
+
+def test_two_batches_fit_any_line_so_the_fit_claims_nothing():
+    fit = fit_batches(steps_of({1: 0.010, 2: 0.012}))
+    assert fit.fixed_s == pytest.approx(0.008) and fit.per_sequence_s == pytest.approx(0.002)
+    assert not fit.holds and fit.least_batches == 3
 
 
 def test_batching_is_nearly_free_while_the_fixed_cost_dominates():
@@ -103,9 +116,14 @@ def test_a_real_decode_counts_its_cache_and_leaves_out_batches_past_the_cap(tiny
     assert one.prefill_s > 0 and two.prefill_s is None  # batch 2 continues from the prompt's cache
     for row in served.batches:
         assert row.kv_bytes == row.formula_kv_bytes == row.batch * per_batch
-        assert len(row.decode_steps_s) == 3 and row.experts_touched is None
+        # every decode step of every pass: 3 steps in each of 2 passes
+        assert len(row.decode_steps_s) == 3 * 2 and row.experts_touched is None
+        assert len(row.pass_step_s) == 2 and row.step_low_s <= row.step_high_s
+        assert row.verdict in ("ok", "noisy", "untrusted")
         assert row.tokens_per_second == pytest.approx(row.batch / row.decode_step_s)
     assert served.users.kv_bytes_per_token == per_batch // (len(PROMPT) + 3)
+    assert len(one.prefills_s) == 2 and served.passes == 2
+    assert served.verdict in ("ok", "noisy", "untrusted")
 
 
 def test_a_moe_decode_counts_the_experts_a_step_touches(tmp_path, tiny_run):
@@ -139,3 +157,125 @@ def test_each_user_of_a_batch_decodes_what_one_user_from_its_first_token_does(ti
     for row, token in zip(batch, first_tokens):
         alone = tiny_model.generate(torch.tensor([PROMPT + [token]]), max_new_tokens=4, **GREEDY)
         assert torch.equal(row, alone[0])
+
+
+# --- passes, spreads and verdicts ----------------------------------------------------------------
+
+
+def test_passes_go_up_then_down_so_drift_hits_every_batch_alike():
+    assert pass_order([1, 2, 4], 3) == [1, 2, 4, 4, 2, 1, 1, 2, 4]
+
+
+def test_steady_passes_are_ok():
+    rows = machine(0.010, 0.0005)
+    assert all(row.verdict == "ok" and row.doubts == [] for row in rows)
+    assert rows[0].cv_decode_step == 0 and rows[0].step_low_s == rows[0].step_high_s == 0.0105
+
+
+def test_a_batch_whose_passes_disagree_is_noisy():
+    # a busy machine during the second pass: its steps take twice as long
+    row = batch_step(2, [[0.010] * 3, [0.020] * 3], [0.05, 0.05], 1, 1, None, None)
+    assert row.doubts == ["decode_spread"] and row.verdict == "noisy"
+    assert row.step_low_s == 0.010 and row.step_high_s == 0.020 and row.pass_step_s == [0.01, 0.02]
+    assert row.decode_step_s == 0.015  # the median of all six steps
+    assert table_doubts(machine(0.01, 0.0005)[:1] + [row]) == ["decode_spread"]
+
+
+def test_a_larger_batch_faster_than_a_smaller_one_is_untrusted():
+    # the issue's busy demo: B = 2's prefill 24 ms against 70 ms at B = 1
+    one = batch_step(1, [[0.010] * 3] * 2, [0.070] * 2, 1, 1, None, None)
+    two = batch_step(2, [[0.0104] * 3] * 2, [0.024] * 2, 2, 2, None, one)
+    assert two.doubts == ["prefill_faster_than_smaller_batch"] and two.verdict == "untrusted"
+    faster = batch_step(2, [[0.005] * 3] * 2, None, 2, 2, None, one)
+    assert faster.doubts == ["decode_faster_than_smaller_batch"] and faster.verdict == "untrusted"
+
+
+def test_one_pass_has_no_spread_to_judge():
+    row = batch_step(1, [[0.010] * 3], None, 1, 1, None, None)
+    assert row.doubts == ["single_pass"] and row.verdict == "noisy"
+
+
+# --- the peak, where growth stops, the cliffs ----------------------------------------------------
+
+# The issue's quiet course model: 429 tokens/s at B = 1, 2,274 at B = 32, a 48 ms step at 64.
+COURSE = {1: 0.00233, 2: 0.0026, 4: 0.0032, 8: 0.0044, 16: 0.0078, 32: 0.01407, 64: 0.048}
+COURSE_KV_PER_USER = 2 * 4 * 217 * 2 * 32 * 4  # layers 4, P + 16 tokens, 2 KV heads, float32
+
+
+def test_the_peak_and_where_throughput_stops_growing():
+    rows = steps_of(COURSE, COURSE_KV_PER_USER)
+    top = peak(rows)
+    assert top.batch == 32 and top.tokens_per_second == pytest.approx(32 / 0.01407)
+    # 16 -> 32 still gains 10.9 % (>= 10 %); 32 -> 64 loses: growth stops at 32
+    assert growth_stops_at(rows, 0.10).batch == 32
+    # stricter: neither 16 -> 32 (+10.9 %) nor 8 -> 16 (+12.8 %) counts, 4 -> 8 (+45 %) does
+    assert growth_stops_at(rows, 0.15).batch == 8
+    # each step up under 25 % longer: 2.33 -> 2.6 (+12 %) -> 3.2 ms (+23 %), then 4.4 ms (+38 %)
+    assert nearly_free_up_to(rows) == 4
+
+
+def test_a_flat_region_is_nearly_free_and_throughput_still_grows_at_the_end():
+    rows = machine(0.010, 0.00001)  # 10.01 ms at B = 1, 10.64 ms at B = 64
+    assert nearly_free_up_to(rows) == 64 and cliffs(rows, [], 4, 0) == []
+    assert peak(rows).batch == 64 and growth_stops_at(rows, 0.10).batch == 64
+
+
+COURSE_WEIGHTS = 4_900_000 * 4  # the course model's 4.9M parameters in float32
+
+
+def test_a_cliff_is_the_step_growing_faster_than_the_batch_beside_the_cache_it_outgrew():
+    # a step reads 19.6 MB of weights and the KV cache: 33.8 MB at B = 32, 48.0 MB at 64
+    rows = steps_of(COURSE, COURSE_KV_PER_USER)
+    l3 = CacheLevel(name="L3", bytes=40 << 20)
+    found = cliffs(rows, [CacheLevel(name="L2", bytes=2 << 20), l3], 4, COURSE_WEIGHTS)
+    assert [(c.from_batch, c.to_batch) for c in found] == [(32, 64)]
+    cliff = found[0]
+    assert cliff.step_ratio == pytest.approx(0.048 / 0.01407) and cliff.batch_ratio == 2
+    assert cliff.kv_bytes_after == 64 * COURSE_KV_PER_USER
+    assert cliff.attention_kv_bytes_after == 4 * 64 * COURSE_KV_PER_USER
+    assert cliff.step_bytes_after == COURSE_WEIGHTS + 64 * COURSE_KV_PER_USER
+    assert cliff.crossed == [l3] and cliff.likely_cause == "cache"
+
+
+def test_a_cliff_past_no_cache_size_names_no_cause():
+    rows = steps_of(COURSE, COURSE_KV_PER_USER)
+    found = cliffs(rows, [CacheLevel(name="L3", bytes=500 << 20)], 4, COURSE_WEIGHTS)
+    assert found[0].crossed == [] and found[0].likely_cause == "unknown"
+    # a cache the weights alone outgrow was outgrown before the cliff: not its cause
+    found = cliffs(rows, [CacheLevel(name="L2", bytes=2 << 20)], 4, COURSE_WEIGHTS)
+    assert found[0].crossed == []
+
+
+def test_a_cliff_between_noisy_batches_names_no_cause():
+    rows = steps_of(COURSE, COURSE_KV_PER_USER)
+    noisy = batch_step(64, [[0.030] * 2, [0.066] * 2], None, rows[-1].kv_bytes, 1, None, rows[-2])
+    found = cliffs(rows[:-1] + [noisy], [CacheLevel(name="L3", bytes=40 << 20)], 4, COURSE_WEIGHTS)
+    assert found[0].likely_cause == "spread" and found[0].crossed != []
+
+
+def test_the_fit_in_relative_error_keeps_the_small_batches_and_leaves_out_the_cliff():
+    fit = fit_batches(steps_of(COURSE))
+    assert fit.fitted_batches == [1, 32] and fit.measured_batches == [1, 64] and fit.holds
+    assert fit.median_relative_residual < 0.25
+    assert all(error <= 0.25 for error in fit.relative_residuals[:6])
+    assert fit.relative_residuals[6] > 0.25  # B = 64 is past where the line holds
+    assert 0.0015 < fit.fixed_s < 0.0025  # near the 2.33 ms step at B = 1, not 0
+
+
+def test_the_device_caches_are_read_from_sysfs(tmp_path):
+    for index, (level, kind, size) in enumerate(
+        [
+            (1, "Data", "48K"),
+            (1, "Instruction", "64K"),
+            (2, "Unified", "2048K"),
+            (3, "Unified", "32M"),
+        ]
+    ):
+        folder = tmp_path / f"index{index}"
+        folder.mkdir()
+        (folder / "level").write_text(f"{level}\n")
+        (folder / "type").write_text(f"{kind}\n")
+        (folder / "size").write_text(f"{size}\n")
+    names = [(level.name, level.bytes) for level in cpu_caches(tmp_path)]
+    assert names == [("L1d", 48 << 10), ("L2", 2 << 20), ("L3", 32 << 20)]
+    assert cpu_caches(tmp_path / "absent") == []

@@ -14,17 +14,22 @@ import pytest
 from shapes import prompt_of
 
 from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
-from mminfer.records import StepFit, Sweep, from_json, to_json
+from mminfer.records import StepFit, Sweep, SweepSteps, from_json, to_json
 from mminfer.sweep import (
     SweepSettings,
     attended_pairs,
+    filled_steps,
     fit_step_costs,
+    interpolated,
+    length_point,
     nonnegative_least_squares,
     predict,
     predicted_seconds,
+    spread_doubts,
     spread_steps,
     sweep,
 )
+from mminfer.timing import verdict_of
 
 COSTS = {
     "fixed_s_with_cache": 3e-3,
@@ -168,11 +173,22 @@ def test_a_length_with_unclocked_steps_adds_their_fitted_times(spread_sweep):
     long = by_length[8]
     assert long.fed_without_cache is None and long.clocked_without_cache == 5
     assert long.token_ratio == long.formula_without_cache / long.fed_with_cache
-    expected = sum(
-        fitted if measured is None else measured
-        for measured, fitted in zip(steps.without_cache_s, steps.fitted_without_cache_s)
-    )
+    # Issue 25: the fit's times fill the unclocked steps only where the fit holds; otherwise the
+    # line between the clocked steps either side does (steps 4-6 lie between 3 and 7).
+    if spread_sweep.fit.holds:
+        expected = sum(
+            fitted if measured is None else measured
+            for measured, fitted in zip(steps.without_cache_s, steps.fitted_without_cache_s)
+        )
+        assert long.without_cache_from == "fit"
+    else:
+        expected = sum(interpolated(steps.without_cache_s))
+        assert long.without_cache_from == "interpolation"
     assert long.without_cache_s == pytest.approx(expected)
+    assert long.without_cache_s == pytest.approx(sum(steps.filled_without_cache_s))
+    assert (
+        steps.without_cache_how[:4] == ["clocked"] * 4 and steps.without_cache_how[7] == "clocked"
+    )
 
 
 def test_the_fit_runs_over_the_clocked_steps_only(spread_sweep):
@@ -270,3 +286,90 @@ def test_predictions_never_pass_the_positions_even_below_the_longest_measured():
     rows = predict(fit_of(COSTS), prompt_len=300, longest=256, max_positions=512)
     assert [row.new_tokens for row in rows][-1] == 212  # 512 - 300, though 256 steps were measured
     assert all(1 <= row.new_tokens <= 212 for row in rows)
+
+
+# --- spreads, verdicts and the interpolation (issue 25) -------------------------------------------
+
+
+def test_every_clocked_step_carries_its_range_over_the_runs(tiny_sweep):
+    steps = tiny_sweep.steps
+    for low, median, high in zip(
+        steps.with_cache_low_s, steps.with_cache_s, steps.with_cache_high_s
+    ):
+        assert low <= median <= high
+    assert tiny_sweep.cv_with_cache >= 0 and tiny_sweep.noisy_cv == 0.1
+    assert tiny_sweep.verdict in ("ok", "noisy", "untrusted")
+    assert "single_run" not in tiny_sweep.doubts  # two runs
+
+
+def runs_of(with_cache: list[float], without_cache: list[float]) -> dict:
+    """The per-run totals measure_steps keeps, as a fake clock gives them."""
+    return {"with_cache_runs_s": with_cache, "without_cache_runs_s": without_cache}
+
+
+def test_steady_runs_are_ok_and_a_busy_run_is_noisy():
+    quiet = spread_doubts(runs_of([1.0, 1.02, 0.99], [5.0, 5.1, 4.95]), 3, 5.0)
+    assert quiet == [] and verdict_of(quiet) == "ok"
+    busy = spread_doubts(runs_of([1.0, 2.5, 1.0], [5.0, 5.1, 4.95]), 3, 5.0)
+    assert busy == ["with_cache_spread"] and verdict_of(busy) == "noisy"
+
+
+def test_one_run_has_no_spread_and_a_cache_not_faster_is_untrusted():
+    assert spread_doubts(runs_of([1.0], [5.0]), 1, 5.0) == ["single_run"]
+    doubts = spread_doubts(runs_of([1.0, 1.0], [0.9, 0.9]), 2, 0.9)
+    assert doubts == ["cache_not_faster"] and verdict_of(doubts) == "untrusted"
+
+
+def test_unclocked_steps_lie_on_the_line_between_the_clocked_ones():
+    assert interpolated([1.0, None, None, 4.0, None]) == [1.0, 2.0, 3.0, 4.0, None]
+    assert interpolated([None, 2.0, None, 6.0]) == [None, 2.0, 4.0, 6.0]  # never extrapolated
+
+
+def test_filled_steps_come_from_the_fit_where_it_holds_else_from_the_line():
+    measured = [1.0, None, 3.0, None]
+    fitted = [1.1, 2.2, 3.3, 4.4]
+    assert filled_steps(measured, fitted, True) == ([1.0, 2.2, 3.0, 4.4], ["clocked", "fit"] * 2)
+    times, how = filled_steps(measured, fitted, False)
+    assert times == [1.0, 2.0, 3.0, None] and how == ["clocked", "interpolation", "clocked", "none"]
+
+
+def steps_with_a_gap(fit_holds: bool, last_clocked: bool = True) -> SweepSteps:
+    """Four uncached steps of a busy machine's sweep after a 10-token prompt: steps 1 and 2 not
+    clocked; the fit (which says 1 s a step) holds or not."""
+    measured = [0.010, None, None, 0.040 if last_clocked else None]
+    fitted = [1.0] * 4
+    filled, how = filled_steps(measured, fitted, fit_holds)
+    fed = [10, None, None, 13 if last_clocked else None]
+    return SweepSteps(
+        with_cache_s=[0.005] * 4,
+        fed_with_cache=[10, 1, 1, 1],
+        without_cache_s=measured,
+        fed_without_cache=fed,
+        fitted_with_cache_s=[1.0] * 4,
+        fitted_without_cache_s=fitted,
+        with_cache_low_s=[0.005] * 4,
+        with_cache_high_s=[0.005] * 4,
+        without_cache_low_s=measured,
+        without_cache_high_s=measured,
+        filled_without_cache_s=filled,
+        without_cache_how=how,
+    )
+
+
+def test_a_length_keeps_its_time_when_the_fit_fails():
+    point = length_point(10, 4, steps_with_a_gap(fit_holds=False))
+    assert point.without_cache_from == "interpolation"
+    assert point.without_cache_s == pytest.approx(0.010 + 0.020 + 0.030 + 0.040)
+    assert point.time_ratio == pytest.approx(0.1 / 0.020)
+    assert point.fed_without_cache is None  # not every step ran: the token ratio is the formula's
+    assert point.token_ratio == fed_without_cache_formula(10, 4) / 13
+    fitted = length_point(10, 4, steps_with_a_gap(fit_holds=True))
+    assert fitted.without_cache_from == "fit" and fitted.without_cache_s == pytest.approx(2.05)
+    clocked = length_point(10, 1, steps_with_a_gap(fit_holds=False))
+    assert clocked.without_cache_from == "clocked" and clocked.without_cache_s == 0.010
+
+
+def test_a_length_past_the_last_clocked_step_has_no_time_without_the_fit():
+    point = length_point(10, 4, steps_with_a_gap(fit_holds=False, last_clocked=False))
+    assert point.without_cache_from == "none"
+    assert point.without_cache_s is None and point.time_ratio is None

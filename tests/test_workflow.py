@@ -23,9 +23,9 @@ from shapes import small_config
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.loading import save_state_dict
+from mminfer.measurements import MEASUREMENTS, REPORT, TASK_SCRIPT, result_files, task_files
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
-from mminfer.outputs import REPORT, TASK_JSON, TASK_SCRIPT, result_files
-from mminfer.records import RECORD_OF_FILE, from_json, to_json
+from mminfer.records import from_json, to_json
 from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
 
@@ -130,7 +130,11 @@ def read(outdir: Path, name: str):
     return json.loads((outdir / name).read_text(encoding="utf-8"))
 
 
-TASK_FILES = [*TASK_JSON.values(), TASK_SCRIPT, REPORT]  # the task's JSON files, cache.py, report
+TASK_FILES = [
+    *task_files().values(),
+    TASK_SCRIPT,
+    REPORT,
+]  # the task's JSON files, cache.py, report
 
 
 def test_report_target_alone_leaves_every_task_file(course_run):
@@ -200,7 +204,8 @@ def test_report_has_the_sections_and_numbers(course_run):
 def test_each_result_files_keys_are_its_records_fields(course_run, name):
     _, outdir = course_run
     data = read(outdir, name)
-    record = from_json(RECORD_OF_FILE[name], data, name)  # a missing or unknown key raises
+    entries = [entry for entry in MEASUREMENTS if entry.filename == name]
+    record = from_json(entries[0].record_type(), data, name)  # a missing or unknown key raises
     assert to_json(record) == data
 
 
@@ -258,9 +263,9 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
     try:
         torch.manual_seed(2)  # a retrained SFT model: same shapes, new weights
         save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
-        # temp.json, its picture temp.png, sampler.json and the report: nothing of the pretrained
-        # model
-        assert planned_jobs(*args) == {"temp", "sampler", "plot", "report", "all"}
+        # temp.json and sampler.json (one job), its picture temp.png and the report: nothing of
+        # the pretrained model
+        assert planned_jobs(*args) == {"temp", "plot", "report", "all"}
         plan = snakemake("-n", *args).stdout
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
         assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
@@ -381,6 +386,30 @@ def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_input
     )
 
 
+def test_checkpoint_with_a_nan_weight_stops_naming_it_and_the_tensor(course_inputs, tmp_path):
+    state = torch.load(course_inputs["pretrain"], map_location="cpu", weights_only=True)
+    state = {key: value.clone() for key, value in state.items()}
+    state["model.layers.0.self_attn.q_proj.weight"][0, 0] = float("nan")  # a diverged run
+    diverged = tmp_path / "diverged.pth"
+    torch.save(state, diverged)
+    outdir = tmp_path / "out"
+    result = snakemake(
+        str(outdir / "same.json"),
+        *course_args(course_inputs, outdir, pretrain=diverged),
+        check=False,
+    )
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "cache.log",
+        [
+            f"config key 'pretrain': {diverged}: weight model.layers.0.self_attn.q_proj.weight "
+            "holds 1 NaN of",
+            "no figure can be measured",
+        ],
+        [outdir / "same.json", outdir / "count.json"],
+    )
+
+
 def test_validation_data_with_invalid_utf8_names_the_file_and_line(course_inputs, tmp_path):
     lines = course_inputs["val_data"].read_bytes().splitlines(keepends=True)
     bad = tmp_path / "val_latin1.jsonl"
@@ -431,6 +460,19 @@ def test_outdir_below_a_regular_file_stops_before_any_job_naming_outdir(course_i
     assert "NotADirectoryError" not in said and "Traceback" not in said
     assert "rule " not in said  # no job started
     assert sorted(p.name for p in tmp_path.iterdir()) == ["results.txt"]
+
+
+def test_an_outdir_this_user_cannot_write_stops_before_any_job(course_inputs, immutable_folder):
+    outdir = immutable_folder / "mm" / "infer"  # as /root/mm/infer is for a user who is not root
+    result = snakemake(*course_args(course_inputs, outdir), check=False)
+    said = result.stdout + result.stderr
+    assert result.returncode != 0
+    assert "config key 'outdir'" in said and f"{immutable_folder} is not writable" in said
+    assert "--config outdir=results" in said
+    assert "Traceback" not in said and "rule " not in said  # no job started
+    dry = snakemake("-n", *course_args(course_inputs, outdir), check=False)
+    assert dry.returncode == 0  # a dry run plans the jobs and warns
+    assert "A run (without -n) stops here" in dry.stdout + dry.stderr
 
 
 def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
@@ -827,7 +869,7 @@ def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
         state = torch.load(lora, weights_only=True)
         torch.save({k: v * 2 for k, v in state.items()}, lora)
         jobs = planned_jobs(*variants_run["args"], configfiles=(MICRO, variants_run["extra"]))
-        assert jobs == {"temp", "sampler", "plot", "report", "compare", "all"}
+        assert jobs == {"temp", "plot", "report", "compare", "all"}
     finally:
         shutil.move(original, lora)
 

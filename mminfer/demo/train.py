@@ -74,8 +74,12 @@ class TrainSpec:
     num_hidden_layers: int | None = None
     intermediate_size: int | None = None  # None: MiniMind's default, ceil(hidden * pi / 64) * 64
 
-    def check(self) -> None:
-        """Raise a clear error for a schedule or shape that cannot train."""
+    def check(self, section: str = "demo_model") -> None:
+        """Raise a clear error for a schedule or shape that cannot train.
+
+        ``section`` is the config key the spec came from (demo_model.pretrain or demo_model.sft),
+        named in the message.
+        """
         problems = []
         for name in (
             "steps",
@@ -110,7 +114,7 @@ class TrainSpec:
                 f"lr must be positive and warmup not negative (got {self.lr}, {self.warmup})"
             )
         if problems:
-            raise MminferError("demo training spec: " + "; ".join(problems) + ".")
+            raise MminferError(f"config key '{section}': " + "; ".join(problems) + ".")
 
     def model_config(self, vocab_size: int) -> MiniMindConfig:
         """The MiniMindConfig this spec describes, for a tokenizer of ``vocab_size`` tokens."""
@@ -175,7 +179,9 @@ def pack_documents(texts: list[str], tokenizer: Tokenizer, seq_len: int) -> torc
             window = []
     if not windows:
         raise MminferError(
-            f"the pretrain data has {len(window)} tokens, fewer than one window of {seq_len}."
+            f"the pretrain data has {len(window)} tokens, fewer than one window of {seq_len} "
+            "(config key 'demo_model.pretrain.seq_len'). Lower it, or raise config key "
+            "'demo_model.corpus.train_docs'."
         )
     return torch.tensor(windows, dtype=torch.long)
 
@@ -357,7 +363,7 @@ def pretrain(
 
     Saves the state_dict to ``out_pth`` (atomically) and returns a summary of the run.
     """
-    spec.check()
+    spec.check("demo_model.pretrain")
     torch.set_num_threads(spec.threads)
     tokenizer = load_tokenizer(tokenizer_dir)
     windows = pack_documents(read_jsonl(train_jsonl, "text"), tokenizer, spec.seq_len)
@@ -398,7 +404,7 @@ def sft(
     The loss covers only the assistant's tokens. Saves the state_dict to ``out_pth`` (atomically)
     and returns a summary of the run.
     """
-    spec.check()
+    spec.check("demo_model.sft")
     torch.set_num_threads(spec.threads)
     tokenizer = load_tokenizer(tokenizer_dir)
     examples = sft_examples(read_jsonl(sft_jsonl, "conversations"), tokenizer, spec.seq_len)
