@@ -856,14 +856,14 @@ def rounding_sized(difference: FirstDifference, rtol: float) -> bool:
     return difference.max_abs_logit_diff <= rtol * (1.0 + difference.max_abs_logit)
 
 
-def conversation_facts(record: Conversation) -> dict:
+def conversation_facts(conversation: Conversation) -> dict:
     """conversation.json's facts and verdicts for the report's section (report/sections).
 
     Whether the tokens fed follow their formulas and the answers are the same, the share of tokens
     the carried cache saves, each prefix break with its texts made visible, each timed turn, the
     shared prefix's saving and the pitfalls (each error's first line).
     """
-    turns = record.turns
+    turns = conversation.turns
     diverged = []
     for turn in turns:
         if turn.same_ids and turn.close_logits:
@@ -874,7 +874,9 @@ def conversation_facts(record: Conversation) -> dict:
                 "turn": turn,
                 "difference": difference,
                 "rounding_sized": (
-                    None if difference is None else rounding_sized(difference, record.logit_rtol)
+                    None
+                    if difference is None
+                    else rounding_sized(difference, conversation.logit_rtol)
                 ),
             }
         )
@@ -895,24 +897,24 @@ def conversation_facts(record: Conversation) -> dict:
         )
     timed = [turn for turn in turns if turn.timing is not None]
     saved_s = [turn.timing.saved_s for turn in timed]
-    shared = record.shared_prefix
+    shared = conversation.shared_prefix
     users_gain = None
     if shared.users_copied and shared.users_shared_bound is not None:
         users_gain = shared.users_shared_bound / shared.users_copied
     pitfalls = []
-    for pitfall in record.pitfalls:
+    for pitfall in conversation.pitfalls:
         message = None
         if pitfall.error_message is not None:
             message = visible(pitfall.error_message.splitlines()[0][:160])
         pitfalls.append({"pitfall": pitfall, "message": message})
-    run = record.run
+    run = conversation.run
     last = turns[-1]
     return {
-        "record": record,
+        "record": conversation,
         "turn_count": len(turns),
-        "fed_match": all(turn.fed_match for turn in turns) and record.totals_match,
-        "saved_share": record.total_saved_tokens / record.total_fed_recompute,
-        "prompt_ratio": record.prompt_tokens_recompute / record.prompt_tokens_carry,
+        "fed_match": all(turn.fed_match for turn in turns) and conversation.totals_match,
+        "saved_share": conversation.total_saved_tokens / conversation.total_fed_recompute,
+        "prompt_ratio": conversation.prompt_tokens_recompute / conversation.prompt_tokens_carry,
         "last_turn": last,
         "last_reused_share": last.reused / last.prompt_len,
         "diverged": diverged,
@@ -920,16 +922,16 @@ def conversation_facts(record: Conversation) -> dict:
         "logits_equal": all(turn.max_abs_logit_diff == 0 for turn in turns),
         "breaks": breaks,
         "timed": timed,
-        "timing_trusted": record.timing_verdict == "ok",
-        "timing_untrusted": record.timing_verdict == "untrusted",
+        "timing_trusted": conversation.timing_verdict == "ok",
+        "timing_untrusted": conversation.timing_verdict == "untrusted",
         "ttft_saved_grows": len(saved_s) > 1 and all(b > a for a, b in itertools.pairwise(saved_s)),
         "shared": shared,
         "shared_saving": shared.copied_tokens / shared.shared_bound_tokens,
         "users_gain": users_gain,
         "pitfalls": pitfalls,
-        "all_pitfalls_raised": all(pitfall.raised for pitfall in record.pitfalls),
+        "all_pitfalls_raised": all(pitfall.raised for pitfall in conversation.pitfalls),
         "device": run.device_name if run.device == "cuda" else "cpu",
         "dtype": run.dtype,
         "backend": run.backend,
-        "threads": record.threads,
+        "threads": conversation.threads,
     }

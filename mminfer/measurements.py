@@ -192,12 +192,31 @@ MEASUREMENTS = (
             "stops, cliffs, users by speed and by memory"
         ),
     ),
+    Measurement(
+        name="conversation",
+        record="mminfer.conversation:Conversation",
+        rule="conversation",
+        measured_by="mminfer.conversation:measure_conversation",
+        facts="mminfer.conversation:conversation_facts",
+        pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
+        summary=(
+            "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "
+            "time to first token; a prompt many users share; generate's cache pitfalls"
+        ),
+    ),
 )
 
 TASK_SCRIPT = "cache.py"  # the task's script, copied beside its results (same.json, count.json)
 REPORT = "report.md"
 COMPARISON = "comparison.md"  # outdir only, when config key models lists more models
-COMPARED = ("time", "kvbytes", "temp", "topp", "capacity")  # comparison.md's measurements
+COMPARED = (
+    "time",
+    "kvbytes",
+    "temp",
+    "topp",
+    "capacity",
+    "conversation",
+)  # comparison.md's measurements
 
 
 def measurement(name: str) -> Measurement:

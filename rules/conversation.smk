@@ -7,7 +7,7 @@ rule conversation:
         sft_lora=lora_input,
         tokenizer=tokenizer_files,
     output:
-        shown("conversation.json", "conversation", "KV 캐시"),
+        measured("conversation", "대화"),
     log:
         logfile("conversation.log"),
     benchmark:

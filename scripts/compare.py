@@ -1,7 +1,7 @@
 """comparison.md: the task's model and every model of config key 'models', side by side.
 
-Each input (time, kvbytes, temp, topp, capacity) is the list of that file over the models, in the
-order of params.names; one row per model.
+Each input (mminfer.measurements.COMPARED: time, kvbytes, temp, topp, capacity, conversation) is
+the list of that file over the models, in the order of params.names; one row per model.
 """
 
 import logging
@@ -22,6 +22,7 @@ if "snakemake" in globals():
                 read_result(snakemake.input.temp[index]),
                 read_result(snakemake.input.topp[index]),
                 read_result(snakemake.input.capacity[index]),
+                read_result(snakemake.input.conversation[index]),
             )
             rows.append(row)
         text = render_comparison(rows)
