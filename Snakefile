@@ -14,6 +14,7 @@ include: "rules/cache.smk"
 include: "rules/kvbytes.smk"
 include: "rules/sampling.smk"
 include: "rules/scaling.smk"
+include: "rules/conversation.smk"
 include: "rules/plots.smk"
 include: "rules/report.smk"
 

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from mminfer.records import Capacity, KvBytes, RunInfo, Temperatures, Timing, TopP
 from mminfer.report import thousands
+
+if TYPE_CHECKING:  # the record lives beside its measuring code, which imports torch
+    from mminfer.conversation import Conversation
 
 
 def users_per_card(capacity: Capacity, dtype: str) -> int | None:
@@ -37,11 +42,13 @@ def comparison_row(
     temp: Temperatures,
     topp: TopP,
     capacity: Capacity,
+    conversation: Conversation,
 ) -> dict:
     """One model's row of comparison.md.
 
     What it is, where it ran, the speedup with its verdict and threads, KV bytes per token, users
-    per card (in the dtype the model ran in), distinct answers per temperature, survivors per p.
+    per card (in the dtype the model ran in), distinct answers per temperature, survivors per p,
+    and the tokens a carried conversation cache saves against recomputing every turn.
     """
     memory, context = capacity.memory_gib[0], capacity.contexts[0]
     sft_run = next(iter(temp.values())).run
@@ -57,6 +64,9 @@ def comparison_row(
         "card": f"{memory:g} GiB, {context:,} tokens",
         "distinct": {key: summary.distinct for key, summary in temp.items()},
         "survivors": dict(topp),
+        "conversation_fed": (conversation.total_fed_recompute, conversation.total_fed_carry),
+        "conversation_turns": len(conversation.turns),
+        "conversation_same": all(turn.same_ids for turn in conversation.turns),
     }
 
 
@@ -67,6 +77,7 @@ def render_comparison(rows: list[dict]) -> str:
     header += [f"카드당 사용자 ({rows[0]['card']})"]
     header += [f"distinct @T={t}" for t in temperatures]
     header += [f"top-p {p} 생존" for p in ps]
+    header += [f"대화 {rows[0]['conversation_turns']}턴: 넣은 토큰 (다시 계산 → 캐시 이어 씀)"]
     lines = [
         "# 모델 비교",
         "",
@@ -87,5 +98,8 @@ def render_comparison(rows: list[dict]) -> str:
         ]
         cells += [str(row["distinct"][t]) for t in temperatures]
         cells += [str(row["survivors"][p]) for p in ps]
+        recompute, carry = row["conversation_fed"]
+        same = "같은 답" if row["conversation_same"] else "**답이 다름**"
+        cells += [f"{thousands(recompute)} → {thousands(carry)} ({same})"]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"

@@ -1,7 +1,7 @@
 """Beyond the task: pictures of the results, each drawn from its record and saved as a PNG.
 
-The sweep, the temperature answers, the top-p distributions and the serving batches; each is written
-atomically.
+The sweep, the temperature answers, the top-p distributions, the serving batches and the
+conversation's turns; each is written atomically.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ import itertools
 import math
 import unicodedata
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -21,6 +22,9 @@ from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
 from mminfer.records import Position, Serve, ServeFit, Sweep, Temperatures, TopPDetail
+
+if TYPE_CHECKING:  # the record's module imports torch; drawing it needs none
+    from mminfer.conversation import Conversation
 
 
 def use_hangul_font() -> None:
@@ -494,4 +498,81 @@ def plot_serve(serve: Serve, out_png) -> Path:
         speed_title,
     )
     finish_axis(step_ax, "batch (users decoding together)", "decode step (ms)", step_title)
+    return save_figure(fig, out_png)
+
+
+def plot_conversation(conversation: Conversation, out_png) -> Path:
+    """Two panels against the turn: the tokens fed, and the time to first token, both ways.
+
+    Tokens fed by every forward call of the turn's answer, recompute and carry, with the tokens the
+    carried cache reused; the time to first token as the median with the range of the timed runs
+    (turns that reused nothing were not timed), each turn's verdict written beside it.
+    """
+    turns = conversation.turns
+    numbers = [turn.turn for turn in turns]
+    fig, (fed_ax, time_ax) = plt.subplots(1, 2, figsize=(13, 4.8))
+    fed_ax.plot(
+        numbers,
+        [turn.fed_recompute for turn in turns],
+        "s-",
+        color="tab:orange",
+        label="recompute: P + (N - 1)",
+    )
+    fed_ax.plot(
+        numbers,
+        [turn.fed_carry for turn in turns],
+        "o-",
+        color="tab:blue",
+        label="carry: (P - R) + (N - 1)",
+    )
+    fed_ax.plot(
+        numbers,
+        [turn.reused for turn in turns],
+        ":",
+        color="tab:green",
+        label="reused from the carried cache (R)",
+    )
+    fed_ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    finish_axis(
+        fed_ax,
+        "turn",
+        "tokens fed into forward",
+        f"tokens fed per turn; in all {conversation.total_fed_recompute:,} recompute, "
+        f"{conversation.total_fed_carry:,} carry",
+    )
+    timed = [turn for turn in turns if turn.timing is not None]
+    ways = (
+        ("recompute", "s-", "tab:orange"),
+        ("carry", "o-", "tab:blue"),
+    )
+    for way, style, color in ways:
+        medians = [getattr(turn.timing, f"{way}_s") * 1e3 for turn in timed]
+        runs = [getattr(turn.timing, f"{way}_runs_s") for turn in timed]
+        below = [median - min(each) * 1e3 for median, each in zip(medians, runs)]
+        above = [max(each) * 1e3 - median for median, each in zip(medians, runs)]
+        time_ax.errorbar(
+            [turn.turn for turn in timed],
+            medians,
+            yerr=[below, above],
+            fmt=style,
+            color=color,
+            capsize=3,
+            label=f"{way} (median, range of runs)",
+        )
+    for turn in timed:
+        time_ax.annotate(
+            turn.timing.verdict,
+            (turn.turn, turn.timing.recompute_s * 1e3),
+            textcoords="offset points",
+            xytext=(4, 6),
+            fontsize=8,
+        )
+    time_ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    finish_axis(
+        time_ax,
+        "turn",
+        "time to first token (ms)",
+        f"time to first token (threads: {conversation.threads}; verdict: "
+        f"{conversation.timing_verdict})",
+    )
     return save_figure(fig, out_png)

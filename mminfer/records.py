@@ -1,7 +1,8 @@
 """What every result file holds: one dataclass per JSON file, whose fields are the file's keys.
 
 A measuring function returns its file's whole record (provenance passed in as a ``RunInfo``); the
-job only writes it (:func:`write_record`), and the report reads it back typed (:func:`read_result`).
+job only writes it (:func:`write_record`), and the report reads it back typed (:func:`read_record`;
+mminfer.measurements.read_result finds a file's record by its name).
 Nothing adds a key afterwards, so every key of ``time.json`` is a field of :class:`Timing` here.
 
 Two files of the task have keys that are values: ``temp.json`` maps each temperature ("0.3") to a
@@ -494,7 +495,8 @@ class ServeFit:
     per_sequence_s: float
     held_at_zero: list[str]
     median_relative_residual: float  # over fitted_batches
-    holds: bool  # every batch of fitted_batches within serve.HOLDS_WITHIN, and least_batches
+    holds: bool  # every batch of fitted_batches within holds_within, and least_batches
+    holds_within: float  # the relative error every batch of a range must keep (serve.HOLDS_WITHIN)
     least_batches: int  # batches a range needs to claim the line holds (two fit any line)
     measured_batches: list[int]  # the smallest and largest
     fitted_batches: list[int]  # the smallest and largest of the range the fit claims
@@ -655,27 +657,6 @@ def from_json(kind, data, where: str = "") -> Any:
         values = {name: from_json(hints[name], data[name], f"{where}.{name}") for name in names}
         return kind(**values)
     return data
-
-
-# The record of each result file, by the file's name (mminfer.outputs).
-RECORD_OF_FILE = {
-    "same.json": Same,
-    "count.json": Count,
-    "time.json": Timing,
-    "kvbytes.json": KvBytes,
-    "temp.json": Temperatures,
-    "topp.json": TopP,
-    "topp_detail.json": TopPDetail,
-    "sweep.json": Sweep,
-    "capacity.json": Capacity,
-    "serve.json": Serve,
-    "sampler.json": SamplerCheck,
-}
-
-
-def read_result(path: str | Path):
-    """A result file read back as the record its name says it holds."""
-    return read_record(path, RECORD_OF_FILE[Path(path).name])
 
 
 def read_record(path: str | Path, kind):

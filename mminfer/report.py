@@ -1,19 +1,24 @@
 """Step 7: report.md, in Korean, from the records the other rules wrote.
 
-Python decides the facts and verdicts of each section (``*_facts``: is it the same ids, is the
-difference rounding-sized, can the timing be trusted, ...); every Korean sentence lives in the
-template ``report/report.md.j2``, which a reader can edit without touching this module. Every number
-is read from the result files' records (mminfer.records); nothing is measured or assumed here.
+Python decides the facts and verdicts of each section: one ``<name>_facts`` function per
+measurement (mminfer.measurements names it), whose parameters are named after the measurements
+whose records it reads, so render_report hands each its records by name. Every Korean sentence
+lives in a template: report/report.md.j2 includes report/sections/<name>.md.j2 per measurement in
+order, and a sentence chooses its words only by a boolean or an enum given here. Every number is
+read from the result files' records (mminfer.records); nothing is measured or assumed here.
 """
 
 from __future__ import annotations
 
+import inspect
 import itertools
+from collections.abc import Mapping
 from pathlib import Path
 
 import jinja2
 
 from mminfer.korean import particle
+from mminfer.measurements import MEASUREMENTS
 from mminfer.records import (
     Capacity,
     Count,
@@ -68,7 +73,25 @@ FILTERS = {
 }
 
 
+def table_row(*cells) -> str:
+    """One Markdown table row: ``{{ row(a, b, c) }}`` is "| a | b | c |" (a template's long row,
+    one cell per line)."""
+    return "| " + " | ".join(str(cell) for cell in cells) + " |"
+
+
 # --- facts and verdicts, one function per section ------------------------------------------------
+
+
+def yarn_of(config: dict) -> str:
+    """What MiniMind's YaRN does to this model's angles: "none" (no rope_scaling), "unchanged"
+    (a rotary table no longer than the original positions: only attention_factor applies) or
+    "scaled"."""
+    scaling = config.get("rope_scaling")
+    if not scaling:
+        return "none"
+    if config["max_position_embeddings"] <= scaling["original_max_position_embeddings"]:
+        return "unchanged"
+    return "scaled"
 
 
 def run_facts(same: Same, temp: Temperatures) -> dict:
@@ -83,6 +106,7 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
         "sft": next(iter(temp.values())).run,
         "device": device,
         "prompt": same.prompt,
+        "yarn": yarn_of(pretrain.config),
     }
 
 
@@ -100,6 +124,8 @@ def same_facts(same: Same) -> dict:
         rounding = rounding_sized(same.first_difference, same.run.dtype)
     return {
         "same_ids": same.same_ids,
+        "prompt_len": same.prompt_len,
+        "new_tokens": same.new_tokens,
         "max_abs_logit_diff": same.max_abs_logit_diff,
         "logits_equal": same.max_abs_logit_diff == 0,
         "first_difference": same.first_difference,
@@ -107,24 +133,33 @@ def same_facts(same: Same) -> dict:
     }
 
 
-def count_facts(count: Count) -> dict:
-    return vars(count) | {"token_ratio": count.fed_without_cache / count.fed_with_cache}
+def token_ratio(fed: Count) -> float:
+    """How many times more tokens the uncached path feeds (fed_without_cache / fed_with_cache)."""
+    return fed.fed_without_cache / fed.fed_with_cache
 
 
-def time_facts(timing: Timing, token_ratio: float) -> dict:
+def fed_facts(fed: Count) -> dict:
+    """count.json: the tokens fed both ways (the formulas' values are in the record)."""
+    return vars(fed) | {"token_ratio": token_ratio(fed)}
+
+
+def time_facts(time: Timing, fed: Count) -> dict:
     """time.json and its verdict (see mminfer.timing): ok, noisy, or untrusted."""
-    return vars(timing) | {
-        "token_ratio": token_ratio,
-        "trusted": timing.verdict != "untrusted",
-        "speedup_below_token_ratio": timing.speedup < token_ratio,
+    ratio = token_ratio(fed)
+    return vars(time) | {
+        "token_ratio": ratio,
+        "trusted": time.verdict != "untrusted",
+        "speedup_below_token_ratio": time.speedup < ratio,
+        "took_extra_rounds": time.extra_rounds > 0,
     }
 
 
-def kvbytes_facts(kv: KvBytes) -> dict:
-    return vars(kv) | {
-        "bytes_match": kv.measured_bytes == kv.formula_bytes,
-        "k_shape": tuple(kv.k_shape),
-        "repeat": kv.heads // kv.kv_heads,  # how much larger the cache would be after repeat_kv
+def kvbytes_facts(kvbytes: KvBytes) -> dict:
+    return vars(kvbytes) | {
+        "bytes_match": kvbytes.measured_bytes == kvbytes.formula_bytes,
+        "k_shape": tuple(kvbytes.k_shape),
+        # how much larger the cache would be after repeat_kv
+        "repeat": kvbytes.heads // kvbytes.kv_heads,
     }
 
 
@@ -134,6 +169,7 @@ def temp_facts(temp: Temperatures) -> dict:
     return {
         "question": first.prompt.question,
         "template": first.prompt.template,
+        "tokenizers_template": first.prompt.template == "tokenizer_config.json",
         "seed": first.prompt.seed,
         "samples": first.samples,
         "by_temperature": temp,
@@ -141,16 +177,22 @@ def temp_facts(temp: Temperatures) -> dict:
     }
 
 
-def sampler_facts(check: SamplerCheck) -> dict:
+def sampler_facts(sampler: SamplerCheck) -> dict:
     """sampler.json: all answers identical with and without the cache (one seed)?"""
-    return vars(check) | {
-        "all_identical": check.identical_with_and_without_cache == check.samples,
-        "seed_changes_answers": check.differ_with_second_seed > 0,
+    return vars(sampler) | {
+        "all_identical": sampler.identical_with_and_without_cache == sampler.samples,
+        "seed_changes_answers": sampler.differ_with_second_seed > 0,
+        "differing": sampler.samples - sampler.identical_with_and_without_cache,
+        "same_with_second_seed": sampler.samples - sampler.differ_with_second_seed,
+        # float32 on a CPU: the two paths' rounding rarely parts a draw, so a difference there
+        # points at the cached path
+        "float32_on_cpu": sampler.run.dtype == "float32" and sampler.run.device == "cpu",
     }
 
 
-def topp_facts(topp: TopP, detail: TopPDetail | None) -> dict:
+def topp_facts(topp: TopP, topp_detail: TopPDetail | None = None) -> dict:
     """Survivors per p after the open prefix; with topp_detail.json, the sharp position beside."""
+    detail = topp_detail
     if detail is None:  # a plain run of the task writes topp.json only
         return {"survivors": topp, "open": None, "sharp": None, "open_sharper": None}
     open_position = detail.positions["open"]
@@ -214,7 +256,32 @@ def sweep_facts(sweep: Sweep) -> dict:
         "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
         "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
         "extrapolated": None if furthest.measured else furthest,
+        "rows": sweep_rows(sweep),
+        "last_step_before_longest": last_step != sweep.longest - 1,
+        "time_below_tokens": (
+            longest.time_ratio is not None and longest.time_ratio < longest.token_ratio
+        ),
     }
+
+
+def sweep_rows(sweep: Sweep) -> list[dict]:
+    """The table's rows: each length, and how its uncached time is marked.
+
+    ``mark`` before the time: "≈" where some steps came from the fit; ``after`` it: "†" where they
+    were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
+    """
+    rows = []
+    for point in sweep.points:
+        how = point.without_cache_from
+        rows.append(
+            {
+                "point": point,
+                "hidden": how == "none",
+                "mark": "≈" if how == "fit" else "",
+                "after": "†" if how == "interpolation" else "",
+            }
+        )
+    return rows
 
 
 def capacity_facts(capacity: Capacity) -> dict:
@@ -226,7 +293,11 @@ def capacity_facts(capacity: Capacity) -> dict:
         for context in capacity.contexts:
             sequences = [by_key[(dtype, context, memory)] for memory in capacity.memory_gib]
             table.append((dtype, context, sequences))
-    return vars(capacity) | {"table": table, "batch_matches": capacity.batch_check.matches}
+    return vars(capacity) | {
+        "table": table,
+        "batch_matches": capacity.batch_check.matches,
+        "moe": capacity.experts is not None,
+    }
 
 
 SPREAD_DOUBTS = ("single_pass", "decode_spread", "prefill_spread")
@@ -255,13 +326,16 @@ def serve_facts(serve: Serve) -> dict:
         "kv_match": all(row.kv_bytes_match for row in rows),
         "first": first,
         "last": rows[-1],
-        "throughput_gain": rows[-1].tokens_per_second / first.tokens_per_second,
-        "batch_gain": rows[-1].batch / first.batch,
         "binding": users.binding,
         "speed_lower_bound": lower_bound,
         "memory_known": users.users_by_memory is not None,
         "experts": experts if experts else None,
-        "trusted": serve.verdict == "ok",
+        "experts_grow": bool(experts) and experts[-1] > experts[0],
+        "free_below_last": serve.nearly_free_up_to < rows[-1].batch,
+        "context_cut": serve.context_asked > users.context,
+        "context_beyond_measured": users.context > serve.decode_context,
+        # a fixed cost of 0 gives no crossover worth naming
+        "crossover_known": bool(serve.fit.crossover_batch),
         "spread_batches": spread_batches,  # a spread over noisy_cv, or one pass
         "contradicting_batches": contradicting_batches,  # faster than a smaller batch
         "largest_cv": max(row.cv_decode_step for row in rows),
@@ -273,7 +347,6 @@ def serve_facts(serve: Serve) -> dict:
         "still_pays": top.batch > serve.nearly_free_up_to and top.batch != first.batch,
         "single_pass": "single_pass" in serve.doubts,
         "fit_too_few": len(rows) < fit.least_batches,
-        "growth_row": by_batch[serve.growth_stops_at],
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
@@ -292,48 +365,77 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands)
+    env.globals["row"] = table_row
     return env
 
 
+def section_facts(function, records: Mapping[str, object]) -> dict:
+    """A section's facts: ``function`` called with the records its parameters name.
+
+    A facts function's parameters are measurement names (``time_facts(time, fed)``); a record the
+    report was not given is None.
+    """
+    arguments = {}
+    for parameter in inspect.signature(function).parameters:
+        arguments[parameter] = records.get(parameter)
+    return function(**arguments)
+
+
 def render_report(
-    same: Same,
-    count: Count,
-    timing: Timing,
-    kv: KvBytes,
-    temp: Temperatures,
-    topp: TopP,
-    topp_detail: TopPDetail | None = None,
-    sweep: Sweep | None = None,
-    capacity: Capacity | None = None,
-    sampler: SamplerCheck | None = None,
-    serve: Serve | None = None,
+    records: Mapping[str, object],
     pictures: dict | None = None,
     cache_script: str | None = None,
     template=TEMPLATE,
 ) -> str:
-    """report.md from the records.
+    """report.md from the records, keyed by measurement name (mminfer.measurements).
 
-    The rule passes everything; a plain run of the task (scripts/plain_task.py) only the six task
-    files, and the template leaves out what is absent. ``pictures`` maps each picture to a PNG path
-    relative to the report, ``cache_script`` is the task's cache.py relative to it; ``template`` is
-    the rule's template input.
+    The rule passes every measurement; a plain run of the task (scripts/plain_task.py) only the
+    six task files, and the report leaves out the sections of what is absent. ``pictures`` maps
+    each picture to a PNG path relative to the report, ``cache_script`` is the task's cache.py
+    relative to it; ``template`` is the rule's template input (report/report.md.j2, which
+    includes report/sections/ beside it).
     """
-    counted = count_facts(count)
+    missing = [entry.name for entry in MEASUREMENTS if entry.task and entry.name not in records]
+    if missing:
+        raise KeyError(f"render_report needs the task's measurements; missing {missing}")
     facts = {
-        "run": run_facts(same, temp),
+        "run": section_facts(run_facts, records),
         "cache_script": cache_script,
-        "same": same_facts(same),
-        "count": counted,
-        "time": time_facts(timing, counted["token_ratio"]),
-        "kv": kvbytes_facts(kv),
-        "temp": temp_facts(temp),
-        "topp": topp_facts(topp, topp_detail),
-        "sweep": sweep_facts(sweep) if sweep else None,
-        "capacity": capacity_facts(capacity) if capacity else None,
-        "sampler": sampler_facts(sampler) if sampler else None,
-        "serve": serve_facts(serve) if serve else None,
         "pictures": pictures,
     }
+    sections = []
+    for entry in MEASUREMENTS:
+        if entry.section is None or entry.name not in records:
+            continue
+        facts[entry.name] = section_facts(entry.facts_function(), records)
+        sections.append(entry.section)
+    facts["sections"] = sections
     template = Path(template)
     env = environment(template.parent)
-    return env.get_template(template.name).render(facts).rstrip() + "\n"
+    return unwrap(env.get_template(template.name).render(facts)).rstrip() + "\n"
+
+
+def starts_a_block(line: str) -> bool:
+    """A line Markdown never joins to the one before: blank, a heading, a table row, a picture,
+    a list item."""
+    stripped = line.strip()
+    return stripped == "" or stripped.startswith(("#", "|", "![", "- "))
+
+
+def ends_a_block(line: str) -> bool:
+    """A line Markdown never joins the next one to: blank, a heading, a table row, a picture."""
+    stripped = line.strip()
+    return stripped == "" or stripped.startswith(("#", "|", "!["))
+
+
+def unwrap(text: str) -> str:
+    """The templates' wrapped prose as Markdown reads it: each paragraph (and list item) on one
+    line, its lines joined by a space. Headings, tables, pictures and blank lines stay as they
+    are."""
+    lines = []
+    for line in text.split("\n"):
+        if lines and not starts_a_block(line) and not ends_a_block(lines[-1]):
+            lines[-1] = lines[-1] + " " + line.strip()
+        else:
+            lines.append(line)
+    return "\n".join(lines)

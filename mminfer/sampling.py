@@ -3,7 +3,8 @@
 - temperature: the SFT model answers one chat question ``samples`` times per temperature,
   reseeding ``torch.manual_seed(seed)`` before each temperature so that only the temperature
   differs; answers are the new tokens cut before the first eos, decoded;
-- the sampler check: the same seed's samples with the cache and without are the same answers;
+- the sampler check: the same seed's samples with the cache and without are the same answers
+  (the temp rule hands it temperature's cached draws at its temperature, so they are drawn once);
 - top-p: from the last position's logits after a prefix, how many tokens survive MiniMind's rule
   (:func:`mminfer.model.top_p_mask`) at each p.
 """
@@ -42,6 +43,33 @@ def cut_at_eos(ids: list[int], eos_id: int) -> list[int]:
     return ids[: ids.index(eos_id)] if eos_id in ids else ids
 
 
+def temperature_draws(
+    model,
+    tokenizer,
+    prompt_ids: list[int],
+    temperatures: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    device,
+    named: str = "the model",
+) -> dict[float, list[list[int]]]:
+    """The new tokens of ``samples`` cached draws per temperature, lowest first, each temperature
+    reseeded with ``seed`` (so the order changes no draw).
+
+    Temperature alone shapes the distribution: top_k=0, top_p=1.0. Logits that are not finite stop
+    the draws with an error naming the model as ``named`` (mminfer.finite.model_named).
+    """
+    eos = tokenizer.eos_token_id
+    draws = {}
+    for temperature in sorted(temperatures):
+        with finite_logits(model, f"{named}, sampling at temperature {temperature}"):
+            draws[float(temperature)] = sampled_rows(
+                model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
+            )
+    return draws
+
+
 def sample_answers(
     model,
     tokenizer,
@@ -52,14 +80,17 @@ def sample_answers(
     seed: int,
     device,
 ) -> list[str]:
-    """``samples`` sampled answers at one temperature, cut before their first eos, decoded.
-
-    Temperature alone shapes the distribution: top_k=0, top_p=1.0.
-    """
+    """``samples`` sampled answers at one temperature, cut before their first eos, decoded."""
     eos = tokenizer.eos_token_id
     rows = sampled_rows(
         model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
     )
+    return decoded_answers(tokenizer, rows)
+
+
+def decoded_answers(tokenizer, rows: list[list[int]]) -> list[str]:
+    """Each draw's answer: its new tokens cut before their first eos, decoded."""
+    eos = tokenizer.eos_token_id
     answers = []
     for row in rows:
         answers.append(tokenizer.decode(cut_at_eos(row, eos), skip_special_tokens=False))
@@ -102,19 +133,29 @@ def temperature_experiment(
     device,
     prompt: ChatPrompt,
     run: RunInfo,
+    draws: dict[float, list[list[int]]] | None = None,
 ) -> Temperatures:
     """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first.
 
     Each temperature is reseeded, so the order changes no answer; the report and the plot read the
-    keys in this order.
+    keys in this order. ``draws``: :func:`temperature_draws` of these arguments, when the caller
+    drew them already (to share them with the sampler check); drawn here otherwise.
     """
+    if draws is None:
+        draws = temperature_draws(
+            model,
+            tokenizer,
+            prompt_ids,
+            temperatures,
+            samples,
+            new_tokens,
+            seed,
+            device,
+            named=model_named(run.checkpoint, run.dtype),
+        )
     result = {}
-    for temperature in sorted(temperatures):
-        what = f"{model_named(run.checkpoint, run.dtype)}, sampling at temperature {temperature}"
-        with finite_logits(model, what):
-            answers = sample_answers(
-                model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device
-            )
+    for temperature, rows in draws.items():
+        answers = decoded_answers(tokenizer, rows)
         result[temperature_key(temperature)] = summarize_answers(answers, prompt, run)
     return result
 
@@ -174,17 +215,20 @@ def sampler_check(
     device,
     prompt: ChatPrompt,
     run: RunInfo,
+    with_cache: list[list[int]] | None = None,
 ) -> SamplerCheck:
     """sampler.json: the same seed with the cache and without gives the same answers.
 
     The cache changes the cost, not the result; another seed gives other answers: sampling is which
-    result.
+    result. ``with_cache``: the seed's cached draws at this temperature when they were drawn
+    already (temp.json's, :func:`temperature_draws`); drawn here otherwise.
     """
     eos = tokenizer.eos_token_id
     args = (model, prompt_ids, temperature, samples, new_tokens)
     what = f"{model_named(run.checkpoint, run.dtype)}, sampling at temperature {temperature}"
-    with finite_logits(model, f"{what} with the cache, seed {seed}"):
-        with_cache = sampled_rows(*args, seed, True, eos, device)
+    if with_cache is None:
+        with finite_logits(model, f"{what} with the cache, seed {seed}"):
+            with_cache = sampled_rows(*args, seed, True, eos, device)
     with finite_logits(model, f"{what} without the cache, seed {seed}"):
         without_cache = sampled_rows(*args, seed, False, eos, device)
     with finite_logits(model, f"{what} with the cache, seed {second_seed}"):

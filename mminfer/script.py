@@ -71,10 +71,16 @@ def add_setting(parser: argparse.ArgumentParser, key: str) -> None:
         parser.add_argument(name, type=kind, default=value, choices=allowed, help=shown)
 
 
-def cli(doc: str, paths: list[tuple[str, str]], keys: list[str]) -> argparse.Namespace:
+def cli(
+    doc: str,
+    paths: list[tuple[str, str]],
+    keys: list[str],
+    optional_paths: list[tuple[str, str]] = (),
+) -> argparse.Namespace:
     """Parse a hand run's flags.
 
-    ``paths``: (flag, help) of the files the job reads and writes, all required; ``keys``: the
+    ``paths``: (flag, help) of the files the job reads and writes, all required (those of
+    ``optional_paths`` may be left out, then None); ``keys``: the
     config keys it takes, each a flag (see add_setting), followed by those of the model it opens
     (MODEL_KEYS), --threads and --log.
     """
@@ -83,6 +89,8 @@ def cli(doc: str, paths: list[tuple[str, str]], keys: list[str]) -> argparse.Nam
     )
     for name, text in paths:
         parser.add_argument(name, required=True, help=text)
+    for name, text in optional_paths:
+        parser.add_argument(name, default=None, help=text)
     for key in [*keys, *MODEL_KEYS]:
         add_setting(parser, key)
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads")

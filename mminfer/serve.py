@@ -482,6 +482,7 @@ def fit_batches(batches: list[BatchStep]) -> ServeFit:
         held_at_zero=[("fixed_s", "per_sequence_s")[i] for i in held],
         median_relative_residual=statistics.median(errors[:end]),
         holds=holds,
+        holds_within=HOLDS_WITHIN,
         least_batches=FIT_AT_LEAST,
         measured_batches=[batches[0].batch, batches[-1].batch],
         fitted_batches=[batches[0].batch, batches[end - 1].batch],

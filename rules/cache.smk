@@ -7,8 +7,8 @@ rule cache:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        same=shown("same.json", "same", "KV 캐시"),
-        counts=shown("count.json", "count", "KV 캐시"),
+        same=measured("same", "KV 캐시"),
+        fed=measured("fed", "KV 캐시"),  # count.json
     log:
         logfile("cache.log"),
     benchmark:
@@ -29,9 +29,9 @@ rule cache:
 # The task's script beside its results (report.md names it as the writer of same/count.json).
 rule cache_script:
     input:
-        str(Path(REPO) / "scripts" / outputs.TASK_SCRIPT),
+        str(Path(REPO) / "scripts" / measurements.TASK_SCRIPT),
     output:
-        result(outputs.TASK_SCRIPT),
+        result(measurements.TASK_SCRIPT),
     log:
         logfile("cache_script.log"),
     conda:
@@ -46,7 +46,7 @@ rule time:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        shown("time.json", "time", "KV 캐시"),
+        measured("time", "KV 캐시"),
     log:
         logfile("time.log"),
     benchmark:

@@ -18,7 +18,7 @@ PYTHONPATH = [path for path in (REPO, os.environ.get("PYTHONPATH")) if path]
 os.environ.update(PYTHONPATH=os.pathsep.join(PYTHONPATH))
 ENV = "../envs/mminfer.yaml"
 
-from mminfer import cluster, inputs, outputs
+from mminfer import cluster, inputs, measurements
 from mminfer.errors import MminferError
 from mminfer.inputs import check_config, resolve_runs
 from mminfer.resultslock import hold_results_folder, release_results_folder
@@ -143,10 +143,20 @@ localrules:
     demo_tokenizer,
 
 
+def measured(name, category):
+    """The result file of measurement ``name`` (mminfer.measurements), shown in Snakemake's HTML
+    report with its caption report/<name>.rst."""
+    return shown(measurements.measurement(name).filename, name, category)
+
+
 def all_outputs():
-    files = [out(name, results) for results in RUNS for name in outputs.result_files()]
+    """Every file of every results folder (mminfer.measurements.result_files), comparison.md."""
+    files = []
+    for results in RUNS:
+        for name in measurements.result_files():
+            files.append(out(name, results))
     if len(RUNS) > 1:
-        files.append(out(outputs.COMPARISON))
+        files.append(out(measurements.COMPARISON))
     return files
 
 

@@ -5,7 +5,7 @@ rule kvbytes:
     input:
         pretrain=run_input("pretrain"),
     output:
-        shown("kvbytes.json", "kvbytes", "KV 캐시"),
+        measured("kvbytes", "KV 캐시"),
     log:
         logfile("kvbytes.log"),
     benchmark:

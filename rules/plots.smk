@@ -1,9 +1,11 @@
-# Pictures of the results, each drawn from the JSON file beside it (mminfer.outputs.PLOTS).
+# Pictures of the results, each drawn from the JSON file beside it (mminfer.measurements.pictures).
 
 
 rule plot:
     input:
-        source=lambda wildcards: out(outputs.PLOTS[wildcards.plot], wildcards.results),
+        source=lambda wildcards: out(
+            measurements.pictures()[wildcards.plot], wildcards.results
+        ),
     output:
         shown("{plot}.png", "plot", "그림"),
     log:
@@ -11,7 +13,7 @@ rule plot:
     benchmark:
         bench("plot_{plot}")
     wildcard_constraints:
-        plot="|".join(outputs.PLOTS),
+        plot="|".join(measurements.pictures()),
     conda:
         ENV
     script:

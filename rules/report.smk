@@ -3,10 +3,18 @@
 
 rule report:
     input:
-        # every result file the template reads, by name (mminfer.outputs.report_inputs)
-        **{name: result(file) for name, file in outputs.report_inputs().items()},
+        # every measurement's file, by its name (mminfer.measurements), and every picture
+        **{name: result(file) for name, file in measurements.files().items()},
+        **{
+            f"{name}_png": result(measurements.picture_file(name))
+            for name in measurements.pictures()
+        },
+        cache_script=result(measurements.TASK_SCRIPT),
         # the Korean sentences: editing one reruns the report
         template=str(Path(REPO) / "report" / "report.md.j2"),
+        sections=sorted(
+            str(path) for path in (Path(REPO) / "report").glob("**/*.md.j2")
+        ),
     output:
         shown("report.md", "report_md", "보고서"),
     log:
@@ -22,11 +30,13 @@ rule report:
 rule compare:
     input:
         **{
-            name: [out(file, folder) for folder in RUNS]
-            for name, file in outputs.COMPARED_JSON.items()
+            name: [
+                out(measurements.measurement(name).filename, folder) for folder in RUNS
+            ]
+            for name in measurements.COMPARED
         },
     output:
-        out(outputs.COMPARISON),
+        out(measurements.COMPARISON),
     log:
         out("logs/compare.log"),
     conda:

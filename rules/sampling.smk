@@ -1,4 +1,5 @@
-# Steps 5-6: what temperature and top-p change; beyond the task, the sampler is not the cache.
+# Steps 5-6: what temperature and top-p change; beyond the task, the sampler is not the cache
+# (sampler.json, from temp's own draws and model load).
 
 
 rule temp:
@@ -7,7 +8,8 @@ rule temp:
         sft_lora=lora_input,
         tokenizer=tokenizer_files,
     output:
-        shown("temp.json", "temp", "온도"),
+        temp=measured("temp", "온도"),
+        sampler=measured("sampler", "온도"),
     log:
         logfile("temp.log"),
     benchmark:
@@ -23,6 +25,8 @@ rule temp:
         new_tokens=config["temp"]["new_tokens"],
         seed=config["temp"]["seed"],
         chatml_fallback=config["temp"]["chatml_fallback"],
+        sampler_temperature=config["sampler"]["temperature"],
+        second_seed=config["sampler"]["second_seed"],
         model=model_params,
     script:
         "../scripts/temperature.py"
@@ -33,8 +37,8 @@ rule topp:
         pretrain=run_input("pretrain"),
         tokenizer=tokenizer_files,
     output:
-        topp=shown("topp.json", "topp", "top-p"),
-        detail=shown("topp_detail.json", "topp_detail", "top-p"),
+        topp=measured("topp", "top-p"),
+        topp_detail=measured("topp_detail", "top-p"),
     log:
         logfile("topp.log"),
     benchmark:
@@ -50,32 +54,3 @@ rule topp:
         model=model_params,
     script:
         "../scripts/topp.py"
-
-
-# Beyond the task: the sampler is not the cache (temp.json's samples with and without it).
-rule sampler:
-    input:
-        sft=run_input("sft"),
-        sft_lora=lora_input,
-        tokenizer=tokenizer_files,
-    output:
-        shown("sampler.json", "sampler", "온도"),
-    log:
-        logfile("sampler.log"),
-    benchmark:
-        bench("sampler")
-    conda:
-        ENV
-    resources:
-        **MODEL_RESOURCES,
-    params:
-        question=config["temp"]["question"],
-        samples=config["temp"]["samples"],
-        new_tokens=config["temp"]["new_tokens"],
-        seed=config["temp"]["seed"],
-        chatml_fallback=config["temp"]["chatml_fallback"],
-        temperature=config["sampler"]["temperature"],
-        second_seed=config["sampler"]["second_seed"],
-        model=model_params,
-    script:
-        "../scripts/sampler.py"

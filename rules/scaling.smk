@@ -7,7 +7,7 @@ rule sweep:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        shown("sweep.json", "sweep", "길이"),
+        measured("sweep", "길이"),
     log:
         logfile("sweep.log"),
     benchmark:
@@ -31,7 +31,7 @@ rule capacity:
     input:
         pretrain=run_input("pretrain"),
     output:
-        shown("capacity.json", "capacity", "카드"),
+        measured("capacity", "카드"),
     log:
         logfile("capacity.log"),
     benchmark:
@@ -56,7 +56,7 @@ rule serve:
         tokenizer=tokenizer_files,
         val_data=run_input("val_data"),
     output:
-        shown("serve.json", "serve", "서빙"),
+        measured("serve", "서빙"),
     log:
         logfile("serve.log"),
     benchmark:

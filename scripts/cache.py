@@ -1,17 +1,20 @@
 r"""Steps 1-2 of the task: greedy generation with and without the KV cache.
 
 Writes same.json (same_ids, ids, prompt_len, new_tokens, ...) and count.json (prompt_len,
-new_tokens, fed_with_cache, fed_without_cache, ...). Run by the workflow's `cache` rule, or by hand:
+new_tokens, fed_with_cache, fed_without_cache, ...), both from one pair of generations
+(mminfer.greedy.compare_cache). Run by the workflow's `cache` rule, or by hand:
 
     python scripts/cache.py --pretrain /opt/mm/ref/pretrain.pth --tokenizer /opt/minimind/model \
         --val-data /opt/mm/data/pretrain_val.jsonl --outdir /root/mm/infer
 """
 
+import logging
 from pathlib import Path
 
-from mminfer.jobs.cache import cache_job
-from mminfer.loading import ModelSource, ModelSpec
-from mminfer.records import PretrainPrompt
+from mminfer import greedy
+from mminfer.loading import ModelSource, ModelSpec, open_for_task_prompt, run_info
+from mminfer.prompts import TASK_LENGTH_KEYS
+from mminfer.records import PretrainPrompt, write_record
 from mminfer.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
@@ -22,9 +25,39 @@ from mminfer.script import (
     tokenizer_folder,
 )
 
+
+def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out, fed_out):
+    """Open the model, generate with and without the cache, write same.json and count.json."""
+    loaded, loaded_tokenizer, prompt_ids = open_for_task_prompt(
+        model, prompt, new_tokens, TASK_LENGTH_KEYS
+    )
+    same, fed = greedy.compare_cache(
+        loaded.model,
+        prompt_ids,
+        new_tokens,
+        loaded.device,
+        loaded_tokenizer,
+        prompt,
+        run_info(loaded),
+    )
+    logging.getLogger("mminfer").info(
+        "same_ids=%s (max |logit difference| %.3g, first difference %s); fed %d with the cache "
+        "(formula %d), %d without (formula %d)",
+        same.same_ids,
+        same.max_abs_logit_diff,
+        same.first_difference,
+        fed.fed_with_cache,
+        fed.formula_with_cache,
+        fed.fed_without_cache,
+        fed.formula_without_cache,
+    )
+    write_record(same_out, same)
+    write_record(fed_out, fed)
+
+
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        cache_job(
+        cache(
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),
@@ -38,7 +71,7 @@ if "snakemake" in globals():
             ),
             new_tokens=snakemake.params.new_tokens,
             same_out=snakemake.output.same,
-            count_out=snakemake.output.counts,
+            fed_out=snakemake.output.fed,
         )
 elif __name__ == "__main__":
     args = cli(
@@ -47,10 +80,10 @@ elif __name__ == "__main__":
         keys=PROMPT_KEYS,
     )
     with job_log(args.log):
-        cache_job(
+        cache(
             model=hand_model(args, args.pretrain),
             prompt=hand_prompt(args),
             new_tokens=args.new_tokens,
             same_out=Path(args.outdir) / "same.json",
-            count_out=Path(args.outdir) / "count.json",
+            fed_out=Path(args.outdir) / "count.json",
         )

@@ -1,12 +1,42 @@
-"""What fits on a card: KV bytes per token per dtype, sequences per memory size -> capacity.json."""
+"""What fits on a card: KV bytes per token per dtype, sequences per memory size -> capacity.json.
 
-from mminfer.jobs.scaling import capacity_job
-from mminfer.loading import ModelSource, ModelSpec
+Opens the model and measures with mminfer.capacity.capacity.
+"""
+
+import logging
+
+from mminfer import capacity
+from mminfer.loading import ModelSource, ModelSpec, open_model, run_info
+from mminfer.prompts import check_length
+from mminfer.records import write_record
 from mminfer.script import job_log, rule_only
+
+
+def capacity_of(model: ModelSource, memory_gib, contexts, batch: int, batch_context: int, out):
+    """Open the model, measure what its cache costs per token and what fits, write capacity.json."""
+    loaded = open_model(model)
+    check_length(batch_context, loaded.config.max_position_embeddings, "capacity.batch_context")
+    fits = capacity.capacity(
+        loaded.model,
+        loaded.config,
+        loaded.device,
+        memory_gib,
+        contexts,
+        batch,
+        batch_context,
+        run_info(loaded),
+    )
+    logging.getLogger("mminfer").info(
+        "bytes per token %s; batch check matches: %s",
+        {dtype: entry.measured for dtype, entry in fits.bytes_per_token.items()},
+        fits.batch_check.matches,
+    )
+    write_record(out, fits)
+
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        capacity_job(
+        capacity_of(
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),

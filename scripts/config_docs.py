@@ -1,24 +1,30 @@
-"""docs/configuration.md from schemas/config.schema.yaml, the one home of every config key.
+"""The generated docs: docs/configuration.md from schemas/config.schema.yaml, the one home of
+every config key, and docs/outputs.md from mminfer/measurements.py, the one list of measurements.
 
-    python scripts/config_docs.py            # rewrite docs/configuration.md
-    python scripts/config_docs.py --check    # exit 1 when the page is not the schema's
+    python scripts/config_docs.py            # rewrite both pages
+    python scripts/config_docs.py --check    # exit 1 when a page is not its source's
 
-tests/test_docs.py runs the check, so the page never drifts from the schema.
+tests/test_docs.py runs the check, so neither page drifts from its source.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import re
 import sys
+import typing
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from mminfer import measurements  # noqa: E402
 from mminfer.inputs import read_schema  # noqa: E402
 
 PAGE = REPO / "docs" / "configuration.md"
+OUTPUTS_PAGE = REPO / "docs" / "outputs.md"
 HEADER = """# Configuration
 
 Every key of the workflow's config, with its default and meaning: generated from
@@ -90,16 +96,121 @@ def render(schema: dict) -> str:
     return "\n".join(text)
 
 
+OUTPUTS_HEADER = """# Outputs
+
+Every result file of a results folder (`outdir`, and `outdir/models/<name>` for each model of
+config key `models`): generated from `mminfer/measurements.py` by `scripts/config_docs.py` (do not
+edit this page by hand). Each JSON file is one measurement's record, a dataclass (or, for the
+task's temp.json and topp.json, a mapping) whose fields are the file's keys, in order: the
+function that measures it returns that whole record (provenance passed in), the rule's script only
+writes it, and the report, the pictures and comparison.md read it back typed. A file whose keys
+are not its record's (written by another version) is refused with a message. The measurement's
+name is the file's stem, its report section (report/sections/<name>.md.j2), its caption
+(report/<name>.rst) and its key in the report's records; count.json is `fed` (Snakemake reserves
+`count`).
+"""
+
+OUTPUTS_FOOTER = """The Korean sentences of report.md live in `report/report.md.j2` and the
+sections it includes (`report/sections/<name>.md.j2`); Python (`report.<name>_facts`) decides the
+facts and verdicts they choose their words by. Edit a template to change how the report reads.
+"""
+
+
+def rule_places() -> dict[str, tuple[str, str]]:
+    """Each rule's file and script, read from rules/*.smk."""
+    places = {}
+    for path in sorted((REPO / "rules").glob("*.smk")):
+        text = path.read_text(encoding="utf-8")
+        for match in re.finditer(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", text, re.M | re.S):
+            script = re.search(r'script:\n\s+"\.\./(scripts/[\w.]+)"', match.group(2))
+            places[match.group(1)] = (f"rules/{path.name}", script.group(1) if script else "")
+    return places
+
+
+def record_name(entry) -> str:
+    return entry.record.split(":")[1]
+
+
+def keys_of(kind) -> str:
+    """A record's keys, in order: a dataclass's fields, or a mapping's key and value."""
+    if dataclasses.is_dataclass(kind):
+        return ", ".join(f"`{field.name}`" for field in dataclasses.fields(kind))
+    _, value = typing.get_args(kind)  # temp.json, topp.json: one key per temperature or p
+    if dataclasses.is_dataclass(value):
+        return f'exactly `{{"0.3": ..., ...}}`, each a `{value.__name__}`: {keys_of(value)}'
+    return f'exactly `{{"0.5": n, ...}}`, each an `{value.__name__}`'
+
+
+def function_name(reference: str) -> str:
+    module, function = reference.split(":")
+    return f"{module.removeprefix('mminfer.')}.{function}"
+
+
+def render_outputs() -> str:
+    places = rule_places()
+    text = [OUTPUTS_HEADER, "## The task's files", ""]
+    head = ["| file | measurement | record | what |", "| --- | --- | --- | --- |"]
+    task = [entry for entry in measurements.MEASUREMENTS if entry.task]
+    extra = [entry for entry in measurements.MEASUREMENTS if not entry.task]
+    text += head
+    for entry in task:
+        text.append(
+            f"| `{entry.filename}` | `{entry.name}` | `{record_name(entry)}` | {entry.summary} |"
+        )
+    text.append(
+        f"| `{measurements.TASK_SCRIPT}` | | | the task's script, runnable by hand where mminfer "
+        "is installed |"
+    )
+    text.append(f"| `{measurements.REPORT}` | | | the report: a section per measurement |")
+    text += ["", "## Beyond the task", "", *head]
+    for entry in extra:
+        text.append(
+            f"| `{entry.filename}` | `{entry.name}` | `{record_name(entry)}` | {entry.summary} |"
+        )
+    pictures = ", ".join(f"`{name}.png`" for name in measurements.pictures())
+    text.append(f"| {pictures} | | | pictures, each drawn from its measurement's file |")
+    text.append(
+        f"| `{measurements.COMPARISON}` | | | with config key `models`: "
+        f"{', '.join(measurements.COMPARED)} of every model side by side |"
+    )
+    text += ["", "## Where each number is computed", ""]
+    text += [
+        "A reader who sees a number in report.md opens its rule, then the script, then lands on",
+        "the function that computes it: the script opens the model and calls that function.",
+        "",
+        "| file | rule (file) → script → function |",
+        "| --- | --- |",
+    ]
+    for entry in measurements.MEASUREMENTS:
+        rule_file, script = places[entry.rule]
+        function = function_name(entry.measured_by)
+        text.append(
+            f"| `{entry.filename}` | `{entry.rule}` ({rule_file}) → {script} → `{function}` |"
+        )
+    report_file, report_script = places["report"]
+    text.append(
+        f"| `{measurements.REPORT}` | `report` ({report_file}) → {report_script} → "
+        "`report.render_report` and `report/report.md.j2` |"
+    )
+    text += ["", "## The keys of each file", ""]
+    text += ["| file | keys, in order |", "| --- | --- |"]
+    for entry in measurements.MEASUREMENTS:
+        text.append(f"| `{entry.filename}` | {keys_of(entry.record_type())} |")
+    text += ["", OUTPUTS_FOOTER]
+    return "\n".join(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--check", action="store_true", help="exit 1 when the page is stale")
+    parser.add_argument("--check", action="store_true", help="exit 1 when a page is stale")
     args = parser.parse_args()
-    page = render(read_schema())
-    if args.check:
-        if PAGE.read_text(encoding="utf-8") != page:
-            sys.exit(f"{PAGE} is not the schema's: run python scripts/config_docs.py")
-        return
-    PAGE.write_text(page, encoding="utf-8")
+    pages = {PAGE: render(read_schema()), OUTPUTS_PAGE: render_outputs()}
+    for path, page in pages.items():
+        if args.check:
+            if path.read_text(encoding="utf-8") != page:
+                sys.exit(f"{path} is not its source's: run python scripts/config_docs.py")
+        else:
+            path.write_text(page, encoding="utf-8")
 
 
 if __name__ == "__main__":

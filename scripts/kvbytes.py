@@ -5,13 +5,34 @@ Run by the workflow's `kvbytes` rule, or by hand:
     python scripts/kvbytes.py --pretrain /opt/mm/ref/pretrain.pth --out kvbytes.json
 """
 
-from mminfer.jobs.kvbytes import kvbytes_job
-from mminfer.loading import ModelSource, ModelSpec
+import logging
+
+from mminfer import kvcache
+from mminfer.loading import ModelSource, ModelSpec, open_model, run_info
+from mminfer.prompts import check_length
+from mminfer.records import write_record
 from mminfer.script import PRETRAIN, cli, hand_model, job_log
+
+
+def kvbytes(model: ModelSource, tokens: int, seed: int, out):
+    """Open the model, fill its cache with ``tokens`` random tokens, write what it holds."""
+    loaded = open_model(model)
+    check_length(tokens, loaded.config.max_position_embeddings, "kvbytes.tokens")
+    kv = kvcache.measure_kv_bytes(
+        loaded.model, loaded.config, tokens, seed, loaded.device, run_info(loaded)
+    )
+    logging.getLogger("mminfer").info(
+        "measured_bytes=%d formula_bytes=%d k_shape=%s",
+        kv.measured_bytes,
+        kv.formula_bytes,
+        kv.k_shape,
+    )
+    write_record(out, kv)
+
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        kvbytes_job(
+        kvbytes(
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),
@@ -28,7 +49,7 @@ elif __name__ == "__main__":
         keys=["kvbytes.tokens", "kvbytes.seed"],
     )
     with job_log(args.log):
-        kvbytes_job(
+        kvbytes(
             model=hand_model(args, args.pretrain),
             tokens=args.tokens,
             seed=args.seed,

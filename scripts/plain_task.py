@@ -30,7 +30,7 @@ from mminfer.loading import (  # noqa: E402
     open_for_task_prompt,
     run_info,
 )
-from mminfer.outputs import REPORT, TASK_JSON  # noqa: E402
+from mminfer.measurements import REPORT, task_files  # noqa: E402
 from mminfer.prompts import TASK_LENGTH_KEYS, check_length, prefix_prompt  # noqa: E402
 from mminfer.records import PretrainPrompt, write_record  # noqa: E402
 from mminfer.report import render_report  # noqa: E402
@@ -53,6 +53,7 @@ def main() -> None:
     config = parsed_config(*args.config)  # the schema's defaults under what the files set
     inputs = resolve_inputs(config)  # the course files or the demo's, as the workflow decides
     outdir = Path(args.outdir)
+    files = task_files()  # the task's JSON files, by measurement name
     cache, time_cfg, kv, temp, topp = (
         config[key] for key in ("cache", "time", "kvbytes", "temp", "topp")
     )
@@ -79,8 +80,8 @@ def main() -> None:
     same, count = greedy.compare_cache(
         model, prompt_ids, cache["new_tokens"], device, tokenizer, prompt, pretrained_run
     )
-    write_record(outdir / TASK_JSON["same"], same)
-    write_record(outdir / TASK_JSON["counts"], count)
+    write_record(outdir / files["same"], same)
+    write_record(outdir / files["fed"], count)
 
     # step 3: time
     timed = timing.time_cache(
@@ -93,19 +94,19 @@ def main() -> None:
         device,
         pretrained_run,
     )
-    write_record(outdir / TASK_JSON["time"], timed)
+    write_record(outdir / files["time"], timed)
 
     # step 4: the cache's bytes
     check_length(kv["tokens"], max_positions, "kvbytes.tokens")
     kv_bytes = kvcache.measure_kv_bytes(
         model, pretrained.config, kv["tokens"], kv["seed"], device, pretrained_run
     )
-    write_record(outdir / TASK_JSON["kvbytes"], kv_bytes)
+    write_record(outdir / files["kvbytes"], kv_bytes)
 
     # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
     logits = sampling.next_token_logits(model, prefix_prompt(tokenizer, topp["prefix"]), device)
     survivors = sampling.survivors_by_p(logits, topp["ps"])
-    write_record(outdir / TASK_JSON["topp"], survivors)
+    write_record(outdir / files["topp"], survivors)
 
     # step 5: distinct answers of the SFT model per temperature (threads already set)
     sft_model = ModelSource(
@@ -130,10 +131,18 @@ def main() -> None:
         chat,
         run_info(sft),
     )
-    write_record(outdir / TASK_JSON["temp"], answers)
+    write_record(outdir / files["temp"], answers)
 
     # step 7: the report
-    report = render_report(same, count, timed, kv_bytes, answers, survivors)
+    records = {
+        "same": same,
+        "fed": count,
+        "time": timed,
+        "kvbytes": kv_bytes,
+        "temp": answers,
+        "topp": survivors,
+    }
+    report = render_report(records)
     write_text_atomic(outdir / REPORT, report)
 
 

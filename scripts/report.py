@@ -1,15 +1,42 @@
-"""Step 7: report.md from the result files of the other rules."""
+"""Step 7: report.md from the result files of the other rules.
 
-from mminfer.jobs.report import report_job
-from mminfer.outputs import report_inputs
+Reads each measurement's file back as its record (mminfer.measurements), links the pictures and
+the task's cache.py relative to the report, renders and writes it.
+"""
+
+import logging
+import os
+from pathlib import Path
+
+from mminfer.io import write_text_atomic
+from mminfer.measurements import MEASUREMENTS, pictures
+from mminfer.records import read_record
+from mminfer.report import render_report
 from mminfer.script import job_log, rule_only
+
+
+def relative_to(path, folder: Path) -> str:
+    return Path(os.path.relpath(Path(path).resolve(), folder.resolve())).as_posix()
+
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        report_job(
-            results={name: snakemake.input[name] for name in report_inputs()},
+        folder = Path(snakemake.output[0]).parent
+        records = {}
+        for entry in MEASUREMENTS:
+            records[entry.name] = read_record(snakemake.input[entry.name], entry.record_type())
+        linked = {}
+        for picture in pictures():
+            linked[picture] = relative_to(snakemake.input[f"{picture}_png"], folder)
+        text = render_report(
+            records,
+            pictures=linked,
+            cache_script=relative_to(snakemake.input.cache_script, folder),
             template=snakemake.input.template,
-            out=snakemake.output[0],
+        )
+        write_text_atomic(snakemake.output[0], text)
+        logging.getLogger("mminfer").info(
+            "wrote %s (%d lines)", snakemake.output[0], text.count("\n")
         )
 elif __name__ == "__main__":
     rule_only("report", "report.md")

@@ -1,17 +1,78 @@
 """What one machine serves: decode steps per batch size, the users by speed and by memory.
 
-Writes serve.json.
+Opens the model on the task's prompt and measures with mminfer.serve.serve; writes serve.json.
 """
 
-from mminfer.jobs.scaling import serve_job
-from mminfer.loading import ModelSource, ModelSpec
-from mminfer.records import PretrainPrompt
+import logging
+
+from mminfer import serve
+from mminfer.loading import (
+    ModelSource,
+    ModelSpec,
+    check_prompt_logits,
+    open_for_task_prompt,
+    run_info,
+)
+from mminfer.records import PretrainPrompt, write_record
 from mminfer.script import job_log, rule_only, tokenizer_folder
 from mminfer.serve import ServeSettings
 
+log = logging.getLogger("mminfer")
+
+
+def serve_batches(model: ModelSource, prompt: PretrainPrompt, settings: ServeSettings, out):
+    """Open the model on the task's prompt, clock the batches' decode steps, write serve.json."""
+    loaded, _, prompt_ids = open_for_task_prompt(
+        model, prompt, settings.decode_steps + 1, "cache.prompt_tokens + serve.decode_steps + 1"
+    )
+    check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
+    served = serve.serve(
+        loaded.model, loaded.config, prompt_ids, settings, loaded.device, run_info(loaded)
+    )
+    for row in served.batches:
+        log.info(
+            "batch %d: prefill %s s, decode step %.4f s (passes %.4f-%.4f, spread %.1f%%: %s), "
+            "%.1f tokens/s (%.1f per user), KV %d B (formula %d), experts touched %s",
+            row.batch,
+            row.prefill_s,
+            row.decode_step_s,
+            row.step_low_s,
+            row.step_high_s,
+            row.cv_decode_step * 100,
+            row.verdict,
+            row.tokens_per_second,
+            row.per_user_tokens_per_second,
+            row.kv_bytes,
+            row.formula_kv_bytes,
+            row.experts_touched,
+        )
+    log.info(
+        "tokens per second peak at batch %d (%.1f x the smallest); growth under %.0f%% a "
+        "doubling from batch %d; cliffs %s; the table's verdict: %s %s",
+        served.peak_batch,
+        served.peak_gain,
+        served.growth_per_doubling * 100,
+        served.growth_stops_at,
+        [(cliff.from_batch, cliff.to_batch, cliff.likely_cause) for cliff in served.cliffs],
+        served.verdict,
+        served.doubts,
+    )
+    users = served.users
+    log.info(
+        "users at %s tokens/s and %d tokens of context: %d by speed (%s), %s by memory; %s binds",
+        users.tokens_per_second,
+        users.context,
+        users.users_by_speed,
+        users.speed_how,
+        users.users_by_memory,
+        users.binding,
+    )
+    write_record(out, served)
+
+
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        serve_job(
+        serve_batches(
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),

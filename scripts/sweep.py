@@ -1,14 +1,62 @@
-"""Cost against generation length: the steps of clocked generations -> sweep.json."""
+"""Cost against generation length: the steps of clocked generations -> sweep.json.
 
-from mminfer.jobs.scaling import sweep_job
-from mminfer.loading import ModelSource, ModelSpec
-from mminfer.records import PretrainPrompt
+Opens the model on the task's prompt, long enough for the longest length, and measures with
+mminfer.sweep.sweep (per-step times, every length, the fit).
+"""
+
+import logging
+
+from mminfer import sweep
+from mminfer.loading import (
+    ModelSource,
+    ModelSpec,
+    check_prompt_logits,
+    open_for_task_prompt,
+    run_info,
+)
+from mminfer.records import PretrainPrompt, write_record
 from mminfer.script import job_log, rule_only, tokenizer_folder
 from mminfer.sweep import SweepSettings
 
+
+def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, settings: SweepSettings, out):
+    """Open the model on the task's prompt, clock the generations' steps, write sweep.json."""
+    loaded, _, prompt_ids = open_for_task_prompt(
+        model, prompt, max(settings.lengths), "cache.prompt_tokens + max(sweep.lengths)"
+    )
+    check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
+    swept = sweep.sweep(
+        loaded.model,
+        prompt_ids,
+        settings,
+        loaded.device,
+        run_info(loaded),
+        loaded.config.max_position_embeddings,
+    )
+    ratios = []
+    for point in swept.points:
+        if point.time_ratio is None:
+            ratios.append(None)
+        else:
+            ratios.append(round(point.time_ratio, 2))
+    logging.getLogger("mminfer").info(
+        "time ratio %s at N = %s (uncached steps from %s); fit holds: %s (R² %s); "
+        "spread of the runs %.1f%% with, %.1f%% without the cache: %s",
+        ratios,
+        swept.lengths,
+        [point.without_cache_from for point in swept.points],
+        swept.fit.holds,
+        swept.fit.r2,
+        swept.cv_with_cache * 100,
+        swept.cv_without_cache * 100,
+        swept.verdict,
+    )
+    write_record(out, swept)
+
+
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        sweep_job(
+        sweep_lengths(
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),

@@ -1,18 +1,116 @@
-r"""Step 5: distinct answers of the SFT model at each temperature -> temp.json.
+r"""Step 5: distinct answers of the SFT model at each temperature -> temp.json; beyond the task,
+the sampler is not the cache -> sampler.json.
 
-Run by the workflow's `temp` rule, or by hand:
+One load of the SFT model: the cached draws of every temperature (mminfer.sampling), temp.json
+from them; then the sampler check at config key sampler.temperature reuses that temperature's
+cached draws (the same seed, samples and new tokens) and draws only the uncached run and the
+second seed. A sampler temperature that is not one of temp.temperatures has no draws to reuse:
+its cached draws are drawn too. Run by the workflow's `temp` rule, or by hand (--sampler-out
+also writes sampler.json):
 
     python scripts/temperature.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model \
         --out temp.json
 """
 
-from mminfer.jobs.sampling import temp_job
-from mminfer.loading import ModelSource, ModelSpec
+import logging
+
+from mminfer import sampling
+from mminfer.finite import model_named
+from mminfer.loading import ModelSource, ModelSpec, open_for_chat, run_info
+from mminfer.records import write_record
 from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
+
+log = logging.getLogger("mminfer")
+
+
+def temperature(
+    model: ModelSource,
+    tokenizer,
+    question: str,
+    temperatures: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    chatml_fallback: bool,
+    out,
+    sampler_temperature: float | None = None,
+    second_seed: int | None = None,
+    sampler_out=None,
+):
+    """Open the SFT model, draw, write temp.json (and sampler.json when ``sampler_out``)."""
+    loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
+        model, tokenizer, question, seed, chatml_fallback
+    )
+    run = run_info(loaded)
+    draws = sampling.temperature_draws(
+        loaded.model,
+        loaded_tokenizer,
+        prompt_ids,
+        temperatures,
+        samples,
+        new_tokens,
+        seed,
+        loaded.device,
+        named=model_named(run.checkpoint, run.dtype),
+    )
+    temps = sampling.temperature_experiment(
+        loaded.model,
+        loaded_tokenizer,
+        prompt_ids,
+        temperatures,
+        samples,
+        new_tokens,
+        seed,
+        loaded.device,
+        prompt,
+        run,
+        draws=draws,
+    )
+    for key, summary in temps.items():
+        log.info(
+            "temperature %s: %d distinct of %d; most common (%d): %r",
+            key,
+            summary.distinct,
+            summary.samples,
+            summary.answers[0].count,
+            summary.answers[0].answer,
+        )
+    write_record(out, temps)
+    if sampler_out is None:
+        return
+    reused = draws.get(float(sampler_temperature))
+    if reused is None:
+        log.info("sampler.temperature %s is not in temp.temperatures: drawn", sampler_temperature)
+    check = sampling.sampler_check(
+        loaded.model,
+        loaded_tokenizer,
+        prompt_ids,
+        sampler_temperature,
+        samples,
+        new_tokens,
+        seed,
+        second_seed,
+        loaded.device,
+        prompt,
+        run,
+        with_cache=reused,
+    )
+    log.info(
+        "temperature %s: %d of %d samples identical with and without the cache (first "
+        "difference %s); %d differ with seed %d",
+        sampler_temperature,
+        check.identical_with_and_without_cache,
+        samples,
+        check.first_difference,
+        check.differ_with_second_seed,
+        second_seed,
+    )
+    write_record(sampler_out, check)
+
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        temp_job(
+        temperature(
             model=ModelSource(
                 checkpoint=snakemake.input.sft,
                 spec=ModelSpec(**snakemake.params.model),
@@ -27,7 +125,10 @@ if "snakemake" in globals():
             new_tokens=snakemake.params.new_tokens,
             seed=snakemake.params.seed,
             chatml_fallback=snakemake.params.chatml_fallback,
-            out=snakemake.output[0],
+            out=snakemake.output.temp,
+            sampler_temperature=snakemake.params.sampler_temperature,
+            second_seed=snakemake.params.second_seed,
+            sampler_out=snakemake.output.sampler,
         )
 elif __name__ == "__main__":
     args = cli(
@@ -41,10 +142,13 @@ elif __name__ == "__main__":
             "temp.new_tokens",
             "temp.seed",
             "temp.chatml_fallback",
+            "sampler.temperature",
+            "sampler.second_seed",
         ],
+        optional_paths=[("--sampler-out", "sampler.json to write too (the sampler check)")],
     )
     with job_log(args.log):
-        temp_job(
+        temperature(
             model=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
             tokenizer=args.tokenizer,
             question=args.question,
@@ -54,4 +158,7 @@ elif __name__ == "__main__":
             seed=args.seed,
             chatml_fallback=args.chatml_fallback,
             out=args.out,
+            sampler_temperature=args.temperature,
+            second_seed=args.second_seed,
+            sampler_out=args.sampler_out,
         )

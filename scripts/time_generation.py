@@ -1,16 +1,25 @@
 r"""Step 3: the time of greedy generation with and without the KV cache -> time.json.
 
 Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more
-rounds while the timing is doubtful. (Named time_generation.py so that it does not shadow the
-standard library's `time`.) Run by the workflow's `time` rule, or by hand:
+rounds while the timing is doubtful (mminfer.timing.time_cache). (Named time_generation.py so that
+it does not shadow the standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 
     python scripts/time_generation.py --pretrain /opt/mm/ref/pretrain.pth \
         --tokenizer /opt/minimind/model --val-data /opt/mm/data/pretrain_val.jsonl --out time.json
 """
 
-from mminfer.jobs.cache import time_job
-from mminfer.loading import ModelSource, ModelSpec
-from mminfer.records import PretrainPrompt
+import logging
+
+from mminfer import timing
+from mminfer.loading import (
+    ModelSource,
+    ModelSpec,
+    check_prompt_logits,
+    open_for_task_prompt,
+    run_info,
+)
+from mminfer.prompts import TASK_LENGTH_KEYS
+from mminfer.records import PretrainPrompt, write_record
 from mminfer.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
@@ -21,9 +30,42 @@ from mminfer.script import (
     tokenizer_folder,
 )
 
+
+def time_generation(
+    model: ModelSource, prompt: PretrainPrompt, new_tokens, warmup, runs, max_runs, out
+):
+    """Open the model at ``model.threads`` (time.threads, else the rule's cores), time, write."""
+    loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, TASK_LENGTH_KEYS)
+    check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
+    timed = timing.time_cache(
+        loaded.model,
+        prompt_ids,
+        new_tokens,
+        warmup,
+        runs,
+        max_runs,
+        loaded.device,
+        run_info(loaded),
+    )
+    logging.getLogger("mminfer").info(
+        "with_cache_s %.4f, without_cache_s %.4f, speedup %.2f (CV %.1f%% / %.1f%%, %d runs, "
+        "verdict %s, %d threads, load %s)",
+        timed.with_cache_s,
+        timed.without_cache_s,
+        timed.speedup,
+        100 * timed.cv_with_cache,
+        100 * timed.cv_without_cache,
+        timed.runs_done,
+        timed.verdict,
+        timed.threads,
+        timed.load_after,
+    )
+    write_record(out, timed)
+
+
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        time_job(
+        time_generation(
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),
@@ -48,7 +90,7 @@ elif __name__ == "__main__":
         keys=[*PROMPT_KEYS, "time.warmup", "time.runs", "time.max_runs"],
     )
     with job_log(args.log):
-        time_job(
+        time_generation(
             model=hand_model(args, args.pretrain),
             prompt=hand_prompt(args),
             new_tokens=args.new_tokens,

@@ -1,18 +1,46 @@
 r"""Step 6: top-p survivors after [bos] + prefix -> topp.json (and topp_detail.json).
 
-Run by the workflow's `topp` rule, or by hand:
+topp.json holds exactly the task's keys: the survivors after [bos] + prefix; topp_detail.json both
+positions (the open prefix and a sharp one), their entropy, top tokens and sorted distribution
+(mminfer.sampling.topp_detail). Run by the workflow's `topp` rule, or by hand:
 
     python scripts/topp.py --pretrain /opt/mm/ref/pretrain.pth --tokenizer /opt/minimind/model \
         --out topp.json --detail topp_detail.json
 """
 
-from mminfer.jobs.sampling import topp_job
-from mminfer.loading import ModelSource, ModelSpec
+import logging
+
+from mminfer import sampling
+from mminfer.loading import ModelSource, ModelSpec, open_with_tokenizer, run_info
+from mminfer.records import write_record
 from mminfer.script import PRETRAIN, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
+
+
+def topp(model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp_out, detail_out):
+    """Open the model, read both positions' next-token distributions, write both files."""
+    loaded, loaded_tokenizer = open_with_tokenizer(model, tokenizer)
+    detail = sampling.topp_detail(
+        loaded.model,
+        loaded_tokenizer,
+        {"open": prefix, "sharp": sharp_prefix},
+        ps,
+        loaded.device,
+        run_info(loaded),
+    )
+    for position in detail.positions.values():
+        logging.getLogger("mminfer").info(
+            "after [bos]%s: survivors %s, entropy %.2f bits",
+            position.prefix,
+            position.survivors,
+            position.entropy_bits,
+        )
+    write_record(detail_out, detail)
+    write_record(topp_out, detail.positions["open"].survivors)
+
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        topp_job(
+        topp(
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),
@@ -23,7 +51,7 @@ if "snakemake" in globals():
             sharp_prefix=snakemake.params.sharp_prefix,
             ps=snakemake.params.ps,
             topp_out=snakemake.output.topp,
-            detail_out=snakemake.output.detail,
+            detail_out=snakemake.output.topp_detail,
         )
 elif __name__ == "__main__":
     args = cli(
@@ -37,7 +65,7 @@ elif __name__ == "__main__":
         keys=["topp.prefix", "topp.sharp_prefix", "topp.ps"],
     )
     with job_log(args.log):
-        topp_job(
+        topp(
             model=hand_model(args, args.pretrain),
             tokenizer=args.tokenizer,
             prefix=args.prefix,

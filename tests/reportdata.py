@@ -80,7 +80,7 @@ def differing(margin: float, diff: float, dtype: str = "float32") -> records.Sam
     )
 
 
-def count_record() -> records.Count:
+def count_record(**changes) -> records.Count:
     count = {
         "prompt_len": 201,
         "new_tokens": 64,
@@ -93,7 +93,7 @@ def count_record() -> records.Count:
         "prompt": PROMPT,
         "run": RUN,
     }
-    return from_json(records.Count, count)
+    return from_json(records.Count, count | changes)
 
 
 def time_json(**changes) -> dict:
@@ -477,6 +477,7 @@ def serve_record(
             "held_at_zero": [],
             "median_relative_residual": 0.05,
             "holds": True,
+            "holds_within": 0.25,
             "least_batches": 3,
             "measured_batches": [batches[0], batches[-1]],
             "fitted_batches": [batches[0], batches[-1]],
@@ -550,33 +551,42 @@ def course_serve_record(**changes) -> records.Serve:
 
 
 def task_records(**replace) -> dict:
-    """render_report's arguments for the six task files, hand-made; ``replace`` swaps any."""
+    """render_report's records of the six task files, by measurement name, hand-made; ``replace``
+    swaps any."""
     records = {
         "same": same_record(),
-        "count": count_record(),
-        "timing": time_record(),
-        "kv": kv_record(),
+        "fed": count_record(),
+        "time": time_record(),
+        "kvbytes": kv_record(),
         "temp": temp_record(),
         "topp": topp_record(),
     }
     return records | replace
 
 
+PICTURES = {
+    "sweep": "sweep.png",
+    "temp": "temp.png",
+    "topp": "topp.png",
+    "serve": "serve.png",
+}
+
+
 def every_record(**replace) -> dict:
-    """render_report's arguments as the rule passes them: the task files, the extras, pictures,
-    cache.py."""
+    """render_report's records as the rule passes them: the task files and the extras, by
+    measurement name (render the rule's way with ``pictures=PICTURES, cache_script="cache.py"``)."""
     extras = {
         "topp_detail": topp_detail_record(),
         "sweep": sweep_record(),
         "capacity": capacity_record(),
         "sampler": sampler_record(),
         "serve": serve_record(),
-        "pictures": {
-            "sweep": "sweep.png",
-            "temp": "temp.png",
-            "topp": "topp.png",
-            "serve": "serve.png",
-        },
-        "cache_script": "cache.py",
     }
     return task_records() | extras | replace
+
+
+def render_every(**replace) -> str:
+    """report.md as the rule renders it, from every_record(**replace)."""
+    from mminfer.report import render_report
+
+    return render_report(every_record(**replace), PICTURES, "cache.py")

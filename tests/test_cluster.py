@@ -23,25 +23,13 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mminfer.outputs import result_files
+from mminfer.measurements import result_files, rules
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"
 PROFILE = REPO / "profiles" / "slurm"
 # Jobs that load a model or train one: each must go through sbatch. The rest are localrules.
-MODEL_RULES = {
-    "demo_pretrain",
-    "demo_sft",
-    "cache",
-    "time",
-    "kvbytes",
-    "temp",
-    "topp",
-    "sampler",
-    "sweep",
-    "capacity",
-    "serve",
-}
+MODEL_RULES = {"demo_pretrain", "demo_sft", *rules()}  # rules(): every measurement's rule
 TIMING_RULES = {"time", "sweep", "serve"}  # slurm_extra: --exclusive
 WHOLE_NODE_RULES = {"demo_pretrain", "demo_sft", *TIMING_RULES}  # threads: workflow.cores
 OUTPUTS = result_files()

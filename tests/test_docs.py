@@ -30,6 +30,11 @@ def test_the_configuration_page_is_generated_from_the_schema(config_docs):
     assert page == config_docs.render(read_schema()), "run python scripts/config_docs.py"
 
 
+def test_the_outputs_page_is_generated_from_the_registry(config_docs):
+    page = (REPO / "docs" / "outputs.md").read_text(encoding="utf-8")
+    assert page == config_docs.render_outputs(), "run python scripts/config_docs.py"
+
+
 def test_the_configuration_page_names_every_key(config_docs):
     page = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
 

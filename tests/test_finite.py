@@ -9,6 +9,7 @@ step.
 from __future__ import annotations
 
 import json
+import runpy
 import subprocess
 import sys
 from pathlib import Path
@@ -18,14 +19,11 @@ import torch
 from conftest import CHAT_PROMPT, TINY_MAX_POSITIONS
 
 from mminfer import greedy, sampling
+from mminfer.conversation import ConversationSettings
 from mminfer.demo.corpus import write_corpus
 from mminfer.errors import MminferError
 from mminfer.finite import check_weights, finite_logits
 from mminfer.inputs import fill_defaults, read_schema
-from mminfer.jobs.cache import cache_job, time_job
-from mminfer.jobs.kvbytes import kvbytes_job
-from mminfer.jobs.sampling import sampler_job, temp_job, topp_job
-from mminfer.jobs.scaling import capacity_job, serve_job, sweep_job
 from mminfer.loading import ModelSource, ModelSpec, load_model, run_info
 from mminfer.model import square_linears
 from mminfer.records import PretrainPrompt
@@ -80,9 +78,17 @@ def section(name: str, **small) -> dict:
     return fill_defaults({}, read_schema())[name] | small
 
 
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+def script(name: str) -> dict:
+    """The functions of rule script scripts/<name>.py, imported as a module (no job runs)."""
+    return runpy.run_path(str(SCRIPTS / f"{name}.py"), run_name="rule_script")
+
+
 def run_job(name: str, checkpoint: Path, tokenizer: Path, val_data: Path, out: Path):
-    """Run model job ``name`` on ``checkpoint`` as its rule would, writing into folder ``out``."""
-    key = "sft" if name in ("temp", "sampler") else "pretrain"
+    """Run model job ``name`` on ``checkpoint`` as its rule's script would, writing into ``out``."""
+    key = "sft" if name in ("temp", "sampler", "conversation") else "pretrain"
     model = ModelSource(checkpoint=checkpoint, spec=SPEC, threads=None, input_key=key)
     prompt = PretrainPrompt(
         tokenizer=str(tokenizer), val_data=str(val_data), docs=2, prompt_tokens=8
@@ -96,37 +102,77 @@ def run_job(name: str, checkpoint: Path, tokenizer: Path, val_data: Path, out: P
         "chatml_fallback": False,
     }
     if name == "cache":
-        cache_job(model, prompt, 4, out / "same.json", out / "count.json")
+        script("cache")["cache"](model, prompt, 4, out / "same.json", out / "count.json")
     elif name == "time":
-        time_job(model, prompt, 4, 0, 1, 1, out / "time.json")
+        script("time_generation")["time_generation"](model, prompt, 4, 0, 1, 1, out / "time.json")
     elif name == "kvbytes":
-        kvbytes_job(model, 16, 0, out / "kvbytes.json")
+        script("kvbytes")["kvbytes"](model, 16, 0, out / "kvbytes.json")
     elif name == "temp":
-        temp_job(model, temperatures=[0.5, 1.0], out=out / "temp.json", **chat)
+        temperature = script("temperature")["temperature"]
+        temperature(model, temperatures=[0.5, 1.0], out=out / "temp.json", **chat)
     elif name == "sampler":
-        sampler_job(model, temperature=1.0, second_seed=1, out=out / "sampler.json", **chat)
+        # the temp rule's sampler check, at a temperature temp.json does not draw
+        temperature = script("temperature")["temperature"]
+        temperature(
+            model,
+            temperatures=[0.5],
+            out=out / "temp.json",
+            sampler_temperature=1.0,
+            second_seed=1,
+            sampler_out=out / "sampler.json",
+            **chat,
+        )
     elif name == "topp":
-        topp_job(model, tokenizer, "민수는", "가", [0.5, 0.9], out / "topp.json", out / "d.json")
+        topp = script("topp")["topp"]
+        topp(model, tokenizer, "민수는", "가", [0.5, 0.9], out / "topp.json", out / "d.json")
     elif name == "sweep":
         settings = SweepSettings(**section("sweep", lengths=[2, 4], warmup=0, runs=1))
-        sweep_job(model, prompt, settings, out / "sweep.json")
+        script("sweep")["sweep_lengths"](model, prompt, settings, out / "sweep.json")
     elif name == "capacity":
-        capacity_job(model, [24], [16], 2, 16, out / "capacity.json")
+        script("capacity")["capacity_of"](model, [24], [16], 2, 16, out / "capacity.json")
+    elif name == "conversation":
+        settings = ConversationSettings(
+            **section(
+                "conversation",
+                questions=["가람 마을의 특산물은?", "왜?"],
+                new_tokens=3,
+                warmup=0,
+                runs=1,
+                max_runs=1,
+                users=2,
+                shared_tokens=4,
+                user_prompt_tokens=6,
+                user_new_tokens=2,
+            )
+        )
+        conversation = script("conversation")["conversation"]
+        conversation(model, tokenizer, settings, False, out / "conversation.json")
     elif name == "serve":
         settings = ServeSettings(**section("serve", batches=[1, 2], decode_steps=2, warmup=0))
-        serve_job(model, prompt, settings, out / "serve.json")
+        script("serve")["serve_batches"](model, prompt, settings, out / "serve.json")
     else:
         raise ValueError(name)
 
 
-JOBS = ["cache", "time", "kvbytes", "temp", "sampler", "topp", "sweep", "capacity", "serve"]
+JOBS = [
+    "cache",
+    "time",
+    "kvbytes",
+    "temp",
+    "sampler",
+    "topp",
+    "sweep",
+    "capacity",
+    "serve",
+    "conversation",
+]
 
 
 @pytest.mark.parametrize("name", JOBS)
 def test_every_model_job_stops_on_a_nan_weight_naming_checkpoint_and_tensor(
     name, nan_pretrain, nan_sft, tiny_tokenizer_dir, val_data, tmp_path
 ):
-    checkpoint = nan_sft if name in ("temp", "sampler") else nan_pretrain
+    checkpoint = nan_sft if name in ("temp", "sampler", "conversation") else nan_pretrain
     out = tmp_path / "out"
     out.mkdir()
     with pytest.raises(MminferError) as raised:
@@ -137,7 +183,9 @@ def test_every_model_job_stops_on_a_nan_weight_naming_checkpoint_and_tensor(
     assert list(out.iterdir()) == []  # nothing written, not even a temporary file
 
 
-@pytest.mark.parametrize("name", ["cache", "time", "temp", "sampler", "topp", "sweep", "serve"])
+@pytest.mark.parametrize(
+    "name", ["cache", "time", "temp", "sampler", "topp", "sweep", "serve", "conversation"]
+)
 def test_every_job_that_runs_the_model_stops_on_logits_that_overflow(
     name, tiny_checkpoint, tiny_tokenizer_dir, val_data, tmp_path
 ):
@@ -220,7 +268,7 @@ def test_the_job_names_the_config_key_of_the_checkpoint(nan_pretrain, tiny_token
     spec = ModelSpec(backend="builtin", overrides=SPEC.overrides, model_set="course")
     model = ModelSource(checkpoint=nan_pretrain, spec=spec, threads=None)
     with pytest.raises(MminferError, match=f"config key 'pretrain': {nan_pretrain}: weight"):
-        kvbytes_job(model, 16, 0, tmp_path / "kvbytes.json")
+        script("kvbytes")["kvbytes"](model, 16, 0, tmp_path / "kvbytes.json")
 
 
 # --- the logits, where they become figures -------------------------------------------------------
@@ -321,12 +369,13 @@ def test_minimind_backend_is_guarded_alike(
     out.mkdir()
     with pytest.raises(MminferError) as raised:
         if job == "temp":
-            temp_job(
+            temperature = script("temperature")["temperature"]
+            temperature(
                 model, tiny_tokenizer_dir, CHAT_PROMPT.question, [1.0], 2, 3, 0, False, out / "t"
             )
         else:
             prompt = PretrainPrompt(str(tiny_tokenizer_dir), str(val_data), 2, 8)
-            cache_job(model, prompt, 4, out / "same.json", out / "count.json")
+            script("cache")["cache"](model, prompt, 4, out / "same.json", out / "count.json")
     message = str(raised.value)
     assert f"checkpoint {checkpoint} (float32)" in message and "the logits hold" in message
     if job == "temp":

@@ -435,15 +435,21 @@ def test_sha256_of_a_folder_depends_on_names_and_contents(tmp_path):
     assert sha256_of(folder / "a.json") != sha256_of(folder / "c.json")
 
 
-@pytest.mark.parametrize("section", ["serve", "sweep"])
+@pytest.mark.parametrize("section", ["serve", "sweep", "conversation"])
 def test_a_settings_record_takes_every_key_of_its_config_section(section):
     """The rule passes config[section] whole: a key missing from the record or the schema fails."""
     import dataclasses
 
+    from mminfer.conversation import ConversationSettings
     from mminfer.serve import ServeSettings
     from mminfer.sweep import SweepSettings
 
-    record = {"serve": ServeSettings, "sweep": SweepSettings}[section]
+    records = {
+        "serve": ServeSettings,
+        "sweep": SweepSettings,
+        "conversation": ConversationSettings,
+    }
+    record = records[section]
     fields = [field.name for field in dataclasses.fields(record)]
     assert fields == list(read_schema()["properties"][section]["properties"])
     defaults = parsed_config()[section]

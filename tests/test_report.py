@@ -10,11 +10,12 @@ import pytest
 from reportdata import (
     RUN,
     capacity_record,
+    count_record,
     course_cliff,
     course_serve_record,
     differing,
-    every_record,
     kv_record,
+    render_every,
     same_record,
     sampler_record,
     serve_record,
@@ -76,16 +77,15 @@ def test_bfloat16_allows_a_difference_float32_does_not():
 
 @pytest.mark.parametrize("verdict, trusted", [("ok", True), ("noisy", True), ("untrusted", False)])
 def test_only_an_untrusted_timing_is_not_trusted(verdict, trusted):
-    assert time_facts(time_record(verdict=verdict), token_ratio=56.4)["trusted"] is trusted
+    assert time_facts(time_record(verdict=verdict), count_record())["trusted"] is trusted
 
 
 def test_speedup_below_the_token_ratio():
-    assert (
-        time_facts(time_record(speedup=5.0), token_ratio=56.4)["speedup_below_token_ratio"] is True
-    )
-    assert (
-        time_facts(time_record(speedup=9.0), token_ratio=7.4)["speedup_below_token_ratio"] is False
-    )
+    # count_record: 14880 / 264 = 56.4 tokens without the cache for each with it
+    below = time_facts(time_record(speedup=5.0), count_record())
+    assert below["speedup_below_token_ratio"] is True
+    fed = count_record(fed_without_cache=1954)  # 7.4
+    assert time_facts(time_record(speedup=9.0), fed)["speedup_below_token_ratio"] is False
 
 
 # --- bytes ---------------------------------------------------------------------------------------
@@ -191,7 +191,7 @@ def test_formatting_filters():
 
 
 def test_report_has_the_task_sections_and_numbers():
-    report = render_report(**every_record())
+    report = render_every()
     for heading in (
         "## KV 캐시",
         "## 온도",
@@ -212,7 +212,7 @@ def test_report_has_the_task_sections_and_numbers():
 
 
 def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
-    report = render_report(**task_records())
+    report = render_report(task_records())
     assert "## top-p" in report and "| 0.5 | **17** |" in report
     for absent in ("## 길이에 따른 비용", "## 카드당 사용자 수", "## 그림", "cache.py"):
         assert absent not in report
@@ -223,20 +223,20 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
     "replace, sentence",
     [
         ({"same": same_record(max_abs_logit_diff=0.0)}, "로짓도 비트 단위로 같다"),
-        ({"same": same_record()}, "로짓 차이는 최대 5.7e-06로"),
+        ({"same": same_record()}, "로짓 차이(최대 5.7e-06)는"),
         ({"same": differing(margin=1e-6, diff=2e-6)}, "원인은 캐시가 아니라 수치 정밀도다"),
         ({"same": differing(margin=49.5, diff=50.0)}, "캐시 경로를 의심해야 한다"),
         (
-            {"timing": time_record(extra_rounds=2, runs_done=5)},
+            {"time": time_record(extra_rounds=2, runs_done=5)},
             "2라운드를 더 쟀다): 이 중앙값은 믿을 만하다",
         ),
-        ({"timing": time_record(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
-        ({"timing": time_record(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
-        ({"timing": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
-        ({"kv": kv_record()}, "측정값과 공식이 정확히 같다."),
-        ({"kv": kv_record(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
+        ({"time": time_record(speedup=5.0)}, "시간은 그만큼 줄지 않는다"),
+        ({"time": time_record(speedup=60.0)}, "시간 비율이 토큰 비율 이상이다"),
+        ({"time": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
+        ({"kvbytes": kv_record()}, "측정값과 공식이 정확히 같다."),
+        ({"kvbytes": kv_record(measured_bytes=409600)}, "**측정값과 공식이 다르다.**"),
         (
-            {"kv": kv_record(allocator_bytes=3 << 20)},
+            {"kvbytes": kv_record(allocator_bytes=3 << 20)},
             "CUDA 할당기 기준 증가량: 3,145,728 B (3.00 MiB).",
         ),
         ({"temp": temp_record((10, 24, 29))}, "제자리로 돌아오지 못해 답이 갈라진다"),
@@ -269,7 +269,7 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ),
         (
             {"serve": serve_record()},
-            "두 잰 배치 사이에서 적합이 목표에 닿는 곳 (B = 32은 목표 안, 64은 밖)",
+            "두 잰 배치 사이에서 적합이 목표에 닿는 곳 (B = 32는 목표 안, 64는 밖)",
         ),
         ({"serve": serve_record()}, "한 단계가 25% 넘게 길어지지 않은 것은 B = 8까지다"),
         ({"serve": serve_record()}, "메모리만 본 상한이다"),
@@ -277,7 +277,7 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
     ],
 )
 def test_report_says_what_the_facts_decide(replace, sentence):
-    assert sentence in render_report(**every_record(**replace))
+    assert sentence in render_every(**replace)
 
 
 @pytest.mark.parametrize(
@@ -289,13 +289,13 @@ def test_report_says_what_the_facts_decide(replace, sentence):
     ],
 )
 def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
-    assert absent not in render_report(**every_record(**replace))
+    assert absent not in render_every(**replace)
 
 
 def test_run_section_says_whether_the_head_is_tied():
-    assert "출력 헤드 임베딩과 공유 (tied)" in render_report(**every_record())
+    assert "출력 헤드 임베딩과 공유 (tied)" in render_every()
     untied = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
-    report = render_report(**every_record(same=same_record(run=untied)))
+    report = render_every(same=same_record(run=untied))
     assert "출력 헤드 임베딩과 별도 행렬 (untied)" in report
 
 
@@ -327,32 +327,32 @@ def sweep_partly_fitted(holds=True, spread=True, **changes):
 
 
 def test_a_sweep_without_spread_steps_says_which_step_it_clocked_last():
-    report = render_report(**every_record(sweep=sweep_partly_fitted(spread=False)))
+    report = render_every(sweep=sweep_partly_fitted(spread=False))
     assert "캐시 없이 잰 마지막 단계는 i = 7이다" in report
 
 
 def test_partly_fitted_lengths_are_marked_and_hidden_when_the_fit_fails():
-    marked = render_report(**every_record(sweep=sweep_partly_fitted(holds=True)))
+    marked = render_every(sweep=sweep_partly_fitted(holds=True))
     assert "| 16 | 32 | — | 12.2배 | 0.8000 | ≈3.2000 | ≈5.70배 |" in marked
     # Issue 25: where the fit fails, the clocked steps either side give the others' times, so the
     # row keeps them, marked; only without a clocked step past them is the row left blank.
-    interpolated = render_report(**every_record(sweep=sweep_partly_fitted(holds=False)))
+    interpolated = render_every(sweep=sweep_partly_fitted(holds=False))
     assert "| 16 | 32 | — | 12.2배 | 0.8000 | 3.2000† | 5.70배† |" in interpolated
-    hidden = render_report(**every_record(sweep=sweep_partly_fitted(holds=False, spread=False)))
+    hidden = render_every(sweep=sweep_partly_fitted(holds=False, spread=False))
     assert "| 16 | 32 | — | 12.2배 | 0.8000 | — | — |" in hidden
     assert "적합도 보간도 쓸 수 없어" in hidden and "적합도 보간도" not in interpolated
 
 
 def test_interpolated_lengths_are_trusted_as_far_as_the_verdict_says():
-    quiet = render_report(**every_record(sweep=sweep_partly_fitted(holds=False)))
+    quiet = render_every(sweep=sweep_partly_fitted(holds=False))
     assert "양옆의 잰 단계를 직선으로 이어" in quiet
     assert "보간한 길이도 그 직선만큼은 믿을 수 있다" in quiet
-    busy = render_report(**every_record(sweep=sweep_partly_fitted(holds=False, cv=0.4)))
+    busy = render_every(sweep=sweep_partly_fitted(holds=False, cv=0.4))
     assert "(판정 noisy) 보간한 길이는 어림으로만 읽을 것" in busy
 
 
 def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
-    report = render_report(**every_record(sweep=sweep_record(time_ratio=30.0)))
+    report = render_every(sweep=sweep_record(time_ratio=30.0))
     assert (
         "토큰 비율(12.2배) 이상이다" in report
         and "못 미친다" not in report.split("## 서빙")[0][-2000:]
@@ -367,7 +367,7 @@ def serve_with(**changes):
 
 
 def test_batching_free_up_to_the_largest_batch_is_said_so():
-    report = render_report(**every_record(serve=serve_with(nearly_free_up_to=64)))
+    report = render_every(serve=serve_with(nearly_free_up_to=64))
     assert "잰 가장 큰 배치까지 거의 공짜였고" in report
 
 
@@ -375,15 +375,15 @@ def test_the_experts_sentence_follows_the_data():
     data = to_json(serve_record())
     for row in data["batches"]:
         row["experts_touched"] = 1.0
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    report = render_every(serve=from_json(Serve, data))
     assert "전문가는 층마다 평균 1.00개 그대로였다" in report and "늘어난다" not in report
     data["batches"][-1]["experts_touched"] = 3.5
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    report = render_every(serve=from_json(Serve, data))
     assert "1.00개 → 3.50개" in report
 
 
 def test_the_speed_bound_says_the_context_it_was_measured_at():
-    report = render_report(**every_record())
+    report = render_every()
     assert "속도는 사용자마다 캐시가 217토큰일 때 잰 것이다" in report
     assert "그 속도 한계는 이보다 작을 수 있다" in report
     assert "메모리 한계는 이 장치에 지금 비어 있는 메모리로 계산한 상한이다" in report
@@ -400,13 +400,25 @@ def test_a_yarn_that_changes_no_angle_is_said_so():
         },
         "max_position_embeddings": 512,
     }
-    report = render_report(**every_record(same=same_record(run=RUN | {"config": config})))
+    report = render_every(same=same_record(run=RUN | {"config": config}))
     assert "MiniMind의 YaRN은 각도를 바꾸지 않는다" in report
 
 
 def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
-    report = render_report(**every_record(sampler=sampler_record(identical=27)))
+    report = render_every(sampler=sampler_record(identical=27))
     assert "캐시 경로를 의심해야 한다" in report
+
+
+def test_a_report_without_a_task_measurement_is_refused():
+    records = task_records()
+    del records["fed"]
+    with pytest.raises(KeyError, match="fed"):
+        render_report(records)
+
+
+def test_a_section_is_left_out_when_its_record_is_absent_and_kept_when_given():
+    report = render_report(task_records(sampler=sampler_record()))
+    assert "### 샘플러는 캐시가 아니다" in report and "## 서빙" not in report
 
 
 # --- serving's message, spreads and cliffs (issue 25) --------------------------------------------
@@ -415,9 +427,9 @@ def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
 def test_serve_names_the_peak_and_where_throughput_stops_growing():
     facts = serve_facts(course_serve_record())
     assert facts["peak"].batch == 32 and not facts["peak_is_first"]
-    assert facts["growth_row"].batch == 32 and facts["growth_stops_within"]
+    assert facts["growth_stops_at"] == 32 and facts["growth_stops_within"]
     assert facts["nearly_free_region"] is False and facts["still_pays"] is True
-    report = render_report(**every_record(serve=course_serve_record()))
+    report = render_every(serve=course_serve_record())
     assert "초당 토큰은 B = 32에서 가장 많다: 2,274로" in report
     assert "B = 1의 5.3배, 그때 한 단계" in report
     assert "B = 32부터는 배치를 두 배로 해도 초당 토큰이" in report
@@ -426,7 +438,7 @@ def test_serve_names_the_peak_and_where_throughput_stops_growing():
 
 def test_no_nearly_free_region_is_called_nearly_free():
     # the issue's quiet course model: 2.33 -> 3.0 ms at the first doubling (+29 %)
-    report = render_report(**every_record(serve=course_serve_record()))
+    report = render_every(serve=course_serve_record())
     assert "거의 공짜였고" not in report and "거의 공짜이고" not in report
     assert "거의 공짜인 구간은 없다" in report
     assert (
@@ -435,7 +447,7 @@ def test_no_nearly_free_region_is_called_nearly_free():
 
 
 def test_a_flat_region_is_nearly_free_and_batching_still_pays_past_it():
-    report = render_report(**every_record(serve=serve_record()))
+    report = render_every(serve=serve_record())
     assert "한 단계가 25% 넘게 길어지지 않은 것은 B = 8까지다" in report
     assert "(한 단계 10.00 ms → 11.00 ms)" in report and "거의 공짜이고" in report
     assert "그래도 B = 64까지는 초당 토큰이 늘어" in report
@@ -443,14 +455,14 @@ def test_a_flat_region_is_nearly_free_and_batching_still_pays_past_it():
 
 
 def test_serve_verdicts_are_said_in_the_report():
-    quiet = render_report(**every_record(serve=serve_record()))
+    quiet = render_every(serve=serve_record())
     assert (
         "판정: **ok**" in quiet
         and "| 1 | 2.00 ms | 10.00 ms | 9.90 ms – 10.10 ms | 1.0% |" in quiet
     )
     noisy = serve_record(cvs={2: 0.3, 16: 0.2})
     assert serve_facts(noisy)["spread_batches"] == [2, 16]
-    report = render_report(**every_record(serve=noisy))
+    report = render_every(serve=noisy)
     assert "판정: **noisy** — B = 2, 16에서 패스 사이의 퍼짐이" in report
     assert "| 30.0% | 196 | 98.0 | 444,416 | 444,416 | noisy |" in report
 
@@ -462,16 +474,16 @@ def test_an_untrusted_serve_table_is_said_so():
     data["doubts"] = ["prefill_faster_than_smaller_batch"]
     data["verdict"] = "untrusted"
     facts = serve_facts(from_json(Serve, data))
-    assert facts["contradicting_batches"] == [2] and not facts["trusted"]
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    assert facts["contradicting_batches"] == [2] and facts["verdict"] == "untrusted"
+    report = render_every(serve=from_json(Serve, data))
     assert "판정: **untrusted** — B = 2에서 더 큰 배치가 바로 작은" in report
 
 
 def test_a_cliff_is_reported_with_the_cache_it_outgrew():
-    report = render_report(**every_record(serve=course_serve_record()))
+    report = render_every(serve=course_serve_record())
     assert "**절벽**: B = 32 → 64에서 배치는 2.0배인데" in report
     assert "한 단계는 3.4배(14.07 ms →" in report
-    assert "가중치\n19,600,000 B (18.69 MiB)에 배치의 KV 캐시를 더해" in report
+    assert "가중치 19,600,000 B (18.69 MiB)에 배치의 KV 캐시를 더해" in report
     assert "L3 캐시(31,457,280 B (30.00 MiB))의 크기가 그 사이에 있다" in report
     assert "그럴듯한 원인이다(추정이다" in report
 
@@ -480,46 +492,44 @@ def test_a_cliff_past_no_cache_size_names_no_cause():
     record = course_serve_record(cliffs=[course_cliff(cause="unknown")])
     data = to_json(record)
     data["caches"] = [{"name": "L2", "bytes": 2 << 20}, {"name": "L3", "bytes": 480 << 20}]
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    report = render_every(serve=from_json(Serve, data))
     assert "**절벽**" in report and "이 비교로는 원인을 말할 수 없다" in report
     assert "그럴듯한 원인" not in report
     data["caches"] = []
     data["caches_source"] = "unknown on this system"
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    report = render_every(serve=from_json(Serve, data))
     assert "이 장치의 캐시 크기를 알 수 없어" in report
 
 
 def test_a_cliff_between_noisy_batches_names_no_cause():
-    report = render_report(
-        **every_record(serve=course_serve_record(cliffs=[course_cliff("spread")]))
-    )
+    report = render_every(serve=course_serve_record(cliffs=[course_cliff("spread")]))
     assert "**절벽**" in report and "절벽이 기계의 잡음일 수 있으므로 원인을" in report
     assert "그럴듯한 원인" not in report
 
 
 def test_no_cliff_no_cliff_sentence():
-    assert "**절벽**" not in render_report(**every_record(serve=serve_record()))
+    assert "**절벽**" not in render_every(serve=serve_record())
 
 
 def test_the_serve_fit_says_its_range_and_what_lies_past_it():
     data = to_json(course_serve_record())
     data["fit"]["fitted_batches"] = [1, 32]
-    report = render_report(**every_record(serve=from_json(Serve, data)))
-    assert "(B 1–32에서 맞춘 것, 그 범위의 모든 B가" in report
+    report = render_every(serve=from_json(Serve, data))
+    assert "(B 1–32에서 맞춘 것: 그 범위의 모든 B의 상대 오차가 25% 안" in report
     assert "B = 64에서는 이 직선이 맞지 않는다" in report
     data["fit"]["holds"] = False
-    report = render_report(**every_record(serve=from_json(Serve, data)))
+    report = render_every(serve=from_json(Serve, data))
     assert "**잘 맞지 않는다**" in report
 
 
 def test_sweep_verdicts_are_said_in_the_report():
-    assert "판정: **ok** — 방법마다 생성 3회의 퍼짐" in render_report(**every_record())
-    busy = render_report(**every_record(sweep=sweep_record(cv=0.4)))
+    assert "판정: **ok** — 방법마다 생성 3회의 퍼짐" in render_every()
+    busy = render_every(sweep=sweep_record(cv=0.4))
     assert "판정: **noisy** — 방법마다 생성 3회의 퍼짐이 캐시 사용 40.0%," in busy
     data = to_json(sweep_record())
     data["doubts"] = ["single_run"]
     data["verdict"] = "noisy"
-    single = render_report(**every_record(sweep=from_json(Sweep, data)))
+    single = render_every(sweep=from_json(Sweep, data))
     assert "생성을 한 번만 재서 퍼짐을 알 수 없다" in single
-    untrusted = render_report(**every_record(sweep=sweep_record(time_ratio=0.9)))
+    untrusted = render_every(sweep=sweep_record(time_ratio=0.9))
     assert "판정: **untrusted**" in untrusted

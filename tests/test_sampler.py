@@ -7,7 +7,7 @@ from __future__ import annotations
 from conftest import CHAT_PROMPT, CachedStepsNudged
 
 from mminfer.prompts import chat_prompt
-from mminfer.sampling import sampler_check
+from mminfer.sampling import sampler_check, temperature_draws
 
 
 def check(model, tokenizer, run, samples=30, new_tokens=12):
@@ -40,3 +40,28 @@ def test_a_cached_path_that_differs_is_caught_with_its_first_token(
     difference = result.first_difference
     assert difference.step >= 1  # step 0 feeds the whole prompt on both paths
     assert difference.token_with_cache == 7
+
+
+def test_reusing_the_temperature_draws_gives_the_check_it_would_draw(
+    tiny_model, tiny_tokenizer, tiny_run
+):
+    """The temp rule hands the check temp.json's cached draws at its temperature: the same
+    record as drawing them again (the same seed, samples and new tokens)."""
+    prompt_ids, _ = chat_prompt(tiny_tokenizer, "가람 마을의 특산물은 무엇인가요?")
+    draws = temperature_draws(tiny_model, tiny_tokenizer, prompt_ids, [1.5, 1.0], 30, 12, 0, "cpu")
+    reused = sampler_check(
+        tiny_model,
+        tiny_tokenizer,
+        prompt_ids,
+        1.0,
+        30,
+        12,
+        0,
+        1,
+        "cpu",
+        CHAT_PROMPT,
+        tiny_run,
+        with_cache=draws[1.0],
+    )
+    assert reused == check(tiny_model, tiny_tokenizer, tiny_run)
+    assert reused.identical_with_and_without_cache == 30

@@ -88,6 +88,25 @@ def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path):
     )
     temp = read(tmp_path / "temp.json")
     assert list(temp) == ["0.3", "1.0"] and temp["0.3"]["samples"] == 3
+    assert not (tmp_path / "sampler.json").exists()  # only when asked for
+
+
+def test_temperature_by_hand_writes_the_sampler_check_too(
+    tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path
+):
+    run_by_hand(
+        "temperature.py",
+        sft=tiny_sft_checkpoint,
+        tokenizer=tiny_tokenizer_dir,
+        temperatures=[1.0, 0.3],
+        samples=4,
+        new_tokens=3,
+        out=tmp_path / "temp.json",
+        sampler_out=tmp_path / "sampler.json",
+    )
+    sampler = read(tmp_path / "sampler.json")
+    assert sampler["temperature"] == 1.0 and sampler["samples"] == 4
+    assert sampler["identical_with_and_without_cache"] == 4
 
 
 def test_topp_by_hand(tiny_checkpoint, tiny_tokenizer_dir, tmp_path):

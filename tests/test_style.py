@@ -56,3 +56,15 @@ def test_no_line_of_the_rules_runs_past_100_characters():
             if len(line) > 100:
                 long.append(f"{name}:{number}")
     assert long == []
+
+
+def test_no_line_of_the_report_templates_runs_past_100_characters():
+    """report/ holds prose: Markdown joins a paragraph's wrapped lines (mminfer.report.unwrap)."""
+    long = []
+    for path in sorted((REPO / "report").glob("**/*")):
+        if path.suffix not in (".j2", ".rst"):
+            continue
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if len(line) > 100:
+                long.append(f"{path.relative_to(REPO)}:{number}")
+    assert long == []

@@ -124,7 +124,7 @@ def report_of(timing: Timing) -> str:
 
     Fed 264 vs 14,880 tokens: a 56.4x ratio.
     """
-    return render_report(**reportdata.task_records(timing=timing))
+    return render_report(reportdata.task_records(time=timing))
 
 
 def test_report_presents_a_quiet_speedup_as_fact():

@@ -23,9 +23,9 @@ from shapes import small_config
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.loading import save_state_dict
+from mminfer.measurements import MEASUREMENTS, REPORT, TASK_SCRIPT, result_files, task_files
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
-from mminfer.outputs import REPORT, TASK_JSON, TASK_SCRIPT, result_files
-from mminfer.records import RECORD_OF_FILE, from_json, to_json
+from mminfer.records import from_json, to_json
 from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
 
@@ -130,7 +130,11 @@ def read(outdir: Path, name: str):
     return json.loads((outdir / name).read_text(encoding="utf-8"))
 
 
-TASK_FILES = [*TASK_JSON.values(), TASK_SCRIPT, REPORT]  # the task's JSON files, cache.py, report
+TASK_FILES = [
+    *task_files().values(),
+    TASK_SCRIPT,
+    REPORT,
+]  # the task's JSON files, cache.py, report
 
 
 def test_report_target_alone_leaves_every_task_file(course_run):
@@ -200,7 +204,8 @@ def test_report_has_the_sections_and_numbers(course_run):
 def test_each_result_files_keys_are_its_records_fields(course_run, name):
     _, outdir = course_run
     data = read(outdir, name)
-    record = from_json(RECORD_OF_FILE[name], data, name)  # a missing or unknown key raises
+    entries = [entry for entry in MEASUREMENTS if entry.filename == name]
+    record = from_json(entries[0].record_type(), data, name)  # a missing or unknown key raises
     assert to_json(record) == data
 
 
@@ -258,9 +263,9 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
     try:
         torch.manual_seed(2)  # a retrained SFT model: same shapes, new weights
         save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
-        # temp.json, its picture temp.png, sampler.json and the report: nothing of the pretrained
-        # model
-        assert planned_jobs(*args) == {"temp", "sampler", "plot", "report", "all"}
+        # temp.json and sampler.json (one job), its picture temp.png and the report: nothing of
+        # the pretrained model
+        assert planned_jobs(*args) == {"temp", "plot", "report", "all"}
         plan = snakemake("-n", *args).stdout
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
         assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
@@ -864,7 +869,7 @@ def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
         state = torch.load(lora, weights_only=True)
         torch.save({k: v * 2 for k, v in state.items()}, lora)
         jobs = planned_jobs(*variants_run["args"], configfiles=(MICRO, variants_run["extra"]))
-        assert jobs == {"temp", "sampler", "plot", "report", "compare", "all"}
+        assert jobs == {"temp", "plot", "report", "compare", "all"}
     finally:
         shutil.move(original, lora)
 

@@ -1,7 +1,6 @@
-"""One function per rule: rule X of rules/T.smk runs its script, which calls X_job.
+"""The jobs of the rules that measure nothing: the demo's training (rules/demo.smk) and the
+pictures (rules/plots.smk), each called by its script.
 
-The script is scripts/X.py (rules time and temp run time_generation.py and temperature.py); the
-job lives in ``mminfer.jobs.T``. It opens its inputs, calls the one function that computes its
-file's record and writes it atomically (a failed job leaves no output). Jobs know nothing of
-Snakemake: a script names every argument it passes, and a hand run passes the same ones from flags.
+A measurement's script opens its model and calls the measuring function itself
+(docs/development.md, "Adding a measurement").
 """

@@ -4,21 +4,13 @@ from __future__ import annotations
 
 import logging
 
-from mminfer import plots
-from mminfer.records import read_result
+from mminfer.measurements import drawing, read_result
 
 log = logging.getLogger("mminfer")
 
-DRAW = {
-    "sweep": plots.plot_sweep,
-    "temp": plots.plot_temp,
-    "topp": plots.plot_topp,
-    "serve": plots.plot_serve,
-}
-
 
 def plot_job(kind: str, source, out):
-    """One PNG: kind is a key of mminfer.outputs.PLOTS, drawn from the JSON file it names."""
-    path = DRAW[kind](read_result(source), out)
+    """One PNG: ``kind`` is a picture of mminfer.measurements, drawn from its JSON file."""
+    path = drawing(kind)(read_result(source), out)
     log.info("drew %s from %s", out, source)
     return path

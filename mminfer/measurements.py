@@ -1,0 +1,277 @@
+"""Every measurement of a results folder, declared once.
+
+One :class:`Measurement` per result file names it: the file, the record its JSON holds, the rule
+that writes it, the config section whose values change it, its section of report.md and its
+pictures. Everything that lists measurements is derived from :data:`MEASUREMENTS`: the workflow's
+final targets and the report rule's inputs (rules/common.smk, rules/report.smk), the pictures the
+plot rule draws, reading a result file back as its record (:func:`read_result`), docs/outputs.md's
+table (scripts/config_docs.py), the benchmark's rules (scripts/benchmark.py) and the tests' list of
+expected files. Adding a measurement is one entry here plus its own files (docs/development.md,
+"Adding a measurement"; tests/test_docs.py checks each entry has them).
+
+One name carries a measurement through: its entry, its report section
+(report/sections/<name>.md.j2), its facts function and the key of its record in render_report's
+mapping. The file is <name>.json, except where the task fixed another name: count.json holds the
+``fed`` measurement (the tokens fed into forward), because Snakemake reserves ``count`` as a name.
+A rule writes the measurements that come out of one model load: ``cache`` writes same and fed
+(one pair of generations), ``topp`` writes topp and topp_detail (one forward per prefix), ``temp``
+writes temp and sampler (the sampler check reuses temp's cached draws at its temperature).
+
+Pure Python, no torch: rules/common.smk imports it while Snakemake builds the DAG. Records and
+facts are named as "module:attribute" and imported only when used, so a record may live beside
+the function that measures it (a module that imports torch).
+"""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from mminfer.records import read_record
+
+
+@dataclass(frozen=True)
+class Picture:
+    """A PNG drawn from a measurement's record: <name>.png, by ``draw(record, out)``."""
+
+    name: str
+    draw: str  # "module:function"
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """One result file: what it holds, which rule writes it, where the report shows it."""
+
+    name: str  # the report's key, the section template's name, the caption's (report/<name>.rst)
+    record: str  # "module:Class": the dataclass (or mapping type) its JSON holds
+    rule: str  # the rule that writes it (rules/*.smk)
+    measured_by: str  # "module:function" returning its record, called by the rule's script
+    summary: str  # what it holds, in a few words: docs/outputs.md's row
+    file: str = ""  # the result file; "" is <name>.json
+    config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
+    facts: str = ""  # "module:function" deciding its section's facts; "" is no section
+    pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
+    task: bool = False  # one of the task's six files (a report without another leaves it out)
+
+    @property
+    def filename(self) -> str:
+        return self.file or f"{self.name}.json"
+
+    @property
+    def section(self) -> str | None:
+        """Its section template, relative to report/ (None: shown inside another's section)."""
+        if not self.facts:
+            return None
+        return f"sections/{self.name}.md.j2"
+
+    @property
+    def config_section(self) -> str:
+        return self.config or self.rule
+
+    def record_type(self):
+        return resolve(self.record)
+
+    def facts_function(self):
+        return resolve(self.facts)
+
+
+def resolve(reference: str):
+    """The object a "module:attribute" reference names, imported now."""
+    module, attribute = reference.split(":")
+    return getattr(importlib.import_module(module), attribute)
+
+
+RECORDS = "mminfer.records"
+REPORT_FACTS = "mminfer.report"
+
+# In report order: each section follows the one before it in report.md.
+MEASUREMENTS = (
+    Measurement(
+        name="same",
+        record=f"{RECORDS}:Same",
+        rule="cache",
+        measured_by="mminfer.greedy:compare_cache",
+        facts=f"{REPORT_FACTS}:same_facts",
+        task=True,
+        summary="greedy generation with and without the cache: the same ids? Where they part.",
+    ),
+    Measurement(
+        name="fed",
+        file="count.json",
+        record=f"{RECORDS}:Count",
+        rule="cache",
+        measured_by="mminfer.greedy:compare_cache",
+        facts=f"{REPORT_FACTS}:fed_facts",
+        task=True,
+        summary="the tokens fed into forward with and without the cache, beside the formulas",
+    ),
+    Measurement(
+        name="time",
+        record=f"{RECORDS}:Timing",
+        rule="time",
+        measured_by="mminfer.timing:time_cache",
+        facts=f"{REPORT_FACTS}:time_facts",
+        task=True,
+        summary="median seconds with and without the cache, the speedup, spreads and verdict",
+    ),
+    Measurement(
+        name="kvbytes",
+        record=f"{RECORDS}:KvBytes",
+        rule="kvbytes",
+        measured_by="mminfer.kvcache:measure_kv_bytes",
+        facts=f"{REPORT_FACTS}:kvbytes_facts",
+        task=True,
+        summary="the cache's measured bytes against the formula, its K shape",
+    ),
+    Measurement(
+        name="temp",
+        record=f"{RECORDS}:Temperatures",
+        rule="temp",
+        measured_by="mminfer.sampling:temperature_experiment",
+        facts=f"{REPORT_FACTS}:temp_facts",
+        pictures=(Picture("temp", "mminfer.plots:plot_temp"),),
+        task=True,
+        summary="distinct answers of the SFT model per temperature, with each answer's count",
+    ),
+    Measurement(
+        name="sampler",
+        record=f"{RECORDS}:SamplerCheck",
+        rule="temp",
+        measured_by="mminfer.sampling:sampler_check",
+        config="sampler",
+        facts=f"{REPORT_FACTS}:sampler_facts",
+        summary="one temperature's samples with and without the cache, and with a second seed",
+    ),
+    Measurement(
+        name="topp",
+        record=f"{RECORDS}:TopP",
+        rule="topp",
+        measured_by="mminfer.sampling:topp_detail",
+        facts=f"{REPORT_FACTS}:topp_facts",
+        task=True,
+        summary="the candidates surviving MiniMind's top-p rule after the open prefix, per p",
+    ),
+    Measurement(
+        name="topp_detail",
+        record=f"{RECORDS}:TopPDetail",
+        rule="topp",
+        measured_by="mminfer.sampling:topp_detail",
+        pictures=(Picture("topp", "mminfer.plots:plot_topp"),),
+        summary="the open and a sharp position: survivors, entropy, top tokens (topp's section)",
+    ),
+    Measurement(
+        name="sweep",
+        record=f"{RECORDS}:Sweep",
+        rule="sweep",
+        measured_by="mminfer.sweep:sweep",
+        facts=f"{REPORT_FACTS}:sweep_facts",
+        pictures=(Picture("sweep", "mminfer.plots:plot_sweep"),),
+        summary=(
+            "time and tokens fed against generation length, per step, with spreads and a "
+            "verdict, a cost fit, interpolation where the fit fails"
+        ),
+    ),
+    Measurement(
+        name="capacity",
+        record=f"{RECORDS}:Capacity",
+        rule="capacity",
+        measured_by="mminfer.capacity:capacity",
+        facts=f"{REPORT_FACTS}:capacity_facts",
+        summary="KV bytes per token per dtype, the sequences that fit per card and context",
+    ),
+    Measurement(
+        name="serve",
+        record=f"{RECORDS}:Serve",
+        rule="serve",
+        measured_by="mminfer.serve:serve",
+        facts=f"{REPORT_FACTS}:serve_facts",
+        pictures=(Picture("serve", "mminfer.plots:plot_serve"),),
+        summary=(
+            "decode steps per batch size with spreads and verdicts, the peak, where growth "
+            "stops, cliffs, users by speed and by memory"
+        ),
+    ),
+    Measurement(
+        name="conversation",
+        record="mminfer.conversation:Conversation",
+        rule="conversation",
+        measured_by="mminfer.conversation:measure_conversation",
+        facts="mminfer.conversation:conversation_facts",
+        pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
+        summary=(
+            "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "
+            "time to first token; a prompt many users share; generate's cache pitfalls"
+        ),
+    ),
+)
+
+TASK_SCRIPT = "cache.py"  # the task's script, copied beside its results (same.json, count.json)
+REPORT = "report.md"
+COMPARISON = "comparison.md"  # outdir only, when config key models lists more models
+COMPARED = (
+    "time",
+    "kvbytes",
+    "temp",
+    "topp",
+    "capacity",
+    "conversation",
+)  # comparison.md's measurements
+
+
+def measurement(name: str) -> Measurement:
+    for entry in MEASUREMENTS:
+        if entry.name == name:
+            return entry
+    raise KeyError(f"no measurement named {name!r}")
+
+
+def files() -> dict[str, str]:
+    """Each measurement's result file, by name."""
+    return {entry.name: entry.filename for entry in MEASUREMENTS}
+
+
+def task_files() -> dict[str, str]:
+    """The task's six JSON files, by measurement name."""
+    return {entry.name: entry.filename for entry in MEASUREMENTS if entry.task}
+
+
+def pictures() -> dict[str, str]:
+    """Each picture and the result file it is drawn from."""
+    drawn = {}
+    for entry in MEASUREMENTS:
+        for picture in entry.pictures:
+            drawn[picture.name] = entry.filename
+    return drawn
+
+
+def drawing(name: str):
+    """The function that draws picture ``name`` from its measurement's record."""
+    for entry in MEASUREMENTS:
+        for picture in entry.pictures:
+            if picture.name == name:
+                return resolve(picture.draw)
+    raise KeyError(f"no picture named {name!r}")
+
+
+def picture_file(picture: str) -> str:
+    return f"{picture}.png"
+
+
+def rules() -> list[str]:
+    """The rules that write measurements, in report order, each once."""
+    return list(dict.fromkeys(entry.rule for entry in MEASUREMENTS))
+
+
+def result_files() -> list[str]:
+    """Every file a results folder holds after a run (comparison.md aside)."""
+    return [*files().values(), TASK_SCRIPT, *map(picture_file, pictures()), REPORT]
+
+
+def read_result(path: str | Path):
+    """A result file read back as the record of the measurement its name says it holds."""
+    name = Path(path).name
+    for entry in MEASUREMENTS:
+        if entry.filename == name:
+            return read_record(path, entry.record_type())
+    raise KeyError(f"{name} is no measurement's result file (mminfer.measurements)")

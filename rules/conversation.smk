@@ -1,0 +1,26 @@
+# Beyond the task: a conversation's cache, carried from turn to turn or recomputed every turn.
+
+
+rule conversation:
+    input:
+        sft=run_input("sft"),
+        sft_lora=lora_input,
+        tokenizer=tokenizer_files,
+    output:
+        measured("conversation", "대화"),
+    log:
+        logfile("conversation.log"),
+    benchmark:
+        bench("conversation")
+    conda:
+        ENV
+    threads: workflow.cores  # all cores: nothing runs beside the timing
+    resources:
+        **MODEL_RESOURCES,
+    params:
+        conversation=config["conversation"],  # every key: conversation.ConversationSettings
+        chatml_fallback=config["temp"]["chatml_fallback"],
+        threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
+        model=model_params,
+    script:
+        "../scripts/conversation.py"

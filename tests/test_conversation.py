@@ -1,0 +1,656 @@
+"""A conversation's cache (mminfer.conversation): carried across turns against recomputed.
+
+Tokens fed against their formulas, the same answers both ways (and a check that fails when the fed
+tokens' positions start at 0), a template that breaks the common prefix, the time to first token
+on a fake clock, the bytes of a prefix many users share, and generate's two cache pitfalls: in both
+backends, on dense, MoE, LoRA and YaRN models.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import json
+import os
+from pathlib import Path
+
+import matplotlib.image
+import pytest
+import torch
+from conftest import TINY_MAX_POSITIONS
+from shapes import small_config
+
+from mminfer import conversation, plots
+from mminfer.conversation import (
+    CACHE_COVERS_INPUT,
+    RETURN_SEQUENCES_WITH_BATCH1_CACHE,
+    Conversation,
+    ConversationSettings,
+    PrefixBreak,
+    common_prefix,
+    conversation_facts,
+    generate_pitfalls,
+    hold_conversation,
+    measure_conversation,
+    prefix_break,
+    render_prompt,
+    shared_prefix_users,
+    time_turn,
+    truncate_cache,
+)
+from mminfer.errors import MminferError
+from mminfer.inputs import read_schema
+from mminfer.kvcache import kv_formula_bytes
+from mminfer.loading import ModelSpec, load_model, save_state_dict
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
+from mminfer.records import FirstDifference, from_json, to_json
+from mminfer.report import environment
+from mminfer.tokenizer import load_tokenizer
+
+QUESTIONS = [
+    "가람 마을의 특산물은 무엇인가요?",
+    "나래 마을은 어디에 있나요?",
+    "그 마을의 특산물은 무엇인가요?",
+    "KV 캐시는 무엇을 저장하나요?",
+]
+NEW_TOKENS = 10
+
+
+@pytest.fixture(scope="module")
+def tiny_sft_loaded(load_tiny, tiny_sft_checkpoint):
+    """The tiny SFT stand-in, builtin, float32 (shared: tests must not modify it)."""
+    return load_tiny(path=tiny_sft_checkpoint)
+
+
+@pytest.fixture(scope="module")
+def tiny_sft_model(tiny_sft_loaded):
+    return tiny_sft_loaded.model
+
+
+def converse(model, tokenizer, questions=QUESTIONS, template=None, clock=None, **timing):
+    """hold_conversation on the CPU with one timed round per turn unless told otherwise."""
+    if template is None:
+        template, _ = tokenizer.chat_template()
+    return hold_conversation(
+        model,
+        tokenizer,
+        template,
+        questions,
+        NEW_TOKENS,
+        timing.get("warmup", 0),
+        timing.get("runs", 1),
+        timing.get("max_runs", 1),
+        "cpu",
+        TINY_MAX_POSITIONS,
+        clock,
+    )
+
+
+def settings_of(questions: list[str], users: int = 2) -> ConversationSettings:
+    """The tiny model's conversation settings: one timed round a turn, users sharing 8 of 20."""
+    return ConversationSettings(
+        questions=questions,
+        new_tokens=NEW_TOKENS,
+        warmup=0,
+        runs=1,
+        max_runs=1,
+        users=users,
+        shared_tokens=8,
+        user_prompt_tokens=20,
+        user_new_tokens=4,
+        seed=0,
+    )
+
+
+# --- tokens fed, reuse and the same answers -----------------------------------------------------
+
+
+def test_tokens_fed_follow_the_formulas_both_ways(tiny_sft_model, tiny_tokenizer):
+    turns = converse(tiny_sft_model, tiny_tokenizer)
+    assert len(turns) == 4
+    for turn in turns:
+        assert turn.fed_match
+        assert turn.fed_first_recompute == turn.prompt_len
+        assert turn.fed_first_carry == turn.prompt_len - turn.reused
+        assert turn.fed_recompute == turn.prompt_len + turn.new_tokens - 1
+        assert turn.fed_carry == turn.prompt_len - turn.reused + turn.new_tokens_carry - 1
+    assert turns[0].reused == 0 and turns[0].timing is None
+
+
+def test_the_carried_cache_is_reused_and_the_saving_grows_with_the_turn(
+    tiny_sft_model, tiny_tokenizer
+):
+    turns = converse(tiny_sft_model, tiny_tokenizer)
+    reused = [turn.reused for turn in turns]
+    assert reused == sorted(set(reused))  # strictly growing
+    for previous, turn in itertools.pairwise(turns):
+        # the cache holds the previous prompt and answer but the answer's last token
+        assert turn.held == previous.prompt_len + previous.new_tokens_carry - 1
+        assert turn.saved_tokens == turn.reused
+    # recompute prefills every turn again: its prompt tokens grow faster than carry's
+    assert sum(t.prompt_len for t in turns) > 2 * sum(t.fed_first_carry for t in turns)
+
+
+def test_answers_are_the_same_both_ways_in_float32(tiny_sft_model, tiny_tokenizer):
+    turns = converse(tiny_sft_model, tiny_tokenizer)
+    for turn in turns:
+        assert turn.same_prompt and turn.same_ids and turn.close_logits
+        assert turn.first_difference is None
+        assert turn.max_abs_logit_diff < 1e-4 * turn.max_abs_logit
+
+
+def wrong_positions(model):
+    """Feed a carried turn's tokens at positions 0.. instead of from the cache's length.
+
+    Every attention layer of either backend gets, when it is handed a cache and more than one new
+    token (a carried prompt's rest), the rotary angles of positions 0 to t - 1.
+    """
+    tables = model.model
+
+    def wrap(attention):
+        original = attention.forward
+
+        def forward(x, position_embeddings, past_key_value=None, *args, **kwargs):
+            length = x.shape[1]
+            if past_key_value is not None and length > 1:
+                position_embeddings = (tables.freqs_cos[:length], tables.freqs_sin[:length])
+            return original(x, position_embeddings, past_key_value, *args, **kwargs)
+
+        attention.forward = forward
+
+    for layer in model.model.layers:
+        wrap(layer.self_attn)
+
+
+@pytest.mark.parametrize("backend", ["builtin", "minimind"])
+def test_positions_from_zero_make_the_same_answers_check_fail(
+    backend, request, load_tiny, tiny_sft_checkpoint, tiny_tokenizer
+):
+    source = {}
+    if backend == "minimind":
+        source["minimind_src"] = str(request.getfixturevalue("minimind_src"))
+    # its own copy: the test changes it
+    model = load_tiny(backend=backend, path=tiny_sft_checkpoint, **source).model
+    turns = converse(model, tiny_tokenizer)
+    assert all(turn.same_ids and turn.close_logits for turn in turns)
+    wrong_positions(model)
+    turns = converse(model, tiny_tokenizer)
+    assert not all(turn.same_ids and turn.close_logits for turn in turns)
+    assert turns[1].max_abs_logit_diff > 1e-2  # the first carried turn already differs
+    assert turns[0].same_ids and turns[0].max_abs_logit_diff == 0.0  # nothing carried yet
+
+
+# --- a template that breaks the common prefix ---------------------------------------------------
+
+# An assistant turn re-rendered with "A: " before the answer: the generated ids lack it.
+PREFIXING_TEMPLATE = (
+    "{% for message in messages %}"
+    "{% if message['role'] == 'assistant' %}"
+    "{{ '<|im_start|>assistant\\nA: ' + message['content'] + '<|im_end|>\\n' }}"
+    "{% else %}"
+    "{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}"
+    "{% endif %}"
+    "{% endfor %}"
+    "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
+)
+
+
+def test_a_template_that_rerenders_the_answer_breaks_the_prefix_where_the_answer_starts(
+    tiny_sft_model, tiny_tokenizer
+):
+    turns = converse(tiny_sft_model, tiny_tokenizer, template=PREFIXING_TEMPLATE)
+    for previous, turn in itertools.pairwise(turns):
+        broke = turn.prefix_break
+        assert broke is not None
+        assert broke.reason == "template_text_differs"
+        # held ids from the previous prompt on are its answer; the re-render says "A: " first
+        assert broke.answer_offset == 0 and broke.position == previous.prompt_len
+        assert broke.prompt_text.startswith("A")
+        assert turn.reused == turn.common_prefix == broke.position
+        assert turn.fed_match and turn.same_ids and turn.close_logits
+
+
+def test_the_same_text_in_other_tokens_is_named(tiny_tokenizer):
+    word = tiny_tokenizer.encode(" 마을")
+    pieces = [i for part in (" ", "마", "을") for i in tiny_tokenizer.encode(part)]
+    assert len(word) < len(pieces)  # the tokenizer merges the space and the syllables
+    start = tiny_tokenizer.encode("가람")
+    held = start + pieces
+    prompt = start + word + tiny_tokenizer.encode("의 특산물")
+    broke = prefix_break(tiny_tokenizer, held, prompt, 1, "마을")
+    assert broke.position == len(start) == common_prefix(held, prompt)
+    assert broke.reason == "same_text_other_tokens"
+    assert broke.answer_offset == len(start) - 1
+    assert (broke.held_token, broke.prompt_token) == (pieces[0], word[0])
+
+
+def minimind3_break(tokenizer, answer: str | list[int], keep: int = 99):
+    """The break after a first turn whose answer (text, or ids) was generated up to ``keep`` ids,
+    held and re-rendered through minimind-3's chat template."""
+    template, _ = tokenizer.chat_template()
+    question = [{"role": "user", "content": QUESTIONS[0]}]
+    prompt = render_prompt(tokenizer, template, question)
+    if isinstance(answer, str):
+        answer = tokenizer.encode(answer)
+    ids = answer[:keep]
+    content = tokenizer.decode(ids)
+    history = question + [{"role": "assistant", "content": content}]
+    follow_up = render_prompt(tokenizer, template, history + [{"role": "user", "content": "네"}])
+    return prefix_break(tokenizer, prompt + ids, follow_up, len(prompt), content), len(prompt)
+
+
+def test_minimind3s_template_strips_an_answers_leading_newlines(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    broke, prompt_len = minimind3_break(tokenizer, "\n\n가람 마을의 특산물은 유자차입니다.", 99)
+    assert broke.position == prompt_len and broke.answer_offset == 0
+    assert broke.reason == "newlines_stripped"
+    assert broke.held_text.startswith("\n\n") and broke.prompt_text.startswith("가람")
+    assert broke.before_text.endswith("</think>\n\n")
+
+
+def test_minimind3s_template_keeps_a_plain_answers_ids(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    broke, _ = minimind3_break(tokenizer, "가람 마을의 특산물은 유자차입니다.", 99)
+    assert broke is None
+
+
+def test_an_answer_cut_inside_a_character_breaks_the_prefix_there(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    ids = tokenizer.encode(" 유자차")  # byte-level: 3 ids a syllable, the last one cut
+    broke, _ = minimind3_break(tokenizer, " 유자차", len(ids) - 1)
+    assert broke.reason == "replacement_character"
+    assert broke.answer_offset == len(ids) - 3  # where the cut character starts
+
+
+def test_newlines_stripped_is_told_from_other_template_text():
+    assert conversation.newlines_stripped("\n\n가람", "가람<|im_end|>")
+    assert conversation.newlines_stripped("\n\n", "<|im_end|>\n")
+    assert not conversation.newlines_stripped("\n\n", "A: \n\n<|im_end|>")
+    assert not conversation.newlines_stripped("\n가람", "A: 가람")
+    assert not conversation.newlines_stripped("가람", "가람")
+
+
+def test_bytes_that_make_no_character_break_the_prefix_where_they_are(shared_fixtures):
+    tokenizer = load_tokenizer(shared_fixtures)
+    first_byte = tokenizer.encode(" 유자차")[:1]  # a syllable's first byte, alone: no character
+    answer = tokenizer.encode("가람") + first_byte + tokenizer.encode("마을")
+    broke, _ = minimind3_break(tokenizer, answer)
+    assert broke.reason == "replacement_character"
+    assert broke.answer_offset == len(tokenizer.encode("가람"))
+
+
+def test_a_held_cache_that_is_all_prefix_has_no_break(tiny_tokenizer):
+    assert prefix_break(tiny_tokenizer, [5, 6], [5, 6, 7], 1, "") is None
+    assert prefix_break(tiny_tokenizer, [], [5], 0, "") is None
+
+
+def test_truncating_a_cache_keeps_its_first_positions_only():
+    cache = [(torch.arange(12.0).view(1, 6, 1, 2), torch.ones(1, 6, 1, 2))]
+    cut = truncate_cache(cache, 4)
+    assert cut[0][0].shape == (1, 4, 1, 2) and torch.equal(cut[0][0], cache[0][0][:, :4])
+    assert cache[0][0].shape == (1, 6, 1, 2)
+    assert truncate_cache(cache, 0) is None
+
+
+def test_a_conversation_past_the_models_positions_names_the_config_keys(
+    tiny_sft_model, tiny_tokenizer
+):
+    long_question = "가람 마을의 특산물은 " * 200
+    with pytest.raises(MminferError, match="conversation.questions.*conversation.new_tokens"):
+        converse(tiny_sft_model, tiny_tokenizer, questions=[long_question, "네"])
+
+
+# --- time to first token on a fake clock --------------------------------------------------------
+
+SECONDS_PER_TOKEN = 0.001
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class Ticking(torch.nn.Module):
+    """A model whose every forward call advances a fake clock by the tokens it is fed."""
+
+    def __init__(self, inner, clock: FakeClock):
+        super().__init__()
+        self.inner = inner
+        self.clock = clock
+
+    def forward(self, input_ids, *args, **kwargs):
+        self.clock.now += SECONDS_PER_TOKEN * input_ids.shape[1]
+        return self.inner.forward(input_ids, *args, **kwargs)
+
+    def generate(self, *args, **kwargs):
+        return type(self.inner).generate(self, *args, **kwargs)
+
+
+def test_time_to_first_token_on_a_fake_clock_is_the_tokens_each_way_feeds(
+    tiny_sft_model, tiny_tokenizer
+):
+    clock = FakeClock()
+    model = Ticking(tiny_sft_model, clock)
+    turns = converse(model, tiny_tokenizer, clock=clock, warmup=1, runs=3, max_runs=6)
+    for turn in turns[1:]:
+        timing = turn.timing
+        assert timing.carry_s == pytest.approx(SECONDS_PER_TOKEN * (turn.prompt_len - turn.reused))
+        assert timing.recompute_s == pytest.approx(SECONDS_PER_TOKEN * turn.prompt_len)
+        assert timing.saved_s == pytest.approx(SECONDS_PER_TOKEN * turn.reused)
+        assert timing.runs_done == 3 and timing.extra_rounds == 0
+        assert len(timing.carry_warmup_s) == len(timing.recompute_warmup_s) == 1
+        assert timing.verdict == "ok" and timing.doubts == []
+
+
+def test_a_carry_that_is_not_faster_is_untrusted_after_the_extra_rounds(
+    tiny_sft_model, tiny_tokenizer
+):
+    clock = FakeClock()
+    prompt = tiny_tokenizer.encode("<|im_start|>user\n가람<|im_end|>\n<|im_start|>assistant\n")
+    cache = tiny_sft_model(torch.tensor([prompt]), use_cache=True).past_key_values
+    model = Ticking(tiny_sft_model, clock)
+
+    def slow_cut(past_key_values, length):  # cutting the cache costs more than the prefill
+        clock.now += 1.0
+        return [(k[:, :length], v[:, :length]) for k, v in past_key_values]
+
+    settings = conversation.chat_settings(tiny_tokenizer.eos_token_id)
+    original = conversation.truncate_cache
+    conversation.truncate_cache = slow_cut
+    try:
+        timing = time_turn(model, prompt, cache, len(prompt) - 2, settings, 1, 2, 5, "cpu", clock)
+    finally:
+        conversation.truncate_cache = original
+    assert timing.doubts == ["cache_not_faster"] and timing.verdict == "untrusted"
+    assert timing.runs_done == 5 and timing.extra_rounds == 3
+    assert timing.saved_s < 0
+
+
+# --- a prompt many users share ------------------------------------------------------------------
+
+
+def test_generate_copies_the_shared_prefix_into_every_users_row(tiny_sft_loaded):
+    config = tiny_sft_loaded.config
+    shared = shared_prefix_users(tiny_sft_loaded.model, config, 3, 8, 20, 5, 0, "cpu")
+    assert shared.held_tokens == 20 + 5 - 1  # the last new token is never fed
+    assert shared.k_shape == [3, 24, 2, 16]
+    assert shared.measured_bytes == shared.formula_bytes == kv_formula_bytes(2, 24, 2, 16, 4, 3)
+    assert shared.matches and shared.prefix_rows_identical
+    assert shared.bytes_per_token == 2 * 2 * 2 * 16 * 4
+    assert shared.copied_tokens == 3 * 24
+    assert shared.shared_bound_tokens == 8 + 3 * (24 - 8)
+    assert shared.copied_prefix_bytes == 2 * 8 * shared.bytes_per_token
+    assert shared.users_shared_bound >= shared.users_copied > 0
+
+
+@pytest.mark.parametrize("users, shared, prompt, key", [(0, 4, 8, "users"), (2, 8, 8, "shared")])
+def test_shared_prefix_settings_name_their_key(tiny_sft_loaded, users, shared, prompt, key):
+    with pytest.raises(MminferError, match=f"conversation.{key}"):
+        shared_prefix_users(
+            tiny_sft_loaded.model, tiny_sft_loaded.config, users, shared, prompt, 4, 0, "cpu"
+        )
+
+
+# --- the pitfalls -------------------------------------------------------------------------------
+
+
+def test_the_pitfalls_are_caught_and_named(tiny_sft_model):
+    pitfalls = generate_pitfalls(tiny_sft_model, [1, 40, 41, 42, 43, 44], "cpu")
+    whole, rows = pitfalls
+    assert whole.name == CACHE_COVERS_INPUT and whole.raised
+    assert (whole.input_len, whole.cache_len) == (6, 6)
+    assert whole.error_type == "RuntimeError" and "size of tensor" in whole.error_message
+    assert rows.name == RETURN_SEQUENCES_WITH_BATCH1_CACHE and rows.raised
+    assert (rows.cache_rows, rows.rows_asked, rows.cache_len) == (1, 2, 5)
+    assert rows.error_type == "RuntimeError" and "Expected size 1 but got size 2" in (
+        rows.error_message
+    )
+
+
+# --- the record ---------------------------------------------------------------------------------
+
+
+def test_the_record_adds_up_and_reads_back(tiny_sft_loaded, tiny_tokenizer, tiny_run):
+    template, source = tiny_tokenizer.chat_template()
+    record = measure_conversation(
+        tiny_sft_loaded.model,
+        tiny_sft_loaded.config,
+        tiny_tokenizer,
+        template,
+        source,
+        "tiny",
+        settings_of(QUESTIONS[:3]),
+        "cpu",
+        tiny_run,
+    )
+    assert record.total_fed_recompute == sum(t.fed_recompute for t in record.turns)
+    assert record.totals_match and record.same_answers and record.saved_grows
+    assert record.total_saved_tokens == sum(t.reused for t in record.turns)
+    assert record.prompt_tokens_recompute - record.prompt_tokens_carry == record.total_saved_tokens
+    assert record.timing_verdict in ("ok", "noisy", "untrusted")
+    assert [p.name for p in record.pitfalls] == [
+        CACHE_COVERS_INPUT,
+        RETURN_SEQUENCES_WITH_BATCH1_CACHE,
+    ]
+    assert from_json(type(record), to_json(record)) == record
+
+
+def test_one_question_is_refused(tiny_sft_loaded, tiny_tokenizer, tiny_run):
+    template, source = tiny_tokenizer.chat_template()
+    with pytest.raises(MminferError, match="conversation.questions"):
+        measure_conversation(
+            tiny_sft_loaded.model,
+            tiny_sft_loaded.config,
+            tiny_tokenizer,
+            template,
+            source,
+            "tiny",
+            settings_of(QUESTIONS[:1]),
+            "cpu",
+            tiny_run,
+        )
+
+
+# --- both backends, every kind of model ---------------------------------------------------------
+
+
+def variant_checkpoint(folder, name: str, vocab: int):
+    """(checkpoint, LoRA or None, config overrides) of a random model of the variant ``name``."""
+    settings = {"moe": {"use_moe": True}, "yarn": {"inference_rope_scaling": True}}
+    torch.manual_seed(3)
+    model = MiniMindForCausalLM(small_config(vocab=vocab, **settings.get(name, {})))
+    with torch.no_grad():
+        model.model.embed_tokens.weight.normal_(0.0, 0.2)
+    path = folder / f"{name}-model.pth"
+    save_state_dict(model, path)
+    lora = None
+    if name == "lora":
+        torch.manual_seed(4)
+        state = {}
+        for layer in apply_lora(model, 4):
+            module = model.get_submodule(layer)
+            module.lora.B.weight.data.normal_(0.0, 0.3)
+            state[f"{layer}.lora.A.weight"] = module.lora.A.weight.detach().clone()
+            state[f"{layer}.lora.B.weight"] = module.lora.B.weight.detach().clone()
+        lora = folder / "lora.pth"
+        torch.save(state, lora)
+    overrides = {"inference_rope_scaling": True} if name == "yarn" else {}
+    return path, lora, overrides
+
+
+@pytest.mark.parametrize("name", ["dense", "moe", "lora", "yarn"])
+def test_exact_in_both_backends_on_every_kind_of_model(
+    name, tiny_tokenizer, minimind_src, tmp_path
+):
+    path, lora, overrides = variant_checkpoint(tmp_path, name, tiny_tokenizer.vocab_size)
+    records = {}
+    for backend in ("builtin", "minimind"):
+        spec = ModelSpec(backend=backend, minimind_src=str(minimind_src), overrides=overrides)
+        loaded = load_model(path, spec, lora=lora)
+        turns = converse(loaded.model, tiny_tokenizer, questions=QUESTIONS[:3])
+        for turn in turns:
+            assert turn.fed_match and turn.same_ids and turn.close_logits
+        assert [turn.reused for turn in turns][1] > 0
+        pitfalls = generate_pitfalls(loaded.model, [1, 40, 41, 42, 43], "cpu")
+        records[backend] = (turns, pitfalls)
+    builtin_turns, builtin_pitfalls = records["builtin"]
+    minimind_turns, minimind_pitfalls = records["minimind"]
+    for ours, theirs in zip(builtin_turns, minimind_turns):
+        assert ours.ids == theirs.ids and ours.ids_carry == theirs.ids_carry
+        assert ours.max_abs_logit_diff == theirs.max_abs_logit_diff  # bit for bit
+        assert (ours.reused, ours.fed_carry) == (theirs.reused, theirs.fed_carry)
+    for ours, theirs in zip(builtin_pitfalls, minimind_pitfalls):
+        assert (ours.raised, ours.error_type, ours.error_message) == (
+            theirs.raised,
+            theirs.error_type,
+            theirs.error_message,
+        )
+
+
+# --- the report's section and the picture --------------------------------------------------------
+
+SECTION = Path(__file__).resolve().parents[1] / "report" / "sections"
+
+
+@pytest.fixture(scope="module")
+def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
+    """A conversation.json record of the tiny model, as the report reads it back."""
+    template, source = tiny_tokenizer.chat_template()
+    measured = measure_conversation(
+        tiny_sft_loaded.model,
+        tiny_sft_loaded.config,
+        tiny_tokenizer,
+        template,
+        source,
+        "tiny",
+        settings_of(QUESTIONS, users=3),
+        "cpu",
+        tiny_run,
+    )
+    return from_json(Conversation, json.loads(json.dumps(to_json(measured))))
+
+
+def render(facts: dict, pictures=None) -> str:
+    template = environment(SECTION).get_template("conversation.md.j2")
+    return template.render(conversation=facts, pictures=pictures)
+
+
+def test_the_section_states_the_measured_figures(record):
+    facts = conversation_facts(record)
+    text = render(facts, {"conversation": "conversation.png"})
+    assert text.startswith("## 대화")
+    assert "![턴마다 넣은 토큰과 첫 토큰까지 시간](conversation.png)" in text
+    assert f"다시 계산 {record.total_fed_recompute:,}토큰" in text
+    assert f"이어 쓰기 {record.total_fed_carry:,}토큰" in text
+    assert "**모든 턴에서 두 방법의 측정이 공식과 같다**" in text
+    assert "모든 턴에서 두 방법의 답 id가 같다." in text
+    assert f"| {record.turns[1].turn} | {record.turns[1].prompt_len} |" in text
+    assert "넘긴 캐시가 입력 전체를 덮을 때" in text and "RuntimeError" in text
+    assert facts["shared_saving"] == record.shared_prefix.copied_tokens / (
+        record.shared_prefix.shared_bound_tokens
+    )
+    assert "경계값" in text
+
+
+def test_the_section_template_lines_stay_under_100_characters():
+    lines = (SECTION / "conversation.md.j2").read_text(encoding="utf-8").splitlines()
+    assert [line for line in lines if len(line) >= 100] == []
+
+
+def test_a_divergence_and_a_break_are_said_not_hidden(record):
+    turn = record.turns[2]
+    difference = FirstDifference(
+        step=3,
+        token_with_cache=11,
+        token_without_cache=12,
+        margin_with_cache=0.5,
+        margin_without_cache=0.4,
+        max_abs_logit_diff=2.0,
+        max_abs_logit=8.0,
+    )
+    broken = dataclasses.replace(
+        turn,
+        same_ids=False,
+        first_difference=difference,
+        prefix_break=PrefixBreak(
+            position=40,
+            answer_offset=0,
+            held_token=5,
+            prompt_token=6,
+            held_text="\n\n가람",
+            prompt_text="가람<|im_end|>",
+            before_text="</think>\n\n",
+            reason="newlines_stripped",
+        ),
+    )
+    turns = [*record.turns[:2], broken, *record.turns[3:]]
+    facts = conversation_facts(dataclasses.replace(record, turns=turns))
+    assert [row["turn"].turn for row in facts["diverged"]] == [3]
+    assert facts["diverged"][0]["rounding_sized"] is False  # 2.0 > 1e-4 x (1 + 8)
+    assert facts["breaks"][0]["held_text"] == "\\n\\n가람"  # newlines made visible
+    text = render(facts)
+    assert "**반올림으로 설명되지 않는 차이다" in text
+    assert "`\\n\\n가람`" in text and "줄바꿈을 지웠다" in text
+
+
+def test_an_untrusted_timing_is_never_stated_as_fact(record):
+    facts = conversation_facts(dataclasses.replace(record, timing_verdict="untrusted"))
+    assert facts["timing_untrusted"] and not facts["timing_trusted"]
+    assert "이 시간들은 믿지 말 것" in render(facts)
+
+
+def test_the_picture_is_a_png_of_both_ways(record, tmp_path):
+    path = plots.plot_conversation(record, tmp_path / "conversation.png")
+    with open(path, "rb") as handle:
+        assert handle.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert matplotlib.image.imread(path).shape[1] >= 600
+
+
+# --- the course's shape and minimind-3's, with MiniMind's tokenizer (opt-in: a minute of CPU) ----
+
+SHAPES = {
+    "course": {
+        "hidden_size": 256,
+        "num_hidden_layers": 4,
+        "num_attention_heads": 8,
+        "num_key_value_heads": 2,
+    },
+    "minimind-3": {"hidden_size": 768, "num_hidden_layers": 8},
+}
+
+
+@pytest.mark.skipif(
+    not os.environ.get("MMINFER_RELEASED_SHAPES"),
+    reason="a minute of CPU: MMINFER_RELEASED_SHAPES=1 MMINFER_MINIMIND_SRC=... pytest "
+    "tests/test_conversation.py -k released",
+)
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_released_shapes_carry_exactly_in_both_backends(
+    shape, shared_fixtures, minimind_src, tmp_path
+):
+    tokenizer = load_tokenizer(shared_fixtures)
+    template, _ = tokenizer.chat_template()
+    torch.manual_seed(0)
+    path = tmp_path / f"{shape}.pth"
+    save_state_dict(MiniMindForCausalLM(MiniMindConfig(**SHAPES[shape])), path)  # vocab 6400
+    questions = read_schema()["properties"]["conversation"]["properties"]["questions"]["default"]
+    turns = {}
+    for backend in ("builtin", "minimind"):
+        spec = ModelSpec(backend=backend, minimind_src=str(minimind_src))
+        model = load_model(path, spec).model
+        turns[backend] = hold_conversation(
+            model, tokenizer, template, questions, 24, 0, 1, 1, "cpu", 32768
+        )
+    for ours, theirs in zip(turns["builtin"], turns["minimind"]):
+        assert ours.fed_match and ours.same_ids and ours.close_logits
+        assert (ours.ids, ours.reused, ours.prefix_break) == (
+            theirs.ids,
+            theirs.reused,
+            theirs.prefix_break,
+        )
+        assert ours.max_abs_logit_diff == theirs.max_abs_logit_diff
+    reused = [turn.reused for turn in turns["builtin"]]
+    assert len(reused) >= 3 and reused == sorted(set(reused))

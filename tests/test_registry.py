@@ -1,0 +1,122 @@
+"""Every declared measurement (mminfer.measurements) has the files a measurement needs: its record,
+its measuring function, its rule writing it, its config section, its caption, its report section
+with a facts function, and its rows in the README and the docs (docs/development.md, "Adding a
+measurement"). A measurement that lacks one fails here, not as a KeyError when the report runs."""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import typing
+from pathlib import Path
+
+import pytest
+
+from mminfer import measurements
+from mminfer.inputs import read_schema
+from mminfer.measurements import MEASUREMENTS
+
+REPO = Path(__file__).resolve().parents[1]
+NAMES = [entry.name for entry in MEASUREMENTS]
+FRAME_SECTIONS = {"run", "pictures"}  # report.md.j2's own parts, not measurements
+OTHER_CAPTIONS = {"plot", "report_md", "workflow"}  # pictures, report.md, the workflow
+
+
+def rules_text() -> str:
+    return "\n".join(path.read_text(encoding="utf-8") for path in (REPO / "rules").glob("*.smk"))
+
+
+def rule_body(rule: str) -> str:
+    match = re.search(rf"^rule {rule}:\n(.*?)(?=^rule |\Z)", rules_text(), re.M | re.S)
+    assert match, f"no rule {rule} in rules/*.smk"
+    return match.group(1)
+
+
+def test_names_and_files_are_unique():
+    assert len(set(NAMES)) == len(NAMES)
+    files = [entry.filename for entry in MEASUREMENTS]
+    assert len(set(files)) == len(files)
+
+
+def test_the_task_has_its_six_files():
+    assert sorted(measurements.task_files().values()) == sorted(
+        ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json"]
+    )
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_record_is_a_record(name):
+    kind = measurements.measurement(name).record_type()
+    assert dataclasses.is_dataclass(kind) or typing.get_origin(kind) is dict, kind
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_measuring_function_exists(name):
+    assert callable(measurements.resolve(measurements.measurement(name).measured_by))
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_rule_writes_it(name):
+    entry = measurements.measurement(name)
+    assert re.search(rf'measured\("{name}", ', rule_body(entry.rule)), entry.rule
+
+
+def test_the_rules_write_only_declared_measurements():
+    assert set(re.findall(r'measured\("(\w+)", ', rules_text())) == set(NAMES)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_config_section_is_in_the_schema(name):
+    section = measurements.measurement(name).config_section
+    assert "properties" in read_schema()["properties"][section], section
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_caption_exists(name):
+    assert (REPO / "report" / f"{name}.rst").is_file()
+
+
+def test_every_caption_is_a_measurements_or_known():
+    captions = {path.stem for path in (REPO / "report").glob("*.rst")}
+    assert captions == set(NAMES) | OTHER_CAPTIONS
+
+
+@pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts])
+def test_its_section_and_facts_exist(name):
+    entry = measurements.measurement(name)
+    assert (REPO / "report" / entry.section).is_file()
+    facts = entry.facts_function()
+    parameters = list(inspect.signature(facts).parameters)
+    assert parameters[0] == name  # its own record first, then those it reads beside
+    assert set(parameters) <= set(NAMES), parameters
+
+
+def test_every_section_template_is_a_measurements():
+    sections = {path.name.removesuffix(".md.j2") for path in (REPO / "report/sections").iterdir()}
+    with_section = {entry.name for entry in MEASUREMENTS if entry.facts}
+    assert sections == with_section | FRAME_SECTIONS
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_its_file_has_rows_in_the_readme_and_the_docs(name):
+    file = measurements.measurement(name).filename
+    assert f"`{file}`" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert f"| `{file}` |" in (REPO / "docs" / "outputs.md").read_text(encoding="utf-8")
+    assert file in (REPO / "docs" / "measurements.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("picture", list(measurements.pictures()))
+def test_every_picture_has_its_drawing_function(picture):
+    assert callable(measurements.drawing(picture))
+
+
+def test_a_result_file_is_read_back_as_its_measurements_record(tmp_path):
+    from reportdata import time_record
+
+    from mminfer.records import Timing, write_record
+
+    write_record(tmp_path / "time.json", time_record())
+    assert isinstance(measurements.read_result(tmp_path / "time.json"), Timing)
+    with pytest.raises(KeyError, match="no measurement's result file"):
+        measurements.read_result(tmp_path / "other.json")
