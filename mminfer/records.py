@@ -377,6 +377,8 @@ class Sweep:
     load_after: list[float] | None
     cv_with_cache: float  # coefficient of variation of the runs (each run: its clocked steps' sum)
     cv_without_cache: float
+    cv_with_cache_within_runs: float  # the steps' spread within a run around their trend
+    cv_without_cache_within_runs: float
     noisy_cv: float  # the threshold of every spread: of the runs, of the steps within them
     doubts: list[str]  # see mminfer.sweep.spread_doubts
     verdict: str  # "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
@@ -467,6 +469,7 @@ class BatchStep:
     step_low_s: float  # the fastest pass's median step
     step_high_s: float  # the slowest pass's median step
     cv_decode_step: float  # coefficient of variation of the passes' median steps
+    cv_within_passes: float  # the steps' spread within a pass around their trend (median)
     cv_prefill: float | None  # of the passes' prefills
     # see mminfer.serve.batch_doubts: each spread (of the passes, of the steps within them around
     # their trend) judged against Serve.noisy_cv

@@ -206,6 +206,10 @@ def topp_facts(topp: TopP, topp_detail: TopPDetail | None = None) -> dict:
     }
 
 
+SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the runs
+SWEEP_STEP_DOUBTS = ("with_cache_spread_within_runs", "without_cache_spread_within_runs")
+
+
 def sweep_facts(sweep: Sweep) -> dict:
     points, fit = sweep.points, sweep.fit
     longest = points[-1]
@@ -250,6 +254,8 @@ def sweep_facts(sweep: Sweep) -> dict:
         "interpolated": any(point.without_cache_from == "interpolation" for point in points),
         "unfilled": any(point.without_cache_from == "none" for point in points),
         "single_run": "single_run" in sweep.doubts,
+        "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
+        "steps_spread": any(doubt in sweep.doubts for doubt in SWEEP_STEP_DOUBTS),
         "cached_step_s": cached_step_s,
         "cache_not_faster": "cache_not_faster" in sweep.doubts or ratio_at_most_one,
         "fit_holds": fit.holds,
@@ -300,7 +306,7 @@ def capacity_facts(capacity: Capacity) -> dict:
     }
 
 
-SPREAD_DOUBTS = ("single_pass", "decode_spread", "prefill_spread")
+SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
 
 
 def serve_facts(serve: Serve) -> dict:
@@ -314,10 +320,13 @@ def serve_facts(serve: Serve) -> dict:
     lower_bound = users.speed_how == "lower bound"
     experts = [row.experts_touched for row in rows if row.experts_touched is not None]
     spread_batches = []
+    within_batches = []
     contradicting_batches = []
     for row in rows:
         if any(doubt in SPREAD_DOUBTS for doubt in row.doubts):
             spread_batches.append(row.batch)
+        if "decode_spread_within_passes" in row.doubts:
+            within_batches.append(row.batch)
         if row.verdict == "untrusted":
             contradicting_batches.append(row.batch)
     fit = serve.fit
@@ -336,7 +345,9 @@ def serve_facts(serve: Serve) -> dict:
         "context_beyond_measured": users.context > serve.decode_context,
         # a fixed cost of 0 gives no crossover worth naming
         "crossover_known": bool(serve.fit.crossover_batch),
-        "spread_batches": spread_batches,  # a spread over noisy_cv, or one pass
+        "spread_batches": spread_batches,  # the passes' medians spread over noisy_cv
+        "within_batches": within_batches,  # the steps inside the passes spread over noisy_cv
+        "largest_cv_within": max(row.cv_within_passes for row in rows),
         "contradicting_batches": contradicting_batches,  # faster than a smaller batch
         "largest_cv": max(row.cv_decode_step for row in rows),
         "nearly_free_region": serve.nearly_free_up_to > first.batch,

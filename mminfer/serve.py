@@ -408,6 +408,7 @@ def batch_step(
         step_low_s=min(pass_step_s),
         step_high_s=max(pass_step_s),
         cv_decode_step=coefficient_of_variation(pass_step_s),
+        cv_within_passes=cv_within_runs(passes_s),
         cv_prefill=cv_prefill,
         doubts=doubts,
         verdict=verdict_of(doubts, CONTRADICTIONS),

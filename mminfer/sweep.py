@@ -522,6 +522,8 @@ def sweep(
         load_after=load_after,
         cv_with_cache=coefficient_of_variation(measured["with_cache_runs_s"]),
         cv_without_cache=coefficient_of_variation(measured["without_cache_runs_s"]),
+        cv_with_cache_within_runs=measured["with_cache_cv_within_runs"],
+        cv_without_cache_within_runs=measured["without_cache_cv_within_runs"],
         noisy_cv=NOISY_CV,
         doubts=doubts,
         verdict=verdict_of(doubts),

@@ -238,14 +238,17 @@ def sweep_record(
     fed_with_cache=32,
     step_growth=0.0001,
     cv=0.02,
+    within=0.03,
 ) -> records.Sweep:
     """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says
-    32); ``cv`` the spread of both methods' runs."""
+    32); ``cv`` the spread of both methods' runs, ``within`` of the steps within a run."""
     doubts = []
     if time_ratio <= 1:
         doubts.append("cache_not_faster")
     if cv > 0.1:
         doubts += ["with_cache_spread", "without_cache_spread"]
+    if within > 0.1:
+        doubts += ["with_cache_spread_within_runs", "without_cache_spread_within_runs"]
     verdict = "ok"
     if doubts:
         verdict = "untrusted" if "cache_not_faster" in doubts else "noisy"
@@ -278,6 +281,8 @@ def sweep_record(
         "load_after": None,
         "cv_with_cache": cv,
         "cv_without_cache": cv,
+        "cv_with_cache_within_runs": within,
+        "cv_without_cache_within_runs": within,
         "noisy_cv": 0.1,
         "doubts": doubts,
         "verdict": verdict,
@@ -388,8 +393,11 @@ def sampler_record(identical=30, differ=28) -> records.SamplerCheck:
     return from_json(records.SamplerCheck, check)
 
 
-def serve_row(batch: int, step_s: float, experts=None, cv: float = 0.01) -> dict:
-    """One batch of serve.json: three passes whose medians spread by ``cv`` around ``step_s``."""
+def serve_row(
+    batch: int, step_s: float, experts=None, cv: float = 0.01, within: float = 0.02
+) -> dict:
+    """One batch of serve.json: three passes whose medians spread by ``cv`` around ``step_s``,
+    their steps by ``within`` inside each pass."""
     pass_step_s = [step_s * (1 - cv), step_s, step_s * (1 + cv)]
     prefills_s = None
     cv_prefill = None
@@ -397,6 +405,8 @@ def serve_row(batch: int, step_s: float, experts=None, cv: float = 0.01) -> dict
         prefills_s = [0.002 * batch] * 3
         cv_prefill = 0.0
     doubts = ["decode_spread"] if cv > 0.1 else []
+    if within > 0.1:
+        doubts.append("decode_spread_within_passes")
     return {
         "batch": batch,
         "prefill_s": 0.002 * batch if batch <= 8 else None,
@@ -407,6 +417,7 @@ def serve_row(batch: int, step_s: float, experts=None, cv: float = 0.01) -> dict
         "step_low_s": pass_step_s[0],
         "step_high_s": pass_step_s[-1],
         "cv_decode_step": cv,
+        "cv_within_passes": within,
         "cv_prefill": cv_prefill,
         "doubts": doubts,
         "verdict": "noisy" if doubts else "ok",

@@ -19,6 +19,7 @@ from reportdata import (
     same_record,
     sampler_record,
     serve_record,
+    serve_row,
     sweep_record,
     task_records,
     temp_record,
@@ -533,3 +534,23 @@ def test_sweep_verdicts_are_said_in_the_report():
     assert "생성을 한 번만 재서 퍼짐을 알 수 없다" in single
     untrusted = render_every(sweep=sweep_record(time_ratio=0.9))
     assert "판정: **untrusted**" in untrusted
+
+
+def test_a_serve_table_whose_steps_jump_within_each_pass_is_noisy_and_says_where():
+    steps = {1: 0.010, 2: 0.0102, 4: 0.0105}
+    rows = [
+        serve_row(batch, step, within=0.3 if batch == 2 else 0.02) for batch, step in steps.items()
+    ]
+    data = to_json(serve_record(steps=steps, peak_batch=4, growth_stops_at=4, nearly_free_up_to=4))
+    data["batches"] = rows
+    data["doubts"] = ["decode_spread_within_passes"]
+    data["verdict"] = "noisy"
+    report = render_every(serve=from_json(Serve, data))
+    assert "B = 2에서 한 패스 안의 단계들이 길이에 따른 증가를 빼고도 10% 넘게 흩어졌다" in report
+    assert "패스 사이의 퍼짐이 10%를 넘었다" not in report  # the passes agree: not said
+
+
+def test_a_sweep_whose_steps_jump_within_each_run_is_noisy_and_says_so():
+    report = render_every(sweep=sweep_record(within=0.3))
+    assert "판정: **noisy** — 한 생성 안의 단계 시간이 길이에 따른 증가를 빼고도" in report
+    assert "생성 3회의 퍼짐이 캐시 사용" not in report  # the runs agree: not said
