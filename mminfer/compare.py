@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from mminfer.records import Capacity, KvBytes, RunInfo, Temperatures, Timing, TopP
+from mminfer.records import Capacity, Conversation, KvBytes, RunInfo, Temperatures, Timing, TopP
 from mminfer.report import thousands
-
-if TYPE_CHECKING:  # the record lives beside its measuring code, which imports torch
-    from mminfer.conversation import Conversation
 
 
 def users_per_card(capacity: Capacity, dtype: str) -> int | None:

@@ -18,8 +18,8 @@ A rule writes the measurements that come out of one model load: ``cache`` writes
 writes temp and sampler (the sampler check reuses temp's cached draws at its temperature).
 
 Pure Python, no torch: rules/common.smk imports it while Snakemake builds the DAG. Records and
-facts are named as "module:attribute" and imported only when used, so a record may live beside
-the function that measures it (a module that imports torch).
+facts are named as "module:attribute" and imported only when used; records and facts live in
+torch-free modules (mminfer.records, mminfer.report), so reading a result back imports no torch.
 """
 
 from __future__ import annotations
@@ -194,10 +194,10 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="conversation",
-        record="mminfer.conversation:Conversation",
+        record=f"{RECORDS}:Conversation",
         rule="conversation",
         measured_by="mminfer.conversation:measure_conversation",
-        facts="mminfer.conversation:conversation_facts",
+        facts=f"{REPORT_FACTS}:conversation_facts",
         pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
         summary=(
             "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "

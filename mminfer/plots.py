@@ -11,7 +11,6 @@ import itertools
 import math
 import unicodedata
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -21,10 +20,15 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
-from mminfer.records import Position, Serve, ServeFit, Sweep, Temperatures, TopPDetail
-
-if TYPE_CHECKING:  # the record's module imports torch; drawing it needs none
-    from mminfer.conversation import Conversation
+from mminfer.records import (
+    Conversation,
+    Position,
+    Serve,
+    ServeFit,
+    Sweep,
+    Temperatures,
+    TopPDetail,
+)
 
 
 def use_hangul_font() -> None:

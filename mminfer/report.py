@@ -21,6 +21,7 @@ from mminfer.korean import particle
 from mminfer.measurements import MEASUREMENTS
 from mminfer.records import (
     Capacity,
+    Conversation,
     Count,
     FirstDifference,
     KvBytes,
@@ -361,6 +362,105 @@ def serve_facts(serve: Serve) -> dict:
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
+    }
+
+
+def visible(text: str) -> str:
+    """Text shown inside a Markdown code span: newlines and tabs escaped, backticks and pipes
+    replaced, so that one line of the report shows exactly which characters differ."""
+    shown = []
+    for char in text:
+        if char.isprintable():
+            shown.append(char)
+        else:
+            shown.append(char.encode("unicode_escape").decode("ascii"))  # "\n", "\t"
+    escaped = "".join(shown)
+    return escaped.replace("`", "'").replace("|", "¦")
+
+
+def conversation_rounding_sized(difference: FirstDifference, rtol: float) -> bool:
+    """Is the ways' logit difference at the first different token no larger than rounding?"""
+    return difference.max_abs_logit_diff <= rtol * (1.0 + difference.max_abs_logit)
+
+
+def conversation_facts(conversation: Conversation) -> dict:
+    """conversation.json's facts and verdicts for the report's section (report/sections).
+
+    Whether the tokens fed follow their formulas and the answers are the same, the share of tokens
+    the carried cache saves, each prefix break with its texts made visible, each timed turn, the
+    shared prefix's saving and the pitfalls (each error's first line).
+    """
+    turns = conversation.turns
+    diverged = []
+    for turn in turns:
+        if turn.same_ids and turn.close_logits:
+            continue
+        difference = turn.first_difference
+        diverged.append(
+            {
+                "turn": turn,
+                "difference": difference,
+                "rounding_sized": (
+                    None
+                    if difference is None
+                    else conversation_rounding_sized(difference, conversation.logit_rtol)
+                ),
+            }
+        )
+    breaks = []
+    for turn in turns:
+        broke = turn.prefix_break
+        if broke is None:
+            continue
+        breaks.append(
+            {
+                "turn": turn.turn,
+                "break": broke,
+                "held_text": visible(broke.held_text),
+                "prompt_text": visible(broke.prompt_text),
+                "before_text": visible(broke.before_text),
+                "dropped": turn.held - turn.reused,
+            }
+        )
+    timed = [turn for turn in turns if turn.timing is not None]
+    saved_s = [turn.timing.saved_s for turn in timed]
+    shared = conversation.shared_prefix
+    users_gain = None
+    if shared.users_copied and shared.users_shared_bound is not None:
+        users_gain = shared.users_shared_bound / shared.users_copied
+    pitfalls = []
+    for pitfall in conversation.pitfalls:
+        message = None
+        if pitfall.error_message is not None:
+            message = visible(pitfall.error_message.splitlines()[0][:160])
+        pitfalls.append({"pitfall": pitfall, "message": message})
+    run = conversation.run
+    last = turns[-1]
+    return {
+        "record": conversation,
+        "turn_count": len(turns),
+        "fed_match": all(turn.fed_match for turn in turns) and conversation.totals_match,
+        "saved_share": conversation.total_saved_tokens / conversation.total_fed_recompute,
+        "prompt_ratio": conversation.prompt_tokens_recompute / conversation.prompt_tokens_carry,
+        "last_turn": last,
+        "last_reused_share": last.reused / last.prompt_len,
+        "diverged": diverged,
+        "max_abs_logit_diff": max(turn.max_abs_logit_diff for turn in turns),
+        "logits_equal": all(turn.max_abs_logit_diff == 0 for turn in turns),
+        "breaks": breaks,
+        "timed": timed,
+        "timing_trusted": conversation.timing_verdict == "ok",
+        "timing_untrusted": conversation.timing_verdict == "untrusted",
+        "ttft_saved_grows": len(saved_s) > 1 and all(b > a for a, b in itertools.pairwise(saved_s)),
+        "shared": shared,
+        "shared_saving": shared.copied_tokens / shared.shared_bound_tokens,
+        "users_gain": users_gain,
+        "pitfalls": pitfalls,
+        "all_pitfalls_raised": all(pitfall.raised for pitfall in conversation.pitfalls),
+        "device": run.device_name if run.device == "cuda" else "cpu",
+        "dtype": run.dtype,
+        "backend": run.backend,
+        "threads": conversation.threads,
     }
 
 

@@ -12,6 +12,8 @@ import dataclasses
 import itertools
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import matplotlib.image
@@ -24,11 +26,7 @@ from mminfer import conversation, plots
 from mminfer.conversation import (
     CACHE_COVERS_INPUT,
     RETURN_SEQUENCES_WITH_BATCH1_CACHE,
-    Conversation,
-    ConversationSettings,
-    PrefixBreak,
     common_prefix,
-    conversation_facts,
     generate_pitfalls,
     hold_conversation,
     measure_conversation,
@@ -43,8 +41,15 @@ from mminfer.inputs import read_schema
 from mminfer.kvcache import kv_formula_bytes
 from mminfer.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
-from mminfer.records import FirstDifference, from_json, to_json
-from mminfer.report import environment
+from mminfer.records import (
+    Conversation,
+    ConversationSettings,
+    FirstDifference,
+    PrefixBreak,
+    from_json,
+    to_json,
+)
+from mminfer.report import conversation_facts, environment
 from mminfer.tokenizer import load_tokenizer
 
 QUESTIONS = [
@@ -600,6 +605,50 @@ def test_an_untrusted_timing_is_never_stated_as_fact(record):
     facts = conversation_facts(dataclasses.replace(record, timing_verdict="untrusted"))
     assert facts["timing_untrusted"] and not facts["timing_trusted"]
     assert "이 시간들은 믿지 말 것" in render(facts)
+
+
+# Reads every result file back as its record, renders the report (every section's facts, the
+# conversation's among them) and imports the plot and comparison modules, then says whether torch
+# was imported on the way.
+READ_WITHOUT_TORCH = """
+import sys
+from pathlib import Path
+
+from mminfer import compare, measurements, plots, report
+
+folder = Path(sys.argv[1])
+records = {}
+pictures = {}
+for entry in measurements.MEASUREMENTS:
+    records[entry.name] = measurements.read_result(folder / entry.filename)
+    for picture in entry.pictures:
+        pictures[picture.name] = f"{picture.name}.png"
+text = report.render_report(records, pictures, "cache.py")
+assert "## 대화" in text, "the conversation's section is missing"
+print("torch" in sys.modules)
+"""
+
+
+def test_the_report_reads_and_renders_every_record_without_torch(record, tmp_path):
+    from reportdata import every_record
+
+    from mminfer.measurements import MEASUREMENTS
+    from mminfer.records import write_record
+
+    records = every_record(conversation=record)
+    for entry in MEASUREMENTS:
+        write_record(tmp_path / entry.filename, records[entry.name])
+    root = Path(__file__).resolve().parents[1]
+    environment_variables = dict(os.environ, PYTHONPATH=str(root))
+    done = subprocess.run(
+        [sys.executable, "-c", READ_WITHOUT_TORCH, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        env=environment_variables,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"  # torch was not imported
 
 
 def test_the_picture_is_a_png_of_both_ways(record, tmp_path):
