@@ -383,12 +383,13 @@ def conversation_rounding_sized(difference: FirstDifference, rtol: float) -> boo
     return difference.max_abs_logit_diff <= rtol * (1.0 + difference.max_abs_logit)
 
 
-def conversation_facts(conversation: Conversation) -> dict:
+def conversation_facts(conversation: Conversation, serve: Serve | None = None) -> dict:
     """conversation.json's facts and verdicts for the report's section (report/sections).
 
     Whether the tokens fed follow their formulas and the answers are the same, the share of tokens
     the carried cache saves, each prefix break with its texts made visible, each timed turn, the
-    shared prefix's saving and the pitfalls (each error's first line).
+    shared prefix's saving and the pitfalls (each error's first line). With serve.json, its users
+    by memory beside the shared prefix's, and whether the two count at the same context.
     """
     turns = conversation.turns
     diverged = []
@@ -428,6 +429,11 @@ def conversation_facts(conversation: Conversation) -> dict:
     users_gain = None
     if shared.users_copied and shared.users_shared_bound is not None:
         users_gain = shared.users_shared_bound / shared.users_copied
+    serve_users = None  # serve.json's users by memory, when both counted them
+    if serve is not None and serve.users.users_by_memory is not None:
+        if shared.users_copied is not None:
+            serve_users = serve.users
+    user_tokens = shared.prompt_len + shared.new_tokens
     pitfalls = []
     for pitfall in conversation.pitfalls:
         message = None
@@ -455,6 +461,8 @@ def conversation_facts(conversation: Conversation) -> dict:
         "shared": shared,
         "shared_saving": shared.copied_tokens / shared.shared_bound_tokens,
         "users_gain": users_gain,
+        "serve_users": serve_users,
+        "same_context": serve_users is not None and serve_users.context == user_tokens,
         "pitfalls": pitfalls,
         "all_pitfalls_raised": all(pitfall.raised for pitfall in conversation.pitfalls),
         "device": run.device_name if run.device == "cuda" else "cpu",

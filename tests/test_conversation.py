@@ -601,6 +601,30 @@ def test_a_divergence_and_a_break_are_said_not_hidden(record):
     assert "`\\n\\n가람`" in text and "줄바꿈을 지웠다" in text
 
 
+def test_serves_users_by_memory_stand_beside_the_shared_prefixs(record):
+    from reportdata import serve_record
+
+    serve = serve_record()
+    alone = conversation_facts(record)
+    assert alone["serve_users"] is None
+    assert "serve.json" not in render(alone)
+    facts = conversation_facts(record, serve)
+    assert facts["serve_users"] is serve.users
+    shared = record.shared_prefix
+    assert facts["same_context"] is False  # serve's context is not P + N here
+    assert serve.users.context != shared.prompt_len + shared.new_tokens
+    text = render(facts)
+    assert f"메모리에\n{serve.users.users_by_memory:,}명을" in text
+    assert "컨텍스트가 달라" in text
+    matching = dataclasses.replace(
+        serve,
+        users=dataclasses.replace(serve.users, context=shared.prompt_len + shared.new_tokens),
+    )
+    facts = conversation_facts(record, matching)
+    assert facts["same_context"] is True
+    assert "바로 견줄 수 있다" in render(facts)
+
+
 def test_an_untrusted_timing_is_never_stated_as_fact(record):
     facts = conversation_facts(dataclasses.replace(record, timing_verdict="untrusted"))
     assert facts["timing_untrusted"] and not facts["timing_trusted"]
