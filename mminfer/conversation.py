@@ -45,6 +45,7 @@ from mminfer.records import (
     SharedPrefix,
     TurnTiming,
 )
+from mminfer.report import rounding_tolerance, within_rounding
 from mminfer.serve import available_bytes
 from mminfer.timing import (
     NOISY_CV,
@@ -56,11 +57,6 @@ from mminfer.timing import (
     verdict_of,
 )
 from mminfer.tokenizer import Tokenizer
-
-# Largest logit difference between the two ways still taken as rounding, relative to the largest
-# logit: the carried turn attends with the explicit softmax where recompute's prefill runs fused
-# SDPA, so the logits may differ in their last bits; a wrong position differs by far more.
-LOGIT_RTOL = {"float32": 1e-4, "float16": 5e-2, "bfloat16": 5e-2}
 
 # The pitfalls, by name: what is asked of generate, and the lesson the report states.
 CACHE_COVERS_INPUT = "cache_covers_input"
@@ -297,7 +293,6 @@ def hold_conversation(
     """
     settings = chat_settings(tokenizer.eos_token_id)
     dtype = dtype_name(next(model.parameters()).dtype)
-    rtol = LOGIT_RTOL.get(dtype, LOGIT_RTOL["bfloat16"])
     history_recompute: list[dict] = []
     history_carry: list[dict] = []
     carried = None  # the carry way's cache from the previous turn
@@ -388,7 +383,7 @@ def hold_conversation(
                 ids_carry=ids_carry,
                 max_abs_logit_diff=gap,
                 max_abs_logit=scale,
-                close_logits=gap <= rtol * scale,
+                close_logits=within_rounding(gap, scale, dtype),
                 first_difference=difference,
                 answer=answer,
                 prefix_break=broke,
@@ -644,7 +639,7 @@ def measure_conversation(
         saved_grows=all(later > earlier for earlier, later in itertools.pairwise(reused)),
         prefix_breaks=sum(turn.prefix_break is not None for turn in turns),
         same_answers=all(turn.same_ids and turn.close_logits for turn in turns),
-        logit_rtol=LOGIT_RTOL.get(dtype, LOGIT_RTOL["bfloat16"]),
+        logit_rtol=rounding_tolerance(dtype),
         warmup=settings.warmup,
         runs=settings.runs,
         max_runs=max(settings.runs, settings.max_runs),

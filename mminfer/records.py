@@ -692,7 +692,7 @@ class ConversationTurn:
     ids_carry: list[int]
     max_abs_logit_diff: float  # over the steps up to the first different token
     max_abs_logit: float  # recompute's, over the same steps: the scale of rounding
-    close_logits: bool  # max_abs_logit_diff <= logit_rtol x max_abs_logit
+    close_logits: bool  # max_abs_logit_diff <= logit_rtol x (1 + max_abs_logit)
     # the first different token; its *_with_cache fields are carry's, *_without_cache recompute's
     first_difference: FirstDifference | None
     answer: str  # recompute's answer, decoded as eval_llm.py does (special tokens skipped)
@@ -769,7 +769,7 @@ class Conversation:
     saved_grows: bool  # the tokens reused grow from turn to turn
     prefix_breaks: int  # turns whose held ids were not all a prefix of the new prompt
     same_answers: bool  # every turn's ids equal and logits close
-    logit_rtol: float
+    logit_rtol: float  # the relative tolerance used: report.ROUNDING_TOLERANCE at run.dtype
     warmup: int
     runs: int
     max_runs: int

@@ -23,7 +23,6 @@ from mminfer.records import (
     Capacity,
     Conversation,
     Count,
-    FirstDifference,
     KvBytes,
     Same,
     SamplerCheck,
@@ -37,9 +36,25 @@ from mminfer.records import (
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "report" / "report.md.j2"
 
-# Relative logit differences that rounding alone produces between the two attention paths, per dtype
-# (a generous bound: float32 agrees to ~1e-6 relative, half precision to ~1e-2).
+# Relative logit differences that rounding alone produces between two paths through the model, per
+# dtype (a generous bound: float32 agrees to ~1e-6 relative, half precision to ~1e-2); a wrong
+# position or cache differs by far more. same.json's paths (with and without the cache) and the
+# conversation's ways (carry and recompute) are judged by it, through within_rounding.
 ROUNDING_TOLERANCE = {"float32": 1e-3, "bfloat16": 1e-1, "float16": 2e-2}
+
+
+def rounding_tolerance(dtype: str) -> float:
+    """ROUNDING_TOLERANCE's value for ``dtype`` (an unknown one gets the loosest, bfloat16's)."""
+    return ROUNDING_TOLERANCE.get(dtype, ROUNDING_TOLERANCE["bfloat16"])
+
+
+def within_rounding(max_abs_logit_diff: float, max_abs_logit: float, dtype: str) -> bool:
+    """Is a logit difference between two paths no larger than rounding in ``dtype``?
+
+    The tolerance is relative to the largest logit, plus one so that logits near 0 are not held to
+    a bound of 0.
+    """
+    return max_abs_logit_diff <= rounding_tolerance(dtype) * (1.0 + max_abs_logit)
 
 
 # --- formatting: the template's filters ----------------------------------------------------------
@@ -111,18 +126,15 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
     }
 
 
-def rounding_sized(difference: FirstDifference, dtype: str) -> bool:
-    """Is the paths' logit difference at the first differing step no larger than rounding?"""
-    scale = 1.0 + difference.max_abs_logit
-    return difference.max_abs_logit_diff <= ROUNDING_TOLERANCE.get(dtype, 1e-1) * scale
-
-
 def same_facts(same: Same) -> dict:
     """same.json: the same ids? If not, where they part and whether rounding explains it."""
     if same.same_ids:
         rounding = None
     else:
-        rounding = rounding_sized(same.first_difference, same.run.dtype)
+        difference = same.first_difference
+        rounding = within_rounding(
+            difference.max_abs_logit_diff, difference.max_abs_logit, same.run.dtype
+        )
     return {
         "same_ids": same.same_ids,
         "prompt_len": same.prompt_len,
@@ -378,11 +390,6 @@ def visible(text: str) -> str:
     return escaped.replace("`", "'").replace("|", "¦")
 
 
-def conversation_rounding_sized(difference: FirstDifference, rtol: float) -> bool:
-    """Is the ways' logit difference at the first different token no larger than rounding?"""
-    return difference.max_abs_logit_diff <= rtol * (1.0 + difference.max_abs_logit)
-
-
 def conversation_facts(conversation: Conversation, serve: Serve | None = None) -> dict:
     """conversation.json's facts and verdicts for the report's section (report/sections).
 
@@ -397,17 +404,12 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         if turn.same_ids and turn.close_logits:
             continue
         difference = turn.first_difference
-        diverged.append(
-            {
-                "turn": turn,
-                "difference": difference,
-                "rounding_sized": (
-                    None
-                    if difference is None
-                    else conversation_rounding_sized(difference, conversation.logit_rtol)
-                ),
-            }
-        )
+        rounding = None
+        if difference is not None:
+            rounding = within_rounding(
+                difference.max_abs_logit_diff, difference.max_abs_logit, conversation.run.dtype
+            )
+        diverged.append({"turn": turn, "difference": difference, "rounding_sized": rounding})
     breaks = []
     for turn in turns:
         broke = turn.prefix_break
@@ -430,9 +432,9 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
     if shared.users_copied and shared.users_shared_bound is not None:
         users_gain = shared.users_shared_bound / shared.users_copied
     serve_users = None  # serve.json's users by memory, when both counted them
-    if serve is not None and serve.users.users_by_memory is not None:
-        if shared.users_copied is not None:
-            serve_users = serve.users
+    counted = shared.users_copied is not None
+    if counted and serve is not None and serve.users.users_by_memory is not None:
+        serve_users = serve.users
     user_tokens = shared.prompt_len + shared.new_tokens
     pitfalls = []
     for pitfall in conversation.pitfalls:

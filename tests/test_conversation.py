@@ -594,7 +594,7 @@ def test_a_divergence_and_a_break_are_said_not_hidden(record):
     turns = [*record.turns[:2], broken, *record.turns[3:]]
     facts = conversation_facts(dataclasses.replace(record, turns=turns))
     assert [row["turn"].turn for row in facts["diverged"]] == [3]
-    assert facts["diverged"][0]["rounding_sized"] is False  # 2.0 > 1e-4 x (1 + 8)
+    assert facts["diverged"][0]["rounding_sized"] is False  # 2.0 > 1e-3 x (1 + 8)
     assert facts["breaks"][0]["held_text"] == "\\n\\n가람"  # newlines made visible
     text = render(facts)
     assert "**반올림으로 설명되지 않는 차이다" in text
