@@ -451,7 +451,7 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "saved_share": conversation.total_saved_tokens / conversation.total_fed_recompute,
         "prompt_ratio": conversation.prompt_tokens_recompute / conversation.prompt_tokens_carry,
         "last_turn": last,
-        "last_reused_share": last.reused / last.prompt_len,
+        "last_reused_share": last.reused / last.prompt_len_carry,
         "diverged": diverged,
         "max_abs_logit_diff": max(turn.max_abs_logit_diff for turn in turns),
         "logits_equal": all(turn.max_abs_logit_diff == 0 for turn in turns),

@@ -554,6 +554,10 @@ def test_the_section_states_the_measured_figures(record):
     assert "모든 턴에서 두 방법의 답 id가 같다." in text
     assert f"| {record.turns[1].turn} | {record.turns[1].prompt_len} |" in text
     assert "넘긴 캐시가 입력 전체를 덮을 때" in text and "RuntimeError" in text
+    assert "오류로 멈췄다: `RuntimeError: " in text  # no particle after the quoted message
+    last = record.turns[-1]
+    assert facts["last_reused_share"] == last.reused / last.prompt_len_carry
+    assert "캐시에서\n다시 써 다시 계산하지 않았다." in text
     assert facts["shared_saving"] == record.shared_prefix.copied_tokens / (
         record.shared_prefix.shared_bound_tokens
     )
