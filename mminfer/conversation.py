@@ -515,6 +515,8 @@ def try_generate(
             **GREEDY,
         )
         output_shape = list(output.shape)
+    except MminferError:  # a stop of mminfer's own (finite_logits' NaN, say) is no pitfall
+        raise
     except Exception as exc:  # the pitfall is what generate raises: recorded, not raised
         error_type = type(exc).__name__
         error_message = str(exc)

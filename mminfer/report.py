@@ -24,6 +24,7 @@ from mminfer.records import (
     Conversation,
     Count,
     KvBytes,
+    Pitfall,
     Same,
     SamplerCheck,
     Serve,
@@ -390,6 +391,19 @@ def visible(text: str) -> str:
     return escaped.replace("`", "'").replace("|", "¦")
 
 
+def pitfall_lesson(pitfall: Pitfall) -> str:
+    """The lesson the report draws from what generate did (the section's ``lessons``).
+
+    "<name>:raised" when generate raised, "<name>:returned" when it gave back a batch of the rows
+    asked, "<name>:other_rows" when it gave back another number of rows.
+    """
+    if pitfall.raised:
+        return f"{pitfall.name}:raised"
+    if pitfall.output_shape is not None and pitfall.output_shape[0] == pitfall.rows_asked:
+        return f"{pitfall.name}:returned"
+    return f"{pitfall.name}:other_rows"
+
+
 def conversation_facts(conversation: Conversation, serve: Serve | None = None) -> dict:
     """conversation.json's facts and verdicts for the report's section (report/sections).
 
@@ -441,7 +455,7 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         message = None
         if pitfall.error_message is not None:
             message = visible(pitfall.error_message.splitlines()[0][:160])
-        pitfalls.append({"pitfall": pitfall, "message": message})
+        pitfalls.append({"pitfall": pitfall, "message": message, "lesson": pitfall_lesson(pitfall)})
     run = conversation.run
     last = turns[-1]
     return {
@@ -450,7 +464,6 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "fed_match": all(turn.fed_match for turn in turns) and conversation.totals_match,
         "saved_share": conversation.total_saved_tokens / conversation.total_fed_recompute,
         "prompt_ratio": conversation.prompt_tokens_recompute / conversation.prompt_tokens_carry,
-        "last_turn": last,
         "last_reused_share": last.reused / last.prompt_len_carry,
         "diverged": diverged,
         "max_abs_logit_diff": max(turn.max_abs_logit_diff for turn in turns),
@@ -466,7 +479,6 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "serve_users": serve_users,
         "same_context": serve_users is not None and serve_users.context == user_tokens,
         "pitfalls": pitfalls,
-        "all_pitfalls_raised": all(pitfall.raised for pitfall in conversation.pitfalls),
         "device": run.device_name if run.device == "cuda" else "cpu",
         "dtype": run.dtype,
         "backend": run.backend,

@@ -629,6 +629,43 @@ def test_serves_users_by_memory_stand_beside_the_shared_prefixs(record):
     assert "바로 견줄 수 있다" in render(facts)
 
 
+def test_a_pitfalls_lesson_follows_what_generate_did(record):
+    raised = conversation_facts(record)["pitfalls"]
+    assert [row["lesson"] for row in raised] == [
+        f"{CACHE_COVERS_INPUT}:raised",
+        f"{RETURN_SEQUENCES_WITH_BATCH1_CACHE}:raised",
+    ]
+    assert "넣을 토큰이 하나도 남지 않는다" in render(conversation_facts(record))
+    returned = [
+        dataclasses.replace(
+            pitfall,
+            raised=False,
+            error_type=None,
+            error_message=None,
+            output_shape=[rows, pitfall.input_len + 1],
+        )
+        for pitfall, rows in zip(record.pitfalls, (1, 1))
+    ]
+    facts = conversation_facts(dataclasses.replace(record, pitfalls=returned))
+    assert [row["lesson"] for row in facts["pitfalls"]] == [
+        f"{CACHE_COVERS_INPUT}:returned",
+        f"{RETURN_SEQUENCES_WITH_BATCH1_CACHE}:other_rows",  # 1 row of the 2 asked
+    ]
+    text = render(facts)
+    assert "넣을 토큰이 하나도 남지 않는다" not in text  # the raised lesson is not printed
+    assert "반복하지 않는다" not in text
+    assert "오류 없이" in text and "다른 수의 행을 돌려줬다" in text
+
+
+def test_mminfers_own_stop_inside_a_pitfall_is_raised(tiny_sft_model, monkeypatch):
+    def stopped(*args, **kwargs):
+        raise MminferError("the logits hold NaN")
+
+    monkeypatch.setattr(tiny_sft_model, "generate", stopped)
+    with pytest.raises(MminferError, match="NaN"):
+        generate_pitfalls(tiny_sft_model, [1, 2, 3, 4], "cpu")
+
+
 def test_an_untrusted_timing_is_never_stated_as_fact(record):
     facts = conversation_facts(dataclasses.replace(record, timing_verdict="untrusted"))
     assert facts["timing_untrusted"] and not facts["timing_trusted"]
