@@ -396,8 +396,11 @@ def hold_conversation(
 # --- a prompt many users share -----------------------------------------------------------------
 
 
-def check_shared_settings(users: int, shared_tokens: int, prompt_len: int, new_tokens: int):
-    """The shared-prefix settings must describe B >= 1 users sharing 0 < S < P tokens."""
+def check_shared_settings(
+    users: int, shared_tokens: int, prompt_len: int, new_tokens: int, max_positions: int
+) -> None:
+    """The shared-prefix settings must describe B >= 1 users sharing 0 < S < P tokens, with
+    P + N within the model's rotary table."""
     if users < 1:
         raise MminferError(f"config key 'conversation.users' must be at least 1, got {users}.")
     if not 0 < shared_tokens < prompt_len:
@@ -408,6 +411,12 @@ def check_shared_settings(users: int, shared_tokens: int, prompt_len: int, new_t
     if new_tokens < 1:
         raise MminferError(
             f"config key 'conversation.user_new_tokens' must be at least 1, got {new_tokens}."
+        )
+    if prompt_len + new_tokens > max_positions:
+        raise MminferError(
+            f"config keys 'conversation.user_prompt_tokens' + 'conversation.user_new_tokens' "
+            f"({prompt_len} + {new_tokens}) pass the model's max_position_embeddings "
+            f"{max_positions}."
         )
 
 
@@ -426,13 +435,9 @@ def shared_prefix_users(
     Each user's prompt is the same S random ids, then P - S of their own; the batch is generated
     greedily for N tokens with return_kv=True and the returned cache's bytes are summed.
     """
-    check_shared_settings(users, shared_tokens, prompt_len, new_tokens)
-    if prompt_len + new_tokens > config.max_position_embeddings:
-        raise MminferError(
-            f"config keys 'conversation.user_prompt_tokens' + 'conversation.user_new_tokens' "
-            f"({prompt_len} + {new_tokens}) pass the model's max_position_embeddings "
-            f"{config.max_position_embeddings}."
-        )
+    check_shared_settings(
+        users, shared_tokens, prompt_len, new_tokens, config.max_position_embeddings
+    )
     prefix = random_tokens(config.vocab_size, shared_tokens, seed)  # (1, S)
     own = random_tokens(config.vocab_size, prompt_len - shared_tokens, seed + 1, batch=users)
     input_ids = torch.cat([prefix.expand(users, shared_tokens), own], dim=1).to(device)
@@ -589,6 +594,13 @@ def measure_conversation(
             f"'conversation.warmup' at least 0; got {settings.new_tokens}, {settings.runs} and "
             f"{settings.warmup}."
         )
+    check_shared_settings(  # before the conversation is timed, not after
+        settings.users,
+        settings.shared_tokens,
+        settings.user_prompt_tokens,
+        settings.user_new_tokens,
+        config.max_position_embeddings,
+    )
     load_before = load_average()
     turns = hold_conversation(
         model,

@@ -459,6 +459,37 @@ def test_one_question_is_refused(tiny_sft_loaded, tiny_tokenizer, tiny_run):
         )
 
 
+@pytest.mark.parametrize(
+    "changes, key",
+    [
+        ({"users": 0}, "conversation.users"),
+        ({"shared_tokens": 20}, "conversation.shared_tokens"),
+        ({"user_new_tokens": 0}, "conversation.user_new_tokens"),
+        ({"user_prompt_tokens": TINY_MAX_POSITIONS}, "conversation.user_prompt_tokens"),
+    ],
+)
+def test_bad_shared_prefix_settings_stop_before_the_conversation(
+    tiny_sft_loaded, tiny_tokenizer, tiny_run, monkeypatch, changes, key
+):
+    def held(*args, **kwargs):
+        raise AssertionError("the conversation was held and timed before the settings' check")
+
+    monkeypatch.setattr(conversation, "hold_conversation", held)
+    template, source = tiny_tokenizer.chat_template()
+    with pytest.raises(MminferError, match=key):
+        measure_conversation(
+            tiny_sft_loaded.model,
+            tiny_sft_loaded.config,
+            tiny_tokenizer,
+            template,
+            source,
+            "tiny",
+            dataclasses.replace(settings_of(QUESTIONS), **changes),
+            "cpu",
+            tiny_run,
+        )
+
+
 # --- both backends, every kind of model ---------------------------------------------------------
 
 
