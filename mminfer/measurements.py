@@ -53,6 +53,7 @@ class Measurement:
     facts: str = ""  # "module:function" deciding its section's facts; "" is no section
     pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
+    alone: bool = False  # its rule times and takes every core (`threads: workflow.cores`)
 
     @property
     def filename(self) -> str:
@@ -110,6 +111,7 @@ MEASUREMENTS = (
         name="time",
         record=f"{RECORDS}:Timing",
         rule="time",
+        alone=True,
         measured_by="mminfer.timing:time_cache",
         facts=f"{REPORT_FACTS}:time_facts",
         task=True,
@@ -164,6 +166,7 @@ MEASUREMENTS = (
         name="sweep",
         record=f"{RECORDS}:Sweep",
         rule="sweep",
+        alone=True,
         measured_by="mminfer.sweep:sweep",
         facts=f"{REPORT_FACTS}:sweep_facts",
         pictures=(Picture("sweep", "mminfer.plots:plot_sweep"),),
@@ -184,6 +187,7 @@ MEASUREMENTS = (
         name="serve",
         record=f"{RECORDS}:Serve",
         rule="serve",
+        alone=True,
         measured_by="mminfer.serve:serve",
         facts=f"{REPORT_FACTS}:serve_facts",
         pictures=(Picture("serve", "mminfer.plots:plot_serve"),),
@@ -196,6 +200,7 @@ MEASUREMENTS = (
         name="conversation",
         record=f"{RECORDS}:Conversation",
         rule="conversation",
+        alone=True,
         measured_by="mminfer.conversation:measure_conversation",
         facts=f"{REPORT_FACTS}:conversation_facts",
         pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
@@ -261,6 +266,11 @@ def picture_file(picture: str) -> str:
 def rules() -> list[str]:
     """The rules that write measurements, in report order, each once."""
     return list(dict.fromkeys(entry.rule for entry in MEASUREMENTS))
+
+
+def alone_rules() -> list[str]:
+    """The rules that time and take every core: nothing runs beside them."""
+    return list(dict.fromkeys(entry.rule for entry in MEASUREMENTS if entry.alone))
 
 
 def result_files() -> list[str]:

@@ -29,6 +29,13 @@ def test_floor_runs_timing_jobs_alone_and_packs_the_rest(benchmark):
     assert benchmark.schedule_floor(jobs, cores=8, start=1.0) == pytest.approx(6.0)
 
 
+def test_the_jobs_that_run_alone_come_from_the_registry(benchmark):
+    assert benchmark.ALONE_RULES == ["time", "sweep", "serve", "conversation"]
+    jobs = {"conversation": 2.0, "cache": 1.0}
+    # the conversation runs alone (2 s), the cache job beside nothing else (1 s)
+    assert benchmark.schedule_floor(jobs, cores=2, start=0.0) == pytest.approx(3.0)
+
+
 def test_floor_puts_sweep_beside_time_and_the_report_last(benchmark):
     jobs = {"time": 3.0, "sweep": 4.0, "capacity": 1.0, "plot_temp": 1.0, "report": 0.5}
     assert benchmark.schedule_floor(jobs, cores=2, start=1.0) == pytest.approx(

@@ -62,6 +62,13 @@ def test_its_rule_writes_it(name):
     assert re.search(rf'measured\("{name}", ', rule_body(entry.rule)), entry.rule
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_it_runs_alone_exactly_when_its_rule_takes_every_core(name):
+    entry = measurements.measurement(name)
+    takes_every_core = "threads: workflow.cores" in rule_body(entry.rule)
+    assert entry.alone == takes_every_core
+
+
 def test_the_rules_write_only_declared_measurements():
     assert set(re.findall(r'measured\("(\w+)", ', rules_text())) == set(NAMES)
 
