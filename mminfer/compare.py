@@ -61,7 +61,7 @@ def comparison_row(
         "survivors": dict(topp),
         "conversation_fed": (conversation.total_fed_recompute, conversation.total_fed_carry),
         "conversation_turns": len(conversation.turns),
-        "conversation_same": all(turn.same_ids for turn in conversation.turns),
+        "conversation_same": conversation.same_answers,  # ids equal and logits close
     }
 
 

@@ -697,6 +697,29 @@ def test_mminfers_own_stop_inside_a_pitfall_is_raised(tiny_sft_model, monkeypatc
         generate_pitfalls(tiny_sft_model, [1, 2, 3, 4], "cpu")
 
 
+def test_the_comparison_says_the_records_same_answers(record):
+    from reportdata import capacity_record, kv_record, temp_record, time_record, topp_record
+
+    from mminfer.compare import comparison_row
+
+    def row(conversation):
+        return comparison_row(
+            "tiny",
+            time_record(),
+            kv_record(),
+            temp_record(),
+            topp_record(),
+            capacity_record(),
+            conversation,
+        )
+
+    assert record.same_answers and row(record)["conversation_same"] is True
+    # the same ids with logits past rounding are not the same answers
+    assert all(turn.same_ids for turn in record.turns)
+    apart = dataclasses.replace(record, same_answers=False)
+    assert row(apart)["conversation_same"] is False
+
+
 def test_an_untrusted_timing_is_never_stated_as_fact(record):
     facts = conversation_facts(dataclasses.replace(record, timing_verdict="untrusted"))
     assert facts["timing_untrusted"] and not facts["timing_trusted"]
