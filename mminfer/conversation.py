@@ -420,6 +420,17 @@ def check_shared_settings(
         )
 
 
+def prefix_rows_identical(cache, shared_tokens: int) -> bool:
+    """Whether every row's first ``shared_tokens`` keys and values equal row 0's, in every layer."""
+    for k, v in cache:
+        for row in range(1, k.shape[0]):
+            if not torch.equal(k[row, :shared_tokens], k[0, :shared_tokens]):
+                return False
+            if not torch.equal(v[row, :shared_tokens], v[0, :shared_tokens]):
+                return False
+    return True
+
+
 def shared_prefix_users(
     model,
     config,
@@ -444,6 +455,7 @@ def shared_prefix_users(
     output = model.generate(input_ids, max_new_tokens=new_tokens, return_kv=True, **GREEDY)
     cache = output["past_kv"]
     first_k = cache[0][0]  # (B, held, kv_heads, head_dim)
+    k_shape = list(first_k.shape)
     held = cache_length(cache)
     measured = cache_tensor_bytes(cache)
     element = first_k.element_size()
@@ -455,14 +467,11 @@ def shared_prefix_users(
         element,
         users,
     )
-    identical = True
-    for k, v in cache:
-        for row in range(1, users):
-            same_k = torch.equal(k[row, :shared_tokens], k[0, :shared_tokens])
-            same_v = torch.equal(v[row, :shared_tokens], v[0, :shared_tokens])
-            identical = identical and same_k and same_v
+    identical = prefix_rows_identical(cache, shared_tokens)
     per_token = measured // (users * held)
     shared_bound_tokens = shared_tokens + users * (held - shared_tokens)
+    # the free memory without the B users' cache: on CUDA it is held until its last reference goes
+    del output, cache, first_k
     free_bytes, free_source = available_bytes(device)
     users_copied = None
     users_shared = None
@@ -479,7 +488,7 @@ def shared_prefix_users(
         new_tokens=new_tokens,
         seed=seed,
         held_tokens=held,
-        k_shape=list(first_k.shape),
+        k_shape=k_shape,
         measured_bytes=measured,
         formula_bytes=formula,
         matches=measured == formula,

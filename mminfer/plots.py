@@ -552,12 +552,12 @@ def plot_conversation(conversation: Conversation, out_png) -> Path:
     for way, style, color in ways:
         medians = [getattr(turn.timing, f"{way}_s") * 1e3 for turn in timed]
         runs = [getattr(turn.timing, f"{way}_runs_s") for turn in timed]
-        below = [median - min(each) * 1e3 for median, each in zip(medians, runs)]
-        above = [max(each) * 1e3 - median for median, each in zip(medians, runs)]
+        lows = [min(each) * 1e3 for each in runs]
+        highs = [max(each) * 1e3 for each in runs]
         time_ax.errorbar(
             [turn.turn for turn in timed],
             medians,
-            yerr=[below, above],
+            yerr=error_bars(medians, lows, highs),
             fmt=style,
             color=color,
             capsize=3,

@@ -443,13 +443,13 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
     saved_s = [turn.timing.saved_s for turn in timed]
     shared = conversation.shared_prefix
     users_gain = None
-    if shared.users_copied and shared.users_shared_bound is not None:
+    if shared.users_copied is not None and shared.users_copied > 0:
         users_gain = shared.users_shared_bound / shared.users_copied
     serve_users = None  # serve.json's users by memory, when both counted them
     counted = shared.users_copied is not None
     if counted and serve is not None and serve.users.users_by_memory is not None:
         serve_users = serve.users
-    user_tokens = shared.prompt_len + shared.new_tokens
+    user_tokens = shared.prompt_len + shared.new_tokens  # P + N: one user's cache at the end
     pitfalls = []
     for pitfall in conversation.pitfalls:
         message = None
@@ -476,6 +476,8 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "shared": shared,
         "shared_saving": shared.copied_tokens / shared.shared_bound_tokens,
         "users_gain": users_gain,
+        "users_gain_known": users_gain is not None,
+        "user_tokens": user_tokens,
         "serve_users": serve_users,
         "same_context": serve_users is not None and serve_users.context == user_tokens,
         "pitfalls": pitfalls,
@@ -506,10 +508,17 @@ def section_facts(function, records: Mapping[str, object]) -> dict:
     """A section's facts: ``function`` called with the records its parameters name.
 
     A facts function's parameters are measurement names (``time_facts(time, fed)``); a record the
-    report was not given is None.
+    report was not given is None. A parameter that names no measurement is an error (a typo would
+    otherwise read as a record never given).
     """
+    names = {entry.name for entry in MEASUREMENTS}
     arguments = {}
     for parameter in inspect.signature(function).parameters:
+        if parameter not in names:
+            raise KeyError(
+                f"{function.__name__}'s parameter {parameter!r} names no measurement "
+                f"(mminfer.measurements): {sorted(names)}"
+            )
         arguments[parameter] = records.get(parameter)
     return function(**arguments)
 

@@ -391,6 +391,15 @@ def test_generate_copies_the_shared_prefix_into_every_users_row(tiny_sft_loaded)
     assert shared.users_shared_bound >= shared.users_copied > 0
 
 
+def test_rows_whose_prefix_differs_are_not_called_copies():
+    k = torch.zeros(3, 6, 2, 4)
+    v = torch.zeros(3, 6, 2, 4)
+    assert conversation.prefix_rows_identical([(k, v)], 4)
+    v[2, 3, 0, 0] = 1.0  # inside the shared prefix of the last row
+    assert not conversation.prefix_rows_identical([(k, v)], 4)
+    assert conversation.prefix_rows_identical([(k, v)], 3)  # before it
+
+
 @pytest.mark.parametrize("users, shared, prompt, key", [(0, 4, 8, "users"), (2, 8, 8, "shared")])
 def test_shared_prefix_settings_name_their_key(tiny_sft_loaded, users, shared, prompt, key):
     with pytest.raises(MminferError, match=f"conversation.{key}"):
@@ -431,11 +440,20 @@ def test_the_record_adds_up_and_reads_back(tiny_sft_loaded, tiny_tokenizer, tiny
         "cpu",
         tiny_run,
     )
-    assert record.total_fed_recompute == sum(t.fed_recompute for t in record.turns)
+    for turn in record.turns:  # every count against its formula, worked here
+        assert turn.fed_recompute == turn.prompt_len + (turn.new_tokens - 1)
+        carry_prompt = turn.prompt_len_carry - turn.reused
+        assert turn.fed_carry == carry_prompt + (turn.new_tokens_carry - 1)
+    assert record.total_fed_recompute == sum(t.prompt_len + t.new_tokens - 1 for t in record.turns)
     assert record.totals_match and record.same_answers and record.saved_grows
     assert record.total_saved_tokens == sum(t.reused for t in record.turns)
     assert record.prompt_tokens_recompute - record.prompt_tokens_carry == record.total_saved_tokens
-    assert record.timing_verdict in ("ok", "noisy", "untrusted")
+    assert record.turns[0].timing is None  # nothing to reuse on the first turn, nothing timed
+    verdicts = {turn.timing.verdict for turn in record.turns[1:]}
+    for worst in ("untrusted", "noisy", "ok"):  # the conversation's verdict is its worst turn's
+        if worst in verdicts:
+            assert record.timing_verdict == worst
+            break
     assert [p.name for p in record.pitfalls] == [
         CACHE_COVERS_INPUT,
         RETURN_SEQUENCES_WITH_BATCH1_CACHE,

@@ -554,3 +554,13 @@ def test_a_sweep_whose_steps_jump_within_each_run_is_noisy_and_says_so():
     report = render_every(sweep=sweep_record(within=0.3))
     assert "판정: **noisy** — 한 생성 안의 단계 시간이 길이에 따른 증가를 빼고도" in report
     assert "생성 3회의 퍼짐이 캐시 사용" not in report  # the runs agree: not said
+
+
+def test_a_facts_parameter_that_names_no_measurement_is_an_error():
+    from mminfer.report import section_facts
+
+    def typo_facts(tmie):
+        return {}
+
+    with pytest.raises(KeyError, match="'tmie' names no measurement"):
+        section_facts(typo_facts, {})
