@@ -23,14 +23,14 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mminfer.measurements import result_files, rules
+from mminfer.measurements import alone_rules, result_files, rules
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"
 PROFILE = REPO / "profiles" / "slurm"
 # Jobs that load a model or train one: each must go through sbatch. The rest are localrules.
 MODEL_RULES = {"demo_pretrain", "demo_sft", *rules()}  # rules(): every measurement's rule
-TIMING_RULES = {"time", "sweep", "serve"}  # slurm_extra: --exclusive
+TIMING_RULES = set(alone_rules())  # slurm_extra: --exclusive (the registry's `alone` rules)
 WHOLE_NODE_RULES = {"demo_pretrain", "demo_sft", *TIMING_RULES}  # threads: workflow.cores
 OUTPUTS = result_files()
 CLUSTER_RUN_TIMEOUT_S = 420
@@ -42,6 +42,15 @@ def profile_partition() -> str:
     """The partition profiles/slurm submits to (default-resources: slurm_partition)."""
     profile = yaml.safe_load((PROFILE / "config.v8+.yaml").read_text(encoding="utf-8"))
     return str(profile["default-resources"]["slurm_partition"])
+
+
+def test_every_timing_rule_has_the_node_to_itself_in_the_profile():
+    profile = yaml.safe_load((PROFILE / "config.v8+.yaml").read_text(encoding="utf-8"))
+    exclusive = set()
+    for rule, resources in profile["set-resources"].items():
+        if "--exclusive" in str(resources.get("slurm_extra", "")):
+            exclusive.add(rule)
+    assert exclusive == TIMING_RULES
 
 
 def idle_node_cpus(partition: str) -> tuple[int | None, str]:

@@ -265,10 +265,11 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
         save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
         # temp.json and sampler.json (one job), its picture temp.png and the report: nothing of
         # the pretrained model
-        assert planned_jobs(*args) == {"temp", "plot", "report", "all"}
+        assert planned_jobs(*args) == {"temp", "conversation", "plot", "report", "all"}
         plan = snakemake("-n", *args).stdout
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
-        assert "temp.png" in outputs and "sweep.png" not in outputs and "topp.png" not in outputs
+        assert "temp.png" in outputs and "conversation.png" in outputs
+        assert "sweep.png" not in outputs and "topp.png" not in outputs
     finally:
         shutil.move(
             original, sft
@@ -869,7 +870,7 @@ def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
         state = torch.load(lora, weights_only=True)
         torch.save({k: v * 2 for k, v in state.items()}, lora)
         jobs = planned_jobs(*variants_run["args"], configfiles=(MICRO, variants_run["extra"]))
-        assert jobs == {"temp", "plot", "report", "compare", "all"}
+        assert jobs == {"temp", "conversation", "plot", "report", "compare", "all"}
     finally:
         shutil.move(original, lora)
 
