@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mminfer.records import Capacity, Conversation, KvBytes, RunInfo, Temperatures, Timing, TopP
+from mminfer.conversation_record import Conversation
+from mminfer.records import Capacity, KvBytes, RunInfo, Temperatures, Timing, TopP
 from mminfer.report import thousands
 
 

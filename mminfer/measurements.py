@@ -198,11 +198,11 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="conversation",
-        record=f"{RECORDS}:Conversation",
+        record="mminfer.conversation_record:Conversation",
         rule="conversation",
         alone=True,
         measured_by="mminfer.conversation:measure_conversation",
-        facts=f"{REPORT_FACTS}:conversation_facts",
+        facts="mminfer.conversation_record:conversation_facts",
         pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
         summary=(
             "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "

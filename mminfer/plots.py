@@ -19,9 +19,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
+from mminfer.conversation_record import Conversation
 from mminfer.io import atomic_writer
 from mminfer.records import (
-    Conversation,
     Position,
     Serve,
     ServeFit,

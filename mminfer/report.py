@@ -21,10 +21,8 @@ from mminfer.korean import particle
 from mminfer.measurements import MEASUREMENTS
 from mminfer.records import (
     Capacity,
-    Conversation,
     Count,
     KvBytes,
-    Pitfall,
     Same,
     SamplerCheck,
     Serve,
@@ -375,116 +373,6 @@ def serve_facts(serve: Serve) -> dict:
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
-    }
-
-
-def visible(text: str) -> str:
-    """Text shown inside a Markdown code span: newlines and tabs escaped, backticks and pipes
-    replaced, so that one line of the report shows exactly which characters differ."""
-    shown = []
-    for char in text:
-        if char.isprintable():
-            shown.append(char)
-        else:
-            shown.append(char.encode("unicode_escape").decode("ascii"))  # "\n", "\t"
-    escaped = "".join(shown)
-    return escaped.replace("`", "'").replace("|", "¦")
-
-
-def pitfall_lesson(pitfall: Pitfall) -> str:
-    """The lesson the report draws from what generate did (the section's ``lessons``).
-
-    "<name>:raised" when generate raised, "<name>:returned" when it gave back a batch of the rows
-    asked, "<name>:other_rows" when it gave back another number of rows.
-    """
-    if pitfall.raised:
-        return f"{pitfall.name}:raised"
-    if pitfall.output_shape is not None and pitfall.output_shape[0] == pitfall.rows_asked:
-        return f"{pitfall.name}:returned"
-    return f"{pitfall.name}:other_rows"
-
-
-def conversation_facts(conversation: Conversation, serve: Serve | None = None) -> dict:
-    """conversation.json's facts and verdicts for the report's section (report/sections).
-
-    Whether the tokens fed follow their formulas and the answers are the same, the share of tokens
-    the carried cache saves, each prefix break with its texts made visible, each timed turn, the
-    shared prefix's saving and the pitfalls (each error's first line). With serve.json, its users
-    by memory beside the shared prefix's, and whether the two count at the same context.
-    """
-    turns = conversation.turns
-    diverged = []
-    for turn in turns:
-        if turn.same_ids and turn.close_logits:
-            continue
-        difference = turn.first_difference
-        rounding = None
-        if difference is not None:
-            rounding = within_rounding(
-                difference.max_abs_logit_diff, difference.max_abs_logit, conversation.run.dtype
-            )
-        diverged.append({"turn": turn, "difference": difference, "rounding_sized": rounding})
-    breaks = []
-    for turn in turns:
-        broke = turn.prefix_break
-        if broke is None:
-            continue
-        breaks.append(
-            {
-                "turn": turn.turn,
-                "break": broke,
-                "held_text": visible(broke.held_text),
-                "prompt_text": visible(broke.prompt_text),
-                "before_text": visible(broke.before_text),
-                "dropped": turn.held - turn.reused,
-            }
-        )
-    timed = [turn for turn in turns if turn.timing is not None]
-    saved_s = [turn.timing.saved_s for turn in timed]
-    shared = conversation.shared_prefix
-    users_gain = None
-    if shared.users_copied is not None and shared.users_copied > 0:
-        users_gain = shared.users_shared_bound / shared.users_copied
-    serve_users = None  # serve.json's users by memory, when both counted them
-    counted = shared.users_copied is not None
-    if counted and serve is not None and serve.users.users_by_memory is not None:
-        serve_users = serve.users
-    user_tokens = shared.prompt_len + shared.new_tokens  # P + N: one user's cache at the end
-    pitfalls = []
-    for pitfall in conversation.pitfalls:
-        message = None
-        if pitfall.error_message is not None:
-            message = visible(pitfall.error_message.splitlines()[0][:160])
-        pitfalls.append({"pitfall": pitfall, "message": message, "lesson": pitfall_lesson(pitfall)})
-    run = conversation.run
-    last = turns[-1]
-    return {
-        "record": conversation,
-        "turn_count": len(turns),
-        "fed_match": all(turn.fed_match for turn in turns) and conversation.totals_match,
-        "saved_share": conversation.total_saved_tokens / conversation.total_fed_recompute,
-        "prompt_ratio": conversation.prompt_tokens_recompute / conversation.prompt_tokens_carry,
-        "last_reused_share": last.reused / last.prompt_len_carry,
-        "diverged": diverged,
-        "max_abs_logit_diff": max(turn.max_abs_logit_diff for turn in turns),
-        "logits_equal": all(turn.max_abs_logit_diff == 0 for turn in turns),
-        "breaks": breaks,
-        "timed": timed,
-        "timing_trusted": conversation.timing_verdict == "ok",
-        "timing_untrusted": conversation.timing_verdict == "untrusted",
-        "ttft_saved_grows": len(saved_s) > 1 and all(b > a for a, b in itertools.pairwise(saved_s)),
-        "shared": shared,
-        "shared_saving": shared.copied_tokens / shared.shared_bound_tokens,
-        "users_gain": users_gain,
-        "users_gain_known": users_gain is not None,
-        "user_tokens": user_tokens,
-        "serve_users": serve_users,
-        "same_context": serve_users is not None and serve_users.context == user_tokens,
-        "pitfalls": pitfalls,
-        "device": run.device_name if run.device == "cuda" else "cpu",
-        "dtype": run.dtype,
-        "backend": run.backend,
-        "threads": conversation.threads,
     }
 
 
