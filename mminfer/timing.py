@@ -51,13 +51,18 @@ def coefficient_of_variation(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
 
 
+MAD_TO_SD = 1.4826  # a normal distribution's standard deviation over its median absolute deviation
+
+
 def cv_around_trend(steps: list[float]) -> float:
-    """The coefficient of variation of consecutive steps around their straight-line trend.
+    """A robust coefficient of variation of consecutive steps around their straight-line trend.
 
     A step that legitimately grows (the context one token longer each step) is not noise: each
     step is taken less the least-squares line's rise from the middle step, so only the jitter
-    around the line is judged, over the steps' mean. 0 for fewer than three steps (a line fits
-    any two).
+    around the line is judged. The spread is 1.4826 x the median absolute deviation over the
+    median (the standard deviation's robust twin): a quiet machine's few lone spikes (a garbage
+    collection, a timer interrupt) leave it small, while a busy machine, which jolts many of the
+    steps, shows. 0 for fewer than three steps (a line fits any two).
     """
     if len(steps) < 3:
         return 0.0
@@ -65,7 +70,11 @@ def cv_around_trend(steps: list[float]) -> float:
     slope, _ = statistics.linear_regression(positions, steps)
     middle = (len(steps) - 1) / 2
     level = [seconds - slope * (position - middle) for position, seconds in zip(positions, steps)]
-    return coefficient_of_variation(level)
+    center = statistics.median(level)
+    if center <= 0:
+        return 0.0
+    deviation = statistics.median(abs(value - center) for value in level)
+    return MAD_TO_SD * deviation / center
 
 
 def cv_within_runs(runs: list[list[float]]) -> float:

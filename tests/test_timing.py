@@ -106,6 +106,17 @@ def test_the_spread_around_a_trend_leaves_out_steady_growth():
     assert cv_within_runs([[1.0, 1.0, 1.0], [1.0, 3.0, 1.0], [1.0, 1.0, 1.0]]) == 0.0
 
 
+def test_a_quiet_runs_lone_spikes_are_not_a_busy_machine():
+    # a quiet course model's cached steps: 2 ms with a 0.05 ms jitter, three steps of 40 jolted
+    quiet = [0.002 + 0.00005 * (-1) ** i for i in range(40)]
+    for step in (7, 19, 31):
+        quiet[step] = 0.010
+    assert cv_around_trend(quiet) < NOISY_CV
+    # busy: every other step waits for the busy loop's time slice
+    busy = [0.002 if i % 2 else 0.0035 for i in range(40)]
+    assert cv_around_trend(busy) > NOISY_CV
+
+
 def time_json(result: Timing) -> Timing:
     """time.json of a fake machine's result, with the hand-made one's conditions and a load that
     rose."""
