@@ -379,7 +379,8 @@ class Sweep:
     cv_without_cache: float
     cv_with_cache_within_runs: float  # the steps' spread within a run around their trend
     cv_without_cache_within_runs: float
-    noisy_cv: float  # the threshold of every spread: of the runs, of the steps within them
+    noisy_cv: float  # the threshold of the runs' spread
+    step_noisy_cv: float  # the threshold of the steps' spread within a run (timing.STEP_NOISY_CV)
     doubts: list[str]  # see mminfer.sweep.spread_doubts
     verdict: str  # "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
     points: list[SweepPoint]
@@ -472,7 +473,7 @@ class BatchStep:
     cv_within_passes: float  # the steps' spread within a pass around their trend (median)
     cv_prefill: float | None  # of the passes' prefills
     # see mminfer.serve.batch_doubts: each spread (of the passes, of the steps within them around
-    # their trend) judged against Serve.noisy_cv
+    # their trend) judged against Serve.step_noisy_cv
     doubts: list[str]
     verdict: str  # "ok", "noisy" or "untrusted"
     tokens_per_second: float  # batch / decode_step_s: the machine's
@@ -579,7 +580,8 @@ class Serve:
     load_after: list[float] | None
     passes: int  # every batch clocked once per pass
     order: str
-    noisy_cv: float  # the threshold of every spread: of the passes, of the steps within them
+    noisy_cv: float  # the threshold of the passes' spread
+    step_noisy_cv: float  # the threshold of the steps' spread within a pass (timing.STEP_NOISY_CV)
     doubts: list[str]  # every batch's doubts together
     verdict: str  # the table's: "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
     batches: list[BatchStep]

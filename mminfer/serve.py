@@ -61,6 +61,7 @@ from mminfer.records import (
 from mminfer.sweep import nonnegative_least_squares
 from mminfer.timing import (
     NOISY_CV,
+    STEP_NOISY_CV,
     coefficient_of_variation,
     cv_within_runs,
     load_average,
@@ -359,7 +360,7 @@ def batch_doubts(
         doubts.append("single_pass")
     if coefficient_of_variation(pass_step_s) > NOISY_CV:
         doubts.append("decode_spread")
-    if cv_within_runs(passes_s) > NOISY_CV:
+    if cv_within_runs(passes_s) > STEP_NOISY_CV:
         doubts.append("decode_spread_within_passes")
     if prefills_s is not None and coefficient_of_variation(prefills_s) > NOISY_CV:
         doubts.append("prefill_spread")
@@ -755,6 +756,7 @@ def serve(
         passes=settings.passes,
         order=ORDER,
         noisy_cv=NOISY_CV,
+        step_noisy_cv=STEP_NOISY_CV,
         doubts=doubts,
         verdict=verdict_of(doubts, CONTRADICTIONS),
         batches=measured,

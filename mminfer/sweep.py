@@ -41,6 +41,7 @@ from mminfer.greedy import greedy_generate
 from mminfer.records import Prediction, RunInfo, StepFit, Sweep, SweepPoint, SweepSteps
 from mminfer.timing import (
     NOISY_CV,
+    STEP_NOISY_CV,
     alternate,
     coefficient_of_variation,
     cv_within_runs,
@@ -200,9 +201,9 @@ def spread_doubts(steps: dict, runs: int, longest_ratio: float | None) -> list[s
         doubts.append("with_cache_spread")
     if coefficient_of_variation(steps["without_cache_runs_s"]) > NOISY_CV:
         doubts.append("without_cache_spread")
-    if steps["with_cache_cv_within_runs"] > NOISY_CV:
+    if steps["with_cache_cv_within_runs"] > STEP_NOISY_CV:
         doubts.append("with_cache_spread_within_runs")
-    if steps["without_cache_cv_within_runs"] > NOISY_CV:
+    if steps["without_cache_cv_within_runs"] > STEP_NOISY_CV:
         doubts.append("without_cache_spread_within_runs")
     return doubts
 
@@ -525,6 +526,7 @@ def sweep(
         cv_with_cache_within_runs=measured["with_cache_cv_within_runs"],
         cv_without_cache_within_runs=measured["without_cache_cv_within_runs"],
         noisy_cv=NOISY_CV,
+        step_noisy_cv=STEP_NOISY_CV,
         doubts=doubts,
         verdict=verdict_of(doubts),
         points=points,

@@ -20,6 +20,9 @@ from mminfer.greedy import GREEDY
 from mminfer.records import RunInfo, Timing
 
 NOISY_CV = 0.10  # a method whose runs spread more than this is "noisy"
+# Single steps jitter more than whole runs or their medians do: on a quiet 2-core machine the
+# course model's decode steps spread up to about 10% within a pass, beside a busy loop 20-100%.
+STEP_NOISY_CV = 0.20  # steps within a run or pass spreading more than this (cv_within_runs)
 CONTRADICTIONS = ("cache_not_faster",)  # doubts that make a timing "untrusted"
 
 

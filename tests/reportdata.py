@@ -247,7 +247,7 @@ def sweep_record(
         doubts.append("cache_not_faster")
     if cv > 0.1:
         doubts += ["with_cache_spread", "without_cache_spread"]
-    if within > 0.1:
+    if within > 0.2:
         doubts += ["with_cache_spread_within_runs", "without_cache_spread_within_runs"]
     verdict = "ok"
     if doubts:
@@ -284,6 +284,7 @@ def sweep_record(
         "cv_with_cache_within_runs": within,
         "cv_without_cache_within_runs": within,
         "noisy_cv": 0.1,
+        "step_noisy_cv": 0.2,
         "doubts": doubts,
         "verdict": verdict,
         "points": [
@@ -405,7 +406,7 @@ def serve_row(
         prefills_s = [0.002 * batch] * 3
         cv_prefill = 0.0
     doubts = ["decode_spread"] if cv > 0.1 else []
-    if within > 0.1:
+    if within > 0.2:
         doubts.append("decode_spread_within_passes")
     return {
         "batch": batch,
@@ -477,6 +478,7 @@ def serve_record(
         "passes": 3,
         "order": "passes interleaved across the batch sizes: up, then down, then up ...",
         "noisy_cv": 0.1,
+        "step_noisy_cv": 0.2,
         "doubts": doubts,
         "verdict": "noisy" if doubts else "ok",
         "batches": rows,
