@@ -862,6 +862,32 @@ def test_yarn_is_measured_and_said(variants_run):
     assert "| lora | dense, LoRA r4 |" in comparison and "| untied | dense, untied |" in comparison
 
 
+def test_every_kind_of_model_carries_its_conversation_exactly(variants_run):
+    """Issue 24 end to end: dense, MoE, LoRA, YaRN and untied models hold the conversation both
+    ways with the tokens fed on their formulas, the answers the same, the saving growing; the
+    section renders with its picture and comparison.md has each model's tokens fed."""
+    outdir = variants_run["outdir"]
+    folders = [outdir, *sorted(path for path in (outdir / "models").iterdir() if path.is_dir())]
+    for folder in folders:
+        conversation = read(folder, "conversation.json")
+        turns = conversation["turns"]
+        assert len(turns) >= 3, folder
+        assert conversation["totals_match"] and all(turn["fed_match"] for turn in turns), folder
+        assert conversation["same_answers"], folder
+        reused = [turn["reused"] for turn in turns]
+        assert reused == sorted(set(reused)), folder  # the tokens saved grow with the turn
+        report = (folder / "report.md").read_text(encoding="utf-8")
+        assert "## 대화" in report and "](conversation.png)" in report, folder
+        assert (folder / "conversation.png").stat().st_size > 0, folder
+    comparison = (outdir / "comparison.md").read_text(encoding="utf-8")
+    assert "넣은 토큰 (다시 계산 → 캐시 이어 씀)" in comparison
+    for folder in folders:
+        conversation = read(folder, "conversation.json")
+        recompute = f"{conversation['total_fed_recompute']:,}"
+        carry = f"{conversation['total_fed_carry']:,}"
+        assert f"{recompute} → {carry} (같은 답)" in comparison, folder
+
+
 def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
     lora = variants_run["lora"]
     original = lora.with_name("lora.pth.orig")
