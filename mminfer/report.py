@@ -250,9 +250,6 @@ def sweep_facts(sweep: Sweep) -> dict:
         fixed_in_tokens = fit.fixed_s_with_cache / fit.per_token_s
     else:
         fixed_in_tokens = None
-    ratio_at_most_one = False  # the longest length without an uncached time says nothing here
-    if longest.new_tokens > 1 and longest.time_ratio is not None:
-        ratio_at_most_one = longest.time_ratio <= 1
     return vars(sweep) | {
         "counts_match": counts_match,
         "longest_point": longest,
@@ -269,7 +266,7 @@ def sweep_facts(sweep: Sweep) -> dict:
         "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
         "steps_spread": any(doubt in sweep.doubts for doubt in SWEEP_STEP_DOUBTS),
         "cached_step_s": cached_step_s,
-        "cache_not_faster": "cache_not_faster" in sweep.doubts or ratio_at_most_one,
+        "cache_not_faster": "cache_not_faster" in sweep.doubts,  # decided in sweep.spread_doubts
         "fit_holds": fit.holds,
         "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
         "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth

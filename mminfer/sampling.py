@@ -133,26 +133,31 @@ def temperature_experiment(
     device,
     prompt: ChatPrompt,
     run: RunInfo,
-    draws: dict[float, list[list[int]]] | None = None,
 ) -> Temperatures:
     """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first.
 
     Each temperature is reseeded, so the order changes no answer; the report and the plot read the
-    keys in this order. ``draws``: :func:`temperature_draws` of these arguments, when the caller
-    drew them already (to share them with the sampler check); drawn here otherwise.
+    keys in this order. (The temp rule draws first, :func:`temperature_draws`, to share the draws
+    with the sampler check, and summarizes them with :func:`summarize_temperatures`.)
     """
-    if draws is None:
-        draws = temperature_draws(
-            model,
-            tokenizer,
-            prompt_ids,
-            temperatures,
-            samples,
-            new_tokens,
-            seed,
-            device,
-            named=model_named(run.checkpoint, run.dtype),
-        )
+    draws = temperature_draws(
+        model,
+        tokenizer,
+        prompt_ids,
+        temperatures,
+        samples,
+        new_tokens,
+        seed,
+        device,
+        named=model_named(run.checkpoint, run.dtype),
+    )
+    return summarize_temperatures(tokenizer, draws, prompt, run)
+
+
+def summarize_temperatures(
+    tokenizer, draws: dict[float, list[list[int]]], prompt: ChatPrompt, run: RunInfo
+) -> Temperatures:
+    """temp.json from :func:`temperature_draws`' rows: each temperature's answers summarized."""
     result = {}
     for temperature, rows in draws.items():
         answers = decoded_answers(tokenizer, rows)

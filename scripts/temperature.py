@@ -53,19 +53,7 @@ def temperature(
         loaded.device,
         named=model_named(run.checkpoint, run.dtype),
     )
-    temps = sampling.temperature_experiment(
-        loaded.model,
-        loaded_tokenizer,
-        prompt_ids,
-        temperatures,
-        samples,
-        new_tokens,
-        seed,
-        loaded.device,
-        prompt,
-        run,
-        draws=draws,
-    )
+    temps = sampling.summarize_temperatures(loaded_tokenizer, draws, prompt, run)
     for key, summary in temps.items():
         log.info(
             "temperature %s: %d distinct of %d; most common (%d): %r",
