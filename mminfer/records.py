@@ -45,6 +45,9 @@ class RunInfo:
     model_set: str  # "course", "demo", a name from config key models, or "custom" (a hand run)
     checkpoint: str
     sha256: str
+    # Every file the result came from, by path: its sha256 (the checkpoint, its LoRA, the
+    # tokenizer's tokenizer.json and tokenizer_config.json, the validation file).
+    inputs: dict[str, str]
     backend: str  # "minimind" (MiniMind's own model) or "builtin" (mminfer's twin)
     device: str  # "cpu" or "cuda"
     device_name: str

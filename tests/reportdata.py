@@ -12,6 +12,12 @@ RUN = {
     "model_set": "demo",
     "checkpoint": "resources/demo/pretrain.pth",
     "sha256": "ab" * 32,
+    "inputs": {
+        "resources/demo/pretrain.pth": "ab" * 32,
+        "resources/demo/tokenizer/tokenizer.json": "12" * 32,
+        "resources/demo/tokenizer/tokenizer_config.json": "34" * 32,
+        "resources/demo/corpus/pretrain_val.jsonl": "56" * 32,
+    },
     "backend": "builtin",
     "device": "cpu",
     "device_name": "cpu",
