@@ -48,6 +48,7 @@ class Measurement:
     rule: str  # the rule that writes it (rules/*.smk)
     measured_by: str  # "module:function" returning its record, called by the rule's script
     summary: str  # what it holds, in a few words: docs/outputs.md's row
+    reads: tuple[str, ...]  # the config keys of the user's files its rule reads (READS)
     file: str = ""  # the result file; "" is <name>.json
     config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
     facts: str = ""  # "module:function" deciding its section's facts; "" is no section
@@ -92,6 +93,7 @@ MEASUREMENTS = (
         name="same",
         record=f"{RECORDS}:Same",
         rule="cache",
+        reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.greedy:compare_cache",
         facts=f"{REPORT_FACTS}:same_facts",
         task=True,
@@ -102,6 +104,7 @@ MEASUREMENTS = (
         file="count.json",
         record=f"{RECORDS}:Count",
         rule="cache",
+        reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.greedy:compare_cache",
         facts=f"{REPORT_FACTS}:fed_facts",
         task=True,
@@ -111,6 +114,7 @@ MEASUREMENTS = (
         name="time",
         record=f"{RECORDS}:Timing",
         rule="time",
+        reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.timing:time_cache",
         facts=f"{REPORT_FACTS}:time_facts",
@@ -121,6 +125,7 @@ MEASUREMENTS = (
         name="kvbytes",
         record=f"{RECORDS}:KvBytes",
         rule="kvbytes",
+        reads=("pretrain",),
         measured_by="mminfer.kvcache:measure_kv_bytes",
         facts=f"{REPORT_FACTS}:kvbytes_facts",
         task=True,
@@ -130,6 +135,7 @@ MEASUREMENTS = (
         name="temp",
         record=f"{RECORDS}:Temperatures",
         rule="temp",
+        reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.sampling:temperature_experiment",
         facts=f"{REPORT_FACTS}:temp_facts",
         pictures=(Picture("temp", "mminfer.plots:plot_temp"),),
@@ -140,6 +146,7 @@ MEASUREMENTS = (
         name="sampler",
         record=f"{RECORDS}:SamplerCheck",
         rule="temp",
+        reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.sampling:sampler_check",
         config="sampler",
         facts=f"{REPORT_FACTS}:sampler_facts",
@@ -149,6 +156,7 @@ MEASUREMENTS = (
         name="topp",
         record=f"{RECORDS}:TopP",
         rule="topp",
+        reads=("pretrain", "tokenizer"),
         measured_by="mminfer.sampling:topp_detail",
         facts=f"{REPORT_FACTS}:topp_facts",
         task=True,
@@ -158,6 +166,7 @@ MEASUREMENTS = (
         name="topp_detail",
         record=f"{RECORDS}:TopPDetail",
         rule="topp",
+        reads=("pretrain", "tokenizer"),
         measured_by="mminfer.sampling:topp_detail",
         pictures=(Picture("topp", "mminfer.plots:plot_topp"),),
         summary="the open and a sharp position: survivors, entropy, top tokens (topp's section)",
@@ -166,6 +175,7 @@ MEASUREMENTS = (
         name="sweep",
         record=f"{RECORDS}:Sweep",
         rule="sweep",
+        reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.sweep:sweep",
         facts=f"{REPORT_FACTS}:sweep_facts",
@@ -179,6 +189,7 @@ MEASUREMENTS = (
         name="capacity",
         record=f"{RECORDS}:Capacity",
         rule="capacity",
+        reads=("pretrain",),
         measured_by="mminfer.capacity:capacity",
         facts=f"{REPORT_FACTS}:capacity_facts",
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
@@ -187,6 +198,7 @@ MEASUREMENTS = (
         name="serve",
         record=f"{RECORDS}:Serve",
         rule="serve",
+        reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.serve:serve",
         facts=f"{REPORT_FACTS}:serve_facts",
@@ -200,6 +212,7 @@ MEASUREMENTS = (
         name="conversation",
         record="mminfer.conversation_record:Conversation",
         rule="conversation",
+        reads=("sft", "sft_lora", "tokenizer"),
         alone=True,
         measured_by="mminfer.conversation:measure_conversation",
         facts="mminfer.conversation_record:conversation_facts",
@@ -222,6 +235,10 @@ COMPARED = (
     "capacity",
     "conversation",
 )  # comparison.md's measurements
+
+
+# The user's input files a rule may read, by config key, in the order rules name them.
+READS = ("pretrain", "sft", "sft_lora", "tokenizer", "val_data")
 
 
 def measurement(name: str) -> Measurement:
@@ -266,6 +283,24 @@ def picture_file(picture: str) -> str:
 def rules() -> list[str]:
     """The rules that write measurements, in report order, each once."""
     return list(dict.fromkeys(entry.rule for entry in MEASUREMENTS))
+
+
+def rule_reads(rule: str) -> tuple[str, ...]:
+    """The config keys of the user's files ``rule`` reads: its inputs and, by content, its
+    params (rules/common.smk). Every measurement the rule writes declares the same."""
+    declared = {entry.reads for entry in MEASUREMENTS if entry.rule == rule}
+    if len(declared) != 1:
+        raise KeyError(f"rule {rule!r}: its measurements declare reads {sorted(declared)}")
+    (keys,) = declared
+    unknown = [key for key in keys if key not in READS]
+    if unknown:
+        raise KeyError(f"rule {rule!r} reads {unknown}, none of {READS}")
+    return tuple(key for key in READS if key in keys)
+
+
+def readers(key: str) -> list[str]:
+    """The rules that read the user's file of config key ``key``: what a new one reruns."""
+    return [rule for rule in rules() if key in rule_reads(rule)]
 
 
 def alone_rules() -> list[str]:

@@ -44,15 +44,6 @@ def profile_partition() -> str:
     return str(profile["default-resources"]["slurm_partition"])
 
 
-def test_every_timing_rule_has_the_node_to_itself_in_the_profile():
-    profile = yaml.safe_load((PROFILE / "config.v8+.yaml").read_text(encoding="utf-8"))
-    exclusive = set()
-    for rule, resources in profile["set-resources"].items():
-        if "--exclusive" in str(resources.get("slurm_extra", "")):
-            exclusive.add(rule)
-    assert exclusive == TIMING_RULES
-
-
 def idle_node_cpus(partition: str) -> tuple[int | None, str]:
     """The CPUs of the smallest idle node of the partition, or None and why there is none."""
     start = "scripts/slurm_local.sh start (as root) makes a one-node cluster here"
@@ -416,6 +407,17 @@ def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores(slurm_unansw
     }  # a job of one thread shows no threads line
     assert threads == {rule: ["8"] if rule in WHOLE_NODE_RULES else [] for rule in MODEL_RULES}
     assert "mminfer:" not in result.stdout + result.stderr
+
+
+def test_every_timing_rule_and_no_other_asks_for_a_node_to_itself(slurm_unanswered):
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=slurm_unanswered)
+    assert result.returncode == 0, result.stderr[-3000:]
+    exclusive = {
+        rule
+        for rule in MODEL_RULES
+        if "slurm_extra=--exclusive" in planned_job(result.stdout, rule)
+    }
+    assert exclusive == TIMING_RULES
 
 
 def test_slurm_profile_plans_no_account_until_one_is_set(slurm_unanswered):
