@@ -9,19 +9,32 @@ Snakemake evaluates those params every time it builds the DAG, in the main proce
 each job. A multi-GB checkpoint is therefore hashed once and remembered in a small JSON file under
 the stat that identifies this very content: device, inode, size, modification and change time in
 nanoseconds. ``cp -p`` over a file keeps its inode and backdates its mtime, but the kernel moves its
-ctime to now, which no user can set back: a remembered hash is never reused for other bytes. A file
-touched but unchanged is hashed again (one cost, same hash, no rerun). Imports nothing heavy.
+ctime to now, which no user can set back: a remembered hash is never reused for other bytes. As git
+does for its index, a file whose ctime is within SETTLE_NS of now is hashed but not remembered: the
+kernel's clock ticks in milliseconds, and a second change in the same tick would keep the key. A
+file touched but unchanged is hashed again (one cost, same hash, no rerun). Imports nothing heavy.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import time
 from pathlib import Path
 
 from mminfer.io import sha256_of, write_text_atomic
 
 ABSENT = "absent"  # the fingerprint of a path that does not exist (the run stops elsewhere)
+SETTLE_NS = 2 * 10**9  # a file changed more recently than this is not remembered yet
+
+
+def newest_ctime_ns(path: Path) -> int:
+    """The latest change time of a file, or of any file in a folder."""
+    if path.is_dir():
+        return max(
+            (file.stat().st_ctime_ns for file in path.rglob("*") if file.is_file()), default=0
+        )
+    return path.stat().st_ctime_ns
 
 
 def stat_key(path: Path) -> str:
@@ -42,8 +55,9 @@ class Fingerprints:
     read-only working folder hashes every time, nothing more).
     """
 
-    def __init__(self, cache: str | Path):
+    def __init__(self, cache: str | Path, settle_ns: int = SETTLE_NS):
         self.cache = Path(cache)
+        self.settle_ns = settle_ns
         self.known = self.read()
 
     def read(self) -> dict[str, dict[str, str]]:
@@ -73,7 +87,9 @@ class Fingerprints:
         if isinstance(remembered, dict) and remembered.get("stat") == key:
             return str(remembered["sha256"])
         digest = sha256_of(path)
-        if stat_key(path) == key:  # unchanged while it was read: safe to remember
+        unchanged = stat_key(path) == key  # nothing changed while it was read
+        settled = time.time_ns() - newest_ctime_ns(path) > self.settle_ns
+        if unchanged and settled:
             self.known[name] = {"stat": key, "sha256": digest}
             self.write()
         return digest
