@@ -11,6 +11,9 @@ rule cache:
         logfile("cache.log"),
     benchmark:
         bench("cache")
+    # first among the jobs ready: step 1's greedy answer checks that the tokenizer is the model's
+    # (tokenizer.check_greedy_answer_fits) before any job decodes an answer with it
+    priority: 1
     conda:
         ENV
     resources:

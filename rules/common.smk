@@ -172,10 +172,10 @@ GPU = 1 if config["device"] == "cuda" else 0
 MODEL_RESOURCES = {"mem_mb": 4000, "runtime": 20, "gpu": GPU}
 
 
-def model_resources(rule):
-    """The resources of a measurement's rule. A rule that times (its entry's `alone`) also asks a
-    cluster for a node to itself: SLURM's --exclusive (ignored off a cluster)."""
-    if rule in measurements.alone_rules():
+def model_resources(name):
+    """The resources of a measurement's rule; a timing one (its entry's `alone`) also asks SLURM
+    for a node to itself with --exclusive (ignored off a cluster)."""
+    if name in measurements.alone_rules():
         return {**MODEL_RESOURCES, "slurm_extra": "--exclusive"}
     return MODEL_RESOURCES
 

@@ -71,6 +71,7 @@ def same_record(**changes) -> Same:
         "max_abs_logit_diff": 5.7e-06,
         "first_difference": None,
         "text": "가람 마을",
+        "ids_past_tokenizer": 0,
         "prompt": PROMPT,
         "run": RUN,
     }
@@ -188,6 +189,7 @@ def temp_record(distinct=(10, 24, 29)) -> Temperatures:
             "distinct_1": 0.3,
             "distinct_2": 0.5,
             "answers": [{"answer": "유자차입니다.", "count": 27}],
+            "ids_past_tokenizer": 0,
             "prompt": prompt,
             "run": sft_run,
         }

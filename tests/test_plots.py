@@ -59,9 +59,9 @@ def sweep_record(tiny_model, tiny_run) -> Sweep:
 @pytest.fixture(scope="module")
 def temp_record(tiny_run) -> Temperatures:
     result = {
-        "0.3": summarize_answers(KOREAN_ANSWERS, CHAT_PROMPT, tiny_run),
-        "1.0": summarize_answers([f"답 {i % 17}" for i in range(30)], CHAT_PROMPT, tiny_run),
-        "1.5": summarize_answers([f"답 {i}" for i in range(30)], CHAT_PROMPT, tiny_run),
+        "0.3": summarize_answers(KOREAN_ANSWERS, 0, CHAT_PROMPT, tiny_run),
+        "1.0": summarize_answers([f"답 {i % 17}" for i in range(30)], 0, CHAT_PROMPT, tiny_run),
+        "1.5": summarize_answers([f"답 {i}" for i in range(30)], 0, CHAT_PROMPT, tiny_run),
     }
     return as_written(result, Temperatures)
 

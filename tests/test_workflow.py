@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 import torch
-from shapes import small_config
+from shapes import never_past, small_config
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
@@ -45,7 +45,7 @@ OUTPUTS = result_files()
 pytestmark = pytest.mark.slow
 
 
-def snakemake_command(*args, configfiles=(MICRO,)) -> list[str]:
+def snakemake_command(*args, configfiles=(MICRO,), cores=2) -> list[str]:
     """Targets come first in args: --config (and --configfile) take all values after them."""
     return [
         sys.executable,
@@ -53,20 +53,20 @@ def snakemake_command(*args, configfiles=(MICRO,)) -> list[str]:
         "snakemake",
         *args,
         "--cores",
-        "2",
+        str(cores),
         "--configfile",
         *map(str, configfiles),
     ]
 
 
 def snakemake(
-    *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022
+    *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022, cores=2
 ) -> subprocess.CompletedProcess:
     """Run snakemake in the repository under a known umask.
 
     Or in another copy of the workflow: cwd.
     """
-    command = snakemake_command(*args, configfiles=configfiles)
+    command = snakemake_command(*args, configfiles=configfiles, cores=cores)
     result = subprocess.run(
         command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask
     )
@@ -496,6 +496,64 @@ def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_input
         ],
         [outdir / "same.json", outdir / "count.json"],
     )
+
+
+def course_shaped(course_inputs: dict, path: Path, seed: int, built_never_past: bool) -> Path:
+    """A checkpoint of the course's 6,400 embedding rows, more than the test tokenizer's ids;
+    random, or built never to pick a row past the tokenizer's end (shapes.never_past)."""
+    torch.manual_seed(seed)
+    model = MiniMindForCausalLM(small_config(vocab=6400))
+    if built_never_past:
+        never_past(model, load_tokenizer(course_inputs["tokenizer"]).id_count)
+    save_state_dict(model, path)
+    return path
+
+
+def test_a_tokenizer_of_another_model_stops_naming_it_and_nothing_is_written(
+    course_inputs, tmp_path
+):
+    checkpoints = {
+        key: course_shaped(course_inputs, tmp_path / f"{key}.pth", seed, built_never_past=False)
+        for key, seed in (("pretrain", 0), ("sft", 1))
+    }
+    outdir = tmp_path / "out"
+    result = snakemake(  # the README's command: the report, one core
+        str(outdir / "report.md"),
+        *course_args(course_inputs, outdir, **checkpoints),
+        check=False,
+        cores=1,
+    )
+    tokenizer = load_tokenizer(course_inputs["tokenizer"])
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "cache.log",
+        [
+            f"config key 'tokenizer': {course_inputs['tokenizer']}",
+            f"{tokenizer.id_count} token ids",
+            "6400 rows",
+            "greedy answer of step 1",
+        ],
+        [outdir / "same.json", outdir / "count.json"],
+    )
+    written = [path.name for path in outdir.iterdir() if path.is_file()]
+    assert [name for name in written if name in OUTPUTS] == []  # step 1 ran first
+
+
+def test_a_smaller_tokenizer_whose_model_never_picks_past_it_runs_and_says_zero(
+    course_inputs, tmp_path
+):
+    checkpoints = {
+        key: course_shaped(course_inputs, tmp_path / f"{key}.pth", seed, built_never_past=True)
+        for key, seed in (("pretrain", 0), ("sft", 1))
+    }
+    outdir = tmp_path / "out"
+    snakemake(str(outdir / "report.md"), *course_args(course_inputs, outdir, **checkpoints))
+    assert read(outdir, "same.json")["ids_past_tokenizer"] == 0
+    assert read(outdir, "same.json")["run"]["config"]["vocab_size"] == 6400
+    temp = read(outdir, "temp.json")
+    assert [summary["ids_past_tokenizer"] for summary in temp.values()] == [0] * len(temp)
+    turns = read(outdir, "conversation.json")["turns"]
+    assert [turn["ids_past_tokenizer"] for turn in turns] == [0] * len(turns)
 
 
 def test_checkpoint_with_a_nan_weight_stops_naming_it_and_the_tensor(course_inputs, tmp_path):
