@@ -38,6 +38,7 @@ class Picture:
 
     name: str
     draw: str  # "module:function"
+    caption: str  # what it shows, for Snakemake's HTML report (report/plot.rst)
 
 
 @dataclass(frozen=True)
@@ -56,6 +57,7 @@ class Measurement:
     pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
     alone: bool = False  # its rule times and takes every core (`threads: workflow.cores`)
+    compared: bool = False  # a column of comparison.md (config key models): compare_row reads it
 
     @property
     def filename(self) -> str:
@@ -118,6 +120,7 @@ MEASUREMENTS = (
         facts="mminfer.records.time:time_facts",
         task=True,
         summary="median seconds with and without the cache, the speedup, spreads and verdict",
+        compared=True,
     ),
     Measurement(
         name="kvbytes",
@@ -128,6 +131,7 @@ MEASUREMENTS = (
         facts="mminfer.records.kvbytes:kvbytes_facts",
         task=True,
         summary="the cache's measured bytes against the formula, its K shape",
+        compared=True,
     ),
     Measurement(
         name="temp",
@@ -136,9 +140,19 @@ MEASUREMENTS = (
         reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.sampling:temperature_experiment",
         facts="mminfer.records.temp:temp_facts",
-        pictures=(Picture("temp", "mminfer.plots:plot_temp"),),
+        pictures=(
+            Picture(
+                "temp",
+                "mminfer.plots:plot_temp",
+                caption=(
+                    "Distinct answers per temperature and the answer histogram at the lowest "
+                    "temperature (from temp.json)."
+                ),
+            ),
+        ),
         task=True,
         summary="distinct answers of the SFT model per temperature, with each answer's count",
+        compared=True,
     ),
     Measurement(
         name="sampler",
@@ -159,6 +173,7 @@ MEASUREMENTS = (
         facts="mminfer.records.topp:topp_facts",
         task=True,
         summary="the candidates surviving MiniMind's top-p rule after the open prefix, per p",
+        compared=True,
     ),
     Measurement(
         name="topp_detail",
@@ -166,7 +181,16 @@ MEASUREMENTS = (
         rule="topp",
         reads=("pretrain", "tokenizer"),
         measured_by="mminfer.sampling:topp_detail",
-        pictures=(Picture("topp", "mminfer.plots:plot_topp"),),
+        pictures=(
+            Picture(
+                "topp",
+                "mminfer.plots:plot_topp",
+                caption=(
+                    "Sorted next-token probabilities with cumulative mass and each p, at the open "
+                    "and the sharp position (from topp_detail.json)."
+                ),
+            ),
+        ),
         summary="the open and a sharp position: survivors, entropy, top tokens (topp's section)",
     ),
     Measurement(
@@ -177,7 +201,16 @@ MEASUREMENTS = (
         alone=True,
         measured_by="mminfer.sweep:sweep",
         facts="mminfer.records.sweep:sweep_facts",
-        pictures=(Picture("sweep", "mminfer.plots:plot_sweep"),),
+        pictures=(
+            Picture(
+                "sweep",
+                "mminfer.plots:plot_sweep",
+                caption=(
+                    "Time and tokens fed against generation length, with and without the cache "
+                    "(from sweep.json)."
+                ),
+            ),
+        ),
         summary=(
             "time and tokens fed against generation length, per step, with spreads and a "
             "verdict, a cost fit, interpolation where the fit fails"
@@ -191,6 +224,7 @@ MEASUREMENTS = (
         measured_by="mminfer.capacity:capacity",
         facts="mminfer.records.capacity:capacity_facts",
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
+        compared=True,
     ),
     Measurement(
         name="serve",
@@ -200,7 +234,16 @@ MEASUREMENTS = (
         alone=True,
         measured_by="mminfer.serve:serve",
         facts="mminfer.records.serve:serve_facts",
-        pictures=(Picture("serve", "mminfer.plots:plot_serve"),),
+        pictures=(
+            Picture(
+                "serve",
+                "mminfer.plots:plot_serve",
+                caption=(
+                    "Tokens per second and decode step time against the batch size, with the per- "
+                    "user speed target and the memory bound (from serve.json)."
+                ),
+            ),
+        ),
         summary=(
             "decode steps per batch size with spreads and verdicts, the peak, where growth "
             "stops, cliffs, users by speed and by memory"
@@ -214,27 +257,28 @@ MEASUREMENTS = (
         alone=True,
         measured_by="mminfer.conversation:measure_conversation",
         facts="mminfer.records.conversation:conversation_facts",
-        pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
+        pictures=(
+            Picture(
+                "conversation",
+                "mminfer.plots:plot_conversation",
+                caption=(
+                    "Tokens fed and time to first token per turn of the conversation, the cache "
+                    "carried from the last turn against every turn recomputed (from "
+                    "conversation.json)."
+                ),
+            ),
+        ),
         summary=(
             "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "
             "time to first token; a prompt many users share; generate's cache pitfalls"
         ),
+        compared=True,
     ),
 )
 
 TASK_SCRIPT = "cache.py"  # the task's script, copied beside its results (same.json, count.json)
 REPORT = "report.md"
 COMPARISON = "comparison.md"  # outdir only, when config key models lists more models
-COMPARED = (
-    "time",
-    "kvbytes",
-    "temp",
-    "topp",
-    "capacity",
-    "conversation",
-)  # comparison.md's measurements
-
-
 # The user's input files a rule may read, by config key, in the order rules name them.
 READS = ("pretrain", "sft", "sft_lora", "tokenizer", "val_data")
 
@@ -244,6 +288,19 @@ def measurement(name: str) -> Measurement:
         if entry.name == name:
             return entry
     raise KeyError(f"no measurement named {name!r}")
+
+
+def compared() -> list[str]:
+    """The measurements comparison.md puts side by side, in report order."""
+    return [entry.name for entry in MEASUREMENTS if entry.compared]
+
+
+def picture(name: str) -> Picture:
+    for entry in MEASUREMENTS:
+        for drawn in entry.pictures:
+            if drawn.name == name:
+                return drawn
+    raise KeyError(f"no picture named {name!r}")
 
 
 def files() -> dict[str, str]:
@@ -267,11 +324,7 @@ def pictures() -> dict[str, str]:
 
 def drawing(name: str):
     """The function that draws picture ``name`` from its measurement's record."""
-    for entry in MEASUREMENTS:
-        for picture in entry.pictures:
-            if picture.name == name:
-                return resolve(picture.draw)
-    raise KeyError(f"no picture named {name!r}")
+    return resolve(picture(name).draw)
 
 
 def picture_file(picture: str) -> str:

@@ -171,7 +171,7 @@ def render_outputs() -> str:
     text.append(f"| {pictures} | | | pictures, each drawn from its measurement's file |")
     text.append(
         f"| `{measurements.COMPARISON}` | | | with config key `models`: "
-        f"{', '.join(measurements.COMPARED)} of every model side by side |"
+        f"{', '.join(measurements.compared())} of every model side by side |"
     )
     text += ["", "## Where each number is computed", ""]
     text += [
