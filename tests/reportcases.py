@@ -17,6 +17,7 @@ from reportdata import (
     capacity_record,
     conversation_record,
     count_record,
+    course_serve_record,
     differing,
     kv_record,
     same_record,
@@ -318,6 +319,15 @@ def cases() -> dict[str, dict]:
         },
         "steps_in_two_bands": {**full, "records": every() | {"sweep": sweep_banded(True)}},
         "contexts_past_positions": {**full, "records": short_positions(every(), 512)},
+        # a course-shaped model: the course's checkpoints and its serving figures (a cliff)
+        "course": {
+            **full,
+            "records": every()
+            | {
+                "same": same_record(run=RUN | {"model_set": "course"}),
+                "serve": course_serve_record(),
+            },
+        },
     }
 
 

@@ -464,7 +464,7 @@ def test_serve_verdicts_are_said_in_the_report():
     assert serve_facts(noisy)["spread_batches"] == [2, 16]
     report = render_every(serve=noisy)
     assert "**판정 흔들림 (noisy)**: B = 2, 16에서 패스 사이의 변동계수가" in report
-    assert "| 2 | 10.20 ms | 196 | 98.0 | noisy |" in report
+    assert "| 2 | 10.20 ms | 196 | 98.0 | 흔들림 (noisy) |" in report
 
 
 def test_an_untrusted_serve_table_is_said_so():

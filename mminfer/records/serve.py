@@ -220,11 +220,12 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
-        # batches whose tokens per second fell below the batch before's
+        # batches below the peak whose tokens per second fell below the batch before's (a dip
+        # on the way up; past the peak the drop is the peak's own story)
         "dips": [
             b.batch
             for a, b in itertools.pairwise(rows)
-            if b.tokens_per_second < a.tokens_per_second
+            if b.tokens_per_second < a.tokens_per_second and b.batch < serve.peak_batch
         ],
         "prefill_against_sweep": prefill_against_sweep(serve, sweep),
     }
