@@ -14,6 +14,8 @@ import unicodedata
 import pytest
 from reportcases import cases
 
+from mminfer.records import from_json, to_json
+from mminfer.records.serve import Serve
 from mminfer.report import render_report
 
 AVERAGE_LIMIT = 1000
@@ -165,7 +167,7 @@ def test_a_speedup_and_a_prefill_measured_twice_are_set_side_by_side():
     assert "B = 1의 프리필 14.70 ms는" in apart and "범위가 겹치지 않는다." in apart
     together = rendered("speedup_agrees")
     assert "speedup 5.75배와 두 측정의 변동계수 합 안에서 같다" in together
-    assert "두 실행의 범위가 겹친다." in together and "많이 다르다" not in together
+    assert "두 값이 실행 간 범위 안에서 맞는다." in together and "많이 다르다" not in together
     assert "speedup" not in section("full", "길이에 따른 비용").split("<details>")[0]
 
 
@@ -205,3 +207,27 @@ def test_a_claim_names_the_conditions_it_was_measured_under():
     assert "(float32, cpu): 어떤 답이 나오는지는 캐시가 아니라" in report
     gpu = rendered("sampler_gpu")
     assert "(float32, cuda)" in gpu and "반정밀도나 GPU에서는" in gpu
+
+
+def test_two_measurements_agree_where_their_ranges_meet_or_lie_within_the_threshold():
+    from mminfer.records import agree
+
+    assert agree((1.0, 2.0), (1.9, 3.0), 0.0)  # the ranges overlap
+    assert agree((0.36632, 0.36632), (0.36705, 0.36705), 0.1)  # single runs, 0.2 % apart
+    assert not agree((0.04157, 0.04157), (0.01697, 0.01697), 0.1)  # the issue's TTFT and step
+
+
+def test_each_users_speed_at_the_peak_goes_the_way_the_record_does():
+    from reportdata import serve_record
+
+    data = to_json(serve_record())
+    data["batches"][-1]["per_user_tokens_per_second"] = 120.0  # faster than B = 1's 100
+    report = render_every_with(serve=from_json(Serve, data))
+    assert "100.0에서 120.0 토큰/초로 늘었다" in report
+    assert "100.0에서 23.8 토큰/초로 줄었다" in render_every_with()
+
+
+def render_every_with(**replace) -> str:
+    from reportdata import render_every
+
+    return render_every(**replace)
