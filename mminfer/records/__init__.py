@@ -104,6 +104,25 @@ class FirstDifference:
     max_abs_logit: float  # the scale rounding errors grow with
 
 
+# --- a section's row in ## 한눈에 -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Glance:
+    """A ``## `` section's row in ``## 한눈에``, decided from the records its section shows.
+
+    The measurement whose template opens a ``## `` section gives it, from ``<name>_glance`` beside
+    its facts (parameters named after measurements, as the facts'). Its section template words it:
+    the macro ``glance(g)`` writes the row (headline figure, verdict, one short lesson line, read
+    from its facts and ``g``), the macro ``term(key)`` defines each of ``terms`` in the glossary.
+    """
+
+    lesson: str  # an enum: which short lesson line the section's glance macro prints
+    verdict: str | None = None  # the record's own word ("ok", "noisy", "untrusted"), or None
+    terms: tuple[str, ...] = ()  # glossary keys its section uses; the first section using one
+    # defines it (report.glossary)
+
+
 # --- judging two paths through the model ---------------------------------------------------------
 
 # Relative logit differences that rounding alone produces between two paths through the model, per
@@ -125,6 +144,17 @@ def within_rounding(max_abs_logit_diff: float, max_abs_logit: float, dtype: str)
     a bound of 0.
     """
     return max_abs_logit_diff <= rounding_tolerance(dtype) * (1.0 + max_abs_logit)
+
+
+def agree(one: tuple[float, float], other: tuple[float, float], relative: float) -> bool:
+    """Do two measurements of one quantity agree? Each is its (low, high) over its runs; they
+    agree where the ranges overlap or the nearest ends lie within ``relative`` of each other (a
+    single run's range is a point, and the run's own noise threshold is the spread it allows).
+    Two sections that report the same quantity judge it by this."""
+    if one[0] <= other[1] and other[0] <= one[1]:
+        return True
+    gap = max(one[0], other[0]) - min(one[1], other[1])
+    return gap <= relative * min(one[1], other[1])
 
 
 def token_ratio(fed) -> float:
