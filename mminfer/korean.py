@@ -17,8 +17,12 @@ How a number's reading ends:
   that syllable's final consonant; a unit in Latin letters or a sign is read in Korean ("%"
   퍼센트, "×" 배, "ms" 밀리초, "B" 바이트, "GiB" 기비바이트: all end in a vowel); a parenthesis at
   the end ("1,024 B (1.0 KiB)") is read past;
-- text with no reading ("—", a figure not measured; "nan"; "1e-05") takes both forms, as Korean
-  writes them where the reading is unknown: "—은(는)", "(으)로".
+- a number in scientific notation is written as Korean reads it, "9.54 × 10⁻⁷" (:func:`written`,
+  the report's filter ``sig``), read 구 점 오사 곱하기 십의 마이너스 칠 승: it ends in 승 (ㅇ),
+  so "9.54 × 10⁻⁷으로", whatever the exponent;
+- text with no reading ("—", a figure not measured; "nan"; Python's "1e-05", never shown in the
+  report: write it first) takes both forms, as Korean writes them where the reading is unknown:
+  "—은(는)", "(으)로".
 
 Used in report templates as the filter ``particle``: ``{{ batch | particle("은/는") }}`` gives
 "32는". Format the number first (``{{ x | thousands | particle("은/는") }}``): the text as shown
@@ -83,6 +87,10 @@ PAIRS = {
 HANGUL_FINALS = " ㄱㄲㄳㄴㄵㄶㄷㄹㄺㄻㄼㄽㄾㄿㅀㅁㅂㅄㅅㅆㅇㅈㅊㅋㅌㅍㅎ"
 NUMBER_AT_END = re.compile(r"(\d[\d,]*)(\.\d+)?$")
 SCIENTIFIC = re.compile(r"\de[+-]?\d+$")
+# "× 10⁻⁷", read 곱하기 십의 마이너스 칠 승: a power of ten ends in 승.
+POWER_OF_TEN_AT_END = re.compile(r"\d\s*×\s*10[⁻⁺]?[⁰¹²³⁴⁵⁶⁷⁸⁹]+$")
+POWER_FINAL = "ㅇ"  # 승
+SUPERSCRIPTS = str.maketrans("-+0123456789", "⁻⁺⁰¹²³⁴⁵⁶⁷⁸⁹")
 
 
 def number_text(number) -> str:
@@ -101,6 +109,18 @@ def number_text(number) -> str:
     if isinstance(number, str):
         return number.strip()
     raise TypeError(f"{number!r} is not a number or the text of one.")
+
+
+def written(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits as the report shows it: plain where Python's
+    "g" format is plain ("0.001", "12.5"), else as Korean reads a power of ten: "9.54 × 10⁻⁷"
+    (never "9.54e-07", which has no reading to choose a particle by)."""
+    text = format(value, f".{digits}g")
+    if "e" not in text:
+        return text
+    mantissa, exponent = text.split("e")
+    power = str(int(exponent)).translate(SUPERSCRIPTS)
+    return f"{mantissa} × 10{power}"
 
 
 def integer_final(digits: str) -> str | None:
@@ -141,6 +161,8 @@ def reading_final(number) -> str | None:
     last = text[-1]
     if "가" <= last <= "힣":
         return syllable_final(last)
+    if POWER_OF_TEN_AT_END.search(text):
+        return POWER_FINAL
     unit = UNIT_AT_END.search(text)
     if unit is not None:
         return UNIT_FINALS[unit.group(1)]

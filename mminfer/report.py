@@ -18,7 +18,7 @@ from pathlib import Path
 
 import jinja2
 
-from mminfer.korean import particle
+from mminfer.korean import particle, written
 from mminfer.measurements import MEASUREMENTS
 from mminfer.records.same import Same
 from mminfer.records.temp import Temperatures
@@ -53,6 +53,8 @@ FILTERS = {
     "ns": lambda seconds: f"{seconds * 1e9:.3g} ns",
     "percent": lambda value, digits=1: "—" if value is None else f"{value * 100:.{digits}f}%",
     "fmt": lambda value, spec: "—" if value is None else format(value, spec),
+    # significant digits, a power of ten as Korean reads it: {{ 9.54e-7|sig }} is "9.54 × 10⁻⁷"
+    "sig": lambda value, digits=3: "—" if value is None else written(value, digits),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
     "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
 }

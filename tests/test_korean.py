@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mminfer.korean import particle, particle_for, reading_final
+from mminfer.korean import particle, particle_for, reading_final, written
 from mminfer.report import environment
 
 # Each digit's reading: 영 일 이 삼 사 오 육 칠 팔 구.
@@ -161,3 +161,45 @@ def test_the_report_templates_have_the_filter():
         'B = {{ b | particle("은/는") }}, {{ n | thousands | particle("이/가") }}'
     )
     assert text.render(b=32, n=1000) == "B = 32는, 1,000이"
+
+
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        (9.54e-07, "9.54 × 10⁻⁷"),
+        (2.29e-06, "2.29 × 10⁻⁶"),
+        (1e-06, "1 × 10⁻⁶"),
+        (3.2e12, "3.2 × 10¹²"),
+        (0.001, "0.001"),
+        (12.5, "12.5"),
+    ],
+)
+def test_a_power_of_ten_is_written_as_korean_reads_it(value, shown):
+    assert written(value) == shown
+
+
+@pytest.mark.parametrize("value", [9.54e-07, 2.29e-06, 1e-06, 5.7e-06, 3.2e12])
+def test_a_power_of_ten_ends_in_seung_and_takes_the_consonant_form(value):
+    # 십의 마이너스 칠 승: every exponent ends in 승 (ㅇ)
+    text = written(value)
+    assert reading_final(text) == "ㅇ"
+    assert particle(text, "으로/로") == text + "으로"
+    assert particle(text, "은/는") == text + "은"
+    assert "(" not in particle_for(text, "이/가")
+
+
+def test_the_sig_filter_writes_no_e_notation():
+    env = environment()
+    text = env.from_string('최대 {{ x | sig | particle("으로/로") }}')
+    assert text.render(x=2.29e-06) == "최대 2.29 × 10⁻⁶으로"
+
+
+def test_no_golden_report_shows_e_notation_or_both_particle_forms():
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent / "data" / "report"
+    for path in sorted(folder.glob("*.md")):
+        text = path.read_text(encoding="utf-8")
+        assert "(으)" not in text, path.name
+        assert not re.search(r"\de[+-]\d", text), path.name
