@@ -82,6 +82,24 @@ def test_speedup_below_the_token_ratio():
     assert time_facts(time_record(speedup=9.0), fed)["speedup_below_token_ratio"] is False
 
 
+def test_the_fixed_cost_is_named_as_the_reason_only_where_the_sweep_fit_shows_it():
+    reason = time_facts(time_record(speedup=5.0), count_record(), sweep_record())["reason"]
+    assert reason["kind"] == "fixed_share" and reason["fixed_share"] > 0
+    broken = sweep_record(holds=False)
+    reason = time_facts(time_record(speedup=5.0), count_record(), broken)["reason"]
+    assert reason == {"kind": "unknown", "sweep_fit": "not_holding"}
+    reason = time_facts(time_record(speedup=5.0), count_record())["reason"]
+    assert reason == {"kind": "unknown", "sweep_fit": "absent"}
+
+
+def test_a_speedup_past_the_token_ratio_names_attention_only_where_the_fit_prices_it():
+    reason = time_facts(time_record(speedup=60.0), count_record(), sweep_record())["reason"]
+    assert reason["kind"] == "attention"
+    assert time_facts(time_record(verdict="untrusted"), count_record())["reason"] == {
+        "kind": "untrusted"
+    }
+
+
 # --- bytes ---------------------------------------------------------------------------------------
 
 

@@ -9,6 +9,7 @@ from mminfer.records import RunInfo, token_ratio
 
 if TYPE_CHECKING:
     from mminfer.records.fed import Count
+    from mminfer.records.sweep import Sweep
 
 
 @dataclass
@@ -42,12 +43,58 @@ class Timing:
     run: RunInfo
 
 
-def time_facts(time: Timing, fed: Count) -> dict:
-    """time.json and its verdict (see mminfer.timing): ok, noisy, or untrusted."""
+def time_facts(time: Timing, fed: Count, sweep: Sweep | None = None) -> dict:
+    """time.json and its verdict (see mminfer.timing): ok, noisy, or untrusted; and the reason
+    the speedup and the token ratio differ, as far as the records show it (:func:`reason_of`)."""
     ratio = token_ratio(fed)
+    below = time.speedup < ratio
     return vars(time) | {
         "token_ratio": ratio,
         "trusted": time.verdict != "untrusted",
-        "speedup_below_token_ratio": time.speedup < ratio,
+        "speedup_below_token_ratio": below,
         "took_extra_rounds": time.extra_rounds > 0,
+        "reason": reason_of(time, below, sweep),
+        # one step of each way, on average: the measured terms when no record gives the reason
+        "step_with_cache_s": time.with_cache_s / time.new_tokens,
+        "step_without_cache_s": time.without_cache_s / time.new_tokens,
+        "tokens_per_step_without_cache": fed.fed_without_cache / time.new_tokens,
+    }
+
+
+def reason_of(time: Timing, below: bool, sweep: Sweep | None) -> dict:
+    """Why the speedup differs from the token ratio, chosen from what the records show.
+
+    ``kind``: "untrusted" (the time itself must not be believed: no comparison); "fixed_share"
+    (the speedup falls short and sweep.json's step fit holds: the share of the cached path's
+    time its per-step fixed cost takes, at ``new_tokens``, time.json's length where the sweep
+    measured it, else the sweep's longest); "attention" (the speedup passes the token ratio and
+    the fit holds with a cost per attention pair above 0); "unknown" (no record shows it;
+    ``sweep_fit``: "absent", "not_holding" or "holding", what the sweep could say).
+    """
+    if time.verdict == "untrusted":
+        return {"kind": "untrusted"}
+    if sweep is None:
+        return {"kind": "unknown", "sweep_fit": "absent"}
+    if sweep.verdict == "untrusted" or not sweep.fit.holds:
+        return {"kind": "unknown", "sweep_fit": "not_holding"}
+    if not below:
+        if sweep.fit.per_pair_s > 0:
+            return {"kind": "attention", "per_pair_s": sweep.fit.per_pair_s}
+        return {"kind": "unknown", "sweep_fit": "holding"}
+    measured = [
+        row for row in sweep.predictions if row.measured and row.fixed_share_with_cache is not None
+    ]
+    if not measured:
+        return {"kind": "unknown", "sweep_fit": "holding"}
+    chosen = measured[-1]
+    for row in measured:
+        if row.new_tokens == time.new_tokens:
+            chosen = row
+    return {
+        "kind": "fixed_share",
+        "new_tokens": chosen.new_tokens,
+        "prompt_len": sweep.prompt_len,
+        "same_length": chosen.new_tokens == time.new_tokens,
+        "same_prompt": sweep.prompt_len == time.prompt_len,
+        "fixed_share": chosen.fixed_share_with_cache,
     }
