@@ -245,8 +245,14 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
             {"time": time_record(extra_rounds=2, runs_done=5)},
             "10.0% 이하다(처음 3회로는 의심스러워 2라운드를 더 쟀다).",
         ),
-        ({"time": time_record(speedup=5.0)}, "토큰 비율(56.4배)에 못 미친다: 작은 모델에서는"),
-        ({"time": time_record(speedup=60.0)}, "토큰 비율(56.4배) 이상이다: 캐시 없는 경로는"),
+        (
+            {"time": time_record(speedup=5.0)},
+            "토큰 비율(56.4배)에 못 미친다. `## 길이에 따른 비용`의 적합으로는",
+        ),
+        (
+            {"time": time_record(speedup=60.0)},
+            "토큰 비율(56.4배) 이상이다. `## 길이에 따른 비용`의 적합에서 어텐션",
+        ),
         ({"time": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
         ({"kvbytes": kv_record()}, "캐시의 실제 바이트는 공식과 정확히 같다"),
         (
@@ -317,10 +323,10 @@ def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
 
 
 def test_run_section_says_whether_the_head_is_tied():
-    assert "출력 헤드 임베딩과 공유 (tied)" in render_every()
+    assert "출력 헤드는 임베딩과 공유" in render_every()
     untied = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
     report = render_every(same=same_record(run=untied))
-    assert "출력 헤드 임베딩과 별도 행렬 (untied)" in report
+    assert "출력 헤드는 임베딩과 별도 행렬" in report
 
 
 def sweep_partly_fitted(holds=True, spread=True, **changes):
@@ -408,7 +414,7 @@ def test_the_experts_sentence_follows_the_data():
 
 def test_the_speed_bound_says_the_context_it_was_measured_at():
     report = render_every()
-    assert "사용자마다 캐시가 217토큰일 때 잰 속도 한계는 이보다 작을 수 있다" in report
+    assert "이 한계는 사용자마다 캐시가 217토큰일 때 잰 것이다" in report
     assert "가중치를 올린 뒤 잰 빈 메모리" in report and "가중치는 이미 빠졌다" in report
 
 
