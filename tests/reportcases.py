@@ -7,7 +7,8 @@ wrapped lines joined, so a change of wording shows as a failing case, never slip
 tests/test_report_shape.py measures every case against the size limits. The last cases reproduce
 issue 30's items, each beside its opposite (a dip in throughput, every turn noisy or one, a prefix
 break or none, the candidates the record names, a speedup and a prefill that agree across sections
-or not, cached steps in two bands, contexts past the model's positions).
+or not, cached steps in two bands (the sweep's, serve's) or one, contexts past the model's
+positions).
 """
 
 from __future__ import annotations
@@ -165,6 +166,25 @@ def sweep_banded(bands: bool) -> Sweep:
     return from_json(Sweep, data)
 
 
+def serve_banded(bands: bool) -> Serve:
+    """serve.json whose B = 1 and 2 decode steps fall in two bands (6 ms and about 14 ms, a busy
+    machine's, its load recorded; those batches noisy within their passes) or in one."""
+    data = to_json(serve_record())
+    if bands:
+        data["load_before"] = [3.9, 2.0, 1.0]
+        data["load_after"] = [4.1, 2.0, 1.0]
+        for row in data["batches"][:2]:
+            # half the steps at 6 ms, half slower: the median (10 or 10.2 ms) lies between
+            slow = 2 * row["decode_step_s"] - 0.006
+            row["decode_steps_s"] = [0.006] * 8 + [slow] * 8
+            row["cv_within_passes"] = 0.6
+            row["doubts"] = ["decode_spread_within_passes"]
+            row["verdict"] = "noisy"
+        data["doubts"] = ["decode_spread_within_passes"]
+        data["verdict"] = "noisy"
+    return from_json(Serve, data)
+
+
 def same_prompt_as_time(uncached_first_s: float) -> Sweep:
     """sweep.json after time.json's prompt and up to its length (201 tokens, N = 64 as the
     second length), its uncached first step ``uncached_first_s`` (the cached one is 4 ms)."""
@@ -318,6 +338,14 @@ def cases() -> dict[str, dict]:
             },
         },
         "steps_in_two_bands": {**full, "records": every() | {"sweep": sweep_banded(True)}},
+        "serve_steps_in_two_bands": {
+            **full,
+            "records": every() | {"serve": serve_banded(True)},
+        },
+        "serve_steps_in_one_band": {
+            **full,
+            "records": every() | {"serve": serve_banded(False)},
+        },
         "contexts_past_positions": {**full, "records": short_positions(every(), 512)},
         # a course-shaped model: the course's checkpoints and its serving figures (a cliff)
         "course": {

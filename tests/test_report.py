@@ -28,7 +28,7 @@ from reportdata import (
     topp_record,
 )
 
-from mminfer.records import from_json, to_json
+from mminfer.records import bands, from_json, to_json
 from mminfer.records.capacity import capacity_facts
 from mminfer.records.kvbytes import kvbytes_facts
 from mminfer.records.same import same_facts
@@ -586,3 +586,18 @@ def test_a_facts_parameter_that_names_no_measurement_is_an_error():
 
     with pytest.raises(KeyError, match="'tmie' names no measurement"):
         section_facts(typo_facts, {})
+
+
+def test_step_times_part_into_two_bands_only_where_they_jump():
+    two = bands([0.006] * 8 + [0.014] * 8)
+    assert [round(band["median_s"], 4) for band in two] == [0.006, 0.014]
+    assert [band["share"] for band in two] == [0.5, 0.5]
+    assert bands([0.010, 0.0102, 0.0099, 0.0101, 0.0103]) is None
+
+
+def test_serve_names_the_batches_whose_decode_steps_fall_in_two_bands():
+    from reportcases import serve_banded
+
+    banded = serve_facts(serve_banded(True))["banded"]
+    assert [item["batch"] for item in banded] == [1, 2]
+    assert serve_facts(serve_banded(False))["banded"] == []

@@ -4,7 +4,8 @@ Each measurement keeps its own module here, ``mminfer.records.<name>``: its reco
 whose fields are its JSON file's keys) and its ``<name>_facts`` function, which decides the verdicts
 and sentence choices of its report section (mminfer.measurements names both). This base holds
 what more than one measurement shares: the provenance (:class:`RunInfo`, the prompts), the first
-difference of two greedy paths, the judge of a logit difference (:func:`within_rounding`), and
+difference of two greedy paths, the judge of a logit difference (:func:`within_rounding`), the
+two bands a busy machine's step times fall in (:func:`bands`), and
 :func:`write_record` / :func:`read_record`. One measurement's module never imports another's.
 
 A measuring function returns its file's whole record (provenance passed in as a ``RunInfo``); the
@@ -17,6 +18,8 @@ Pure Python, no torch: the report and comparison jobs import it without the mode
 from __future__ import annotations
 
 import dataclasses
+import math
+import statistics
 import types
 import typing
 from dataclasses import dataclass
@@ -155,6 +158,37 @@ def agree(one: tuple[float, float], other: tuple[float, float], relative: float)
         return True
     gap = max(one[0], other[0]) - min(one[1], other[1])
     return gap <= relative * min(one[1], other[1])
+
+
+# --- step times in two bands ---------------------------------------------------------------------
+
+BAND_GAP = 1.5  # a sorted run of step times parts into two bands where one step is this x the last
+BAND_SHARE = 0.1  # and each band holds at least this share of the steps
+
+
+def bands(steps_s: list[float]) -> list[dict] | None:
+    """Two bands of step times, where the sorted times jump by BAND_GAP and each side holds at
+    least BAND_SHARE of them: each band's median and share; None where the times form one.
+
+    A busy machine's steps fall so (two processes on one core: a fast band and a slow one), and
+    then a mean or a median stands for neither; the sweep's cached steps and serve's decode steps
+    of each batch are described by it, beside the load their run recorded."""
+    ordered = sorted(steps_s)
+    if len(ordered) < 4:
+        return None
+    least = max(1, math.ceil(BAND_SHARE * len(ordered)))
+    best = None
+    for cut in range(least, len(ordered) - least + 1):
+        gap = ordered[cut] / ordered[cut - 1] if ordered[cut - 1] > 0 else 0.0
+        if gap >= BAND_GAP and (best is None or gap > best[1]):
+            best = (cut, gap)
+    if best is None:
+        return None
+    cut = best[0]
+    parts = (ordered[:cut], ordered[cut:])
+    return [
+        {"median_s": statistics.median(part), "share": len(part) / len(ordered)} for part in parts
+    ]
 
 
 def token_ratio(fed) -> float:

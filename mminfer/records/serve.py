@@ -9,7 +9,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo, agree
+from mminfer.records import Glance, RunInfo, agree, bands
 
 if TYPE_CHECKING:
     from mminfer.records.sweep import Sweep
@@ -170,7 +170,8 @@ SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
 
 def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
     """serve.json: how far to trust the table, where tokens per second peak and stop growing,
-    whether batching is nearly free or only still pays, the cliffs, which bound binds and why."""
+    whether batching is nearly free or only still pays, the cliffs, which bound binds and why,
+    and the batches whose decode steps fall in two bands."""
     rows = serve.batches
     users = serve.users
     by_batch = {row.batch: row for row in rows}
@@ -188,6 +189,11 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
             within_batches.append(row.batch)
         if row.verdict == "untrusted":
             contradicting_batches.append(row.batch)
+    banded = []
+    for row in rows:
+        parts = bands(row.decode_steps_s)
+        if parts is not None:
+            banded.append({"batch": row.batch, "bands": parts})
     fit = serve.fit
     outside_fit = [row.batch for row in rows if row.batch > fit.fitted_batches[1]]
     return vars(serve) | {
@@ -228,6 +234,9 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
             if b.tokens_per_second < a.tokens_per_second and b.batch < serve.peak_batch
         ],
         "prefill_against_sweep": prefill_against_sweep(serve, sweep),
+        # batches whose decode steps (every pass's) fall in two bands (records.bands): their
+        # median stands for neither; said with the load the run recorded, no cause named
+        "banded": banded,
         # each user slower at the peak than in the smallest batch
         "per_user_falls": top.per_user_tokens_per_second < first.per_user_tokens_per_second,
     }

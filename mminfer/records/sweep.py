@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo, agree
+from mminfer.records import Glance, RunInfo, agree, bands
 
 if TYPE_CHECKING:
     from mminfer.records.time import Timing
@@ -194,31 +192,6 @@ def sweep_facts(sweep: Sweep, time: Timing | None = None) -> dict:
             "against_time": against_time(sweep, time),
         }
     )
-
-
-BAND_GAP = 1.5  # a sorted run of step times parts into two bands where one step is this x the last
-BAND_SHARE = 0.1  # and each band holds at least this share of the steps
-
-
-def bands(steps_s: list[float]) -> list[dict] | None:
-    """Two bands of step times, where the sorted times jump by BAND_GAP and each side holds at
-    least BAND_SHARE of them: each band's median and share; None where the times form one."""
-    ordered = sorted(steps_s)
-    if len(ordered) < 4:
-        return None
-    least = max(1, math.ceil(BAND_SHARE * len(ordered)))
-    best = None
-    for cut in range(least, len(ordered) - least + 1):
-        gap = ordered[cut] / ordered[cut - 1] if ordered[cut - 1] > 0 else 0.0
-        if gap >= BAND_GAP and (best is None or gap > best[1]):
-            best = (cut, gap)
-    if best is None:
-        return None
-    cut = best[0]
-    parts = (ordered[:cut], ordered[cut:])
-    return [
-        {"median_s": statistics.median(part), "share": len(part) / len(ordered)} for part in parts
-    ]
 
 
 def prefill_twice(sweep: Sweep) -> dict:
