@@ -98,11 +98,13 @@ def error_bars(centers: list[float], lows: list[float], highs: list[float]) -> l
     return [below, above]
 
 
-def finish_axis(ax, xlabel: str, ylabel: str, title: str, legend_title: str | None = None) -> None:
+def finish_axis(
+    ax, xlabel: str, ylabel: str, title: str, legend_title: str | None = None, loc: str = "best"
+) -> None:
     """Label the panel and draw its legend (``legend_title`` on top of it: a note kept inside the
-    legend's own box can never be covered by it)."""
+    legend's own box can never be covered by it) at ``loc``."""
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
-    legend = ax.legend(fontsize=8, title=legend_title, title_fontsize=8)
+    legend = ax.legend(fontsize=8, title=legend_title, title_fontsize=8, loc=loc)
     if legend_title:
         legend.get_title().set_multialignment("left")
     ax.grid(True, alpha=0.3)
@@ -499,7 +501,16 @@ def plot_serve(serve: Serve, out_png) -> Path:
         speed_title,
         legend_title=bounds,
     )
-    finish_axis(step_ax, "batch (users decoding together)", "decode step (ms)", step_title)
+    # the step grows with the batch, so its upper left corner stays clear of the points and the
+    # fit; a cliff's note is written leftwards from the top, so then the lower right corner
+    legend_corner = "lower right" if serve.cliffs else "upper left"
+    finish_axis(
+        step_ax,
+        "batch (users decoding together)",
+        "decode step (ms)",
+        step_title,
+        loc=legend_corner,
+    )
     return save_figure(fig, out_png)
 
 

@@ -235,7 +235,7 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
     "replace, sentence",
     [
         ({"same": same_record(max_abs_logit_diff=0.0)}, "로짓도 비트 단위로 같다"),
-        ({"same": same_record()}, "로짓 차이(최대 5.7 × 10⁻⁶)는"),
+        ({"same": same_record()}, "로짓은 최대 5.7 × 10⁻⁶ 달랐지만"),
         (
             {"same": differing(margin=1e-6, diff=2e-6)},
             "원인은 캐시가 아니라 수치 정밀도(float32, cpu)다",
@@ -520,7 +520,7 @@ def test_a_cliff_past_no_cache_size_names_no_cause():
     data["caches"] = []
     data["caches_source"] = "unknown on this system"
     report = render_every(serve=from_json(Serve, data))
-    assert "크기는 알 수 없었다(unknown on this system)" in report
+    assert "크기를 알 수 없었다(unknown on this system)" in report
 
 
 def test_a_cliff_between_noisy_batches_names_no_cause():

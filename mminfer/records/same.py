@@ -51,6 +51,8 @@ def same_facts(same: Same) -> dict:
         "logits_equal": same.max_abs_logit_diff == 0,
         "first_difference": same.first_difference,
         "rounding_sized": rounding,
+        # the run's own precision: half precision or a GPU parts paths by more rounding
+        "float32_cpu": same.run.dtype == "float32" and same.run.device == "cpu",
         "run": same.run,
     }
 
