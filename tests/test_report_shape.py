@@ -135,7 +135,7 @@ def section(name: str, heading: str) -> str:
 
 
 def test_a_dip_in_throughput_is_said_where_it_is():
-    assert "B = 2에서는 바로 앞 배치보다 초당 토큰이 줄었다" in section("serve_dips_at_2", "서빙")
+    assert "그 사이 B = 2에서는 바로 앞 배치보다 줄었다" in section("serve_dips_at_2", "서빙")
     assert "바로 앞 배치보다" not in section("full", "서빙")
 
 
