@@ -155,5 +155,5 @@ def test_report_says_the_timing_was_noisy():
 def test_report_never_presents_an_untrusted_speedup_as_fact():
     result = time_json(timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True)))
     text = report_of(result)
-    assert "이 시간은 믿으면 안 된다" in text and "기계가 바빴다" in text
+    assert "이 시간은 믿으면 안 된다" in text and "측정의 문제다" in text
     assert f"**{result.speedup:.2f}배**" not in text and "(믿을 수 없음)" in text
