@@ -98,6 +98,8 @@ def sweep_partly_fitted(holds: bool, spread: bool) -> Sweep:
         steps["fed_without_cache"][:8] + [None] * 7 + ([32] if spread else [None])
     )
     data["points"][1]["fed_without_cache"] = None
+    data["all_steps_up_to"] = 8  # every step of the first 8 clocked, then one more where spread
+    data["spread_steps"] = 1 if spread else 0
     data["uncached_ids_match"] = False
     data["fit"]["held_at_zero"] = ["per_pair_s"]
     data["load_before"] = [1.5, 1.0, 0.5]
