@@ -553,7 +553,7 @@ def test_sweep_verdicts_are_said_in_the_report():
     data["doubts"] = ["single_run"]
     data["verdict"] = "noisy"
     single = render_every(sweep=from_json(Sweep, data))
-    assert "생성을 한 번만 재서 변동계수를 알 수 없다" in single
+    assert "생성을 한 번만 재서 변동계수를 알 수 없다(설정: `sweep.runs`)." in single
     untrusted = render_every(sweep=sweep_record(time_ratio=0.9))
     assert "판정: 믿을 수 없음 (untrusted)" in untrusted
 
@@ -601,3 +601,14 @@ def test_serve_names_the_batches_whose_decode_steps_fall_in_two_bands():
     banded = serve_facts(serve_banded(True))["banded"]
     assert [item["batch"] for item in banded] == [1, 2]
     assert serve_facts(serve_banded(False))["banded"] == []
+
+
+def test_a_config_key_is_named_as_code_at_the_end_where_a_reader_acts_on_it():
+    data = to_json(serve_record())
+    data["doubts"] = ["single_pass"]
+    data["verdict"] = "noisy"
+    single = render_every(serve=from_json(Serve, data))
+    assert "아래는 한 번의 측정이다(설정: `serve.passes`)." in single
+    report = render_every()
+    assert "(설정: `serve.context`)." in report
+    assert "config 키" not in report and "growth_per_doubling" not in report
