@@ -135,3 +135,25 @@ def test_sampled_ids_past_the_end_are_counted_and_shown_in_the_answers(tiny_toke
     summary = temp["1.0"]
     assert summary.ids_past_tokenizer == 3 * 4  # every step of every sample
     assert summary.answers[0].answer == PAST_END_MARK.format(id=past) * 4
+
+
+@pytest.mark.parametrize("past", [0, 3])
+def test_the_report_warns_of_ids_past_the_tokenizer_only_where_answers_hold_some(past):
+    from reportcases import every
+
+    from mminfer.records import from_json, to_json
+    from mminfer.records.conversation import Conversation
+    from mminfer.records.temp import Temperatures
+    from mminfer.report import render_report
+
+    records = every()
+    temp = to_json(records["temp"])
+    temp["1.5"]["ids_past_tokenizer"] = past
+    conversation = to_json(records["conversation"])
+    conversation["turns"][-1]["ids_past_tokenizer"] = past
+    records["temp"] = from_json(Temperatures, temp)
+    records["conversation"] = from_json(Conversation, conversation)
+    report = render_report(records)
+    warning = f"**답에 토크나이저 끝 너머의 id가 {past}개 나왔다**"
+    assert report.count(warning) == (2 if past else 0)
+    assert ("토크나이저 끝 너머" in report) == bool(past)
