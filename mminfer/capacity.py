@@ -20,7 +20,8 @@ import copy
 
 from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes, measure_kv_bytes
 from mminfer.loading import DTYPES, active_parameters, count_parameters
-from mminfer.records import BatchCheck, Capacity, CapacityRow, DtypeBytes, RunInfo
+from mminfer.records import RunInfo
+from mminfer.records.capacity import BatchCheck, Capacity, CapacityRow, DtypeBytes
 
 CAPACITY_DTYPES = ("float32", "bfloat16", "float16")
 GIB = 2**30

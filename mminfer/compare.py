@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-from mminfer.conversation_record import Conversation
-from mminfer.records import Capacity, KvBytes, RunInfo, Temperatures, Timing, TopP
+from mminfer.records import RunInfo
+from mminfer.records.capacity import Capacity
+from mminfer.records.conversation import Conversation
+from mminfer.records.kvbytes import KvBytes
+from mminfer.records.temp import Temperatures
+from mminfer.records.time import Timing
+from mminfer.records.topp import TopP
 from mminfer.report import thousands
 
 

@@ -29,7 +29,13 @@ from collections.abc import Callable
 import torch
 
 from mminfer.capacity import sequences_that_fit
-from mminfer.conversation_record import (
+from mminfer.counting import ForwardRecorder, fed_with_cache_formula
+from mminfer.errors import MminferError
+from mminfer.greedy import GREEDY, first_difference
+from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes, random_tokens
+from mminfer.loading import dtype_name
+from mminfer.records import FirstDifference, RunInfo, rounding_tolerance, within_rounding
+from mminfer.records.conversation import (
     Conversation,
     ConversationSettings,
     ConversationTurn,
@@ -38,13 +44,6 @@ from mminfer.conversation_record import (
     SharedPrefix,
     TurnTiming,
 )
-from mminfer.counting import ForwardRecorder, fed_with_cache_formula
-from mminfer.errors import MminferError
-from mminfer.greedy import GREEDY, first_difference
-from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes, random_tokens
-from mminfer.loading import dtype_name
-from mminfer.records import FirstDifference, RunInfo
-from mminfer.report import rounding_tolerance, within_rounding
 from mminfer.serve import available_bytes
 from mminfer.timing import (
     NOISY_CV,

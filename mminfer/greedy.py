@@ -12,7 +12,9 @@ import torch
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.finite import check_logits, model_named
-from mminfer.records import Count, FirstDifference, PretrainPrompt, RunInfo, Same
+from mminfer.records import FirstDifference, PretrainPrompt, RunInfo
+from mminfer.records.fed import Count
+from mminfer.records.same import Same
 from mminfer.tokenizer import Tokenizer
 
 # The task's greedy arguments of MiniMind's generate (top_k=0: its default of 50 is turned off).

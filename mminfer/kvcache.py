@@ -9,7 +9,8 @@ from __future__ import annotations
 import torch
 
 from mminfer.loading import dtype_name
-from mminfer.records import KvBytes, RunInfo
+from mminfer.records import RunInfo
+from mminfer.records.kvbytes import KvBytes
 
 
 def kv_formula_bytes(

@@ -18,8 +18,9 @@ A rule writes the measurements that come out of one model load: ``cache`` writes
 writes temp and sampler (the sampler check reuses temp's cached draws at its temperature).
 
 Pure Python, no torch: rules/common.smk imports it while Snakemake builds the DAG. Records and
-facts are named as "module:attribute" and imported only when used; records and facts live in
-torch-free modules (mminfer.records, mminfer.report), so reading a result back imports no torch.
+facts are named as "module:attribute" and imported only when used; a measurement's record and
+facts live in its torch-free module mminfer/records/<name>.py, so reading a result back imports
+no torch.
 """
 
 from __future__ import annotations
@@ -83,80 +84,77 @@ def resolve(reference: str):
     return getattr(importlib.import_module(module), attribute)
 
 
-RECORDS = "mminfer.records"
-REPORT_FACTS = "mminfer.report"
-
 # In report order: each section follows the one before it in report.md.
 MEASUREMENTS = (
     Measurement(
         name="same",
-        record=f"{RECORDS}:Same",
+        record="mminfer.records.same:Same",
         rule="cache",
         measured_by="mminfer.greedy:compare_cache",
-        facts=f"{REPORT_FACTS}:same_facts",
+        facts="mminfer.records.same:same_facts",
         task=True,
         summary="greedy generation with and without the cache: the same ids? Where they part.",
     ),
     Measurement(
         name="fed",
         file="count.json",
-        record=f"{RECORDS}:Count",
+        record="mminfer.records.fed:Count",
         rule="cache",
         measured_by="mminfer.greedy:compare_cache",
-        facts=f"{REPORT_FACTS}:fed_facts",
+        facts="mminfer.records.fed:fed_facts",
         task=True,
         summary="the tokens fed into forward with and without the cache, beside the formulas",
     ),
     Measurement(
         name="time",
-        record=f"{RECORDS}:Timing",
+        record="mminfer.records.time:Timing",
         rule="time",
         alone=True,
         measured_by="mminfer.timing:time_cache",
-        facts=f"{REPORT_FACTS}:time_facts",
+        facts="mminfer.records.time:time_facts",
         task=True,
         summary="median seconds with and without the cache, the speedup, spreads and verdict",
     ),
     Measurement(
         name="kvbytes",
-        record=f"{RECORDS}:KvBytes",
+        record="mminfer.records.kvbytes:KvBytes",
         rule="kvbytes",
         measured_by="mminfer.kvcache:measure_kv_bytes",
-        facts=f"{REPORT_FACTS}:kvbytes_facts",
+        facts="mminfer.records.kvbytes:kvbytes_facts",
         task=True,
         summary="the cache's measured bytes against the formula, its K shape",
     ),
     Measurement(
         name="temp",
-        record=f"{RECORDS}:Temperatures",
+        record="mminfer.records.temp:Temperatures",
         rule="temp",
         measured_by="mminfer.sampling:temperature_experiment",
-        facts=f"{REPORT_FACTS}:temp_facts",
+        facts="mminfer.records.temp:temp_facts",
         pictures=(Picture("temp", "mminfer.plots:plot_temp"),),
         task=True,
         summary="distinct answers of the SFT model per temperature, with each answer's count",
     ),
     Measurement(
         name="sampler",
-        record=f"{RECORDS}:SamplerCheck",
+        record="mminfer.records.sampler:SamplerCheck",
         rule="temp",
         measured_by="mminfer.sampling:sampler_check",
         config="sampler",
-        facts=f"{REPORT_FACTS}:sampler_facts",
+        facts="mminfer.records.sampler:sampler_facts",
         summary="one temperature's samples with and without the cache, and with a second seed",
     ),
     Measurement(
         name="topp",
-        record=f"{RECORDS}:TopP",
+        record="mminfer.records.topp:TopP",
         rule="topp",
         measured_by="mminfer.sampling:topp_detail",
-        facts=f"{REPORT_FACTS}:topp_facts",
+        facts="mminfer.records.topp:topp_facts",
         task=True,
         summary="the candidates surviving MiniMind's top-p rule after the open prefix, per p",
     ),
     Measurement(
         name="topp_detail",
-        record=f"{RECORDS}:TopPDetail",
+        record="mminfer.records.topp:TopPDetail",
         rule="topp",
         measured_by="mminfer.sampling:topp_detail",
         pictures=(Picture("topp", "mminfer.plots:plot_topp"),),
@@ -164,11 +162,11 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="sweep",
-        record=f"{RECORDS}:Sweep",
+        record="mminfer.records.sweep:Sweep",
         rule="sweep",
         alone=True,
         measured_by="mminfer.sweep:sweep",
-        facts=f"{REPORT_FACTS}:sweep_facts",
+        facts="mminfer.records.sweep:sweep_facts",
         pictures=(Picture("sweep", "mminfer.plots:plot_sweep"),),
         summary=(
             "time and tokens fed against generation length, per step, with spreads and a "
@@ -177,19 +175,19 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="capacity",
-        record=f"{RECORDS}:Capacity",
+        record="mminfer.records.capacity:Capacity",
         rule="capacity",
         measured_by="mminfer.capacity:capacity",
-        facts=f"{REPORT_FACTS}:capacity_facts",
+        facts="mminfer.records.capacity:capacity_facts",
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
     ),
     Measurement(
         name="serve",
-        record=f"{RECORDS}:Serve",
+        record="mminfer.records.serve:Serve",
         rule="serve",
         alone=True,
         measured_by="mminfer.serve:serve",
-        facts=f"{REPORT_FACTS}:serve_facts",
+        facts="mminfer.records.serve:serve_facts",
         pictures=(Picture("serve", "mminfer.plots:plot_serve"),),
         summary=(
             "decode steps per batch size with spreads and verdicts, the peak, where growth "
@@ -198,11 +196,11 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="conversation",
-        record="mminfer.conversation_record:Conversation",
+        record="mminfer.records.conversation:Conversation",
         rule="conversation",
         alone=True,
         measured_by="mminfer.conversation:measure_conversation",
-        facts="mminfer.conversation_record:conversation_facts",
+        facts="mminfer.records.conversation:conversation_facts",
         pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
         summary=(
             "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "

@@ -19,16 +19,12 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
-from mminfer.conversation_record import Conversation
 from mminfer.io import atomic_writer
-from mminfer.records import (
-    Position,
-    Serve,
-    ServeFit,
-    Sweep,
-    Temperatures,
-    TopPDetail,
-)
+from mminfer.records.conversation import Conversation
+from mminfer.records.serve import Serve, ServeFit
+from mminfer.records.sweep import Sweep
+from mminfer.records.temp import Temperatures
+from mminfer.records.topp import Position, TopPDetail
 
 
 def use_hangul_font() -> None:

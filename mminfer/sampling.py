@@ -19,19 +19,10 @@ import torch
 from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.model import top_p_mask
 from mminfer.prompts import prefix_prompt
-from mminfer.records import (
-    Answer,
-    ChatPrompt,
-    Position,
-    RunInfo,
-    SampleDifference,
-    SamplerCheck,
-    Temperatures,
-    TemperatureSummary,
-    TopP,
-    TopPDetail,
-    TopToken,
-)
+from mminfer.records import ChatPrompt, RunInfo
+from mminfer.records.sampler import SampleDifference, SamplerCheck
+from mminfer.records.temp import Answer, Temperatures, TemperatureSummary
+from mminfer.records.topp import Position, TopP, TopPDetail, TopToken
 
 
 def temperature_key(temperature: float) -> str:

@@ -49,15 +49,8 @@ from mminfer.capacity import GIB, sequences_that_fit
 from mminfer.counting import ForwardRecorder
 from mminfer.greedy import GREEDY
 from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes
-from mminfer.records import (
-    BatchStep,
-    CacheLevel,
-    Cliff,
-    RunInfo,
-    Serve,
-    ServeFit,
-    UsersBound,
-)
+from mminfer.records import RunInfo
+from mminfer.records.serve import BatchStep, CacheLevel, Cliff, Serve, ServeFit, UsersBound
 from mminfer.sweep import nonnegative_least_squares
 from mminfer.timing import (
     NOISY_CV,

@@ -38,7 +38,8 @@ import torch
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import greedy_generate
-from mminfer.records import Prediction, RunInfo, StepFit, Sweep, SweepPoint, SweepSteps
+from mminfer.records import RunInfo
+from mminfer.records.sweep import Prediction, StepFit, Sweep, SweepPoint, SweepSteps
 from mminfer.timing import (
     NOISY_CV,
     STEP_NOISY_CV,

@@ -17,7 +17,8 @@ from collections.abc import Callable
 import torch
 
 from mminfer.greedy import GREEDY
-from mminfer.records import RunInfo, Timing
+from mminfer.records import RunInfo
+from mminfer.records.time import Timing
 
 NOISY_CV = 0.10  # a method whose runs spread more than this is "noisy"
 # Single steps jitter more than whole runs or their medians do: on a quiet 2-core machine the

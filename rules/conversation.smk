@@ -18,7 +18,7 @@ rule conversation:
     resources:
         **MODEL_RESOURCES,
     params:
-        conversation=config["conversation"],  # every key: records.ConversationSettings
+        conversation=config["conversation"],  # every key: records.conversation.ConversationSettings
         chatml_fallback=config["temp"]["chatml_fallback"],
         threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
         model=model_params,

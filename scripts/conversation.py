@@ -10,10 +10,10 @@ prefix, and generate's two cache pitfalls. Run by the workflow's `conversation` 
 import logging
 
 from mminfer.conversation import measure_conversation
-from mminfer.conversation_record import ConversationSettings
 from mminfer.finite import finite_logits, model_named
 from mminfer.loading import ModelSource, ModelSpec, open_with_tokenizer, run_info
 from mminfer.records import write_record
+from mminfer.records.conversation import ConversationSettings
 from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
 
 log = logging.getLogger("mminfer")

@@ -25,7 +25,10 @@ from reportdata import (
     topp_record,
 )
 
-from mminfer.records import Serve, Sweep, Temperatures, from_json, to_json
+from mminfer.records import from_json, to_json
+from mminfer.records.serve import Serve
+from mminfer.records.sweep import Sweep
+from mminfer.records.temp import Temperatures
 
 PICTURES = {
     "sweep": "sweep.png",

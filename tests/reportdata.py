@@ -5,8 +5,17 @@ which checks that it has every key of its record."""
 
 from __future__ import annotations
 
-from mminfer import records
 from mminfer.records import from_json, to_json
+from mminfer.records.capacity import Capacity
+from mminfer.records.fed import Count
+from mminfer.records.kvbytes import KvBytes
+from mminfer.records.same import Same
+from mminfer.records.sampler import SamplerCheck
+from mminfer.records.serve import Serve
+from mminfer.records.sweep import Sweep
+from mminfer.records.temp import Temperatures
+from mminfer.records.time import Timing
+from mminfer.records.topp import TopPDetail
 
 RUN = {
     "model_set": "demo",
@@ -46,7 +55,7 @@ PROMPT = {
 }
 
 
-def same_record(**changes) -> records.Same:
+def same_record(**changes) -> Same:
     same = {
         "same_ids": True,
         "ids": [5] * 64,
@@ -59,10 +68,10 @@ def same_record(**changes) -> records.Same:
         "prompt": PROMPT,
         "run": RUN,
     }
-    return from_json(records.Same, same | changes)
+    return from_json(Same, same | changes)
 
 
-def differing(margin: float, diff: float, dtype: str = "float32") -> records.Same:
+def differing(margin: float, diff: float, dtype: str = "float32") -> Same:
     """same.json whose paths part at step 3 with top-1/top-2 ``margin`` and a logit difference
     ``diff``."""
     return same_record(
@@ -80,7 +89,7 @@ def differing(margin: float, diff: float, dtype: str = "float32") -> records.Sam
     )
 
 
-def count_record(**changes) -> records.Count:
+def count_record(**changes) -> Count:
     count = {
         "prompt_len": 201,
         "new_tokens": 64,
@@ -93,7 +102,7 @@ def count_record(**changes) -> records.Count:
         "prompt": PROMPT,
         "run": RUN,
     }
-    return from_json(records.Count, count | changes)
+    return from_json(Count, count | changes)
 
 
 def time_json(**changes) -> dict:
@@ -128,11 +137,11 @@ def time_json(**changes) -> dict:
     return timing | changes
 
 
-def time_record(**changes) -> records.Timing:
-    return from_json(records.Timing, time_json(**changes))
+def time_record(**changes) -> Timing:
+    return from_json(Timing, time_json(**changes))
 
 
-def kv_record(**changes) -> records.KvBytes:
+def kv_record(**changes) -> KvBytes:
     kv = {
         "tokens": 100,
         "measured_bytes": 102400,
@@ -152,10 +161,10 @@ def kv_record(**changes) -> records.KvBytes:
         "allocator_bytes": None,
         "run": RUN,
     }
-    return from_json(records.KvBytes, kv | changes)
+    return from_json(KvBytes, kv | changes)
 
 
-def temp_record(distinct=(10, 24, 29)) -> records.Temperatures:
+def temp_record(distinct=(10, 24, 29)) -> Temperatures:
     sft_run = RUN | {"checkpoint": "resources/demo/sft.pth"}
     prompt = {
         "tokenizer": "resources/demo/tokenizer",
@@ -176,7 +185,7 @@ def temp_record(distinct=(10, 24, 29)) -> records.Temperatures:
             "prompt": prompt,
             "run": sft_run,
         }
-    return from_json(records.Temperatures, temp)
+    return from_json(Temperatures, temp)
 
 
 def topp_record() -> dict:
@@ -194,7 +203,7 @@ def position(prefix: str, survivors: dict, entropy_bits: float) -> dict:
     }
 
 
-def topp_detail_record(sharp=(1, 1, 7)) -> records.TopPDetail:
+def topp_detail_record(sharp=(1, 1, 7)) -> TopPDetail:
     detail = {
         "ps": [0.5, 0.9, 0.99],
         "positions": {
@@ -203,7 +212,7 @@ def topp_detail_record(sharp=(1, 1, 7)) -> records.TopPDetail:
         },
         "run": RUN,
     }
-    return from_json(records.TopPDetail, detail)
+    return from_json(TopPDetail, detail)
 
 
 def sweep_point(
@@ -239,7 +248,7 @@ def sweep_record(
     step_growth=0.0001,
     cv=0.02,
     within=0.03,
-) -> records.Sweep:
+) -> Sweep:
     """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says
     32); ``cv`` the spread of both methods' runs, ``within`` of the steps within a run."""
     doubts = []
@@ -326,10 +335,10 @@ def sweep_record(
         "predictions": predictions,
         "run": RUN,
     }
-    return from_json(records.Sweep, sweep)
+    return from_json(Sweep, sweep)
 
 
-def capacity_record(matches=True) -> records.Capacity:
+def capacity_record(matches=True) -> Capacity:
     memories, contexts = [24, 80], [2048, 8192]
     rows = []
     for dtype in ("float32", "bfloat16"):
@@ -371,10 +380,10 @@ def capacity_record(matches=True) -> records.Capacity:
         "formula": "sequences = floor(...)",
         "run": RUN,
     }
-    return from_json(records.Capacity, capacity)
+    return from_json(Capacity, capacity)
 
 
-def sampler_record(identical=30, differ=28) -> records.SamplerCheck:
+def sampler_record(identical=30, differ=28) -> SamplerCheck:
     difference = None
     if identical < 30:
         difference = {"sample": 4, "step": 2, "token_with_cache": 7, "token_without_cache": 9}
@@ -391,7 +400,7 @@ def sampler_record(identical=30, differ=28) -> records.SamplerCheck:
         "run": RUN,
     }
     check["prompt"] = to_json(check["prompt"])
-    return from_json(records.SamplerCheck, check)
+    return from_json(SamplerCheck, check)
 
 
 def serve_row(
@@ -452,7 +461,7 @@ def serve_record(
     growth_stops_at=64,
     nearly_free_up_to=8,
     cliffs=(),
-) -> records.Serve:
+) -> Serve:
     """serve.json of the demo (``steps``: {batch: decode step}, ``cvs``: {batch: spread}); the
     peak, where growth stops and where batching is nearly free as serve.py finds them there."""
     steps = DEMO_STEPS if steps is None else steps
@@ -525,7 +534,7 @@ def serve_record(
         },
         "run": RUN,
     }
-    return from_json(records.Serve, served)
+    return from_json(Serve, served)
 
 
 def course_cliff(cause="cache") -> dict:
@@ -550,7 +559,7 @@ def course_cliff(cause="cache") -> dict:
     }
 
 
-def course_serve_record(**changes) -> records.Serve:
+def course_serve_record(**changes) -> Serve:
     """The issue's quiet course model: peak at 32, growth stops there, a cliff to 64, no batch
     size where batching is nearly free (2.33 -> 3.0 ms is +29 %)."""
     settings = {

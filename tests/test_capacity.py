@@ -14,7 +14,8 @@ from mminfer.capacity import bytes_per_token, capacity, capacity_table, weight_b
 from mminfer.kvcache import measure_kv_bytes
 from mminfer.loading import count_parameters
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
-from mminfer.records import Capacity, from_json, to_json
+from mminfer.records import from_json, to_json
+from mminfer.records.capacity import Capacity
 
 # conftest's tiny shape: hidden 64, 2 layers, 4 heads, 2 KV heads -> head_dim 16.
 # One cached token in float32: 2 (K, V) x 2 layers x 2 KV heads x 16 x 4 bytes = 512 bytes.

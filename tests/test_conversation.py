@@ -36,18 +36,18 @@ from mminfer.conversation import (
     time_turn,
     truncate_cache,
 )
-from mminfer.conversation_record import (
-    Conversation,
-    ConversationSettings,
-    PrefixBreak,
-    conversation_facts,
-)
 from mminfer.errors import MminferError
 from mminfer.inputs import read_schema
 from mminfer.kvcache import kv_formula_bytes
 from mminfer.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import FirstDifference, from_json, to_json
+from mminfer.records.conversation import (
+    Conversation,
+    ConversationSettings,
+    PrefixBreak,
+    conversation_facts,
+)
 from mminfer.report import environment
 from mminfer.tokenizer import load_tokenizer
 

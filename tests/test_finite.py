@@ -19,7 +19,6 @@ import torch
 from conftest import CHAT_PROMPT, TINY_MAX_POSITIONS
 
 from mminfer import greedy, sampling
-from mminfer.conversation_record import ConversationSettings
 from mminfer.demo.corpus import write_corpus
 from mminfer.errors import MminferError
 from mminfer.finite import check_weights, finite_logits
@@ -27,6 +26,7 @@ from mminfer.inputs import fill_defaults, read_schema
 from mminfer.loading import ModelSource, ModelSpec, load_model, run_info
 from mminfer.model import square_linears
 from mminfer.records import PretrainPrompt
+from mminfer.records.conversation import ConversationSettings
 from mminfer.serve import ServeSettings
 from mminfer.sweep import SweepSettings
 

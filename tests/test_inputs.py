@@ -440,7 +440,7 @@ def test_a_settings_record_takes_every_key_of_its_config_section(section):
     """The rule passes config[section] whole: a key missing from the record or the schema fails."""
     import dataclasses
 
-    from mminfer.conversation_record import ConversationSettings
+    from mminfer.records.conversation import ConversationSettings
     from mminfer.serve import ServeSettings
     from mminfer.sweep import SweepSettings
 

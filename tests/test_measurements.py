@@ -14,7 +14,8 @@ from shapes import GREEDY, prompt_of, small_config
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.greedy import compare_cache, greedy_generate
 from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes, measure_kv_bytes, random_tokens
-from mminfer.records import Answer, RunInfo, from_json
+from mminfer.records import RunInfo, from_json
+from mminfer.records.temp import Answer
 from mminfer.sampling import (
     cut_at_eos,
     distinct_n,

@@ -19,7 +19,11 @@ from reportdata import serve_record as demo_serve_record
 from shapes import prompt_of, serve_settings
 
 from mminfer import plots
-from mminfer.records import Serve, Sweep, Temperatures, TopPDetail, from_json, to_json
+from mminfer.records import from_json, to_json
+from mminfer.records.serve import Serve
+from mminfer.records.sweep import Sweep
+from mminfer.records.temp import Temperatures
+from mminfer.records.topp import TopPDetail
 from mminfer.sampling import summarize_answers, topp_detail
 from mminfer.serve import serve
 from mminfer.sweep import SweepSettings, sweep

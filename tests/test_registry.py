@@ -5,6 +5,7 @@ measurement"). A measurement that lacks one fails here, not as a KeyError when t
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import inspect
 import re
@@ -99,6 +100,48 @@ def test_its_section_and_facts_exist(name):
     assert set(parameters) <= set(NAMES), parameters
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_its_record_and_facts_live_in_its_own_module(name):
+    """mminfer/records/<name>.py holds the record and the facts (topp_detail, shown in topp's
+    section, lives beside topp's record)."""
+    entry = measurements.measurement(name)
+    homes = {f"mminfer.records.{other}" for other in NAMES}
+    record_module = entry.record.split(":")[0]
+    assert record_module in homes, entry.record
+    if entry.facts:
+        assert entry.facts.split(":")[0] == f"mminfer.records.{name}", entry.facts
+
+
+def runtime_imports(path: Path) -> set[str]:
+    """The modules a file imports when it runs (``if TYPE_CHECKING:`` blocks left out)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            node.body = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            imported.add(node.module)
+        elif isinstance(node, ast.Import):
+            imported.update(alias.name for alias in node.names)
+    return imported
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "mminfer" / "records").glob("*.py")), ids=str)
+def test_a_records_module_imports_no_sibling_no_renderer_and_no_torch(path):
+    imported = runtime_imports(path)
+    siblings = {name for name in imported if name.startswith("mminfer.records.")}
+    assert not siblings, siblings
+    assert "torch" not in imported and "mminfer.report" not in imported, imported
+
+
+def test_measuring_code_never_imports_the_renderer():
+    renderers = {"report.py", "compare.py", "plots.py"}
+    for path in (REPO / "mminfer").glob("*.py"):
+        if path.name not in renderers:
+            assert "mminfer.report" not in runtime_imports(path), path
+
+
 def test_every_section_template_is_a_measurements():
     sections = {path.name.removesuffix(".md.j2") for path in (REPO / "report/sections").iterdir()}
     with_section = {entry.name for entry in MEASUREMENTS if entry.facts}
@@ -121,7 +164,8 @@ def test_every_picture_has_its_drawing_function(picture):
 def test_a_result_file_is_read_back_as_its_measurements_record(tmp_path):
     from reportdata import time_record
 
-    from mminfer.records import Timing, write_record
+    from mminfer.records import write_record
+    from mminfer.records.time import Timing
 
     write_record(tmp_path / "time.json", time_record())
     assert isinstance(measurements.read_result(tmp_path / "time.json"), Timing)

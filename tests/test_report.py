@@ -28,23 +28,16 @@ from reportdata import (
     topp_record,
 )
 
-from mminfer.records import Serve, Sweep, from_json, to_json
-from mminfer.report import (
-    FILTERS,
-    capacity_facts,
-    fmt_bytes,
-    fmt_ms,
-    kvbytes_facts,
-    render_report,
-    run_facts,
-    same_facts,
-    serve_facts,
-    sweep_facts,
-    temp_facts,
-    thousands,
-    time_facts,
-    topp_facts,
-)
+from mminfer.records import from_json, to_json
+from mminfer.records.capacity import capacity_facts
+from mminfer.records.kvbytes import kvbytes_facts
+from mminfer.records.same import same_facts
+from mminfer.records.serve import Serve, serve_facts
+from mminfer.records.sweep import Sweep, sweep_facts
+from mminfer.records.temp import temp_facts
+from mminfer.records.time import time_facts
+from mminfer.records.topp import topp_facts
+from mminfer.report import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
 
 # --- same ids ------------------------------------------------------------------------------------
 

@@ -8,7 +8,7 @@ import pytest
 from shapes import GREEDY, prompt_of, serve_settings, small_config
 
 from mminfer.kvcache import kv_formula_bytes
-from mminfer.records import BatchStep, CacheLevel
+from mminfer.records.serve import BatchStep, CacheLevel
 from mminfer.serve import (
     batch_step,
     cliffs,

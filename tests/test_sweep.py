@@ -14,7 +14,8 @@ import pytest
 from shapes import prompt_of
 
 from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
-from mminfer.records import StepFit, Sweep, SweepSteps, from_json, to_json
+from mminfer.records import from_json, to_json
+from mminfer.records.sweep import StepFit, Sweep, SweepSteps
 from mminfer.sweep import (
     SweepSettings,
     attended_pairs,

@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 import reportdata
 
-from mminfer.records import RunInfo, Timing, from_json, to_json
+from mminfer.records import RunInfo, from_json, to_json
+from mminfer.records.time import Timing
 from mminfer.report import render_report
 from mminfer.timing import (
     NOISY_CV,

@@ -11,9 +11,12 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mminfer.records import FirstDifference, RunInfo, Serve
-from mminfer.report import within_rounding
+from mminfer.records import FirstDifference, RunInfo, within_rounding
+
+if TYPE_CHECKING:
+    from mminfer.records.serve import Serve
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ class Conversation:
     saved_grows: bool  # the tokens reused grow from turn to turn
     prefix_breaks: int  # turns whose held ids were not all a prefix of the new prompt
     same_answers: bool  # every turn's ids equal and logits close
-    logit_rtol: float  # the relative tolerance used: report.ROUNDING_TOLERANCE at run.dtype
+    logit_rtol: float  # the relative tolerance used: records.ROUNDING_TOLERANCE at run.dtype
     warmup: int
     runs: int
     max_runs: int

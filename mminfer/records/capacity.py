@@ -1,0 +1,76 @@
+"""capacity.json: how many sequences' caches fit on a card. Its record and facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mminfer.records import RunInfo
+
+
+@dataclass
+class DtypeBytes:
+    """One cached token's bytes in one dtype, measured on a real cache."""
+
+    measured: int | None  # None: this dtype's forward failed on the device (error says why)
+    formula: int
+    matches: bool
+    error: str | None
+
+
+@dataclass
+class CapacityRow:
+    dtype: str
+    memory_gib: float
+    context: int
+    kv_bytes_per_sequence: int | None
+    free_bytes: int
+    sequences: int | None
+
+
+@dataclass
+class BatchCheck:
+    """A real cache of ``batch`` sequences against the prediction."""
+
+    batch: int
+    context: int
+    measured_bytes: int
+    predicted_bytes: int
+    matches: bool
+    k_shape: list[int]
+
+
+@dataclass
+class Capacity:
+    """capacity.json: how many sequences' caches fit on a card."""
+
+    bytes_per_token: dict[str, DtypeBytes]
+    weight_bytes: dict[str, int]  # every parameter in memory, in each dtype
+    parameters: int  # all of them: every expert of a MoE model
+    active_parameters: int  # those one token runs through
+    experts: int | None  # per layer, in a MoE model
+    experts_per_token: int | None
+    layers: int
+    kv_heads: int
+    head_dim: int
+    memory_gib: list[float]
+    contexts: list[int]
+    rows: list[CapacityRow]
+    batch_check: BatchCheck
+    formula: str
+    run: RunInfo
+
+
+def capacity_facts(capacity: Capacity) -> dict:
+    by_key = {}
+    for row in capacity.rows:
+        by_key[(row.dtype, row.context, row.memory_gib)] = row.sequences
+    table = []
+    for dtype in capacity.bytes_per_token:
+        for context in capacity.contexts:
+            sequences = [by_key[(dtype, context, memory)] for memory in capacity.memory_gib]
+            table.append((dtype, context, sequences))
+    return vars(capacity) | {
+        "table": table,
+        "batch_matches": capacity.batch_check.matches,
+        "moe": capacity.experts is not None,
+    }

@@ -1,0 +1,218 @@
+"""serve.json: decode steps against the batch size, and the users one machine serves.
+
+Its record and the facts its report section reads.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mminfer.records import RunInfo
+
+
+@dataclass
+class BatchStep:
+    """One batch size: the task prompt decoded ``batch`` times together, with the cache.
+
+    Clocked in every pass of serve.passes (the passes interleaved across the batch sizes): the
+    spread is over the passes, and the verdict is the time job's rule (mminfer.timing.verdict_of).
+    """
+
+    batch: int
+    prefill_s: float | None  # batch x prompt tokens at once (median of the passes); None past
+    # serve.prefill_up_to
+    decode_step_s: float  # the median of every decode step of every pass
+    decode_steps_s: list[float]  # every decode step, pass after pass
+    prefills_s: list[float] | None  # each pass's prefill
+    pass_step_s: list[float]  # each pass's median decode step
+    step_low_s: float  # the fastest pass's median step
+    step_high_s: float  # the slowest pass's median step
+    cv_decode_step: float  # coefficient of variation of the passes' median steps
+    cv_within_passes: float  # the steps' spread within a pass around their trend (median)
+    cv_prefill: float | None  # of the passes' prefills
+    # see mminfer.serve.batch_doubts: each spread (of the passes, of the steps within them around
+    # their trend) judged against Serve.step_noisy_cv
+    doubts: list[str]
+    verdict: str  # "ok", "noisy" or "untrusted"
+    tokens_per_second: float  # batch / decode_step_s: the machine's
+    per_user_tokens_per_second: float  # 1 / decode_step_s: each user's
+    kv_bytes: int  # measured: the byte sum of the batch's cache
+    # the formula: 2 x layers x batch x (prompt + decode steps) x KV heads x head_dim x bytes
+    formula_kv_bytes: int
+    kv_bytes_match: bool
+    experts_touched: float | None  # MoE: distinct experts per layer in a decode step (median)
+
+
+@dataclass
+class ServeFit:
+    """The decode step against the batch: step(B) = fixed + per_sequence x B.
+
+    Fitted in relative error (every batch counts alike, not only the slowest) over the batches
+    from the smallest up to the largest where the line holds (``fitted_batches``).
+    """
+
+    model: str
+    method: str
+    fixed_s: float
+    per_sequence_s: float
+    held_at_zero: list[str]
+    median_relative_residual: float  # over fitted_batches
+    holds: bool  # every batch of fitted_batches within holds_within, and least_batches
+    holds_within: float  # the relative error every batch of a range must keep (serve.HOLDS_WITHIN)
+    least_batches: int  # batches a range needs to claim the line holds (two fit any line)
+    measured_batches: list[int]  # the smallest and largest
+    fitted_batches: list[int]  # the smallest and largest of the range the fit claims
+    relative_residuals: list[float]  # |fit - measured| / measured at every measured batch
+    crossover_batch: float | None  # fixed / per_sequence: past it, the batch's own work dominates
+
+
+@dataclass
+class CacheLevel:
+    """One of the device's memory caches (a CPU's L1d, L2, L3; a GPU's L2), as the threads of a
+    decode step hold it together (mminfer.serve.cpu_caches)."""
+
+    name: str  # "L2"; "2 x L2" where the threads hold two copies (two cores' own L2)
+    bytes: int  # the size of one copy x the copies held
+
+
+@dataclass
+class Cliff:
+    """Two consecutive batch sizes between which the decode step grew faster than the batch.
+
+    Beside it, the memory a decode step reads: every weight once, and the batch's KV cache as
+    stored; and the device's caches whose size lies between the step's memory at the two batches:
+    where one does, the step's memory outgrew that cache, the likely cause; where none does, this
+    comparison names no cause. The KV cache as attention sees it after repeat_kv is context only.
+    """
+
+    from_batch: int
+    to_batch: int
+    batch_ratio: float
+    step_ratio: float  # the larger batch's decode step / the smaller one's
+    weight_bytes: int  # every parameter in memory, read once a step
+    kv_bytes_before: int
+    kv_bytes_after: int
+    attention_kv_bytes_before: int  # after repeat_kv: x heads / KV heads (context, decides nothing)
+    attention_kv_bytes_after: int
+    step_bytes_before: int  # weight_bytes + kv_bytes_before
+    step_bytes_after: int
+    crossed: list[CacheLevel]  # whose size lies between step_bytes_before and step_bytes_after
+    # "cache" (a level lies between), "spread" (either batch's verdict is not ok: the cliff may be
+    # the machine's noise; no cause named) or "unknown" (no level lies between)
+    likely_cause: str
+
+
+@dataclass
+class UsersBound:
+    """How many users this device takes at a per-user decode speed and context."""
+
+    tokens_per_second: float  # each user's target
+    step_target_s: float  # 1 / tokens_per_second
+    context: int
+    users_by_speed: int
+    speed_how: str  # "measured", "fit", "lower bound" or "too slow" (see serve.users_by_speed)
+    speed_between: list[int] | None  # the measured batches either side of the target
+    kv_bytes_per_token: int
+    free_bytes: int | None  # of this device, now (the weights are loaded)
+    free_source: str
+    users_by_memory: int | None
+    memory_formula: str
+    binding: str  # "speed", "memory", or "not reached" (the speed held at every measured batch)
+
+
+@dataclass
+class Serve:
+    """serve.json: decode steps against the batch size, and the users one machine serves."""
+
+    prompt_len: int
+    decode_steps: int
+    warmup: int
+    prefill_up_to: int  # batches up to this size also clock their prefill
+    decode_context: int  # the tokens in each user's cache by the last decode step clocked
+    context_asked: int  # serve.context; users.context is it, capped at the model's positions
+    batches_planned: list[int]
+    memory_cap_gib: float
+    left_out_by_cap: list[int]  # batches whose cache would pass serve.memory_cap_gib
+    threads: int
+    load_before: list[float] | None
+    load_after: list[float] | None
+    passes: int  # every batch clocked once per pass
+    order: str
+    noisy_cv: float  # the threshold of the passes' spread
+    step_noisy_cv: float  # the threshold of the steps' spread within a pass (timing.STEP_NOISY_CV)
+    doubts: list[str]  # every batch's doubts together
+    verdict: str  # the table's: "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
+    batches: list[BatchStep]
+    fit: ServeFit
+    nearly_free: float
+    nearly_free_up_to: int  # the largest batch reached while each doubling stayed nearly free
+    peak_batch: int  # the batch with the most tokens per second
+    peak_tokens_per_second: float
+    peak_gain: float  # peak tokens per second / the smallest batch's
+    growth_per_doubling: float  # serve.growth_per_doubling
+    growth_stops_at: int  # from this batch on, no doubling raised tokens per second by that much
+    growth_stops_within: bool  # False: it still grew so at the largest batch measured
+    growth_stops_step_s: float  # the decode step at growth_stops_at
+    cliffs: list[Cliff]
+    caches: list[CacheLevel]
+    caches_source: str
+    users: UsersBound
+    run: RunInfo
+
+
+SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
+
+
+def serve_facts(serve: Serve) -> dict:
+    """serve.json: how far to trust the table, where tokens per second peak and stop growing,
+    whether batching is nearly free or only still pays, the cliffs, which bound binds and why."""
+    rows = serve.batches
+    users = serve.users
+    by_batch = {row.batch: row for row in rows}
+    first = rows[0]
+    top = by_batch[serve.peak_batch]
+    lower_bound = users.speed_how == "lower bound"
+    experts = [row.experts_touched for row in rows if row.experts_touched is not None]
+    spread_batches = []
+    within_batches = []
+    contradicting_batches = []
+    for row in rows:
+        if any(doubt in SPREAD_DOUBTS for doubt in row.doubts):
+            spread_batches.append(row.batch)
+        if "decode_spread_within_passes" in row.doubts:
+            within_batches.append(row.batch)
+        if row.verdict == "untrusted":
+            contradicting_batches.append(row.batch)
+    fit = serve.fit
+    outside_fit = [row.batch for row in rows if row.batch > fit.fitted_batches[1]]
+    return vars(serve) | {
+        "kv_match": all(row.kv_bytes_match for row in rows),
+        "first": first,
+        "last": rows[-1],
+        "binding": users.binding,
+        "speed_lower_bound": lower_bound,
+        "memory_known": users.users_by_memory is not None,
+        "experts": experts if experts else None,
+        "experts_grow": bool(experts) and experts[-1] > experts[0],
+        "free_below_last": serve.nearly_free_up_to < rows[-1].batch,
+        "context_cut": serve.context_asked > users.context,
+        "context_beyond_measured": users.context > serve.decode_context,
+        # a fixed cost of 0 gives no crossover worth naming
+        "crossover_known": bool(serve.fit.crossover_batch),
+        "spread_batches": spread_batches,  # the passes' medians spread over noisy_cv
+        "within_batches": within_batches,  # the steps inside the passes spread over noisy_cv
+        "largest_cv_within": max(row.cv_within_passes for row in rows),
+        "contradicting_batches": contradicting_batches,  # faster than a smaller batch
+        "largest_cv": max(row.cv_decode_step for row in rows),
+        "nearly_free_region": serve.nearly_free_up_to > first.batch,
+        "nearly_free_row": by_batch[serve.nearly_free_up_to],
+        "peak": top,
+        "peak_is_first": top.batch == first.batch,
+        # batching pays past where it is nearly free: tokens per second grow up to the peak
+        "still_pays": top.batch > serve.nearly_free_up_to and top.batch != first.batch,
+        "single_pass": "single_pass" in serve.doubts,
+        "fit_too_few": len(rows) < fit.least_batches,
+        "outside_fit": outside_fit,
+        "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
+        "caches_known": bool(serve.caches),
+    }

@@ -1,0 +1,198 @@
+"""sweep.json: cost against generation length after the task's prompt. Its record and facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mminfer.records import RunInfo
+
+
+@dataclass
+class SweepPoint:
+    """One generation length N, read off the first N steps of the clocked generations."""
+
+    new_tokens: int
+    fed_with_cache: int
+    fed_without_cache: int | None  # None: not every uncached step ran (see clocked_without_cache)
+    formula_with_cache: int
+    formula_without_cache: int
+    clocked_with_cache: int  # of the first N steps, those clocked (each one forward call)
+    clocked_without_cache: int
+    with_cache_s: float
+    without_cache_s: float | None  # clocked steps plus the others as filled (None: one has no time)
+    without_cache_from: str  # the first N uncached steps: "clocked", or the others from "fit",
+    # "interpolation" (between clocked steps) or "none"
+    token_ratio: float
+    time_ratio: float | None
+    decode_s_per_token: float | None  # the mean cached step after the prefill
+
+
+@dataclass
+class SweepSteps:
+    """Every step of the longest generation per method, clocked and as the fit gives it.
+
+    A step that was not clocked is None. A clocked step's time is the median over the runs, its
+    low and high the fastest and slowest run. ``filled_without_cache_s`` is every uncached step's
+    time the lengths add up: clocked, else the fit's where the fit holds, else interpolated
+    between the clocked steps either side (None past the last clocked step); ``without_cache_how``
+    says which, step by step ("clocked", "fit", "interpolation", "none").
+    """
+
+    with_cache_s: list[float]
+    fed_with_cache: list[int]
+    without_cache_s: list[float | None]
+    fed_without_cache: list[int | None]
+    fitted_with_cache_s: list[float]
+    fitted_without_cache_s: list[float]
+    with_cache_low_s: list[float]
+    with_cache_high_s: list[float]
+    without_cache_low_s: list[float | None]
+    without_cache_high_s: list[float | None]
+    filled_without_cache_s: list[float | None]
+    without_cache_how: list[str]
+
+
+@dataclass
+class StepFit:
+    """The cost model fitted over every step of both methods."""
+
+    model: str
+    method: str
+    fixed_s_with_cache: float
+    fixed_s_without_cache: float
+    per_token_s: float
+    per_pair_s: float
+    held_at_zero: list[str]
+    r2: float | None
+    median_relative_residual: dict[str, float]  # per method
+    holds: bool
+    measured_new_tokens: list[int]
+    measured_context: list[int]
+    steps: int
+
+
+@dataclass
+class Prediction:
+    """The fit's times and ratios at one length, measured or extrapolated."""
+
+    new_tokens: int
+    measured: bool
+    with_cache_s: float
+    without_cache_s: float
+    time_ratio: float | None
+    token_ratio: float
+    fixed_share_with_cache: float | None
+
+
+@dataclass
+class Sweep:
+    """sweep.json: cost against generation length after the task's prompt."""
+
+    prompt_len: int
+    lengths: list[int]
+    longest: int
+    warmup: int
+    runs: int
+    all_steps_up_to: int  # without the cache, every step of the first this-many tokens is clocked
+    spread_steps: int  # and this many more, spread evenly up to the longest
+    how: str
+    threads: int
+    load_before: list[float] | None
+    load_after: list[float] | None
+    cv_with_cache: float  # coefficient of variation of the runs (each run: its clocked steps' sum)
+    cv_without_cache: float
+    cv_with_cache_within_runs: float  # the steps' spread within a run around their trend
+    cv_without_cache_within_runs: float
+    noisy_cv: float  # the threshold of the runs' spread
+    step_noisy_cv: float  # the threshold of the steps' spread within a run (timing.STEP_NOISY_CV)
+    doubts: list[str]  # see mminfer.sweep.spread_doubts
+    verdict: str  # "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
+    points: list[SweepPoint]
+    steps: SweepSteps
+    uncached_ids_match: bool  # every clocked uncached step picked the cached generation's token
+    ttft_s: float
+    decode_s_per_token: float | None
+    fit: StepFit
+    predictions: list[Prediction]
+    run: RunInfo
+
+
+SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the runs
+SWEEP_STEP_DOUBTS = ("with_cache_spread_within_runs", "without_cache_spread_within_runs")
+
+
+def sweep_facts(sweep: Sweep) -> dict:
+    points, fit = sweep.points, sweep.fit
+    longest = points[-1]
+    steps_with = sweep.steps.with_cache_s
+    steps_without = sweep.steps.without_cache_s
+    at_longest = None
+    for row in sweep.predictions:
+        if row.new_tokens == sweep.longest:
+            at_longest = row
+    furthest = sweep.predictions[-1]
+    all_steps = min(sweep.all_steps_up_to, sweep.longest)
+    clocked = sum(seconds is not None for seconds in steps_without)
+    last_step = max(step for step, seconds in enumerate(steps_without) if seconds is not None)
+    last_clocked = steps_without[last_step]
+    counts_match = True
+    for point in points:
+        counts_match &= point.fed_with_cache == point.formula_with_cache
+        if point.fed_without_cache is not None:
+            counts_match &= point.fed_without_cache == point.formula_without_cache
+    # a cached step after the prefill: the mean over all of them (sweep.py), not one noisy step
+    if sweep.decode_s_per_token is None:
+        cached_step_s = steps_with[0]
+    else:
+        cached_step_s = sweep.decode_s_per_token
+    if fit.per_token_s > 0:
+        fixed_in_tokens = fit.fixed_s_with_cache / fit.per_token_s
+    else:
+        fixed_in_tokens = None
+    return vars(sweep) | {
+        "counts_match": counts_match,
+        "longest_point": longest,
+        "first_step_without_cache_s": steps_without[0],
+        "last_step_without_cache_s": last_clocked,
+        "last_clocked_step": last_step,
+        "uncached_steps_grow": last_clocked > steps_without[0],
+        "uncached_all_steps": all_steps,
+        "uncached_spread_clocked": clocked - all_steps,
+        "partly_fitted": any(point.fed_without_cache is None for point in points),
+        "interpolated": any(point.without_cache_from == "interpolation" for point in points),
+        "unfilled": any(point.without_cache_from == "none" for point in points),
+        "single_run": "single_run" in sweep.doubts,
+        "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
+        "steps_spread": any(doubt in sweep.doubts for doubt in SWEEP_STEP_DOUBTS),
+        "cached_step_s": cached_step_s,
+        "cache_not_faster": "cache_not_faster" in sweep.doubts,  # decided in sweep.spread_doubts
+        "fit_holds": fit.holds,
+        "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
+        "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
+        "extrapolated": None if furthest.measured else furthest,
+        "rows": sweep_rows(sweep),
+        "last_step_before_longest": last_step != sweep.longest - 1,
+        "time_below_tokens": (
+            longest.time_ratio is not None and longest.time_ratio < longest.token_ratio
+        ),
+    }
+
+
+def sweep_rows(sweep: Sweep) -> list[dict]:
+    """The table's rows: each length, and how its uncached time is marked.
+
+    ``mark`` before the time: "≈" where some steps came from the fit; ``after`` it: "†" where they
+    were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
+    """
+    rows = []
+    for point in sweep.points:
+        how = point.without_cache_from
+        rows.append(
+            {
+                "point": point,
+                "hidden": how == "none",
+                "mark": "≈" if how == "fit" else "",
+                "after": "†" if how == "interpolation" else "",
+            }
+        )
+    return rows

@@ -1,0 +1,49 @@
+"""temp.json: distinct answers of the SFT model per temperature. Its record and facts.
+
+temp.json's keys are values: it maps each temperature ("0.3") to a :class:`TemperatureSummary`, and
+its record is that mapping (:data:`Temperatures`).
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from mminfer.records import ChatPrompt, RunInfo
+
+
+@dataclass
+class Answer:
+    answer: str
+    count: int
+
+
+@dataclass
+class TemperatureSummary:
+    """One temperature of temp.json: how many of the sampled answers differ."""
+
+    distinct: int
+    samples: int
+    top_share: float  # the most common answer's share
+    distinct_1: float  # distinct characters over all characters of the answers
+    distinct_2: float  # distinct character bigrams over all bigrams
+    answers: list[Answer]  # most common first
+    prompt: ChatPrompt
+    run: RunInfo
+
+
+Temperatures = dict[str, TemperatureSummary]  # temp.json: "0.3" -> its summary, lowest first
+
+
+def temp_facts(temp: Temperatures) -> dict:
+    first = next(iter(temp.values()))
+    distinct = [summary.distinct for summary in temp.values()]
+    return {
+        "question": first.prompt.question,
+        "template": first.prompt.template,
+        "tokenizers_template": first.prompt.template == "tokenizer_config.json",
+        "seed": first.prompt.seed,
+        "samples": first.samples,
+        "by_temperature": temp,
+        "distinct_grows": all(a < b for a, b in itertools.pairwise(distinct)),
+    }
