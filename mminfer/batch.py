@@ -24,7 +24,6 @@ import statistics
 
 import torch
 
-from mminfer.batch_record import Batch, BatchCase, BatchRow, BatchTiming, HalfPrecisionMask
 from mminfer.counting import ForwardRecorder
 from mminfer.errors import MminferError
 from mminfer.finite import finite_logits, model_named
@@ -32,6 +31,7 @@ from mminfer.greedy import GREEDY
 from mminfer.io import read_jsonl_field
 from mminfer.prompts import check_length, pretrain_prompt
 from mminfer.records import PretrainPrompt, RunInfo
+from mminfer.records.batch import Batch, BatchCase, BatchRow, BatchTiming, HalfPrecisionMask
 from mminfer.timing import (
     NOISY_CV,
     coefficient_of_variation,

@@ -24,8 +24,8 @@ import torch
 
 from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.greedy import GREEDY
-from mminfer.records import Answer, ChatPrompt, PretrainPrompt, RunInfo
-from mminfer.repetition_record import Penalty, PenaltyTiming, Repetition
+from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
+from mminfer.records.repetition import Answer, Penalty, PenaltyTiming, Repetition
 from mminfer.sampling import cut_at_eos, decoded_answers, temperature_key
 from mminfer.timing import (
     NOISY_CV,

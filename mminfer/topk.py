@@ -20,9 +20,9 @@ from mminfer.errors import MminferError
 from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.model import keep_top_k, keep_top_p
 from mminfer.prompts import prefix_prompt
-from mminfer.records import Answer, ChatPrompt, RunInfo
+from mminfer.records import ChatPrompt, RunInfo
+from mminfer.records.topk import Answer, TopK, TopKTemperature
 from mminfer.sampling import cut_at_eos, decoded_answers, next_token_logits, temperature_key
-from mminfer.topk_record import TopK, TopKTemperature
 
 TOP_K_KEY = "config key 'topk.top_k'"
 

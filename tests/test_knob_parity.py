@@ -12,9 +12,8 @@ from knob_models import KINDS, models_of_kind
 from mminfer import model as builtin_model
 from mminfer.batch import measure_batch
 from mminfer.prompts import chat_prompt
-from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo, to_json
+from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo, to_json, within_rounding
 from mminfer.repetition import greedy_with_penalty, measure_repetition
-from mminfer.report import within_rounding
 from mminfer.tokenizer import load_tokenizer
 from mminfer.topk import measure_topk
 

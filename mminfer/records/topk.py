@@ -7,7 +7,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mminfer.records import Answer, ChatPrompt, RunInfo
+from mminfer.records import ChatPrompt, RunInfo
+
+
+@dataclass
+class Answer:
+    """One distinct answer and how many samples gave it."""
+
+    answer: str
+    count: int
 
 
 @dataclass
