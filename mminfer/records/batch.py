@@ -1,4 +1,5 @@
-"""batch.json: its record and the facts its report section reads.
+"""batch.json: a left-padded batch against each prompt alone. Its record and the facts its
+report section reads.
 
 Pure Python, no torch: the report reads the record without the model code.
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mminfer.records import PretrainPrompt, RunInfo
+from mminfer.records import PretrainPrompt, RunInfo, within_rounding
 
 
 @dataclass
@@ -92,3 +93,64 @@ class Batch:
     half_precision: HalfPrecisionMask | None  # float16 / bfloat16 only
     prompt: PretrainPrompt  # step 1's (the longest row)
     run: RunInfo
+
+
+def row_verdict(row: BatchRow, dtype: str) -> str:
+    """One row against its prompt alone: "same" ids; "rounding" (they part where the logit gap
+    is within ROUNDING_TOLERANCE: a near-tie); "changed"; "not_finite"."""
+    if not row.finite:
+        return "not_finite"
+    if row.same_ids:
+        return "same"
+    if within_rounding(row.max_logit_diff, row.max_abs_logit, dtype):
+        return "rounding"
+    return "changed"
+
+
+def batch_facts(batch: Batch) -> dict:
+    """batch.json's facts: each row's verdict with the mask, without it and padded on the right;
+    how many of each changed; the timing; the half-precision pitfall."""
+    dtype = batch.run.dtype
+    cases = {}
+    for name, rows in (
+        ("mask", batch.rows),
+        ("no_mask", batch.no_mask.rows),
+        ("right_padding", batch.right_padding.rows),
+    ):
+        verdicts = [row_verdict(row, dtype) for row in rows]
+        cases[name] = {
+            "rows": [{"row": row, "verdict": v} for row, v in zip(rows, verdicts)],
+            "changed": sum(v in ("changed", "not_finite") for v in verdicts),
+            "rounding": sum(v == "rounding" for v in verdicts),
+            "same": sum(v == "same" for v in verdicts),
+        }
+    padded = sum(row.pad > 0 for row in batch.rows)
+    table = []
+    for index, row in enumerate(batch.rows):
+        table.append(
+            {
+                "prompt_len": row.prompt_len,
+                "pad": row.pad,
+                "mask": cases["mask"]["rows"][index],
+                "no_mask": cases["no_mask"]["rows"][index],
+                "right_padding": cases["right_padding"]["rows"][index],
+            }
+        )
+    mask = cases["mask"]
+    return {
+        "rows": len(batch.rows),
+        "padded": padded,
+        "new_tokens": batch.new_tokens,
+        "pad_id": batch.pad_id,
+        "dtype": dtype,
+        "device": batch.run.device,
+        "table": table,
+        "cases": cases,
+        "mask_keeps_all": mask["changed"] == 0,
+        "mask_rounding_only": mask["changed"] == 0 and mask["rounding"] > 0,
+        "no_mask_changed_all_padded": cases["no_mask"]["changed"] == padded,
+        "right_changed_all_padded": cases["right_padding"]["changed"] == padded,
+        "timing": batch.timing,
+        "half": batch.half_precision,
+        "half_nan": batch.half_precision is not None and batch.half_precision.rows_not_finite > 0,
+    }

@@ -1,4 +1,5 @@
-"""repetition.json: its record and the facts its report section reads.
+"""repetition.json: what the repetition penalty changes and costs. Its record and the facts its
+report section reads.
 
 Pure Python, no torch: the report reads the record without the model code.
 """
@@ -6,8 +7,12 @@ Pure Python, no torch: the report reads the record without the model code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
+
+if TYPE_CHECKING:
+    from mminfer.records.temp import Temperatures
 
 
 @dataclass
@@ -82,3 +87,57 @@ class Repetition:
     greedy_prompt: PretrainPrompt
     run: RunInfo  # the SFT model's (the samples, the timing)
     greedy_run: RunInfo  # the pretrained model's (greedy)
+
+
+def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -> dict:
+    """repetition.json's facts: each penalty's answers and greedy, which way the strongest moved
+    the distinct and looping answers against 1.0, whether 1.0 drew temp.json's counts, the cost.
+    """
+    key = repr(float(repetition.temperature))
+    off = repetition.penalties.get("1.0")
+    strongest_key = max(repetition.penalties, key=lambda name: abs(float(name) - 1.0))
+    strongest = repetition.penalties[strongest_key]
+    temp_row = temp.get(key) if temp is not None else None
+    matches_temp = None
+    if off is not None and temp_row is not None:
+        matches_temp = off.distinct == temp_row.distinct
+    distinct_moved = None
+    looping_moved = None
+    if off is not None and strongest_key != "1.0":
+        distinct_moved = _direction(strongest.distinct, off.distinct)
+        looping_moved = _direction(strongest.looping, off.looping)
+    greedy_left = [
+        name
+        for name, penalty in repetition.penalties.items()
+        if penalty.greedy_first_divergence is not None
+    ]
+    timing = repetition.timing
+    return {
+        "temperature": key,
+        "samples": repetition.samples,
+        "new_tokens": repetition.new_tokens,
+        "seed": repetition.seed,
+        "loop_ngram": repetition.loop_ngram,
+        "greedy_new_tokens": repetition.greedy_new_tokens,
+        "greedy_prompt_len": repetition.greedy_prompt.prompt_tokens + 1,
+        "penalties": repetition.penalties,
+        "strongest_key": strongest_key,
+        "strongest": strongest,
+        "off": off,
+        "matches_temp": matches_temp,
+        "temp_distinct": None if temp_row is None else temp_row.distinct,
+        "distinct_moved": distinct_moved,
+        "looping_moved": looping_moved,
+        "greedy_left": greedy_left,
+        "timing": timing,
+        "timing_trusted": timing is not None and timing.verdict == "ok",
+        "lora": repetition.run.lora is not None,
+    }
+
+
+def _direction(after: int, before: int) -> str:
+    if after < before:
+        return "fewer"
+    if after > before:
+        return "more"
+    return "same"

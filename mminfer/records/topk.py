@@ -1,4 +1,4 @@
-"""topk.json: its record and the facts its report section reads.
+"""topk.json: the task's trap, measured. Its record and the facts its report section reads.
 
 Pure Python, no torch: the report reads the record without the model code.
 """
@@ -6,8 +6,13 @@ Pure Python, no torch: the report reads the record without the model code.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from mminfer.records import ChatPrompt, RunInfo
+
+if TYPE_CHECKING:
+    from mminfer.records.temp import Temperatures
+    from mminfer.records.topp import TopP
 
 
 @dataclass
@@ -51,3 +56,54 @@ class TopK:
     prompt: ChatPrompt
     run: RunInfo  # the SFT model's (temp)
     topp_run: RunInfo  # the pretrained model's (topp)
+
+
+def direction(after: int, before: int) -> str:
+    """ "fewer", "same" or "more": how a count moved from ``before`` to ``after``."""
+    if after < before:
+        return "fewer"
+    if after > before:
+        return "more"
+    return "same"
+
+
+def topk_facts(topk: TopK, temp: Temperatures | None = None, topp: TopP | None = None) -> dict:
+    """topk.json beside temp.json and topp.json (the same experiments with top-k off).
+
+    Per temperature: the distinct answers both ways, which way top-k moved them, the probability
+    it cut; per p: the survivors both ways; whether top-k changed any count at all.
+    """
+    temperatures = []
+    for key, summary in topk.temp.items():
+        without = temp[key].distinct if temp is not None and key in temp else None
+        temperatures.append(
+            {
+                "temperature": key,
+                "with_top_k": summary,
+                "without_top_k": without,
+                "moved": None if without is None else direction(summary.distinct, without),
+            }
+        )
+    ps = []
+    for key, survivors in topk.topp.items():
+        without = topp.get(key) if topp is not None else None
+        ps.append({"p": key, "with_top_k": survivors, "without_top_k": without})
+    moved = [row["moved"] for row in temperatures if row["moved"] is not None]
+    cut = [row["without_top_k"] - row["with_top_k"] for row in ps if row["without_top_k"]]
+    hottest = temperatures[-1]
+    return {
+        "top_k": topk.top_k,
+        "prefix": topk.prefix,
+        "samples": topk.samples,
+        "seed": topk.seed,
+        "temperatures": temperatures,
+        "ps": ps,
+        "top_k_survivors": topk.top_k_survivors,
+        "compared_with_temp": bool(moved),
+        "counts_moved": any(way != "same" for way in moved),
+        "hottest": hottest,
+        "hottest_fewer": hottest["moved"] == "fewer",
+        "compared_with_topp": bool(cut),
+        "topp_cut": any(n > 0 for n in cut),
+        "lora": topk.run.lora is not None,
+    }
