@@ -77,6 +77,14 @@ class Measurement:
     def facts_function(self):
         return resolve(self.facts)
 
+    def glance_function(self):
+        """Its ``<name>_glance`` beside its facts (its row in ## 한눈에, where its section opens
+        a ``## `` heading), or None."""
+        if not self.facts:
+            return None
+        module = self.facts.split(":")[0]
+        return getattr(importlib.import_module(module), f"{self.name}_glance", None)
+
 
 def resolve(reference: str):
     """The object a "module:attribute" reference names, imported now."""

@@ -12,6 +12,7 @@ measured or assumed here.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -55,6 +56,13 @@ FILTERS = {
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
     "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
 }
+
+
+def anchor(heading: str) -> str:
+    """The fragment GitHub gives a heading: lower case, punctuation but hyphens and underscores
+    dropped, each space a hyphen ("KV 캐시" -> "kv-캐시"); ## 한눈에 links to it."""
+    kept = re.sub(r"[^\w\- ]", "", heading.strip().lower())
+    return kept.replace(" ", "-")
 
 
 def table_row(*cells) -> str:
@@ -105,7 +113,7 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
-    env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands)
+    env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands, anchor=anchor)
     env.globals["row"] = table_row
     return env
 
@@ -152,28 +160,48 @@ def render_report(
         "pictures": pictures,
     }
     sections = []
+    glances = []
     for entry in MEASUREMENTS:
         if entry.section is None or entry.name not in records:
             continue
         facts[entry.name] = section_facts(entry.facts_function(), records)
         sections.append(entry.section)
+        glance = entry.glance_function()
+        if glance is not None:
+            glances.append((entry.section, section_facts(glance, records)))
     facts["sections"] = sections
     template = Path(template)
     env = environment(template.parent)
+    modules = {section: env.get_template(section).make_module(facts) for section, _ in glances}
+    facts["glance_rows"] = [modules[section].glance(glance) for section, glance in glances]
+    facts["glossary"] = [
+        modules[section].term(key) for key, section in glossary_owners(glances).items()
+    ]
     return unwrap(env.get_template(template.name).render(facts)).rstrip() + "\n"
+
+
+def glossary_owners(glances: list) -> dict:
+    """Each glossary key and the section that defines it: the first, in report order, whose
+    Glance lists it (a word is defined once, where it first appears)."""
+    owners = {}
+    for section, glance in glances:
+        for key in glance.terms:
+            owners.setdefault(key, section)
+    return owners
 
 
 def starts_a_block(line: str) -> bool:
     """A line Markdown never joins to the one before: blank, a heading, a table row, a picture,
-    a list item."""
+    a list item, an HTML tag (``<details>``)."""
     stripped = line.strip()
-    return stripped == "" or stripped.startswith(("#", "|", "![", "- "))
+    return stripped == "" or stripped.startswith(("#", "|", "![", "- ", "<"))
 
 
 def ends_a_block(line: str) -> bool:
-    """A line Markdown never joins the next one to: blank, a heading, a table row, a picture."""
+    """A line Markdown never joins the next one to: blank, a heading, a table row, a picture, an
+    HTML tag."""
     stripped = line.strip()
-    return stripped == "" or stripped.startswith(("#", "|", "!["))
+    return stripped == "" or stripped.startswith(("#", "|", "![", "<"))
 
 
 def unwrap(text: str) -> str:

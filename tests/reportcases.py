@@ -1,10 +1,13 @@
 """Reports rendered from hand-made records whose text is pinned in tests/data/report/<case>.md.
 
 Each case is render_report's records, keyed by measurement name (mminfer.measurements), with the
-pictures and the task's script when the rule would pass them. The golden files were rendered by
-the code before the report was split into sections (one template, keyword arguments); the test
+pictures and the task's script when the rule would pass them. The test
 (tests/test_report_golden.py) renders each case with today's code and compares the text with
-wrapped lines joined, so a change of wording shows as a failing case, never slips by.
+wrapped lines joined, so a change of wording shows as a failing case, never slips by;
+tests/test_report_shape.py measures every case against the size limits. The last cases reproduce
+issue 30's items, each beside its opposite (a dip in throughput, every turn noisy or one, a prefix
+break or none, the candidates the record names, a speedup and a prefill that agree across sections
+or not, cached steps in two bands, contexts past the model's positions).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 from reportdata import (
     RUN,
     capacity_record,
+    conversation_record,
     count_record,
     differing,
     kv_record,
@@ -35,6 +39,7 @@ PICTURES = {
     "temp": "temp.png",
     "topp": "topp.png",
     "serve": "serve.png",
+    "conversation": "conversation.png",
 }
 
 
@@ -58,6 +63,7 @@ def every() -> dict:
         "sweep": sweep_record(),
         "capacity": capacity_record(),
         "serve": serve_record(),
+        "conversation": conversation_record(),
     }
 
 
@@ -133,6 +139,87 @@ def moe_yarn_cuda_run(angles_change: bool) -> dict:
     }
 
 
+def serve_dipping(at: int) -> Serve:
+    """serve.json whose tokens per second fall at batch ``at`` (its step as slow as twice the
+    batch before's), every other figure as in serve_record."""
+    data = to_json(serve_record())
+    rows = data["batches"]
+    for index, row in enumerate(rows):
+        if row["batch"] == at:
+            before = rows[index - 1]
+            row["decode_step_s"] = before["decode_step_s"] * row["batch"] / before["batch"] * 1.2
+            row["tokens_per_second"] = row["batch"] / row["decode_step_s"]
+            row["per_user_tokens_per_second"] = 1 / row["decode_step_s"]
+    return from_json(Serve, data)
+
+
+def sweep_banded(bands: bool) -> Sweep:
+    """sweep.json whose cached decode steps fall in two bands (1.7 and 6 ms, a busy machine's)
+    or in one (3.3 ms)."""
+    data = to_json(sweep_record())
+    if bands:
+        data["steps"]["with_cache_s"] = [0.004] + [0.0017] * 8 + [0.006] * 7
+        data["load_before"] = [3.9, 2.0, 1.0]
+        data["load_after"] = [4.1, 2.0, 1.0]
+    return from_json(Sweep, data)
+
+
+def same_prompt_as_time(uncached_first_s: float) -> Sweep:
+    """sweep.json after time.json's prompt and up to its length (201 tokens, N = 64 as the
+    second length), its uncached first step ``uncached_first_s`` (the cached one is 4 ms)."""
+    data = to_json(sweep_record())
+    data["prompt_len"] = 201
+    data["points"][1]["new_tokens"] = 64
+    steps = data["steps"]
+    steps["without_cache_s"][0] = uncached_first_s
+    steps["without_cache_low_s"][0] = uncached_first_s * 0.98
+    steps["without_cache_high_s"][0] = uncached_first_s * 1.02
+    return from_json(Sweep, data)
+
+
+def serve_prefill(seconds: float) -> Serve:
+    """serve.json after the sweep's prompt, its B = 1 prefill ``seconds`` in every pass."""
+    data = to_json(serve_record())
+    data["prompt_len"] = 201
+    first = data["batches"][0]
+    first["prefill_s"] = seconds
+    first["prefills_s"] = [seconds] * len(first["prefills_s"] or [0, 0, 0])
+    return from_json(Serve, data)
+
+
+def short_positions(records: dict, positions: int) -> dict:
+    """The records with capacity.json's model of ``positions`` positions."""
+    data = to_json(records["capacity"])
+    data["run"]["config"]["max_position_embeddings"] = positions
+    return records | {"capacity": from_json(type(records["capacity"]), data)}
+
+
+def topp_candidates(tokens: list[str]) -> object:
+    """topp_detail.json whose open position's top candidates are ``tokens``."""
+    data = to_json(topp_detail_record())
+    data["positions"]["open"]["top_tokens"] = [
+        {"id": 10 + i, "token": token, "prob": 0.2 - 0.02 * i} for i, token in enumerate(tokens)
+    ]
+    return from_json(type(topp_detail_record()), data)
+
+
+def conversation_broken() -> object:
+    """conversation.json whose third turn's prefix broke (a newline the template dropped)."""
+    data = to_json(conversation_record())
+    data["turns"][2]["prefix_break"] = {
+        "position": 40,
+        "answer_offset": 0,
+        "held_token": 5,
+        "prompt_token": 6,
+        "held_text": "\n\n가람",
+        "prompt_text": "가람<|im_end|>",
+        "before_text": "</think>\n\n",
+        "reason": "newlines_stripped",
+    }
+    data["prefix_breaks"] = 1
+    return from_json(type(conversation_record()), data)
+
+
 def cases() -> dict[str, dict]:
     """Case name -> {"records": ..., "pictures": ..., "cache_script": ...}."""
     full = {"records": every(), "pictures": PICTURES, "cache_script": "cache.py"}
@@ -192,6 +279,45 @@ def cases() -> dict[str, dict]:
         "yarn_flat_untrusted": {**plain, "records": yarn_flat},
         "sampler_gpu": {**full, "records": sampler_gpu},
         "plain_differing": {**plain, "records": plain_differing},
+        # issue 30's items, each beside its opposite
+        "serve_dips_at_2": {**full, "records": every() | {"serve": serve_dipping(2)}},
+        "turns_all_noisy": {
+            **full,
+            "records": every() | {"conversation": conversation_record(("noisy",) * 3)},
+        },
+        "turns_one_noisy": {
+            **full,
+            "records": every() | {"conversation": conversation_record(("ok", "noisy", "ok"))},
+        },
+        "prefix_broke": {**full, "records": every() | {"conversation": conversation_broken()}},
+        "candidates_time_words": {
+            **full,
+            "records": every() | {"topp_detail": topp_candidates(["어제", "오늘", "아침에"])},
+        },
+        "candidates_mixed": {
+            **full,
+            "records": every() | {"topp_detail": topp_candidates(["학교에", "밥을", "어제"])},
+        },
+        "speedup_disagrees": {
+            **full,
+            "records": every()
+            | {
+                "time": time_record(speedup=18.17),
+                "sweep": same_prompt_as_time(0.017),
+                "serve": serve_prefill(0.0147),
+            },
+        },
+        "speedup_agrees": {
+            **full,
+            "records": every()
+            | {
+                "time": time_record(speedup=5.75),
+                "sweep": same_prompt_as_time(0.004),
+                "serve": serve_prefill(0.004),
+            },
+        },
+        "steps_in_two_bands": {**full, "records": every() | {"sweep": sweep_banded(True)}},
+        "contexts_past_positions": {**full, "records": short_positions(every(), 512)},
     }
 
 

@@ -5,9 +5,13 @@ which checks that it has every key of its record."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from mminfer.records import from_json, to_json
 from mminfer.records.batch import Batch
 from mminfer.records.capacity import Capacity
+from mminfer.records.conversation import Conversation
 from mminfer.records.fed import Count
 from mminfer.records.kvbytes import KvBytes
 from mminfer.records.repetition import Repetition
@@ -38,6 +42,7 @@ RUN = {
         "num_key_value_heads": 2,
         "head_dim": 32,
         "vocab_size": 2000,
+        "max_position_embeddings": 32768,
         "tie_word_embeddings": True,
         "use_moe": False,
         "num_experts": 4,
@@ -750,6 +755,7 @@ PICTURES = {
     "temp": "temp.png",
     "topp": "topp.png",
     "serve": "serve.png",
+    "conversation": "conversation.png",
 }
 
 
@@ -762,6 +768,7 @@ def every_record(**replace) -> dict:
         "capacity": capacity_record(),
         "sampler": sampler_record(),
         "serve": serve_record(),
+        "conversation": conversation_record(),
         "topk": topk_record(),
         "repetition": repetition_record(),
         "batch": batch_record(),
@@ -774,3 +781,18 @@ def render_every(**replace) -> str:
     from mminfer.report import render_report
 
     return render_report(every_record(**replace), PICTURES, "cache.py")
+
+
+CONVERSATION = Path(__file__).resolve().parent / "data" / "conversation.json"
+
+
+def conversation_record(verdicts=("ok", "ok", "ok")) -> Conversation:
+    """A four-turn conversation of the tiny test model (tests/data/conversation.json, measured by
+    mminfer.conversation and frozen), its timed turns' verdicts as given (turns 2, 3, 4)."""
+    data = json.loads(CONVERSATION.read_text(encoding="utf-8"))
+    timed = [turn for turn in data["turns"] if turn["timing"] is not None]
+    for turn, verdict in zip(timed, verdicts, strict=True):
+        turn["timing"]["verdict"] = verdict
+    order = ["ok", "noisy", "untrusted"]
+    data["timing_verdict"] = max(verdicts, key=order.index)
+    return from_json(Conversation, data)

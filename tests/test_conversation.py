@@ -48,7 +48,7 @@ from mminfer.records.conversation import (
     PrefixBreak,
     conversation_facts,
 )
-from mminfer.report import environment
+from mminfer.report import environment, unwrap
 from mminfer.tokenizer import load_tokenizer
 
 QUESTIONS = [
@@ -587,8 +587,9 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
 
 
 def render(facts: dict, pictures=None) -> str:
-    template = environment(SECTION).get_template("conversation.md.j2")
-    return template.render(conversation=facts, pictures=pictures)
+    """The section alone, its wrapped lines joined as Markdown reads them."""
+    template = environment(SECTION.parent).get_template("sections/conversation.md.j2")
+    return unwrap(template.render(conversation=facts, pictures=pictures))
 
 
 def test_the_section_states_the_measured_figures(record):
@@ -598,14 +599,14 @@ def test_the_section_states_the_measured_figures(record):
     assert "![턴마다 넣은 토큰과 첫 토큰까지 시간](conversation.png)" in text
     assert f"다시 계산 {record.total_fed_recompute:,}토큰" in text
     assert f"이어 쓰기 {record.total_fed_carry:,}토큰" in text
-    assert "**모든 턴에서 두 방법의 측정이 공식과 같다**" in text
-    assert "모든 턴에서 두 방법의 답 id가 같다." in text
+    assert "모든 턴에서 두 방법의 측정이 공식과 같다" in text
+    assert "답은 모든 턴에서 다시 계산과 같았다(float32, cpu)" in text
     assert f"| {record.turns[1].turn} | {record.turns[1].prompt_len} |" in text
     assert "넘긴 캐시가 입력 전체를 덮을 때" in text and "RuntimeError" in text
     assert "오류로 멈췄다: `RuntimeError: " in text  # no particle after the quoted message
     last = record.turns[-1]
     assert facts["last_reused_share"] == last.reused / last.prompt_len_carry
-    assert "캐시에서\n다시 써 다시 계산하지 않았다." in text
+    assert "캐시에서 다시 써 다시 계산하지 않았다." in text
     assert facts["shared_saving"] == record.shared_prefix.copied_tokens / (
         record.shared_prefix.shared_bound_tokens
     )
@@ -666,7 +667,7 @@ def test_serves_users_by_memory_stand_beside_the_shared_prefixs(record):
     assert facts["same_context"] is False  # serve's context is not P + N here
     assert serve.users.context != shared.prompt_len + shared.new_tokens
     text = render(facts)
-    assert f"메모리에\n{serve.users.users_by_memory:,}명을" in text
+    assert f"메모리에 {serve.users.users_by_memory:,}명을" in text
     assert "컨텍스트가 달라" in text
     matching = dataclasses.replace(
         serve,

@@ -20,7 +20,7 @@ from mminfer.measurements import MEASUREMENTS
 
 REPO = Path(__file__).resolve().parents[1]
 NAMES = [entry.name for entry in MEASUREMENTS]
-FRAME_SECTIONS = {"run", "pictures"}  # report.md.j2's own parts, not measurements
+FRAME_SECTIONS = {"run"}  # report.md.j2's own part, not a measurement
 OTHER_CAPTIONS = {"plot", "report_md", "workflow"}  # pictures, report.md, the workflow
 
 

@@ -1,6 +1,7 @@
-"""report.md renders the same Markdown as before it was split into sections: each case of
-tests/reportcases.py against its golden file in tests/data/report/, rendered by the code of the one
-template, with wrapped prose joined on both sides (mminfer.report.unwrap) and blank runs as one."""
+"""report.md renders the Markdown pinned in tests/data/report/: each case of tests/reportcases.py
+against its golden file, with wrapped prose joined on both sides (mminfer.report.unwrap) and blank
+runs as one. A sentence changed on purpose changes its golden files (render them again with
+``PYTHONPATH=.:tests python tests/reportcases.py`` and read the diff)."""
 
 from __future__ import annotations
 

@@ -141,7 +141,7 @@ def report_of(timing: Timing) -> str:
 
 def test_report_presents_a_quiet_speedup_as_fact():
     text = report_of(time_json(timed(FakeMachine())))
-    assert "**5.00배**" in text and "믿을 만하다" in text and "스레드 2개" in text
+    assert "**5.00배**" in text and "믿을 만함 (ok)" in text and "스레드 2개" in text
     assert "1분 부하 평균 1 → 2.5" in text
 
 

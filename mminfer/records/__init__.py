@@ -101,6 +101,25 @@ class FirstDifference:
     max_abs_logit: float  # the scale rounding errors grow with
 
 
+# --- a section's row in ## 한눈에 -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Glance:
+    """A ``## `` section's row in ``## 한눈에``, decided from the records its section shows.
+
+    The measurement whose template opens a ``## `` section gives it, from ``<name>_glance`` beside
+    its facts (parameters named after measurements, as the facts'). Its section template words it:
+    the macro ``glance(g)`` writes the row (headline figure, verdict, one short lesson line, read
+    from its facts and ``g``), the macro ``term(key)`` defines each of ``terms`` in the glossary.
+    """
+
+    lesson: str  # an enum: which short lesson line the section's glance macro prints
+    verdict: str | None = None  # the record's own word ("ok", "noisy", "untrusted"), or None
+    terms: tuple[str, ...] = ()  # glossary keys its section uses; the first section using one
+    # defines it (report.glossary)
+
+
 # --- judging two paths through the model ---------------------------------------------------------
 
 # Relative logit differences that rounding alone produces between two paths through the model, per

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mminfer.records import RunInfo
+from mminfer.records import Glance, RunInfo
 
 
 @dataclass
@@ -69,8 +69,18 @@ def capacity_facts(capacity: Capacity) -> dict:
         for context in capacity.contexts:
             sequences = [by_key[(dtype, context, memory)] for memory in capacity.memory_gib]
             table.append((dtype, context, sequences))
+    positions = capacity.run.config["max_position_embeddings"]
     return vars(capacity) | {
         "table": table,
+        "positions": positions,  # the model's max_position_embeddings
+        "beyond_positions": [context for context in capacity.contexts if context > positions],
         "batch_matches": capacity.batch_check.matches,
         "moe": capacity.experts is not None,
     }
+
+
+def capacity_glance(capacity: Capacity) -> Glance:
+    """## 카드당 사용자 수's row: the lesson "matches" (a real batch's cache is the prediction) or
+    "differs"."""
+    lesson = "matches" if capacity.batch_check.matches else "differs"
+    return Glance(lesson=lesson, terms=("user", "context"))

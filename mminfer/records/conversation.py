@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import FirstDifference, RunInfo, within_rounding
+from mminfer.records import FirstDifference, Glance, RunInfo, within_rounding
 
 if TYPE_CHECKING:
     from mminfer.records.serve import Serve
@@ -292,6 +292,10 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "logits_equal": all(turn.max_abs_logit_diff == 0 for turn in turns),
         "breaks": breaks,
         "timed": timed,
+        # the timed turns whose verdict is not ok, by verdict
+        "noisy_turns": [turn.turn for turn in timed if turn.timing.verdict == "noisy"],
+        "untrusted_turns": [turn.turn for turn in timed if turn.timing.verdict == "untrusted"],
+        "all_timed_noisy": bool(timed) and all(turn.timing.verdict != "ok" for turn in timed),
         "timing_trusted": conversation.timing_verdict == "ok",
         "timing_untrusted": conversation.timing_verdict == "untrusted",
         "ttft_saved_grows": len(saved_s) > 1 and all(b > a for a, b in itertools.pairwise(saved_s)),
@@ -308,3 +312,15 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "backend": run.backend,
         "threads": conversation.threads,
     }
+
+
+def conversation_glance(conversation: Conversation) -> Glance:
+    """## 대화's row: the tokens carrying saves; the lesson "same_saves" (the same answers, the
+    counts on their formulas), "differs" (an answer or a count differs)."""
+    same = conversation.same_answers and conversation.totals_match
+    verdict = None if conversation.timing_verdict == "none" else conversation.timing_verdict
+    return Glance(
+        lesson="same_saves" if same else "differs",
+        verdict=verdict,
+        terms=("carry", "recompute"),
+    )

@@ -5,9 +5,14 @@ Its record and the facts its report section reads.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mminfer.records import RunInfo
+from mminfer.records import Glance, RunInfo
+
+if TYPE_CHECKING:
+    from mminfer.records.sweep import Sweep
 
 
 @dataclass
@@ -163,7 +168,7 @@ class Serve:
 SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
 
 
-def serve_facts(serve: Serve) -> dict:
+def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
     """serve.json: how far to trust the table, where tokens per second peak and stop growing,
     whether batching is nearly free or only still pays, the cliffs, which bound binds and why."""
     rows = serve.batches
@@ -215,4 +220,40 @@ def serve_facts(serve: Serve) -> dict:
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
+        # batches whose tokens per second fell below the batch before's
+        "dips": [
+            b.batch
+            for a, b in itertools.pairwise(rows)
+            if b.tokens_per_second < a.tokens_per_second
+        ],
+        "prefill_against_sweep": prefill_against_sweep(serve, sweep),
     }
+
+
+def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
+    """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
+    same prompt: "same" where the passes' range of the one and the runs' range of the other
+    overlap, else "differ" (other runs). None where the two did not measure the same prefill."""
+    first = serve.batches[0]
+    if sweep is None or first.batch != 1 or not first.prefills_s:
+        return None
+    if sweep.prompt_len != serve.prompt_len:
+        return None
+    low, high = min(first.prefills_s), max(first.prefills_s)
+    sweep_low, sweep_high = sweep.steps.with_cache_low_s[0], sweep.steps.with_cache_high_s[0]
+    overlap = low <= sweep_high and sweep_low <= high
+    return {
+        "prefill_s": first.prefill_s,
+        "ttft_s": sweep.ttft_s,
+        "relation": "same" if overlap else "differ",
+    }
+
+
+def serve_glance(serve: Serve) -> Glance:
+    """## 서빙's row: the peak throughput; the lesson is which bound binds ("speed", "memory",
+    "not reached")."""
+    return Glance(
+        lesson=serve.users.binding,
+        verdict=serve.verdict,
+        terms=("batch", "user", "throughput", "cliff", "bound"),
+    )

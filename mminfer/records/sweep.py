@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import math
+import statistics
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mminfer.records import RunInfo
+from mminfer.records import Glance, RunInfo
+
+if TYPE_CHECKING:
+    from mminfer.records.time import Timing
 
 
 @dataclass
@@ -121,7 +127,10 @@ SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the 
 SWEEP_STEP_DOUBTS = ("with_cache_spread_within_runs", "without_cache_spread_within_runs")
 
 
-def sweep_facts(sweep: Sweep) -> dict:
+def sweep_facts(sweep: Sweep, time: Timing | None = None) -> dict:
+    """sweep.json's facts: counts, the verdict's parts, the fit, the rows of its table, the two
+    bands of a noisy run's cached steps, the prefill measured twice here (the first step both
+    ways) and, with time.json, how the speedup at time.json's length relates to it."""
     points, fit = sweep.points, sweep.fit
     longest = points[-1]
     steps_with = sweep.steps.with_cache_s
@@ -149,32 +158,114 @@ def sweep_facts(sweep: Sweep) -> dict:
         fixed_in_tokens = fit.fixed_s_with_cache / fit.per_token_s
     else:
         fixed_in_tokens = None
-    return vars(sweep) | {
-        "counts_match": counts_match,
-        "longest_point": longest,
-        "first_step_without_cache_s": steps_without[0],
-        "last_step_without_cache_s": last_clocked,
-        "last_clocked_step": last_step,
-        "uncached_steps_grow": last_clocked > steps_without[0],
-        "uncached_all_steps": all_steps,
-        "uncached_spread_clocked": clocked - all_steps,
-        "partly_fitted": any(point.fed_without_cache is None for point in points),
-        "interpolated": any(point.without_cache_from == "interpolation" for point in points),
-        "unfilled": any(point.without_cache_from == "none" for point in points),
-        "single_run": "single_run" in sweep.doubts,
-        "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
-        "steps_spread": any(doubt in sweep.doubts for doubt in SWEEP_STEP_DOUBTS),
-        "cached_step_s": cached_step_s,
-        "cache_not_faster": "cache_not_faster" in sweep.doubts,  # decided in sweep.spread_doubts
-        "fit_holds": fit.holds,
-        "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
-        "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
-        "extrapolated": None if furthest.measured else furthest,
-        "rows": sweep_rows(sweep),
-        "last_step_before_longest": last_step != sweep.longest - 1,
-        "time_below_tokens": (
-            longest.time_ratio is not None and longest.time_ratio < longest.token_ratio
-        ),
+    return (
+        vars(sweep)
+        | {
+            "counts_match": counts_match,
+            "longest_point": longest,
+            "first_step_without_cache_s": steps_without[0],
+            "last_step_without_cache_s": last_clocked,
+            "last_clocked_step": last_step,
+            "uncached_steps_grow": last_clocked > steps_without[0],
+            "uncached_all_steps": all_steps,
+            "uncached_spread_clocked": clocked - all_steps,
+            "partly_fitted": any(point.fed_without_cache is None for point in points),
+            "interpolated": any(point.without_cache_from == "interpolation" for point in points),
+            "unfilled": any(point.without_cache_from == "none" for point in points),
+            "single_run": "single_run" in sweep.doubts,
+            "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
+            "steps_spread": any(doubt in sweep.doubts for doubt in SWEEP_STEP_DOUBTS),
+            "cached_step_s": cached_step_s,
+            "cache_not_faster": "cache_not_faster"
+            in sweep.doubts,  # decided in sweep.spread_doubts
+            "fit_holds": fit.holds,
+            "fixed_share_at_longest": None
+            if at_longest is None
+            else at_longest.fixed_share_with_cache,
+            "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
+            "extrapolated": None if furthest.measured else furthest,
+            "rows": sweep_rows(sweep),
+            "last_step_before_longest": last_step != sweep.longest - 1,
+            "time_below_tokens": (
+                longest.time_ratio is not None and longest.time_ratio < longest.token_ratio
+            ),
+            "bands": bands(steps_with[1:]),
+            "prefill_twice": prefill_twice(sweep),
+            "against_time": against_time(sweep, time),
+        }
+    )
+
+
+BAND_GAP = 1.5  # a sorted run of step times parts into two bands where one step is this x the last
+BAND_SHARE = 0.1  # and each band holds at least this share of the steps
+
+
+def bands(steps_s: list[float]) -> list[dict] | None:
+    """Two bands of step times, where the sorted times jump by BAND_GAP and each side holds at
+    least BAND_SHARE of them: each band's median and share; None where the times form one."""
+    ordered = sorted(steps_s)
+    if len(ordered) < 4:
+        return None
+    least = max(1, math.ceil(BAND_SHARE * len(ordered)))
+    best = None
+    for cut in range(least, len(ordered) - least + 1):
+        gap = ordered[cut] / ordered[cut - 1] if ordered[cut - 1] > 0 else 0.0
+        if gap >= BAND_GAP and (best is None or gap > best[1]):
+            best = (cut, gap)
+    if best is None:
+        return None
+    cut = best[0]
+    parts = (ordered[:cut], ordered[cut:])
+    return [
+        {"median_s": statistics.median(part), "share": len(part) / len(ordered)} for part in parts
+    ]
+
+
+def prefill_twice(sweep: Sweep) -> dict:
+    """The prefill of the prompt measured twice in one run: the cached generation's first step
+    (ttft_s) and the uncached one's first step, the same forward of P tokens. "same" where the
+    runs' ranges of the two overlap, else "differ"."""
+    steps = sweep.steps
+    cached = (steps.with_cache_low_s[0], steps.with_cache_high_s[0])
+    uncached = (steps.without_cache_low_s[0], steps.without_cache_high_s[0])
+    overlap = cached[0] <= uncached[1] and uncached[0] <= cached[1]
+    return {
+        "ttft_s": sweep.ttft_s,
+        "uncached_first_s": steps.without_cache_s[0],
+        "relation": "same" if overlap else "differ",
+    }
+
+
+def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
+    """time.json's speedup beside the time ratio this sweep gives at the same prompt and length.
+
+    "same" where they differ by no more than the spreads allow (the sum of both measurements'
+    coefficients of variation, both ways: a ratio's relative spread is at most its two parts'),
+    else "differ", with what the records show differs: the threads, the method (whole
+    generations timed there, steps here). None: no length of this sweep is time.json's.
+    """
+    if time is None or time.prompt_len != sweep.prompt_len:
+        return None
+    point = None
+    for candidate in sweep.points:
+        if candidate.new_tokens == time.new_tokens and candidate.time_ratio is not None:
+            point = candidate
+    if point is None:
+        return None
+    allowed = (
+        time.cv_with_cache + time.cv_without_cache + sweep.cv_with_cache + sweep.cv_without_cache
+    )
+    relative = abs(point.time_ratio - time.speedup) / time.speedup
+    return {
+        "new_tokens": point.new_tokens,
+        "sweep_ratio": point.time_ratio,
+        "speedup": time.speedup,
+        "relation": "same" if relative <= allowed else "differ",
+        "allowed": allowed,
+        "threads_differ": time.threads != sweep.threads,
+        "time_threads": time.threads,
+        "time_load": time.load_before,
+        "sweep_load": sweep.load_before,
     }
 
 
@@ -183,6 +274,8 @@ def sweep_rows(sweep: Sweep) -> list[dict]:
 
     ``mark`` before the time: "≈" where some steps came from the fit; ``after`` it: "†" where they
     were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
+    ``fed_from_formula``: not every uncached step ran, so fed_without_cache is the formula's
+    value (formula_without_cache, marked), not a count.
     """
     rows = []
     for point in sweep.points:
@@ -193,6 +286,21 @@ def sweep_rows(sweep: Sweep) -> list[dict]:
                 "hidden": how == "none",
                 "mark": "≈" if how == "fit" else "",
                 "after": "†" if how == "interpolation" else "",
+                "fed_from_formula": point.fed_without_cache is None,
             }
         )
     return rows
+
+
+def sweep_glance(sweep: Sweep) -> Glance:
+    """## 길이에 따른 비용's row: the ratios at the longest length; the lesson "time_below"
+    (time falls short of the token ratio), "time_not_below" or "not_faster" (the cache was not
+    faster: nothing to learn from the times)."""
+    facts = sweep_facts(sweep)
+    if facts["cache_not_faster"]:
+        lesson = "not_faster"
+    elif facts["time_below_tokens"]:
+        lesson = "time_below"
+    else:
+        lesson = "time_not_below"
+    return Glance(lesson=lesson, verdict=sweep.verdict, terms=("fit", "decode_step"))

@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mminfer.records import ChatPrompt, RunInfo
+from mminfer.records import ChatPrompt, Glance, RunInfo
+
+if TYPE_CHECKING:
+    from mminfer.records.sampler import SamplerCheck
 
 
 @dataclass
@@ -46,4 +50,30 @@ def temp_facts(temp: Temperatures) -> dict:
         "samples": first.samples,
         "by_temperature": temp,
         "distinct_grows": all(a < b for a, b in itertools.pairwise(distinct)),
+        "trend": trend(distinct),
+        "distinct": distinct,
     }
+
+
+def trend(values: list) -> str:
+    """Which way a row of values goes: "grows" (each above the one before), "shrinks" (each
+    below), "flat" (all equal), "rises" (never below the one before, some equal), "falls" (never
+    above, some equal) or "mixed" (up and down)."""
+    pairs = list(itertools.pairwise(values))
+    if all(a < b for a, b in pairs):
+        return "grows"
+    if all(a > b for a, b in pairs):
+        return "shrinks"
+    if all(a == b for a, b in pairs):
+        return "flat"
+    if all(a <= b for a, b in pairs):
+        return "rises"  # never down, not always up
+    if all(a >= b for a, b in pairs):
+        return "falls"
+    return "mixed"
+
+
+def temp_glance(temp: Temperatures, sampler: SamplerCheck | None = None) -> Glance:
+    """## 온도's row: distinct answers per temperature; the lesson is their trend (see trend)."""
+    lesson = temp_facts(temp)["trend"]
+    return Glance(lesson=lesson, terms=("distinct", "distinct_2", "seed"))

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mminfer.records import RunInfo
+from mminfer.records import Glance, RunInfo
 
 TopP = dict[str, int]  # topp.json: "0.5" -> survivors under MiniMind's top-p rule
 
@@ -45,7 +45,14 @@ def topp_facts(topp: TopP, topp_detail: TopPDetail | None = None) -> dict:
     """Survivors per p after the open prefix; with topp_detail.json, the sharp position beside."""
     detail = topp_detail
     if detail is None:  # a plain run of the task writes topp.json only
-        return {"survivors": topp, "open": None, "sharp": None, "open_sharper": None}
+        return {
+            "survivors": topp,
+            "open": None,
+            "sharp": None,
+            "open_sharper": None,
+            "open_examples": [],
+            "sharp_examples": [],
+        }
     open_position = detail.positions["open"]
     sharp = detail.positions["sharp"]
     more_at_every_p = all(n > sharp.survivors[p] for p, n in topp.items())
@@ -54,4 +61,22 @@ def topp_facts(topp: TopP, topp_detail: TopPDetail | None = None) -> dict:
         "open": open_position,
         "sharp": sharp,
         "open_sharper": more_at_every_p,
+        "open_examples": open_position.top_tokens[:TOP_EXAMPLES],
+        "sharp_examples": sharp.top_tokens[:TOP_EXAMPLES],
     }
+
+
+TOP_EXAMPLES = 5  # the candidates the report names after each prefix (the record's own tokens)
+
+
+def topp_glance(topp: TopP, topp_detail: TopPDetail | None = None) -> Glance:
+    """## top-p's row: the survivors per p; the lesson "wider" (the open position keeps more at
+    every p than the sharp one), "not_wider", or "alone" (topp.json only)."""
+    facts = topp_facts(topp, topp_detail)
+    if facts["open"] is None:
+        lesson = "alone"
+    elif facts["open_sharper"]:
+        lesson = "wider"
+    else:
+        lesson = "not_wider"
+    return Glance(lesson=lesson, terms=("survivor", "entropy"))
