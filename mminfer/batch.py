@@ -220,6 +220,8 @@ def time_batch(
         sequential_tokens_per_s=tokens / sequential_s,
         speedup=sequential_s / batch_s,
         batch_faster=batch_s < sequential_s,
+        prompt_tokens_batch=len(prompts) * max(len(ids) for ids in prompts),
+        prompt_tokens_sequential=sum(len(ids) for ids in prompts),
         cv_batch=coefficient_of_variation(batch_runs),
         cv_sequential=coefficient_of_variation(sequential_runs),
         warmup=warmup,

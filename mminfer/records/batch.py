@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mminfer.records import PretrainPrompt, RunInfo, within_rounding
+from mminfer.records import Glance, PretrainPrompt, RunInfo, within_rounding
 
 
 @dataclass
@@ -44,6 +44,8 @@ class BatchTiming:
     sequential_tokens_per_s: float
     speedup: float  # sequential / batch
     batch_faster: bool
+    prompt_tokens_batch: int  # rows x the longest prompt: the prefill computes every pad too
+    prompt_tokens_sequential: int  # the prompts' own tokens, one after another
     cv_batch: float
     cv_sequential: float
     warmup: int
@@ -154,3 +156,21 @@ def batch_facts(batch: Batch) -> dict:
         "half": batch.half_precision,
         "half_nan": batch.half_precision is not None and batch.half_precision.rows_not_finite > 0,
     }
+
+
+def batch_glance(batch: Batch) -> Glance:
+    """## 배치와 패딩's row: the masked rows' verdict ("same": every row as alone; "rounding":
+    some parted at a near-tie; "not_finite": half precision's NaN; "changed"), the timing's."""
+    facts = batch_facts(batch)
+    mask = facts["cases"]["mask"]
+    if facts["half_nan"]:
+        lesson = "not_finite"
+    elif mask["changed"] > 0:
+        lesson = "changed"
+    elif mask["rounding"] > 0:
+        lesson = "rounding"
+    else:
+        lesson = "same"
+    return Glance(
+        lesson=lesson, verdict=batch.timing.verdict, terms=("padding", "attention_mask", "cv")
+    )

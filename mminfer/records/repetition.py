@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
+from mminfer.records import ChatPrompt, Glance, PretrainPrompt, RunInfo
 
 if TYPE_CHECKING:
     from mminfer.records.temp import Temperatures
@@ -113,6 +113,7 @@ def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -
     ]
     timing = repetition.timing
     return {
+        "counts": [penalty.distinct for penalty in repetition.penalties.values()],
         "temperature": key,
         "samples": repetition.samples,
         "new_tokens": repetition.new_tokens,
@@ -132,6 +133,8 @@ def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -
         "timing": timing,
         "timing_trusted": timing is not None and timing.verdict == "ok",
         "lora": repetition.run.lora is not None,
+        "dtype": repetition.run.dtype,
+        "device": repetition.run.device,
     }
 
 
@@ -141,3 +144,15 @@ def _direction(after: int, before: int) -> str:
     if after > before:
         return "more"
     return "same"
+
+
+def repetition_glance(repetition: Repetition, temp: Temperatures | None = None) -> Glance:
+    """## 반복 페널티's row: which way the strongest penalty moved the distinct answers against
+    1.0 ("more", "fewer", "same"; "alone" without both), the cost's verdict."""
+    moved = repetition_facts(repetition, temp)["distinct_moved"]
+    verdict = None if repetition.timing is None else repetition.timing.verdict
+    return Glance(
+        lesson=moved or "alone",
+        verdict=verdict,
+        terms=("repetition_penalty", "looping", "cv"),
+    )

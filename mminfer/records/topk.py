@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import ChatPrompt, RunInfo
+from mminfer.records import ChatPrompt, Glance, RunInfo
 
 if TYPE_CHECKING:
     from mminfer.records.temp import Temperatures
@@ -92,6 +92,8 @@ def topk_facts(topk: TopK, temp: Temperatures | None = None, topp: TopP | None =
     cut = [row["without_top_k"] - row["with_top_k"] for row in ps if row["without_top_k"]]
     hottest = temperatures[-1]
     return {
+        "with_counts": [row["with_top_k"].distinct for row in temperatures],
+        "without_counts": [row["without_top_k"] for row in temperatures],
         "top_k": topk.top_k,
         "prefix": topk.prefix,
         "samples": topk.samples,
@@ -107,3 +109,16 @@ def topk_facts(topk: TopK, temp: Temperatures | None = None, topp: TopP | None =
         "topp_cut": any(n > 0 for n in cut),
         "lora": topk.run.lora is not None,
     }
+
+
+def topk_glance(topk: TopK, temp: Temperatures | None = None, topp: TopP | None = None) -> Glance:
+    """## top-k's row: "moved" (top-k changed a distinct count against temp.json), "same", or
+    "alone" (no temp.json to compare with)."""
+    facts = topk_facts(topk, temp, topp)
+    if not facts["compared_with_temp"]:
+        lesson = "alone"
+    elif facts["counts_moved"]:
+        lesson = "moved"
+    else:
+        lesson = "same"
+    return Glance(lesson=lesson, terms=("top_k", "distinct"))
