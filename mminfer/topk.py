@@ -42,6 +42,8 @@ def cut_by_top_k(scaled_logits: torch.Tensor, top_k: int) -> torch.Tensor:
     The probability is softmax(logits / T) before the cut; the kept tokens are those at or above
     the k-th largest logit (ties kept), as generate keeps them.
     """
+    if top_k <= 0:  # generate skips top-k: nothing is cut
+        return torch.zeros(scaled_logits.shape[:-1], dtype=torch.float64)
     scaled = scaled_logits.double()
     probs = torch.softmax(scaled, dim=-1)
     kth_largest = torch.topk(scaled, top_k).values[..., -1, None]
