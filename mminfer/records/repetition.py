@@ -6,6 +6,7 @@ Pure Python, no torch: the report reads the record without the model code.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -89,23 +90,31 @@ class Repetition:
     greedy_run: RunInfo  # the pretrained model's (greedy)
 
 
+def trend(counts: list[int]) -> str:
+    """How counts move in order: "more" (never down, up in all), "fewer", "same" or "mixed"."""
+    steps = [b - a for a, b in itertools.pairwise(counts)]
+    if all(step == 0 for step in steps):
+        return "same"
+    if all(step >= 0 for step in steps):
+        return "more"
+    if all(step <= 0 for step in steps):
+        return "fewer"
+    return "mixed"
+
+
 def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -> dict:
-    """repetition.json's facts: each penalty's answers and greedy, which way the strongest moved
-    the distinct and looping answers against 1.0, whether 1.0 drew temp.json's counts, the cost.
+    """repetition.json's facts: each penalty's answers and greedy, how the distinct answers move
+    as the penalty grows (penalties in ascending order), whether 1.0 drew temp.json's counts at
+    that temperature, the cost.
     """
     key = repr(float(repetition.temperature))
     off = repetition.penalties.get("1.0")
-    strongest_key = max(repetition.penalties, key=lambda name: abs(float(name) - 1.0))
-    strongest = repetition.penalties[strongest_key]
+    ascending = sorted(repetition.penalties, key=float)
+    counts = [repetition.penalties[name].distinct for name in ascending]
     temp_row = temp.get(key) if temp is not None else None
     matches_temp = None
     if off is not None and temp_row is not None:
         matches_temp = off.distinct == temp_row.distinct
-    distinct_moved = None
-    looping_moved = None
-    if off is not None and strongest_key != "1.0":
-        distinct_moved = _direction(strongest.distinct, off.distinct)
-        looping_moved = _direction(strongest.looping, off.looping)
     greedy_left = [
         name
         for name, penalty in repetition.penalties.items()
@@ -113,7 +122,9 @@ def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -
     ]
     timing = repetition.timing
     return {
-        "counts": [penalty.distinct for penalty in repetition.penalties.values()],
+        "ascending": ascending,
+        "counts": counts,
+        "distinct_trend": trend(counts) if len(counts) > 1 else None,
         "temperature": key,
         "samples": repetition.samples,
         "new_tokens": repetition.new_tokens,
@@ -122,34 +133,21 @@ def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -
         "greedy_new_tokens": repetition.greedy_new_tokens,
         "greedy_prompt_len": repetition.greedy_prompt.prompt_tokens + 1,
         "penalties": repetition.penalties,
-        "strongest_key": strongest_key,
-        "strongest": strongest,
         "off": off,
         "matches_temp": matches_temp,
         "temp_distinct": None if temp_row is None else temp_row.distinct,
-        "distinct_moved": distinct_moved,
-        "looping_moved": looping_moved,
         "greedy_left": greedy_left,
         "timing": timing,
-        "timing_trusted": timing is not None and timing.verdict == "ok",
         "lora": repetition.run.lora is not None,
         "dtype": repetition.run.dtype,
         "device": repetition.run.device,
     }
 
 
-def _direction(after: int, before: int) -> str:
-    if after < before:
-        return "fewer"
-    if after > before:
-        return "more"
-    return "same"
-
-
 def repetition_glance(repetition: Repetition, temp: Temperatures | None = None) -> Glance:
-    """## 반복 페널티's row: which way the strongest penalty moved the distinct answers against
-    1.0 ("more", "fewer", "same"; "alone" without both), the cost's verdict."""
-    moved = repetition_facts(repetition, temp)["distinct_moved"]
+    """## 반복 페널티's row: how the distinct answers move as the penalty grows ("more", "fewer",
+    "same", "mixed"; "alone" for one penalty), the cost's verdict."""
+    moved = repetition_facts(repetition, temp)["distinct_trend"]
     verdict = None if repetition.timing is None else repetition.timing.verdict
     return Glance(
         lesson=moved or "alone",
