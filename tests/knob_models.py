@@ -1,7 +1,7 @@
 """MiniMind models of every kind for the generate-knob tests (top-k, repetition penalty, padded
 batches): MiniMind's own model, built and saved as its trainers do, and the files loaded in both of
-mminfer's backends. Small (hidden 64, 2 layers) with MiniMind's vocabulary, the embedding spread so
-that greedy steps have clear winners."""
+mminfer's backends. Small (hidden 64, 2 layers; "course": the course model's shape) with MiniMind's
+vocabulary, the embedding spread so that greedy steps have clear winners."""
 
 from __future__ import annotations
 
@@ -25,6 +25,11 @@ KINDS = {
     "moe": ({"use_moe": True}, {}, False),
     "lora": ({}, {}, True),
     "yarn": ({"inference_rope_scaling": True}, {"inference_rope_scaling": True}, False),
+    "course": (  # the course model's shape (hidden 256, 4 layers, 8 heads, 2 KV heads)
+        {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8},
+        {},
+        False,
+    ),
 }
 
 
@@ -37,7 +42,7 @@ def minimind_modules(minimind_src):
 
 def own_model(model_minimind, seed: int, **switches):
     torch.manual_seed(seed)
-    config = model_minimind.MiniMindConfig(**SHAPE, **switches)
+    config = model_minimind.MiniMindConfig(**(SHAPE | switches))
     return model_minimind.MiniMindForCausalLM(config)
 
 

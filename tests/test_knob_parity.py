@@ -1,7 +1,8 @@
 """topk.json, repetition.json and batch.json equal what MiniMind's own generate gives with the same
-arguments, in both backends, on a dense, a MoE, a LoRA'd and a YaRN model with MiniMind's tokenizer
-(tests/knob_models.py); a twin whose penalty skips the prompt's tokens, or that ignores the mask,
-fails the same comparison. Skipped without MiniMind's source or its tokenizer fixture."""
+arguments, in both backends, on a dense, a MoE, a LoRA'd, a YaRN and a course-shaped model with
+MiniMind's tokenizer (tests/knob_models.py); a twin whose penalty skips the prompt's tokens, or
+that ignores the mask, fails the same comparison. Skipped without MiniMind's source or its
+tokenizer fixture."""
 
 from __future__ import annotations
 
