@@ -54,7 +54,7 @@ def test_the_section_follows_the_records_direction():
     fewer = render_every(repetition=repetition_record(distinct=(24, 20, 18)))
     assert "24 → 20 → 18개로 줄었다" in fewer
     mixed = render_every(repetition=repetition_record(distinct=(20, 22, 17)))
-    assert "20 → 22 → 17개로 한 방향으로 움직이지 않았다" in mixed
+    assert "20 → 22 → 17개로 오르내렸다" in mixed
     untrusted = repetition_record()
     untrusted.timing.verdict = "untrusted"
     assert "이 시간은 믿으면 안 된다" in render_every(repetition=untrusted)
