@@ -38,14 +38,14 @@ def kind_of(run: RunInfo, sft_run: RunInfo) -> str:
 
 def comparison_row(
     name: str,
-    timing: Timing,
-    kv: KvBytes,
+    time: Timing,
+    kvbytes: KvBytes,
     temp: Temperatures,
     topp: TopP,
     capacity: Capacity,
     conversation: Conversation,
 ) -> dict:
-    """One model's row of comparison.md.
+    """One model's row of comparison.md, from its records (each parameter a measurement's name).
 
     What it is, where it ran, the speedup with its verdict and threads, KV bytes per token, users
     per card (in the dtype the model ran in), distinct answers per temperature, survivors per p,
@@ -55,13 +55,13 @@ def comparison_row(
     sft_run = next(iter(temp.values())).run
     return {
         "model": name,
-        "kind": kind_of(kv.run, sft_run),
-        "where": f"{kv.run.device}, {kv.dtype}",
-        "speedup": timing.speedup,
-        "verdict": timing.verdict,
-        "threads": timing.threads,
-        "kv_bytes_per_token": kv.bytes_per_token,
-        "users_per_card": users_per_card(capacity, kv.dtype),
+        "kind": kind_of(kvbytes.run, sft_run),
+        "where": f"{kvbytes.run.device}, {kvbytes.dtype}",
+        "speedup": time.speedup,
+        "verdict": time.verdict,
+        "threads": time.threads,
+        "kv_bytes_per_token": kvbytes.bytes_per_token,
+        "users_per_card": users_per_card(capacity, kvbytes.dtype),
         "card": f"{memory:g} GiB, {context:,} tokens",
         "distinct": {key: summary.distinct for key, summary in temp.items()},
         "survivors": dict(topp),

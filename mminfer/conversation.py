@@ -349,8 +349,10 @@ def hold_conversation(
             "recompute": sum(recompute.fed_per_call),
             "carry": sum(carry.fed_per_call),
         }
-        answer = tokenizer.decode(ids, skip_special_tokens=True)
-        answer_carry = tokenizer.decode(ids_carry, skip_special_tokens=True)
+        # as eval_llm.py feeds an answer back: decoded, special tokens skipped, and an id past
+        # the tokenizer's end dropped as the tokenizers library drops it
+        answer = tokenizer.decode(ids, skip_special_tokens=True, mark_past_end=False)
+        answer_carry = tokenizer.decode(ids_carry, skip_special_tokens=True, mark_past_end=False)
         history_recompute.append({"role": "assistant", "content": answer})
         history_carry.append({"role": "assistant", "content": answer_carry})
         previous_answer = answer_carry
@@ -383,7 +385,8 @@ def hold_conversation(
                 max_abs_logit=scale,
                 close_logits=within_rounding(gap, scale, dtype),
                 first_difference=difference,
-                answer=answer,
+                answer=tokenizer.decode(ids, skip_special_tokens=True),  # ⟨id N⟩ shown
+                ids_past_tokenizer=tokenizer.past_end(ids) + tokenizer.past_end(ids_carry),
                 prefix_break=broke,
                 timing=timing,
             )

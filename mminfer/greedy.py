@@ -12,10 +12,11 @@ import torch
 
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.finite import check_logits, model_named
+from mminfer.inputs import input_source
 from mminfer.records import FirstDifference, PretrainPrompt, RunInfo
 from mminfer.records.fed import Count
 from mminfer.records.same import Same
-from mminfer.tokenizer import Tokenizer
+from mminfer.tokenizer import Tokenizer, check_greedy_answer_fits
 
 # The task's greedy arguments of MiniMind's generate (top_k=0: its default of 50 is turned off).
 GREEDY = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
@@ -87,6 +88,9 @@ def compare_cache(
                 f"step {step + 1} of {new_tokens}"
             )
             check_logits(logits, where)  # argmax of NaN is token 0: never a same_ids from it
+    tokenizer_source = input_source(run.model_set, "tokenizer", tokenizer.folder)
+    for answer in (ids, ids_without_cache):  # a tokenizer of another model stops here
+        check_greedy_answer_fits(answer, tokenizer, run.config["vocab_size"], tokenizer_source)
 
     difference = first_difference(
         ids, ids_without_cache, with_cache.last_logits, without_cache.last_logits
@@ -111,6 +115,7 @@ def compare_cache(
         max_abs_logit_diff=max(step_diffs, default=0.0),
         first_difference=difference,
         text=tokenizer.decode(ids),
+        ids_past_tokenizer=tokenizer.past_end(ids),
         prompt=prompt,
         run=run,
     )

@@ -33,7 +33,7 @@ from mminfer.minimind import import_source
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM
 from mminfer.prompts import chat_prompt, task_prompt
 from mminfer.records import ChatPrompt, LoraInfo, PretrainPrompt, RunInfo
-from mminfer.tokenizer import Tokenizer, check_vocab_fits, load_tokenizer
+from mminfer.tokenizer import TOKENIZER_FILES, Tokenizer, check_vocab_fits, load_tokenizer
 
 log = logging.getLogger("mminfer")
 
@@ -83,6 +83,9 @@ class LoadedModel:
     path: Path
     spec: ModelSpec
     lora: LoraInfo | None = None
+    # Every input file the job read, in order: the checkpoint, its LoRA, the tokenizer's two
+    # files, the validation file (run_info records each one's sha256).
+    files: list[Path] = field(default_factory=list)
 
 
 def dtype_name(dtype: torch.dtype) -> str:
@@ -191,6 +194,7 @@ def load_model(
         path=Path(path),
         spec=spec,
         lora=info,
+        files=[Path(path)] if lora is None else [Path(path), Path(lora)],
     )
 
 
@@ -257,6 +261,7 @@ def open_with_tokenizer(source: ModelSource, tokenizer) -> tuple[LoadedModel, To
     """The model and its tokenizer (a folder), checked to fit each other."""
     loaded = open_model(source)
     loaded_tokenizer = load_tokenizer(tokenizer)
+    loaded.files += [Path(tokenizer) / name for name in TOKENIZER_FILES]
     check_vocab_fits(
         loaded_tokenizer,
         loaded.config.vocab_size,
@@ -285,6 +290,7 @@ def open_for_task_prompt(
         loaded.config.max_position_embeddings,
         keys,
     )
+    loaded.files.append(Path(prompt.val_data))
     return loaded, loaded_tokenizer, prompt_ids
 
 
@@ -323,9 +329,11 @@ def open_for_chat(
 def run_info(loaded: LoadedModel) -> RunInfo:
     """Provenance of a result: which model, loaded how, measured where.
 
-    The model set, the checkpoint and its sha256, the backend, device, versions and threads, the
-    model's every hyperparameter, its parameters and its LoRA.
+    The model set, the checkpoint and its sha256, every input file the job read and its sha256,
+    the backend, device, versions and threads, the model's every hyperparameter, its parameters
+    and its LoRA.
     """
+    inputs = {str(path): sha256_of(path) for path in loaded.files}
     if loaded.device.type == "cuda":
         device_name = torch.cuda.get_device_name(loaded.device)
     else:
@@ -333,7 +341,8 @@ def run_info(loaded: LoadedModel) -> RunInfo:
     return RunInfo(
         model_set=loaded.spec.model_set,
         checkpoint=str(loaded.path),
-        sha256=sha256_of(loaded.path),
+        sha256=inputs[str(loaded.path)],
+        inputs=inputs,
         backend=loaded.backend,
         device=loaded.device.type,
         device_name=device_name,

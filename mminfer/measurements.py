@@ -38,6 +38,7 @@ class Picture:
 
     name: str
     draw: str  # "module:function"
+    caption: str  # what it shows, for Snakemake's HTML report (report/plot.rst)
 
 
 @dataclass(frozen=True)
@@ -49,12 +50,14 @@ class Measurement:
     rule: str  # the rule that writes it (rules/*.smk)
     measured_by: str  # "module:function" returning its record, called by the rule's script
     summary: str  # what it holds, in a few words: docs/outputs.md's row
+    reads: tuple[str, ...]  # the config keys of the user's files its rule reads (READS)
     file: str = ""  # the result file; "" is <name>.json
     config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
     facts: str = ""  # "module:function" deciding its section's facts; "" is no section
     pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
     alone: bool = False  # its rule times and takes every core (`threads: workflow.cores`)
+    compared: bool = False  # a column of comparison.md (config key models): compare_row reads it
 
     @property
     def filename(self) -> str:
@@ -98,6 +101,7 @@ MEASUREMENTS = (
         name="same",
         record="mminfer.records.same:Same",
         rule="cache",
+        reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.greedy:compare_cache",
         facts="mminfer.records.same:same_facts",
         task=True,
@@ -108,6 +112,7 @@ MEASUREMENTS = (
         file="count.json",
         record="mminfer.records.fed:Count",
         rule="cache",
+        reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.greedy:compare_cache",
         facts="mminfer.records.fed:fed_facts",
         task=True,
@@ -117,35 +122,51 @@ MEASUREMENTS = (
         name="time",
         record="mminfer.records.time:Timing",
         rule="time",
+        reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.timing:time_cache",
         facts="mminfer.records.time:time_facts",
         task=True,
         summary="median seconds with and without the cache, the speedup, spreads and verdict",
+        compared=True,
     ),
     Measurement(
         name="kvbytes",
         record="mminfer.records.kvbytes:KvBytes",
         rule="kvbytes",
+        reads=("pretrain",),
         measured_by="mminfer.kvcache:measure_kv_bytes",
         facts="mminfer.records.kvbytes:kvbytes_facts",
         task=True,
         summary="the cache's measured bytes against the formula, its K shape",
+        compared=True,
     ),
     Measurement(
         name="temp",
         record="mminfer.records.temp:Temperatures",
         rule="temp",
+        reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.sampling:temperature_experiment",
         facts="mminfer.records.temp:temp_facts",
-        pictures=(Picture("temp", "mminfer.plots:plot_temp"),),
+        pictures=(
+            Picture(
+                "temp",
+                "mminfer.plots:plot_temp",
+                caption=(
+                    "Distinct answers per temperature and the answer histogram at the lowest "
+                    "temperature (from temp.json)."
+                ),
+            ),
+        ),
         task=True,
         summary="distinct answers of the SFT model per temperature, with each answer's count",
+        compared=True,
     ),
     Measurement(
         name="sampler",
         record="mminfer.records.sampler:SamplerCheck",
         rule="temp",
+        reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.sampling:sampler_check",
         config="sampler",
         facts="mminfer.records.sampler:sampler_facts",
@@ -155,27 +176,49 @@ MEASUREMENTS = (
         name="topp",
         record="mminfer.records.topp:TopP",
         rule="topp",
+        reads=("pretrain", "tokenizer"),
         measured_by="mminfer.sampling:topp_detail",
         facts="mminfer.records.topp:topp_facts",
         task=True,
         summary="the candidates surviving MiniMind's top-p rule after the open prefix, per p",
+        compared=True,
     ),
     Measurement(
         name="topp_detail",
         record="mminfer.records.topp:TopPDetail",
         rule="topp",
+        reads=("pretrain", "tokenizer"),
         measured_by="mminfer.sampling:topp_detail",
-        pictures=(Picture("topp", "mminfer.plots:plot_topp"),),
+        pictures=(
+            Picture(
+                "topp",
+                "mminfer.plots:plot_topp",
+                caption=(
+                    "Sorted next-token probabilities with cumulative mass and each p, at the open "
+                    "and the sharp position (from topp_detail.json)."
+                ),
+            ),
+        ),
         summary="the open and a sharp position: survivors, entropy, top tokens (topp's section)",
     ),
     Measurement(
         name="sweep",
         record="mminfer.records.sweep:Sweep",
         rule="sweep",
+        reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.sweep:sweep",
         facts="mminfer.records.sweep:sweep_facts",
-        pictures=(Picture("sweep", "mminfer.plots:plot_sweep"),),
+        pictures=(
+            Picture(
+                "sweep",
+                "mminfer.plots:plot_sweep",
+                caption=(
+                    "Time and tokens fed against generation length, with and without the cache "
+                    "(from sweep.json)."
+                ),
+            ),
+        ),
         summary=(
             "time and tokens fed against generation length, per step, with spreads and a "
             "verdict, a cost fit, interpolation where the fit fails"
@@ -185,18 +228,30 @@ MEASUREMENTS = (
         name="capacity",
         record="mminfer.records.capacity:Capacity",
         rule="capacity",
+        reads=("pretrain",),
         measured_by="mminfer.capacity:capacity",
         facts="mminfer.records.capacity:capacity_facts",
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
+        compared=True,
     ),
     Measurement(
         name="serve",
         record="mminfer.records.serve:Serve",
         rule="serve",
+        reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.serve:serve",
         facts="mminfer.records.serve:serve_facts",
-        pictures=(Picture("serve", "mminfer.plots:plot_serve"),),
+        pictures=(
+            Picture(
+                "serve",
+                "mminfer.plots:plot_serve",
+                caption=(
+                    "Tokens per second and decode step time against the batch size, with the per- "
+                    "user speed target and the memory bound (from serve.json)."
+                ),
+            ),
+        ),
         summary=(
             "decode steps per batch size with spreads and verdicts, the peak, where growth "
             "stops, cliffs, users by speed and by memory"
@@ -206,19 +261,32 @@ MEASUREMENTS = (
         name="conversation",
         record="mminfer.records.conversation:Conversation",
         rule="conversation",
+        reads=("sft", "sft_lora", "tokenizer"),
         alone=True,
         measured_by="mminfer.conversation:measure_conversation",
         facts="mminfer.records.conversation:conversation_facts",
-        pictures=(Picture("conversation", "mminfer.plots:plot_conversation"),),
+        pictures=(
+            Picture(
+                "conversation",
+                "mminfer.plots:plot_conversation",
+                caption=(
+                    "Tokens fed and time to first token per turn of the conversation, the cache "
+                    "carried from the last turn against every turn recomputed (from "
+                    "conversation.json)."
+                ),
+            ),
+        ),
         summary=(
             "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "
             "time to first token; a prompt many users share; generate's cache pitfalls"
         ),
+        compared=True,
     ),
     Measurement(
         name="topk",
         record="mminfer.records.topk:TopK",
         rule="topk",
+        reads=("sft", "sft_lora", "pretrain", "tokenizer"),
         measured_by="mminfer.topk:measure_topk",
         facts="mminfer.records.topk:topk_facts",
         summary=(
@@ -230,6 +298,7 @@ MEASUREMENTS = (
         name="repetition",
         record="mminfer.records.repetition:Repetition",
         rule="repetition",
+        reads=("sft", "sft_lora", "pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.repetition:measure_repetition",
         facts="mminfer.records.repetition:repetition_facts",
@@ -242,6 +311,7 @@ MEASUREMENTS = (
         name="batch",
         record="mminfer.records.batch:Batch",
         rule="batch",
+        reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.batch:measure_batch",
         facts="mminfer.records.batch:batch_facts",
@@ -255,14 +325,8 @@ MEASUREMENTS = (
 TASK_SCRIPT = "cache.py"  # the task's script, copied beside its results (same.json, count.json)
 REPORT = "report.md"
 COMPARISON = "comparison.md"  # outdir only, when config key models lists more models
-COMPARED = (
-    "time",
-    "kvbytes",
-    "temp",
-    "topp",
-    "capacity",
-    "conversation",
-)  # comparison.md's measurements
+# The user's input files a rule may read, by config key, in the order rules name them.
+READS = ("pretrain", "sft", "sft_lora", "tokenizer", "val_data")
 
 
 def measurement(name: str) -> Measurement:
@@ -270,6 +334,19 @@ def measurement(name: str) -> Measurement:
         if entry.name == name:
             return entry
     raise KeyError(f"no measurement named {name!r}")
+
+
+def compared() -> list[str]:
+    """The measurements comparison.md puts side by side, in report order."""
+    return [entry.name for entry in MEASUREMENTS if entry.compared]
+
+
+def picture(name: str) -> Picture:
+    for entry in MEASUREMENTS:
+        for drawn in entry.pictures:
+            if drawn.name == name:
+                return drawn
+    raise KeyError(f"no picture named {name!r}")
 
 
 def files() -> dict[str, str]:
@@ -293,11 +370,7 @@ def pictures() -> dict[str, str]:
 
 def drawing(name: str):
     """The function that draws picture ``name`` from its measurement's record."""
-    for entry in MEASUREMENTS:
-        for picture in entry.pictures:
-            if picture.name == name:
-                return resolve(picture.draw)
-    raise KeyError(f"no picture named {name!r}")
+    return resolve(picture(name).draw)
 
 
 def picture_file(picture: str) -> str:
@@ -307,6 +380,24 @@ def picture_file(picture: str) -> str:
 def rules() -> list[str]:
     """The rules that write measurements, in report order, each once."""
     return list(dict.fromkeys(entry.rule for entry in MEASUREMENTS))
+
+
+def rule_reads(rule: str) -> tuple[str, ...]:
+    """The config keys of the user's files ``rule`` reads: its inputs and, by content, its
+    params (rules/common.smk). Every measurement the rule writes declares the same."""
+    declared = {entry.reads for entry in MEASUREMENTS if entry.rule == rule}
+    if len(declared) != 1:
+        raise KeyError(f"rule {rule!r}: its measurements declare reads {sorted(declared)}")
+    (keys,) = declared
+    unknown = [key for key in keys if key not in READS]
+    if unknown:
+        raise KeyError(f"rule {rule!r} reads {unknown}, none of {READS}")
+    return tuple(key for key in READS if key in keys)
+
+
+def readers(key: str) -> list[str]:
+    """The rules that read the user's file of config key ``key``: what a new one reruns."""
+    return [rule for rule in rules() if key in rule_reads(rule)]
 
 
 def alone_rules() -> list[str]:

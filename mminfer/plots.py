@@ -98,9 +98,13 @@ def error_bars(centers: list[float], lows: list[float], highs: list[float]) -> l
     return [below, above]
 
 
-def finish_axis(ax, xlabel: str, ylabel: str, title: str) -> None:
+def finish_axis(ax, xlabel: str, ylabel: str, title: str, legend_title: str | None = None) -> None:
+    """Label the panel and draw its legend (``legend_title`` on top of it: a note kept inside the
+    legend's own box can never be covered by it)."""
     ax.set(xlabel=xlabel, ylabel=ylabel, title=title)
-    ax.legend(fontsize=8)
+    legend = ax.legend(fontsize=8, title=legend_title, title_fontsize=8)
+    if legend_title:
+        legend.get_title().set_multialignment("left")
     ax.grid(True, alpha=0.3)
 
 
@@ -406,12 +410,9 @@ def plot_serve(serve: Serve, out_png) -> Path:
         label=f"per-user target {users.tokens_per_second:g} tokens/s",
     )
     memory = "unknown" if users.users_by_memory is None else f"{users.users_by_memory:,}"
-    speed_ax.annotate(
-        f"users by speed: {users.users_by_speed:,}; by memory ({users.context:,} tokens each): "
-        f"{memory}; {users.binding} binds",
-        (0.02, 0.02),
-        xycoords="axes fraction",
-        fontsize=8,
+    bounds = (
+        f"users by speed: {users.users_by_speed:,}; by memory\n"
+        f"({users.context:,} tokens each): {memory}; {users.binding} binds"
     )
     step_ax.errorbar(
         batch,
@@ -496,6 +497,7 @@ def plot_serve(serve: Serve, out_png) -> Path:
         f"batch (users decoding together after {serve.prompt_len} prompt tokens)",
         "tokens per second",
         speed_title,
+        legend_title=bounds,
     )
     finish_axis(step_ax, "batch (users decoding together)", "decode step (ms)", step_title)
     return save_figure(fig, out_png)

@@ -26,7 +26,12 @@ from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.greedy import GREEDY
 from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
 from mminfer.records.repetition import Answer, Penalty, PenaltyTiming, Repetition
-from mminfer.sampling import cut_at_eos, decoded_answers, temperature_key
+from mminfer.sampling import (
+    answer_ids_past_tokenizer,
+    cut_at_eos,
+    decoded_answers,
+    temperature_key,
+)
 from mminfer.timing import (
     NOISY_CV,
     coefficient_of_variation,
@@ -118,6 +123,7 @@ def summarize_penalty(
         samples=len(answers),
         looping=sum(loops(cut_at_eos(row, eos)) for row in rows),
         top_share=top_count / len(answers),
+        ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
         answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
         greedy_ids=greedy_ids,
         greedy_first_divergence=first_divergence(greedy_ids, plain_greedy),

@@ -88,6 +88,12 @@ def decoded_answers(tokenizer, rows: list[list[int]]) -> list[str]:
     return answers
 
 
+def answer_ids_past_tokenizer(tokenizer, rows: list[list[int]]) -> int:
+    """The ids at or past the tokenizer's end in the draws' answers (cut before their eos)."""
+    eos = tokenizer.eos_token_id
+    return sum(tokenizer.past_end(cut_at_eos(row, eos)) for row in rows)
+
+
 def distinct_n(answers: list[str], n: int) -> float:
     """Distinct n-grams over all n-grams of the answers: 1.0 means no repeats.
 
@@ -97,8 +103,14 @@ def distinct_n(answers: list[str], n: int) -> float:
     return len(set(grams)) / len(grams) if grams else 0.0
 
 
-def summarize_answers(answers: list[str], prompt: ChatPrompt, run: RunInfo) -> TemperatureSummary:
-    """One temperature of temp.json: distinct answers, the most common one's share, distinct-1/2."""
+def summarize_answers(
+    answers: list[str], ids_past_tokenizer: int, prompt: ChatPrompt, run: RunInfo
+) -> TemperatureSummary:
+    """One temperature of temp.json: distinct answers, the most common one's share, distinct-1/2.
+
+    ``ids_past_tokenizer``: the answers' ids at or past the tokenizer's end (each shown in its
+    answer as ⟨id N⟩, :meth:`Tokenizer.decode`).
+    """
     counts = Counter(answers)
     _, top_count = counts.most_common(1)[0]
     return TemperatureSummary(
@@ -108,6 +120,7 @@ def summarize_answers(answers: list[str], prompt: ChatPrompt, run: RunInfo) -> T
         distinct_1=distinct_n(answers, 1),
         distinct_2=distinct_n(answers, 2),
         answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+        ids_past_tokenizer=ids_past_tokenizer,
         prompt=prompt,
         run=run,
     )
@@ -152,7 +165,8 @@ def summarize_temperatures(
     result = {}
     for temperature, rows in draws.items():
         answers = decoded_answers(tokenizer, rows)
-        result[temperature_key(temperature)] = summarize_answers(answers, prompt, run)
+        past_end = answer_ids_past_tokenizer(tokenizer, rows)
+        result[temperature_key(temperature)] = summarize_answers(answers, past_end, prompt, run)
     return result
 
 

@@ -24,6 +24,12 @@ CHATML_TEMPLATE = (
     "{%- if add_generation_prompt %}{{- '<|im_start|>assistant\\n' }}{%- endif %}"
 )
 
+# The files of a tokenizer folder, as MiniMind's model/ holds them.
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json")
+
+# How an answer shows an id the tokenizer has no token for (Tokenizer.decode).
+PAST_END_MARK = "⟨id {id}⟩"
+
 
 @dataclass
 class Tokenizer:
@@ -39,17 +45,41 @@ class Tokenizer:
     def vocab_size(self) -> int:
         return self.backend.get_vocab_size(with_added_tokens=True)
 
-    @property
+    @functools.cached_property
     def id_count(self) -> int:
         """1 + the largest id the tokenizer can produce: the embedding rows it needs."""
         return max(self.backend.get_vocab(with_added_tokens=True).values(), default=-1) + 1
+
+    def past_end(self, ids) -> int:
+        """How many of ``ids`` are at or past the tokenizer's end (:attr:`id_count`).
+
+        An embedding may have more rows than the tokenizer has ids (MiniMind pads its vocabulary),
+        and a model can generate from those rows; no text stands for such an id.
+        """
+        return sum(1 for token_id in ids if int(token_id) >= self.id_count)
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text``: special tokens written in it become their ids, nothing added."""
         return self.backend.encode(text, add_special_tokens=False).ids
 
-    def decode(self, ids, skip_special_tokens: bool = True) -> str:
-        return self.backend.decode(list(ids), skip_special_tokens=skip_special_tokens)
+    def decode(self, ids, skip_special_tokens: bool = True, mark_past_end: bool = True) -> str:
+        """The text of ``ids``. An id at or past the tokenizer's end, which the tokenizers library
+        drops without a word, shows as PAST_END_MARK ("⟨id 6123⟩"); ``mark_past_end=False``
+        drops it as the library does (what MiniMind's eval_llm.py feeds back into a chat)."""
+        if not mark_past_end:
+            inside = [token_id for token_id in map(int, ids) if token_id < self.id_count]
+            return self.backend.decode(inside, skip_special_tokens=skip_special_tokens)
+        text = []
+        run = []
+        for token_id in map(int, ids):
+            if token_id < self.id_count:
+                run.append(token_id)
+                continue
+            text.append(self.backend.decode(run, skip_special_tokens=skip_special_tokens))
+            text.append(PAST_END_MARK.format(id=token_id))
+            run = []
+        text.append(self.backend.decode(run, skip_special_tokens=skip_special_tokens))
+        return "".join(text)
 
     def chat_template(self, chatml_fallback: bool = False) -> tuple[str, str]:
         """(the chat template, where it came from).
@@ -121,7 +151,7 @@ def render_chat_template(
 def load_tokenizer(folder: str | Path) -> Tokenizer:
     """Read a tokenizer folder; an unknown bos/eos token fails here, not mid-run."""
     folder = Path(folder)
-    for name in ("tokenizer.json", "tokenizer_config.json"):
+    for name in TOKENIZER_FILES:
         if not (folder / name).is_file():
             raise MminferError(f"tokenizer folder {folder} has no {name}.")
     try:
@@ -163,3 +193,27 @@ def check_vocab_fits(
             f"{embedding_rows} to {ids - 1} have no embedding. Use the tokenizer the checkpoint "
             "was trained with."
         )
+
+
+def check_greedy_answer_fits(
+    ids: list[int], tokenizer: Tokenizer, embedding_rows: int, tokenizer_source: str
+) -> None:
+    """Stop when a greedy answer holds an id at or past the tokenizer's end.
+
+    A model trained with a tokenizer never saw the ids past its end, so its greedy choice never
+    lands there (sampling still may, rarely: results count those). Greedy landing there means the
+    tokenizer folder is not the model's. ``tokenizer_source`` says where it was set, e.g. "config
+    key 'tokenizer': /opt/minimind/model".
+    """
+    past = tokenizer.past_end(ids)
+    if past == 0:
+        return
+    first = next(token_id for token_id in ids if token_id >= tokenizer.id_count)
+    raise MminferError(
+        f"the greedy answer of step 1 holds {past} token id(s) at or past the end of the "
+        f"tokenizer ({tokenizer_source}), the first {first}: the tokenizer has "
+        f"{tokenizer.id_count} token ids, the checkpoint's embedding {embedding_rows} rows. A "
+        "model trained with this tokenizer would never pick an id it never saw, so the folder is "
+        "not the model's: use the tokenizer the checkpoint was trained with. Answers decoded "
+        "with it would lose those ids."
+    )

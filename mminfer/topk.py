@@ -22,7 +22,13 @@ from mminfer.model import keep_top_k, keep_top_p
 from mminfer.prompts import prefix_prompt
 from mminfer.records import ChatPrompt, RunInfo
 from mminfer.records.topk import Answer, TopK, TopKTemperature
-from mminfer.sampling import cut_at_eos, decoded_answers, next_token_logits, temperature_key
+from mminfer.sampling import (
+    answer_ids_past_tokenizer,
+    cut_at_eos,
+    decoded_answers,
+    next_token_logits,
+    temperature_key,
+)
 
 TOP_K_KEY = "config key 'topk.top_k'"
 
@@ -111,6 +117,7 @@ def summarize_top_k(tokenizer, rows: list[list[int]], cuts: list[list[float]]) -
         cut_first=cuts[0][0],
         cut_mean=sum(steps_cut) / len(steps_cut),
         steps=len(steps_cut),
+        ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
         answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
     )
 
@@ -142,7 +149,12 @@ def measure_topk(
     device,
 ) -> TopK:
     """topk.json: step 5 with top_k on (the SFT model), step 6 with top-k first (pretrained)."""
-    check_top_k(top_k, sft_model.config.vocab_size)
+    logits = next_token_logits(pretrain_model, prefix_prompt(tokenizer, prefix), device)
+    where = (
+        f"{model_named(topp_run.checkpoint, topp_run.dtype)}, the next token after [bos]{prefix}"
+    )
+    check_logits(logits, where)
+    check_top_k(top_k, logits.shape[-1])
     temps = {}
     for temperature in sorted(temperatures):
         what = f"{model_named(run.checkpoint, run.dtype)}, top_k {top_k} at T {temperature}"
@@ -159,11 +171,6 @@ def measure_topk(
                 device,
             )
         temps[temperature_key(temperature)] = summarize_top_k(tokenizer, rows, cuts)
-    logits = next_token_logits(pretrain_model, prefix_prompt(tokenizer, prefix), device)
-    where = (
-        f"{model_named(topp_run.checkpoint, topp_run.dtype)}, the next token after [bos]{prefix}"
-    )
-    check_logits(logits, where)
     alone = keep_top_k(logits.unsqueeze(0).clone(), top_k)
     return TopK(
         top_k=top_k,

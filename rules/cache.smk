@@ -3,9 +3,7 @@
 
 rule cache:
     input:
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
-        val_data=run_input("val_data"),
+        **reads("cache"),
     output:
         same=measured("same", "KV 캐시"),
         fed=measured("fed", "KV 캐시"),  # count.json
@@ -13,11 +11,15 @@ rule cache:
         logfile("cache.log"),
     benchmark:
         bench("cache")
+    # first among the jobs ready: step 1's greedy answer checks that the tokenizer is the model's
+    # (tokenizer.check_greedy_answer_fits) before any job decodes an answer with it
+    priority: 1
     conda:
         ENV
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("cache"),
     params:
+        sha256=contents("cache"),
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         new_tokens=config["cache"]["new_tokens"],
@@ -42,9 +44,7 @@ rule cache_script:
 
 rule time:
     input:
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
-        val_data=run_input("val_data"),
+        **reads("time"),
     output:
         measured("time", "KV 캐시"),
     log:
@@ -55,8 +55,9 @@ rule time:
         ENV
     threads: workflow.cores  # all cores: nothing runs beside the timing
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("time"),
     params:
+        sha256=contents("time"),
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         new_tokens=config["cache"]["new_tokens"],

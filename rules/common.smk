@@ -18,7 +18,7 @@ PYTHONPATH = [path for path in (REPO, os.environ.get("PYTHONPATH")) if path]
 os.environ.update(PYTHONPATH=os.pathsep.join(PYTHONPATH))
 ENV = "../envs/mminfer.yaml"
 
-from mminfer import cluster, inputs, measurements
+from mminfer import cluster, fingerprint, inputs, measurements
 from mminfer.errors import MminferError
 from mminfer.inputs import check_config, resolve_runs
 from mminfer.resultslock import hold_results_folder, release_results_folder
@@ -121,15 +121,65 @@ def tokenizer_files(wildcards):
     return [str(folder / "tokenizer.json"), str(folder / "tokenizer_config.json")]
 
 
+# Each config key's files, per results folder: the named inputs of the jobs that read them.
+READ = {
+    "pretrain": run_input("pretrain"),
+    "sft": run_input("sft"),
+    "sft_lora": lora_input,
+    "tokenizer": tokenizer_files,
+    "val_data": run_input("val_data"),
+}
+
+
+def reads(rule):
+    """The inputs of a measurement's rule: the user's files its measurements declare it reads
+    (mminfer.measurements.rule_reads), each named after its config key."""
+    return {key: READ[key] for key in measurements.rule_reads(rule)}
+
+
+# Each user file's sha256, remembered by its stat (mminfer/fingerprint.py).
+FINGERPRINTS = fingerprint.Fingerprints(Path(".snakemake") / "mminfer" / "sha256.json")
+
+
+def contents(rule):
+    """Params function: the sha256 of each file :func:`reads` gives the rule, by path. Under
+    `params:` a changed content reruns the job even when the new file is older than the results
+    (`cp -p`). The demo's own files are left out: rules make them, and Snakemake already reruns
+    what reads a file a rule remade."""
+    keys = measurements.rule_reads(rule)
+
+    def sha256(wildcards):
+        run = RUNS[wildcards.results]
+        paths = []
+        for key in keys:
+            if run["model_set"] == "demo" and key != "sft_lora":
+                continue
+            found = READ[key](wildcards)
+            paths += found if isinstance(found, list) else [found]
+        return FINGERPRINTS.of(paths)
+
+    return sha256
+
+
 def model_params(wildcards):
     """How the scripts load a checkpoint (loading.ModelSpec's fields) for a results folder."""
     return inputs.model_params(config, RUNS[wildcards.results]["model_set"])
 
 
-# Portable resources (laptop and cluster alike); cluster specifics live in profiles/slurm only.
-# gpu=1 only when config key 'device' is 'cuda': 'auto' is decided inside the job.
+# Portable resources (laptop and cluster alike); the partition, account and nodes' CPUs live in
+# profiles/slurm. gpu=1 only when config key 'device' is 'cuda': 'auto' is decided inside the job.
 GPU = 1 if config["device"] == "cuda" else 0
 MODEL_RESOURCES = {"mem_mb": 4000, "runtime": 20, "gpu": GPU}
+
+
+def model_resources(name):
+    """The resources of a measurement's rule; a timing one (its entry's `alone`) also asks SLURM
+    for a node to itself with --exclusive (ignored off a cluster)."""
+    if name in measurements.alone_rules():
+        return {**MODEL_RESOURCES, "slurm_extra": "--exclusive"}
+    return MODEL_RESOURCES
+
+
 TRAIN_RESOURCES = {"mem_mb": 8000, "runtime": 60, "gpu": 0}
 
 

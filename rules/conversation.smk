@@ -3,9 +3,7 @@
 
 rule conversation:
     input:
-        sft=run_input("sft"),
-        sft_lora=lora_input,
-        tokenizer=tokenizer_files,
+        **reads("conversation"),
     output:
         measured("conversation", "대화"),
     log:
@@ -16,8 +14,9 @@ rule conversation:
         ENV
     threads: workflow.cores  # all cores: nothing runs beside the timing
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("conversation"),
     params:
+        sha256=contents("conversation"),
         conversation=config["conversation"],  # every key: records.conversation.ConversationSettings
         chatml_fallback=config["temp"]["chatml_fallback"],
         threads=config["time"]["threads"],  # torch's threads; null: the rule's threads

@@ -4,10 +4,7 @@
 
 rule topk:
     input:
-        sft=run_input("sft"),
-        sft_lora=lora_input,
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
+        **reads("topk"),
     output:
         measured("topk", "생성 인자"),
     log:
@@ -17,8 +14,9 @@ rule topk:
     conda:
         ENV
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("topk"),
     params:
+        sha256=contents("topk"),
         top_k=config["topk"]["top_k"],
         question=config["temp"]["question"],
         temperatures=config["temp"]["temperatures"],
@@ -35,11 +33,7 @@ rule topk:
 
 rule repetition:
     input:
-        sft=run_input("sft"),
-        sft_lora=lora_input,
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
-        val_data=run_input("val_data"),
+        **reads("repetition"),
     output:
         measured("repetition", "생성 인자"),
     log:
@@ -50,8 +44,9 @@ rule repetition:
         ENV
     threads: workflow.cores  # all cores: nothing runs beside the timing
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("repetition"),
     params:
+        sha256=contents("repetition"),
         temperature=config["repetition"]["temperature"],
         penalties=config["repetition"]["penalties"],
         question=config["temp"]["question"],
@@ -73,9 +68,7 @@ rule repetition:
 
 rule batch:
     input:
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
-        val_data=run_input("val_data"),
+        **reads("batch"),
     output:
         measured("batch", "생성 인자"),
     log:
@@ -86,8 +79,9 @@ rule batch:
         ENV
     threads: workflow.cores  # all cores: nothing runs beside the timing
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("batch"),
     params:
+        sha256=contents("batch"),
         prompts=config["batch"]["prompts"],
         shortest=config["batch"]["shortest"],
         new_tokens=config["batch"]["new_tokens"],

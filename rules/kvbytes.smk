@@ -3,7 +3,7 @@
 
 rule kvbytes:
     input:
-        pretrain=run_input("pretrain"),
+        **reads("kvbytes"),
     output:
         measured("kvbytes", "KV 캐시"),
     log:
@@ -13,8 +13,9 @@ rule kvbytes:
     conda:
         ENV
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("kvbytes"),
     params:
+        sha256=contents("kvbytes"),
         tokens=config["kvbytes"]["tokens"],
         seed=config["kvbytes"]["seed"],
         model=model_params,

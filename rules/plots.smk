@@ -16,5 +16,7 @@ rule plot:
         plot="|".join(measurements.pictures()),
     conda:
         ENV
+    params:
+        caption=lambda wildcards: measurements.picture(wildcards.plot).caption,  # plot.rst
     script:
         "../scripts/plot.py"

@@ -33,7 +33,7 @@ rule compare:
             name: [
                 out(measurements.measurement(name).filename, folder) for folder in RUNS
             ]
-            for name in measurements.COMPARED
+            for name in measurements.compared()
         },
     output:
         out(measurements.COMPARISON),

@@ -4,9 +4,7 @@
 
 rule temp:
     input:
-        sft=run_input("sft"),
-        sft_lora=lora_input,
-        tokenizer=tokenizer_files,
+        **reads("temp"),
     output:
         temp=measured("temp", "온도"),
         sampler=measured("sampler", "온도"),
@@ -17,8 +15,9 @@ rule temp:
     conda:
         ENV
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("temp"),
     params:
+        sha256=contents("temp"),
         question=config["temp"]["question"],
         temperatures=config["temp"]["temperatures"],
         samples=config["temp"]["samples"],
@@ -34,8 +33,7 @@ rule temp:
 
 rule topp:
     input:
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
+        **reads("topp"),
     output:
         topp=measured("topp", "top-p"),
         topp_detail=measured("topp_detail", "top-p"),
@@ -46,8 +44,9 @@ rule topp:
     conda:
         ENV
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("topp"),
     params:
+        sha256=contents("topp"),
         prefix=config["topp"]["prefix"],
         sharp_prefix=config["topp"]["sharp_prefix"],
         ps=config["topp"]["ps"],

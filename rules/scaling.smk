@@ -3,9 +3,7 @@
 
 rule sweep:
     input:
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
-        val_data=run_input("val_data"),
+        **reads("sweep"),
     output:
         measured("sweep", "길이"),
     log:
@@ -16,8 +14,9 @@ rule sweep:
         ENV
     threads: workflow.cores  # a timing job: nothing runs beside it
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("sweep"),
     params:
+        sha256=contents("sweep"),
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         sweep=config["sweep"],  # every key of the section: mminfer.sweep.SweepSettings
@@ -29,7 +28,7 @@ rule sweep:
 
 rule capacity:
     input:
-        pretrain=run_input("pretrain"),
+        **reads("capacity"),
     output:
         measured("capacity", "카드"),
     log:
@@ -39,8 +38,9 @@ rule capacity:
     conda:
         ENV
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("capacity"),
     params:
+        sha256=contents("capacity"),
         memory_gib=config["capacity"]["memory_gib"],
         contexts=config["capacity"]["contexts"],
         batch=config["capacity"]["batch"],
@@ -52,9 +52,7 @@ rule capacity:
 
 rule serve:
     input:
-        pretrain=run_input("pretrain"),
-        tokenizer=tokenizer_files,
-        val_data=run_input("val_data"),
+        **reads("serve"),
     output:
         measured("serve", "서빙"),
     log:
@@ -65,8 +63,9 @@ rule serve:
         ENV
     threads: workflow.cores  # a timing job: nothing runs beside it
     resources:
-        **MODEL_RESOURCES,
+        **model_resources("serve"),
     params:
+        sha256=contents("serve"),
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         serve=config["serve"],  # every key of the section: mminfer.serve.ServeSettings

@@ -1,30 +1,26 @@
 """comparison.md: the task's model and every model of config key 'models', side by side.
 
-Each input (mminfer.measurements.COMPARED: time, kvbytes, temp, topp, capacity, conversation) is
-the list of that file over the models, in the order of params.names; one row per model.
+Each input is one compared measurement's file over the models (mminfer.measurements.compared(),
+the entries with `compared`), in the order of params.names; one row per model, from the records of
+that model, each handed to comparison_row under its measurement's name.
 """
 
 import logging
 
 from mminfer.compare import comparison_row, render_comparison
 from mminfer.io import write_text_atomic
-from mminfer.measurements import read_result
+from mminfer.measurements import compared, read_result
 from mminfer.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         rows = []
         for index, name in enumerate(snakemake.params.names):
-            row = comparison_row(
-                name,
-                read_result(snakemake.input.time[index]),
-                read_result(snakemake.input.kvbytes[index]),
-                read_result(snakemake.input.temp[index]),
-                read_result(snakemake.input.topp[index]),
-                read_result(snakemake.input.capacity[index]),
-                read_result(snakemake.input.conversation[index]),
-            )
-            rows.append(row)
+            records = {
+                measurement: read_result(snakemake.input[measurement][index])
+                for measurement in compared()
+            }
+            rows.append(comparison_row(name, **records))
         text = render_comparison(rows)
         write_text_atomic(snakemake.output[0], text)
         logging.getLogger("mminfer").info(

@@ -111,8 +111,9 @@ name is the file's stem, its report section (report/sections/<name>.md.j2), its 
 """
 
 OUTPUTS_FOOTER = """The Korean sentences of report.md live in `report/report.md.j2` and the
-sections it includes (`report/sections/<name>.md.j2`); Python (`report.<name>_facts`) decides the
-facts and verdicts they choose their words by. Edit a template to change how the report reads.
+sections it includes (`report/sections/<name>.md.j2`); Python (`<name>_facts` and `<name>_glance`
+in `mminfer/records/<name>.py`) decides the facts, verdicts and `## 한눈에` rows they choose their
+words by. Edit a template to change how the report reads.
 """
 
 
@@ -161,7 +162,9 @@ def render_outputs() -> str:
         f"| `{measurements.TASK_SCRIPT}` | | | the task's script, runnable by hand where mminfer "
         "is installed |"
     )
-    text.append(f"| `{measurements.REPORT}` | | | the report: a section per measurement |")
+    text.append(
+        f"| `{measurements.REPORT}` | | | the report: `## 한눈에`, then a section per measurement |"
+    )
     text += ["", "## Beyond the task", "", *head]
     for entry in extra:
         text.append(
@@ -171,7 +174,7 @@ def render_outputs() -> str:
     text.append(f"| {pictures} | | | pictures, each drawn from its measurement's file |")
     text.append(
         f"| `{measurements.COMPARISON}` | | | with config key `models`: "
-        f"{', '.join(measurements.COMPARED)} of every model side by side |"
+        f"{', '.join(measurements.compared())} of every model side by side |"
     )
     text += ["", "## Where each number is computed", ""]
     text += [

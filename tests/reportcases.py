@@ -18,6 +18,7 @@ from reportdata import (
     capacity_record,
     conversation_record,
     count_record,
+    course_serve_record,
     differing,
     kv_record,
     repetition_record,
@@ -324,6 +325,15 @@ def cases() -> dict[str, dict]:
         },
         "steps_in_two_bands": {**full, "records": every() | {"sweep": sweep_banded(True)}},
         "contexts_past_positions": {**full, "records": short_positions(every(), 512)},
+        # a course-shaped model: the course's checkpoints and its serving figures (a cliff)
+        "course": {
+            **full,
+            "records": every()
+            | {
+                "same": same_record(run=RUN | {"model_set": "course"}),
+                "serve": course_serve_record(),
+            },
+        },
     }
 
 

@@ -28,6 +28,12 @@ RUN = {
     "model_set": "demo",
     "checkpoint": "resources/demo/pretrain.pth",
     "sha256": "ab" * 32,
+    "inputs": {
+        "resources/demo/pretrain.pth": "ab" * 32,
+        "resources/demo/tokenizer/tokenizer.json": "12" * 32,
+        "resources/demo/tokenizer/tokenizer_config.json": "34" * 32,
+        "resources/demo/corpus/pretrain_val.jsonl": "56" * 32,
+    },
     "backend": "builtin",
     "device": "cpu",
     "device_name": "cpu",
@@ -73,6 +79,7 @@ def same_record(**changes) -> Same:
         "max_abs_logit_diff": 5.7e-06,
         "first_difference": None,
         "text": "가람 마을",
+        "ids_past_tokenizer": 0,
         "prompt": PROMPT,
         "run": RUN,
     }
@@ -190,6 +197,7 @@ def temp_record(distinct=(10, 24, 29)) -> Temperatures:
             "distinct_1": 0.3,
             "distinct_2": 0.5,
             "answers": [{"answer": "유자차입니다.", "count": 27}],
+            "ids_past_tokenizer": 0,
             "prompt": prompt,
             "run": sft_run,
         }
@@ -600,6 +608,7 @@ def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
             "cut_first": 0.001,
             "cut_mean": 0.02,
             "steps": 400,
+            "ids_past_tokenizer": 0,
             "answers": [{"answer": "유자차입니다.", "count": 18}],
         }
     record = {
@@ -627,6 +636,7 @@ def repetition_record(distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.
             "samples": 30,
             "looping": loops,
             "top_share": 0.1,
+            "ids_past_tokenizer": 0,
             "answers": [{"answer": "유자차입니다.", "count": 3}],
             "greedy_ids": [5] * 64,
             "greedy_first_divergence": None if index == 0 else 12 - 4 * index,

@@ -3,6 +3,8 @@ generate's settings with every filter off and no eos (greedy: argmax), short ser
 
 from __future__ import annotations
 
+import torch
+
 from mminfer.model import MiniMindConfig
 from mminfer.serve import ServeSettings
 
@@ -56,3 +58,28 @@ def serve_settings(
         context=64,
         growth_per_doubling=0.1,
     )
+
+
+def never_past(model, id_count: int, lead: float = 3.0, gain: float = 20.0) -> None:
+    """Weights under which a model whose embedding has more rows than ``id_count`` never picks a
+    row at or past it, greedy or sampled, as a model trained with a tokenizer of ``id_count`` ids
+    never picks one it never saw.
+
+    Hidden dimension 0 carries ``lead`` for every real token and -``lead`` for every row past the
+    end (whose other dimensions are 0); no layer writes into it (its row of every o_proj and
+    down_proj is 0), and the final norm scales it by ``gain``. So the last hidden state's dimension
+    0 is positive whatever the input, every real row's logit carries +lead x h0 and every row past
+    the end scores -lead x h0 alone: hundreds of logits below the best real token.
+    """
+    state = model.state_dict()
+    with torch.no_grad():
+        embedding = state["model.embed_tokens.weight"]  # (rows, hidden)
+        embedding[id_count:] = 0.0
+        embedding[:id_count, 0] = lead
+        embedding[id_count:, 0] = -lead
+        for name, weight in state.items():
+            if name.endswith(("o_proj.weight", "down_proj.weight")):
+                weight[0, :] = 0.0  # (hidden out, in): nothing writes into dimension 0
+        state["model.norm.weight"][0] = gain
+        if "lm_head.weight" in state and state["lm_head.weight"] is not embedding:
+            state["lm_head.weight"].copy_(embedding)

@@ -44,15 +44,6 @@ def profile_partition() -> str:
     return str(profile["default-resources"]["slurm_partition"])
 
 
-def test_every_timing_rule_has_the_node_to_itself_in_the_profile():
-    profile = yaml.safe_load((PROFILE / "config.v8+.yaml").read_text(encoding="utf-8"))
-    exclusive = set()
-    for rule, resources in profile["set-resources"].items():
-        if "--exclusive" in str(resources.get("slurm_extra", "")):
-            exclusive.add(rule)
-    assert exclusive == TIMING_RULES
-
-
 def idle_node_cpus(partition: str) -> tuple[int | None, str]:
     """The CPUs of the smallest idle node of the partition, or None and why there is none."""
     start = "scripts/slurm_local.sh start (as root) makes a one-node cluster here"
@@ -310,14 +301,23 @@ def test_cluster_figures_equal_a_local_run_of_the_same_config(runs):
 # --- the profile itself: no cluster needed ------------------------------------------------------
 
 
+# Every SLURM client tool the executor plugin (or mminfer/cluster.py) may call while planning.
+SLURM_TOOLS = ("sinfo", "sacct", "squeue", "sbatch", "scontrol", "srun")
+
+
 @pytest.fixture(scope="module")
-def sinfo_unanswered(tmp_path_factory) -> dict:
-    """An environment whose sinfo cannot answer, as on a machine without SLURM: the profile's
-    checks then do not depend on whether a cluster runs here."""
+def slurm_unanswered(tmp_path_factory) -> dict:
+    """An environment whose SLURM tools all exist but cannot answer, as on a login node whose
+    controller is down: the profile's checks then do not depend on whether a cluster runs here,
+    nor on whether SLURM is installed at all (a laptop has none of these tools; the plugin wants
+    `sacct` or `squeue` to be found before it plans)."""
     folder = tmp_path_factory.mktemp("no-slurm")
-    fake = folder / "sinfo"
-    fake.write_text("#!/bin/sh\necho 'sinfo: no cluster here' >&2\nexit 1\n", encoding="utf-8")
-    fake.chmod(0o755)
+    for tool in SLURM_TOOLS:
+        fake = folder / tool
+        fake.write_text(
+            f"#!/bin/sh\necho '{tool}: no cluster here' >&2\nexit 1\n", encoding="utf-8"
+        )
+        fake.chmod(0o755)
     return {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ.get('PATH', '')}"}
 
 
@@ -354,7 +354,7 @@ def capped_message(here: int) -> str:
 
 
 def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(
-    tmp_path, sinfo_unanswered
+    tmp_path, slurm_unanswered
 ):
     from snakemake.utils import available_cpu_count
 
@@ -368,7 +368,7 @@ def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(
         "--max-threads",
         str(here + 1),
         outdir=outdir,
-        env=sinfo_unanswered,
+        env=slurm_unanswered,
     )
     said = result.stdout + result.stderr
     assert result.returncode != 0
@@ -377,29 +377,29 @@ def test_slurm_profile_under_profile_flag_stops_before_any_job_naming_the_fix(
     assert not outdir.exists() and "Traceback" not in said
 
 
-def test_slurm_profile_under_profile_flag_warns_in_a_dry_run(sinfo_unanswered):
+def test_slurm_profile_under_profile_flag_warns_in_a_dry_run(slurm_unanswered):
     from snakemake.utils import available_cpu_count
 
     here = available_cpu_count()
     result = snakemake_demo(
-        "-n", "--profile", "profiles/slurm", "--max-threads", str(here + 1), env=sinfo_unanswered
+        "-n", "--profile", "profiles/slurm", "--max-threads", str(here + 1), env=slurm_unanswered
     )
     assert result.returncode == 0, result.stderr[-3000:]
     said = result.stdout + result.stderr  # a dry run logs to stdout
     assert capped_message(here) in said and "A run (without -n) stops here" in said
 
 
-def test_slurm_profile_under_profile_flag_runs_with_cores_given(sinfo_unanswered):
+def test_slurm_profile_under_profile_flag_runs_with_cores_given(slurm_unanswered):
     result = snakemake_demo(
-        "-n", "--profile", "profiles/slurm", "--cores", "8", env=sinfo_unanswered
+        "-n", "--profile", "profiles/slurm", "--cores", "8", env=slurm_unanswered
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "threads: 8" in planned_job(result.stdout, "time")
     assert "mminfer:" not in result.stdout + result.stderr
 
 
-def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores(sinfo_unanswered):
-    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=sinfo_unanswered)
+def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores(slurm_unanswered):
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=slurm_unanswered)
     assert result.returncode == 0, result.stderr[-3000:]
     threads = {
         rule: re.findall(r"threads: (\d+)", planned_job(result.stdout, rule))
@@ -409,7 +409,18 @@ def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores(sinfo_unansw
     assert "mminfer:" not in result.stdout + result.stderr
 
 
-def test_slurm_profile_plans_no_account_until_one_is_set(sinfo_unanswered):
-    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=sinfo_unanswered)
+def test_every_timing_rule_and_no_other_asks_for_a_node_to_itself(slurm_unanswered):
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=slurm_unanswered)
+    assert result.returncode == 0, result.stderr[-3000:]
+    exclusive = {
+        rule
+        for rule in MODEL_RULES
+        if "slurm_extra=--exclusive" in planned_job(result.stdout, rule)
+    }
+    assert exclusive == TIMING_RULES
+
+
+def test_slurm_profile_plans_no_account_until_one_is_set(slurm_unanswered):
+    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=slurm_unanswered)
     assert result.returncode == 0, result.stderr[-3000:]
     assert "slurm_partition=cpu" in result.stdout and "slurm_account" not in result.stdout

@@ -41,6 +41,7 @@ def run_of(dtype: str = "float32") -> RunInfo:
         parameters=0,
         active_parameters=0,
         lora=None,
+        inputs={},
     )
 
 

@@ -308,7 +308,7 @@ def test_distinct_n_on_hand_made_answers():
 
 
 def test_summarize_answers_counts_distinct_and_top_share(tiny_run):
-    summary = summarize_answers(["사과", "배", "사과", "사과 "], CHAT_PROMPT, tiny_run)
+    summary = summarize_answers(["사과", "배", "사과", "사과 "], 0, CHAT_PROMPT, tiny_run)
     assert summary.distinct == 3  # whitespace makes a different answer
     assert summary.samples == 4
     assert summary.top_share == pytest.approx(0.5)

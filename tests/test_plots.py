@@ -59,9 +59,9 @@ def sweep_record(tiny_model, tiny_run) -> Sweep:
 @pytest.fixture(scope="module")
 def temp_record(tiny_run) -> Temperatures:
     result = {
-        "0.3": summarize_answers(KOREAN_ANSWERS, CHAT_PROMPT, tiny_run),
-        "1.0": summarize_answers([f"답 {i % 17}" for i in range(30)], CHAT_PROMPT, tiny_run),
-        "1.5": summarize_answers([f"답 {i}" for i in range(30)], CHAT_PROMPT, tiny_run),
+        "0.3": summarize_answers(KOREAN_ANSWERS, 0, CHAT_PROMPT, tiny_run),
+        "1.0": summarize_answers([f"답 {i % 17}" for i in range(30)], 0, CHAT_PROMPT, tiny_run),
+        "1.5": summarize_answers([f"답 {i}" for i in range(30)], 0, CHAT_PROMPT, tiny_run),
     }
     return as_written(result, Temperatures)
 
@@ -253,3 +253,64 @@ def test_the_ratio_panel_keeps_every_length_when_the_fit_fails(monkeypatch):
         in (step_ax.get_legend_handles_labels()[1])
     )
     plots.plt.close(fig)
+
+
+# --- no picture covers itself (issue 30) ---------------------------------------------------------
+
+
+def label_boxes(fig) -> list[tuple[str, object]]:
+    """Every legend's and every written text's box on the drawn figure (titles and tick labels
+    are laid out by matplotlib itself and left out), in display pixels."""
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    boxes = []
+    for ax in fig.axes:
+        legend = ax.get_legend()
+        if legend is not None:
+            boxes.append((f"legend of {ax.get_title()[:30]!r}", legend.get_window_extent(renderer)))
+        for text in ax.texts:
+            if text.get_visible() and text.get_text().strip():
+                boxes.append((repr(text.get_text()[:40]), text.get_window_extent(renderer)))
+    return boxes
+
+
+def overlapping(fig) -> list[tuple[str, str]]:
+    """The pairs of legends and texts whose boxes overlap by more than a pixel each way."""
+    boxes = label_boxes(fig)
+    pairs = []
+    for index, (name, box) in enumerate(boxes):
+        for other_name, other in boxes[index + 1 :]:
+            width = min(box.x1, other.x1) - max(box.x0, other.x0)
+            height = min(box.y1, other.y1) - max(box.y0, other.y0)
+            if width > 1 and height > 1:
+                pairs.append((name, other_name))
+    return pairs
+
+
+def test_overlapping_finds_a_legend_over_a_text(monkeypatch):
+    figure, ax = plots.plt.subplots()
+    ax.plot([0, 1], [0, 1], label="a line with a long label")
+    ax.annotate("a note", (0.5, 0.5), xycoords="axes fraction")
+    ax.legend(loc="center")
+    assert overlapping(figure)
+    plots.plt.close(figure)
+
+
+PICTURE_CASES = {
+    "serve (demo)": (plots.plot_serve, lambda: demo_serve_record()),
+    "serve (course)": (plots.plot_serve, lambda: course_serve_record()),
+    "sweep": (plots.plot_sweep, lambda: reportdata.sweep_record()),
+    "temp": (plots.plot_temp, lambda: reportdata.temp_record()),
+    "topp": (plots.plot_topp, lambda: reportdata.topp_detail_record()),
+    "conversation": (plots.plot_conversation, lambda: reportdata.conversation_record()),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PICTURE_CASES))
+def test_no_legend_or_text_of_a_picture_covers_another(monkeypatch, case):
+    draw, record = PICTURE_CASES[case]
+    figure = drawn(monkeypatch, draw, record())
+    try:
+        assert overlapping(figure) == []
+    finally:
+        plots.plt.close(figure)

@@ -70,6 +70,21 @@ def test_it_runs_alone_exactly_when_its_rule_takes_every_core(name):
     assert entry.alone == takes_every_core
 
 
+@pytest.mark.parametrize("rule", measurements.rules())
+def test_its_rule_reads_resources_and_content_come_from_its_entry(rule):
+    body = rule_body(rule)
+    assert f'**reads("{rule}"),' in body  # the inputs: the entry's reads
+    assert f'sha256=contents("{rule}"),' in body  # their content under params
+    assert f'**model_resources("{rule}"),' in body  # --exclusive from the entry's alone
+
+
+def test_a_rule_s_measurements_agree_on_what_it_reads():
+    for rule in measurements.rules():
+        assert set(measurements.rule_reads(rule)) <= set(measurements.READS)
+    with pytest.raises(KeyError, match="reads"):
+        measurements.rule_reads("no such rule")
+
+
 def test_the_rules_write_only_declared_measurements():
     assert set(re.findall(r'measured\("(\w+)", ', rules_text())) == set(NAMES)
 

@@ -8,6 +8,7 @@ from conftest import CHAT_PROMPT, PRETRAIN_PROMPT
 from reportdata import render_every, repetition_record
 from shapes import prompt_of
 
+from mminfer.loading import run_info
 from mminfer.prompts import chat_prompt
 from mminfer.repetition import first_divergence, loops, measure_repetition
 from mminfer.sampling import summarize_temperatures, temperature_draws
@@ -58,3 +59,12 @@ def test_the_section_follows_the_records_direction():
     untrusted = repetition_record()
     untrusted.timing.verdict = "untrusted"
     assert "이 시간은 믿으면 안 된다" in render_every(repetition=untrusted)
+
+
+def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):
+    from test_vocabulary import Picks, wider_model
+
+    loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=False)
+    model = Picks(loaded.model, tiny_tokenizer.id_count + 7)
+    record = measured(model, tiny_tokenizer, run_info(loaded), penalties=(1.0,))
+    assert record.penalties["1.0"].ids_past_tokenizer == 12 * 8

@@ -464,7 +464,7 @@ def test_serve_verdicts_are_said_in_the_report():
     assert serve_facts(noisy)["spread_batches"] == [2, 16]
     report = render_every(serve=noisy)
     assert "**판정 흔들림 (noisy)**: B = 2, 16에서 패스 사이의 변동계수가" in report
-    assert "| 2 | 10.20 ms | 196 | 98.0 | noisy |" in report
+    assert "| 2 | 10.20 ms | 196 | 98.0 | 흔들림 (noisy) |" in report
 
 
 def test_an_untrusted_serve_table_is_said_so():
@@ -501,7 +501,7 @@ def test_a_cliff_past_no_cache_size_names_no_cause():
 
 def test_a_cliff_between_noisy_batches_names_no_cause():
     report = render_every(serve=course_serve_record(cliffs=[course_cliff("spread")]))
-    assert "| B = 32 → 64 |" in report and "| 패스가 흩어져 원인을 짚지 않음 |" in report
+    assert "| B = 32 → 64 |" in report and "| 판정이 ok가 아니라 원인을 짚지 않음 |" in report
     assert "(추정): L" not in report
 
 
@@ -544,13 +544,13 @@ def test_a_serve_table_whose_steps_jump_within_each_pass_is_noisy_and_says_where
     data["doubts"] = ["decode_spread_within_passes"]
     data["verdict"] = "noisy"
     report = render_every(serve=from_json(Serve, data))
-    assert "B = 2에서 한 패스 안의 단계들이 20% 넘게 흩어졌다" in report
+    assert "B = 2에서 한 패스 안의 단계들의 변동계수가 20%를 넘었다" in report
     assert "패스 사이의 변동계수가 10%를 넘었다" not in report  # the passes agree: not said
 
 
 def test_a_sweep_whose_steps_jump_within_each_run_is_noisy_and_says_so():
     report = render_every(sweep=sweep_record(within=0.3))
-    assert "판정: 흔들림 (noisy) — 한 생성 안의 단계 시간이 길이에 따른 증가를 빼고도" in report
+    assert "판정: 흔들림 (noisy) — 한 생성 안의 단계 시간의 변동계수가 길이에 따른" in report
     assert "생성 3회의 변동계수가 캐시 사용" not in report  # the runs agree: not said
 
 

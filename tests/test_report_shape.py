@@ -14,6 +14,8 @@ import unicodedata
 import pytest
 from reportcases import cases
 
+from mminfer.records import from_json, to_json
+from mminfer.records.serve import Serve
 from mminfer.report import render_report
 
 AVERAGE_LIMIT = 1000
@@ -123,3 +125,109 @@ def test_a_glance_rows_verdict_is_korean_with_the_records_word():
     assert "| 흔들림 (noisy) |" in sections(report)[GLANCE]
     report = rendered("differing_untrusted")
     assert "| 믿을 수 없음 (untrusted) |" in sections(report)[GLANCE]
+
+
+# --- every sentence true to its record: each item of issue 30 beside its opposite -------------
+
+
+def section(name: str, heading: str) -> str:
+    return sections(rendered(name))[heading]
+
+
+def test_a_dip_in_throughput_is_said_where_it_is():
+    assert "B = 2에서는 바로 앞 배치보다 초당 토큰이 줄었다" in section("serve_dips_at_2", "서빙")
+    assert "바로 앞 배치보다" not in section("full", "서빙")
+
+
+def test_every_noisy_turn_is_all_of_them_and_one_is_named():
+    every_turn = section("turns_all_noisy", "대화")
+    assert "잰 모든 턴의 첫 토큰까지 시간이 흔들렸다" in every_turn
+    one = section("turns_one_noisy", "대화")
+    assert "턴 3의 첫 토큰까지 시간이 흔들렸다" in one and "모든 턴의 첫 토큰" not in one
+    assert "흔들렸다" not in section("full", "대화")
+
+
+def test_the_prefix_heading_stands_only_over_a_break():
+    broke = section("prefix_broke", "대화")
+    assert "### 공통 접두사가 끊긴 턴" in broke and "3번째 턴" in broke
+    whole = section("full", "대화")
+    assert "### 공통 접두사" not in whole and "공통 접두사가 끊긴 턴이 없다" in whole
+
+
+def test_the_candidates_named_are_the_records_own():
+    assert "「어제」 20%, 「오늘」 18%, 「아침에」 16%" in section("candidates_time_words", "top-p")
+    mixed = section("candidates_mixed", "top-p")
+    assert "「학교에」 20%, 「밥을」 18%, 「어제」 16%" in mixed and "오늘" not in mixed
+
+
+def test_a_speedup_and_a_prefill_measured_twice_are_set_side_by_side():
+    apart = rendered("speedup_disagrees")
+    assert "speedup 18.17배와 두 측정의 변동계수 합(9%)보다 많이 다르다" in apart
+    assert "캐시 없는 첫 단계는 17.00 ms로, 같은 연산인데 두 값의 실행 간 범위가 겹치지" in apart
+    assert "B = 1의 프리필 14.70 ms는" in apart and "범위가 겹치지 않는다." in apart
+    together = rendered("speedup_agrees")
+    assert "speedup 5.75배와 두 측정의 변동계수 합 안에서 같다" in together
+    assert "두 값이 실행 간 범위 안에서 맞는다." in together and "많이 다르다" not in together
+    assert "speedup" not in section("full", "길이에 따른 비용").split("<details>")[0]
+
+
+def test_cached_steps_in_two_bands_are_described_as_two():
+    banded = section("steps_in_two_bands", "길이에 따른 비용")
+    assert "두 무리로 갈렸다: 약 1.70 ms(단계의 53%)와 약 6.00 ms(47%; 1분 부하 평균" in banded
+    assert "두 무리" not in section("full", "길이에 따른 비용")
+
+
+def test_contexts_past_the_models_positions_are_marked():
+    short = section("contexts_past_positions", "카드당 사용자 수")
+    assert "**컨텍스트 2,048, 8,192는 이 모델의 위치 512개를 넘는다**" in short
+    assert "| float32 | 8,192 (위치 초과) |" in short
+    assert "위치 초과" not in section("full", "카드당 사용자 수")
+
+
+def test_users_by_memory_say_the_weights_are_already_out():
+    assert "가중치를 올린 뒤 잰 빈 메모리" in section("full", "서빙")
+
+
+def test_a_lengths_uncached_tokens_are_the_formulas_value_marked_not_a_dash():
+    partly = section("rounding_noisy", "길이에 따른 비용")
+    assert "| 16 | 32 | 392 (공식) |" in partly and "(공식): 캐시 없는 단계를 모두" in partly
+    assert "(공식)" not in section("full", "길이에 따른 비용")
+
+
+def test_the_temperatures_direction_is_the_records():
+    from reportdata import render_every, temp_record
+
+    assert "30개 중 10 → 24 → 29로 늘었다" in render_every(temp=temp_record((10, 24, 29)))
+    assert "30개 중 29 → 24 → 10으로 줄었다" in render_every(temp=temp_record((29, 24, 10)))
+    assert "30개 중 10 → 10 → 10으로 그대로였다" in render_every(temp=temp_record((10, 10, 10)))
+
+
+def test_a_claim_names_the_conditions_it_was_measured_under():
+    report = rendered("full")
+    assert "(float32, cpu): 어떤 답이 나오는지는 캐시가 아니라" in report
+    gpu = rendered("sampler_gpu")
+    assert "(float32, cuda)" in gpu and "반정밀도나 GPU에서는" in gpu
+
+
+def test_two_measurements_agree_where_their_ranges_meet_or_lie_within_the_threshold():
+    from mminfer.records import agree
+
+    assert agree((1.0, 2.0), (1.9, 3.0), 0.0)  # the ranges overlap
+    assert agree((0.36632, 0.36632), (0.36705, 0.36705), 0.1)  # single runs, 0.2 % apart
+    assert not agree((0.04157, 0.04157), (0.01697, 0.01697), 0.1)  # the issue's TTFT and step
+
+
+def test_each_users_speed_at_the_peak_goes_the_way_the_record_does():
+    from reportdata import serve_record
+
+    data = to_json(serve_record())
+    data["batches"][-1]["per_user_tokens_per_second"] = 120.0  # faster than B = 1's 100
+    report = render_every_with(serve=from_json(Serve, data))
+    assert "100.0에서 120.0 토큰/초로 늘었다" in report
+    assert "100.0에서 23.8 토큰/초로 줄었다" in render_every_with()
+
+
+def render_every_with(**replace) -> str:
+    from reportdata import render_every
+
+    return render_every(**replace)

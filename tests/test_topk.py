@@ -10,6 +10,7 @@ from conftest import CHAT_PROMPT
 from reportdata import render_every, temp_record, topk_record
 
 from mminfer.errors import MminferError
+from mminfer.loading import run_info
 from mminfer.prompts import chat_prompt
 from mminfer.records.topk import topk_facts
 from mminfer.sampling import temperature_draws
@@ -70,3 +71,14 @@ def test_the_section_says_whether_top_k_moved_the_counts():
     same = render_every(topk=topk_record(distinct=(10, 24, 29)))
     assert "temp.json과 같았다" in same and "요구하는 까닭" not in same
     assert topk_facts(topk_record(), temp_record())["counts_moved"]
+
+
+def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):
+    from test_vocabulary import Picks, wider_model
+
+    loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=False)
+    past = tiny_tokenizer.id_count + 7
+    model = Picks(loaded.model, past)
+    record = measured(model, tiny_tokenizer, run_info(loaded))
+    assert all(summary.ids_past_tokenizer == 10 * 8 for summary in record.temp.values())
+    assert "토크나이저 끝 너머의 id가 240개" in render_every(topk=record)

@@ -18,12 +18,21 @@ from pathlib import Path
 
 import pytest
 import torch
-from shapes import small_config
+from shapes import never_past, small_config
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
+from mminfer.io import sha256_of
 from mminfer.loading import save_state_dict
-from mminfer.measurements import MEASUREMENTS, REPORT, TASK_SCRIPT, result_files, task_files
+from mminfer.measurements import (
+    MEASUREMENTS,
+    REPORT,
+    TASK_SCRIPT,
+    picture_file,
+    readers,
+    result_files,
+    task_files,
+)
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import from_json, to_json
 from mminfer.resultslock import LOCK_NAME
@@ -36,7 +45,7 @@ OUTPUTS = result_files()
 pytestmark = pytest.mark.slow
 
 
-def snakemake_command(*args, configfiles=(MICRO,)) -> list[str]:
+def snakemake_command(*args, configfiles=(MICRO,), cores=2) -> list[str]:
     """Targets come first in args: --config (and --configfile) take all values after them."""
     return [
         sys.executable,
@@ -44,20 +53,20 @@ def snakemake_command(*args, configfiles=(MICRO,)) -> list[str]:
         "snakemake",
         *args,
         "--cores",
-        "2",
+        str(cores),
         "--configfile",
         *map(str, configfiles),
     ]
 
 
 def snakemake(
-    *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022
+    *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022, cores=2
 ) -> subprocess.CompletedProcess:
     """Run snakemake in the repository under a known umask.
 
     Or in another copy of the workflow: cwd.
     """
-    command = snakemake_command(*args, configfiles=configfiles)
+    command = snakemake_command(*args, configfiles=configfiles, cores=cores)
     result = subprocess.run(
         command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask
     )
@@ -287,7 +296,7 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
         save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
         # temp.json and sampler.json (one job), its picture temp.png and the report: nothing of
         # the pretrained model
-        assert planned_jobs(*args) == {"temp", "conversation", "plot", "report", "all"}
+        assert planned_jobs(*args) == jobs_after_new("sft")
         plan = snakemake("-n", *args).stdout
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
         assert "temp.png" in outputs and "conversation.png" in outputs
@@ -297,6 +306,108 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
             original, sft
         )  # the shared inputs as every other test sees them (only planned, never run)
     assert planned_jobs(*args) == set()
+
+
+def jobs_after_new(key: str) -> set[str]:
+    """The jobs a new file of config key ``key`` reruns: the rules that read it (their entries'
+    ``reads``), the pictures drawn from what they write, the report."""
+    return set(readers(key)) | {"plot", "report", "all"}
+
+
+def files_after_new(key: str) -> set[str]:
+    """The result files a new file of config key ``key`` rewrites (comparison.md aside)."""
+    rules = readers(key)
+    files = {REPORT}
+    for entry in MEASUREMENTS:
+        if entry.rule in rules:
+            files |= {entry.filename, *(picture_file(picture.name) for picture in entry.pictures)}
+    return files
+
+
+# --- results follow content, not clocks ----------------------------------------------------------
+
+OLD_MTIME_NS = 946_684_800 * 10**9  # 2000-01-01: older than any result, as cp -p or a backup leaves
+
+
+def replaced_by_older(path: Path, content: bytes) -> None:
+    """``path`` holds ``content`` now, with a modification time long before the results: what
+    ``cp -p`` of another file over it leaves (same inode, backdated mtime, a new ctime)."""
+    with path.open("r+b") as handle:
+        handle.truncate(0)
+        handle.write(content)
+    os.utime(path, ns=(OLD_MTIME_NS, OLD_MTIME_NS))
+
+
+def checkpoint_bytes(config: MiniMindConfig, seed: int, tmp: Path) -> bytes:
+    torch.manual_seed(seed)
+    save_state_dict(MiniMindForCausalLM(config), tmp)
+    return tmp.read_bytes()
+
+
+def other_content(key: str, path: Path, inputs: dict) -> bytes:
+    """Different bytes for the file of config key ``key``, still a valid input of its kind."""
+    scratch = inputs["root"] / f"scratch-{key}"
+    if key in ("pretrain", "sft"):
+        return checkpoint_bytes(inputs["config"], 10 + len(key), scratch)
+    if key == "sft_lora":
+        state = torch.load(path, weights_only=True)
+        torch.save({name: value * 2 for name, value in state.items()}, scratch)
+        return scratch.read_bytes()
+    if key == "tokenizer":  # the same tokenizer, written out with another indent
+        return json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=1).encode()
+    lines = path.read_text(encoding="utf-8").splitlines()  # val_data: another first document
+    first = json.loads(lines[0])
+    first["text"] = "새 문서의 첫 문장이다. " + first["text"]
+    return "\n".join([json.dumps(first, ensure_ascii=False), *lines[1:]]).encode() + b"\n"
+
+
+@pytest.fixture(scope="module")
+def content_run(course_inputs, tmp_path_factory):
+    """A full run on copies of the course-like inputs and a LoRA, each free to be replaced."""
+    root = tmp_path_factory.mktemp("content")
+    for key in ("pretrain", "sft"):
+        shutil.copy2(course_inputs[key], root / f"{key}.pth")
+    shutil.copytree(course_inputs["tokenizer"], root / "tokenizer")
+    shutil.copy2(course_inputs["val_data"], root / "val.jsonl")
+    config = course_inputs["config"]
+    torch.manual_seed(4)
+    lora = {}
+    for name in apply_lora(MiniMindForCausalLM(config), rank=4):
+        lora[f"{name}.lora.A.weight"] = torch.randn(4, config.hidden_size) * 0.1
+        lora[f"{name}.lora.B.weight"] = torch.randn(config.hidden_size, 4) * 0.1
+    torch.save(lora, root / "lora.pth")
+    inputs = {
+        "pretrain": root / "pretrain.pth",
+        "sft": root / "sft.pth",
+        "sft_lora": root / "lora.pth",
+        "tokenizer": root / "tokenizer",
+        "val_data": root / "val.jsonl",
+    }
+    outdir = root / "out"
+    args = course_args(course_inputs, outdir, **inputs)
+    snakemake(*args)
+    return {"inputs": inputs, "outdir": outdir, "args": args, "root": root, **course_inputs}
+
+
+@pytest.mark.parametrize("key", ["pretrain", "sft", "sft_lora", "tokenizer", "val_data"])
+def test_a_file_replaced_by_older_content_reruns_exactly_its_readers(content_run, key):
+    inputs, outdir, args = content_run["inputs"], content_run["outdir"], content_run["args"]
+    path = inputs[key] / "tokenizer.json" if key == "tokenizer" else inputs[key]
+    replaced_by_older(path, other_content(key, path, content_run))
+    assert path.stat().st_mtime_ns < (outdir / REPORT).stat().st_mtime_ns
+    assert planned_jobs(*args) == jobs_after_new(key)
+    before = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
+    snakemake(*args)
+    after = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
+    assert {name for name in OUTPUTS if before[name] != after[name]} == files_after_new(key)
+    rewritten_json = [name for name in files_after_new(key) if name.endswith(".json")]
+    for name in rewritten_json:
+        run = read(outdir, name).get("run")
+        if run is None:  # topp.json is the task's bare mapping
+            continue
+        assert run["inputs"][str(path)] == sha256_of(path), name
+        assert all(sha256_of(file) == digest for file, digest in run["inputs"].items()), name
+    assert planned_jobs(*args) == set()  # nothing changed since: nothing to do
 
 
 def extra_configfile(tmp_path, text: str) -> tuple:
@@ -407,6 +518,64 @@ def test_tokenizer_with_more_ids_than_the_embedding_names_both_keys(course_input
         ],
         [outdir / "same.json", outdir / "count.json"],
     )
+
+
+def course_shaped(course_inputs: dict, path: Path, seed: int, built_never_past: bool) -> Path:
+    """A checkpoint of the course's 6,400 embedding rows, more than the test tokenizer's ids;
+    random, or built never to pick a row past the tokenizer's end (shapes.never_past)."""
+    torch.manual_seed(seed)
+    model = MiniMindForCausalLM(small_config(vocab=6400))
+    if built_never_past:
+        never_past(model, load_tokenizer(course_inputs["tokenizer"]).id_count)
+    save_state_dict(model, path)
+    return path
+
+
+def test_a_tokenizer_of_another_model_stops_naming_it_and_nothing_is_written(
+    course_inputs, tmp_path
+):
+    checkpoints = {
+        key: course_shaped(course_inputs, tmp_path / f"{key}.pth", seed, built_never_past=False)
+        for key, seed in (("pretrain", 0), ("sft", 1))
+    }
+    outdir = tmp_path / "out"
+    result = snakemake(  # the README's command: the report, one core
+        str(outdir / "report.md"),
+        *course_args(course_inputs, outdir, **checkpoints),
+        check=False,
+        cores=1,
+    )
+    tokenizer = load_tokenizer(course_inputs["tokenizer"])
+    assert_failed_cleanly(
+        result,
+        outdir / "logs" / "cache.log",
+        [
+            f"config key 'tokenizer': {course_inputs['tokenizer']}",
+            f"{tokenizer.id_count} token ids",
+            "6400 rows",
+            "greedy answer of step 1",
+        ],
+        [outdir / "same.json", outdir / "count.json"],
+    )
+    written = [path.name for path in outdir.iterdir() if path.is_file()]
+    assert [name for name in written if name in OUTPUTS] == []  # step 1 ran first
+
+
+def test_a_smaller_tokenizer_whose_model_never_picks_past_it_runs_and_says_zero(
+    course_inputs, tmp_path
+):
+    checkpoints = {
+        key: course_shaped(course_inputs, tmp_path / f"{key}.pth", seed, built_never_past=True)
+        for key, seed in (("pretrain", 0), ("sft", 1))
+    }
+    outdir = tmp_path / "out"
+    snakemake(str(outdir / "report.md"), *course_args(course_inputs, outdir, **checkpoints))
+    assert read(outdir, "same.json")["ids_past_tokenizer"] == 0
+    assert read(outdir, "same.json")["run"]["config"]["vocab_size"] == 6400
+    temp = read(outdir, "temp.json")
+    assert [summary["ids_past_tokenizer"] for summary in temp.values()] == [0] * len(temp)
+    turns = read(outdir, "conversation.json")["turns"]
+    assert [turn["ids_past_tokenizer"] for turn in turns] == [0] * len(turns)
 
 
 def test_checkpoint_with_a_nan_weight_stops_naming_it_and_the_tensor(course_inputs, tmp_path):
@@ -918,7 +1087,7 @@ def test_a_new_lora_reruns_only_temp_and_what_depends_on_it(variants_run):
         state = torch.load(lora, weights_only=True)
         torch.save({k: v * 2 for k, v in state.items()}, lora)
         jobs = planned_jobs(*variants_run["args"], configfiles=(MICRO, variants_run["extra"]))
-        assert jobs == {"temp", "conversation", "plot", "report", "compare", "all"}
+        assert jobs == jobs_after_new("sft_lora") | {"compare"}
     finally:
         shutil.move(original, lora)
 

@@ -47,6 +47,9 @@ class RunInfo:
     model_set: str  # "course", "demo", a name from config key models, or "custom" (a hand run)
     checkpoint: str
     sha256: str
+    # Every file the result came from, by path: its sha256 (the checkpoint, its LoRA, the
+    # tokenizer's tokenizer.json and tokenizer_config.json, the validation file).
+    inputs: dict[str, str]
     backend: str  # "minimind" (MiniMind's own model) or "builtin" (mminfer's twin)
     device: str  # "cpu" or "cuda"
     device_name: str
@@ -141,6 +144,17 @@ def within_rounding(max_abs_logit_diff: float, max_abs_logit: float, dtype: str)
     a bound of 0.
     """
     return max_abs_logit_diff <= rounding_tolerance(dtype) * (1.0 + max_abs_logit)
+
+
+def agree(one: tuple[float, float], other: tuple[float, float], relative: float) -> bool:
+    """Do two measurements of one quantity agree? Each is its (low, high) over its runs; they
+    agree where the ranges overlap or the nearest ends lie within ``relative`` of each other (a
+    single run's range is a point, and the run's own noise threshold is the spread it allows).
+    Two sections that report the same quantity judge it by this."""
+    if one[0] <= other[1] and other[0] <= one[1]:
+        return True
+    gap = max(one[0], other[0]) - min(one[1], other[1])
+    return gap <= relative * min(one[1], other[1])
 
 
 def token_ratio(fed) -> float:

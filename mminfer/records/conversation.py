@@ -111,7 +111,9 @@ class ConversationTurn:
     close_logits: bool  # max_abs_logit_diff <= logit_rtol x (1 + max_abs_logit)
     # the first different token; its *_with_cache fields are carry's, *_without_cache recompute's
     first_difference: FirstDifference | None
-    answer: str  # recompute's answer, decoded as eval_llm.py does (special tokens skipped)
+    answer: str  # recompute's answer, decoded as eval_llm.py does (special tokens skipped), an id
+    # past the tokenizer's end shown as ⟨id N⟩ (eval_llm.py's tokenizer drops it)
+    ids_past_tokenizer: int  # in ids and ids_carry: at or past the tokenizer's end
     prefix_break: PrefixBreak | None  # None: the whole held cache was a prefix of the prompt
     timing: TurnTiming | None  # None: nothing reused (the first turn), nothing to time
 
@@ -283,6 +285,7 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
     return {
         "record": conversation,
         "turn_count": len(turns),
+        "ids_past_tokenizer": sum(turn.ids_past_tokenizer for turn in turns),
         "fed_match": all(turn.fed_match for turn in turns) and conversation.totals_match,
         "saved_share": conversation.total_saved_tokens / conversation.total_fed_recompute,
         "prompt_ratio": conversation.prompt_tokens_recompute / conversation.prompt_tokens_carry,

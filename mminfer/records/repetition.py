@@ -32,6 +32,7 @@ class Penalty:
     samples: int
     looping: int  # answers in which some run of loop_ngram ids comes back (a repeated n-gram)
     top_share: float  # the most common answer's share
+    ids_past_tokenizer: int  # the answers' ids at or past the tokenizer's end, shown as ⟨id N⟩
     answers: list[Answer]  # most common first
     greedy_ids: list[int]  # greedy after step 1's prompt with this penalty
     greedy_first_divergence: int | None  # 0-based step where they leave plain greedy's; None
@@ -122,6 +123,7 @@ def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -
     ]
     timing = repetition.timing
     return {
+        "ids_past_tokenizer": sum(p.ids_past_tokenizer for p in repetition.penalties.values()),
         "ascending": ascending,
         "counts": counts,
         "distinct_trend": trend(counts) if len(counts) > 1 else None,

@@ -29,6 +29,7 @@ class Same:
     max_abs_logit_diff: float  # over the steps up to the first difference
     first_difference: FirstDifference | None
     text: str  # ids, decoded
+    ids_past_tokenizer: int  # ids at or past the tokenizer's end: 0, or the job stops
     prompt: PretrainPrompt
     run: RunInfo
 

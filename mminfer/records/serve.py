@@ -9,7 +9,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo
+from mminfer.records import Glance, RunInfo, agree
 
 if TYPE_CHECKING:
     from mminfer.records.sweep import Sweep
@@ -220,20 +220,24 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
-        # batches whose tokens per second fell below the batch before's
+        # batches below the peak whose tokens per second fell below the batch before's (a dip
+        # on the way up; past the peak the drop is the peak's own story)
         "dips": [
             b.batch
             for a, b in itertools.pairwise(rows)
-            if b.tokens_per_second < a.tokens_per_second
+            if b.tokens_per_second < a.tokens_per_second and b.batch < serve.peak_batch
         ],
         "prefill_against_sweep": prefill_against_sweep(serve, sweep),
+        # each user slower at the peak than in the smallest batch
+        "per_user_falls": top.per_user_tokens_per_second < first.per_user_tokens_per_second,
     }
 
 
 def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
     """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
     same prompt: "same" where the passes' range of the one and the runs' range of the other
-    overlap, else "differ" (other runs). None where the two did not measure the same prefill."""
+    agree (records.agree, within serve's noisy_cv), else "differ". None where the two did not
+    measure the same prefill."""
     first = serve.batches[0]
     if sweep is None or first.batch != 1 or not first.prefills_s:
         return None
@@ -241,7 +245,7 @@ def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
         return None
     low, high = min(first.prefills_s), max(first.prefills_s)
     sweep_low, sweep_high = sweep.steps.with_cache_low_s[0], sweep.steps.with_cache_high_s[0]
-    overlap = low <= sweep_high and sweep_low <= high
+    overlap = agree((low, high), (sweep_low, sweep_high), serve.noisy_cv)
     return {
         "prefill_s": first.prefill_s,
         "ttft_s": sweep.ttft_s,

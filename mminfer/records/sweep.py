@@ -7,7 +7,7 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo
+from mminfer.records import Glance, RunInfo, agree
 
 if TYPE_CHECKING:
     from mminfer.records.time import Timing
@@ -224,11 +224,11 @@ def bands(steps_s: list[float]) -> list[dict] | None:
 def prefill_twice(sweep: Sweep) -> dict:
     """The prefill of the prompt measured twice in one run: the cached generation's first step
     (ttft_s) and the uncached one's first step, the same forward of P tokens. "same" where the
-    runs' ranges of the two overlap, else "differ"."""
+    runs' ranges of the two agree (records.agree, within the sweep's noisy_cv), else "differ"."""
     steps = sweep.steps
     cached = (steps.with_cache_low_s[0], steps.with_cache_high_s[0])
     uncached = (steps.without_cache_low_s[0], steps.without_cache_high_s[0])
-    overlap = cached[0] <= uncached[1] and uncached[0] <= cached[1]
+    overlap = agree(cached, uncached, sweep.noisy_cv)
     return {
         "ttft_s": sweep.ttft_s,
         "uncached_first_s": steps.without_cache_s[0],

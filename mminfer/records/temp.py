@@ -32,6 +32,7 @@ class TemperatureSummary:
     distinct_1: float  # distinct characters over all characters of the answers
     distinct_2: float  # distinct character bigrams over all bigrams
     answers: list[Answer]  # most common first
+    ids_past_tokenizer: int  # the answers' ids at or past the tokenizer's end, shown as ⟨id N⟩
     prompt: ChatPrompt
     run: RunInfo
 
@@ -52,6 +53,7 @@ def temp_facts(temp: Temperatures) -> dict:
         "distinct_grows": all(a < b for a, b in itertools.pairwise(distinct)),
         "trend": trend(distinct),
         "distinct": distinct,
+        "ids_past_tokenizer": sum(summary.ids_past_tokenizer for summary in temp.values()),
     }
 
 

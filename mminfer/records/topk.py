@@ -33,6 +33,7 @@ class TopKTemperature:
     cut_first: float  # the probability top-k removed at the first answer token (every sample's)
     cut_mean: float  # the same, averaged over every step that drew an answer's token or its eos
     steps: int  # the steps cut_mean averages (over all samples)
+    ids_past_tokenizer: int  # the answers' ids at or past the tokenizer's end, shown as ⟨id N⟩
     answers: list[Answer]  # most common first
 
 
@@ -92,6 +93,7 @@ def topk_facts(topk: TopK, temp: Temperatures | None = None, topp: TopP | None =
     cut = [row["without_top_k"] - row["with_top_k"] for row in ps if row["without_top_k"]]
     hottest = temperatures[-1]
     return {
+        "ids_past_tokenizer": sum(s.ids_past_tokenizer for s in topk.temp.values()),
         "with_counts": [row["with_top_k"].distinct for row in temperatures],
         "without_counts": [row["without_top_k"] for row in temperatures],
         "top_k": topk.top_k,
