@@ -15,6 +15,7 @@ include: "rules/kvbytes.smk"
 include: "rules/sampling.smk"
 include: "rules/scaling.smk"
 include: "rules/conversation.smk"
+include: "rules/knobs.smk"
 include: "rules/plots.smk"
 include: "rules/report.smk"
 

@@ -282,6 +282,44 @@ MEASUREMENTS = (
         ),
         compared=True,
     ),
+    Measurement(
+        name="topk",
+        record="mminfer.records.topk:TopK",
+        rule="topk",
+        reads=("sft", "sft_lora", "pretrain", "tokenizer"),
+        measured_by="mminfer.topk:measure_topk",
+        facts="mminfer.records.topk:topk_facts",
+        summary=(
+            "the task's trap: temp's answers and topp's survivors with generate's default top_k "
+            "left on, and the probability top-k cut"
+        ),
+    ),
+    Measurement(
+        name="repetition",
+        record="mminfer.records.repetition:Repetition",
+        rule="repetition",
+        reads=("sft", "sft_lora", "pretrain", "tokenizer", "val_data"),
+        alone=True,
+        measured_by="mminfer.repetition:measure_repetition",
+        facts="mminfer.records.repetition:repetition_facts",
+        summary=(
+            "repetition_penalty: distinct and looping answers per penalty, where greedy leaves "
+            "plain greedy, the penalty's cost with spreads and a verdict"
+        ),
+    ),
+    Measurement(
+        name="batch",
+        record="mminfer.records.batch:Batch",
+        rule="batch",
+        reads=("pretrain", "tokenizer", "val_data"),
+        alone=True,
+        measured_by="mminfer.batch:measure_batch",
+        facts="mminfer.records.batch:batch_facts",
+        summary=(
+            "a left-padded batch with its mask against each prompt alone, without the mask, "
+            "padded right; its time against the rows one after another; half precision's mask"
+        ),
+    ),
 )
 
 TASK_SCRIPT = "cache.py"  # the task's script, copied beside its results (same.json, count.json)

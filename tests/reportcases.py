@@ -15,18 +15,21 @@ from __future__ import annotations
 
 from reportdata import (
     RUN,
+    batch_record,
     capacity_record,
     conversation_record,
     count_record,
     course_serve_record,
     differing,
     kv_record,
+    repetition_record,
     same_record,
     sampler_record,
     serve_record,
     sweep_record,
     temp_record,
     time_record,
+    topk_record,
     topp_detail_record,
     topp_record,
 )
@@ -66,6 +69,9 @@ def every() -> dict:
         "capacity": capacity_record(),
         "serve": serve_record(),
         "conversation": conversation_record(),
+        "topk": topk_record(),
+        "repetition": repetition_record(),
+        "batch": batch_record(),
     }
 
 

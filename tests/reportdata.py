@@ -9,16 +9,19 @@ import json
 from pathlib import Path
 
 from mminfer.records import from_json, to_json
+from mminfer.records.batch import Batch
 from mminfer.records.capacity import Capacity
 from mminfer.records.conversation import Conversation
 from mminfer.records.fed import Count
 from mminfer.records.kvbytes import KvBytes
+from mminfer.records.repetition import Repetition
 from mminfer.records.same import Same
 from mminfer.records.sampler import SamplerCheck
 from mminfer.records.serve import Serve
 from mminfer.records.sweep import Sweep
 from mminfer.records.temp import Temperatures
 from mminfer.records.time import Timing
+from mminfer.records.topk import TopK
 from mminfer.records.topp import TopPDetail
 
 RUN = {
@@ -598,6 +601,166 @@ def course_serve_record(**changes) -> Serve:
     return from_json(Serve, data)
 
 
+CHAT_PROMPT = {
+    "tokenizer": "resources/demo/tokenizer",
+    "template": "tokenizer_config.json",
+    "question": "가람 마을의 특산물은 무엇인가요?",
+    "prompt_len": 14,
+    "seed": 0,
+}
+
+
+def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
+    """topk.json: temp's experiment and topp's survivors with top_k=50 left on."""
+    temp = {}
+    for key, n in zip(("0.3", "1.0", "1.5"), distinct):
+        temp[key] = {
+            "distinct": n,
+            "samples": 30,
+            "top_share": 0.6,
+            "cut_first": 0.001,
+            "cut_mean": 0.02,
+            "steps": 400,
+            "ids_past_tokenizer": 0,
+            "answers": [{"answer": "유자차입니다.", "count": 18}],
+        }
+    record = {
+        "top_k": 50,
+        "temp": temp,
+        "topp": dict(zip(("0.5", "0.9", "0.99"), topp)),
+        "top_k_survivors": 50,
+        "prefix": "민수는",
+        "samples": 30,
+        "new_tokens": 24,
+        "seed": 0,
+        "prompt": CHAT_PROMPT,
+        "run": RUN | {"checkpoint": "resources/demo/sft.pth"},
+        "topp_run": RUN,
+    }
+    return from_json(TopK, record)
+
+
+def repetition_record(distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.12) -> Repetition:
+    """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0."""
+    penalties = {}
+    for index, (key, n, loops) in enumerate(zip(("1.0", "1.1", "1.3"), distinct, looping)):
+        penalties[key] = {
+            "distinct": n,
+            "samples": 30,
+            "looping": loops,
+            "top_share": 0.1,
+            "ids_past_tokenizer": 0,
+            "answers": [{"answer": "유자차입니다.", "count": 3}],
+            "greedy_ids": [5] * 64,
+            "greedy_first_divergence": None if index == 0 else 12 - 4 * index,
+        }
+    with_s = 0.5
+    without_s = with_s * (1 - penalty_share)
+    timing = {
+        "penalty": 1.3,
+        "rows": 30,
+        "steps": 24,
+        "tokens_seen": 38,
+        "with_penalty_s": with_s,
+        "without_penalty_s": without_s,
+        "per_step_with_penalty_s": with_s / 24,
+        "per_step_without_penalty_s": without_s / 24,
+        "penalty_share": penalty_share,
+        "cv_with_penalty": 0.02,
+        "cv_without_penalty": 0.03,
+        "warmup": 1,
+        "runs": 3,
+        "max_runs": 9,
+        "runs_done": 3,
+        "extra_rounds": 0,
+        "doubts": [],
+        "verdict": "ok",
+        "noisy_cv": 0.1,
+        "with_penalty_runs_s": [with_s] * 3,
+        "without_penalty_runs_s": [without_s] * 3,
+        "threads": 2,
+        "cpu_count": 2,
+        "load_before": [0.5, 0.5, 0.5],
+        "load_after": [0.6, 0.5, 0.5],
+    }
+    record = {
+        "temperature": 1.0,
+        "penalties": penalties,
+        "loop_ngram": 3,
+        "samples": 30,
+        "new_tokens": 24,
+        "seed": 0,
+        "greedy_new_tokens": 64,
+        "timing": timing,
+        "prompt": CHAT_PROMPT,
+        "greedy_prompt": PROMPT,
+        "run": RUN | {"checkpoint": "resources/demo/sft.pth"},
+        "greedy_run": RUN,
+    }
+    return from_json(Repetition, record)
+
+
+def batch_row(prompt_len, pad, same=True, divergence=None, diff=1e-5, finite=True) -> dict:
+    return {
+        "prompt_len": prompt_len,
+        "pad": pad,
+        "same_ids": same,
+        "first_divergence": divergence,
+        "max_logit_diff": diff if finite else None,
+        "max_abs_logit": 20.0,
+        "finite": finite,
+    }
+
+
+def batch_record(dtype="float32", half=None) -> Batch:
+    """batch.json: eight prompts of 21 to 201 tokens, the same with the mask, changed without."""
+    lengths = [201, 21, 47, 72, 98, 124, 150, 175]
+    rows = [batch_row(n, 201 - n) for n in lengths]
+    no_mask = [batch_row(n, 201 - n, n == 201, None if n == 201 else 0, 5.0) for n in lengths]
+    right = [batch_row(n, 201 - n, n == 201, None if n == 201 else 0, 9.0) for n in lengths]
+    timing = {
+        "rows": 8,
+        "new_tokens": 64,
+        "batch_s": 0.4,
+        "sequential_s": 1.6,
+        "batch_tokens_per_s": 512 / 0.4,
+        "sequential_tokens_per_s": 512 / 1.6,
+        "speedup": 4.0,
+        "batch_faster": True,
+        "prompt_tokens_batch": 8 * 201,
+        "prompt_tokens_sequential": sum(lengths),
+        "cv_batch": 0.02,
+        "cv_sequential": 0.03,
+        "warmup": 1,
+        "runs": 3,
+        "max_runs": 9,
+        "runs_done": 3,
+        "extra_rounds": 0,
+        "doubts": [],
+        "verdict": "ok",
+        "noisy_cv": 0.1,
+        "batch_runs_s": [0.4] * 3,
+        "sequential_runs_s": [1.6] * 3,
+        "threads": 2,
+        "cpu_count": 2,
+        "load_before": [0.5, 0.5, 0.5],
+        "load_after": [0.6, 0.5, 0.5],
+    }
+    record = {
+        "rows": rows,
+        "no_mask": {"rows": no_mask, "changed": 7},
+        "right_padding": {"rows": right, "changed": 7},
+        "same_ids": True,
+        "pad_id": 0,
+        "new_tokens": 64,
+        "timing": timing,
+        "half_precision": half,
+        "prompt": PROMPT,
+        "run": RUN | {"dtype": dtype},
+    }
+    return from_json(Batch, record)
+
+
 def task_records(**replace) -> dict:
     """render_report's records of the six task files, by measurement name, hand-made; ``replace``
     swaps any."""
@@ -631,6 +794,9 @@ def every_record(**replace) -> dict:
         "sampler": sampler_record(),
         "serve": serve_record(),
         "conversation": conversation_record(),
+        "topk": topk_record(),
+        "repetition": repetition_record(),
+        "batch": batch_record(),
     }
     return task_records() | extras | replace
 

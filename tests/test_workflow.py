@@ -218,6 +218,28 @@ def test_each_result_files_keys_are_its_records_fields(course_run, name):
     assert to_json(record) == data
 
 
+def test_the_knobs_are_exact_end_to_end(course_run):
+    """Issue 29 on the workflow's files: repetition.json's penalty 1.0 row is temp.json's count at
+    its temperature, every masked batch row is its prompt alone (or parts where the gap is
+    rounding), and topk.json compares with temp.json's experiment."""
+    from mminfer.records import within_rounding
+
+    _, outdir = course_run
+    temp, topk = read(outdir, "temp.json"), read(outdir, "topk.json")
+    repetition, batch = read(outdir, "repetition.json"), read(outdir, "batch.json")
+    key = repr(float(repetition["temperature"]))
+    assert repetition["penalties"]["1.0"]["distinct"] == temp[key]["distinct"]
+    assert list(topk["temp"]) == list(temp) and topk["top_k"] == 50
+    assert all(summary["samples"] == temp[key]["samples"] for summary in topk["temp"].values())
+    for row in batch["rows"]:
+        rounding = within_rounding(row["max_logit_diff"], row["max_abs_logit"], "float32")
+        assert row["finite"] and (row["same_ids"] or rounding), row
+    assert batch["rows"][0]["pad"] == 0 and batch["no_mask"]["rows"][0]["same_ids"]
+    report = (outdir / "report.md").read_text(encoding="utf-8")
+    for heading in ("## top-k 함정", "## 반복 페널티", "## 배치와 패딩"):
+        assert heading in report
+
+
 def test_sweep_fed_counts_follow_the_formulas_at_every_length(course_run):
     _, outdir = course_run
     sweep = read(outdir, "sweep.json")

@@ -1,0 +1,281 @@
+"""What generate's repetition_penalty changes, and what it costs -> repetition.json.
+
+MiniMind's generate divides the positive logits of every token a row has seen (the prompt
+included) by the penalty and multiplies the negative ones, in a Python loop over the rows, every
+step; 1.0 skips it. Measured three ways:
+
+- the answers: temp's question, seed, samples and new tokens at one temperature, top_k=0,
+  top_p=1.0, per penalty: the distinct answers and those that loop (some run of ``LOOP_NGRAM``
+  ids comes back). Penalty 1.0 draws exactly temp.json's answers at that temperature;
+- greedy after step 1's prompt per penalty: the first step where the ids leave plain greedy's;
+- the cost: the whole sampled generation of every sample with the penalty farthest from 1.0 and
+  without,
+  interleaved after warm-ups (as time.json), every step run (no eos) so both sides do the same
+  steps; the medians, per step and in all, their spreads, a verdict and the penalty's share.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections import Counter
+
+import torch
+
+from mminfer.finite import check_logits, finite_logits, model_named
+from mminfer.greedy import GREEDY
+from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
+from mminfer.records.repetition import Answer, Penalty, PenaltyTiming, Repetition
+from mminfer.sampling import (
+    answer_ids_past_tokenizer,
+    cut_at_eos,
+    decoded_answers,
+    temperature_key,
+)
+from mminfer.timing import (
+    NOISY_CV,
+    coefficient_of_variation,
+    interleaved_runs,
+    load_average,
+    synced_clock,
+    verdict_of,
+)
+
+LOOP_NGRAM = 3  # an answer loops when some run of this many ids comes back in it
+PENALTY_DOUBTS = {  # timing's doubts, with the penalty-free run in the faster ("cache") slot
+    "cache_not_faster": "penalty_not_slower",
+    "with_cache_spread": "without_penalty_spread",
+    "without_cache_spread": "with_penalty_spread",
+}
+CONTRADICTIONS = ("penalty_not_slower",)  # more work cannot cost nothing: a busy machine
+
+
+@torch.inference_mode()
+def sampled_with_penalty(
+    model,
+    prompt_ids: list[int],
+    temperature: float,
+    penalty: float,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    eos_token_id: int | None,
+    device,
+) -> list[list[int]]:
+    """The new ids of ``samples`` draws after torch.manual_seed(seed), as temp.json's but the
+    penalty (top_k=0, top_p=1.0)."""
+    torch.manual_seed(seed)
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    output = model.generate(
+        input_ids,
+        do_sample=True,
+        top_k=0,
+        top_p=1.0,
+        temperature=temperature,
+        repetition_penalty=penalty,
+        max_new_tokens=new_tokens,
+        num_return_sequences=samples,
+        eos_token_id=eos_token_id,
+        use_cache=True,
+    )
+    return output[:, len(prompt_ids) :].tolist()
+
+
+@torch.inference_mode()
+def greedy_with_penalty(model, prompt_ids: list[int], penalty: float, new_tokens: int, device):
+    """The new ids of step 1's greedy generation (top_k=0, eos None) with ``penalty``."""
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    output = model.generate(
+        input_ids, max_new_tokens=new_tokens, repetition_penalty=penalty, **GREEDY
+    )
+    return output[0, len(prompt_ids) :].tolist()
+
+
+def loops(ids: list[int], n: int = LOOP_NGRAM) -> bool:
+    """Does some run of ``n`` consecutive ids come back later in ``ids``?"""
+    seen = set()
+    for start in range(len(ids) - n + 1):
+        gram = tuple(ids[start : start + n])
+        if gram in seen:
+            return True
+        seen.add(gram)
+    return False
+
+
+def first_divergence(ids: list[int], plain: list[int]) -> int | None:
+    """The first 0-based step where ``ids`` differ from ``plain``; None where they never do."""
+    for step, (a, b) in enumerate(zip(ids, plain)):
+        if a != b:
+            return step
+    return None
+
+
+def summarize_penalty(
+    tokenizer, rows: list[list[int]], greedy_ids: list[int], plain_greedy: list[int]
+) -> Penalty:
+    """One penalty of repetition.json from its draws and its greedy ids."""
+    eos = tokenizer.eos_token_id
+    answers = decoded_answers(tokenizer, rows)
+    counts = Counter(answers)
+    _, top_count = counts.most_common(1)[0]
+    return Penalty(
+        distinct=len(counts),
+        samples=len(answers),
+        looping=sum(loops(cut_at_eos(row, eos)) for row in rows),
+        top_share=top_count / len(answers),
+        ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
+        answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+        greedy_ids=greedy_ids,
+        greedy_first_divergence=first_divergence(greedy_ids, plain_greedy),
+    )
+
+
+def time_penalty(
+    model,
+    prompt_ids: list[int],
+    temperature: float,
+    penalty: float,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    device,
+) -> PenaltyTiming:
+    """The whole sampled generation with ``penalty`` and without (1.0), interleaved, timed."""
+    clock = synced_clock(device)
+
+    def measure(without_penalty: bool) -> float:  # timing's "cache" slot: the faster side
+        applied = 1.0 if without_penalty else penalty
+        start = clock()
+        sampled_with_penalty(
+            model, prompt_ids, temperature, applied, samples, new_tokens, seed, None, device
+        )
+        return clock() - start
+
+    load_before = load_average()
+    measured = interleaved_runs(measure, warmup, runs, max_runs)
+    without_penalty = measured["with_cache_runs_s"]
+    with_penalty = measured["without_cache_runs_s"]
+    doubts = []
+    if statistics.median(with_penalty) <= statistics.median(without_penalty):
+        doubts.append("penalty_not_slower")
+    if coefficient_of_variation(with_penalty) > NOISY_CV:
+        doubts.append("with_penalty_spread")
+    if coefficient_of_variation(without_penalty) > NOISY_CV:
+        doubts.append("without_penalty_spread")
+    with_s = statistics.median(with_penalty)
+    without_s = statistics.median(without_penalty)
+    return PenaltyTiming(
+        penalty=penalty,
+        rows=samples,
+        steps=new_tokens,
+        tokens_seen=len(prompt_ids) + new_tokens,
+        with_penalty_s=with_s,
+        without_penalty_s=without_s,
+        per_step_with_penalty_s=with_s / new_tokens,
+        per_step_without_penalty_s=without_s / new_tokens,
+        penalty_share=(with_s - without_s) / with_s,
+        cv_with_penalty=coefficient_of_variation(with_penalty),
+        cv_without_penalty=coefficient_of_variation(without_penalty),
+        warmup=warmup,
+        runs=runs,
+        max_runs=max(runs, max_runs),
+        runs_done=len(with_penalty),
+        extra_rounds=len(with_penalty) - runs,
+        doubts=doubts,
+        verdict=verdict_of(doubts, CONTRADICTIONS),
+        noisy_cv=NOISY_CV,
+        with_penalty_runs_s=with_penalty,
+        without_penalty_runs_s=without_penalty,
+        threads=torch.get_num_threads(),
+        cpu_count=os.cpu_count(),
+        load_before=load_before,
+        load_after=load_average(),
+    )
+
+
+def measure_repetition(
+    sft_model,
+    tokenizer,
+    prompt_ids: list[int],
+    temperature: float,
+    penalties: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    prompt: ChatPrompt,
+    run: RunInfo,
+    pretrain_model,
+    greedy_prompt_ids: list[int],
+    greedy_new_tokens: int,
+    greedy_prompt: PretrainPrompt,
+    greedy_run: RunInfo,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    device,
+) -> Repetition:
+    """repetition.json (see the module's docstring): answers, greedy and cost per penalty."""
+    named = model_named(run.checkpoint, run.dtype)
+    greedy_named = model_named(greedy_run.checkpoint, greedy_run.dtype)
+    with finite_logits(pretrain_model, f"{greedy_named}, greedy without a penalty"):
+        plain_greedy = greedy_with_penalty(
+            pretrain_model, greedy_prompt_ids, 1.0, greedy_new_tokens, device
+        )
+    results = {}
+    for penalty in penalties:
+        with finite_logits(sft_model, f"{named}, sampling with repetition_penalty {penalty}"):
+            rows = sampled_with_penalty(
+                sft_model,
+                prompt_ids,
+                temperature,
+                penalty,
+                samples,
+                new_tokens,
+                seed,
+                tokenizer.eos_token_id,
+                device,
+            )
+        with finite_logits(pretrain_model, f"{greedy_named}, greedy, penalty {penalty}"):
+            greedy_ids = greedy_with_penalty(
+                pretrain_model, greedy_prompt_ids, penalty, greedy_new_tokens, device
+            )
+        results[temperature_key(penalty)] = summarize_penalty(
+            tokenizer, rows, greedy_ids, plain_greedy
+        )
+    timing = None
+    timed = max(penalties, key=lambda penalty: abs(penalty - 1.0))  # the farthest from off
+    if timed != 1.0:
+        with torch.inference_mode():  # the timed runs keep no logits: checked once, here
+            input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+            logits = sft_model(input_ids).logits[0, -1, :]
+        check_logits(logits, f"{named}, after the chat prompt")
+        timing = time_penalty(
+            sft_model,
+            prompt_ids,
+            temperature,
+            timed,
+            samples,
+            new_tokens,
+            seed,
+            warmup,
+            runs,
+            max_runs,
+            device,
+        )
+    return Repetition(
+        temperature=temperature,
+        penalties=results,
+        loop_ngram=LOOP_NGRAM,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        greedy_new_tokens=greedy_new_tokens,
+        timing=timing,
+        prompt=prompt,
+        greedy_prompt=greedy_prompt,
+        run=run,
+        greedy_run=greedy_run,
+    )

@@ -1,0 +1,187 @@
+"""The task's trap, measured: generate's default top_k=50 left on in steps 5 and 6 -> topk.json.
+
+The task turns top-k off (top_k=0) "to keep the conditions clean"; MiniMind's eval_llm.py leaves it
+on. Here step 5's experiment runs as temp.json's (the same prompt, temperatures, seed, samples and
+new tokens) with top_k on, and each step's logits are kept to say how much probability top-k cut:
+at the first answer token (the same for every sample: one prompt) and on average over the steps
+that drew an answer. Step 6's survivors after [bos] + prefix are counted when top-k runs first, as
+generate runs it (every logit below the k-th largest set to -inf, then top-p). Greedy is left
+alone: the argmax is always among the k largest, so top-k never changes it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import torch
+
+from mminfer.counting import ForwardRecorder
+from mminfer.errors import MminferError
+from mminfer.finite import check_logits, finite_logits, model_named
+from mminfer.model import keep_top_k, keep_top_p
+from mminfer.prompts import prefix_prompt
+from mminfer.records import ChatPrompt, RunInfo
+from mminfer.records.topk import Answer, TopK, TopKTemperature
+from mminfer.sampling import (
+    answer_ids_past_tokenizer,
+    cut_at_eos,
+    decoded_answers,
+    next_token_logits,
+    temperature_key,
+)
+
+TOP_K_KEY = "config key 'topk.top_k'"
+
+
+def check_top_k(top_k: int, vocab_size: int) -> None:
+    """top_k must be a count of candidates the vocabulary has."""
+    if not 1 <= top_k <= vocab_size:
+        raise MminferError(
+            f"{TOP_K_KEY} is {top_k}; it must be between 1 and the model's vocabulary "
+            f"({vocab_size})."
+        )
+
+
+def cut_by_top_k(scaled_logits: torch.Tensor, top_k: int) -> torch.Tensor:
+    """The probability top-k removes from each row of (n, vocab) logits already divided by T.
+
+    The probability is softmax(logits / T) before the cut; the kept tokens are those at or above
+    the k-th largest logit (ties kept), as generate keeps them.
+    """
+    if top_k <= 0:  # generate skips top-k: nothing is cut
+        return torch.zeros(scaled_logits.shape[:-1], dtype=torch.float64)
+    scaled = scaled_logits.double()
+    probs = torch.softmax(scaled, dim=-1)
+    kth_largest = torch.topk(scaled, top_k).values[..., -1, None]
+    kept = scaled >= kth_largest
+    return 1.0 - (probs * kept).sum(dim=-1)
+
+
+@torch.inference_mode()
+def draws_with_top_k(
+    model,
+    prompt_ids: list[int],
+    temperature: float,
+    top_k: int,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    eos_token_id: int,
+    device,
+) -> tuple[list[list[int]], list[list[float]]]:
+    """(each sample's new ids, each step's probability cut per sample), seeded as temp.json's.
+
+    Generate's arguments are temp.json's but top_k: do_sample, top_p=1.0, the tokenizer's eos.
+    """
+    torch.manual_seed(seed)
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    recorder = ForwardRecorder(keep_logits=True)
+    with recorder.watching(model):
+        output = model.generate(
+            input_ids,
+            do_sample=True,
+            top_k=top_k,
+            top_p=1.0,
+            temperature=temperature,
+            max_new_tokens=new_tokens,
+            num_return_sequences=samples,
+            eos_token_id=eos_token_id,
+            use_cache=True,
+        )
+    rows = output[:, len(prompt_ids) :].tolist()
+    cuts = []
+    for logits in recorder.last_logits:  # one (samples, vocab) per step
+        cuts.append(cut_by_top_k(logits / temperature, top_k).tolist())
+    return rows, cuts
+
+
+def answer_steps(row: list[int], eos_id: int) -> int:
+    """The steps that drew a row's answer: its tokens before eos, and the eos itself."""
+    return min(len(cut_at_eos(row, eos_id)) + 1, len(row))
+
+
+def summarize_top_k(tokenizer, rows: list[list[int]], cuts: list[list[float]]) -> TopKTemperature:
+    """One temperature of topk.json from its draws: the answers and the probability cut."""
+    eos = tokenizer.eos_token_id
+    answers = decoded_answers(tokenizer, rows)
+    counts = Counter(answers)
+    _, top_count = counts.most_common(1)[0]
+    steps_cut = []
+    for sample, row in enumerate(rows):
+        for step in range(answer_steps(row, eos)):
+            steps_cut.append(cuts[step][sample])
+    return TopKTemperature(
+        distinct=len(counts),
+        samples=len(answers),
+        top_share=top_count / len(answers),
+        cut_first=cuts[0][0],
+        cut_mean=sum(steps_cut) / len(steps_cut),
+        steps=len(steps_cut),
+        ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
+        answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+    )
+
+
+def survivors_after_top_k(logits: torch.Tensor, top_k: int, ps: list[float]) -> dict[str, int]:
+    """topk.json's topp: the tokens left after top-k and then MiniMind's top-p, per p."""
+    survivors = {}
+    for p in ps:
+        kept = keep_top_p(keep_top_k(logits.unsqueeze(0).clone(), top_k), p)
+        survivors[temperature_key(p)] = int(torch.isfinite(kept).sum())
+    return survivors
+
+
+def measure_topk(
+    sft_model,
+    tokenizer,
+    prompt_ids: list[int],
+    temperatures: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    top_k: int,
+    prompt: ChatPrompt,
+    run: RunInfo,
+    pretrain_model,
+    prefix: str,
+    ps: list[float],
+    topp_run: RunInfo,
+    device,
+) -> TopK:
+    """topk.json: step 5 with top_k on (the SFT model), step 6 with top-k first (pretrained)."""
+    logits = next_token_logits(pretrain_model, prefix_prompt(tokenizer, prefix), device)
+    where = (
+        f"{model_named(topp_run.checkpoint, topp_run.dtype)}, the next token after [bos]{prefix}"
+    )
+    check_logits(logits, where)
+    check_top_k(top_k, logits.shape[-1])
+    temps = {}
+    for temperature in sorted(temperatures):
+        what = f"{model_named(run.checkpoint, run.dtype)}, top_k {top_k} at T {temperature}"
+        with finite_logits(sft_model, what):
+            rows, cuts = draws_with_top_k(
+                sft_model,
+                prompt_ids,
+                temperature,
+                top_k,
+                samples,
+                new_tokens,
+                seed,
+                tokenizer.eos_token_id,
+                device,
+            )
+        temps[temperature_key(temperature)] = summarize_top_k(tokenizer, rows, cuts)
+    alone = keep_top_k(logits.unsqueeze(0).clone(), top_k)
+    return TopK(
+        top_k=top_k,
+        temp=temps,
+        topp=survivors_after_top_k(logits, top_k, ps),
+        top_k_survivors=int(torch.isfinite(alone).sum()),
+        prefix=prefix,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        prompt=prompt,
+        run=run,
+        topp_run=topp_run,
+    )

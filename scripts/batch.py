@@ -1,0 +1,93 @@
+"""A left-padded batch with its attention_mask against each prompt alone -> batch.json.
+
+Opens the pretrained model, builds the prompts (step 1's and shorter ones from the validation
+documents after it) and measures (mminfer.batch.measure_batch). Run by the workflow's `batch` rule
+only.
+"""
+
+import logging
+
+from mminfer.batch import batch_prompts, measure_batch
+from mminfer.loading import ModelSource, ModelSpec, open_with_tokenizer, run_info
+from mminfer.records import PretrainPrompt, write_record
+from mminfer.script import job_log, rule_only, tokenizer_folder
+
+
+def batch(
+    model: ModelSource,
+    prompt: PretrainPrompt,
+    prompts: int,
+    shortest: int,
+    new_tokens: int,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    out,
+):
+    """Open the model, generate the batch three ways and each prompt alone, time, write."""
+    loaded, tokenizer = open_with_tokenizer(model, prompt.tokenizer)
+    rows = batch_prompts(
+        tokenizer, prompt.val_data, prompt.docs, prompt.prompt_tokens, prompts, shortest
+    )
+    record = measure_batch(
+        loaded.model,
+        tokenizer,
+        rows,
+        new_tokens,
+        warmup,
+        runs,
+        max_runs,
+        loaded.device,
+        prompt,
+        run_info(loaded),
+    )
+    log = logging.getLogger("mminfer")
+    for name, rows_of in (
+        ("mask", record.rows),
+        ("no mask", record.no_mask.rows),
+        ("right padding", record.right_padding.rows),
+    ):
+        log.info(
+            "%s: same ids per row %s, first divergence %s",
+            name,
+            [row.same_ids for row in rows_of],
+            [row.first_divergence for row in rows_of],
+        )
+    timing = record.timing
+    log.info(
+        "batch %.4f s (%.1f tokens/s) against one after another %.4f s (%.1f tokens/s), verdict %s",
+        timing.batch_s,
+        timing.batch_tokens_per_s,
+        timing.sequential_s,
+        timing.sequential_tokens_per_s,
+        timing.verdict,
+    )
+    if record.half_precision is not None:
+        log.info("half precision: %s", record.half_precision)
+    write_record(out, record)
+
+
+if "snakemake" in globals():
+    with job_log(snakemake.log[0]):
+        batch(
+            model=ModelSource(
+                checkpoint=snakemake.input.pretrain,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
+            ),
+            prompt=PretrainPrompt(
+                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+                val_data=snakemake.input.val_data,
+                docs=snakemake.params.docs,
+                prompt_tokens=snakemake.params.prompt_tokens,
+            ),
+            prompts=snakemake.params.prompts,
+            shortest=snakemake.params.shortest,
+            new_tokens=snakemake.params.new_tokens,
+            warmup=snakemake.params.warmup,
+            runs=snakemake.params.runs,
+            max_runs=snakemake.params.max_runs,
+            out=snakemake.output[0],
+        )
+elif __name__ == "__main__":
+    rule_only("batch", "batch.json")

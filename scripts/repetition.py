@@ -1,0 +1,136 @@
+"""What the repetition penalty changes and costs -> repetition.json.
+
+Opens the SFT model (with its LoRA) for the sampled answers and the cost, the pretrained model and
+step 1's prompt for greedy (mminfer.repetition.measure_repetition). Run by the workflow's
+`repetition` rule only.
+"""
+
+import logging
+
+from mminfer.loading import (
+    ModelSource,
+    ModelSpec,
+    open_for_chat,
+    open_for_task_prompt,
+    run_info,
+)
+from mminfer.records import PretrainPrompt, write_record
+from mminfer.repetition import measure_repetition
+from mminfer.script import job_log, rule_only, tokenizer_folder
+
+GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
+
+
+def repetition(
+    sft: ModelSource,
+    pretrain: ModelSource,
+    tokenizer,
+    greedy_prompt: PretrainPrompt,
+    temperature: float,
+    penalties: list[float],
+    question: str,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    chatml_fallback: bool,
+    greedy_new_tokens: int,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    out,
+):
+    """Open both models, sample and time per penalty, write repetition.json."""
+    loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
+        sft, tokenizer, question, seed, chatml_fallback
+    )
+    pretrained, _, greedy_ids = open_for_task_prompt(
+        pretrain, greedy_prompt, greedy_new_tokens, GREEDY_LENGTH_KEYS
+    )
+    record = measure_repetition(
+        loaded.model,
+        loaded_tokenizer,
+        prompt_ids,
+        temperature,
+        penalties,
+        samples,
+        new_tokens,
+        seed,
+        prompt,
+        run_info(loaded),
+        pretrained.model,
+        greedy_ids,
+        greedy_new_tokens,
+        greedy_prompt,
+        run_info(pretrained),
+        warmup,
+        runs,
+        max_runs,
+        loaded.device,
+    )
+    log = logging.getLogger("mminfer")
+    for key, penalty in record.penalties.items():
+        log.info(
+            "repetition_penalty %s at T %s: %d distinct of %d, %d looping; greedy leaves plain "
+            "greedy at step %s",
+            key,
+            temperature,
+            penalty.distinct,
+            penalty.samples,
+            penalty.looping,
+            penalty.greedy_first_divergence,
+        )
+    if record.timing is not None:
+        timing = record.timing
+        log.info(
+            "penalty %s: %.4f s with, %.4f s without (share %.1f%%, CV %.1f%% / %.1f%%, %d runs, "
+            "verdict %s)",
+            timing.penalty,
+            timing.with_penalty_s,
+            timing.without_penalty_s,
+            100 * timing.penalty_share,
+            100 * timing.cv_with_penalty,
+            100 * timing.cv_without_penalty,
+            timing.runs_done,
+            timing.verdict,
+        )
+    write_record(out, record)
+
+
+if "snakemake" in globals():
+    with job_log(snakemake.log[0]):
+        threads = snakemake.params.threads or snakemake.threads  # time.threads, else all
+        repetition(
+            sft=ModelSource(
+                checkpoint=snakemake.input.sft,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=threads,
+                input_key="sft",
+                lora=snakemake.input.sft_lora or None,  # none: an empty input
+            ),
+            pretrain=ModelSource(
+                checkpoint=snakemake.input.pretrain,
+                spec=ModelSpec(**snakemake.params.model),
+                threads=threads,
+            ),
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            greedy_prompt=PretrainPrompt(
+                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+                val_data=snakemake.input.val_data,
+                docs=snakemake.params.docs,
+                prompt_tokens=snakemake.params.prompt_tokens,
+            ),
+            temperature=snakemake.params.temperature,
+            penalties=snakemake.params.penalties,
+            question=snakemake.params.question,
+            samples=snakemake.params.samples,
+            new_tokens=snakemake.params.new_tokens,
+            seed=snakemake.params.seed,
+            chatml_fallback=snakemake.params.chatml_fallback,
+            greedy_new_tokens=snakemake.params.greedy_new_tokens,
+            warmup=snakemake.params.warmup,
+            runs=snakemake.params.runs,
+            max_runs=snakemake.params.max_runs,
+            out=snakemake.output[0],
+        )
+elif __name__ == "__main__":
+    rule_only("repetition", "repetition.json")

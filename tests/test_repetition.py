@@ -1,0 +1,70 @@
+"""repetition.json (mminfer.repetition): penalty 1.0 draws temp.json's answers exactly; looping
+answers; greedy's first step off plain greedy; the cost's timing shape; the section follows its
+record."""
+
+from __future__ import annotations
+
+from conftest import CHAT_PROMPT, PRETRAIN_PROMPT
+from reportdata import render_every, repetition_record
+from shapes import prompt_of
+
+from mminfer.loading import run_info
+from mminfer.prompts import chat_prompt
+from mminfer.repetition import first_divergence, loops, measure_repetition
+from mminfer.sampling import summarize_temperatures, temperature_draws
+
+
+def measured(model, tokenizer, run, penalties=(1.0, 1.1, 1.3)):
+    prompt_ids, _ = chat_prompt(tokenizer, CHAT_PROMPT.question)
+    return measure_repetition(
+        model, tokenizer, prompt_ids, 1.0, list(penalties), 12, 8, 0, CHAT_PROMPT, run,
+        model, prompt_of(21), 16, PRETRAIN_PROMPT, run, 0, 1, 1, "cpu",
+    )  # fmt: skip
+
+
+def test_penalty_one_is_temps_row_at_that_temperature(tiny_model, tiny_tokenizer, tiny_run):
+    prompt_ids, _ = chat_prompt(tiny_tokenizer, CHAT_PROMPT.question)
+    draws = temperature_draws(tiny_model, tiny_tokenizer, prompt_ids, [1.0], 12, 8, 0, "cpu")
+    temp = summarize_temperatures(tiny_tokenizer, draws, CHAT_PROMPT, tiny_run)
+    record = measured(tiny_model, tiny_tokenizer, tiny_run)
+    off = record.penalties["1.0"]
+    assert off.distinct == temp["1.0"].distinct
+    assert [(a.answer, a.count) for a in off.answers] == [
+        (a.answer, a.count) for a in temp["1.0"].answers
+    ]
+    assert off.greedy_first_divergence is None
+
+
+def test_a_loop_is_an_ngram_that_comes_back():
+    assert loops([1, 2, 3, 9, 1, 2, 3])
+    assert not loops([1, 2, 3, 4, 1, 2, 5])
+    assert first_divergence([1, 2, 3], [1, 2, 4]) == 2 and first_divergence([1], [1]) is None
+
+
+def test_the_cost_times_the_penalty_farthest_from_one(tiny_model, tiny_tokenizer, tiny_run):
+    record = measured(tiny_model, tiny_tokenizer, tiny_run, penalties=(1.0, 0.8, 1.1))
+    timing = record.timing
+    assert timing.penalty == 0.8 and timing.rows == 12 and timing.steps == 8
+    assert len(timing.with_penalty_runs_s) == timing.runs_done >= 1
+    assert timing.verdict in ("ok", "noisy", "untrusted")
+    assert measured(tiny_model, tiny_tokenizer, tiny_run, penalties=(1.0,)).timing is None
+
+
+def test_the_section_follows_the_records_direction():
+    assert "24 → 27 → 29개로 늘었다" in render_every()
+    fewer = render_every(repetition=repetition_record(distinct=(24, 20, 18)))
+    assert "24 → 20 → 18개로 줄었다" in fewer
+    mixed = render_every(repetition=repetition_record(distinct=(20, 22, 17)))
+    assert "20 → 22 → 17개로 오르내렸다" in mixed
+    untrusted = repetition_record()
+    untrusted.timing.verdict = "untrusted"
+    assert "이 시간은 믿으면 안 된다" in render_every(repetition=untrusted)
+
+
+def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):
+    from test_vocabulary import Picks, wider_model
+
+    loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=False)
+    model = Picks(loaded.model, tiny_tokenizer.id_count + 7)
+    record = measured(model, tiny_tokenizer, run_info(loaded), penalties=(1.0,))
+    assert record.penalties["1.0"].ids_past_tokenizer == 12 * 8

@@ -1,0 +1,84 @@
+"""topk.json (mminfer.topk): step 5 and 6 with generate's default top_k left on; top_k=0 would be
+temp.json's own draws; the probability cut; top-k before top-p; a top_k the vocabulary lacks names
+its key; the section says what its record says."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from conftest import CHAT_PROMPT
+from reportdata import render_every, temp_record, topk_record
+
+from mminfer.errors import MminferError
+from mminfer.loading import run_info
+from mminfer.prompts import chat_prompt
+from mminfer.records.topk import topk_facts
+from mminfer.sampling import temperature_draws
+from mminfer.topk import cut_by_top_k, draws_with_top_k, measure_topk, survivors_after_top_k
+
+
+def measured(model, tokenizer, run, top_k=50):
+    prompt_ids, _ = chat_prompt(tokenizer, CHAT_PROMPT.question)
+    return measure_topk(
+        model, tokenizer, prompt_ids, [0.3, 1.0, 1.5], 10, 8, 0, top_k, CHAT_PROMPT, run,
+        model, "민수는", [0.5, 0.9, 0.99], run, "cpu",
+    )  # fmt: skip
+
+
+def test_top_k_off_draws_exactly_temps_answers(tiny_model, tiny_tokenizer):
+    """With top_k=0 the draws are temp.json's: only the top_k argument differs."""
+    prompt_ids, _ = chat_prompt(tiny_tokenizer, CHAT_PROMPT.question)
+    eos = tiny_tokenizer.eos_token_id
+    rows, _ = draws_with_top_k(tiny_model, prompt_ids, 1.0, 0, 10, 8, 0, eos, "cpu")
+    expected = temperature_draws(tiny_model, tiny_tokenizer, prompt_ids, [1.0], 10, 8, 0, "cpu")
+    assert rows == expected[1.0]
+
+
+def test_the_cut_is_the_probability_below_the_kth_logit():
+    logits = torch.tensor([[2.0, 1.0, 0.0, -1.0]])
+    probs = torch.softmax(logits.double(), dim=-1)[0]
+    assert cut_by_top_k(logits, 2).item() == pytest.approx(float(probs[2] + probs[3]))
+    assert cut_by_top_k(logits, 4).item() == pytest.approx(0.0)
+
+
+def test_top_k_runs_before_top_p_and_keeps_ties():
+    logits = torch.tensor([3.0, 1.0, 1.0, 1.0, -5.0])
+    survivors = survivors_after_top_k(logits, 2, [0.5, 0.999])
+    assert survivors == {"0.5": 1, "0.999": 4}  # the k-th logit's ties survive top-k
+
+
+def test_the_first_tokens_cut_is_every_samples_and_counts_add_up(
+    tiny_model, tiny_tokenizer, tiny_run
+):
+    record = measured(tiny_model, tiny_tokenizer, tiny_run)
+    for summary in record.temp.values():
+        assert summary.samples == 10 and 1 <= summary.distinct <= 10
+        assert 0.0 <= summary.cut_first <= 1.0 and 0.0 <= summary.cut_mean <= 1.0
+        assert sum(answer.count for answer in summary.answers) == 10
+    cut = [summary.cut_first for summary in record.temp.values()]
+    assert cut == sorted(cut)  # a hotter distribution leaves more below the k-th logit
+    assert record.top_k_survivors >= 50 and max(record.topp.values()) <= record.top_k_survivors
+
+
+def test_a_top_k_past_the_vocabulary_names_its_key(tiny_model, tiny_tokenizer, tiny_run):
+    with pytest.raises(MminferError, match="topk.top_k"):
+        measured(tiny_model, tiny_tokenizer, tiny_run, top_k=10**6)
+
+
+def test_the_section_says_whether_top_k_moved_the_counts():
+    moved = render_every()
+    assert "10 → 24 → 29에서 10 → 22 → 21로" in moved and "과제가 top_k=0을 요구하는" in moved
+    same = render_every(topk=topk_record(distinct=(10, 24, 29)))
+    assert "temp.json과 같았다" in same and "요구하는 까닭" not in same
+    assert topk_facts(topk_record(), temp_record())["counts_moved"]
+
+
+def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):
+    from test_vocabulary import Picks, wider_model
+
+    loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=False)
+    past = tiny_tokenizer.id_count + 7
+    model = Picks(loaded.model, past)
+    record = measured(model, tiny_tokenizer, run_info(loaded))
+    assert all(summary.ids_past_tokenizer == 10 * 8 for summary in record.temp.values())
+    assert "토크나이저 끝 너머의 id가 240개" in render_every(topk=record)
