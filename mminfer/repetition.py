@@ -16,6 +16,7 @@ step; 1.0 skips it. Measured three ways:
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import statistics
 from collections import Counter
@@ -276,6 +277,6 @@ def measure_repetition(
         timing=timing,
         prompt=prompt,
         greedy_prompt=greedy_prompt,
-        run=run,
+        run=dataclasses.replace(run, inputs={**run.inputs, **greedy_run.inputs}),  # every file read
         greedy_run=greedy_run,
     )

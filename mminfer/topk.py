@@ -11,6 +11,7 @@ alone: the argmax is always among the k largest, so top-k never changes it.
 
 from __future__ import annotations
 
+import dataclasses
 from collections import Counter
 
 import torch
@@ -182,6 +183,6 @@ def measure_topk(
         new_tokens=new_tokens,
         seed=seed,
         prompt=prompt,
-        run=run,
+        run=dataclasses.replace(run, inputs={**run.inputs, **topp_run.inputs}),  # every file read
         topp_run=topp_run,
     )

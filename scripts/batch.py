@@ -7,8 +7,8 @@ only.
 
 import logging
 
-from mminfer.batch import batch_prompts, measure_batch
-from mminfer.loading import ModelSource, ModelSpec, open_with_tokenizer, run_info
+from mminfer.batch import LENGTH_KEYS, batch_prompts, measure_batch
+from mminfer.loading import ModelSource, ModelSpec, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.script import job_log, rule_only, tokenizer_folder
 
@@ -25,7 +25,7 @@ def batch(
     out,
 ):
     """Open the model, generate the batch three ways and each prompt alone, time, write."""
-    loaded, tokenizer = open_with_tokenizer(model, prompt.tokenizer)
+    loaded, tokenizer, _ = open_for_task_prompt(model, prompt, new_tokens, LENGTH_KEYS)
     rows = batch_prompts(
         tokenizer, prompt.val_data, prompt.docs, prompt.prompt_tokens, prompts, shortest
     )

@@ -87,7 +87,7 @@ class Repetition:
     timing: PenaltyTiming | None  # None: no penalty but 1.0 was asked for
     prompt: ChatPrompt
     greedy_prompt: PretrainPrompt
-    run: RunInfo  # the SFT model's (the samples, the timing)
+    run: RunInfo  # the SFT model's (samples, timing); its inputs: every file the result read
     greedy_run: RunInfo  # the pretrained model's (greedy)
 
 

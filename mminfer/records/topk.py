@@ -55,7 +55,7 @@ class TopK:
     new_tokens: int
     seed: int
     prompt: ChatPrompt
-    run: RunInfo  # the SFT model's (temp)
+    run: RunInfo  # the SFT model's (temp); its inputs: every file the result came from
     topp_run: RunInfo  # the pretrained model's (topp)
 
 
