@@ -31,6 +31,7 @@ from mminfer.sampling import (
     answer_ids_past_tokenizer,
     cut_at_eos,
     decoded_answers,
+    sampled_rows,
     temperature_key,
 )
 from mminfer.timing import (
@@ -52,36 +53,6 @@ CONTRADICTIONS = ("penalty_not_slower",)  # more work cannot cost nothing: a bus
 
 
 @torch.inference_mode()
-def sampled_with_penalty(
-    model,
-    prompt_ids: list[int],
-    temperature: float,
-    penalty: float,
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    eos_token_id: int | None,
-    device,
-) -> list[list[int]]:
-    """The new ids of ``samples`` draws after torch.manual_seed(seed), as temp.json's but the
-    penalty (top_k=0, top_p=1.0)."""
-    torch.manual_seed(seed)
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    output = model.generate(
-        input_ids,
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=temperature,
-        repetition_penalty=penalty,
-        max_new_tokens=new_tokens,
-        num_return_sequences=samples,
-        eos_token_id=eos_token_id,
-        use_cache=True,
-    )
-    return output[:, len(prompt_ids) :].tolist()
-
-
 @torch.inference_mode()
 def greedy_with_penalty(model, prompt_ids: list[int], penalty: float, new_tokens: int, device):
     """The new ids of step 1's greedy generation (top_k=0, eos None) with ``penalty``."""
@@ -150,8 +121,8 @@ def time_penalty(
     def measure(without_penalty: bool) -> float:  # timing's "cache" slot: the faster side
         applied = 1.0 if without_penalty else penalty
         start = clock()
-        sampled_with_penalty(
-            model, prompt_ids, temperature, applied, samples, new_tokens, seed, None, device
+        sampled_rows(
+            model, prompt_ids, temperature, samples, new_tokens, seed, True, None, device, applied
         )
         return clock() - start
 
@@ -228,16 +199,17 @@ def measure_repetition(
     results = {}
     for penalty in penalties:
         with finite_logits(sft_model, f"{named}, sampling with repetition_penalty {penalty}"):
-            rows = sampled_with_penalty(
+            rows = sampled_rows(
                 sft_model,
                 prompt_ids,
                 temperature,
-                penalty,
                 samples,
                 new_tokens,
                 seed,
+                True,
                 tokenizer.eos_token_id,
                 device,
+                penalty,
             )
         with finite_logits(pretrain_model, f"{greedy_named}, greedy, penalty {penalty}"):
             greedy_ids = greedy_with_penalty(

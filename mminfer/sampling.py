@@ -179,10 +179,12 @@ def sampled_rows(
     new_tokens: int,
     seed: int,
     use_cache: bool,
-    eos_token_id: int,
+    eos_token_id: int | None,
     device,
+    repetition_penalty: float = 1.0,
 ) -> list[list[int]]:
-    """The new tokens of ``samples`` answers drawn after torch.manual_seed(seed), as temp.json's."""
+    """The new tokens of ``samples`` answers drawn after torch.manual_seed(seed), as temp.json's
+    (top_k=0, top_p=1.0); ``repetition_penalty`` 1.0 is generate's default, off."""
     torch.manual_seed(seed)
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     output = model.generate(
@@ -191,6 +193,7 @@ def sampled_rows(
         top_k=0,
         top_p=1.0,
         temperature=temperature,
+        repetition_penalty=repetition_penalty,
         max_new_tokens=new_tokens,
         num_return_sequences=samples,
         eos_token_id=eos_token_id,
