@@ -19,33 +19,27 @@ measured pitfall, never raised.
 
 from __future__ import annotations
 
-import os
-import statistics
-
 import torch
 
+from mminfer.abtiming import A_SPREAD, B_SPREAD, time_ab
 from mminfer.counting import ForwardRecorder
 from mminfer.errors import MminferError
 from mminfer.finite import finite_logits, model_named
-from mminfer.greedy import GREEDY
+from mminfer.generation import GREEDY
 from mminfer.io import read_jsonl_field
 from mminfer.prompts import check_length, pretrain_prompt
 from mminfer.records import PretrainPrompt, RunInfo
 from mminfer.records.batch import Batch, BatchCase, BatchRow, BatchTiming, HalfPrecisionMask
-from mminfer.timing import (
-    NOISY_CV,
-    coefficient_of_variation,
-    interleaved_runs,
-    load_average,
-    synced_clock,
-    verdict_of,
-)
 from mminfer.tokenizer import Tokenizer
 
 MASK_VALUE = -1e9  # MiniMind's attention: scores += (1 - mask) * -1e9
 HALF_DTYPES = ("float16", "bfloat16")
 LENGTH_KEYS = "cache.prompt_tokens + batch.new_tokens"
 PROMPTS_KEYS = "config keys 'batch.prompts' and 'batch.shortest'"
+BATCH_DOUBTS = {  # the A/B timing's doubts with the batch as side a (no "not faster": a finding)
+    A_SPREAD: "batch_spread",
+    B_SPREAD: "sequential_spread",
+}
 
 
 def pad_id(tokenizer: Tokenizer) -> int:
@@ -182,62 +176,58 @@ def compared_rows(prompts, batch_ids, batch_logits, alone) -> list[BatchRow]:
 
 
 def time_batch(
-    model, prompts, pad: int, new_tokens: int, warmup: int, runs: int, max_runs: int, device
+    *, model, prompts, pad: int, new_tokens: int, warmup: int, runs: int, max_runs: int, device
 ) -> BatchTiming:
     """The left-padded batch with its mask against its rows one after another, interleaved."""
-    clock = synced_clock(device)
     input_ids, mask = padded(prompts, pad, True, device)
     alone = [torch.tensor([ids], dtype=torch.long, device=device) for ids in prompts]
 
     @torch.inference_mode()
-    def measure(batched: bool) -> float:  # timing's "cache" slot: the batch
-        start = clock()
+    def generate(batched: bool) -> None:  # side a: the batch
         if batched:
             model.generate(input_ids, attention_mask=mask, max_new_tokens=new_tokens, **GREEDY)
         else:
             for ids in alone:
                 model.generate(ids, max_new_tokens=new_tokens, **GREEDY)
-        return clock() - start
 
-    load_before = load_average()
-    measured = interleaved_runs(measure, warmup, runs, max_runs)
-    batch_runs = measured["with_cache_runs_s"]
-    sequential_runs = measured["without_cache_runs_s"]
-    doubts = []
-    if coefficient_of_variation(batch_runs) > NOISY_CV:
-        doubts.append("batch_spread")
-    if coefficient_of_variation(sequential_runs) > NOISY_CV:
-        doubts.append("sequential_spread")
-    batch_s = statistics.median(batch_runs)
-    sequential_s = statistics.median(sequential_runs)
+    timed = time_ab(
+        work=generate,
+        device=device,
+        warmup=warmup,
+        runs=runs,
+        max_runs=max_runs,
+        doubt_names=BATCH_DOUBTS,
+        contradictions=(),  # a batch slower than its rows is a finding, not noise
+    )
     tokens = len(prompts) * new_tokens
     return BatchTiming(
         rows=len(prompts),
         new_tokens=new_tokens,
-        batch_s=batch_s,
-        sequential_s=sequential_s,
-        batch_tokens_per_s=tokens / batch_s,
-        sequential_tokens_per_s=tokens / sequential_s,
-        speedup=sequential_s / batch_s,
-        batch_faster=batch_s < sequential_s,
+        batch_s=timed.a_s,
+        sequential_s=timed.b_s,
+        batch_tokens_per_s=tokens / timed.a_s,
+        sequential_tokens_per_s=tokens / timed.b_s,
+        speedup=timed.b_s / timed.a_s,
+        batch_faster=timed.a_s < timed.b_s,
         prompt_tokens_batch=len(prompts) * max(len(ids) for ids in prompts),
         prompt_tokens_sequential=sum(len(ids) for ids in prompts),
-        cv_batch=coefficient_of_variation(batch_runs),
-        cv_sequential=coefficient_of_variation(sequential_runs),
-        warmup=warmup,
-        runs=runs,
-        max_runs=max(runs, max_runs),
-        runs_done=len(batch_runs),
-        extra_rounds=len(batch_runs) - runs,
-        doubts=doubts,
-        verdict=verdict_of(doubts, ()),  # a batch slower than its rows is a finding, not noise
-        noisy_cv=NOISY_CV,
-        batch_runs_s=batch_runs,
-        sequential_runs_s=sequential_runs,
-        threads=torch.get_num_threads(),
-        cpu_count=os.cpu_count(),
-        load_before=load_before,
-        load_after=load_average(),
+        cv_batch=timed.cv_a,
+        cv_sequential=timed.cv_b,
+        warmup=timed.warmup,
+        runs=timed.runs,
+        max_runs=timed.max_runs,
+        runs_done=timed.runs_done,
+        extra_rounds=timed.extra_rounds,
+        doubts=timed.doubts,
+        verdict=timed.verdict,
+        noisy_cv=timed.noisy_cv,
+        batch_runs_s=timed.a_runs_s,
+        sequential_runs_s=timed.b_runs_s,
+        threads=timed.threads,
+        cpu_count=timed.cpu_count,
+        load_before=timed.load_before,
+        load_after=timed.load_after,
+        clock=timed.clock,
     )
 
 
@@ -255,6 +245,7 @@ def half_precision_mask(name: str, dtype: torch.dtype, rows: list[BatchRow]) -> 
 
 
 def measure_batch(
+    *,
     model,
     tokenizer: Tokenizer,
     prompts: list[list[int]],
@@ -293,7 +284,16 @@ def measure_batch(
         same_ids=all(row.same_ids for row in masked),
         pad_id=pad,
         new_tokens=new_tokens,
-        timing=time_batch(model, prompts, pad, new_tokens, warmup, runs, max_runs, device),
+        timing=time_batch(
+            model=model,
+            prompts=prompts,
+            pad=pad,
+            new_tokens=new_tokens,
+            warmup=warmup,
+            runs=runs,
+            max_runs=max_runs,
+            device=device,
+        ),
         half_precision=half,
         prompt=prompt,
         run=run,

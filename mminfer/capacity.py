@@ -10,7 +10,7 @@ so a card of M bytes that holds the weights W takes
 
 sequences of ``context`` tokens (0 when the weights alone do not fit): an upper bound, since the
 activations, the CUDA context and the allocator also take memory. The bytes per token are measured
-in each dtype on a real cache of random tokens (:func:`mminfer.kvcache.fill_cache`, on a copy of
+in each dtype on a real cache of random tokens (:func:`mminfer.cachebytes.fill_cache`, on a copy of
 the model cast to that dtype), and the prediction is checked on a real cache of a whole batch.
 """
 
@@ -18,13 +18,18 @@ from __future__ import annotations
 
 import copy
 
-from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes, measure_kv_bytes
+from mminfer.cachebytes import (
+    GIB,
+    cache_tensor_bytes,
+    fill_cache,
+    kv_formula_bytes,
+    sequences_that_fit,
+)
 from mminfer.loading import DTYPES, active_parameters, count_parameters
 from mminfer.records import RunInfo
 from mminfer.records.capacity import BatchCheck, Capacity, CapacityRow, DtypeBytes
 
 CAPACITY_DTYPES = ("float32", "bfloat16", "float16")
-GIB = 2**30
 FORMULA = (
     "sequences = floor((memory - weights) / (2 x layers x kv_heads x head_dim x bytes x context))"
 )
@@ -45,18 +50,20 @@ def bytes_per_token(model, config, device, tokens: int) -> dict[str, DtypeBytes]
     result = {}
     for name in CAPACITY_DTYPES:
         formula = kv_formula_bytes(
-            config.num_hidden_layers,
-            1,
-            config.num_key_value_heads,
-            config.head_dim,
-            DTYPES[name].itemsize,
+            layers=config.num_hidden_layers,
+            tokens=1,
+            kv_heads=config.num_key_value_heads,
+            head_dim=config.head_dim,
+            bytes_per_element=DTYPES[name].itemsize,
         )
         if DTYPES[name] == model_dtype:
             cast = model
         else:
             cast = copy.deepcopy(model).to(DTYPES[name])
         try:
-            past_key_values, _ = fill_cache(cast, config, tokens, seed=0, device=device)
+            past_key_values, _ = fill_cache(
+                model=cast, config=config, tokens=tokens, seed=0, device=device
+            )
         except (RuntimeError, NotImplementedError) as error:
             result[name] = DtypeBytes(
                 measured=None, formula=formula, matches=False, error=str(error)
@@ -70,15 +77,6 @@ def bytes_per_token(model, config, device, tokens: int) -> dict[str, DtypeBytes]
             error=None,
         )
     return result
-
-
-def sequences_that_fit(free_bytes: int, bytes_per_sequence: int | None) -> int | None:
-    """floor(free / per sequence); 0 when nothing is free; None when the bytes are unknown."""
-    if bytes_per_sequence is None:
-        return None
-    if free_bytes <= 0:
-        return 0
-    return free_bytes // bytes_per_sequence
 
 
 def capacity_table(
@@ -111,6 +109,31 @@ def capacity_table(
     return rows
 
 
+def checked_batch(*, model, config, context: int, batch: int, device) -> BatchCheck:
+    """A real cache of ``batch`` sequences of ``context`` random tokens against the formula."""
+    past_key_values, _ = fill_cache(
+        model=model, config=config, tokens=context, seed=0, device=device, batch=batch
+    )
+    first_k = past_key_values[0][0]
+    measured = cache_tensor_bytes(past_key_values)
+    predicted = kv_formula_bytes(
+        layers=config.num_hidden_layers,
+        tokens=context,
+        kv_heads=config.num_key_value_heads,
+        head_dim=config.head_dim,
+        bytes_per_element=first_k.element_size(),
+        batch=batch,
+    )
+    return BatchCheck(
+        batch=batch,
+        context=context,
+        measured_bytes=measured,
+        predicted_bytes=predicted,
+        matches=measured == predicted,
+        k_shape=list(first_k.shape),
+    )
+
+
 def resolve_contexts(contexts: list, config) -> list[int]:
     """Context lengths as integers ("max" is the model's max_position_embeddings), no duplicates."""
     resolved = []
@@ -123,6 +146,7 @@ def resolve_contexts(contexts: list, config) -> list[int]:
 
 
 def capacity(
+    *,
     model,
     config,
     device,
@@ -142,7 +166,9 @@ def capacity(
     contexts = resolve_contexts(contexts, config)
     per_token = bytes_per_token(model, config, device, tokens)
     weights = {dtype: weight_bytes(model, dtype) for dtype in per_token}
-    batch_cache = measure_kv_bytes(model, config, batch_context, 0, device, run, batch)
+    batch_check = checked_batch(
+        model=model, config=config, context=batch_context, batch=batch, device=device
+    )
     measured_per_token = {dtype: entry.measured for dtype, entry in per_token.items()}
     if config.use_moe:
         experts, experts_per_token = config.num_experts, config.num_experts_per_tok
@@ -161,14 +187,7 @@ def capacity(
         memory_gib=list(memory_gib),
         contexts=contexts,
         rows=capacity_table(measured_per_token, weights, memory_gib, contexts),
-        batch_check=BatchCheck(
-            batch=batch,
-            context=batch_context,
-            measured_bytes=batch_cache.measured_bytes,
-            predicted_bytes=batch_cache.formula_bytes,
-            matches=batch_cache.matches,
-            k_shape=batch_cache.k_shape,
-        ),
+        batch_check=batch_check,
         formula=FORMULA,
         run=run,
     )

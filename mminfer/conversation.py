@@ -23,17 +23,23 @@ the prefix into every row), against a prefix-sharing server's bound; and two pit
 from __future__ import annotations
 
 import itertools
-import statistics
 from collections.abc import Callable
 
 import torch
 
-from mminfer.capacity import sequences_that_fit
+from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, time_ab
+from mminfer.cachebytes import (
+    cache_tensor_bytes,
+    kv_formula_bytes,
+    random_tokens,
+    sequences_that_fit,
+)
+from mminfer.clock import clock_name
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula
 from mminfer.errors import MminferError
-from mminfer.greedy import GREEDY, first_difference
-from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes, random_tokens
+from mminfer.generation import GREEDY, first_difference
 from mminfer.loading import dtype_name
+from mminfer.machine import available_bytes, load_average
 from mminfer.records import FirstDifference, RunInfo, rounding_tolerance, within_rounding
 from mminfer.records.conversation import (
     Conversation,
@@ -44,16 +50,7 @@ from mminfer.records.conversation import (
     SharedPrefix,
     TurnTiming,
 )
-from mminfer.serve import available_bytes
-from mminfer.timing import (
-    NOISY_CV,
-    coefficient_of_variation,
-    doubts_about,
-    interleaved_runs,
-    load_average,
-    synced_clock,
-    verdict_of,
-)
+from mminfer.spread import NOISY_CV
 from mminfer.tokenizer import Tokenizer
 
 # The pitfalls, by name: what is asked of generate, and the lesson the report states.
@@ -63,6 +60,12 @@ RETURN_SEQUENCES_WITH_BATCH1_CACHE = "return_sequences_with_batch1_cache"
 BREAK_TEXT_CHARS = 12  # characters shown either side of a prefix break
 
 ORDER = "interleaved: warm-ups of both, then rounds of (carry, recompute)"
+TIME_DOUBTS = {  # the A/B timing's doubts in time.json's words, the carried cache as side a
+    A_NOT_FASTER: "cache_not_faster",
+    A_SPREAD: "with_cache_spread",
+    B_SPREAD: "without_cache_spread",
+}
+CONTRADICTIONS = ("cache_not_faster",)
 
 
 # --- the cache ---------------------------------------------------------------------------------
@@ -211,6 +214,7 @@ def logit_gaps(
 
 
 def time_turn(
+    *,
     model,
     prompt_ids: list[int],
     carried,
@@ -225,40 +229,41 @@ def time_turn(
     """Time to first token both ways: generate of one new token, from scratch or the cut cache.
 
     The carry side's clock includes cutting the cache. Rounds alternate (carry, recompute) after
-    warm-ups of both, with more rounds while a doubt remains (mminfer.timing).
+    warm-ups of both, with more rounds while a doubt remains (mminfer.abtiming).
     """
-    clock = clock or synced_clock(device)
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
 
-    def measure(carry: bool) -> float:
-        start = clock()
+    def first_token(carry: bool) -> None:  # side a: the carried cache
         cache = None
         if carry:
             cache = truncate_cache(carried, reused)
         model.generate(input_ids, max_new_tokens=1, past_key_values=cache, **settings)
-        return clock() - start
 
-    measured = interleaved_runs(measure, warmup, runs, max_runs)
-    carry_s = measured["with_cache_runs_s"]
-    recompute_s = measured["without_cache_runs_s"]
-    doubts = doubts_about(carry_s, recompute_s)
-    carry_median = statistics.median(carry_s)
-    recompute_median = statistics.median(recompute_s)
+    timed = time_ab(
+        work=first_token,
+        device=device,
+        warmup=warmup,
+        runs=runs,
+        max_runs=max_runs,
+        doubt_names=TIME_DOUBTS,
+        contradictions=CONTRADICTIONS,
+        clock=clock,
+    )
     return TurnTiming(
-        carry_s=carry_median,
-        recompute_s=recompute_median,
-        saved_s=recompute_median - carry_median,
-        speedup=recompute_median / carry_median,
-        cv_carry=coefficient_of_variation(carry_s),
-        cv_recompute=coefficient_of_variation(recompute_s),
-        runs_done=len(carry_s),
-        extra_rounds=len(carry_s) - runs,
-        doubts=doubts,
-        verdict=verdict_of(doubts),
-        carry_runs_s=carry_s,
-        recompute_runs_s=recompute_s,
-        carry_warmup_s=measured["with_cache_warmup_s"],
-        recompute_warmup_s=measured["without_cache_warmup_s"],
+        carry_s=timed.a_s,
+        recompute_s=timed.b_s,
+        saved_s=timed.b_s - timed.a_s,
+        speedup=timed.b_s / timed.a_s,
+        cv_carry=timed.cv_a,
+        cv_recompute=timed.cv_b,
+        runs_done=timed.runs_done,
+        extra_rounds=timed.extra_rounds,
+        doubts=timed.doubts,
+        verdict=timed.verdict,
+        carry_runs_s=timed.a_runs_s,
+        recompute_runs_s=timed.b_runs_s,
+        carry_warmup_s=timed.a_warmup_s,
+        recompute_warmup_s=timed.b_warmup_s,
     )
 
 
@@ -314,16 +319,16 @@ def hold_conversation(
         timing = None
         if reused > 0:
             timing = time_turn(
-                model,
-                prompt_carry,
-                carried,
-                reused,
-                settings,
-                warmup,
-                runs,
-                max_runs,
-                device,
-                clock,
+                model=model,
+                prompt_ids=prompt_carry,
+                carried=carried,
+                reused=reused,
+                settings=settings,
+                warmup=warmup,
+                runs=runs,
+                max_runs=max_runs,
+                device=device,
+                clock=clock,
             )
 
         ids, _, recompute = generate_turn(model, prompt, None, new_tokens, settings, device)
@@ -334,7 +339,12 @@ def hold_conversation(
         held_ids = (prompt_carry + ids_carry)[: cache_length(carried)]
         previous_prompt_len = len(prompt_carry)
 
-        difference = first_difference(ids_carry, ids, carry.last_logits, recompute.last_logits)
+        difference = first_difference(
+            ids_with=ids_carry,
+            ids_without=ids,
+            logits_with=carry.last_logits,
+            logits_without=recompute.last_logits,
+        )
         gap, scale = logit_gaps(carry.last_logits, recompute.last_logits, difference)
         prompt_len = len(prompt)
         formulas = {
@@ -461,12 +471,12 @@ def shared_prefix_users(
     measured = cache_tensor_bytes(cache)
     element = first_k.element_size()
     formula = kv_formula_bytes(
-        config.num_hidden_layers,
-        held,
-        config.num_key_value_heads,
-        config.head_dim,
-        element,
-        users,
+        layers=config.num_hidden_layers,
+        tokens=held,
+        kv_heads=config.num_key_value_heads,
+        head_dim=config.head_dim,
+        bytes_per_element=element,
+        batch=users,
     )
     identical = prefix_rows_identical(cache, shared_tokens)
     per_token = measured // (users * held)
@@ -581,6 +591,7 @@ def generate_pitfalls(model, prompt_ids: list[int], device) -> list[Pitfall]:
 
 
 def measure_conversation(
+    *,
     model,
     config,
     tokenizer: Tokenizer,
@@ -673,6 +684,7 @@ def measure_conversation(
         threads=torch.get_num_threads(),
         load_before=load_before,
         load_after=load_average(),
+        clock=clock_name(),
         shared_prefix=shared,
         pitfalls=pitfalls,
         run=run,

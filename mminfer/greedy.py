@@ -8,66 +8,18 @@ token), and a near-tie of the top two logits is where rounding can flip the argm
 
 from __future__ import annotations
 
-import torch
-
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
 from mminfer.finite import check_logits, model_named
+from mminfer.generation import first_difference, greedy_generate
 from mminfer.inputs import input_source
-from mminfer.records import FirstDifference, PretrainPrompt, RunInfo
+from mminfer.records import PretrainPrompt, RunInfo
 from mminfer.records.fed import Count
 from mminfer.records.same import Same
 from mminfer.tokenizer import Tokenizer, check_greedy_answer_fits
 
-# The task's greedy arguments of MiniMind's generate (top_k=0: its default of 50 is turned off).
-GREEDY = {"do_sample": False, "top_k": 0, "top_p": 1.0, "eos_token_id": None}
-
-
-def greedy_generate(
-    model,
-    prompt_ids: list[int],
-    new_tokens: int,
-    use_cache: bool,
-    device,
-    recorder: ForwardRecorder | None = None,
-) -> list[int]:
-    """The new token ids of one greedy generation, as the task specifies it."""
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    recorder = recorder or ForwardRecorder()
-    with recorder.watching(model):
-        output = model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
-    return output[0, len(prompt_ids) :].tolist()
-
-
-def top2_margin(logits: torch.Tensor) -> float:
-    """top-1 logit minus top-2 logit of a (vocab,) vector: how close the argmax was to flipping."""
-    return float(torch.topk(logits, 2).values.diff().neg())
-
-
-def first_difference(
-    ids_with: list[int],
-    ids_without: list[int],
-    logits_with: list[torch.Tensor],
-    logits_without: list[torch.Tensor],
-) -> FirstDifference | None:
-    """Where the two greedy paths first pick different tokens, and how close that call was."""
-    for step, (a, b) in enumerate(zip(ids_with, ids_without)):
-        if a == b:
-            continue
-        with_cache = logits_with[step][0]
-        without_cache = logits_without[step][0]
-        return FirstDifference(
-            step=step,
-            token_with_cache=a,
-            token_without_cache=b,
-            margin_with_cache=top2_margin(with_cache),
-            margin_without_cache=top2_margin(without_cache),
-            max_abs_logit_diff=float((with_cache - without_cache).abs().max()),
-            max_abs_logit=float(with_cache.abs().max()),
-        )
-    return None
-
 
 def compare_cache(
+    *,
     model,
     prompt_ids: list[int],
     new_tokens: int,
@@ -79,8 +31,14 @@ def compare_cache(
     """same.json and count.json: generate greedily with and without the cache."""
     with_cache = ForwardRecorder(keep_logits=True)
     without_cache = ForwardRecorder(keep_logits=True)
-    ids = greedy_generate(model, prompt_ids, new_tokens, True, device, with_cache)
-    ids_without_cache = greedy_generate(model, prompt_ids, new_tokens, False, device, without_cache)
+    greedy = {
+        "model": model,
+        "prompt_ids": prompt_ids,
+        "new_tokens": new_tokens,
+        "device": device,
+    }
+    ids = greedy_generate(**greedy, use_cache=True, recorder=with_cache)
+    ids_without_cache = greedy_generate(**greedy, use_cache=False, recorder=without_cache)
     for path, recorder in (("with", with_cache), ("without", without_cache)):
         for step, logits in enumerate(recorder.last_logits):
             where = (
@@ -93,7 +51,10 @@ def compare_cache(
         check_greedy_answer_fits(answer, tokenizer, run.config["vocab_size"], tokenizer_source)
 
     difference = first_difference(
-        ids, ids_without_cache, with_cache.last_logits, without_cache.last_logits
+        ids_with=ids,
+        ids_without=ids_without_cache,
+        logits_with=with_cache.last_logits,
+        logits_without=without_cache.last_logits,
     )
     # after the first different token the two paths see different contexts: compare up to it only
     if difference is None:

@@ -17,42 +17,32 @@ step; 1.0 skips it. Measured three ways:
 from __future__ import annotations
 
 import dataclasses
-import os
-import statistics
 from collections import Counter
 
 import torch
 
-from mminfer.finite import check_logits, finite_logits, model_named
-from mminfer.greedy import GREEDY
-from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
-from mminfer.records.repetition import Answer, Penalty, PenaltyTiming, Repetition
-from mminfer.sampling import (
+from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, time_ab
+from mminfer.draws import (
     answer_ids_past_tokenizer,
     cut_at_eos,
     decoded_answers,
     sampled_rows,
     temperature_key,
 )
-from mminfer.timing import (
-    NOISY_CV,
-    coefficient_of_variation,
-    interleaved_runs,
-    load_average,
-    synced_clock,
-    verdict_of,
-)
+from mminfer.finite import check_logits, finite_logits, model_named
+from mminfer.generation import GREEDY
+from mminfer.records import Answer, ChatPrompt, PretrainPrompt, RunInfo
+from mminfer.records.repetition import Penalty, PenaltyTiming, Repetition
 
 LOOP_NGRAM = 3  # an answer loops when some run of this many ids comes back in it
-PENALTY_DOUBTS = {  # timing's doubts, with the penalty-free run in the faster ("cache") slot
-    "cache_not_faster": "penalty_not_slower",
-    "with_cache_spread": "without_penalty_spread",
-    "without_cache_spread": "with_penalty_spread",
+PENALTY_DOUBTS = {  # the A/B timing's doubts, the penalty-free run as side a (the faster)
+    A_NOT_FASTER: "penalty_not_slower",
+    B_SPREAD: "with_penalty_spread",
+    A_SPREAD: "without_penalty_spread",
 }
 CONTRADICTIONS = ("penalty_not_slower",)  # more work cannot cost nothing: a busy machine
 
 
-@torch.inference_mode()
 @torch.inference_mode()
 def greedy_with_penalty(model, prompt_ids: list[int], penalty: float, new_tokens: int, device):
     """The new ids of step 1's greedy generation (top_k=0, eos None) with ``penalty``."""
@@ -103,6 +93,7 @@ def summarize_penalty(
 
 
 def time_penalty(
+    *,
     model,
     prompt_ids: list[int],
     temperature: float,
@@ -116,29 +107,35 @@ def time_penalty(
     device,
 ) -> PenaltyTiming:
     """The whole sampled generation with ``penalty`` and without (1.0), interleaved, timed."""
-    clock = synced_clock(device)
 
-    def measure(without_penalty: bool) -> float:  # timing's "cache" slot: the faster side
-        applied = 1.0 if without_penalty else penalty
-        start = clock()
+    def generate(without_penalty: bool) -> None:  # side a: the faster side, without the penalty
+        applied = 1.0
+        if not without_penalty:
+            applied = penalty
         sampled_rows(
-            model, prompt_ids, temperature, samples, new_tokens, seed, True, None, device, applied
+            model=model,
+            prompt_ids=prompt_ids,
+            temperature=temperature,
+            samples=samples,
+            new_tokens=new_tokens,
+            seed=seed,
+            use_cache=True,
+            eos_token_id=None,
+            device=device,
+            repetition_penalty=applied,
         )
-        return clock() - start
 
-    load_before = load_average()
-    measured = interleaved_runs(measure, warmup, runs, max_runs)
-    without_penalty = measured["with_cache_runs_s"]
-    with_penalty = measured["without_cache_runs_s"]
-    doubts = []
-    if statistics.median(with_penalty) <= statistics.median(without_penalty):
-        doubts.append("penalty_not_slower")
-    if coefficient_of_variation(with_penalty) > NOISY_CV:
-        doubts.append("with_penalty_spread")
-    if coefficient_of_variation(without_penalty) > NOISY_CV:
-        doubts.append("without_penalty_spread")
-    with_s = statistics.median(with_penalty)
-    without_s = statistics.median(without_penalty)
+    timed = time_ab(
+        work=generate,
+        device=device,
+        warmup=warmup,
+        runs=runs,
+        max_runs=max_runs,
+        doubt_names=PENALTY_DOUBTS,
+        contradictions=CONTRADICTIONS,
+    )
+    with_s = timed.b_s
+    without_s = timed.a_s
     return PenaltyTiming(
         penalty=penalty,
         rows=samples,
@@ -149,26 +146,28 @@ def time_penalty(
         per_step_with_penalty_s=with_s / new_tokens,
         per_step_without_penalty_s=without_s / new_tokens,
         penalty_share=(with_s - without_s) / with_s,
-        cv_with_penalty=coefficient_of_variation(with_penalty),
-        cv_without_penalty=coefficient_of_variation(without_penalty),
-        warmup=warmup,
-        runs=runs,
-        max_runs=max(runs, max_runs),
-        runs_done=len(with_penalty),
-        extra_rounds=len(with_penalty) - runs,
-        doubts=doubts,
-        verdict=verdict_of(doubts, CONTRADICTIONS),
-        noisy_cv=NOISY_CV,
-        with_penalty_runs_s=with_penalty,
-        without_penalty_runs_s=without_penalty,
-        threads=torch.get_num_threads(),
-        cpu_count=os.cpu_count(),
-        load_before=load_before,
-        load_after=load_average(),
+        cv_with_penalty=timed.cv_b,
+        cv_without_penalty=timed.cv_a,
+        warmup=timed.warmup,
+        runs=timed.runs,
+        max_runs=timed.max_runs,
+        runs_done=timed.runs_done,
+        extra_rounds=timed.extra_rounds,
+        doubts=timed.doubts,
+        verdict=timed.verdict,
+        noisy_cv=timed.noisy_cv,
+        with_penalty_runs_s=timed.b_runs_s,
+        without_penalty_runs_s=timed.a_runs_s,
+        threads=timed.threads,
+        cpu_count=timed.cpu_count,
+        load_before=timed.load_before,
+        load_after=timed.load_after,
+        clock=timed.clock,
     )
 
 
 def measure_repetition(
+    *,
     sft_model,
     tokenizer,
     prompt_ids: list[int],
@@ -200,16 +199,16 @@ def measure_repetition(
     for penalty in penalties:
         with finite_logits(sft_model, f"{named}, sampling with repetition_penalty {penalty}"):
             rows = sampled_rows(
-                sft_model,
-                prompt_ids,
-                temperature,
-                samples,
-                new_tokens,
-                seed,
-                True,
-                tokenizer.eos_token_id,
-                device,
-                penalty,
+                model=sft_model,
+                prompt_ids=prompt_ids,
+                temperature=temperature,
+                samples=samples,
+                new_tokens=new_tokens,
+                seed=seed,
+                use_cache=True,
+                eos_token_id=tokenizer.eos_token_id,
+                device=device,
+                repetition_penalty=penalty,
             )
         with finite_logits(pretrain_model, f"{greedy_named}, greedy, penalty {penalty}"):
             greedy_ids = greedy_with_penalty(
@@ -226,17 +225,17 @@ def measure_repetition(
             logits = sft_model(input_ids).logits[0, -1, :]
         check_logits(logits, f"{named}, after the chat prompt")
         timing = time_penalty(
-            sft_model,
-            prompt_ids,
-            temperature,
-            timed,
-            samples,
-            new_tokens,
-            seed,
-            warmup,
-            runs,
-            max_runs,
-            device,
+            model=sft_model,
+            prompt_ids=prompt_ids,
+            temperature=temperature,
+            penalty=timed,
+            samples=samples,
+            new_tokens=new_tokens,
+            seed=seed,
+            warmup=warmup,
+            runs=runs,
+            max_runs=max_runs,
+            device=device,
         )
     return Repetition(
         temperature=temperature,

@@ -16,25 +16,24 @@ from collections import Counter
 
 import torch
 
+from mminfer.draws import (
+    answer_ids_past_tokenizer,
+    decoded_answers,
+    next_token_logits,
+    sampled_rows,
+    temperature_key,
+)
 from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.model import top_p_mask
 from mminfer.prompts import prefix_prompt
-from mminfer.records import ChatPrompt, RunInfo
+from mminfer.records import Answer, ChatPrompt, RunInfo
 from mminfer.records.sampler import SampleDifference, SamplerCheck
-from mminfer.records.temp import Answer, Temperatures, TemperatureSummary
+from mminfer.records.temp import Temperatures, TemperatureSummary
 from mminfer.records.topp import Position, TopP, TopPDetail, TopToken
 
 
-def temperature_key(temperature: float) -> str:
-    """The JSON key of a temperature or p, as the task writes them: 0.3 -> "0.3", 1 -> "1.0"."""
-    return repr(float(temperature))
-
-
-def cut_at_eos(ids: list[int], eos_id: int) -> list[int]:
-    return ids[: ids.index(eos_id)] if eos_id in ids else ids
-
-
 def temperature_draws(
+    *,
     model,
     tokenizer,
     prompt_ids: list[int],
@@ -56,7 +55,15 @@ def temperature_draws(
     for temperature in sorted(temperatures):
         with finite_logits(model, f"{named}, sampling at temperature {temperature}"):
             draws[float(temperature)] = sampled_rows(
-                model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
+                model=model,
+                prompt_ids=prompt_ids,
+                temperature=temperature,
+                samples=samples,
+                new_tokens=new_tokens,
+                seed=seed,
+                use_cache=True,
+                eos_token_id=eos,
+                device=device,
             )
     return draws
 
@@ -74,24 +81,17 @@ def sample_answers(
     """``samples`` sampled answers at one temperature, cut before their first eos, decoded."""
     eos = tokenizer.eos_token_id
     rows = sampled_rows(
-        model, prompt_ids, temperature, samples, new_tokens, seed, True, eos, device
+        model=model,
+        prompt_ids=prompt_ids,
+        temperature=temperature,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        use_cache=True,
+        eos_token_id=eos,
+        device=device,
     )
     return decoded_answers(tokenizer, rows)
-
-
-def decoded_answers(tokenizer, rows: list[list[int]]) -> list[str]:
-    """Each draw's answer: its new tokens cut before their first eos, decoded."""
-    eos = tokenizer.eos_token_id
-    answers = []
-    for row in rows:
-        answers.append(tokenizer.decode(cut_at_eos(row, eos), skip_special_tokens=False))
-    return answers
-
-
-def answer_ids_past_tokenizer(tokenizer, rows: list[list[int]]) -> int:
-    """The ids at or past the tokenizer's end in the draws' answers (cut before their eos)."""
-    eos = tokenizer.eos_token_id
-    return sum(tokenizer.past_end(cut_at_eos(row, eos)) for row in rows)
 
 
 def distinct_n(answers: list[str], n: int) -> float:
@@ -127,6 +127,7 @@ def summarize_answers(
 
 
 def temperature_experiment(
+    *,
     model,
     tokenizer,
     prompt_ids: list[int],
@@ -145,14 +146,14 @@ def temperature_experiment(
     with the sampler check, and summarizes them with :func:`summarize_temperatures`.)
     """
     draws = temperature_draws(
-        model,
-        tokenizer,
-        prompt_ids,
-        temperatures,
-        samples,
-        new_tokens,
-        seed,
-        device,
+        model=model,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=temperatures,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        device=device,
         named=model_named(run.checkpoint, run.dtype),
     )
     return summarize_temperatures(tokenizer, draws, prompt, run)
@@ -170,38 +171,6 @@ def summarize_temperatures(
     return result
 
 
-@torch.inference_mode()
-def sampled_rows(
-    model,
-    prompt_ids: list[int],
-    temperature: float,
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    use_cache: bool,
-    eos_token_id: int | None,
-    device,
-    repetition_penalty: float = 1.0,
-) -> list[list[int]]:
-    """The new tokens of ``samples`` answers drawn after torch.manual_seed(seed), as temp.json's
-    (top_k=0, top_p=1.0); ``repetition_penalty`` 1.0 is generate's default, off."""
-    torch.manual_seed(seed)
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    output = model.generate(
-        input_ids,
-        do_sample=True,
-        top_k=0,
-        top_p=1.0,
-        temperature=temperature,
-        repetition_penalty=repetition_penalty,
-        max_new_tokens=new_tokens,
-        num_return_sequences=samples,
-        eos_token_id=eos_token_id,
-        use_cache=use_cache,
-    )
-    return output[:, len(prompt_ids) :].tolist()
-
-
 def first_sample_difference(rows_a: list[list[int]], rows_b: list[list[int]]):
     """The first sample, and its first step, where two sets of rows differ (None: they don't)."""
     for sample, (a, b) in enumerate(zip(rows_a, rows_b)):
@@ -217,6 +186,7 @@ def first_sample_difference(rows_a: list[list[int]], rows_b: list[list[int]]):
 
 
 def sampler_check(
+    *,
     model,
     tokenizer,
     prompt_ids: list[int],
@@ -237,15 +207,23 @@ def sampler_check(
     already (temp.json's, :func:`temperature_draws`); drawn here otherwise.
     """
     eos = tokenizer.eos_token_id
-    args = (model, prompt_ids, temperature, samples, new_tokens)
+    draw = {
+        "model": model,
+        "prompt_ids": prompt_ids,
+        "temperature": temperature,
+        "samples": samples,
+        "new_tokens": new_tokens,
+        "eos_token_id": eos,
+        "device": device,
+    }
     what = f"{model_named(run.checkpoint, run.dtype)}, sampling at temperature {temperature}"
     if with_cache is None:
         with finite_logits(model, f"{what} with the cache, seed {seed}"):
-            with_cache = sampled_rows(*args, seed, True, eos, device)
+            with_cache = sampled_rows(**draw, seed=seed, use_cache=True)
     with finite_logits(model, f"{what} without the cache, seed {seed}"):
-        without_cache = sampled_rows(*args, seed, False, eos, device)
+        without_cache = sampled_rows(**draw, seed=seed, use_cache=False)
     with finite_logits(model, f"{what} with the cache, seed {second_seed}"):
-        other_seed = sampled_rows(*args, second_seed, True, eos, device)
+        other_seed = sampled_rows(**draw, seed=second_seed, use_cache=True)
     identical = sum(a == b for a, b in zip(with_cache, without_cache))
     differ = sum(a != b for a, b in zip(with_cache, other_seed))
     return SamplerCheck(
@@ -260,13 +238,6 @@ def sampler_check(
         prompt=prompt,
         run=run,
     )
-
-
-@torch.inference_mode()
-def next_token_logits(model, prompt_ids: list[int], device) -> torch.Tensor:
-    """The last position's logits, (vocab,), in float32."""
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    return model(input_ids).logits[0, -1, :].float()
 
 
 def entropy_bits(logits: torch.Tensor) -> float:
@@ -311,7 +282,7 @@ def position_detail(tokenizer, prefix: str, logits: torch.Tensor, ps: list[float
 
 
 def topp_detail(
-    model, tokenizer, prefixes: dict[str, str], ps: list[float], device, run: RunInfo
+    *, model, tokenizer, prefixes: dict[str, str], ps: list[float], device, run: RunInfo
 ) -> TopPDetail:
     """topp_detail.json: each named position ("open", "sharp") after [bos] + its prefix."""
     positions = {}

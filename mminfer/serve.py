@@ -37,28 +37,25 @@ from __future__ import annotations
 
 import itertools
 import math
-import os
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
-from mminfer.capacity import GIB, sequences_that_fit
+from mminfer.cachebytes import GIB, cache_tensor_bytes, kv_formula_bytes, sequences_that_fit
+from mminfer.clock import clock_name, device_clock
 from mminfer.counting import ForwardRecorder
-from mminfer.greedy import GREEDY
-from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes
+from mminfer.fit import nonnegative_least_squares
+from mminfer.generation import GREEDY
+from mminfer.machine import available_bytes, device_caches, load_average
 from mminfer.records import RunInfo
 from mminfer.records.serve import BatchStep, CacheLevel, Cliff, Serve, ServeFit, UsersBound
-from mminfer.sweep import nonnegative_least_squares
-from mminfer.timing import (
+from mminfer.spread import (
     NOISY_CV,
     STEP_NOISY_CV,
     coefficient_of_variation,
     cv_within_runs,
-    load_average,
-    synced_clock,
     verdict_of,
 )
 
@@ -89,147 +86,14 @@ class ServeSettings:
 # --- memory --------------------------------------------------------------------------------------
 
 
-def cgroup_free_bytes() -> int | None:
-    """What this process's cgroup (v2) still allows: memory.max - memory.current; None without a
-    limit (a SLURM job's --mem, a container's limit)."""
-    try:
-        limit = Path("/sys/fs/cgroup/memory.max").read_text(encoding="ascii").strip()
-        used = Path("/sys/fs/cgroup/memory.current").read_text(encoding="ascii").strip()
-    except OSError:
-        return None
-    if limit == "max":
-        return None
-    return int(limit) - int(used)
-
-
-def mem_available_bytes() -> int | None:
-    """The machine's MemAvailable (Linux), or None where the system does not say."""
-    try:
-        with open("/proc/meminfo", encoding="ascii") as lines:
-            for line in lines:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return None
-
-
-def available_bytes(device) -> tuple[int | None, str]:
-    """(bytes free for caches on ``device`` now, where the figure comes from).
-
-    On CUDA, torch.cuda.mem_get_info after the caching allocator has handed back what it holds
-    unused. On a CPU, the machine's MemAvailable, or this process's cgroup limit where that is
-    lower (a SLURM job's memory, a container's).
-    """
-    device = torch.device(device)
-    if device.type == "cuda":
-        torch.cuda.empty_cache()
-        free, _ = torch.cuda.mem_get_info(device)
-        return free, "torch.cuda.mem_get_info"
-    machine = mem_available_bytes()
-    limit = cgroup_free_bytes()
-    if limit is not None and (machine is None or limit < machine):
-        return limit, "the cgroup's memory.max - memory.current"
-    if machine is not None:
-        return machine, "/proc/meminfo MemAvailable"
-    return None, "unknown on this system"
-
-
-def size_bytes(text: str) -> int:
-    """A sysfs cache size ("48K", "2048K", "32M") in bytes."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip()
-    if text[-1:] in units:
-        return int(text[:-1]) * units[text[-1]]
-    return int(text)
-
-
-def cpu_list(text: str) -> set[int]:
-    """The CPUs of a sysfs list ("0", "0-3", "0,4", "0-1,8-9")."""
-    cpus = set()
-    for part in text.strip().split(","):
-        if not part:
-            continue
-        first, _, last = part.partition("-")
-        cpus.update(range(int(first), int(last or first) + 1))
-    return cpus
-
-
-def instances_usable(index: Path, cpus: set[int]) -> int:
-    """How many distinct copies of the cache ``index`` (cpu0's ``cache/indexN``) the CPUs
-    ``cpus`` reach: one per distinct shared_cpu_list among them (at least one)."""
-    cpu_root = index.parent.parent.parent  # .../cpu, from .../cpu/cpu0/cache/indexN
-    copies = set()
-    for cpu in cpus:
-        shared = cpu_root / f"cpu{cpu}" / "cache" / index.name / "shared_cpu_list"
-        try:
-            copies.add(frozenset(cpu_list(shared.read_text(encoding="ascii"))))
-        except (OSError, ValueError):
-            continue
-    return max(1, len(copies))
-
-
-def cpu_caches(
-    root: Path = Path("/sys/devices/system/cpu/cpu0/cache"),
-    threads: int = 1,
-    cpus: set[int] | None = None,
-) -> list[CacheLevel]:
-    """The data and unified caches (L1d, L2, L3) that ``threads`` threads hold together, smallest
-    first, from the first CPU's as Linux lists them; empty where the system does not say.
-
-    A cache exists once per group of CPUs sharing it (shared_cpu_list): L1d and L2 once per core,
-    L3 once for many cores. torch's threads each run on a core of their own, so together they hold
-    min(threads, the copies the CPUs this process may use, ``cpus``, reach) copies: that many
-    times the size, named "2 x L2" where more than one; a cache all of them share counts once.
-    """
-    if cpus is None:
-        cpus = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else {0}
-    levels = []
-    for index in sorted(root.glob("index*")):
-        try:
-            level = (index / "level").read_text(encoding="ascii").strip()
-            kind = (index / "type").read_text(encoding="ascii").strip()
-            size = size_bytes((index / "size").read_text(encoding="ascii"))
-        except (OSError, ValueError):
-            continue
-        if kind == "Instruction":
-            continue
-        name = f"L{level}d" if kind == "Data" else f"L{level}"
-        copies = min(threads, instances_usable(index, cpus))
-        if copies > 1:
-            name = f"{copies} x {name}"
-        levels.append(CacheLevel(name=name, bytes=size * copies))
-    return sorted(levels, key=lambda level: level.bytes)
-
-
-def device_caches(device, threads: int) -> tuple[list[CacheLevel], str]:
-    """(the caches a decode step's ``threads`` threads hold together, where the figures come
-    from): a GPU's L2 from torch (one, shared by the whole GPU), a CPU's from Linux's sysfs
-    (:func:`cpu_caches`)."""
-    device = torch.device(device)
-    if device.type == "cuda":
-        size = getattr(torch.cuda.get_device_properties(device), "L2_cache_size", None)
-        if size:
-            return [CacheLevel(name="L2", bytes=int(size))], "torch.cuda.get_device_properties"
-        return [], "unknown: torch does not give this GPU's L2"
-    levels = cpu_caches(threads=threads)
-    if levels:
-        source = (
-            f"/sys/devices/system/cpu (cpu0's caches; a cache of one core counted once per "
-            f"thread of torch's {threads}, one that the cores share once)"
-        )
-        return levels, source
-    return [], "unknown on this system"
-
-
 def batch_cache_bytes(config, tokens: int, batch: int, bytes_per_element: int) -> int:
     return kv_formula_bytes(
-        config.num_hidden_layers,
-        tokens,
-        config.num_key_value_heads,
-        config.head_dim,
-        bytes_per_element,
-        batch,
+        layers=config.num_hidden_layers,
+        tokens=tokens,
+        kv_heads=config.num_key_value_heads,
+        head_dim=config.head_dim,
+        bytes_per_element=bytes_per_element,
+        batch=batch,
     )
 
 
@@ -287,7 +151,7 @@ def repeated(cache, batch: int):
 def clocked_prefill(model, prompt_ids: list[int], batch: int, device) -> float:
     """The seconds of one prefill of ``batch`` copies of the prompt (batch x prompt tokens at
     once), through generate."""
-    clock = synced_clock(device)
+    clock = device_clock(device)
     recorder = ForwardRecorder(clock=clock)
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     with recorder.watching(model):
@@ -303,7 +167,7 @@ def decode_batch(model, config, prompt_ids: list[int], batch: int, steps: int, d
     the experts a decode step touches, averaged over the layers, or None for a dense model).
     """
     cache, first_tokens = start
-    clock = synced_clock(device)
+    clock = device_clock(device)
     recorder = ForwardRecorder(clock=clock)
     counter = None
     if config.use_moe:
@@ -684,7 +548,7 @@ def measure_passes(
 
 
 def serve(
-    model, config, prompt_ids: list[int], settings: ServeSettings, device, run: RunInfo
+    *, model, config, prompt_ids: list[int], settings: ServeSettings, device, run: RunInfo
 ) -> Serve:
     """serve.json: decode at each batch size (see the module's docstring), then the bounds."""
     decode_steps = settings.decode_steps
@@ -746,6 +610,7 @@ def serve(
         threads=torch.get_num_threads(),
         load_before=load_before,
         load_after=load_after,
+        clock=clock_name(),
         passes=settings.passes,
         order=ORDER,
         noisy_cv=NOISY_CV,

@@ -17,7 +17,7 @@ generation: the time of N tokens is the sum of the first N steps' times.
 ``runs`` generations per method, interleaved: each step's time is the median over the runs, its
 range the fastest and slowest; the spread of the runs, the spread of the steps within each run
 (around their trend, as a step grows with the context) and a verdict follow the time job's rule
-(mminfer.timing.verdict_of).
+(mminfer.spread.verdict_of).
 
 One cost model, ``step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs``,
 is fitted by least squares over every clocked step of both methods: a fixed cost per step for each
@@ -36,18 +36,19 @@ from dataclasses import dataclass
 
 import torch
 
+from mminfer.abtiming import alternate
+from mminfer.clock import clock_name, device_clock
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
-from mminfer.greedy import greedy_generate
+from mminfer.fit import nonnegative_least_squares
+from mminfer.generation import greedy_generate
+from mminfer.machine import load_average
 from mminfer.records import RunInfo
 from mminfer.records.sweep import Prediction, StepFit, Sweep, SweepPoint, SweepSteps
-from mminfer.timing import (
+from mminfer.spread import (
     NOISY_CV,
     STEP_NOISY_CV,
-    alternate,
     coefficient_of_variation,
     cv_within_runs,
-    load_average,
-    synced_clock,
     verdict_of,
 )
 
@@ -66,6 +67,7 @@ class SweepSettings:
 COST_MODEL = "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs"
 TERMS = ["fixed_s_with_cache", "fixed_s_without_cache", "per_token_s", "per_pair_s"]
 METHODS = {"with_cache": True, "without_cache": False}
+CONTRADICTIONS = ("cache_not_faster",)  # the cache side not faster at the longest length
 HOLDS_WITHIN = 0.25  # the fit "holds" where its median relative residual per method is below this
 EXTRAPOLATE_UP_TO = 4
 WARMUP_TOKENS = 2  # a warm-up runs the prefill and one decode step: every kernel the steps use
@@ -80,9 +82,16 @@ def clocked_generation(model, prompt_ids: list[int], new_tokens: int, use_cache:
     A step runs from the start of its forward call to the start of the next (the last: until
     generate returns), so it includes generate's own work between the calls.
     """
-    clock = synced_clock(device)
+    clock = device_clock(device)
     recorder = ForwardRecorder(clock=clock)
-    new_ids = greedy_generate(model, prompt_ids, new_tokens, use_cache, device, recorder)
+    new_ids = greedy_generate(
+        model=model,
+        prompt_ids=prompt_ids,
+        new_tokens=new_tokens,
+        use_cache=use_cache,
+        device=device,
+        recorder=recorder,
+    )
     seconds = recorder.step_seconds(clock())
     return seconds, recorder.fed_per_call, new_ids
 
@@ -276,35 +285,6 @@ def cost_terms(prompt_len: int, step: int, fed: int, use_cache: bool) -> list[fl
     ]
 
 
-def nonnegative_least_squares(
-    rows: list[list[float]], y: list[float]
-) -> tuple[list[float], list[int]]:
-    """min |A x - y|^2 with x >= 0, for a handful of columns.
-
-    Every subset of columns is solved by ordinary least squares (torch.linalg.lstsq, float64,
-    columns scaled to unit length) and the best solution without a negative coefficient wins.
-    Returns (x, indices of the columns held at zero).
-    """
-    a = torch.tensor(rows, dtype=torch.float64)
-    b = torch.tensor(y, dtype=torch.float64).unsqueeze(1)
-    best, best_residual = None, None
-    for size in range(a.shape[1], 0, -1):
-        for subset in map(list, itertools.combinations(range(a.shape[1]), size)):
-            norms = a[:, subset].norm(dim=0)
-            if (norms == 0).any():
-                continue
-            solution = torch.linalg.lstsq(a[:, subset] / norms, b).solution.squeeze(1) / norms
-            if (solution < 0).any():
-                continue
-            x = torch.zeros(a.shape[1], dtype=torch.float64)
-            x[subset] = solution
-            residual = float(((a @ x).unsqueeze(1) - b).square().sum())
-            if best_residual is None or residual < best_residual - 1e-18:
-                best, best_residual = x, residual
-    held = [i for i in range(a.shape[1]) if best[i] == 0]
-    return best.tolist(), held
-
-
 def fit_step_costs(prompt_len: int, steps: dict) -> StepFit:
     """The cost model, fitted over every clocked step of both methods (``None`` steps left out)."""
     rows, seconds, methods = [], [], []
@@ -452,6 +432,7 @@ def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPo
 
 
 def sweep(
+    *,
     model,
     prompt_ids: list[int],
     settings: SweepSettings,
@@ -522,6 +503,7 @@ def sweep(
         threads=torch.get_num_threads(),
         load_before=load_before,
         load_after=load_after,
+        clock=clock_name(),
         cv_with_cache=coefficient_of_variation(measured["with_cache_runs_s"]),
         cv_without_cache=coefficient_of_variation(measured["without_cache_runs_s"]),
         cv_with_cache_within_runs=measured["with_cache_cv_within_runs"],
@@ -529,7 +511,7 @@ def sweep(
         noisy_cv=NOISY_CV,
         step_noisy_cv=STEP_NOISY_CV,
         doubts=doubts,
-        verdict=verdict_of(doubts),
+        verdict=verdict_of(doubts, CONTRADICTIONS),
         points=points,
         steps=steps,
         uncached_ids_match=measured["uncached_ids_match"],

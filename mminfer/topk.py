@@ -17,19 +17,20 @@ from collections import Counter
 import torch
 
 from mminfer.counting import ForwardRecorder
-from mminfer.errors import MminferError
-from mminfer.finite import check_logits, finite_logits, model_named
-from mminfer.model import keep_top_k, keep_top_p
-from mminfer.prompts import prefix_prompt
-from mminfer.records import ChatPrompt, RunInfo
-from mminfer.records.topk import Answer, TopK, TopKTemperature
-from mminfer.sampling import (
+from mminfer.draws import (
     answer_ids_past_tokenizer,
     cut_at_eos,
     decoded_answers,
     next_token_logits,
+    sampled_rows,
     temperature_key,
 )
+from mminfer.errors import MminferError
+from mminfer.finite import check_logits, finite_logits, model_named
+from mminfer.model import keep_top_k, keep_top_p
+from mminfer.prompts import prefix_prompt
+from mminfer.records import Answer, ChatPrompt, RunInfo
+from mminfer.records.topk import TopK, TopKTemperature
 
 TOP_K_KEY = "config key 'topk.top_k'"
 
@@ -58,8 +59,8 @@ def cut_by_top_k(scaled_logits: torch.Tensor, top_k: int) -> torch.Tensor:
     return 1.0 - (probs * kept).sum(dim=-1)
 
 
-@torch.inference_mode()
 def draws_with_top_k(
+    *,
     model,
     prompt_ids: list[int],
     temperature: float,
@@ -74,22 +75,20 @@ def draws_with_top_k(
 
     Generate's arguments are temp.json's but top_k: do_sample, top_p=1.0, the tokenizer's eos.
     """
-    torch.manual_seed(seed)
-    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     recorder = ForwardRecorder(keep_logits=True)
-    with recorder.watching(model):
-        output = model.generate(
-            input_ids,
-            do_sample=True,
-            top_k=top_k,
-            top_p=1.0,
-            temperature=temperature,
-            max_new_tokens=new_tokens,
-            num_return_sequences=samples,
-            eos_token_id=eos_token_id,
-            use_cache=True,
-        )
-    rows = output[:, len(prompt_ids) :].tolist()
+    rows = sampled_rows(
+        model=model,
+        prompt_ids=prompt_ids,
+        temperature=temperature,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        use_cache=True,
+        eos_token_id=eos_token_id,
+        device=device,
+        top_k=top_k,
+        recorder=recorder,
+    )
     cuts = []
     for logits in recorder.last_logits:  # one (samples, vocab) per step
         cuts.append(cut_by_top_k(logits / temperature, top_k).tolist())
@@ -133,6 +132,7 @@ def survivors_after_top_k(logits: torch.Tensor, top_k: int, ps: list[float]) -> 
 
 
 def measure_topk(
+    *,
     sft_model,
     tokenizer,
     prompt_ids: list[int],
@@ -161,15 +161,15 @@ def measure_topk(
         what = f"{model_named(run.checkpoint, run.dtype)}, top_k {top_k} at T {temperature}"
         with finite_logits(sft_model, what):
             rows, cuts = draws_with_top_k(
-                sft_model,
-                prompt_ids,
-                temperature,
-                top_k,
-                samples,
-                new_tokens,
-                seed,
-                tokenizer.eos_token_id,
-                device,
+                model=sft_model,
+                prompt_ids=prompt_ids,
+                temperature=temperature,
+                top_k=top_k,
+                samples=samples,
+                new_tokens=new_tokens,
+                seed=seed,
+                eos_token_id=tokenizer.eos_token_id,
+                device=device,
             )
         temps[temperature_key(temperature)] = summarize_top_k(tokenizer, rows, cuts)
     alone = keep_top_k(logits.unsqueeze(0).clone(), top_k)

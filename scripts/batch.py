@@ -30,16 +30,16 @@ def batch(
         tokenizer, prompt.val_data, prompt.docs, prompt.prompt_tokens, prompts, shortest
     )
     record = measure_batch(
-        loaded.model,
-        tokenizer,
-        rows,
-        new_tokens,
-        warmup,
-        runs,
-        max_runs,
-        loaded.device,
-        prompt,
-        run_info(loaded),
+        model=loaded.model,
+        tokenizer=tokenizer,
+        prompts=rows,
+        new_tokens=new_tokens,
+        warmup=warmup,
+        runs=runs,
+        max_runs=max_runs,
+        device=loaded.device,
+        prompt=prompt,
+        run=run_info(loaded),
     )
     log = logging.getLogger("mminfer")
     for name, rows_of in (

@@ -32,13 +32,13 @@ def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out,
         model, prompt, new_tokens, TASK_LENGTH_KEYS
     )
     same, fed = greedy.compare_cache(
-        loaded.model,
-        prompt_ids,
-        new_tokens,
-        loaded.device,
-        loaded_tokenizer,
-        prompt,
-        run_info(loaded),
+        model=loaded.model,
+        prompt_ids=prompt_ids,
+        new_tokens=new_tokens,
+        device=loaded.device,
+        tokenizer=loaded_tokenizer,
+        prompt=prompt,
+        run=run_info(loaded),
     )
     logging.getLogger("mminfer").info(
         "same_ids=%s (max |logit difference| %.3g, first difference %s); fed %d with the cache "

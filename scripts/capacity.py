@@ -17,14 +17,14 @@ def capacity_of(model: ModelSource, memory_gib, contexts, batch: int, batch_cont
     loaded = open_model(model)
     check_length(batch_context, loaded.config.max_position_embeddings, "capacity.batch_context")
     fits = capacity.capacity(
-        loaded.model,
-        loaded.config,
-        loaded.device,
-        memory_gib,
-        contexts,
-        batch,
-        batch_context,
-        run_info(loaded),
+        model=loaded.model,
+        config=loaded.config,
+        device=loaded.device,
+        memory_gib=memory_gib,
+        contexts=contexts,
+        batch=batch,
+        batch_context=batch_context,
+        run=run_info(loaded),
     )
     logging.getLogger("mminfer").info(
         "bytes per token %s; batch check matches: %s",

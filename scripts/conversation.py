@@ -33,15 +33,15 @@ def conversation(
     run = run_info(loaded)
     with finite_logits(loaded.model, f"{model_named(run.checkpoint, run.dtype)}, the conversation"):
         record = measure_conversation(
-            loaded.model,
-            loaded.config,
-            loaded_tokenizer,
-            template,
-            template_source,
-            str(tokenizer),
-            settings,
-            loaded.device,
-            run,
+            model=loaded.model,
+            config=loaded.config,
+            tokenizer=loaded_tokenizer,
+            template=template,
+            template_source=template_source,
+            tokenizer_source=str(tokenizer),
+            settings=settings,
+            device=loaded.device,
+            run=run,
         )
     for turn in record.turns:
         log.info(

@@ -19,7 +19,12 @@ def kvbytes(model: ModelSource, tokens: int, seed: int, out):
     loaded = open_model(model)
     check_length(tokens, loaded.config.max_position_embeddings, "kvbytes.tokens")
     kv = kvcache.measure_kv_bytes(
-        loaded.model, loaded.config, tokens, seed, loaded.device, run_info(loaded)
+        model=loaded.model,
+        config=loaded.config,
+        tokens=tokens,
+        seed=seed,
+        device=loaded.device,
+        run=run_info(loaded),
     )
     logging.getLogger("mminfer").info(
         "measured_bytes=%d formula_bytes=%d k_shape=%s",

@@ -78,28 +78,39 @@ def main() -> None:
 
     # steps 1-2: same tokens with and without the cache; tokens fed
     same, count = greedy.compare_cache(
-        model, prompt_ids, cache["new_tokens"], device, tokenizer, prompt, pretrained_run
+        model=model,
+        prompt_ids=prompt_ids,
+        new_tokens=cache["new_tokens"],
+        device=device,
+        tokenizer=tokenizer,
+        prompt=prompt,
+        run=pretrained_run,
     )
     write_record(outdir / files["same"], same)
     write_record(outdir / files["fed"], count)
 
     # step 3: time
     timed = timing.time_cache(
-        model,
-        prompt_ids,
-        cache["new_tokens"],
-        time_cfg["warmup"],
-        time_cfg["runs"],
-        time_cfg["max_runs"],
-        device,
-        pretrained_run,
+        model=model,
+        prompt_ids=prompt_ids,
+        new_tokens=cache["new_tokens"],
+        warmup=time_cfg["warmup"],
+        runs=time_cfg["runs"],
+        max_runs=time_cfg["max_runs"],
+        device=device,
+        run=pretrained_run,
     )
     write_record(outdir / files["time"], timed)
 
     # step 4: the cache's bytes
     check_length(kv["tokens"], max_positions, "kvbytes.tokens")
     kv_bytes = kvcache.measure_kv_bytes(
-        model, pretrained.config, kv["tokens"], kv["seed"], device, pretrained_run
+        model=model,
+        config=pretrained.config,
+        tokens=kv["tokens"],
+        seed=kv["seed"],
+        device=device,
+        run=pretrained_run,
     )
     write_record(outdir / files["kvbytes"], kv_bytes)
 
@@ -120,16 +131,16 @@ def main() -> None:
         sft_model, inputs["tokenizer"], temp["question"], temp["seed"], temp["chatml_fallback"]
     )
     answers = sampling.temperature_experiment(
-        sft.model,
-        tokenizer,
-        question_ids,
-        temp["temperatures"],
-        temp["samples"],
-        temp["new_tokens"],
-        temp["seed"],
-        sft.device,
-        chat,
-        run_info(sft),
+        model=sft.model,
+        tokenizer=tokenizer,
+        prompt_ids=question_ids,
+        temperatures=temp["temperatures"],
+        samples=temp["samples"],
+        new_tokens=temp["new_tokens"],
+        seed=temp["seed"],
+        device=sft.device,
+        prompt=chat,
+        run=run_info(sft),
     )
     write_record(outdir / files["temp"], answers)
 

@@ -27,7 +27,12 @@ def serve_batches(model: ModelSource, prompt: PretrainPrompt, settings: ServeSet
     )
     check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
     served = serve.serve(
-        loaded.model, loaded.config, prompt_ids, settings, loaded.device, run_info(loaded)
+        model=loaded.model,
+        config=loaded.config,
+        prompt_ids=prompt_ids,
+        settings=settings,
+        device=loaded.device,
+        run=run_info(loaded),
     )
     for row in served.batches:
         log.info(

@@ -26,12 +26,12 @@ def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, settings: SweepSet
     )
     check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
     swept = sweep.sweep(
-        loaded.model,
-        prompt_ids,
-        settings,
-        loaded.device,
-        run_info(loaded),
-        loaded.config.max_position_embeddings,
+        model=loaded.model,
+        prompt_ids=prompt_ids,
+        settings=settings,
+        device=loaded.device,
+        run=run_info(loaded),
+        max_positions=loaded.config.max_position_embeddings,
     )
     ratios = []
     for point in swept.points:

@@ -43,14 +43,14 @@ def temperature(
     )
     run = run_info(loaded)
     draws = sampling.temperature_draws(
-        loaded.model,
-        loaded_tokenizer,
-        prompt_ids,
-        temperatures,
-        samples,
-        new_tokens,
-        seed,
-        loaded.device,
+        model=loaded.model,
+        tokenizer=loaded_tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=temperatures,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        device=loaded.device,
         named=model_named(run.checkpoint, run.dtype),
     )
     temps = sampling.summarize_temperatures(loaded_tokenizer, draws, prompt, run)
@@ -70,17 +70,17 @@ def temperature(
     if reused is None:
         log.info("sampler.temperature %s is not in temp.temperatures: drawn", sampler_temperature)
     check = sampling.sampler_check(
-        loaded.model,
-        loaded_tokenizer,
-        prompt_ids,
-        sampler_temperature,
-        samples,
-        new_tokens,
-        seed,
-        second_seed,
-        loaded.device,
-        prompt,
-        run,
+        model=loaded.model,
+        tokenizer=loaded_tokenizer,
+        prompt_ids=prompt_ids,
+        temperature=sampler_temperature,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        second_seed=second_seed,
+        device=loaded.device,
+        prompt=prompt,
+        run=run,
         with_cache=reused,
     )
     log.info(

@@ -38,14 +38,14 @@ def time_generation(
     loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, TASK_LENGTH_KEYS)
     check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
     timed = timing.time_cache(
-        loaded.model,
-        prompt_ids,
-        new_tokens,
-        warmup,
-        runs,
-        max_runs,
-        loaded.device,
-        run_info(loaded),
+        model=loaded.model,
+        prompt_ids=prompt_ids,
+        new_tokens=new_tokens,
+        warmup=warmup,
+        runs=runs,
+        max_runs=max_runs,
+        device=loaded.device,
+        run=run_info(loaded),
     )
     logging.getLogger("mminfer").info(
         "with_cache_s %.4f, without_cache_s %.4f, speedup %.2f (CV %.1f%% / %.1f%%, %d runs, "

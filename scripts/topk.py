@@ -33,21 +33,21 @@ def topk(
     )
     pretrained = open_model(pretrain)
     record = measure_topk(
-        loaded.model,
-        loaded_tokenizer,
-        prompt_ids,
-        temperatures,
-        samples,
-        new_tokens,
-        seed,
-        top_k,
-        prompt,
-        run_info(loaded),
-        pretrained.model,
-        prefix,
-        ps,
-        run_info(pretrained),
-        loaded.device,
+        sft_model=loaded.model,
+        tokenizer=loaded_tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=temperatures,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        top_k=top_k,
+        prompt=prompt,
+        run=run_info(loaded),
+        pretrain_model=pretrained.model,
+        prefix=prefix,
+        ps=ps,
+        topp_run=run_info(pretrained),
+        device=loaded.device,
     )
     for key, summary in record.temp.items():
         logging.getLogger("mminfer").info(

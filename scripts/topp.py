@@ -20,12 +20,12 @@ def topp(model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp
     """Open the model, read both positions' next-token distributions, write both files."""
     loaded, loaded_tokenizer = open_with_tokenizer(model, tokenizer)
     detail = sampling.topp_detail(
-        loaded.model,
-        loaded_tokenizer,
-        {"open": prefix, "sharp": sharp_prefix},
-        ps,
-        loaded.device,
-        run_info(loaded),
+        model=loaded.model,
+        tokenizer=loaded_tokenizer,
+        prefixes={"open": prefix, "sharp": sharp_prefix},
+        ps=ps,
+        device=loaded.device,
+        run=run_info(loaded),
     )
     for position in detail.positions.values():
         logging.getLogger("mminfer").info(

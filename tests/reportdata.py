@@ -147,6 +147,7 @@ def time_json(**changes) -> dict:
         "cpu_count": 2,
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
+        "clock": "perf_counter",
         "run": RUN,
     }
     return timing | changes
@@ -304,6 +305,7 @@ def sweep_record(
         "threads": 2,
         "load_before": None,
         "load_after": None,
+        "clock": "perf_counter",
         "cv_with_cache": cv,
         "cv_without_cache": cv,
         "cv_with_cache_within_runs": within,
@@ -500,6 +502,7 @@ def serve_record(
         "threads": 2,
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
+        "clock": "perf_counter",
         "passes": 3,
         "order": "passes interleaved across the batch sizes: up, then down, then up ...",
         "noisy_cv": 0.1,
@@ -682,6 +685,7 @@ def repetition_record(distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.
         "cpu_count": 2,
         "load_before": [0.5, 0.5, 0.5],
         "load_after": [0.6, 0.5, 0.5],
+        "clock": "perf_counter",
     }
     record = {
         "temperature": 1.0,
@@ -745,6 +749,7 @@ def batch_record(dtype="float32", half=None) -> Batch:
         "cpu_count": 2,
         "load_before": [0.5, 0.5, 0.5],
         "load_after": [0.6, 0.5, 0.5],
+        "clock": "perf_counter",
     }
     record = {
         "rows": rows,

@@ -20,7 +20,18 @@ from mminfer.records.batch import Batch, batch_facts
 
 def measured(model, tokenizer, run, prompts=None):
     prompts = prompts or [prompt_of(30), prompt_of(6), prompt_of(15)]
-    return measure_batch(model, tokenizer, prompts, 8, 0, 1, 1, "cpu", PRETRAIN_PROMPT, run)
+    return measure_batch(
+        model=model,
+        tokenizer=tokenizer,
+        prompts=prompts,
+        new_tokens=8,
+        warmup=0,
+        runs=1,
+        max_runs=1,
+        device="cpu",
+        prompt=PRETRAIN_PROMPT,
+        run=run,
+    )
 
 
 def test_the_other_prompts_spread_up_to_step_ones():

@@ -77,7 +77,7 @@ def test_a_dtype_without_a_measurement_gets_no_figures():
 
 def test_batch_cache_measured_bytes_equal_the_prediction(tiny_model, tiny_config, tiny_run):
     check = measure_kv_bytes(
-        tiny_model, tiny_config, tokens=10, seed=0, device="cpu", run=tiny_run, batch=3
+        model=tiny_model, config=tiny_config, tokens=10, seed=0, device="cpu", run=tiny_run, batch=3
     )
     # 3 sequences x 10 tokens x 512 bytes = 15,360 bytes
     assert check.formula_bytes == 3 * 10 * TINY_BYTES_PER_TOKEN_FLOAT32 == 15_360
@@ -128,9 +128,9 @@ def test_bytes_per_token_are_measured_in_every_dtype(tiny_model, tiny_config):
 
 def test_capacity_json_has_a_row_per_dtype_memory_and_context(tiny_model, tiny_config, tiny_run):
     result = capacity(
-        tiny_model,
-        tiny_config,
-        "cpu",
+        model=tiny_model,
+        config=tiny_config,
+        device="cpu",
         memory_gib=[24, 80],
         contexts=[64, "max"],
         batch=2,

@@ -23,6 +23,7 @@ from conftest import TINY_MAX_POSITIONS
 from shapes import small_config
 
 from mminfer import conversation, plots
+from mminfer.cachebytes import kv_formula_bytes
 from mminfer.conversation import (
     CACHE_COVERS_INPUT,
     RETURN_SEQUENCES_WITH_BATCH1_CACHE,
@@ -38,7 +39,6 @@ from mminfer.conversation import (
 )
 from mminfer.errors import MminferError
 from mminfer.inputs import read_schema
-from mminfer.kvcache import kv_formula_bytes
 from mminfer.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import FirstDifference, from_json, to_json
@@ -365,7 +365,18 @@ def test_a_carry_that_is_not_faster_is_untrusted_after_the_extra_rounds(
     original = conversation.truncate_cache
     conversation.truncate_cache = slow_cut
     try:
-        timing = time_turn(model, prompt, cache, len(prompt) - 2, settings, 1, 2, 5, "cpu", clock)
+        timing = time_turn(
+            model=model,
+            prompt_ids=prompt,
+            carried=cache,
+            reused=len(prompt) - 2,
+            settings=settings,
+            warmup=1,
+            runs=2,
+            max_runs=5,
+            device="cpu",
+            clock=clock,
+        )
     finally:
         conversation.truncate_cache = original
     assert timing.doubts == ["cache_not_faster"] and timing.verdict == "untrusted"
@@ -381,7 +392,13 @@ def test_generate_copies_the_shared_prefix_into_every_users_row(tiny_sft_loaded)
     shared = shared_prefix_users(tiny_sft_loaded.model, config, 3, 8, 20, 5, 0, "cpu")
     assert shared.held_tokens == 20 + 5 - 1  # the last new token is never fed
     assert shared.k_shape == [3, 24, 2, 16]
-    assert shared.measured_bytes == shared.formula_bytes == kv_formula_bytes(2, 24, 2, 16, 4, 3)
+    assert (
+        shared.measured_bytes
+        == shared.formula_bytes
+        == kv_formula_bytes(
+            layers=2, tokens=24, kv_heads=2, head_dim=16, bytes_per_element=4, batch=3
+        )
+    )
     assert shared.matches and shared.prefix_rows_identical
     assert shared.bytes_per_token == 2 * 2 * 2 * 16 * 4
     assert shared.copied_tokens == 3 * 24
@@ -429,15 +446,15 @@ def test_the_pitfalls_are_caught_and_named(tiny_sft_model):
 def test_the_record_adds_up_and_reads_back(tiny_sft_loaded, tiny_tokenizer, tiny_run):
     template, source = tiny_tokenizer.chat_template()
     record = measure_conversation(
-        tiny_sft_loaded.model,
-        tiny_sft_loaded.config,
-        tiny_tokenizer,
-        template,
-        source,
-        "tiny",
-        settings_of(QUESTIONS[:3]),
-        "cpu",
-        tiny_run,
+        model=tiny_sft_loaded.model,
+        config=tiny_sft_loaded.config,
+        tokenizer=tiny_tokenizer,
+        template=template,
+        template_source=source,
+        tokenizer_source="tiny",
+        settings=settings_of(QUESTIONS[:3]),
+        device="cpu",
+        run=tiny_run,
     )
     for turn in record.turns:  # every count against its formula, worked here
         assert turn.fed_recompute == turn.prompt_len + (turn.new_tokens - 1)
@@ -464,15 +481,15 @@ def test_one_question_is_refused(tiny_sft_loaded, tiny_tokenizer, tiny_run):
     template, source = tiny_tokenizer.chat_template()
     with pytest.raises(MminferError, match="conversation.questions"):
         measure_conversation(
-            tiny_sft_loaded.model,
-            tiny_sft_loaded.config,
-            tiny_tokenizer,
-            template,
-            source,
-            "tiny",
-            settings_of(QUESTIONS[:1]),
-            "cpu",
-            tiny_run,
+            model=tiny_sft_loaded.model,
+            config=tiny_sft_loaded.config,
+            tokenizer=tiny_tokenizer,
+            template=template,
+            template_source=source,
+            tokenizer_source="tiny",
+            settings=settings_of(QUESTIONS[:1]),
+            device="cpu",
+            run=tiny_run,
         )
 
 
@@ -495,15 +512,15 @@ def test_bad_shared_prefix_settings_stop_before_the_conversation(
     template, source = tiny_tokenizer.chat_template()
     with pytest.raises(MminferError, match=key):
         measure_conversation(
-            tiny_sft_loaded.model,
-            tiny_sft_loaded.config,
-            tiny_tokenizer,
-            template,
-            source,
-            "tiny",
-            dataclasses.replace(settings_of(QUESTIONS), **changes),
-            "cpu",
-            tiny_run,
+            model=tiny_sft_loaded.model,
+            config=tiny_sft_loaded.config,
+            tokenizer=tiny_tokenizer,
+            template=template,
+            template_source=source,
+            tokenizer_source="tiny",
+            settings=dataclasses.replace(settings_of(QUESTIONS), **changes),
+            device="cpu",
+            run=tiny_run,
         )
 
 
@@ -573,15 +590,15 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
     """A conversation.json record of the tiny model, as the report reads it back."""
     template, source = tiny_tokenizer.chat_template()
     measured = measure_conversation(
-        tiny_sft_loaded.model,
-        tiny_sft_loaded.config,
-        tiny_tokenizer,
-        template,
-        source,
-        "tiny",
-        settings_of(QUESTIONS, users=3),
-        "cpu",
-        tiny_run,
+        model=tiny_sft_loaded.model,
+        config=tiny_sft_loaded.config,
+        tokenizer=tiny_tokenizer,
+        template=template,
+        template_source=source,
+        tokenizer_source="tiny",
+        settings=settings_of(QUESTIONS, users=3),
+        device="cpu",
+        run=tiny_run,
     )
     return from_json(Conversation, json.loads(json.dumps(to_json(measured))))
 

@@ -299,7 +299,13 @@ def test_greedy_comparison_names_the_path_and_step_of_nan_logits(
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError) as raised:
         greedy.compare_cache(
-            model, [1, 5, 9, 14], 4, "cpu", tiny_tokenizer, PRETRAIN_PROMPT, tiny_run
+            model=model,
+            prompt_ids=[1, 5, 9, 14],
+            new_tokens=4,
+            device="cpu",
+            tokenizer=tiny_tokenizer,
+            prompt=PRETRAIN_PROMPT,
+            run=tiny_run,
         )
     message = str(raised.value)
     assert f"checkpoint {tiny_run.checkpoint} (float32)" in message
@@ -311,7 +317,16 @@ def test_sampling_stops_before_torch_samples_from_nan(tiny_model, tiny_tokenizer
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError) as raised:
         sampling.temperature_experiment(
-            model, tiny_tokenizer, [1, 5, 9], [0.7], 2, 3, 0, "cpu", CHAT_PROMPT, tiny_run
+            model=model,
+            tokenizer=tiny_tokenizer,
+            prompt_ids=[1, 5, 9],
+            temperatures=[0.7],
+            samples=2,
+            new_tokens=3,
+            seed=0,
+            device="cpu",
+            prompt=CHAT_PROMPT,
+            run=tiny_run,
         )
     message = str(raised.value)
     assert "sampling at temperature 0.7, step 2 (forward fed 1 tokens)" in message
@@ -322,7 +337,17 @@ def test_sampler_check_names_the_run_that_met_nan(tiny_model, tiny_tokenizer, ti
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError, match="temperature 1.0 with the cache, seed 3, step 2"):
         sampling.sampler_check(
-            model, tiny_tokenizer, [1, 5, 9], 1.0, 2, 3, 3, 4, "cpu", CHAT_PROMPT, tiny_run
+            model=model,
+            tokenizer=tiny_tokenizer,
+            prompt_ids=[1, 5, 9],
+            temperature=1.0,
+            samples=2,
+            new_tokens=3,
+            seed=3,
+            second_seed=4,
+            device="cpu",
+            prompt=CHAT_PROMPT,
+            run=tiny_run,
         )
 
 
@@ -338,7 +363,12 @@ def test_topp_names_the_prefix_whose_logits_are_nan(tiny_checkpoint, tiny_tokeni
     loaded = load_model(checkpoint, SPEC)
     with pytest.raises(MminferError, match=r"the next token after \[bos\]민수는: the logits hold"):
         sampling.topp_detail(
-            loaded.model, tiny_tokenizer, {"open": "민수는"}, [0.5], "cpu", run_info(loaded)
+            model=loaded.model,
+            tokenizer=tiny_tokenizer,
+            prefixes={"open": "민수는"},
+            ps=[0.5],
+            device="cpu",
+            run=run_info(loaded),
         )
 
 

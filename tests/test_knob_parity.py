@@ -66,9 +66,22 @@ def topk_of(sft, pretrain, tokenizer):
     prompt_ids, template = chat_prompt(tokenizer, QUESTION)
     prompt = ChatPrompt("minimind", template, QUESTION, len(prompt_ids), 0)
     return measure_topk(
-        sft, tokenizer, prompt_ids, [0.3, 1.0, 1.5], 12, 10, 0, 50, prompt, run_of(),
-        pretrain, "민수는", [0.5, 0.9, 0.99], run_of(), "cpu",
-    )  # fmt: skip
+        sft_model=sft,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=[0.3, 1.0, 1.5],
+        samples=12,
+        new_tokens=10,
+        seed=0,
+        top_k=50,
+        prompt=prompt,
+        run=run_of(),
+        pretrain_model=pretrain,
+        prefix="민수는",
+        ps=[0.5, 0.9, 0.99],
+        topp_run=run_of(),
+        device="cpu",
+    )
 
 
 def greedy_prompt_of(tokenizer) -> list[int]:
@@ -81,9 +94,26 @@ def repetition_of(sft, pretrain, tokenizer, penalties=(1.0, 1.1, 1.3), greedy_id
     greedy_ids = greedy_ids or greedy_prompt_of(tokenizer)
     greedy_prompt = PretrainPrompt("minimind", "text", 1, len(greedy_ids) - 1)
     return measure_repetition(
-        sft, tokenizer, prompt_ids, 1.0, list(penalties), 12, 10, 0, prompt, run_of(),
-        pretrain, greedy_ids, 24, greedy_prompt, run_of(), 0, 1, 1, "cpu",
-    )  # fmt: skip
+        sft_model=sft,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        temperature=1.0,
+        penalties=list(penalties),
+        samples=12,
+        new_tokens=10,
+        seed=0,
+        prompt=prompt,
+        run=run_of(),
+        pretrain_model=pretrain,
+        greedy_prompt_ids=greedy_ids,
+        greedy_new_tokens=24,
+        greedy_prompt=greedy_prompt,
+        greedy_run=run_of(),
+        warmup=0,
+        runs=1,
+        max_runs=1,
+        device="cpu",
+    )
 
 
 def batch_prompts_of(tokenizer) -> list[list[int]]:
@@ -95,7 +125,16 @@ def batch_prompts_of(tokenizer) -> list[list[int]]:
 def batch_of(model, tokenizer, dtype="float32"):
     prompt = PretrainPrompt("minimind", "text", 1, 48)
     return measure_batch(
-        model, tokenizer, batch_prompts_of(tokenizer), 16, 0, 1, 1, "cpu", prompt, run_of(dtype)
+        model=model,
+        tokenizer=tokenizer,
+        prompts=batch_prompts_of(tokenizer),
+        new_tokens=16,
+        warmup=0,
+        runs=1,
+        max_runs=1,
+        device="cpu",
+        prompt=prompt,
+        run=run_of(dtype),
     )
 
 

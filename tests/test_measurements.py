@@ -11,19 +11,19 @@ import torch
 from conftest import CHAT_PROMPT, PRETRAIN_PROMPT, CachedStepsNudged
 from shapes import GREEDY, prompt_of, small_config
 
+from mminfer.cachebytes import cache_tensor_bytes, kv_formula_bytes, random_tokens
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
-from mminfer.greedy import compare_cache, greedy_generate
-from mminfer.kvcache import cache_tensor_bytes, kv_formula_bytes, measure_kv_bytes, random_tokens
-from mminfer.records import RunInfo, from_json
-from mminfer.records.temp import Answer
+from mminfer.draws import cut_at_eos, temperature_key
+from mminfer.generation import greedy_generate
+from mminfer.greedy import compare_cache
+from mminfer.kvcache import measure_kv_bytes
+from mminfer.records import Answer, RunInfo, from_json
 from mminfer.sampling import (
-    cut_at_eos,
     distinct_n,
     sample_answers,
     summarize_answers,
     survivors_by_p,
     temperature_experiment,
-    temperature_key,
 )
 from mminfer.timing import time_cache
 
@@ -34,7 +34,13 @@ def compare(tiny_tokenizer, tiny_run):
 
     def compare(model, prompt_ids: list[int], new_tokens: int):
         return compare_cache(
-            model, prompt_ids, new_tokens, "cpu", tiny_tokenizer, PRETRAIN_PROMPT, tiny_run
+            model=model,
+            prompt_ids=prompt_ids,
+            new_tokens=new_tokens,
+            device="cpu",
+            tokenizer=tiny_tokenizer,
+            prompt=PRETRAIN_PROMPT,
+            run=tiny_run,
         )
 
     return compare
@@ -53,7 +59,9 @@ def test_greedy_ids_are_the_same_with_and_without_cache(compare, tiny_model):
 
 def test_greedy_generate_returns_only_the_new_tokens(tiny_model):
     prompt = prompt_of(9)
-    new = greedy_generate(tiny_model, prompt, 5, True, "cpu")
+    new = greedy_generate(
+        model=tiny_model, prompt_ids=prompt, new_tokens=5, use_cache=True, device="cpu"
+    )
     full = tiny_model.generate(torch.tensor([prompt]), max_new_tokens=5, **GREEDY)
     assert new == full[0, 9:].tolist()
 
@@ -76,8 +84,22 @@ def test_fed_tokens_follow_formula_without_cache(compare, tiny_model, prompt_len
 
 def test_recorder_sees_each_forward_call(tiny_model):
     with_cache, without_cache = ForwardRecorder(), ForwardRecorder()
-    greedy_generate(tiny_model, prompt_of(6), 4, True, "cpu", with_cache)
-    greedy_generate(tiny_model, prompt_of(6), 4, False, "cpu", without_cache)
+    greedy_generate(
+        model=tiny_model,
+        prompt_ids=prompt_of(6),
+        new_tokens=4,
+        use_cache=True,
+        device="cpu",
+        recorder=with_cache,
+    )
+    greedy_generate(
+        model=tiny_model,
+        prompt_ids=prompt_of(6),
+        new_tokens=4,
+        use_cache=False,
+        device="cpu",
+        recorder=without_cache,
+    )
     assert with_cache.fed_per_call == [6, 1, 1, 1]
     assert without_cache.fed_per_call == [6, 7, 8, 9]
 
@@ -118,7 +140,14 @@ def test_forward_recorder_restores_an_instance_forward():
 
 def test_forward_recorder_keeps_last_logits_per_call(tiny_model):
     recorder = ForwardRecorder(keep_logits=True)
-    greedy_generate(tiny_model, prompt_of(6), 3, True, "cpu", recorder)
+    greedy_generate(
+        model=tiny_model,
+        prompt_ids=prompt_of(6),
+        new_tokens=3,
+        use_cache=True,
+        device="cpu",
+        recorder=recorder,
+    )
     assert len(recorder.last_logits) == 3
     assert recorder.last_logits[0].shape == (1, tiny_model.config.vocab_size)
     assert recorder.last_logits[0].dtype == torch.float32
@@ -142,7 +171,12 @@ def test_kv_formula_bytes_is_two_layers_tokens_kv_heads_head_dim_bytes():
 
 def test_measured_kv_bytes_equal_formula(tiny_loaded, tiny_run):
     result = measure_kv_bytes(
-        tiny_loaded.model, tiny_loaded.config, tokens=30, seed=0, device="cpu", run=tiny_run
+        model=tiny_loaded.model,
+        config=tiny_loaded.config,
+        tokens=30,
+        seed=0,
+        device="cpu",
+        run=tiny_run,
     )
     # 2 (K, V) x 2 layers x 30 tokens x 2 KV heads x 16 head_dim x 4 bytes
     assert result.measured_bytes == 2 * 2 * 30 * 2 * 16 * 4 == 15360
@@ -154,7 +188,7 @@ def test_measured_kv_bytes_equal_formula(tiny_loaded, tiny_run):
 def test_kv_k_shape_is_before_repeat_kv(tiny_loaded, tiny_run):
     config = tiny_loaded.config
     result = measure_kv_bytes(
-        tiny_loaded.model, config, tokens=12, seed=0, device="cpu", run=tiny_run
+        model=tiny_loaded.model, config=config, tokens=12, seed=0, device="cpu", run=tiny_run
     )
     assert result.k_shape == [1, 12, config.num_key_value_heads, config.head_dim] == [1, 12, 2, 16]
     assert result.k_shape[2] != config.num_attention_heads
@@ -164,7 +198,7 @@ def test_kv_k_shape_is_before_repeat_kv(tiny_loaded, tiny_run):
 def test_kv_bytes_of_bfloat16_model_use_two_bytes_per_element(load_tiny, tiny_run):
     loaded = load_tiny(dtype="bfloat16")
     result = measure_kv_bytes(
-        loaded.model, loaded.config, tokens=30, seed=0, device="cpu", run=tiny_run
+        model=loaded.model, config=loaded.config, tokens=30, seed=0, device="cpu", run=tiny_run
     )
     assert result.dtype == "bfloat16"
     assert result.bytes_per_element == 2
@@ -227,7 +261,16 @@ def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids)
 def experiment(model, tokenizer, prompt_ids, temperatures, run):
     """temperature_experiment with 6 samples of 8 tokens, seed 0, on the CPU."""
     return temperature_experiment(
-        model, tokenizer, prompt_ids, temperatures, 6, 8, 0, "cpu", CHAT_PROMPT, run
+        model=model,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=temperatures,
+        samples=6,
+        new_tokens=8,
+        seed=0,
+        device="cpu",
+        prompt=CHAT_PROMPT,
+        run=run,
     )
 
 
@@ -344,7 +387,14 @@ def test_survivors_by_p_keys_and_monotonic_counts(tiny_model):
 
 def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model, tiny_run):
     result = time_cache(
-        tiny_model, prompt_of(8), 3, warmup=1, runs=3, max_runs=3, device="cpu", run=tiny_run
+        model=tiny_model,
+        prompt_ids=prompt_of(8),
+        new_tokens=3,
+        warmup=1,
+        runs=3,
+        max_runs=3,
+        device="cpu",
+        run=tiny_run,
     )
     assert len(result.with_cache_runs_s) == 3 and len(result.with_cache_warmup_s) == 1
     assert result.with_cache_s == sorted(result.with_cache_runs_s)[1]
@@ -372,7 +422,7 @@ def test_minimind_backend_counts_follow_the_formulas(compare, minimind_loaded, t
 def test_minimind_backend_kv_bytes_equal_formula(minimind_loaded, tiny_run):
     config = minimind_loaded.config
     result = measure_kv_bytes(
-        minimind_loaded.model, config, tokens=20, seed=0, device="cpu", run=tiny_run
+        model=minimind_loaded.model, config=config, tokens=20, seed=0, device="cpu", run=tiny_run
     )
     assert result.k_shape == [1, 20, config.num_key_value_heads, config.head_dim]
     assert result.measured_bytes == result.formula_bytes == 2 * 2 * 20 * 2 * 16 * 4
@@ -409,8 +459,8 @@ def test_sharp_position_keeps_fewer_candidates_than_open_one_on_a_model_built_so
     """A model whose next-token logits depend on the last token only: blocks add nothing (o_proj and
     down_proj are zero), so the head sees the last token's embedding. After token 5 the head is flat
     (an open position); after token 6 one token stands out (a sharp position)."""
+    from mminfer.draws import next_token_logits
     from mminfer.model import MiniMindForCausalLM
-    from mminfer.sampling import next_token_logits
 
     config = small_config(
         hidden=16, layers=1, heads=2, kv_heads=1, vocab=40, positions=32, tie_word_embeddings=False

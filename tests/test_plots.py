@@ -52,7 +52,14 @@ def assert_valid_png(path, min_pixels: int = 200) -> None:
 def sweep_record(tiny_model, tiny_run) -> Sweep:
     prompt = prompt_of(9)
     settings = SweepSettings(lengths=[2, 4, 8], warmup=0, runs=1, all_steps_up_to=3, spread_steps=2)
-    swept = sweep(tiny_model, prompt, settings, device="cpu", run=tiny_run, max_positions=64)
+    swept = sweep(
+        model=tiny_model,
+        prompt_ids=prompt,
+        settings=settings,
+        device="cpu",
+        run=tiny_run,
+        max_positions=64,
+    )
     return as_written(swept, Sweep)
 
 
@@ -69,7 +76,14 @@ def temp_record(tiny_run) -> Temperatures:
 @pytest.fixture(scope="module")
 def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
     prefixes = {"open": "민수는", "sharp": "가람 마을의 특산물은"}
-    detail = topp_detail(tiny_model, tiny_tokenizer, prefixes, [0.5, 0.9, 0.99], "cpu", tiny_run)
+    detail = topp_detail(
+        model=tiny_model,
+        tokenizer=tiny_tokenizer,
+        prefixes=prefixes,
+        ps=[0.5, 0.9, 0.99],
+        device="cpu",
+        run=tiny_run,
+    )
     return as_written(detail, TopPDetail)
 
 
@@ -77,7 +91,14 @@ def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
 def serve_record(tiny_model, tiny_run) -> Serve:
     prompt = prompt_of(9)
     settings = serve_settings(batches=[1, 2, 4], warmup=0, prefill_up_to=2, memory_cap_gib=1.0)
-    served = serve(tiny_model, tiny_model.config, prompt, settings, "cpu", tiny_run)
+    served = serve(
+        model=tiny_model,
+        config=tiny_model.config,
+        prompt_ids=prompt,
+        settings=settings,
+        device="cpu",
+        run=tiny_run,
+    )
     return as_written(served, Serve)
 
 

@@ -19,14 +19,16 @@ import pytest
 import torch
 from shapes import GREEDY
 
+from mminfer.cachebytes import random_tokens
 from mminfer.counting import ForwardRecorder
 from mminfer.demo.corpus import CorpusSpec, build_corpus, write_corpus
+from mminfer.draws import next_token_logits
 from mminfer.greedy import compare_cache
-from mminfer.kvcache import measure_kv_bytes, random_tokens
+from mminfer.kvcache import measure_kv_bytes
 from mminfer.loading import ModelSpec, load_model, run_info
 from mminfer.prompts import chat_prompt, prefix_prompt, task_prompt
 from mminfer.records import ChatPrompt, PretrainPrompt
-from mminfer.sampling import next_token_logits, survivors_by_p, temperature_experiment
+from mminfer.sampling import survivors_by_p, temperature_experiment
 from mminfer.tokenizer import load_tokenizer
 
 pytestmark = pytest.mark.skipif(
@@ -124,12 +126,29 @@ def mminfer_figures(loaded, sft, inputs) -> dict:
     run = run_info(loaded)
     source = PretrainPrompt(tokenizer="fixture", val_data="corpus", docs=6, prompt_tokens=200)
     same, count = compare_cache(
-        loaded.model, inputs["prompt_ids"], 64, "cpu", tokenizer, source, run
+        model=loaded.model,
+        prompt_ids=inputs["prompt_ids"],
+        new_tokens=64,
+        device="cpu",
+        tokenizer=tokenizer,
+        prompt=source,
+        run=run,
     )
-    kv = measure_kv_bytes(loaded.model, loaded.config, 100, 0, "cpu", run)
+    kv = measure_kv_bytes(
+        model=loaded.model, config=loaded.config, tokens=100, seed=0, device="cpu", run=run
+    )
     chat = ChatPrompt("fixture", inputs["template"], "q", len(inputs["question_ids"]), 0)
     temp = temperature_experiment(
-        sft.model, tokenizer, inputs["question_ids"], TEMPERATURES, 30, 24, 0, "cpu", chat, run
+        model=sft.model,
+        tokenizer=tokenizer,
+        prompt_ids=inputs["question_ids"],
+        temperatures=TEMPERATURES,
+        samples=30,
+        new_tokens=24,
+        seed=0,
+        device="cpu",
+        prompt=chat,
+        run=run,
     )
     logits = next_token_logits(loaded.model, inputs["prefix_ids"], "cpu")
     return {

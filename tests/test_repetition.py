@@ -17,14 +17,40 @@ from mminfer.sampling import summarize_temperatures, temperature_draws
 def measured(model, tokenizer, run, penalties=(1.0, 1.1, 1.3)):
     prompt_ids, _ = chat_prompt(tokenizer, CHAT_PROMPT.question)
     return measure_repetition(
-        model, tokenizer, prompt_ids, 1.0, list(penalties), 12, 8, 0, CHAT_PROMPT, run,
-        model, prompt_of(21), 16, PRETRAIN_PROMPT, run, 0, 1, 1, "cpu",
-    )  # fmt: skip
+        sft_model=model,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        temperature=1.0,
+        penalties=list(penalties),
+        samples=12,
+        new_tokens=8,
+        seed=0,
+        prompt=CHAT_PROMPT,
+        run=run,
+        pretrain_model=model,
+        greedy_prompt_ids=prompt_of(21),
+        greedy_new_tokens=16,
+        greedy_prompt=PRETRAIN_PROMPT,
+        greedy_run=run,
+        warmup=0,
+        runs=1,
+        max_runs=1,
+        device="cpu",
+    )
 
 
 def test_penalty_one_is_temps_row_at_that_temperature(tiny_model, tiny_tokenizer, tiny_run):
     prompt_ids, _ = chat_prompt(tiny_tokenizer, CHAT_PROMPT.question)
-    draws = temperature_draws(tiny_model, tiny_tokenizer, prompt_ids, [1.0], 12, 8, 0, "cpu")
+    draws = temperature_draws(
+        model=tiny_model,
+        tokenizer=tiny_tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=[1.0],
+        samples=12,
+        new_tokens=8,
+        seed=0,
+        device="cpu",
+    )
     temp = summarize_temperatures(tiny_tokenizer, draws, CHAT_PROMPT, tiny_run)
     record = measured(tiny_model, tiny_tokenizer, tiny_run)
     off = record.penalties["1.0"]

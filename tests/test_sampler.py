@@ -13,7 +13,17 @@ from mminfer.sampling import sampler_check, temperature_draws
 def check(model, tokenizer, run, samples=30, new_tokens=12):
     prompt_ids, _ = chat_prompt(tokenizer, "가람 마을의 특산물은 무엇인가요?")
     return sampler_check(
-        model, tokenizer, prompt_ids, 1.0, samples, new_tokens, 0, 1, "cpu", CHAT_PROMPT, run
+        model=model,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        temperature=1.0,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=0,
+        second_seed=1,
+        device="cpu",
+        prompt=CHAT_PROMPT,
+        run=run,
     )
 
 
@@ -48,19 +58,28 @@ def test_reusing_the_temperature_draws_gives_the_check_it_would_draw(
     """The temp rule hands the check temp.json's cached draws at its temperature: the same
     record as drawing them again (the same seed, samples and new tokens)."""
     prompt_ids, _ = chat_prompt(tiny_tokenizer, "가람 마을의 특산물은 무엇인가요?")
-    draws = temperature_draws(tiny_model, tiny_tokenizer, prompt_ids, [1.5, 1.0], 30, 12, 0, "cpu")
+    draws = temperature_draws(
+        model=tiny_model,
+        tokenizer=tiny_tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=[1.5, 1.0],
+        samples=30,
+        new_tokens=12,
+        seed=0,
+        device="cpu",
+    )
     reused = sampler_check(
-        tiny_model,
-        tiny_tokenizer,
-        prompt_ids,
-        1.0,
-        30,
-        12,
-        0,
-        1,
-        "cpu",
-        CHAT_PROMPT,
-        tiny_run,
+        model=tiny_model,
+        tokenizer=tiny_tokenizer,
+        prompt_ids=prompt_ids,
+        temperature=1.0,
+        samples=30,
+        new_tokens=12,
+        seed=0,
+        second_seed=1,
+        device="cpu",
+        prompt=CHAT_PROMPT,
+        run=tiny_run,
         with_cache=draws[1.0],
     )
     assert reused == check(tiny_model, tiny_tokenizer, tiny_run)

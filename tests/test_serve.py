@@ -7,12 +7,12 @@ from __future__ import annotations
 import pytest
 from shapes import GREEDY, prompt_of, serve_settings, small_config
 
-from mminfer.kvcache import kv_formula_bytes
+from mminfer.cachebytes import kv_formula_bytes
+from mminfer.machine import cpu_caches
 from mminfer.records.serve import BatchStep, CacheLevel
 from mminfer.serve import (
     batch_step,
     cliffs,
-    cpu_caches,
     fit_batches,
     growth_stops_at,
     nearly_free_up_to,
@@ -107,10 +107,23 @@ def test_the_smaller_bound_binds():
 
 def test_a_real_decode_counts_its_cache_and_leaves_out_batches_past_the_cap(tiny_loaded, tiny_run):
     config = tiny_loaded.config
-    per_batch = kv_formula_bytes(config.num_hidden_layers, len(PROMPT) + 3, 2, 16, 4)
+    per_batch = kv_formula_bytes(
+        layers=config.num_hidden_layers,
+        tokens=len(PROMPT) + 3,
+        kv_heads=2,
+        head_dim=16,
+        bytes_per_element=4,
+    )
     cap_gib = 2.5 * per_batch / 2**30  # room for batches 1 and 2, not 4
     settings = serve_settings(batches=[4, 1, 2], warmup=1, prefill_up_to=1, memory_cap_gib=cap_gib)
-    served = serve(tiny_loaded.model, config, PROMPT, settings, "cpu", tiny_run)
+    served = serve(
+        model=tiny_loaded.model,
+        config=config,
+        prompt_ids=PROMPT,
+        settings=settings,
+        device="cpu",
+        run=tiny_run,
+    )
     assert [row.batch for row in served.batches] == [1, 2] and served.left_out_by_cap == [4]
     one, two = served.batches
     assert one.prefill_s > 0 and two.prefill_s is None  # batch 2 continues from the prompt's cache
@@ -137,7 +150,14 @@ def test_a_moe_decode_counts_the_experts_a_step_touches(tmp_path, tiny_run):
     torch.save(MiniMindForCausalLM(config).state_dict(), tmp_path / "moe.pth")
     loaded = load_model(tmp_path / "moe.pth")
     settings = serve_settings(batches=[1, 8], warmup=0, prefill_up_to=1)
-    served = serve(loaded.model, loaded.config, PROMPT, settings, "cpu", tiny_run)
+    served = serve(
+        model=loaded.model,
+        config=loaded.config,
+        prompt_ids=PROMPT,
+        settings=settings,
+        device="cpu",
+        run=tiny_run,
+    )
     one, eight = served.batches
     assert one.experts_touched == 1.0  # one token, top-1: one expert a layer
     assert 1.0 < eight.experts_touched <= 4.0  # eight users who differ route to more experts

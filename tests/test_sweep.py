@@ -14,8 +14,10 @@ import pytest
 from shapes import prompt_of
 
 from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
+from mminfer.fit import nonnegative_least_squares
 from mminfer.records import from_json, to_json
 from mminfer.records.sweep import StepFit, Sweep, SweepSteps
+from mminfer.spread import coefficient_of_variation, verdict_of
 from mminfer.sweep import (
     SweepSettings,
     attended_pairs,
@@ -23,7 +25,6 @@ from mminfer.sweep import (
     fit_step_costs,
     interpolated,
     length_point,
-    nonnegative_least_squares,
     predict,
     predicted_seconds,
     run_total,
@@ -32,7 +33,6 @@ from mminfer.sweep import (
     spread_within_runs,
     sweep,
 )
-from mminfer.timing import coefficient_of_variation, verdict_of
 
 COSTS = {
     "fixed_s_with_cache": 3e-3,
@@ -93,7 +93,14 @@ def swept(model, run, lengths, all_steps_up_to=32, spread=8, runs=2):
         all_steps_up_to=all_steps_up_to,
         spread_steps=spread,
     )
-    return sweep(model, prompt_of(9), settings, device="cpu", run=run, max_positions=64)
+    return sweep(
+        model=model,
+        prompt_ids=prompt_of(9),
+        settings=settings,
+        device="cpu",
+        run=run,
+        max_positions=64,
+    )
 
 
 @pytest.fixture(scope="module")

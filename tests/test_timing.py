@@ -10,17 +10,12 @@ from __future__ import annotations
 import pytest
 import reportdata
 
+from mminfer.abtiming import time_ab
 from mminfer.records import RunInfo, from_json, to_json
 from mminfer.records.time import Timing
 from mminfer.report import render_report
-from mminfer.timing import (
-    NOISY_CV,
-    coefficient_of_variation,
-    cv_around_trend,
-    cv_within_runs,
-    interleaved_runs,
-    timing_record,
-)
+from mminfer.spread import NOISY_CV, coefficient_of_variation, cv_around_trend, cv_within_runs
+from mminfer.timing import CONTRADICTIONS, TIME_DOUBTS, timing_record
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -42,10 +37,34 @@ class FakeMachine:
         return seconds
 
 
+class FakeClock:
+    """A clock that only the fake machine moves: each call of the work adds its seconds."""
+
+    def __init__(self, machine: FakeMachine):
+        self.machine = machine
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+    def work(self, use_cache: bool) -> None:
+        self.now += self.machine(use_cache)
+
+
 def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 9) -> Timing:
-    measured = interleaved_runs(machine, warmup, runs, max_runs)
+    clock = FakeClock(machine)
+    measured = time_ab(
+        work=clock.work,
+        device="cpu",
+        warmup=warmup,
+        runs=runs,
+        max_runs=max_runs,
+        doubt_names=TIME_DOUBTS,
+        contradictions=CONTRADICTIONS,
+        clock=clock,
+    )
     run = from_json(RunInfo, reportdata.RUN)
-    return timing_record(measured, 201, 64, warmup, runs, max_runs, None, run)
+    return timing_record(timed=measured, prompt_len=201, new_tokens=64, run=run)
 
 
 def test_warm_ups_of_both_come_first_then_rounds_alternate():

@@ -20,17 +20,49 @@ from mminfer.topk import cut_by_top_k, draws_with_top_k, measure_topk, survivors
 def measured(model, tokenizer, run, top_k=50):
     prompt_ids, _ = chat_prompt(tokenizer, CHAT_PROMPT.question)
     return measure_topk(
-        model, tokenizer, prompt_ids, [0.3, 1.0, 1.5], 10, 8, 0, top_k, CHAT_PROMPT, run,
-        model, "민수는", [0.5, 0.9, 0.99], run, "cpu",
-    )  # fmt: skip
+        sft_model=model,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=[0.3, 1.0, 1.5],
+        samples=10,
+        new_tokens=8,
+        seed=0,
+        top_k=top_k,
+        prompt=CHAT_PROMPT,
+        run=run,
+        pretrain_model=model,
+        prefix="민수는",
+        ps=[0.5, 0.9, 0.99],
+        topp_run=run,
+        device="cpu",
+    )
 
 
 def test_top_k_off_draws_exactly_temps_answers(tiny_model, tiny_tokenizer):
     """With top_k=0 the draws are temp.json's: only the top_k argument differs."""
     prompt_ids, _ = chat_prompt(tiny_tokenizer, CHAT_PROMPT.question)
     eos = tiny_tokenizer.eos_token_id
-    rows, _ = draws_with_top_k(tiny_model, prompt_ids, 1.0, 0, 10, 8, 0, eos, "cpu")
-    expected = temperature_draws(tiny_model, tiny_tokenizer, prompt_ids, [1.0], 10, 8, 0, "cpu")
+    rows, _ = draws_with_top_k(
+        model=tiny_model,
+        prompt_ids=prompt_ids,
+        temperature=1.0,
+        top_k=0,
+        samples=10,
+        new_tokens=8,
+        seed=0,
+        eos_token_id=eos,
+        device="cpu",
+    )
+    expected = temperature_draws(
+        model=tiny_model,
+        tokenizer=tiny_tokenizer,
+        prompt_ids=prompt_ids,
+        temperatures=[1.0],
+        samples=10,
+        new_tokens=8,
+        seed=0,
+        device="cpu",
+    )
     assert rows == expected[1.0]
 
 

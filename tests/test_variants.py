@@ -16,10 +16,10 @@ import pytest
 import torch
 from shapes import GREEDY
 
+from mminfer.cachebytes import cache_tensor_bytes, fill_cache, kv_formula_bytes
 from mminfer.checkpoints import rope_settings
 from mminfer.errors import MminferError
-from mminfer.greedy import greedy_generate
-from mminfer.kvcache import cache_tensor_bytes, fill_cache, kv_formula_bytes
+from mminfer.generation import greedy_generate
 from mminfer.loading import ModelSpec, active_parameters, count_parameters, load_model, run_info
 from mminfer.model import (
     MINIMIND_YARN,
@@ -105,8 +105,12 @@ def test_moe_caches_as_many_bytes_as_the_dense_model_of_its_attention(tmp_path):
     dense = load(builtin_checkpoint(tmp_path, "dense"))
     moe = load(builtin_checkpoint(tmp_path, "moe", use_moe=True))
     for loaded in (dense, moe):
-        cache, _ = fill_cache(loaded.model, loaded.config, 20, 0, "cpu")
-        assert cache_tensor_bytes(cache) == kv_formula_bytes(2, 20, 2, 16, 4)
+        cache, _ = fill_cache(
+            model=loaded.model, config=loaded.config, tokens=20, seed=0, device="cpu"
+        )
+        assert cache_tensor_bytes(cache) == kv_formula_bytes(
+            layers=2, tokens=20, kv_heads=2, head_dim=16, bytes_per_element=4
+        )
 
 
 def test_moe_counts_every_expert_but_activates_its_share(tmp_path):
@@ -386,5 +390,11 @@ def test_seeded_samples_are_identical_to_minimind(variant):
 def test_greedy_helper_reads_the_same_new_tokens(variant):
     reference, backends = variant
     ids = PROMPT[0].tolist()
-    expected = greedy_generate(reference, ids, 6, True, "cpu")
-    assert all(greedy_generate(model, ids, 6, False, "cpu") == expected for model in backends)
+    expected = greedy_generate(
+        model=reference, prompt_ids=ids, new_tokens=6, use_cache=True, device="cpu"
+    )
+    assert all(
+        greedy_generate(model=model, prompt_ids=ids, new_tokens=6, use_cache=False, device="cpu")
+        == expected
+        for model in backends
+    )

@@ -70,13 +70,13 @@ def test_greedy_landing_past_the_tokenizer_stops_naming_it_and_both_sizes(tiny_t
     rows = tiny_tokenizer.id_count + EXTRA_ROWS
     with pytest.raises(MminferError) as raised:
         compare_cache(
-            model,
-            prompt(tiny_tokenizer),
-            4,
-            "cpu",
-            tiny_tokenizer,
-            PRETRAIN_PROMPT,
-            run_info(loaded),
+            model=model,
+            prompt_ids=prompt(tiny_tokenizer),
+            new_tokens=4,
+            device="cpu",
+            tokenizer=tiny_tokenizer,
+            prompt=PRETRAIN_PROMPT,
+            run=run_info(loaded),
         )
     said = str(raised.value)
     assert f"config key 'tokenizer': {tiny_tokenizer.folder}" in said
@@ -86,16 +86,16 @@ def test_greedy_landing_past_the_tokenizer_stops_naming_it_and_both_sizes(tiny_t
 def sampled_past_end(loaded, tiny_tokenizer) -> int:
     """The ids past the tokenizer's end in 8 answers of 8 tokens at temperature 1.5, seed 0."""
     temp = temperature_experiment(
-        loaded.model,
-        tiny_tokenizer,
-        prompt(tiny_tokenizer),
-        [1.5],
-        8,
-        8,
-        0,
-        "cpu",
-        CHAT_PROMPT,
-        run_info(loaded),
+        model=loaded.model,
+        tokenizer=tiny_tokenizer,
+        prompt_ids=prompt(tiny_tokenizer),
+        temperatures=[1.5],
+        samples=8,
+        new_tokens=8,
+        seed=0,
+        device="cpu",
+        prompt=CHAT_PROMPT,
+        run=run_info(loaded),
     )
     return temp["1.5"].ids_past_tokenizer
 
@@ -103,13 +103,13 @@ def sampled_past_end(loaded, tiny_tokenizer) -> int:
 def test_a_model_that_never_picks_past_the_end_runs_and_says_zero(tiny_tokenizer, tmp_path):
     loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=True)
     same, _ = compare_cache(
-        loaded.model,
-        prompt(tiny_tokenizer),
-        8,
-        "cpu",
-        tiny_tokenizer,
-        PRETRAIN_PROMPT,
-        run_info(loaded),
+        model=loaded.model,
+        prompt_ids=prompt(tiny_tokenizer),
+        new_tokens=8,
+        device="cpu",
+        tokenizer=tiny_tokenizer,
+        prompt=PRETRAIN_PROMPT,
+        run=run_info(loaded),
     )
     assert same.same_ids and same.ids_past_tokenizer == 0
     assert sampled_past_end(loaded, tiny_tokenizer) == 0
@@ -121,16 +121,16 @@ def test_sampled_ids_past_the_end_are_counted_and_shown_in_the_answers(tiny_toke
     loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=False)
     past = tiny_tokenizer.id_count + 7
     temp = temperature_experiment(
-        Picks(loaded.model, past),
-        tiny_tokenizer,
-        prompt(tiny_tokenizer),
-        [1.0],
-        3,
-        4,
-        0,
-        "cpu",
-        CHAT_PROMPT,
-        run_info(loaded),
+        model=Picks(loaded.model, past),
+        tokenizer=tiny_tokenizer,
+        prompt_ids=prompt(tiny_tokenizer),
+        temperatures=[1.0],
+        samples=3,
+        new_tokens=4,
+        seed=0,
+        device="cpu",
+        prompt=CHAT_PROMPT,
+        run=run_info(loaded),
     )
     summary = temp["1.0"]
     assert summary.ids_past_tokenizer == 3 * 4  # every step of every sample

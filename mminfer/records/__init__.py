@@ -95,6 +95,14 @@ class ChatPrompt:
 
 
 @dataclass
+class Answer:
+    """One distinct answer and how many samples gave it (temp.json, topk.json, repetition.json)."""
+
+    answer: str
+    count: int
+
+
+@dataclass
 class FirstDifference:
     """Where the greedy paths with and without the cache first pick different tokens."""
 

@@ -62,6 +62,7 @@ class BatchTiming:
     cpu_count: int | None
     load_before: list[float] | None
     load_after: list[float] | None
+    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
 
 
 @dataclass

@@ -197,6 +197,7 @@ class Conversation:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
+    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     shared_prefix: SharedPrefix
     pitfalls: list[Pitfall]
     run: RunInfo

@@ -10,18 +10,10 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import ChatPrompt, Glance, PretrainPrompt, RunInfo
+from mminfer.records import Answer, ChatPrompt, Glance, PretrainPrompt, RunInfo
 
 if TYPE_CHECKING:
     from mminfer.records.temp import Temperatures
-
-
-@dataclass
-class Answer:
-    """One distinct answer and how many samples gave it."""
-
-    answer: str
-    count: int
 
 
 @dataclass
@@ -67,6 +59,7 @@ class PenaltyTiming:
     cpu_count: int | None
     load_before: list[float] | None
     load_after: list[float] | None
+    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
 
 
 @dataclass

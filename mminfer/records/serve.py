@@ -141,6 +141,7 @@ class Serve:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
+    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     passes: int  # every batch clocked once per pass
     order: str
     noisy_cv: float  # the threshold of the passes' spread

@@ -103,6 +103,7 @@ class Sweep:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
+    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     cv_with_cache: float  # coefficient of variation of the runs (each run: its clocked steps' sum)
     cv_without_cache: float
     cv_with_cache_within_runs: float  # the steps' spread within a run around their trend

@@ -10,16 +10,10 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import ChatPrompt, Glance, RunInfo
+from mminfer.records import Answer, ChatPrompt, Glance, RunInfo
 
 if TYPE_CHECKING:
     from mminfer.records.sampler import SamplerCheck
-
-
-@dataclass
-class Answer:
-    answer: str
-    count: int
 
 
 @dataclass

@@ -40,6 +40,7 @@ class Timing:
     cpu_count: int | None
     load_before: list[float] | None  # 1-, 5- and 15-minute load averages
     load_after: list[float] | None
+    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     run: RunInfo
 
 

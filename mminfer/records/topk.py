@@ -8,19 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import ChatPrompt, Glance, RunInfo
+from mminfer.records import Answer, ChatPrompt, Glance, RunInfo
 
 if TYPE_CHECKING:
     from mminfer.records.temp import Temperatures
     from mminfer.records.topp import TopP
-
-
-@dataclass
-class Answer:
-    """One distinct answer and how many samples gave it."""
-
-    answer: str
-    count: int
 
 
 @dataclass

@@ -1,0 +1,68 @@
+"""The clock every timing reads: one seam, so that a test can make any timing noisy.
+
+``device_clock(device)`` is time.perf_counter() after the device has finished its queued work (on
+CUDA it synchronises first). With the environment variable ``MMINFER_CLOCK_JITTER`` set to an
+integer seed, every read also adds a seeded random positive offset to all later reads (no
+sleeping, the same offsets for the same seed): each interval grows by up to JITTER_S at random,
+far beyond a tiny model's runs, so that the verdicts built on it come out noisy or untrusted.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from collections.abc import Callable
+
+import torch
+
+JITTER_VARIABLE = "MMINFER_CLOCK_JITTER"
+JITTER_S = 0.05  # the largest offset one read adds (seconds)
+PLAIN = "perf_counter"
+
+
+def jitter_seed() -> int | None:
+    """The seed of ``MMINFER_CLOCK_JITTER``, or None where it is unset or empty."""
+    text = os.environ.get(JITTER_VARIABLE, "").strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"{JITTER_VARIABLE} must be an integer seed, got {text!r}") from None
+
+
+def clock_name() -> str:
+    """What the timing records' ``clock`` says: "perf_counter", or the jitter and its seed."""
+    seed = jitter_seed()
+    if seed is None:
+        return PLAIN
+    return f"{PLAIN} + seeded jitter ({JITTER_VARIABLE}={seed}, up to {JITTER_S} s a read)"
+
+
+def device_clock(device) -> Callable[[], float]:
+    """The clock for ``device``: seconds, read after the device has finished its queued work.
+
+    Whether to synchronise is decided here, once, not at every read inside the timed region.
+    """
+    if torch.device(device).type == "cuda":
+
+        def synced() -> float:
+            torch.cuda.synchronize(device)
+            return time.perf_counter()
+
+        read = synced
+    else:
+        read = time.perf_counter
+    seed = jitter_seed()
+    if seed is None:
+        return read
+    draw = random.Random(seed)
+    offset = 0.0
+
+    def jittered() -> float:
+        nonlocal offset
+        offset += draw.uniform(0.0, JITTER_S)
+        return read() + offset
+
+    return jittered
