@@ -19,6 +19,7 @@ from mminfer.records import from_json, to_json
 from mminfer.records.sweep import StepFit, Sweep, SweepSteps
 from mminfer.spread import coefficient_of_variation, verdict_of
 from mminfer.sweep import (
+    CONTRADICTIONS,
     SweepSettings,
     attended_pairs,
     filled_steps,
@@ -330,15 +331,15 @@ def runs_of(
 
 def test_steady_runs_are_ok_and_a_busy_run_is_noisy():
     quiet = spread_doubts(runs_of([1.0, 1.02, 0.99], [5.0, 5.1, 4.95]), 3, 5.0)
-    assert quiet == [] and verdict_of(quiet) == "ok"
+    assert quiet == [] and verdict_of(quiet, CONTRADICTIONS) == "ok"
     busy = spread_doubts(runs_of([1.0, 2.5, 1.0], [5.0, 5.1, 4.95]), 3, 5.0)
-    assert busy == ["with_cache_spread"] and verdict_of(busy) == "noisy"
+    assert busy == ["with_cache_spread"] and verdict_of(busy, CONTRADICTIONS) == "noisy"
 
 
 def test_one_run_has_no_spread_and_a_cache_not_faster_is_untrusted():
     assert spread_doubts(runs_of([1.0], [5.0]), 1, 5.0) == ["single_run"]
     doubts = spread_doubts(runs_of([1.0, 1.0], [0.9, 0.9]), 2, 0.9)
-    assert doubts == ["cache_not_faster"] and verdict_of(doubts) == "untrusted"
+    assert doubts == ["cache_not_faster"] and verdict_of(doubts, CONTRADICTIONS) == "untrusted"
 
 
 # a steady busy loop on every core: each run's cached decode steps jump between 2 and 4 ms in the
@@ -353,7 +354,10 @@ def test_a_steady_busy_loop_that_slows_every_run_alike_is_noisy():
     within = spread_within_runs(runs, use_cache=True, short=16)
     totals = [run_total(seconds) for seconds in runs]
     doubts = spread_doubts(runs_of(totals, [5.0] * 3, with_cache_within=within), 3, 5.0)
-    assert doubts == ["with_cache_spread_within_runs"] and verdict_of(doubts) == "noisy"
+    assert (
+        doubts == ["with_cache_spread_within_runs"]
+        and verdict_of(doubts, CONTRADICTIONS) == "noisy"
+    )
 
 
 def test_uncached_steps_that_grow_with_the_context_are_not_noise():
@@ -365,7 +369,7 @@ def test_uncached_steps_that_grow_with_the_context_are_not_noise():
     quiet_cached = [[0.020] + [0.002 + 0.00001 * step for step in range(16)]] * 3
     cached_within = spread_within_runs(quiet_cached, use_cache=True, short=16)
     doubts = spread_doubts(runs_of([1.0, 1.0, 1.0], [5.0, 5.0, 5.0], cached_within, within), 3, 5.0)
-    assert doubts == [] and verdict_of(doubts) == "ok"
+    assert doubts == [] and verdict_of(doubts, CONTRADICTIONS) == "ok"
 
 
 def test_unclocked_steps_lie_on_the_line_between_the_clocked_ones():
