@@ -1,0 +1,74 @@
+"""The package's layers hold (.importlinter, checked by import-linter): measurements are siblings,
+the floor lies below them, the model and its loading below the floor, and the readers (records,
+registry, report, pictures, comparison) import neither torch nor the measuring code.
+
+A planted import of one measurement module into another, in a copy of the package, breaks them.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    """lint-imports over the package under ``root``, with the contracts of ``root``."""
+    command = Path(sys.executable).with_name("lint-imports")
+    if not command.exists():
+        found = shutil.which("lint-imports")
+        if found is None:
+            pytest.skip("import-linter is not installed (pip install -e '.[test]')")
+        command = Path(found)
+    env = {
+        **os.environ,
+        "PYTHONPATH": str(root),
+        "COLUMNS": "200",  # one line per contract in the report
+    }
+    return subprocess.run(
+        [str(command), "--no-cache", "--no-logo", str(root / ".importlinter")],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def copy_of_package(tmp_path: Path) -> Path:
+    """The package and its contracts, copied under ``tmp_path`` (no caches)."""
+    shutil.copytree(
+        REPO / "mminfer",
+        tmp_path / "mminfer",
+        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+    )
+    shutil.copy(REPO / ".importlinter", tmp_path / ".importlinter")
+    return tmp_path
+
+
+def test_the_layer_contracts_hold():
+    result = lint_imports(REPO)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "3 kept, 0 broken" in result.stdout
+
+
+def test_a_measurement_importing_another_breaks_the_contracts(tmp_path):
+    root = copy_of_package(tmp_path)
+    conversation = root / "mminfer" / "conversation.py"
+    text = conversation.read_text(encoding="utf-8")
+    planted = "from mminfer.serve import ServeSettings  # planted\n"
+    anchor = "from mminfer.tokenizer import Tokenizer\n"
+    assert anchor in text
+    conversation.write_text(text.replace(anchor, anchor + planted), encoding="utf-8")
+    result = lint_imports(root)
+    assert result.returncode != 0
+    assert "Measurements are siblings: no measurement module imports another BROKEN" in (
+        result.stdout
+    )
+    assert "mminfer.conversation -> mminfer.serve" in result.stdout
