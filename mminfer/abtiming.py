@@ -27,6 +27,19 @@ B_SPREAD = "b_spread"
 
 
 @dataclass(frozen=True)
+class Sides:
+    """How a measurement words the A/B timing's doubts, and which of its words contradict physics.
+
+    ``doubts`` maps the neutral doubts (A_NOT_FASTER, A_SPREAD, B_SPREAD) onto the measurement's
+    words, in the order its record lists them; a doubt it leaves out is not recorded, though it
+    still asks for more rounds. ``contradictions``: its words that make the verdict "untrusted".
+    """
+
+    doubts: dict[str, str]
+    contradictions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class ABTiming:
     """The runs of two sides, a and b, interleaved; their medians, spreads and the conditions."""
 
@@ -51,6 +64,26 @@ class ABTiming:
     load_before: list[float] | None  # 1-, 5- and 15-minute load averages
     load_after: list[float] | None
     clock: str  # mminfer.clock.clock_name
+
+    def shared(self) -> dict:
+        """The fields that every A/B timing record (time.json, batch.json's and repetition.json's
+        timing) holds under these same names: the rounds, the doubts and the verdict, the spread
+        threshold and the conditions. Each record names its medians, spreads and runs itself."""
+        return {
+            "warmup": self.warmup,
+            "runs": self.runs,
+            "max_runs": self.max_runs,
+            "runs_done": self.runs_done,
+            "extra_rounds": self.extra_rounds,
+            "doubts": self.doubts,
+            "verdict": self.verdict,
+            "noisy_cv": self.noisy_cv,
+            "threads": self.threads,
+            "cpu_count": self.cpu_count,
+            "load_before": self.load_before,
+            "load_after": self.load_after,
+            "clock": self.clock,
+        }
 
 
 def neutral_doubts(a_runs_s: list[float], b_runs_s: list[float]) -> list[str]:
@@ -77,20 +110,17 @@ def alternate(measure: Callable[[bool], object], rounds: int) -> dict[bool, list
 def time_ab(
     *,
     work: Callable[[bool], object],
+    sides: Sides,
     device,
     warmup: int,
     runs: int,
     max_runs: int,
-    doubt_names: dict[str, str],
-    contradictions: tuple[str, ...],
     clock: Callable[[], float] | None = None,
 ) -> ABTiming:
     """Time ``work(True)`` (side a) against ``work(False)`` (side b), interleaved.
 
-    ``doubt_names`` maps the neutral doubts (A_NOT_FASTER, A_SPREAD, B_SPREAD) onto the caller's
-    words, in the order its record lists them; a doubt it leaves out is not recorded, though it
-    still asks for more rounds. ``contradictions``: the caller's doubts that make the verdict
-    "untrusted". ``clock`` replaces the device's clock (a test's fake clock).
+    The doubts and the verdict are in the words of ``sides``. ``clock`` replaces the device's
+    clock (a test's fake clock).
     """
     if clock is None:
         clock = device_clock(device)
@@ -109,7 +139,7 @@ def time_ab(
     a_runs = runs_s[True]
     b_runs = runs_s[False]
     found = neutral_doubts(a_runs, b_runs)
-    doubts = [name for neutral, name in doubt_names.items() if neutral in found]
+    doubts = [name for neutral, name in sides.doubts.items() if neutral in found]
     return ABTiming(
         a_s=statistics.median(a_runs),
         b_s=statistics.median(b_runs),
@@ -121,7 +151,7 @@ def time_ab(
         runs_done=len(a_runs),
         extra_rounds=len(a_runs) - runs,
         doubts=doubts,
-        verdict=verdict_of(doubts, contradictions),
+        verdict=verdict_of(doubts, sides.contradictions),
         noisy_cv=NOISY_CV,
         a_runs_s=a_runs,
         b_runs_s=b_runs,

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import torch
 
-from mminfer.abtiming import A_SPREAD, B_SPREAD, time_ab
+from mminfer.abtiming import A_SPREAD, B_SPREAD, Sides, time_ab
 from mminfer.counting import ForwardRecorder
 from mminfer.errors import MminferError
 from mminfer.finite import finite_logits, model_named
@@ -36,10 +36,13 @@ MASK_VALUE = -1e9  # MiniMind's attention: scores += (1 - mask) * -1e9
 HALF_DTYPES = ("float16", "bfloat16")
 LENGTH_KEYS = "cache.prompt_tokens + batch.new_tokens"
 PROMPTS_KEYS = "config keys 'batch.prompts' and 'batch.shortest'"
-BATCH_DOUBTS = {  # the A/B timing's doubts with the batch as side a (no "not faster": a finding)
-    A_SPREAD: "batch_spread",
-    B_SPREAD: "sequential_spread",
-}
+BATCH_SIDES = Sides(  # the batch as side a; a batch slower than its rows is a finding, not noise
+    doubts={
+        A_SPREAD: "batch_spread",
+        B_SPREAD: "sequential_spread",
+    },
+    contradictions=(),
+)
 
 
 def pad_id(tokenizer: Tokenizer) -> int:
@@ -183,7 +186,7 @@ def time_batch(
     alone = [torch.tensor([ids], dtype=torch.long, device=device) for ids in prompts]
 
     @torch.inference_mode()
-    def generate(batched: bool) -> None:  # side a: the batch
+    def batch_or_rows(batched: bool) -> None:  # side a: the batch
         if batched:
             model.generate(input_ids, attention_mask=mask, max_new_tokens=new_tokens, **GREEDY)
         else:
@@ -191,13 +194,12 @@ def time_batch(
                 model.generate(ids, max_new_tokens=new_tokens, **GREEDY)
 
     timed = time_ab(
-        work=generate,
+        work=batch_or_rows,
+        sides=BATCH_SIDES,
         device=device,
         warmup=warmup,
         runs=runs,
         max_runs=max_runs,
-        doubt_names=BATCH_DOUBTS,
-        contradictions=(),  # a batch slower than its rows is a finding, not noise
     )
     tokens = len(prompts) * new_tokens
     return BatchTiming(
@@ -213,21 +215,9 @@ def time_batch(
         prompt_tokens_sequential=sum(len(ids) for ids in prompts),
         cv_batch=timed.cv_a,
         cv_sequential=timed.cv_b,
-        warmup=timed.warmup,
-        runs=timed.runs,
-        max_runs=timed.max_runs,
-        runs_done=timed.runs_done,
-        extra_rounds=timed.extra_rounds,
-        doubts=timed.doubts,
-        verdict=timed.verdict,
-        noisy_cv=timed.noisy_cv,
         batch_runs_s=timed.a_runs_s,
         sequential_runs_s=timed.b_runs_s,
-        threads=timed.threads,
-        cpu_count=timed.cpu_count,
-        load_before=timed.load_before,
-        load_after=timed.load_after,
-        clock=timed.clock,
+        **timed.shared(),  # the rounds, doubts, verdict and conditions, under these names
     )
 
 

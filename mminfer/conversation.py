@@ -27,7 +27,7 @@ from collections.abc import Callable
 
 import torch
 
-from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, time_ab
+from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
 from mminfer.cachebytes import (
     cache_tensor_bytes,
     kv_formula_bytes,
@@ -60,12 +60,14 @@ RETURN_SEQUENCES_WITH_BATCH1_CACHE = "return_sequences_with_batch1_cache"
 BREAK_TEXT_CHARS = 12  # characters shown either side of a prefix break
 
 ORDER = "interleaved: warm-ups of both, then rounds of (carry, recompute)"
-TIME_DOUBTS = {  # the A/B timing's doubts in time.json's words, the carried cache as side a
-    A_NOT_FASTER: "cache_not_faster",
-    A_SPREAD: "with_cache_spread",
-    B_SPREAD: "without_cache_spread",
-}
-CONTRADICTIONS = ("cache_not_faster",)
+CARRY_SIDES = Sides(  # the carried cache as side a, its doubts in time.json's words
+    doubts={
+        A_NOT_FASTER: "cache_not_faster",
+        A_SPREAD: "with_cache_spread",
+        B_SPREAD: "without_cache_spread",
+    },
+    contradictions=("cache_not_faster",),
+)
 
 
 # --- the cache ---------------------------------------------------------------------------------
@@ -241,12 +243,11 @@ def time_turn(
 
     timed = time_ab(
         work=first_token,
+        sides=CARRY_SIDES,
         device=device,
         warmup=warmup,
         runs=runs,
         max_runs=max_runs,
-        doubt_names=TIME_DOUBTS,
-        contradictions=CONTRADICTIONS,
         clock=clock,
     )
     return TurnTiming(

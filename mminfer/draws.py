@@ -8,10 +8,13 @@ one seed's draws are one another's; an answer is a draw's new tokens cut before 
 from __future__ import annotations
 
 import contextlib
+from collections import Counter
+from dataclasses import dataclass
 
 import torch
 
 from mminfer.counting import ForwardRecorder
+from mminfer.records import Answer
 
 
 def temperature_key(temperature: float) -> str:
@@ -45,10 +48,10 @@ def sampled_rows(
     prompt_ids: list[int],
     temperature: float,
     samples: int,
+    eos_token_id: int | None,
     new_tokens: int,
     seed: int,
     use_cache: bool,
-    eos_token_id: int | None,
     device,
     repetition_penalty: float = 1.0,
     top_k: int = 0,
@@ -56,6 +59,8 @@ def sampled_rows(
 ) -> list[list[int]]:
     """The new tokens of ``samples`` answers drawn after torch.manual_seed(seed), as temp.json's
     (top_k=0, top_p=1.0); ``repetition_penalty`` 1.0 is generate's default, off; ``top_k`` 0 off.
+
+    A draw ends at ``eos_token_id`` (None: never) or after ``new_tokens``.
 
     ``recorder``, where given, watches the model's forward calls while it draws.
     """
@@ -85,3 +90,25 @@ def next_token_logits(model, prompt_ids: list[int], device) -> torch.Tensor:
     """The last position's logits, (vocab,), in float32."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     return model(input_ids).logits[0, -1, :].float()
+
+
+@dataclass(frozen=True)
+class CountedAnswers:
+    """The answers of one set of draws, counted: how many differ, the most common one's share."""
+
+    distinct: int
+    samples: int
+    top_share: float  # the most common answer's share
+    answers: list[Answer]  # each distinct answer with its count, most common first
+
+
+def counted_answers(answers: list[str]) -> CountedAnswers:
+    """The distinct answers among ``answers`` (decoded draws), most common first."""
+    counts = Counter(answers)
+    _, top_count = counts.most_common(1)[0]
+    return CountedAnswers(
+        distinct=len(counts),
+        samples=len(answers),
+        top_share=top_count / len(answers),
+        answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+    )

@@ -17,13 +17,13 @@ step; 1.0 skips it. Measured three ways:
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 
 import torch
 
-from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, time_ab
+from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
 from mminfer.draws import (
     answer_ids_past_tokenizer,
+    counted_answers,
     cut_at_eos,
     decoded_answers,
     sampled_rows,
@@ -31,16 +31,18 @@ from mminfer.draws import (
 )
 from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.generation import GREEDY
-from mminfer.records import Answer, ChatPrompt, PretrainPrompt, RunInfo
+from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
 from mminfer.records.repetition import Penalty, PenaltyTiming, Repetition
 
 LOOP_NGRAM = 3  # an answer loops when some run of this many ids comes back in it
-PENALTY_DOUBTS = {  # the A/B timing's doubts, the penalty-free run as side a (the faster)
-    A_NOT_FASTER: "penalty_not_slower",
-    B_SPREAD: "with_penalty_spread",
-    A_SPREAD: "without_penalty_spread",
-}
-CONTRADICTIONS = ("penalty_not_slower",)  # more work cannot cost nothing: a busy machine
+PENALTY_SIDES = Sides(  # the penalty-free run as side a, the faster
+    doubts={
+        A_NOT_FASTER: "penalty_not_slower",
+        B_SPREAD: "with_penalty_spread",
+        A_SPREAD: "without_penalty_spread",
+    },
+    contradictions=("penalty_not_slower",),  # more work cannot cost nothing: a busy machine
+)
 
 
 @torch.inference_mode()
@@ -77,16 +79,14 @@ def summarize_penalty(
 ) -> Penalty:
     """One penalty of repetition.json from its draws and its greedy ids."""
     eos = tokenizer.eos_token_id
-    answers = decoded_answers(tokenizer, rows)
-    counts = Counter(answers)
-    _, top_count = counts.most_common(1)[0]
+    counted = counted_answers(decoded_answers(tokenizer, rows))
     return Penalty(
-        distinct=len(counts),
-        samples=len(answers),
+        distinct=counted.distinct,
+        samples=counted.samples,
         looping=sum(loops(cut_at_eos(row, eos)) for row in rows),
-        top_share=top_count / len(answers),
+        top_share=counted.top_share,
         ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
-        answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+        answers=counted.answers,
         greedy_ids=greedy_ids,
         greedy_first_divergence=first_divergence(greedy_ids, plain_greedy),
     )
@@ -108,7 +108,7 @@ def time_penalty(
 ) -> PenaltyTiming:
     """The whole sampled generation with ``penalty`` and without (1.0), interleaved, timed."""
 
-    def generate(without_penalty: bool) -> None:  # side a: the faster side, without the penalty
+    def draw(without_penalty: bool) -> None:  # side a: the faster side, without the penalty
         applied = 1.0
         if not without_penalty:
             applied = penalty
@@ -117,22 +117,21 @@ def time_penalty(
             prompt_ids=prompt_ids,
             temperature=temperature,
             samples=samples,
+            eos_token_id=None,
             new_tokens=new_tokens,
             seed=seed,
             use_cache=True,
-            eos_token_id=None,
             device=device,
             repetition_penalty=applied,
         )
 
     timed = time_ab(
-        work=generate,
+        work=draw,
+        sides=PENALTY_SIDES,
         device=device,
         warmup=warmup,
         runs=runs,
         max_runs=max_runs,
-        doubt_names=PENALTY_DOUBTS,
-        contradictions=CONTRADICTIONS,
     )
     with_s = timed.b_s
     without_s = timed.a_s
@@ -148,21 +147,9 @@ def time_penalty(
         penalty_share=(with_s - without_s) / with_s,
         cv_with_penalty=timed.cv_b,
         cv_without_penalty=timed.cv_a,
-        warmup=timed.warmup,
-        runs=timed.runs,
-        max_runs=timed.max_runs,
-        runs_done=timed.runs_done,
-        extra_rounds=timed.extra_rounds,
-        doubts=timed.doubts,
-        verdict=timed.verdict,
-        noisy_cv=timed.noisy_cv,
         with_penalty_runs_s=timed.b_runs_s,
         without_penalty_runs_s=timed.a_runs_s,
-        threads=timed.threads,
-        cpu_count=timed.cpu_count,
-        load_before=timed.load_before,
-        load_after=timed.load_after,
-        clock=timed.clock,
+        **timed.shared(),  # the rounds, doubts, verdict and conditions, under these names
     )
 
 
@@ -203,10 +190,10 @@ def measure_repetition(
                 prompt_ids=prompt_ids,
                 temperature=temperature,
                 samples=samples,
+                eos_token_id=tokenizer.eos_token_id,
                 new_tokens=new_tokens,
                 seed=seed,
                 use_cache=True,
-                eos_token_id=tokenizer.eos_token_id,
                 device=device,
                 repetition_penalty=penalty,
             )

@@ -12,12 +12,12 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
 
 import torch
 
 from mminfer.draws import (
     answer_ids_past_tokenizer,
+    counted_answers,
     decoded_answers,
     next_token_logits,
     sampled_rows,
@@ -26,7 +26,7 @@ from mminfer.draws import (
 from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.model import top_p_mask
 from mminfer.prompts import prefix_prompt
-from mminfer.records import Answer, ChatPrompt, RunInfo
+from mminfer.records import ChatPrompt, RunInfo
 from mminfer.records.sampler import SampleDifference, SamplerCheck
 from mminfer.records.temp import Temperatures, TemperatureSummary
 from mminfer.records.topp import Position, TopP, TopPDetail, TopToken
@@ -37,10 +37,10 @@ def temperature_draws(
     model,
     tokenizer,
     prompt_ids: list[int],
+    seed: int,
     temperatures: list[float],
     samples: int,
     new_tokens: int,
-    seed: int,
     device,
     named: str = "the model",
 ) -> dict[float, list[list[int]]]:
@@ -59,39 +59,13 @@ def temperature_draws(
                 prompt_ids=prompt_ids,
                 temperature=temperature,
                 samples=samples,
+                eos_token_id=eos,
                 new_tokens=new_tokens,
                 seed=seed,
                 use_cache=True,
-                eos_token_id=eos,
                 device=device,
             )
     return draws
-
-
-def sample_answers(
-    model,
-    tokenizer,
-    prompt_ids: list[int],
-    temperature: float,
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    device,
-) -> list[str]:
-    """``samples`` sampled answers at one temperature, cut before their first eos, decoded."""
-    eos = tokenizer.eos_token_id
-    rows = sampled_rows(
-        model=model,
-        prompt_ids=prompt_ids,
-        temperature=temperature,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
-        use_cache=True,
-        eos_token_id=eos,
-        device=device,
-    )
-    return decoded_answers(tokenizer, rows)
 
 
 def distinct_n(answers: list[str], n: int) -> float:
@@ -111,15 +85,14 @@ def summarize_answers(
     ``ids_past_tokenizer``: the answers' ids at or past the tokenizer's end (each shown in its
     answer as ⟨id N⟩, :meth:`Tokenizer.decode`).
     """
-    counts = Counter(answers)
-    _, top_count = counts.most_common(1)[0]
+    counted = counted_answers(answers)
     return TemperatureSummary(
-        distinct=len(counts),
-        samples=len(answers),
-        top_share=top_count / len(answers),
+        distinct=counted.distinct,
+        samples=counted.samples,
+        top_share=counted.top_share,
         distinct_1=distinct_n(answers, 1),
         distinct_2=distinct_n(answers, 2),
-        answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+        answers=counted.answers,
         ids_past_tokenizer=ids_past_tokenizer,
         prompt=prompt,
         run=run,

@@ -206,7 +206,7 @@ def batch_doubts(
 
     A spread over NOISY_CV of the passes' median steps or prefills ("decode_spread",
     "prefill_spread"); of the steps within the passes around their trend (the median over the
-    passes of mminfer.timing.cv_around_trend, "decode_spread_within_passes": a steady busy loop
+    passes of mminfer.spread.cv_around_trend, "decode_spread_within_passes": a steady busy loop
     slows every pass alike, and only the steps jumping inside each pass show it); a single pass
     (no spread to judge); and, against the next smaller batch, a median step or prefill more than
     NOISY_CV faster: more work done faster contradicts physics (CONTRADICTIONS).

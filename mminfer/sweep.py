@@ -172,7 +172,7 @@ def measure_steps(
 
 def spread_within_runs(runs: list[list[float | None]], use_cache: bool, short: int) -> float:
     """The spread of one method's consecutive clocked steps within each run, around their trend
-    (mminfer.timing.cv_within_runs): with the cache every decode step (the prefill left out),
+    (mminfer.spread.cv_within_runs): with the cache every decode step (the prefill left out),
     without it the first ``short`` steps (each clocked; the spread ones beyond lie far apart)."""
     if use_cache:
         consecutive = [seconds[1:] for seconds in runs]

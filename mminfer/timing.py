@@ -11,17 +11,19 @@ from __future__ import annotations
 
 import torch
 
-from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, time_ab
+from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Sides, time_ab
 from mminfer.generation import GREEDY
 from mminfer.records import RunInfo
 from mminfer.records.time import Timing
 
-TIME_DOUBTS = {  # the A/B timing's doubts with the cache as side a
-    A_NOT_FASTER: "cache_not_faster",
-    A_SPREAD: "with_cache_spread",
-    B_SPREAD: "without_cache_spread",
-}
-CONTRADICTIONS = ("cache_not_faster",)  # doubts that make a timing "untrusted"
+CACHE_SIDES = Sides(  # the cache as side a; a cache side not faster makes a timing "untrusted"
+    doubts={
+        A_NOT_FASTER: "cache_not_faster",
+        A_SPREAD: "with_cache_spread",
+        B_SPREAD: "without_cache_spread",
+    },
+    contradictions=("cache_not_faster",),
+)
 ORDER = "interleaved: warm-ups of both, then rounds of (with cache, without cache)"
 
 
@@ -44,12 +46,11 @@ def time_cache(
 
     timed = time_ab(
         work=generate,
+        sides=CACHE_SIDES,
         device=device,
         warmup=warmup,
         runs=runs,
         max_runs=max_runs,
-        doubt_names=TIME_DOUBTS,
-        contradictions=CONTRADICTIONS,
     )
     return timing_record(timed=timed, prompt_len=len(prompt_ids), new_tokens=new_tokens, run=run)
 
@@ -66,25 +67,13 @@ def timing_record(*, timed: ABTiming, prompt_len: int, new_tokens: int, run: Run
         speedup=timed.b_s / timed.a_s,
         prompt_len=prompt_len,
         new_tokens=new_tokens,
-        warmup=timed.warmup,
-        runs=timed.runs,
-        max_runs=timed.max_runs,
         order=ORDER,
         cv_with_cache=timed.cv_a,
         cv_without_cache=timed.cv_b,
-        runs_done=timed.runs_done,
-        extra_rounds=timed.extra_rounds,
-        doubts=timed.doubts,
-        verdict=timed.verdict,
-        noisy_cv=timed.noisy_cv,
         with_cache_runs_s=timed.a_runs_s,
         without_cache_runs_s=timed.b_runs_s,
         with_cache_warmup_s=timed.a_warmup_s,
         without_cache_warmup_s=timed.b_warmup_s,
-        threads=timed.threads,
-        cpu_count=timed.cpu_count,
-        load_before=timed.load_before,
-        load_after=timed.load_after,
-        clock=timed.clock,
         run=run,
+        **timed.shared(),  # the rounds, doubts, verdict and conditions, under these names
     )

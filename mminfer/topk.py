@@ -12,13 +12,13 @@ alone: the argmax is always among the k largest, so top-k never changes it.
 from __future__ import annotations
 
 import dataclasses
-from collections import Counter
 
 import torch
 
 from mminfer.counting import ForwardRecorder
 from mminfer.draws import (
     answer_ids_past_tokenizer,
+    counted_answers,
     cut_at_eos,
     decoded_answers,
     next_token_logits,
@@ -29,7 +29,7 @@ from mminfer.errors import MminferError
 from mminfer.finite import check_logits, finite_logits, model_named
 from mminfer.model import keep_top_k, keep_top_p
 from mminfer.prompts import prefix_prompt
-from mminfer.records import Answer, ChatPrompt, RunInfo
+from mminfer.records import ChatPrompt, RunInfo
 from mminfer.records.topk import TopK, TopKTemperature
 
 TOP_K_KEY = "config key 'topk.top_k'"
@@ -81,10 +81,10 @@ def draws_with_top_k(
         prompt_ids=prompt_ids,
         temperature=temperature,
         samples=samples,
+        eos_token_id=eos_token_id,
         new_tokens=new_tokens,
         seed=seed,
         use_cache=True,
-        eos_token_id=eos_token_id,
         device=device,
         top_k=top_k,
         recorder=recorder,
@@ -103,22 +103,20 @@ def answer_steps(row: list[int], eos_id: int) -> int:
 def summarize_top_k(tokenizer, rows: list[list[int]], cuts: list[list[float]]) -> TopKTemperature:
     """One temperature of topk.json from its draws: the answers and the probability cut."""
     eos = tokenizer.eos_token_id
-    answers = decoded_answers(tokenizer, rows)
-    counts = Counter(answers)
-    _, top_count = counts.most_common(1)[0]
+    counted = counted_answers(decoded_answers(tokenizer, rows))
     steps_cut = []
     for sample, row in enumerate(rows):
         for step in range(answer_steps(row, eos)):
             steps_cut.append(cuts[step][sample])
     return TopKTemperature(
-        distinct=len(counts),
-        samples=len(answers),
-        top_share=top_count / len(answers),
+        distinct=counted.distinct,
+        samples=counted.samples,
+        top_share=counted.top_share,
         cut_first=cuts[0][0],
         cut_mean=sum(steps_cut) / len(steps_cut),
         steps=len(steps_cut),
         ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
-        answers=[Answer(answer=text, count=count) for text, count in counts.most_common()],
+        answers=counted.answers,
     )
 
 
@@ -136,12 +134,12 @@ def measure_topk(
     sft_model,
     tokenizer,
     prompt_ids: list[int],
+    prompt: ChatPrompt,  # where prompt_ids came from
     temperatures: list[float],
     samples: int,
     new_tokens: int,
     seed: int,
     top_k: int,
-    prompt: ChatPrompt,
     run: RunInfo,
     pretrain_model,
     prefix: str,

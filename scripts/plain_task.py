@@ -19,7 +19,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mminfer import greedy, kvcache, sampling, timing  # noqa: E402
+from mminfer import draws, greedy, kvcache, sampling, timing  # noqa: E402
 from mminfer.errors import MminferError  # noqa: E402
 from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_text_atomic  # noqa: E402
@@ -115,7 +115,7 @@ def main() -> None:
     write_record(outdir / files["kvbytes"], kv_bytes)
 
     # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
-    logits = sampling.next_token_logits(model, prefix_prompt(tokenizer, topp["prefix"]), device)
+    logits = draws.next_token_logits(model, prefix_prompt(tokenizer, topp["prefix"]), device)
     survivors = sampling.survivors_by_p(logits, topp["ps"])
     write_record(outdir / files["topp"], survivors)
 

@@ -13,16 +13,16 @@ from shapes import GREEDY, prompt_of, small_config
 
 from mminfer.cachebytes import cache_tensor_bytes, kv_formula_bytes, random_tokens
 from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
-from mminfer.draws import cut_at_eos, temperature_key
+from mminfer.draws import cut_at_eos, decoded_answers, temperature_key
 from mminfer.generation import greedy_generate
 from mminfer.greedy import compare_cache
 from mminfer.kvcache import measure_kv_bytes
 from mminfer.records import Answer, RunInfo, from_json
 from mminfer.sampling import (
     distinct_n,
-    sample_answers,
     summarize_answers,
     survivors_by_p,
+    temperature_draws,
     temperature_experiment,
 )
 from mminfer.timing import time_cache
@@ -245,6 +245,21 @@ def question_ids(tiny_tokenizer):
 
     ids, _ = chat_prompt(tiny_tokenizer, "가람 마을의 특산물은 무엇인가요?")
     return ids
+
+
+def sample_answers(model, tokenizer, prompt_ids, temperature, samples, new_tokens, seed, device):
+    """``samples`` sampled answers at one temperature, cut before their first eos, decoded."""
+    draws = temperature_draws(
+        model=model,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        seed=seed,
+        temperatures=[temperature],
+        samples=samples,
+        new_tokens=new_tokens,
+        device=device,
+    )
+    return decoded_answers(tokenizer, draws[float(temperature)])
 
 
 def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids):

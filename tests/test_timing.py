@@ -15,7 +15,7 @@ from mminfer.records import RunInfo, from_json, to_json
 from mminfer.records.time import Timing
 from mminfer.report import render_report
 from mminfer.spread import NOISY_CV, coefficient_of_variation, cv_around_trend, cv_within_runs
-from mminfer.timing import CONTRADICTIONS, TIME_DOUBTS, timing_record
+from mminfer.timing import CACHE_SIDES, timing_record
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -55,12 +55,11 @@ def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 
     clock = FakeClock(machine)
     measured = time_ab(
         work=clock.work,
+        sides=CACHE_SIDES,
         device="cpu",
         warmup=warmup,
         runs=runs,
         max_runs=max_runs,
-        doubt_names=TIME_DOUBTS,
-        contradictions=CONTRADICTIONS,
         clock=clock,
     )
     run = from_json(RunInfo, reportdata.RUN)

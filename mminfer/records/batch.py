@@ -56,13 +56,13 @@ class BatchTiming:
     doubts: list[str]  # spreads over noisy_cv
     verdict: str  # "ok" or "noisy"
     noisy_cv: float
+    clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     batch_runs_s: list[float]
     sequential_runs_s: list[float]
     threads: int
     cpu_count: int | None
     load_before: list[float] | None
     load_after: list[float] | None
-    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
 
 
 @dataclass

@@ -193,11 +193,11 @@ class Conversation:
     max_runs: int
     order: str
     noisy_cv: float
+    clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     timing_verdict: str  # the worst verdict of the timed turns ("none" when none was timed)
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
-    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     shared_prefix: SharedPrefix
     pitfalls: list[Pitfall]
     run: RunInfo

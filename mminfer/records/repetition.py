@@ -53,13 +53,13 @@ class PenaltyTiming:
     doubts: list[str]
     verdict: str  # "ok", "noisy" or "untrusted" (the penalty not slower)
     noisy_cv: float
+    clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     with_penalty_runs_s: list[float]
     without_penalty_runs_s: list[float]
     threads: int
     cpu_count: int | None
     load_before: list[float] | None
     load_after: list[float] | None
-    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
 
 
 @dataclass

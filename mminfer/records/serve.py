@@ -20,7 +20,7 @@ class BatchStep:
     """One batch size: the task prompt decoded ``batch`` times together, with the cache.
 
     Clocked in every pass of serve.passes (the passes interleaved across the batch sizes): the
-    spread is over the passes, and the verdict is the time job's rule (mminfer.timing.verdict_of).
+    spread is over the passes, and the verdict is the time job's rule (mminfer.spread.verdict_of).
     """
 
     batch: int
@@ -74,7 +74,7 @@ class ServeFit:
 @dataclass
 class CacheLevel:
     """One of the device's memory caches (a CPU's L1d, L2, L3; a GPU's L2), as the threads of a
-    decode step hold it together (mminfer.serve.cpu_caches)."""
+    decode step hold it together (mminfer.machine.cpu_caches)."""
 
     name: str  # "L2"; "2 x L2" where the threads hold two copies (two cores' own L2)
     bytes: int  # the size of one copy x the copies held
@@ -141,13 +141,13 @@ class Serve:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
-    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     passes: int  # every batch clocked once per pass
     order: str
     noisy_cv: float  # the threshold of the passes' spread
-    step_noisy_cv: float  # the threshold of the steps' spread within a pass (timing.STEP_NOISY_CV)
+    step_noisy_cv: float  # the threshold of the steps' spread within a pass (spread.STEP_NOISY_CV)
+    clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     doubts: list[str]  # every batch's doubts together
-    verdict: str  # the table's: "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
+    verdict: str  # the table's: "ok", "noisy" or "untrusted" (mminfer.spread.verdict_of)
     batches: list[BatchStep]
     fit: ServeFit
     nearly_free: float

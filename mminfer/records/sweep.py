@@ -103,15 +103,15 @@ class Sweep:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
-    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     cv_with_cache: float  # coefficient of variation of the runs (each run: its clocked steps' sum)
     cv_without_cache: float
     cv_with_cache_within_runs: float  # the steps' spread within a run around their trend
     cv_without_cache_within_runs: float
     noisy_cv: float  # the threshold of the runs' spread
-    step_noisy_cv: float  # the threshold of the steps' spread within a run (timing.STEP_NOISY_CV)
+    step_noisy_cv: float  # the threshold of the steps' spread within a run (spread.STEP_NOISY_CV)
+    clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     doubts: list[str]  # see mminfer.sweep.spread_doubts
-    verdict: str  # "ok", "noisy" or "untrusted" (mminfer.timing.verdict_of)
+    verdict: str  # "ok", "noisy" or "untrusted" (mminfer.spread.verdict_of)
     points: list[SweepPoint]
     steps: SweepSteps
     uncached_ids_match: bool  # every clocked uncached step picked the cached generation's token

@@ -32,6 +32,7 @@ class Timing:
     doubts: list[str]
     verdict: str  # "ok", "noisy" or "untrusted"
     noisy_cv: float
+    clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     with_cache_runs_s: list[float]
     without_cache_runs_s: list[float]
     with_cache_warmup_s: list[float]
@@ -40,7 +41,6 @@ class Timing:
     cpu_count: int | None
     load_before: list[float] | None  # 1-, 5- and 15-minute load averages
     load_after: list[float] | None
-    clock: str  # "perf_counter", or the test jitter that replaced it (mminfer.clock)
     run: RunInfo
 
 
