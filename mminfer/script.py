@@ -158,3 +158,36 @@ def rule_only(rule: str, target: str) -> None:
         f"snakemake --cores 2 <outdir>/{target} (the task's scripts, cache.py, "
         "time_generation.py, kvbytes.py, temperature.py and topp.py, also run by hand)"
     )
+
+
+def rule_prompt(snakemake) -> PretrainPrompt:
+    """The task prompt of a rule: its tokenizer and validation inputs, params docs and
+    prompt_tokens (the rule's own spelling of :func:`hand_prompt`)."""
+    return PretrainPrompt(
+        tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+        val_data=snakemake.input.val_data,
+        docs=snakemake.params.docs,
+        prompt_tokens=snakemake.params.prompt_tokens,
+    )
+
+
+def rule_model(snakemake, input_key: str = "pretrain"):
+    """The ModelSource of a rule that runs on its own threads: its input ``input_key`` (the SFT
+    model with its LoRA, an empty input for none), opened as ``params.model`` says.
+
+    The timing rules decide their threads themselves (time.threads, else the rule's) and build
+    theirs in the script.
+    """
+    # torch: the report and compare scripts import this module and never open a model
+    from mminfer.loading import ModelSource, ModelSpec
+
+    lora = None
+    if input_key == "sft":
+        lora = snakemake.input.sft_lora or None  # none: an empty input
+    return ModelSource(
+        checkpoint=getattr(snakemake.input, input_key),
+        spec=ModelSpec(**snakemake.params.model),
+        threads=snakemake.threads,
+        input_key=input_key,
+        lora=lora,
+    )

@@ -10,7 +10,7 @@ import logging
 from mminfer.batch import LENGTH_KEYS, batch_prompts, measure_batch
 from mminfer.loading import ModelSource, ModelSpec, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.script import job_log, rule_only, rule_prompt
 
 
 def batch(
@@ -75,12 +75,7 @@ if "snakemake" in globals():
                 spec=ModelSpec(**snakemake.params.model),
                 threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
             ),
-            prompt=PretrainPrompt(
-                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-                val_data=snakemake.input.val_data,
-                docs=snakemake.params.docs,
-                prompt_tokens=snakemake.params.prompt_tokens,
-            ),
+            prompt=rule_prompt(snakemake),
             prompts=snakemake.params.prompts,
             shortest=snakemake.params.shortest,
             new_tokens=snakemake.params.new_tokens,

@@ -12,7 +12,7 @@ import logging
 from pathlib import Path
 
 from mminfer import greedy
-from mminfer.loading import ModelSource, ModelSpec, open_for_task_prompt, run_info
+from mminfer.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.script import (
@@ -22,7 +22,8 @@ from mminfer.script import (
     hand_model,
     hand_prompt,
     job_log,
-    tokenizer_folder,
+    rule_model,
+    rule_prompt,
 )
 
 
@@ -58,17 +59,8 @@ def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out,
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         cache(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.threads,
-            ),
-            prompt=PretrainPrompt(
-                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-                val_data=snakemake.input.val_data,
-                docs=snakemake.params.docs,
-                prompt_tokens=snakemake.params.prompt_tokens,
-            ),
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
             new_tokens=snakemake.params.new_tokens,
             same_out=snakemake.output.same,
             fed_out=snakemake.output.fed,

@@ -6,10 +6,10 @@ Opens the model and measures with mminfer.capacity.capacity.
 import logging
 
 from mminfer import capacity
-from mminfer.loading import ModelSource, ModelSpec, open_model, run_info
+from mminfer.loading import ModelSource, open_model, run_info
 from mminfer.prompts import check_length
 from mminfer.records import write_record
-from mminfer.script import job_log, rule_only
+from mminfer.script import job_log, rule_model, rule_only
 
 
 def capacity_of(model: ModelSource, memory_gib, contexts, batch: int, batch_context: int, out):
@@ -37,11 +37,7 @@ def capacity_of(model: ModelSource, memory_gib, contexts, batch: int, batch_cont
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         capacity_of(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.threads,
-            ),
+            model=rule_model(snakemake),
             memory_gib=snakemake.params.memory_gib,
             contexts=snakemake.params.contexts,
             batch=snakemake.params.batch,

@@ -8,10 +8,10 @@ Run by the workflow's `kvbytes` rule, or by hand:
 import logging
 
 from mminfer import kvcache
-from mminfer.loading import ModelSource, ModelSpec, open_model, run_info
+from mminfer.loading import ModelSource, open_model, run_info
 from mminfer.prompts import check_length
 from mminfer.records import write_record
-from mminfer.script import PRETRAIN, cli, hand_model, job_log
+from mminfer.script import PRETRAIN, cli, hand_model, job_log, rule_model
 
 
 def kvbytes(model: ModelSource, tokens: int, seed: int, out):
@@ -38,11 +38,7 @@ def kvbytes(model: ModelSource, tokens: int, seed: int, out):
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         kvbytes(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.threads,
-            ),
+            model=rule_model(snakemake),
             tokens=snakemake.params.tokens,
             seed=snakemake.params.seed,
             out=snakemake.output[0],

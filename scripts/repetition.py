@@ -16,7 +16,7 @@ from mminfer.loading import (
 )
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.repetition import measure_repetition
-from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.script import job_log, rule_only, rule_prompt, tokenizer_folder
 
 GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
 
@@ -113,12 +113,7 @@ if "snakemake" in globals():
                 threads=threads,
             ),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            greedy_prompt=PretrainPrompt(
-                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-                val_data=snakemake.input.val_data,
-                docs=snakemake.params.docs,
-                prompt_tokens=snakemake.params.prompt_tokens,
-            ),
+            greedy_prompt=rule_prompt(snakemake),
             temperature=snakemake.params.temperature,
             penalties=snakemake.params.penalties,
             question=snakemake.params.question,

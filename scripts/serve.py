@@ -14,7 +14,7 @@ from mminfer.loading import (
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.script import job_log, rule_only, rule_prompt
 from mminfer.serve import ServeSettings
 
 log = logging.getLogger("mminfer")
@@ -83,12 +83,7 @@ if "snakemake" in globals():
                 spec=ModelSpec(**snakemake.params.model),
                 threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
             ),
-            prompt=PretrainPrompt(
-                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-                val_data=snakemake.input.val_data,
-                docs=snakemake.params.docs,
-                prompt_tokens=snakemake.params.prompt_tokens,
-            ),
+            prompt=rule_prompt(snakemake),
             settings=ServeSettings(**snakemake.params.serve),
             out=snakemake.output[0],
         )

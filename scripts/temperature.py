@@ -16,9 +16,9 @@ import logging
 
 from mminfer import sampling
 from mminfer.finite import model_named
-from mminfer.loading import ModelSource, ModelSpec, open_for_chat, run_info
+from mminfer.loading import ModelSource, open_for_chat, run_info
 from mminfer.records import write_record
-from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
+from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, rule_model, tokenizer_folder
 
 log = logging.getLogger("mminfer")
 
@@ -99,13 +99,7 @@ def temperature(
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         temperature(
-            model=ModelSource(
-                checkpoint=snakemake.input.sft,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.threads,
-                input_key="sft",
-                lora=snakemake.input.sft_lora or None,  # none: an empty input
-            ),
+            model=rule_model(snakemake, "sft"),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             question=snakemake.params.question,
             temperatures=snakemake.params.temperatures,

@@ -27,7 +27,7 @@ from mminfer.script import (
     hand_model,
     hand_prompt,
     job_log,
-    tokenizer_folder,
+    rule_prompt,
 )
 
 
@@ -71,12 +71,7 @@ if "snakemake" in globals():
                 spec=ModelSpec(**snakemake.params.model),
                 threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
             ),
-            prompt=PretrainPrompt(
-                tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-                val_data=snakemake.input.val_data,
-                docs=snakemake.params.docs,
-                prompt_tokens=snakemake.params.prompt_tokens,
-            ),
+            prompt=rule_prompt(snakemake),
             new_tokens=snakemake.params.new_tokens,
             warmup=snakemake.params.warmup,
             runs=snakemake.params.runs,

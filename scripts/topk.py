@@ -6,9 +6,9 @@ survivors (mminfer.topk.measure_topk). Run by the workflow's `topk` rule only.
 
 import logging
 
-from mminfer.loading import ModelSource, ModelSpec, open_for_chat, open_model, run_info
+from mminfer.loading import ModelSource, open_for_chat, open_model, run_info
 from mminfer.records import write_record
-from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.script import job_log, rule_model, rule_only, tokenizer_folder
 from mminfer.topk import measure_topk
 
 
@@ -16,13 +16,13 @@ def topk(
     sft: ModelSource,
     pretrain: ModelSource,
     tokenizer,
-    top_k: int,
     question: str,
+    chatml_fallback: bool,
+    top_k: int,
     temperatures: list[float],
     samples: int,
     new_tokens: int,
     seed: int,
-    chatml_fallback: bool,
     prefix: str,
     ps: list[float],
     out,
@@ -36,12 +36,12 @@ def topk(
         sft_model=loaded.model,
         tokenizer=loaded_tokenizer,
         prompt_ids=prompt_ids,
+        prompt=prompt,
         temperatures=temperatures,
         samples=samples,
         new_tokens=new_tokens,
         seed=seed,
         top_k=top_k,
-        prompt=prompt,
         run=run_info(loaded),
         pretrain_model=pretrained.model,
         prefix=prefix,
@@ -70,26 +70,16 @@ def topk(
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         topk(
-            sft=ModelSource(
-                checkpoint=snakemake.input.sft,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.threads,
-                input_key="sft",
-                lora=snakemake.input.sft_lora or None,  # none: an empty input
-            ),
-            pretrain=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.threads,
-            ),
+            sft=rule_model(snakemake, "sft"),
+            pretrain=rule_model(snakemake),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            top_k=snakemake.params.top_k,
             question=snakemake.params.question,
+            chatml_fallback=snakemake.params.chatml_fallback,
+            top_k=snakemake.params.top_k,
             temperatures=snakemake.params.temperatures,
             samples=snakemake.params.samples,
             new_tokens=snakemake.params.new_tokens,
             seed=snakemake.params.seed,
-            chatml_fallback=snakemake.params.chatml_fallback,
             prefix=snakemake.params.prefix,
             ps=snakemake.params.ps,
             out=snakemake.output[0],

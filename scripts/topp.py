@@ -11,9 +11,17 @@ positions (the open prefix and a sharp one), their entropy, top tokens and sorte
 import logging
 
 from mminfer import sampling
-from mminfer.loading import ModelSource, ModelSpec, open_with_tokenizer, run_info
+from mminfer.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.script import PRETRAIN, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
+from mminfer.script import (
+    PRETRAIN,
+    TOKENIZER,
+    cli,
+    hand_model,
+    job_log,
+    rule_model,
+    tokenizer_folder,
+)
 
 
 def topp(model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp_out, detail_out):
@@ -41,11 +49,7 @@ def topp(model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         topp(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.threads,
-            ),
+            model=rule_model(snakemake),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             prefix=snakemake.params.prefix,
             sharp_prefix=snakemake.params.sharp_prefix,
