@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 import torch
 
+from mminfer.errors import MminferError
+
 JITTER_VARIABLE = "MMINFER_CLOCK_JITTER"
 JITTER_S = 0.05  # the largest offset one read adds (seconds)
 PLAIN = "perf_counter"
@@ -29,7 +31,10 @@ def jitter_seed() -> int | None:
     try:
         return int(text)
     except ValueError:
-        raise ValueError(f"{JITTER_VARIABLE} must be an integer seed, got {text!r}") from None
+        raise MminferError(
+            f"the environment variable {JITTER_VARIABLE} (the tests' clock jitter) must be an "
+            f"integer seed; got {text!r}. Unset it to time with the plain clock."
+        ) from None
 
 
 def clock_name() -> str:

@@ -1,0 +1,59 @@
+"""The one clock every timing reads (mminfer.clock), and its seeded jitter for tests.
+
+With MMINFER_CLOCK_JITTER set to a seed, every read adds a seeded random positive offset: the same
+seed gives the same offsets, time never runs backwards, and a timing read through it cannot come
+out "ok" (its runs spread far past NOISY_CV); the records say which clock they were read by.
+"""
+
+from __future__ import annotations
+
+import pytest
+from shapes import prompt_of
+
+from mminfer import clock as clock_module
+from mminfer.clock import JITTER_VARIABLE, clock_name, device_clock
+from mminfer.errors import MminferError
+from mminfer.timing import time_cache
+
+
+def reads(count: int) -> list[float]:
+    clock = device_clock("cpu")
+    return [clock() for _ in range(count)]
+
+
+def test_without_the_variable_the_clock_is_perf_counter(monkeypatch):
+    monkeypatch.delenv(JITTER_VARIABLE, raising=False)
+    assert clock_name() == "perf_counter"
+    assert device_clock("cpu") is clock_module.time.perf_counter
+
+
+def test_the_same_seed_gives_the_same_offsets_and_time_only_grows(monkeypatch):
+    monkeypatch.setenv(JITTER_VARIABLE, "7")
+    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: 0.0)  # a stopped clock
+    first = reads(20)
+    assert first == reads(20)
+    assert all(later > earlier for earlier, later in zip(first, first[1:]))
+    monkeypatch.setenv(JITTER_VARIABLE, "8")
+    assert reads(20) != first
+
+
+def test_a_seed_that_is_not_an_integer_is_refused(monkeypatch):
+    monkeypatch.setenv(JITTER_VARIABLE, "noisy")
+    with pytest.raises(MminferError, match=JITTER_VARIABLE):
+        device_clock("cpu")
+
+
+def test_a_jittered_timing_is_never_ok_and_says_its_clock(monkeypatch, tiny_model, tiny_run):
+    monkeypatch.setenv(JITTER_VARIABLE, "0")
+    timed = time_cache(
+        model=tiny_model,
+        prompt_ids=prompt_of(8),
+        new_tokens=2,
+        warmup=0,
+        runs=3,
+        max_runs=3,
+        device="cpu",
+        run=tiny_run,
+    )
+    assert timed.verdict in ("noisy", "untrusted")
+    assert JITTER_VARIABLE in timed.clock
