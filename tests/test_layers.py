@@ -7,6 +7,7 @@ A planted import of one measurement module into another, in a copy of the packag
 
 from __future__ import annotations
 
+import configparser
 import os
 import shutil
 import subprocess
@@ -14,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+
+from mminfer.measurements import MEASUREMENTS
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -72,3 +75,14 @@ def test_a_measurement_importing_another_breaks_the_contracts(tmp_path):
         result.stdout
     )
     assert "mminfer.conversation -> mminfer.serve" in result.stdout
+
+
+def test_the_contracts_name_every_measurement_module_of_the_registry():
+    contracts = configparser.ConfigParser()
+    contracts.read(REPO / ".importlinter", encoding="utf-8")
+    declared = {entry.measured_by.split(":")[0] for entry in MEASUREMENTS}
+    siblings = set(contracts["importlinter:contract:siblings"]["modules"].split())
+    layers = contracts["importlinter:contract:floor"]["layers"].strip().splitlines()  # top first
+    top = {f"mminfer.{name.strip()}" for name in layers[0].split("|")}
+    assert siblings == declared, "name each measured_by module in .importlinter's siblings"
+    assert top == declared, "name each measured_by module in the top layer of .importlinter"
