@@ -33,7 +33,7 @@ def cache_tensor_bytes(past_key_values) -> int:
     return total
 
 
-def random_tokens(vocab_size: int, tokens: int, seed: int, batch: int = 1) -> torch.Tensor:
+def random_tokens(*, vocab_size: int, tokens: int, seed: int, batch: int = 1) -> torch.Tensor:
     """The task's random tokens: torch.randint(3, vocab, (batch, tokens)).
 
     They come from a generator seeded with ``seed``; the global RNG is left alone.
@@ -50,7 +50,9 @@ def fill_cache(*, model, config, tokens: int, seed: int, device, batch: int = 1)
     activations are freed on return: only the cache stays allocated.
     """
     device = torch.device(device)
-    input_ids = random_tokens(config.vocab_size, tokens, seed, batch).to(device)
+    input_ids = random_tokens(
+        vocab_size=config.vocab_size, tokens=tokens, seed=seed, batch=batch
+    ).to(device)
     allocated_before = torch.cuda.memory_allocated(device) if device.type == "cuda" else None
     past_key_values = model(input_ids, use_cache=True).past_key_values
     allocator_bytes = None

@@ -461,8 +461,10 @@ def shared_prefix_users(
     check_shared_settings(
         users, shared_tokens, prompt_len, new_tokens, config.max_position_embeddings
     )
-    prefix = random_tokens(config.vocab_size, shared_tokens, seed)  # (1, S)
-    own = random_tokens(config.vocab_size, prompt_len - shared_tokens, seed + 1, batch=users)
+    prefix = random_tokens(vocab_size=config.vocab_size, tokens=shared_tokens, seed=seed)  # (1, S)
+    own = random_tokens(
+        vocab_size=config.vocab_size, tokens=prompt_len - shared_tokens, seed=seed + 1, batch=users
+    )
     input_ids = torch.cat([prefix.expand(users, shared_tokens), own], dim=1).to(device)
     output = model.generate(input_ids, max_new_tokens=new_tokens, return_kv=True, **GREEDY)
     cache = output["past_kv"]

@@ -8,6 +8,8 @@ A planted import of one measurement module into another, in a copy of the packag
 from __future__ import annotations
 
 import configparser
+import importlib
+import inspect
 import os
 import shutil
 import subprocess
@@ -86,3 +88,39 @@ def test_the_contracts_name_every_measurement_module_of_the_registry():
     top = {f"mminfer.{name.strip()}" for name in layers[0].split("|")}
     assert siblings == declared, "name each measured_by module in .importlinter's siblings"
     assert top == declared, "name each measured_by module in the top layer of .importlinter"
+
+
+FLOOR = [
+    "abtiming",
+    "cachebytes",
+    "clock",
+    "counting",
+    "draws",
+    "fit",
+    "generation",
+    "machine",
+    "spread",
+]
+
+
+def positional(function) -> list[str]:
+    """The parameters of ``function`` that a caller may pass by position."""
+    parameters = inspect.signature(function).parameters.values()
+    return [parameter.name for parameter in parameters if parameter.kind != parameter.KEYWORD_ONLY]
+
+
+def test_every_measuring_function_takes_keyword_only_arguments():
+    for entry in MEASUREMENTS:
+        module, name = entry.measured_by.split(":")
+        function = getattr(importlib.import_module(module), name)
+        assert positional(function) == [], entry.measured_by
+
+
+def test_the_floors_functions_of_more_than_three_arguments_take_them_by_keyword():
+    for module_name in FLOOR:
+        module = importlib.import_module(f"mminfer.{module_name}")
+        for name, function in vars(module).items():
+            if not inspect.isfunction(function) or function.__module__ != module.__name__:
+                continue
+            if len(inspect.signature(function).parameters) > 3:
+                assert positional(function) == [], f"mminfer.{module_name}.{name}"

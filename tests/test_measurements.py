@@ -218,7 +218,7 @@ def test_cache_tensor_bytes_sums_every_tensor():
 
 def test_random_tokens_follow_the_task_recipe():
     expected = torch.randint(3, 600, (1, 100), generator=torch.Generator().manual_seed(0))
-    tokens = random_tokens(600, 100, 0)
+    tokens = random_tokens(vocab_size=600, tokens=100, seed=0)
     assert torch.equal(tokens, expected)
     assert tokens.min() >= 3
 
@@ -227,7 +227,7 @@ def test_random_tokens_do_not_touch_the_global_rng():
     torch.manual_seed(11)
     before = torch.rand(3)
     torch.manual_seed(11)
-    random_tokens(600, 100, 0)
+    random_tokens(vocab_size=600, tokens=100, seed=0)
     assert torch.equal(torch.rand(3), before)
 
 

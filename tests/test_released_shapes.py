@@ -86,7 +86,7 @@ def reference_figures(model, inputs) -> dict:
         fed[use_cache] = sum(recorder.fed_per_call)
     with torch.no_grad():
         cache = model(
-            random_tokens(model.config.vocab_size, 100, 0), use_cache=True
+            random_tokens(vocab_size=model.config.vocab_size, tokens=100, seed=0), use_cache=True
         ).past_key_values
     distinct = {}
     question = torch.tensor([inputs["question_ids"]])
