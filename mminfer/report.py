@@ -1,12 +1,12 @@
 """Step 7: report.md, in Korean, from the records the other rules wrote: the rendering.
 
 Python decides the facts and verdicts of each section: one ``<name>_facts`` function per
-measurement, in its own module mminfer/records/<name>.py (mminfer.measurements names it), whose
-parameters are named after the measurements whose records it reads, so render_report hands each
-its records by name. Every Korean sentence lives in a template: report/report.md.j2 includes
-report/sections/<name>.md.j2 per measurement in order, and a sentence chooses its words only by a
-boolean or an enum its facts give. Every number is read from the result files' records; nothing is
-measured or assumed here.
+measurement, in its own module mminfer/records/<name>.py (its entry's ``facts`` in
+mminfer.measurements), whose parameters are named after the measurements whose records it reads,
+so render_report hands each its records by name (:func:`section_facts`). Every Korean sentence
+lives in a template: report/report.md.j2 includes report/sections/<name>.md.j2 per measurement in
+order, and a sentence chooses its words only by a boolean or an enum its facts give. Every number
+is read from the result files' records; nothing is measured or assumed here.
 """
 
 from __future__ import annotations
@@ -175,11 +175,10 @@ def render_report(
     for entry in MEASUREMENTS:
         if entry.section is None or entry.name not in records:
             continue
-        facts[entry.name] = section_facts(entry.facts_function(), records)
+        facts[entry.name] = section_facts(entry.facts, records)
         sections.append(entry.section)
-        glance = entry.glance_function()
-        if glance is not None:
-            glances.append((entry.section, section_facts(glance, records)))
+        if entry.glance is not None:
+            glances.append((entry.section, section_facts(entry.glance, records)))
     facts["sections"] = sections
     template = Path(template)
     log = claims if claims is not None else ClaimLog()

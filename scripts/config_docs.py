@@ -129,7 +129,8 @@ def rule_places() -> dict[str, tuple[str, str]]:
 
 
 def record_name(entry) -> str:
-    return entry.record.split(":")[1]
+    _, name = measurements.declared(entry.record)
+    return name
 
 
 def keys_of(kind) -> str:
@@ -198,7 +199,7 @@ def render_outputs() -> str:
     text += ["", "## The keys of each file", ""]
     text += ["| file | keys, in order |", "| --- | --- |"]
     for entry in measurements.MEASUREMENTS:
-        text.append(f"| `{entry.filename}` | {keys_of(entry.record_type())} |")
+        text.append(f"| `{entry.filename}` | {keys_of(entry.record)} |")
     text += ["", OUTPUTS_FOOTER]
     return "\n".join(text)
 

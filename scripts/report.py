@@ -25,7 +25,7 @@ if "snakemake" in globals():
         folder = Path(snakemake.output[0]).parent
         records = {}
         for entry in MEASUREMENTS:
-            records[entry.name] = read_record(snakemake.input[entry.name], entry.record_type())
+            records[entry.name] = read_record(snakemake.input[entry.name], entry.record)
         linked = {}
         for picture in pictures():
             linked[picture] = relative_to(snakemake.input[f"{picture}_png"], folder)
