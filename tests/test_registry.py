@@ -67,11 +67,22 @@ def test_its_rule_writes_it(name):
     assert re.search(rf'measured\("{name}", ', rule_body(entry.rule)), entry.rule
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_it_runs_alone_exactly_when_its_rule_takes_every_core(name):
-    entry = measurements.measurement(name)
-    takes_every_core = "threads: workflow.cores" in rule_body(entry.rule)
-    assert entry.alone == takes_every_core
+@pytest.mark.parametrize("rule", measurements.rules())
+def test_its_rule_s_threads_and_torch_s_come_from_its_entry_s_alone(rule):
+    """rules/common.smk decides once: rule_threads gives a timing rule every core, and
+    torch_threads gives its torch time.threads or, null, the job's threads; each timing rule also
+    holds time.threads itself, so that editing it reruns the rule."""
+    body = rule_body(rule)
+    assert f'    threads: rule_threads("{rule}")\n' in body
+    timing = rule in measurements.alone_rules()
+    assert ("torch_threads=torch_threads," in body) == timing
+    assert ('threads=config["time"]["threads"],' in body) == timing
+
+
+def test_no_script_decides_the_timing_threads_itself():
+    """A timing script reads torch's threads as decided (snakemake.params.torch_threads)."""
+    for path in (REPO / "scripts").glob("*.py"):
+        assert "params.threads" not in path.read_text(encoding="utf-8"), path
 
 
 @pytest.mark.parametrize("rule", measurements.rules())
