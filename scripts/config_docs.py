@@ -76,6 +76,23 @@ def rows(properties: dict, prefix: str = "") -> list[str]:
     return lines
 
 
+def timing_jobs() -> str:
+    """The rules time.threads sets: the registry's timing rules, never a list kept by hand."""
+    jobs = ", ".join(f"`{rule}`" for rule in measurements.alone_rules())
+    return (
+        f"The timing jobs: {jobs} (the rules of the measurements whose entry in "
+        "`mminfer/measurements.py` is `alone`). Each takes every core (`rule_threads` in "
+        "`rules/common.smk`) and on a cluster a node of its own (`--exclusive`), and gives torch "
+        "`time.threads` threads, or the job's threads where it is null (`torch_threads`)."
+    )
+
+
+# A paragraph below a section's table, generated from the code that decides it.
+SECTION_NOTES = {
+    "time": timing_jobs,
+}
+
+
 def render(schema: dict) -> str:
     top = schema["properties"]
     simple = {key: entry for key, entry in top.items() if "properties" not in entry}
@@ -86,6 +103,8 @@ def render(schema: dict) -> str:
         text += [f"## `{key}`", "", cell(entry.get("description", "")), ""]
         text += ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
         text += [*rows(entry["properties"], f"{key}."), ""]
+        if key in SECTION_NOTES:
+            text += [SECTION_NOTES[key](), ""]
     train = schema.get("$defs", {}).get("train")
     if train:
         text += ["## The demo's training keys (`demo_model.pretrain`, `demo_model.sft`)", ""]

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from mminfer.inputs import read_schema
+from mminfer.measurements import alone_rules
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,6 +34,20 @@ def test_the_configuration_page_is_generated_from_the_schema(config_docs):
 def test_the_outputs_page_is_generated_from_the_registry(config_docs):
     page = (REPO / "docs" / "outputs.md").read_text(encoding="utf-8")
     assert page == config_docs.render_outputs(), "run python scripts/config_docs.py"
+
+
+def test_the_timing_jobs_are_listed_once_from_the_registry(config_docs):
+    """docs/configuration.md lists the rules time.threads sets, generated from alone_rules();
+    neither the schema's description nor config.yaml's comment lists them by hand."""
+    page = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    listed = ", ".join(f"`{rule}`" for rule in alone_rules())
+    assert f"The timing jobs: {listed} (" in page
+    others = [rule for rule in alone_rules() if rule != "time"]  # "time" names the section too
+    described = read_schema()["properties"]["time"]["properties"]["threads"]["description"]
+    comment = (REPO / "config.yaml").read_text(encoding="utf-8").split("# time:")[0]
+    for text in (described, comment.split("\n\n")[-1]):
+        named = [rule for rule in others if re.search(rf"\b{rule}\b", text)]
+        assert named == [], text
 
 
 def test_the_configuration_page_names_every_key(config_docs):
