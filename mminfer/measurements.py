@@ -135,7 +135,7 @@ MEASUREMENTS = (
         facts=same_facts,
         glance=same_glance,
         task=True,
-        summary="greedy generation with and without the cache: the same ids? Where they part.",
+        summary="greedy generation with and without the cache: the same ids, and where they part",
     ),
     Measurement(
         name="fed",
@@ -157,7 +157,10 @@ MEASUREMENTS = (
         measured_by="mminfer.timing:time_cache",
         facts=time_facts,
         task=True,
-        summary="median seconds with and without the cache, the speedup, spreads and verdict",
+        summary=(
+            "median seconds with and without the cache after warm-ups, interleaved, every run "
+            "kept; the speedup, spreads and a verdict"
+        ),
         compared=True,
     ),
     Measurement(
@@ -168,7 +171,7 @@ MEASUREMENTS = (
         measured_by="mminfer.kvcache:measure_kv_bytes",
         facts=kvbytes_facts,
         task=True,
-        summary="the cache's measured bytes against the formula, its K shape",
+        summary="the cache's measured bytes after random tokens against the formula, K's shape",
         compared=True,
     ),
     Measurement(
@@ -201,7 +204,10 @@ MEASUREMENTS = (
         measured_by="mminfer.sampling:sampler_check",
         config="sampler",
         facts=sampler_facts,
-        summary="one temperature's samples with and without the cache, and with a second seed",
+        summary=(
+            "one temperature's samples with and without the cache (temp's own draws), and with a "
+            "second seed"
+        ),
     ),
     Measurement(
         name="topp",
@@ -254,7 +260,7 @@ MEASUREMENTS = (
         ),
         summary=(
             "time and tokens fed against generation length, per step, with spreads and a "
-            "verdict, a cost fit, interpolation where the fit fails"
+            "verdict; a cost fit (interpolation where it fails) and its predictions"
         ),
     ),
     Measurement(
@@ -289,7 +295,7 @@ MEASUREMENTS = (
         ),
         summary=(
             "decode steps per batch size with spreads and verdicts, the peak, where growth "
-            "stops, cliffs, users by speed and by memory"
+            "stops, cliffs; users by speed and by memory, which bound binds"
         ),
     ),
     Measurement(
@@ -313,8 +319,10 @@ MEASUREMENTS = (
             ),
         ),
         summary=(
-            "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "
-            "time to first token; a prompt many users share; generate's cache pitfalls"
+            "a chat's turns with the cache carried from turn to turn against recomputed every "
+            "turn (eval_llm.py's way): tokens fed against their formulas, the same answers, where "
+            "re-tokenization breaks the prefix, time to first token; the bytes of a prompt many "
+            "users share; generate's cache pitfalls"
         ),
         compared=True,
     ),
@@ -355,8 +363,9 @@ MEASUREMENTS = (
         facts=batch_facts,
         glance=batch_glance,
         summary=(
-            "a left-padded batch with its mask against each prompt alone, without the mask, "
-            "padded right; its time against the rows one after another; half precision's mask"
+            "a left-padded batch with its attention_mask against each prompt alone, without the "
+            "mask and padded right; its time against the rows one after another; half "
+            "precision's mask"
         ),
     ),
 )

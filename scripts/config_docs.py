@@ -1,10 +1,11 @@
 """The generated docs: docs/configuration.md from schemas/config.schema.yaml, the one home of
-every config key, and docs/outputs.md from mminfer/measurements.py, the one list of measurements.
+every config key, and docs/outputs.md and the README's table of files from
+mminfer/measurements.py, the one list of measurements.
 
-    python scripts/config_docs.py            # rewrite both pages
-    python scripts/config_docs.py --check    # exit 1 when a page is not its source's
+    python scripts/config_docs.py            # rewrite the pages and the README's table
+    python scripts/config_docs.py --check    # exit 1 when one is not its source's
 
-tests/test_docs.py runs the check, so neither page drifts from its source.
+tests/test_docs.py runs the check, so none drifts from its source.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from mminfer.inputs import read_schema  # noqa: E402
 
 PAGE = REPO / "docs" / "configuration.md"
 OUTPUTS_PAGE = REPO / "docs" / "outputs.md"
+README = REPO / "README.md"
+# The README's table of files lies between these lines, rewritten by this script.
+README_START = "<!-- generated: outputs (scripts/config_docs.py, from mminfer/measurements.py) -->"
+README_END = "<!-- /generated -->"
 HEADER = """# Configuration
 
 Every key of the workflow's config, with its default and meaning: generated from
@@ -223,11 +228,46 @@ def render_outputs() -> str:
     return "\n".join(text)
 
 
+def render_readme_table() -> str:
+    """The README's table of files: a row per rule that writes measurements (one model load), its
+    files and their summaries, then the files that are no measurement's."""
+    lines = ["| file | what |", "| --- | --- |"]
+    for rule in measurements.rules():
+        entries = [entry for entry in measurements.MEASUREMENTS if entry.rule == rule]
+        files = ", ".join(f"`{entry.filename}`" for entry in entries)
+        lines.append(f"| {files} | {'; '.join(entry.summary for entry in entries)} |")
+    pictures = ", ".join(f"`{name}.png`" for name in measurements.pictures())
+    lines += [
+        f"| `{measurements.TASK_SCRIPT}` | the script that wrote same.json and count.json "
+        f"(`python {measurements.TASK_SCRIPT} --help`) |",
+        f"| {pictures} | pictures, each drawn from its measurement's file |",
+        f"| `{measurements.REPORT}` | the report: `## 한눈에` (a row per section), `## 실행 정보`, "
+        "then a section per measurement in the order above; each its lesson first, the method "
+        "folded |",
+        f"| `{measurements.COMPARISON}` | with config key `models`: "
+        f"{', '.join(measurements.compared())} of every model side by side |",
+        "| `logs/`, `benchmarks/` | one log per rule; Snakemake's benchmark file (seconds, "
+        "memory) of each job |",
+    ]
+    return "\n".join(lines)
+
+
+def with_readme_table(readme: str) -> str:
+    """The README with its table of files, between README_START and README_END, regenerated."""
+    start = readme.index(README_START) + len(README_START)
+    end = readme.index(README_END)
+    return f"{readme[:start]}\n{render_readme_table()}\n{readme[end:]}"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when a page is stale")
     args = parser.parse_args()
-    pages = {PAGE: render(read_schema()), OUTPUTS_PAGE: render_outputs()}
+    pages = {
+        PAGE: render(read_schema()),
+        OUTPUTS_PAGE: render_outputs(),
+        README: with_readme_table(README.read_text(encoding="utf-8")),
+    }
     for path, page in pages.items():
         if args.check:
             if path.read_text(encoding="utf-8") != page:

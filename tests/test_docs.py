@@ -1,5 +1,6 @@
-"""The docs say what the code does: the configuration page is the schema's, config.yaml's examples
-are real keys at their real defaults, and the README is short and links pages that exist."""
+"""The docs say what the code does: the configuration page is the schema's, the outputs page and
+the README's table of files the registry's, config.yaml's examples are real keys at their real
+defaults, and the README is short and links pages that exist."""
 
 from __future__ import annotations
 
@@ -48,6 +49,12 @@ def test_the_timing_jobs_are_listed_once_from_the_registry(config_docs):
     for text in (described, comment.split("\n\n")[-1]):
         named = [rule for rule in others if re.search(rf"\b{rule}\b", text)]
         assert named == [], text
+
+
+def test_the_readme_s_table_of_files_is_generated_from_the_registry(config_docs):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.count(config_docs.README_START) == readme.count(config_docs.README_END) == 1
+    assert readme == config_docs.with_readme_table(readme), "run python scripts/config_docs.py"
 
 
 def test_the_configuration_page_names_every_key(config_docs):
