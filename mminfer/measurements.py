@@ -84,7 +84,7 @@ class Measurement:
     glance: Callable | None = None  # its row in ## 한눈에 (a Glance), where its section has one
     pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
-    alone: bool = False  # its rule times and takes every core (rules/common.smk, alone_threads)
+    alone: bool = False  # its rule times and takes every core (rules/common.smk: rule_threads)
     compared: bool = False  # a column of comparison.md (config key models): compare_row reads it
 
     @property
