@@ -3,33 +3,53 @@
 One :class:`Measurement` per result file names it: the file, the record its JSON holds, the rule
 that writes it, the config section whose values change it, its section of report.md and its
 pictures. Everything that lists measurements is derived from :data:`MEASUREMENTS`: the workflow's
-final targets and the report rule's inputs (rules/common.smk, rules/report.smk), the pictures the
-plot rule draws, reading a result file back as its record (:func:`read_result`), docs/outputs.md's
-table (scripts/config_docs.py), the benchmark's rules (scripts/benchmark.py) and the tests' list of
-expected files. Adding a measurement is one entry here plus its own files (docs/development.md,
-"Adding a measurement"; tests/test_docs.py checks each entry has them).
+final targets, the report rule's inputs and the timing rules' threads (rules/common.smk,
+rules/report.smk), the pictures the plot rule draws, reading a result file back as its record
+(:func:`read_result`), docs/outputs.md, the README's table of files and the timing jobs of
+docs/configuration.md (scripts/config_docs.py), the benchmark's rules (scripts/benchmark.py) and
+the tests' list of expected files. Adding a measurement is one entry here plus its own files
+(docs/development.md, "Adding a measurement"; tests/test_registry.py checks each entry has them).
 
 One name carries a measurement through: its entry, its report section
-(report/sections/<name>.md.j2), its facts function and the key of its record in render_report's
-mapping. The file is <name>.json, except where the task fixed another name: count.json holds the
-``fed`` measurement (the tokens fed into forward), because Snakemake reserves ``count`` as a name.
-A rule writes the measurements that come out of one model load: ``cache`` writes same and fed
-(one pair of generations), ``topp`` writes topp and topp_detail (one forward per prefix), ``temp``
-writes temp and sampler (the sampler check reuses temp's cached draws at its temperature).
+(report/sections/<name>.md.j2), its caption (report/<name>.rst) and the key of its record in
+render_report's mapping; its facts and glance functions are named ``<name>_facts`` and
+``<name>_glance``. The file is <name>.json, except where the task fixed another name: count.json
+holds the ``fed`` measurement (the tokens fed into forward), because Snakemake reserves ``count``
+as a name. A rule writes the measurements that come out of one model load: ``cache`` writes same
+and fed (one pair of generations), ``topp`` writes topp and topp_detail (one forward per prefix),
+``temp`` writes temp and sampler (the sampler check reuses temp's cached draws at its temperature).
 
-Pure Python, no torch: rules/common.smk imports it while Snakemake builds the DAG. Records and
-facts are named as "module:attribute" and imported only when used; a measurement's record and
-facts live in its torch-free module mminfer/records/<name>.py, so reading a result back imports
-no torch.
+No torch and no matplotlib: rules/common.smk imports this module while Snakemake builds the DAG
+(tests/test_registry.py checks it). Records, facts and glances are plain references: they live in
+the torch-free mminfer/records/<name>.py. Only the measuring functions (torch's modules) and the
+drawing functions (matplotlib's mminfer/plots.py) are named as "module:function" strings, imported
+when a job uses them (:func:`resolve`).
 """
 
 from __future__ import annotations
 
 import importlib
+import sys
+import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from mminfer.records import read_record
+from mminfer.records.batch import Batch, batch_facts, batch_glance
+from mminfer.records.capacity import Capacity, capacity_facts, capacity_glance
+from mminfer.records.conversation import Conversation, conversation_facts, conversation_glance
+from mminfer.records.fed import Count, fed_facts
+from mminfer.records.kvbytes import KvBytes, kvbytes_facts
+from mminfer.records.repetition import Repetition, repetition_facts, repetition_glance
+from mminfer.records.same import Same, same_facts, same_glance
+from mminfer.records.sampler import SamplerCheck, sampler_facts
+from mminfer.records.serve import Serve, serve_facts, serve_glance
+from mminfer.records.sweep import Sweep, sweep_facts, sweep_glance
+from mminfer.records.temp import Temperatures, temp_facts, temp_glance
+from mminfer.records.time import Timing, time_facts
+from mminfer.records.topk import TopK, topk_facts, topk_glance
+from mminfer.records.topp import TopP, TopPDetail, topp_facts, topp_glance
 
 
 @dataclass(frozen=True)
@@ -37,26 +57,34 @@ class Picture:
     """A PNG drawn from a measurement's record: <name>.png, by ``draw(record, out)``."""
 
     name: str
-    draw: str  # "module:function"
+    draw: str  # "module:function" in mminfer/plots.py, which imports matplotlib: a string
     caption: str  # what it shows, for Snakemake's HTML report (report/plot.rst)
 
 
 @dataclass(frozen=True)
 class Measurement:
-    """One result file: what it holds, which rule writes it, where the report shows it."""
+    """One result file: what it holds, which rule writes it, where the report shows it.
+
+    ``facts`` and ``glance`` take records by parameter name: each parameter is a measurement's
+    name, annotated with that measurement's record (``time_facts(time: Timing, fed: Count, sweep:
+    Sweep | None = None)``), and render_report passes the record of that name, or None where the
+    report has none (mminfer.report.section_facts; tests/test_registry.py checks every parameter
+    names a measurement and is annotated with its record).
+    """
 
     name: str  # the report's key, the section template's name, the caption's (report/<name>.rst)
-    record: str  # "module:Class": the dataclass (or mapping type) its JSON holds
+    record: type  # the dataclass (or mapping type) its JSON holds
     rule: str  # the rule that writes it (rules/*.smk)
-    measured_by: str  # "module:function" returning its record, called by the rule's script
-    summary: str  # what it holds, in a few words: docs/outputs.md's row
+    measured_by: str  # "module:function" returning its record: a string, its module imports torch
+    summary: str  # what it holds, in a few words: the rows of docs/outputs.md and the README
     reads: tuple[str, ...]  # the config keys of the user's files its rule reads (READS)
     file: str = ""  # the result file; "" is <name>.json
     config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
-    facts: str = ""  # "module:function" deciding its section's facts; "" is no section
+    facts: Callable[..., dict] | None = None  # its section's facts; None is no section of its own
+    glance: Callable | None = None  # its row in ## 한눈에 (a Glance), where its section has one
     pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
-    alone: bool = False  # its rule times and takes every core (`threads: workflow.cores`)
+    alone: bool = False  # its rule times and takes every core (rules/common.smk: rule_threads)
     compared: bool = False  # a column of comparison.md (config key models): compare_row reads it
 
     @property
@@ -66,7 +94,7 @@ class Measurement:
     @property
     def section(self) -> str | None:
         """Its section template, relative to report/ (None: shown inside another's section)."""
-        if not self.facts:
+        if self.facts is None:
             return None
         return f"sections/{self.name}.md.j2"
 
@@ -74,19 +102,20 @@ class Measurement:
     def config_section(self) -> str:
         return self.config or self.rule
 
-    def record_type(self):
-        return resolve(self.record)
 
-    def facts_function(self):
-        return resolve(self.facts)
-
-    def glance_function(self):
-        """Its ``<name>_glance`` beside its facts (its row in ## 한눈에, where its section opens
-        a ``## `` heading), or None."""
-        if not self.facts:
-            return None
-        module = self.facts.split(":")[0]
-        return getattr(importlib.import_module(module), f"{self.name}_glance", None)
+def declared(record) -> tuple[str, str]:
+    """Where a record is declared: its module of mminfer/records/ and its name there. A mapping
+    type (Temperatures, TopP) is an alias of ``dict[...]``, nameless itself: its name is the one
+    its module assigns it to."""
+    if typing.get_origin(record) is None:  # a class
+        return record.__module__, record.__name__
+    for module_name, module in sorted(sys.modules.items()):
+        if not module_name.startswith("mminfer.records."):
+            continue
+        for name, value in vars(module).items():
+            if value is record:
+                return module_name, name
+    raise KeyError(f"{record!r} is declared in no module of mminfer/records/")
 
 
 def resolve(reference: str):
@@ -99,55 +128,60 @@ def resolve(reference: str):
 MEASUREMENTS = (
     Measurement(
         name="same",
-        record="mminfer.records.same:Same",
+        record=Same,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.greedy:compare_cache",
-        facts="mminfer.records.same:same_facts",
+        facts=same_facts,
+        glance=same_glance,
         task=True,
-        summary="greedy generation with and without the cache: the same ids? Where they part.",
+        summary="greedy generation with and without the cache: the same ids, and where they part",
     ),
     Measurement(
         name="fed",
         file="count.json",
-        record="mminfer.records.fed:Count",
+        record=Count,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.greedy:compare_cache",
-        facts="mminfer.records.fed:fed_facts",
+        facts=fed_facts,
         task=True,
         summary="the tokens fed into forward with and without the cache, beside the formulas",
     ),
     Measurement(
         name="time",
-        record="mminfer.records.time:Timing",
+        record=Timing,
         rule="time",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.timing:time_cache",
-        facts="mminfer.records.time:time_facts",
+        facts=time_facts,
         task=True,
-        summary="median seconds with and without the cache, the speedup, spreads and verdict",
+        summary=(
+            "median seconds with and without the cache after warm-ups, interleaved, every run "
+            "kept; the speedup, spreads and a verdict"
+        ),
         compared=True,
     ),
     Measurement(
         name="kvbytes",
-        record="mminfer.records.kvbytes:KvBytes",
+        record=KvBytes,
         rule="kvbytes",
         reads=("pretrain",),
         measured_by="mminfer.kvcache:measure_kv_bytes",
-        facts="mminfer.records.kvbytes:kvbytes_facts",
+        facts=kvbytes_facts,
         task=True,
-        summary="the cache's measured bytes against the formula, its K shape",
+        summary="the cache's measured bytes after random tokens against the formula, K's shape",
         compared=True,
     ),
     Measurement(
         name="temp",
-        record="mminfer.records.temp:Temperatures",
+        record=Temperatures,
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.sampling:temperature_experiment",
-        facts="mminfer.records.temp:temp_facts",
+        facts=temp_facts,
+        glance=temp_glance,
         pictures=(
             Picture(
                 "temp",
@@ -164,28 +198,32 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="sampler",
-        record="mminfer.records.sampler:SamplerCheck",
+        record=SamplerCheck,
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.sampling:sampler_check",
         config="sampler",
-        facts="mminfer.records.sampler:sampler_facts",
-        summary="one temperature's samples with and without the cache, and with a second seed",
+        facts=sampler_facts,
+        summary=(
+            "one temperature's samples with and without the cache (temp's own draws), and with a "
+            "second seed"
+        ),
     ),
     Measurement(
         name="topp",
-        record="mminfer.records.topp:TopP",
+        record=TopP,
         rule="topp",
         reads=("pretrain", "tokenizer"),
         measured_by="mminfer.sampling:topp_detail",
-        facts="mminfer.records.topp:topp_facts",
+        facts=topp_facts,
+        glance=topp_glance,
         task=True,
         summary="the candidates surviving MiniMind's top-p rule after the open prefix, per p",
         compared=True,
     ),
     Measurement(
         name="topp_detail",
-        record="mminfer.records.topp:TopPDetail",
+        record=TopPDetail,
         rule="topp",
         reads=("pretrain", "tokenizer"),
         measured_by="mminfer.sampling:topp_detail",
@@ -203,12 +241,13 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="sweep",
-        record="mminfer.records.sweep:Sweep",
+        record=Sweep,
         rule="sweep",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.sweep:sweep",
-        facts="mminfer.records.sweep:sweep_facts",
+        facts=sweep_facts,
+        glance=sweep_glance,
         pictures=(
             Picture(
                 "sweep",
@@ -221,27 +260,29 @@ MEASUREMENTS = (
         ),
         summary=(
             "time and tokens fed against generation length, per step, with spreads and a "
-            "verdict, a cost fit, interpolation where the fit fails"
+            "verdict; a cost fit (interpolation where it fails) and its predictions"
         ),
     ),
     Measurement(
         name="capacity",
-        record="mminfer.records.capacity:Capacity",
+        record=Capacity,
         rule="capacity",
         reads=("pretrain",),
         measured_by="mminfer.capacity:capacity",
-        facts="mminfer.records.capacity:capacity_facts",
+        facts=capacity_facts,
+        glance=capacity_glance,
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
         compared=True,
     ),
     Measurement(
         name="serve",
-        record="mminfer.records.serve:Serve",
+        record=Serve,
         rule="serve",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.serve:serve",
-        facts="mminfer.records.serve:serve_facts",
+        facts=serve_facts,
+        glance=serve_glance,
         pictures=(
             Picture(
                 "serve",
@@ -254,17 +295,18 @@ MEASUREMENTS = (
         ),
         summary=(
             "decode steps per batch size with spreads and verdicts, the peak, where growth "
-            "stops, cliffs, users by speed and by memory"
+            "stops, cliffs; users by speed and by memory, which bound binds"
         ),
     ),
     Measurement(
         name="conversation",
-        record="mminfer.records.conversation:Conversation",
+        record=Conversation,
         rule="conversation",
         reads=("sft", "sft_lora", "tokenizer"),
         alone=True,
         measured_by="mminfer.conversation:measure_conversation",
-        facts="mminfer.records.conversation:conversation_facts",
+        facts=conversation_facts,
+        glance=conversation_glance,
         pictures=(
             Picture(
                 "conversation",
@@ -277,18 +319,21 @@ MEASUREMENTS = (
             ),
         ),
         summary=(
-            "a chat's turns with the cache carried or recomputed: tokens fed, the same answers, "
-            "time to first token; a prompt many users share; generate's cache pitfalls"
+            "a chat's turns with the cache carried from turn to turn against recomputed every "
+            "turn (eval_llm.py's way): tokens fed against their formulas, the same answers, where "
+            "re-tokenization breaks the prefix, time to first token; the bytes of a prompt many "
+            "users share; generate's cache pitfalls"
         ),
         compared=True,
     ),
     Measurement(
         name="topk",
-        record="mminfer.records.topk:TopK",
+        record=TopK,
         rule="topk",
         reads=("sft", "sft_lora", "pretrain", "tokenizer"),
         measured_by="mminfer.topk:measure_topk",
-        facts="mminfer.records.topk:topk_facts",
+        facts=topk_facts,
+        glance=topk_glance,
         summary=(
             "the task's trap: temp's answers and topp's survivors with generate's default top_k "
             "left on, and the probability top-k cut"
@@ -296,12 +341,13 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="repetition",
-        record="mminfer.records.repetition:Repetition",
+        record=Repetition,
         rule="repetition",
         reads=("sft", "sft_lora", "pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.repetition:measure_repetition",
-        facts="mminfer.records.repetition:repetition_facts",
+        facts=repetition_facts,
+        glance=repetition_glance,
         summary=(
             "repetition_penalty: distinct and looping answers per penalty, where greedy leaves "
             "plain greedy, the penalty's cost with spreads and a verdict"
@@ -309,15 +355,17 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="batch",
-        record="mminfer.records.batch:Batch",
+        record=Batch,
         rule="batch",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.batch:measure_batch",
-        facts="mminfer.records.batch:batch_facts",
+        facts=batch_facts,
+        glance=batch_glance,
         summary=(
-            "a left-padded batch with its mask against each prompt alone, without the mask, "
-            "padded right; its time against the rows one after another; half precision's mask"
+            "a left-padded batch with its attention_mask against each prompt alone, without the "
+            "mask and padded right; its time against the rows one after another; half "
+            "precision's mask"
         ),
     ),
 )
@@ -415,5 +463,5 @@ def read_result(path: str | Path):
     name = Path(path).name
     for entry in MEASUREMENTS:
         if entry.filename == name:
-            return read_record(path, entry.record_type())
+            return read_record(path, entry.record)
     raise KeyError(f"{name} is no measurement's result file (mminfer.measurements)")

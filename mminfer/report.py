@@ -1,16 +1,17 @@
 """Step 7: report.md, in Korean, from the records the other rules wrote: the rendering.
 
 Python decides the facts and verdicts of each section: one ``<name>_facts`` function per
-measurement, in its own module mminfer/records/<name>.py (mminfer.measurements names it), whose
-parameters are named after the measurements whose records it reads, so render_report hands each
-its records by name. Every Korean sentence lives in a template: report/report.md.j2 includes
-report/sections/<name>.md.j2 per measurement in order, and a sentence chooses its words only by a
-boolean or an enum its facts give. Every number is read from the result files' records; nothing is
-measured or assumed here.
+measurement, in its own module mminfer/records/<name>.py (its entry's ``facts`` in
+mminfer.measurements), whose parameters are named after the measurements whose records it reads,
+so render_report hands each its records by name (:func:`section_facts`). Every Korean sentence
+lives in a template: report/report.md.j2 includes report/sections/<name>.md.j2 per measurement in
+order, and a sentence chooses its words only by a boolean or an enum its facts give. Every number
+is read from the result files' records; nothing is measured or assumed here.
 """
 
 from __future__ import annotations
 
+import functools
 import inspect
 import re
 from collections.abc import Mapping
@@ -18,6 +19,7 @@ from pathlib import Path
 
 import jinja2
 
+from mminfer.claims import ClaimLog, Tally
 from mminfer.korean import particle, written
 from mminfer.measurements import MEASUREMENTS
 from mminfer.records.same import Same
@@ -107,7 +109,11 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
 # --- rendering -----------------------------------------------------------------------------------
 
 
+@functools.cache
 def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
+    """The templates' Jinja2 environment, made once per folder (its templates compiled once and
+    reloaded when a file changes); its ``said`` (a claim's check, mminfer.claims) tallies into the
+    log the rendering in progress sets."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
         undefined=jinja2.StrictUndefined,
@@ -117,6 +123,7 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     )
     env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands, anchor=anchor)
     env.globals["row"] = table_row
+    env.globals["said"] = Tally(ClaimLog())
     return env
 
 
@@ -144,6 +151,7 @@ def render_report(
     pictures: dict | None = None,
     cache_script: str | None = None,
     template=TEMPLATE,
+    claims: ClaimLog | None = None,
 ) -> str:
     """report.md from the records, keyed by measurement name (mminfer.measurements).
 
@@ -151,7 +159,8 @@ def render_report(
     six task files, and the report leaves out the sections of what is absent. ``pictures`` maps
     each picture to a PNG path relative to the report, ``cache_script`` is the task's cache.py
     relative to it; ``template`` is the rule's template input (report/report.md.j2, which
-    includes report/sections/ beside it).
+    includes report/sections/ beside it). ``claims``, where given, collects every claim the
+    report asked about (mminfer.claims): those it wrote and those it suppressed.
     """
     missing = [entry.name for entry in MEASUREMENTS if entry.task and entry.name not in records]
     if missing:
@@ -166,15 +175,18 @@ def render_report(
     for entry in MEASUREMENTS:
         if entry.section is None or entry.name not in records:
             continue
-        facts[entry.name] = section_facts(entry.facts_function(), records)
+        facts[entry.name] = section_facts(entry.facts, records)
         sections.append(entry.section)
-        glance = entry.glance_function()
-        if glance is not None:
-            glances.append((entry.section, section_facts(glance, records)))
+        if entry.glance is not None:
+            glances.append((entry.section, section_facts(entry.glance, records)))
     facts["sections"] = sections
     template = Path(template)
-    env = environment(template.parent)
+    log = claims if claims is not None else ClaimLog()
+    env = environment(template.parent.resolve())
+    tally = env.globals["said"]
+    tally.log = ClaimLog()  # the modules' bodies are rendered only to reach their macros
     modules = {section: env.get_template(section).make_module(facts) for section, _ in glances}
+    tally.log = log
     facts["glance_rows"] = [modules[section].glance(glance) for section, glance in glances]
     facts["glossary"] = [
         modules[section].term(key) for key, section in glossary_owners(glances).items()

@@ -16,6 +16,7 @@ rule cache:
     priority: 1
     conda:
         ENV
+    threads: rule_threads("cache")
     resources:
         **model_resources("cache"),
     params:
@@ -53,7 +54,7 @@ rule time:
         bench("time")
     conda:
         ENV
-    threads: workflow.cores  # all cores: nothing runs beside the timing
+    threads: rule_threads("time")
     resources:
         **model_resources("time"),
     params:
@@ -64,7 +65,8 @@ rule time:
         warmup=config["time"]["warmup"],
         runs=config["time"]["runs"],
         max_runs=config["time"]["max_runs"],
-        threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
+        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
+        torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,
     script:
         "../scripts/time_generation.py"

@@ -31,7 +31,7 @@ except MminferError as error:
 
 
 # On a cluster (--jobs given: Snakemake's nodes), `cores` must be the CPUs of one node of the
-# partition: the timing and training rules take `threads: workflow.cores` (mminfer/cluster.py). A
+# partition: the timing and training rules take every core (rule_threads, mminfer/cluster.py). A
 # run whose threads would be wrong stops before any job (a dry run warns).
 def check_cluster_threads(resources, dryrun):
     if resources.nodes is None:
@@ -178,6 +178,23 @@ def model_resources(name):
     if name in measurements.alone_rules():
         return {**MODEL_RESOURCES, "slurm_extra": "--exclusive"}
     return MODEL_RESOURCES
+
+
+def rule_threads(name):
+    """The threads of a measurement's rule: every core for a timing one (its entry's `alone`:
+    nothing runs beside it), one for the others."""
+    if name in measurements.alone_rules():
+        return workflow.cores
+    return 1
+
+
+def torch_threads(wildcards, threads):
+    """Params function: torch's threads in a timing job, config key time.threads or, where it is
+    null, the job's threads. Snakemake tracks no params function of `threads`, so a timing rule
+    also holds `threads=config["time"]["threads"]`: editing the key reruns it."""
+    if config["time"]["threads"] is None:
+        return threads
+    return config["time"]["threads"]
 
 
 TRAIN_RESOURCES = {"mem_mb": 8000, "runtime": 60, "gpu": 0}

@@ -12,14 +12,15 @@ rule conversation:
         bench("conversation")
     conda:
         ENV
-    threads: workflow.cores  # all cores: nothing runs beside the timing
+    threads: rule_threads("conversation")
     resources:
         **model_resources("conversation"),
     params:
         sha256=contents("conversation"),
         conversation=config["conversation"],  # every key: records.conversation.ConversationSettings
         chatml_fallback=config["temp"]["chatml_fallback"],
-        threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
+        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
+        torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,
     script:
         "../scripts/conversation.py"

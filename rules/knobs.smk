@@ -13,6 +13,7 @@ rule topk:
         bench("topk")
     conda:
         ENV
+    threads: rule_threads("topk")
     resources:
         **model_resources("topk"),
     params:
@@ -42,7 +43,7 @@ rule repetition:
         bench("repetition")
     conda:
         ENV
-    threads: workflow.cores  # all cores: nothing runs beside the timing
+    threads: rule_threads("repetition")
     resources:
         **model_resources("repetition"),
     params:
@@ -60,7 +61,8 @@ rule repetition:
         warmup=config["time"]["warmup"],
         runs=config["time"]["runs"],
         max_runs=config["time"]["max_runs"],
-        threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
+        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
+        torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,
     script:
         "../scripts/repetition.py"
@@ -77,7 +79,7 @@ rule batch:
         bench("batch")
     conda:
         ENV
-    threads: workflow.cores  # all cores: nothing runs beside the timing
+    threads: rule_threads("batch")
     resources:
         **model_resources("batch"),
     params:
@@ -90,7 +92,8 @@ rule batch:
         warmup=config["time"]["warmup"],
         runs=config["time"]["runs"],
         max_runs=config["time"]["max_runs"],
-        threads=config["time"]["threads"],  # torch's threads; null: the rule's threads
+        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
+        torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,
     script:
         "../scripts/batch.py"

@@ -12,6 +12,7 @@ rule kvbytes:
         bench("kvbytes")
     conda:
         ENV
+    threads: rule_threads("kvbytes")
     resources:
         **model_resources("kvbytes"),
     params:

@@ -14,6 +14,7 @@ rule temp:
         bench("temp")
     conda:
         ENV
+    threads: rule_threads("temp")
     resources:
         **model_resources("temp"),
     params:
@@ -43,6 +44,7 @@ rule topp:
         bench("topp")
     conda:
         ENV
+    threads: rule_threads("topp")
     resources:
         **model_resources("topp"),
     params:

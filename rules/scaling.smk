@@ -12,7 +12,7 @@ rule sweep:
         bench("sweep")
     conda:
         ENV
-    threads: workflow.cores  # a timing job: nothing runs beside it
+    threads: rule_threads("sweep")
     resources:
         **model_resources("sweep"),
     params:
@@ -20,7 +20,8 @@ rule sweep:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         sweep=config["sweep"],  # every key of the section: mminfer.sweep.SweepSettings
-        threads=config["time"]["threads"],  # the timing jobs' threads; null: the rule's threads
+        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
+        torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,
     script:
         "../scripts/sweep.py"
@@ -37,6 +38,7 @@ rule capacity:
         bench("capacity")
     conda:
         ENV
+    threads: rule_threads("capacity")
     resources:
         **model_resources("capacity"),
     params:
@@ -61,7 +63,7 @@ rule serve:
         bench("serve")
     conda:
         ENV
-    threads: workflow.cores  # a timing job: nothing runs beside it
+    threads: rule_threads("serve")
     resources:
         **model_resources("serve"),
     params:
@@ -69,7 +71,8 @@ rule serve:
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
         serve=config["serve"],  # every key of the section: mminfer.serve.ServeSettings
-        threads=config["time"]["threads"],  # the timing jobs' threads; null: the rule's threads
+        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
+        torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,
     script:
         "../scripts/serve.py"

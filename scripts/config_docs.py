@@ -1,10 +1,11 @@
 """The generated docs: docs/configuration.md from schemas/config.schema.yaml, the one home of
-every config key, and docs/outputs.md from mminfer/measurements.py, the one list of measurements.
+every config key, and docs/outputs.md, the README's table of files and the measuring modules of
+.importlinter's contracts from mminfer/measurements.py, the one list of measurements.
 
-    python scripts/config_docs.py            # rewrite both pages
-    python scripts/config_docs.py --check    # exit 1 when a page is not its source's
+    python scripts/config_docs.py            # rewrite the pages, the table and the contracts
+    python scripts/config_docs.py --check    # exit 1 when one is not its source's
 
-tests/test_docs.py runs the check, so neither page drifts from its source.
+tests/test_docs.py runs the check, so none drifts from its source.
 """
 
 from __future__ import annotations
@@ -25,6 +26,11 @@ from mminfer.inputs import read_schema  # noqa: E402
 
 PAGE = REPO / "docs" / "configuration.md"
 OUTPUTS_PAGE = REPO / "docs" / "outputs.md"
+README = REPO / "README.md"
+CONTRACTS = REPO / ".importlinter"  # its measuring modules rewritten by this script
+# The README's table of files lies between these lines, rewritten by this script.
+README_START = "<!-- generated: outputs (scripts/config_docs.py, from mminfer/measurements.py) -->"
+README_END = "<!-- /generated -->"
 HEADER = """# Configuration
 
 Every key of the workflow's config, with its default and meaning: generated from
@@ -76,6 +82,23 @@ def rows(properties: dict, prefix: str = "") -> list[str]:
     return lines
 
 
+def timing_jobs() -> str:
+    """The rules time.threads sets: the registry's timing rules, never a list kept by hand."""
+    jobs = ", ".join(f"`{rule}`" for rule in measurements.alone_rules())
+    return (
+        f"The timing jobs: {jobs} (the rules of the measurements whose entry in "
+        "`mminfer/measurements.py` is `alone`). Each takes every core (`rule_threads` in "
+        "`rules/common.smk`) and on a cluster a node of its own (`--exclusive`), and gives torch "
+        "`time.threads` threads, or the job's threads where it is null (`torch_threads`)."
+    )
+
+
+# A paragraph below a section's table, generated from the code that decides it.
+SECTION_NOTES = {
+    "time": timing_jobs,
+}
+
+
 def render(schema: dict) -> str:
     top = schema["properties"]
     simple = {key: entry for key, entry in top.items() if "properties" not in entry}
@@ -86,6 +109,8 @@ def render(schema: dict) -> str:
         text += [f"## `{key}`", "", cell(entry.get("description", "")), ""]
         text += ["| key | type | default | meaning |", "| --- | --- | --- | --- |"]
         text += [*rows(entry["properties"], f"{key}."), ""]
+        if key in SECTION_NOTES:
+            text += [SECTION_NOTES[key](), ""]
     train = schema.get("$defs", {}).get("train")
     if train:
         text += ["## The demo's training keys (`demo_model.pretrain`, `demo_model.sft`)", ""]
@@ -129,7 +154,8 @@ def rule_places() -> dict[str, tuple[str, str]]:
 
 
 def record_name(entry) -> str:
-    return entry.record.split(":")[1]
+    _, name = measurements.declared(entry.record)
+    return name
 
 
 def keys_of(kind) -> str:
@@ -198,16 +224,80 @@ def render_outputs() -> str:
     text += ["", "## The keys of each file", ""]
     text += ["| file | keys, in order |", "| --- | --- |"]
     for entry in measurements.MEASUREMENTS:
-        text.append(f"| `{entry.filename}` | {keys_of(entry.record_type())} |")
+        text.append(f"| `{entry.filename}` | {keys_of(entry.record)} |")
     text += ["", OUTPUTS_FOOTER]
     return "\n".join(text)
+
+
+def render_readme_table() -> str:
+    """The README's table of files: a row per rule that writes measurements (one model load), its
+    files and their summaries, then the files that are no measurement's."""
+    lines = ["| file | what |", "| --- | --- |"]
+    for rule in measurements.rules():
+        entries = [entry for entry in measurements.MEASUREMENTS if entry.rule == rule]
+        files = ", ".join(f"`{entry.filename}`" for entry in entries)
+        lines.append(f"| {files} | {'; '.join(entry.summary for entry in entries)} |")
+    pictures = ", ".join(f"`{name}.png`" for name in measurements.pictures())
+    lines += [
+        f"| `{measurements.TASK_SCRIPT}` | the script that wrote same.json and count.json "
+        f"(`python {measurements.TASK_SCRIPT} --help`) |",
+        f"| {pictures} | pictures, each drawn from its measurement's file |",
+        f"| `{measurements.REPORT}` | the report: `## 한눈에` (a row per section), `## 실행 정보`, "
+        "then a section per measurement in the order above; each its lesson first, the method "
+        "folded |",
+        f"| `{measurements.COMPARISON}` | with config key `models`: "
+        f"{', '.join(measurements.compared())} of every model side by side |",
+        "| `logs/`, `benchmarks/` | one log per rule; Snakemake's benchmark file (seconds, "
+        "memory) of each job |",
+    ]
+    return "\n".join(lines)
+
+
+def with_readme_table(readme: str) -> str:
+    """The README with its table of files, between README_START and README_END, regenerated."""
+    start = readme.index(README_START) + len(README_START)
+    end = readme.index(README_END)
+    return f"{readme[:start]}\n{render_readme_table()}\n{readme[end:]}"
+
+
+def measuring_modules() -> list[str]:
+    """The modules of the entries' measured_by, in report order, each once."""
+    modules = []
+    for entry in measurements.MEASUREMENTS:
+        module = entry.measured_by.split(":")[0]
+        if module not in modules:
+            modules.append(module)
+    return modules
+
+
+def with_contracts(contracts: str) -> str:
+    """.importlinter with the registry's measuring modules in its two lists of them: the
+    independence contract's modules and the top layer of the layers contract."""
+    modules = measuring_modules()
+    siblings = "".join(f"    {module}\n" for module in modules)
+    contracts = re.sub(
+        r"(\[importlinter:contract:siblings\]\n(?:.*\n)*?modules =\n)(?:    .*\n)+",
+        lambda match: match.group(1) + siblings,
+        contracts,
+    )
+    top = " | ".join(module.removeprefix("mminfer.") for module in modules)
+    return re.sub(
+        r"(\[importlinter:contract:floor\]\n(?:.*\n)*?layers =\n)    .*\n",
+        lambda match: f"{match.group(1)}    {top}\n",
+        contracts,
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when a page is stale")
     args = parser.parse_args()
-    pages = {PAGE: render(read_schema()), OUTPUTS_PAGE: render_outputs()}
+    pages = {
+        PAGE: render(read_schema()),
+        OUTPUTS_PAGE: render_outputs(),
+        README: with_readme_table(README.read_text(encoding="utf-8")),
+        CONTRACTS: with_contracts(CONTRACTS.read_text(encoding="utf-8")),
+    }
     for path, page in pages.items():
         if args.check:
             if path.read_text(encoding="utf-8") != page:

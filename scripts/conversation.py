@@ -83,7 +83,7 @@ if "snakemake" in globals():
             model=ModelSource(
                 checkpoint=snakemake.input.sft,
                 spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
+                threads=snakemake.params.torch_threads,  # time.threads, else the job's
                 input_key="sft",
                 lora=snakemake.input.sft_lora or None,  # none: an empty input
             ),

@@ -98,7 +98,7 @@ def repetition(
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        threads = snakemake.params.threads or snakemake.threads  # time.threads, else all
+        threads = snakemake.params.torch_threads  # time.threads, else the job's
         repetition(
             sft=ModelSource(
                 checkpoint=snakemake.input.sft,

@@ -8,6 +8,7 @@ import logging
 import os
 from pathlib import Path
 
+from mminfer.claims import ClaimLog
 from mminfer.io import write_text_atomic
 from mminfer.measurements import MEASUREMENTS, pictures
 from mminfer.records import read_record
@@ -24,19 +25,22 @@ if "snakemake" in globals():
         folder = Path(snakemake.output[0]).parent
         records = {}
         for entry in MEASUREMENTS:
-            records[entry.name] = read_record(snakemake.input[entry.name], entry.record_type())
+            records[entry.name] = read_record(snakemake.input[entry.name], entry.record)
         linked = {}
         for picture in pictures():
             linked[picture] = relative_to(snakemake.input[f"{picture}_png"], folder)
+        claims = ClaimLog()
         text = render_report(
             records,
             pictures=linked,
             cache_script=relative_to(snakemake.input.cache_script, folder),
             template=snakemake.input.template,
+            claims=claims,
         )
         write_text_atomic(snakemake.output[0], text)
         logging.getLogger("mminfer").info(
             "wrote %s (%d lines)", snakemake.output[0], text.count("\n")
         )
+        logging.getLogger("mminfer").info("%s", claims.summary())
 elif __name__ == "__main__":
     rule_only("report", "report.md")

@@ -60,7 +60,7 @@ if "snakemake" in globals():
             model=ModelSource(
                 checkpoint=snakemake.input.pretrain,
                 spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.threads or snakemake.threads,  # time.threads, else all
+                threads=snakemake.params.torch_threads,  # time.threads, else the job's
             ),
             prompt=rule_prompt(snakemake),
             settings=SweepSettings(**snakemake.params.sweep),

@@ -1,5 +1,6 @@
-"""The docs say what the code does: the configuration page is the schema's, config.yaml's examples
-are real keys at their real defaults, and the README is short and links pages that exist."""
+"""The docs say what the code does: the configuration page is the schema's, the outputs page and
+the README's table of files the registry's, config.yaml's examples are real keys at their real
+defaults, and the README is short and links pages that exist."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 import yaml
 
 from mminfer.inputs import read_schema
+from mminfer.measurements import alone_rules
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -33,6 +35,26 @@ def test_the_configuration_page_is_generated_from_the_schema(config_docs):
 def test_the_outputs_page_is_generated_from_the_registry(config_docs):
     page = (REPO / "docs" / "outputs.md").read_text(encoding="utf-8")
     assert page == config_docs.render_outputs(), "run python scripts/config_docs.py"
+
+
+def test_the_timing_jobs_are_listed_once_from_the_registry(config_docs):
+    """docs/configuration.md lists the rules time.threads sets, generated from alone_rules();
+    neither the schema's description nor config.yaml's comment lists them by hand."""
+    page = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
+    listed = ", ".join(f"`{rule}`" for rule in alone_rules())
+    assert f"The timing jobs: {listed} (" in page
+    others = [rule for rule in alone_rules() if rule != "time"]  # "time" names the section too
+    described = read_schema()["properties"]["time"]["properties"]["threads"]["description"]
+    comment = (REPO / "config.yaml").read_text(encoding="utf-8").split("# time:")[0]
+    for text in (described, comment.split("\n\n")[-1]):
+        named = [rule for rule in others if re.search(rf"\b{rule}\b", text)]
+        assert named == [], text
+
+
+def test_the_readme_s_table_of_files_is_generated_from_the_registry(config_docs):
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert readme.count(config_docs.README_START) == readme.count(config_docs.README_END) == 1
+    assert readme == config_docs.with_readme_table(readme), "run python scripts/config_docs.py"
 
 
 def test_the_configuration_page_names_every_key(config_docs):

@@ -7,8 +7,12 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import importlib
 import inspect
+import os
 import re
+import subprocess
+import sys
 import typing
 from pathlib import Path
 
@@ -48,7 +52,7 @@ def test_the_task_has_its_six_files():
 
 @pytest.mark.parametrize("name", NAMES)
 def test_its_record_is_a_record(name):
-    kind = measurements.measurement(name).record_type()
+    kind = measurements.measurement(name).record
     assert dataclasses.is_dataclass(kind) or typing.get_origin(kind) is dict, kind
 
 
@@ -63,11 +67,22 @@ def test_its_rule_writes_it(name):
     assert re.search(rf'measured\("{name}", ', rule_body(entry.rule)), entry.rule
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_it_runs_alone_exactly_when_its_rule_takes_every_core(name):
-    entry = measurements.measurement(name)
-    takes_every_core = "threads: workflow.cores" in rule_body(entry.rule)
-    assert entry.alone == takes_every_core
+@pytest.mark.parametrize("rule", measurements.rules())
+def test_its_rule_s_threads_and_torch_s_come_from_its_entry_s_alone(rule):
+    """rules/common.smk decides once: rule_threads gives a timing rule every core, and
+    torch_threads gives its torch time.threads or, null, the job's threads; each timing rule also
+    holds time.threads itself, so that editing it reruns the rule."""
+    body = rule_body(rule)
+    assert f'    threads: rule_threads("{rule}")\n' in body
+    timing = rule in measurements.alone_rules()
+    assert ("torch_threads=torch_threads," in body) == timing
+    assert ('threads=config["time"]["threads"],' in body) == timing
+
+
+def test_no_script_decides_the_timing_threads_itself():
+    """A timing script reads torch's threads as decided (snakemake.params.torch_threads)."""
+    for path in (REPO / "scripts").glob("*.py"):
+        assert "params.threads" not in path.read_text(encoding="utf-8"), path
 
 
 @pytest.mark.parametrize("rule", measurements.rules())
@@ -105,26 +120,83 @@ def test_every_caption_is_a_measurements_or_known():
     assert captions == set(NAMES) | OTHER_CAPTIONS
 
 
-@pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts])
+@pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts is not None])
 def test_its_section_and_facts_exist(name):
     entry = measurements.measurement(name)
     assert (REPO / "report" / entry.section).is_file()
-    facts = entry.facts_function()
-    parameters = list(inspect.signature(facts).parameters)
-    assert parameters[0] == name  # its own record first, then those it reads beside
-    assert set(parameters) <= set(NAMES), parameters
+    assert entry.facts.__name__ == f"{name}_facts"
+
+
+SECTION_FUNCTIONS = [
+    pytest.param(entry.name, kind, id=f"{entry.name}_{kind}")
+    for entry in MEASUREMENTS
+    for kind in ("facts", "glance")
+    if getattr(entry, kind) is not None
+]
+
+
+@pytest.mark.parametrize(("name", "kind"), SECTION_FUNCTIONS)
+def test_each_parameter_of_its_facts_and_glance_is_a_measurement_typed_as_its_record(name, kind):
+    """render_report passes a facts or glance function the record each parameter names: the
+    parameter ``sweep`` gets sweep.json's Sweep (or None where the report has none), so it is
+    annotated ``Sweep`` or ``Sweep | None``; its own record first, given always."""
+    function = getattr(measurements.measurement(name), kind)
+    assert function.__name__ == f"{name}_{kind}"
+    parameters = list(inspect.signature(function).parameters.values())
+    assert parameters[0].name == name
+    for parameter in parameters:
+        assert parameter.name in NAMES, (
+            f"{function.__name__}: {parameter.name} names no measurement"
+        )
+        _, record = measurements.declared(measurements.measurement(parameter.name).record)
+        typed = {record, f"{record} | None"} if parameter is not parameters[0] else {record}
+        assert parameter.annotation in typed, (function.__name__, parameter)
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_its_record_and_facts_live_in_its_own_module(name):
-    """mminfer/records/<name>.py holds the record and the facts (topp_detail, shown in topp's
-    section, lives beside topp's record)."""
+def test_its_record_facts_and_glance_live_in_its_own_module(name):
+    """mminfer/records/<name>.py holds the record, the facts and the glance (topp_detail, shown
+    in topp's section, lives beside topp's record)."""
     entry = measurements.measurement(name)
     homes = {f"mminfer.records.{other}" for other in NAMES}
-    record_module = entry.record.split(":")[0]
+    record_module, _ = measurements.declared(entry.record)
     assert record_module in homes, entry.record
-    if entry.facts:
-        assert entry.facts.split(":")[0] == f"mminfer.records.{name}", entry.facts
+    for function in (entry.facts, entry.glance):
+        if function is not None:
+            assert function.__module__ == f"mminfer.records.{name}", function
+
+
+@pytest.mark.parametrize("path", sorted((REPO / "mminfer" / "records").glob("*.py")), ids=str)
+def test_every_facts_and_glance_function_of_a_records_module_is_its_entry_s(path):
+    """A ``<name>_facts`` or ``<name>_glance`` its entry does not name would never render."""
+    module = importlib.import_module(f"mminfer.records.{path.stem}")
+    for attribute, value in vars(module).items():
+        for kind in ("facts", "glance"):
+            if attribute.endswith(f"_{kind}") and inspect.isfunction(value):
+                name = attribute.removesuffix(f"_{kind}")
+                assert getattr(measurements.measurement(name), kind) is value, attribute
+
+
+def test_the_dag_start_imports_no_torch_and_no_matplotlib():
+    """rules/common.smk imports mminfer's modules (mminfer.measurements among them) while
+    Snakemake builds the DAG: none may pull in torch or matplotlib, a second of every start."""
+    common = (REPO / "rules" / "common.smk").read_text(encoding="utf-8")
+    modules = []
+    for package, names in re.findall(r"^from (mminfer[\w.]*) import (.+)$", common, re.M):
+        if package == "mminfer":
+            modules += [f"mminfer.{name.strip()}" for name in names.split(",")]
+        else:
+            modules.append(package)
+    assert "mminfer.measurements" in modules
+    code = (
+        f"import importlib, sys\nfor m in {modules!r}: importlib.import_module(m)\n"
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'torch', 'matplotlib'}))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    ran = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert ran.stdout.strip() == "[]", ran.stdout
 
 
 def runtime_imports(path: Path) -> set[str]:
@@ -159,7 +231,7 @@ def test_measuring_code_never_imports_the_renderer():
 
 def test_every_section_template_is_a_measurements():
     sections = {path.name.removesuffix(".md.j2") for path in (REPO / "report/sections").iterdir()}
-    with_section = {entry.name for entry in MEASUREMENTS if entry.facts}
+    with_section = {entry.name for entry in MEASUREMENTS if entry.facts is not None}
     assert sections == with_section | FRAME_SECTIONS
 
 

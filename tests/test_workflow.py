@@ -214,7 +214,7 @@ def test_each_result_files_keys_are_its_records_fields(course_run, name):
     _, outdir = course_run
     data = read(outdir, name)
     entries = [entry for entry in MEASUREMENTS if entry.filename == name]
-    record = from_json(entries[0].record_type(), data, name)  # a missing or unknown key raises
+    record = from_json(entries[0].record, data, name)  # a missing or unknown key raises
     assert to_json(record) == data
 
 

@@ -6,9 +6,11 @@ Its record and the facts its report section reads.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mminfer.claims import Claim, claim
 from mminfer.records import Glance, RunInfo, agree, bands
 
 if TYPE_CHECKING:
@@ -240,6 +242,61 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
         "banded": banded,
         # each user slower at the peak than in the smallest batch
         "per_user_falls": top.per_user_tokens_per_second < first.per_user_tokens_per_second,
+        "growth": growth_claims(serve),
+    }
+
+
+def doubling_gains(rows: list[BatchStep]) -> list[tuple[int, int, float]]:
+    """Each step up the measured batches: (from, to, the growth of tokens per second per doubling
+    of the batch)."""
+    gains = []
+    for before, after in itertools.pairwise(rows):
+        doublings = math.log2(after.batch / before.batch)
+        ratio = after.tokens_per_second / before.tokens_per_second
+        gains.append((before.batch, after.batch, ratio ** (1 / doublings) - 1))
+    return gains
+
+
+def growth_claims(serve: Serve) -> dict[str, Claim]:
+    """How tokens per second grow as the batch doubles, each sentence checked on every step up.
+
+    ``every_doubling_grew``: every step up gained more than serve.growth_per_doubling;
+    ``stops_from``: from ``batch`` on, no step up gained that much (``batch`` the smallest such,
+    below the largest measured); ``mixed``: neither (it grew so at some steps and not at others
+    before the last), naming the steps up that did not grow so.
+    """
+    rows = serve.batches
+    growth = serve.growth_per_doubling
+    gains = doubling_gains(rows)
+    grew = [gain > growth for _, _, gain in gains]
+    stops_from = rows[-1].batch
+    for (before, _, _), grew_here in reversed(list(zip(gains, grew))):
+        if grew_here:
+            break
+        stops_from = before
+    stopped = stops_from < rows[-1].batch
+    step_s = {row.batch: row.decode_step_s for row in rows}
+    not_grown = [(before, after) for (before, after, _), up in zip(gains, grew) if not up]
+    return {
+        "every_doubling_grew": claim(
+            "serve.every_doubling_grew",
+            bool(gains) and all(grew),
+            last=rows[-1].batch,
+            growth=growth,
+        ),
+        "stops_from": claim(
+            "serve.growth_stops_from",
+            stopped,
+            batch=stops_from,
+            growth=growth,
+            step_s=step_s[stops_from],
+        ),
+        "mixed": claim(
+            "serve.growth_mixed",
+            bool(gains) and any(grew) and not all(grew) and not stopped,
+            not_grown=not_grown,
+            growth=growth,
+        ),
     }
 
 

@@ -1,0 +1,130 @@
+"""Every sentence a checked claim: the framework (mminfer.claims) and the property tests.
+
+The property tests build records of every shape a run can give, through the project's own
+constructors (tests/reportdata.py's records, the summaries derived by the measuring code itself),
+render the whole report, and hold every claim it wrote to its oracle (tests/oracles.py). A planted
+wrong branch shows that they catch what the golden cases miss.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import strategies as st
+from oracles import ORACLES, denied
+from reportdata import every_record, serve_record
+
+import mminfer.records.serve as serve_records
+from mminfer import serve as serve_measure
+from mminfer.claims import Claim, ClaimLog, claim
+from mminfer.report import render_report
+
+ROOT = Path(__file__).resolve().parents[1]
+PROPERTY = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+
+FIND = settings(PROPERTY, phases=[Phase.generate])  # a planted error: found, not shrunk
+
+
+# --- the framework -------------------------------------------------------------------------------
+
+
+def test_said_tallies_written_and_suppressed_claims():
+    log = ClaimLog()
+    assert log.said(claim("serve.one", True, batch=2)) is True
+    assert log.said(claim("serve.two", False)) is False
+    assert [c.key for c in log.rendered] == ["serve.one"]
+    assert [c.key for c in log.suppressed] == ["serve.two"]
+    assert log.summary() == "claims: 1 rendered, 1 suppressed (serve.two)"
+
+
+def test_a_claim_cannot_be_read_as_a_truth_value_without_the_tally():
+    with pytest.raises(TypeError, match="said"):
+        bool(claim("serve.one", True))
+
+
+def test_a_claim_key_names_its_section():
+    with pytest.raises(ValueError, match="section"):
+        Claim(key="every_doubling_grew", holds=True)
+
+
+def test_the_report_counts_each_claim_once_though_sections_render_twice_for_their_glance_rows():
+    log = ClaimLog()
+    render_report(every_record(), claims=log)
+    keys = [c.key for c in log.asked]
+    assert keys.count("serve.growth_stops_from") == 1
+
+
+def test_every_claim_key_in_the_facts_has_an_oracle():
+    keys = set()
+    for path in (ROOT / "mminfer" / "records").glob("*.py"):
+        keys |= set(re.findall(r'claim\(\s*"([a-z_]+\.[a-z_]+)"', path.read_text()))
+    assert keys, "no claim found in mminfer/records"
+    assert sorted(keys - set(ORACLES)) == []
+
+
+# --- records of every shape a run can give -------------------------------------------------------
+
+
+@st.composite
+def decode_steps(draw) -> dict[int, float]:
+    """Decode steps of batches 1, 2, 4, ...: rising, falling, flat, with dips and cliffs."""
+    count = draw(st.integers(min_value=1, max_value=7))
+    step = draw(st.floats(min_value=1e-3, max_value=5e-2))
+    steps = {}
+    for index in range(count):
+        steps[2**index] = step
+        step *= draw(st.sampled_from([0.7, 0.95, 1.0, 1.02, 1.05, 1.2, 1.5, 1.9, 2.0, 2.5, 4.0]))
+    return steps
+
+
+def serve_record_of(steps: dict[int, float]):
+    """serve.json with these decode steps, its summaries found by mminfer.serve's own code."""
+    base = serve_record(steps=steps, peak_batch=min(steps), growth_stops_at=min(steps))
+    rows = base.batches
+    top = serve_measure.peak(rows)
+    stops = serve_measure.growth_stops_at(rows, base.growth_per_doubling)
+    return serve_record(
+        steps=steps,
+        peak_batch=top.batch,
+        growth_stops_at=stops.batch,
+        nearly_free_up_to=serve_measure.nearly_free_up_to(rows),
+    )
+
+
+def check_serve(steps: dict[int, float]) -> None:
+    records = every_record(serve=serve_record_of(steps))
+    log = ClaimLog()
+    render_report(records, claims=log)
+    assert denied(records, log) == []
+
+
+@PROPERTY
+@given(decode_steps())
+def test_serve_writes_only_claims_its_batches_support(steps):
+    check_serve(steps)
+
+
+def test_the_property_test_catches_every_doubling_judged_from_the_last_pair(monkeypatch):
+    honest = serve_records.growth_claims
+
+    def planted(serve):
+        claims = honest(serve)
+        rows = serve.batches
+        last_grew = len(rows) > 1 and serve_records.doubling_gains(rows)[-1][2] > 0.1
+        claims["every_doubling_grew"] = claim(
+            "serve.every_doubling_grew", last_grew, last=rows[-1].batch, growth=0.1
+        )
+        claims["stops_from"] = claim("serve.growth_stops_from", False)
+        return claims
+
+    monkeypatch.setattr(serve_records, "growth_claims", planted)
+    with pytest.raises(AssertionError):
+        FIND(given(decode_steps())(check_serve))()
