@@ -23,6 +23,7 @@ from mminfer.records.temp import Temperatures
 from mminfer.records.time import Timing
 from mminfer.records.topk import TopK
 from mminfer.records.topp import TopPDetail
+from mminfer.repetition import first_divergence, repeated_ngrams
 
 RUN = {
     "model_set": "demo",
@@ -610,7 +611,7 @@ CHAT_PROMPT = {
 }
 
 
-def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
+def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50), mass=0.802) -> TopK:
     """topk.json: temp's experiment and topp's survivors with top_k=50 left on."""
     temp = {}
     for key, n in zip(("0.3", "1.0", "1.5"), distinct):
@@ -629,6 +630,7 @@ def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
         "temp": temp,
         "topp": dict(zip(("0.5", "0.9", "0.99"), topp)),
         "top_k_survivors": 50,
+        "top_k_mass": mass,
         "prefix": "민수는",
         "samples": 30,
         "new_tokens": 24,
@@ -640,10 +642,21 @@ def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
     return from_json(TopK, record)
 
 
-def repetition_record(distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.12) -> Repetition:
-    """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0."""
+def greedy_looping(loop: int, tokens: int = 64) -> list[int]:
+    """Greedy ids that follow plain greedy's loop (1, 2, 3, 4, 1, ...) for their first ``loop``
+    ids and then never repeat."""
+    return [1 + index % 4 for index in range(loop)] + list(range(100, 100 + tokens - loop))
+
+
+def repetition_record(
+    distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.12, greedy_loop=(64, 8, 4)
+) -> Repetition:
+    """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0; greedy follows
+    plain greedy's loop for ``greedy_loop`` ids per penalty (64: all of them)."""
     penalties = {}
-    for index, (key, n, loops) in enumerate(zip(("1.0", "1.1", "1.3"), distinct, looping)):
+    rows = zip(("1.0", "1.1", "1.3"), distinct, looping, greedy_loop)
+    for index, (key, n, loops, loop) in enumerate(rows):
+        greedy = greedy_looping(loop)
         penalties[key] = {
             "distinct": n,
             "samples": 30,
@@ -651,8 +664,9 @@ def repetition_record(distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.
             "top_share": 0.1,
             "ids_past_tokenizer": 0,
             "answers": [{"answer": "유자차입니다.", "count": 3}],
-            "greedy_ids": [5] * 64,
-            "greedy_first_divergence": None if index == 0 else 12 - 4 * index,
+            "greedy_ids": greedy,
+            "greedy_repeated_ngrams": repeated_ngrams(greedy),
+            "greedy_first_divergence": first_divergence(greedy, greedy_looping(64)),
         }
     with_s = 0.5
     without_s = with_s * (1 - penalty_share)

@@ -10,7 +10,7 @@ from shapes import prompt_of
 
 from mminfer.loading import run_info
 from mminfer.prompts import chat_prompt
-from mminfer.repetition import first_divergence, loops, measure_repetition
+from mminfer.repetition import first_divergence, loops, measure_repetition, repeated_ngrams
 from mminfer.sampling import summarize_temperatures, temperature_draws
 
 
@@ -33,6 +33,14 @@ def test_penalty_one_is_temps_row_at_that_temperature(tiny_model, tiny_tokenizer
         (a.answer, a.count) for a in temp["1.0"].answers
     ]
     assert off.greedy_first_divergence is None
+    for penalty in record.penalties.values():
+        assert penalty.greedy_repeated_ngrams == repeated_ngrams(penalty.greedy_ids)
+
+
+def test_repeated_ngrams_count_every_run_that_comes_back():
+    assert repeated_ngrams([1, 2, 3, 4, 5]) == 0
+    assert repeated_ngrams([1, 2, 3, 1, 2, 3, 1, 2, 3]) == 4  # 7 trigrams, 3 distinct
+    assert repeated_ngrams([5] * 10) == 7  # 8 trigrams, 1 distinct
 
 
 def test_a_loop_is_an_ngram_that_comes_back():

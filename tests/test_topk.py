@@ -14,7 +14,13 @@ from mminfer.loading import run_info
 from mminfer.prompts import chat_prompt
 from mminfer.records.topk import topk_facts
 from mminfer.sampling import temperature_draws
-from mminfer.topk import cut_by_top_k, draws_with_top_k, measure_topk, survivors_after_top_k
+from mminfer.topk import (
+    cut_by_top_k,
+    draws_with_top_k,
+    measure_topk,
+    survivors_after_top_k,
+    top_k_mass,
+)
 
 
 def measured(model, tokenizer, run, top_k=50):
@@ -47,6 +53,13 @@ def test_top_k_runs_before_top_p_and_keeps_ties():
     assert survivors == {"0.5": 1, "0.999": 4}  # the k-th logit's ties survive top-k
 
 
+def test_the_top_k_mass_is_what_top_k_keeps_at_temperature_one():
+    logits = torch.tensor([0.5, 0.3, 0.15, 0.05]).log()
+    assert top_k_mass(logits, 2) == pytest.approx(0.8)
+    tied = torch.tensor([0.4, 0.2, 0.2, 0.2]).log()
+    assert top_k_mass(tied, 2) == pytest.approx(1.0)  # the k-th logit's ties are kept
+
+
 def test_the_first_tokens_cut_is_every_samples_and_counts_add_up(
     tiny_model, tiny_tokenizer, tiny_run
 ):
@@ -58,6 +71,7 @@ def test_the_first_tokens_cut_is_every_samples_and_counts_add_up(
     cut = [summary.cut_first for summary in record.temp.values()]
     assert cut == sorted(cut)  # a hotter distribution leaves more below the k-th logit
     assert record.top_k_survivors >= 50 and max(record.topp.values()) <= record.top_k_survivors
+    assert 0.0 < record.top_k_mass <= 1.0
 
 
 def test_a_top_k_past_the_vocabulary_names_its_key(tiny_model, tiny_tokenizer, tiny_run):

@@ -35,6 +35,7 @@ class Penalty:
     ids_past_tokenizer: int  # the answers' ids at or past the tokenizer's end, shown as ⟨id N⟩
     answers: list[Answer]  # most common first
     greedy_ids: list[int]  # greedy after step 1's prompt with this penalty
+    greedy_repeated_ngrams: int  # its runs of loop_ngram ids that repeat an earlier run
     greedy_first_divergence: int | None  # 0-based step where they leave plain greedy's; None
 
 
