@@ -655,7 +655,7 @@ def repetition_record(
     plain greedy's loop for ``greedy_loop`` ids per penalty (64: all of them)."""
     penalties = {}
     rows = zip(("1.0", "1.1", "1.3"), distinct, looping, greedy_loop)
-    for index, (key, n, loops, loop) in enumerate(rows):
+    for key, n, loops, loop in rows:
         greedy = greedy_looping(loop)
         penalties[key] = {
             "distinct": n,
