@@ -67,7 +67,7 @@ def temp_claims(temp: Temperatures) -> dict[str, Claim]:
     return {
         "trend": claim(
             "temp.trend",
-            True,
+            len(distinct) > 1,
             temperatures=list(temp),
             counts=distinct,
             trend=trend(distinct),
