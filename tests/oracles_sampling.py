@@ -355,6 +355,17 @@ def batch_cheaper(records, about) -> bool:
     )
 
 
+def batch_ranges_meet(records, about) -> bool:
+    """ "가장 빠른 한 행씩 {fastest_sequential_s}이 가장 느린 배치 {slowest_batch_s}보다 느리지
+    않아"."""
+    batch, sequential, _ = batch_runs(records)
+    return (
+        min(sequential) <= max(batch)
+        and about["slowest_batch_s"] == max(batch)
+        and about["fastest_sequential_s"] == min(sequential)
+    )
+
+
 def batch_speedup(batch: list[float], sequential: list[float]) -> float:
     return statistics.median(sequential) / statistics.median(batch)
 
@@ -576,6 +587,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "repetition.not_slower": repetition_not_slower,
     "batch.every_row_same": batch_every_row_same,
     "batch.cheaper": batch_cheaper,
+    "batch.ranges_meet": batch_ranges_meet,
     "batch.faster": batch_faster,
     "batch.faster_estimate": batch_faster_estimate,
     "batch.not_faster": batch_not_faster,

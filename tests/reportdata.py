@@ -6,6 +6,7 @@ which checks that it has every key of its record."""
 from __future__ import annotations
 
 import json
+import statistics
 from pathlib import Path
 
 from mminfer.records import from_json, to_json
@@ -834,4 +835,116 @@ def conversation_record(verdicts=("ok", "ok", "ok")) -> Conversation:
         turn["timing"]["verdict"] = verdict
     order = ["ok", "noisy", "untrusted"]
     data["timing_verdict"] = max(verdicts, key=order.index)
+    return from_json(Conversation, data)
+
+
+# --- timings from their runs, judged by the project's own rules (mminfer.timing) -----------------
+
+
+def repetition_timed(with_runs: list[float], without_runs: list[float], **changes) -> Repetition:
+    """repetition.json whose cost was timed as these runs: medians, spreads, doubts and verdict
+    as mminfer.repetition.time_penalty derives them."""
+    from mminfer.repetition import CONTRADICTIONS
+    from mminfer.timing import NOISY_CV, coefficient_of_variation, verdict_of
+
+    data = to_json(repetition_record(**changes))
+    with_s = statistics.median(with_runs)
+    without_s = statistics.median(without_runs)
+    doubts = []
+    if with_s <= without_s:
+        doubts.append("penalty_not_slower")
+    if coefficient_of_variation(with_runs) > NOISY_CV:
+        doubts.append("with_penalty_spread")
+    if coefficient_of_variation(without_runs) > NOISY_CV:
+        doubts.append("without_penalty_spread")
+    steps = data["timing"]["steps"]
+    data["timing"] |= {
+        "with_penalty_s": with_s,
+        "without_penalty_s": without_s,
+        "per_step_with_penalty_s": with_s / steps,
+        "per_step_without_penalty_s": without_s / steps,
+        "penalty_share": (with_s - without_s) / with_s,
+        "cv_with_penalty": coefficient_of_variation(with_runs),
+        "cv_without_penalty": coefficient_of_variation(without_runs),
+        "runs": len(with_runs),
+        "max_runs": max(len(with_runs), 9),
+        "runs_done": len(with_runs),
+        "doubts": doubts,
+        "verdict": verdict_of(doubts, CONTRADICTIONS),
+        "noisy_cv": NOISY_CV,
+        "with_penalty_runs_s": with_runs,
+        "without_penalty_runs_s": without_runs,
+    }
+    return from_json(Repetition, data)
+
+
+def batch_timed(batch_runs: list[float], sequential_runs: list[float], **changes) -> Batch:
+    """batch.json whose timing ran as these runs, judged as mminfer.batch.time_batch judges."""
+    from mminfer.timing import NOISY_CV, coefficient_of_variation, verdict_of
+
+    data = to_json(batch_record(**changes))
+    timing = data["timing"]
+    batch_s = statistics.median(batch_runs)
+    sequential_s = statistics.median(sequential_runs)
+    doubts = []
+    if coefficient_of_variation(batch_runs) > NOISY_CV:
+        doubts.append("batch_spread")
+    if coefficient_of_variation(sequential_runs) > NOISY_CV:
+        doubts.append("sequential_spread")
+    tokens = timing["rows"] * timing["new_tokens"]
+    timing |= {
+        "batch_s": batch_s,
+        "sequential_s": sequential_s,
+        "batch_tokens_per_s": tokens / batch_s,
+        "sequential_tokens_per_s": tokens / sequential_s,
+        "speedup": sequential_s / batch_s,
+        "batch_faster": batch_s < sequential_s,
+        "cv_batch": coefficient_of_variation(batch_runs),
+        "cv_sequential": coefficient_of_variation(sequential_runs),
+        "runs": len(batch_runs),
+        "max_runs": max(len(batch_runs), 9),
+        "runs_done": len(batch_runs),
+        "doubts": doubts,
+        "verdict": verdict_of(doubts, ()),
+        "noisy_cv": NOISY_CV,
+        "batch_runs_s": batch_runs,
+        "sequential_runs_s": sequential_runs,
+    }
+    return from_json(Batch, data)
+
+
+def conversation_timed(runs: dict[int, tuple[list[float], list[float]]]) -> Conversation:
+    """The four-turn conversation (conversation_record) whose timed turns ran as ``runs``: turn ->
+    (recompute's runs, carry's), each judged as mminfer.conversation.time_turn judges them."""
+    from mminfer.conversation import worst_verdict
+    from mminfer.timing import NOISY_CV, coefficient_of_variation, doubts_about, verdict_of
+
+    data = to_json(conversation_record())
+    verdicts = []
+    for turn in data["turns"]:
+        if turn["timing"] is None:
+            continue
+        recompute_runs, carry_runs = runs[turn["turn"]]
+        doubts = doubts_about(carry_runs, recompute_runs)
+        carry_s = statistics.median(carry_runs)
+        recompute_s = statistics.median(recompute_runs)
+        turn["timing"] |= {
+            "carry_s": carry_s,
+            "recompute_s": recompute_s,
+            "saved_s": recompute_s - carry_s,
+            "speedup": recompute_s / carry_s,
+            "cv_carry": coefficient_of_variation(carry_runs),
+            "cv_recompute": coefficient_of_variation(recompute_runs),
+            "runs_done": len(carry_runs),
+            "extra_rounds": 0,
+            "doubts": doubts,
+            "verdict": verdict_of(doubts),
+            "carry_runs_s": carry_runs,
+            "recompute_runs_s": recompute_runs,
+        }
+        verdicts.append(turn["timing"]["verdict"])
+    data["timing_verdict"] = worst_verdict(verdicts)
+    data["noisy_cv"] = NOISY_CV
+    data["runs"] = min(len(pair[0]) for pair in runs.values())
+    data["max_runs"] = max(data["runs"], data["max_runs"])
     return from_json(Conversation, data)

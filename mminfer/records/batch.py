@@ -165,7 +165,8 @@ def batch_claims(batch: Batch) -> dict[str, Claim]:
 
     ``every_row_same``: every masked row's ids are its ids alone ("모두 같은 토큰"); ``cheaper``:
     the same result for less, in every round: the slowest batch run beat the fastest one-by-one
-    run, both spreads within noisy_cv; ``faster`` (the medians' speedup, the verdict ok),
+    run, both spreads within noisy_cv; ``ranges_meet``: the fastest one-by-one run was no slower
+    than the slowest batch run; ``faster`` (the medians' speedup, the verdict ok),
     ``faster_estimate`` (the same from a spread over noisy_cv: an estimate), ``not_faster``.
     """
     timing = batch.timing
@@ -183,6 +184,12 @@ def batch_claims(batch: Batch) -> dict[str, Claim]:
         "cheaper": claim(
             "batch.cheaper",
             every_same and quiet and slowest_batch < fastest_sequential,
+            slowest_batch_s=slowest_batch,
+            fastest_sequential_s=fastest_sequential,
+        ),
+        "ranges_meet": claim(
+            "batch.ranges_meet",
+            fastest_sequential <= slowest_batch,
             slowest_batch_s=slowest_batch,
             fastest_sequential_s=fastest_sequential,
         ),
