@@ -202,6 +202,12 @@ def topk_renormalised(records, about) -> bool:
     )
 
 
+def topk_whole_mass(records, about) -> bool:
+    """ "상위 {k}개가 확률을 모두 가져 top-k가 top-p의 셈을 다시 맞추지 않는다"."""
+    topk = records["topk"]
+    return topk.top_k_mass >= 1.0 and about["k"] == topk.top_k
+
+
 # --- repetition -----------------------------------------------------------------------------------
 
 
@@ -575,6 +581,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "topk.same_at_every_p": topk_same_at_every_p,
     "topk.cap_reached": topk_cap_reached,
     "topk.renormalised": topk_renormalised,
+    "topk.whole_mass": topk_whole_mass,
     "repetition.distinct_trend": repetition_distinct_trend,
     "repetition.greedy_repeats_trend": repetition_greedy_repeats_trend,
     "repetition.samples_never_loop": repetition_samples_never_loop,

@@ -87,6 +87,16 @@ def test_the_section_says_whether_top_k_moved_the_counts():
     assert topk_facts(topk_record(), temp_record())["counts_moved"]
 
 
+def test_fewer_survive_at_every_p_and_the_renormalised_mass_says_why():
+    text = render_every(
+        topk=topk_record(topp=(15, 39, 49)), topp={"0.5": 21, "0.9": 72, "0.99": 111}
+    )
+    assert "모든 p에서 top-p만 쓸 때보다 적게 남았다(15/39/49 대 21/72/111)" in text
+    assert "상위 50개가 가진 확률은 80.2%" in text and "적게 남는 p가 있다" not in text
+    whole = render_every(topk=topk_record(topp=(17, 74, 50), mass=1.0))
+    assert "확률을 모두 가져" in whole
+
+
 def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):
     from test_vocabulary import Picks, wider_model
 

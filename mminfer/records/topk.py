@@ -179,6 +179,11 @@ def survivor_claims(topk: TopK, ps: list[dict]) -> dict[str, Claim]:
             ps=capped,
             survivors=topk.top_k_survivors,
         ),
+        "whole_mass": claim(
+            "topk.whole_mass",
+            topk.top_k_mass >= 1.0,
+            k=topk.top_k,
+        ),
         "renormalised": claim(
             "topk.renormalised",
             topk.top_k_mass < 1.0,
