@@ -497,6 +497,24 @@ def conversation_no_breaks(records, about) -> bool:
     return all(turn.prefix_break is None for turn in records["conversation"].turns)
 
 
+def conversation_shared_bytes_match(records, about) -> bool:
+    """ "(공유 접두사의 캐시 크기는) 공식과 같다": the bytes measured against the formula's,
+    the formula's own tokens those the returned cache holds (B x held, as its K's shape)."""
+    shared = records["conversation"].shared_prefix
+    rows, held = shared.k_shape[0], shared.k_shape[1]
+    return (
+        shared.measured_bytes == shared.formula_bytes
+        and (rows, held) == (shared.users, shared.held_tokens)
+        and shared.held_tokens == shared.prompt_len + shared.new_tokens - 1
+    )
+
+
+def conversation_prefix_copied(records, about) -> bool:
+    """ "모든 행에서 앞 S개 위치의 K, V가 같다": the record's measured check of every row."""
+    shared = records["conversation"].shared_prefix
+    return shared.prefix_rows_identical and about["users"] == shared.users
+
+
 def conversation_same_context(records, about) -> bool:
     """ "컨텍스트가 같으므로 위의 두 수와 바로 견줄 수 있다"."""
     shared = records["conversation"].shared_prefix
@@ -607,6 +625,8 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "conversation.logits_equal": conversation_logits_equal,
     "conversation.logits_within_rounding": conversation_logits_within_rounding,
     "conversation.no_breaks": conversation_no_breaks,
+    "conversation.shared_bytes_match": conversation_shared_bytes_match,
+    "conversation.prefix_copied": conversation_prefix_copied,
     "conversation.same_context": conversation_same_context,
     "conversation.carry_not_faster": conversation_carry_not_faster,
     "conversation.ttft_saved_grows": conversation_ttft_saved_grows,

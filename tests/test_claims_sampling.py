@@ -35,7 +35,7 @@ from mminfer.records.topp import TopPDetail
 from mminfer.report import render_report
 
 PROPERTY = settings(
-    max_examples=40,
+    max_examples=30,
     deadline=None,
     derandomize=True,
     suppress_health_check=[HealthCheck.too_slow],

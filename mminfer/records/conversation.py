@@ -331,7 +331,9 @@ def conversation_claims(
     ``reused_grows`` / ``reused_not_grows``: the tokens reused rise every turn, or not;
     ``logits_equal`` / ``logits_within_rounding``: the same ids, with logits bit for bit equal or
     apart within rounding; ``no_breaks``: every turn's held ids a prefix of the new prompt;
-    ``same_context``: serve.json counted users at this P + N.
+    ``shared_bytes_match``: the shared prefix's cache on its formula; ``prefix_copied``: its
+    first S positions the same in every row (copies); ``same_context``: serve.json counted users
+    at this P + N.
     """
     turns = conversation.turns
     same = not diverged
@@ -341,6 +343,7 @@ def conversation_claims(
     grows = len(reused) > 1 and all(b > a for a, b in itertools.pairwise(reused))
     last = turns[-1]
     largest_diff = max(turn.max_abs_logit_diff for turn in turns)
+    shared = conversation.shared_prefix
     return {
         "same_fewer": claim(
             "conversation.same_fewer",
@@ -381,6 +384,15 @@ def conversation_claims(
         "no_breaks": claim(
             "conversation.no_breaks",
             all(turn.prefix_break is None for turn in turns),
+        ),
+        "shared_bytes_match": claim(
+            "conversation.shared_bytes_match",
+            shared.measured_bytes == shared.formula_bytes,
+        ),
+        "prefix_copied": claim(
+            "conversation.prefix_copied",
+            shared.prefix_rows_identical,
+            users=shared.users,
         ),
         "same_context": claim(
             "conversation.same_context",
