@@ -24,7 +24,6 @@ from mminfer.records.temp import Temperatures
 from mminfer.records.time import Timing
 from mminfer.records.topk import TopK
 from mminfer.records.topp import TopPDetail
-from mminfer.repetition import first_divergence, repeated_ngrams
 
 RUN = {
     "model_set": "demo",
@@ -653,7 +652,10 @@ def repetition_record(
     distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.12, greedy_loop=(64, 8, 4)
 ) -> Repetition:
     """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0; greedy follows
-    plain greedy's loop for ``greedy_loop`` ids per penalty (64: all of them)."""
+    plain greedy's loop for ``greedy_loop`` ids per penalty (64: all of them), its repeats and
+    divergence found by mminfer.repetition's own code."""
+    from mminfer.repetition import first_divergence, repeated_ngrams
+
     penalties = {}
     rows = zip(("1.0", "1.1", "1.3"), distinct, looping, greedy_loop)
     for key, n, loops, loop in rows:
