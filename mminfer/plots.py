@@ -20,7 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
-from mminfer.records.conversation import Conversation
+from mminfer.records.conversation import Conversation, ttft_claims
 from mminfer.records.serve import Serve, ServeFit
 from mminfer.records.sweep import Sweep
 from mminfer.records.temp import Temperatures
@@ -248,7 +248,7 @@ def plot_temp(temp: Temperatures, out_png, top: int = 10) -> Path:
     )
     distinct_ax.set_ylim(0, max(temp[key].samples for key in keys) * 1.1)
     distinct_ax.set_xticks(positions, [f"T={key}" for key in keys])
-    distinct_ax.set(ylabel="distinct answers", title="distinct answers per temperature")
+    distinct_ax.set(ylabel="서로 다른 답 (distinct)", title="온도별 서로 다른 답의 수")
     distinct_ax.grid(True, axis="y", alpha=0.3)
 
     lowest = temp[keys[0]]
@@ -259,10 +259,10 @@ def plot_temp(temp: Temperatures, out_png, top: int = 10) -> Path:
     answers_ax.bar_label(bars, [str(count) for count in counts], padding=3, fontsize=8)
     answers_ax.set_yticks(rows, [answer_label(item.answer) for item in answers], fontsize=8)
     answers_ax.invert_yaxis()  # the most common answer on top
-    answers_ax.set(xlabel="count", xlim=(0, max(counts) * 1.15))
+    answers_ax.set(xlabel="나온 횟수", xlim=(0, max(counts) * 1.15))
     answers_ax.set_title(
-        f"most common answers at T={keys[0]} ({lowest.distinct} distinct of "
-        f"{lowest.samples} samples)"
+        f"T={keys[0]}에서 가장 흔한 답 "
+        f"(샘플 {lowest.samples}개 중 서로 다른 답 {lowest.distinct}개)"
     )
     answers_ax.grid(True, axis="x", alpha=0.3)
     return save_figure(fig, out_png)
@@ -285,9 +285,9 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
     for ax, position in zip(axes[0], positions.values()):
         probs = position.sorted_probs
         ranks = list(range(1, len(probs) + 1))
-        ax.plot(ranks, probs, color="tab:blue", label="probability (sorted)")
-        ax.set(xscale="log", yscale="log", xlabel="rank of the candidate token")
-        ax.set_ylabel("probability", color="tab:blue")
+        ax.plot(ranks, probs, color="tab:blue", label="확률 (내림차순)")
+        ax.set(xscale="log", yscale="log", xlabel="후보 토큰의 순위")
+        ax.set_ylabel("확률", color="tab:blue")
 
         mass_ax = ax.twinx()
         mass_ax.plot(
@@ -295,9 +295,9 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
             list(itertools.accumulate(probs)),
             color="black",
             linewidth=1.2,
-            label="cumulative mass",
+            label="누적 확률",
         )
-        mass_ax.set(ylim=(0, 1.02), ylabel="cumulative probability")
+        mass_ax.set(ylim=(0, 1.02), ylabel="누적 확률")
         largest = len(probs)
         for index, p in enumerate(ps):
             color = colors[index % len(colors)]
@@ -305,12 +305,16 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
             kept = survivors_at(position, p)
             if kept is not None:
                 ax.axvline(
-                    kept, color=color, linestyle="--", linewidth=1.2, label=f"p={p:g}: {kept} kept"
+                    kept,
+                    color=color,
+                    linestyle="--",
+                    linewidth=1.2,
+                    label=f"p={p:g}: {kept}개 남음",
                 )
                 largest = max(largest, kept)
         ax.set_xlim(0.8, largest * 1.3)
         ax.set_title(
-            f"after [bos]{clean_text(position.prefix)}, entropy {position.entropy_bits:.2f} bits"
+            f"[bos]{clean_text(position.prefix)} 뒤, 엔트로피 {position.entropy_bits:.2f}비트"
         )
         handles, labels = ax.get_legend_handles_labels()
         mass_handles, mass_labels = mass_ax.get_legend_handles_labels()
@@ -318,7 +322,7 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
         ax.grid(True, alpha=0.3)
         if largest > len(probs):
             ax.annotate(
-                f"probabilities stored for the top {len(probs)} only",
+                f"확률은 상위 {len(probs)}개만 저장됨",
                 (0.98, 0.98),
                 xycoords="axes fraction",
                 ha="right",
@@ -529,36 +533,36 @@ def plot_conversation(conversation: Conversation, out_png) -> Path:
         [turn.fed_recompute for turn in turns],
         "s-",
         color="tab:orange",
-        label="recompute: P + (N - 1)",
+        label="다시 계산 (recompute): P + (N - 1)",
     )
     fed_ax.plot(
         numbers,
         [turn.fed_carry for turn in turns],
         "o-",
         color="tab:blue",
-        label="carry: (P - R) + (N - 1)",
+        label="이어 쓰기 (carry): (P - R) + (N - 1)",
     )
     fed_ax.plot(
         numbers,
         [turn.reused for turn in turns],
         ":",
         color="tab:green",
-        label="reused from the carried cache (R)",
+        label="이어 쓴 캐시에서 재사용 (R)",
     )
     fed_ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
     finish_axis(
         fed_ax,
-        "turn",
-        "tokens fed into forward",
-        f"tokens fed per turn; in all {conversation.total_fed_recompute:,} recompute, "
-        f"{conversation.total_fed_carry:,} carry",
+        "턴",
+        "forward에 넣은 토큰",
+        f"턴마다 넣은 토큰: 모두 다시 계산 {conversation.total_fed_recompute:,}, "
+        f"이어 쓰기 {conversation.total_fed_carry:,}",
     )
     timed = [turn for turn in turns if turn.timing is not None]
     ways = (
-        ("recompute", "s-", "tab:orange"),
-        ("carry", "o-", "tab:blue"),
+        ("recompute", "다시 계산", "s-", "tab:orange"),
+        ("carry", "이어 쓰기", "o-", "tab:blue"),
     )
-    for way, style, color in ways:
+    for way, name, style, color in ways:
         medians = [getattr(turn.timing, f"{way}_s") * 1e3 for turn in timed]
         runs = [getattr(turn.timing, f"{way}_runs_s") for turn in timed]
         lows = [min(each) * 1e3 for each in runs]
@@ -570,7 +574,7 @@ def plot_conversation(conversation: Conversation, out_png) -> Path:
             fmt=style,
             color=color,
             capsize=3,
-            label=f"{way} (median, range of runs)",
+            label=f"{name} (중앙값, 실행 범위)",
         )
     for turn in timed:
         time_ax.annotate(
@@ -581,11 +585,12 @@ def plot_conversation(conversation: Conversation, out_png) -> Path:
             fontsize=8,
         )
     time_ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
-    finish_axis(
-        time_ax,
-        "turn",
-        "time to first token (ms)",
-        f"time to first token (threads: {conversation.threads}; verdict: "
-        f"{conversation.timing_verdict})",
+    time_title = (
+        f"첫 토큰까지 시간 (스레드 {conversation.threads}개, 판정 {conversation.timing_verdict})"
     )
+    # an estimate where a verdict is not ok, or a shorter prompt took longer (the section's claim)
+    machine = ttft_claims(conversation)["falls_as_prompt_grows"].holds
+    if conversation.timing_verdict not in ("ok", "none") or machine:
+        time_title += ": 어림"
+    finish_axis(time_ax, "턴", "첫 토큰까지 시간 (ms)", time_title)
     return save_figure(fig, out_png)

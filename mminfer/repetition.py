@@ -7,7 +7,8 @@ step; 1.0 skips it. Measured three ways:
 - the answers: temp's question, seed, samples and new tokens at one temperature, top_k=0,
   top_p=1.0, per penalty: the distinct answers and those that loop (some run of ``LOOP_NGRAM``
   ids comes back). Penalty 1.0 draws exactly temp.json's answers at that temperature;
-- greedy after step 1's prompt per penalty: the first step where the ids leave plain greedy's;
+- greedy after step 1's prompt per penalty: the first step where the ids leave plain greedy's,
+  and its repeated ``LOOP_NGRAM``-grams (where a loop shows when the samples do not loop);
 - the cost: the whole sampled generation of every sample with the penalty farthest from 1.0 and
   without,
   interleaved after warm-ups (as time.json), every step run (no eos) so both sides do the same
@@ -66,6 +67,14 @@ def loops(ids: list[int], n: int = LOOP_NGRAM) -> bool:
     return False
 
 
+def repeated_ngrams(ids: list[int], n: int = LOOP_NGRAM) -> int:
+    """repetition.json's greedy_repeated_ngrams: the runs of ``n`` consecutive ids in ``ids`` that
+    repeat an earlier run (every n-gram position less the distinct n-grams): 0 where nothing
+    comes back, and more the longer a loop goes on."""
+    grams = [tuple(ids[start : start + n]) for start in range(len(ids) - n + 1)]
+    return len(grams) - len(set(grams))
+
+
 def first_divergence(ids: list[int], plain: list[int]) -> int | None:
     """The first 0-based step where ``ids`` differ from ``plain``; None where they never do."""
     for step, (a, b) in enumerate(zip(ids, plain)):
@@ -88,6 +97,7 @@ def summarize_penalty(
         ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
         answers=counted.answers,
         greedy_ids=greedy_ids,
+        greedy_repeated_ngrams=repeated_ngrams(greedy_ids),
         greedy_first_divergence=first_divergence(greedy_ids, plain_greedy),
     )
 

@@ -120,6 +120,12 @@ def summarize_top_k(tokenizer, rows: list[list[int]], cuts: list[list[float]]) -
     )
 
 
+def top_k_mass(logits: torch.Tensor, top_k: int) -> float:
+    """topk.json's top_k_mass: the probability the top k of one position's logits hold (T = 1, ties
+    kept). top-p after top-k counts within them, renormalised: its p is reached within this mass."""
+    return 1.0 - float(cut_by_top_k(logits.unsqueeze(0), top_k)[0])
+
+
 def survivors_after_top_k(logits: torch.Tensor, top_k: int, ps: list[float]) -> dict[str, int]:
     """topk.json's topp: the tokens left after top-k and then MiniMind's top-p, per p."""
     survivors = {}
@@ -176,6 +182,7 @@ def measure_topk(
         temp=temps,
         topp=survivors_after_top_k(logits, top_k, ps),
         top_k_survivors=int(torch.isfinite(alone).sum()),
+        top_k_mass=top_k_mass(logits, top_k),
         prefix=prefix,
         samples=samples,
         new_tokens=new_tokens,

@@ -16,6 +16,8 @@ import itertools
 import math
 from collections.abc import Callable, Mapping
 
+import oracles_sampling
+
 
 def grew_by(before, after, growth: float) -> bool:
     """Tokens per second rose by more than ``growth`` per doubling of the batch, from the rows'
@@ -72,6 +74,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "serve.growth_stops_from": serve_growth_stops_from,
     "serve.growth_mixed": serve_growth_mixed,
 }
+ORACLES |= oracles_sampling.ORACLES
 
 
 def denied(records: Mapping, claims) -> list[str]:

@@ -16,13 +16,16 @@ from __future__ import annotations
 from reportdata import (
     RUN,
     batch_record,
+    batch_timed,
     capacity_record,
     conversation_record,
+    conversation_timed,
     count_record,
     course_serve_record,
     differing,
     kv_record,
     repetition_record,
+    repetition_timed,
     same_record,
     sampler_record,
     serve_record,
@@ -364,7 +367,50 @@ def cases() -> dict[str, dict]:
                 "serve": course_serve_record(),
             },
         },
+        # issue 36's examples on the sampling side, each a record its section must not overstate
+        "penalty_share_noisy": {
+            **full,
+            "records": every() | {"repetition": penalty_share_noisy()},
+        },
+        "batch_sequential_beat_median": {
+            **full,
+            "records": every() | {"batch": batch_timed([0.95, 1.0, 1.05], [0.97, 1.1, 1.15])},
+        },
+        "ttft_falls_as_prompt_grows": {
+            **full,
+            "records": every() | {"conversation": ttft_falling()},
+        },
+        "topk_fewer_at_every_p": {
+            **full,
+            "records": every()
+            | {
+                "topk": topk_record(topp=(15, 39, 49), mass=0.802),
+                "topp": {"0.5": 21, "0.9": 72, "0.99": 111},
+            },
+        },
     }
+
+
+def penalty_share_noisy() -> object:
+    """repetition.json whose penalty takes 13.3% of the median under a spread of 130% (one run
+    of three 8 times the others), its sampled answers never looping while greedy's do."""
+    return repetition_timed(
+        [0.3, 0.5, 4.0],
+        [0.4335, 0.4335, 0.44],
+        looping=(0, 0, 0),
+    )
+
+
+def ttft_falling() -> object:
+    """conversation.json whose turn 2 (P = 55) took 260 ms to its first token recomputed and turn
+    4 (P = 127) 16 ms: a busy machine, not the prompt."""
+    return conversation_timed(
+        {
+            2: ([0.26, 0.25, 0.27], [0.20, 0.21, 0.22]),
+            3: ([0.020, 0.021, 0.022], [0.011, 0.012, 0.012]),
+            4: ([0.016, 0.016, 0.017], [0.008, 0.008, 0.009]),
+        }
+    )
 
 
 def write_golden() -> None:

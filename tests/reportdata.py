@@ -613,7 +613,7 @@ CHAT_PROMPT = {
 }
 
 
-def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
+def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50), mass=0.802) -> TopK:
     """topk.json: temp's experiment and topp's survivors with top_k=50 left on."""
     temp = {}
     for key, n in zip(("0.3", "1.0", "1.5"), distinct):
@@ -632,6 +632,7 @@ def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
         "temp": temp,
         "topp": dict(zip(("0.5", "0.9", "0.99"), topp)),
         "top_k_survivors": 50,
+        "top_k_mass": mass,
         "prefix": "민수는",
         "samples": 30,
         "new_tokens": 24,
@@ -643,10 +644,24 @@ def topk_record(distinct=(10, 22, 21), topp=(17, 50, 50)) -> TopK:
     return from_json(TopK, record)
 
 
-def repetition_record(distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.12) -> Repetition:
-    """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0."""
+def greedy_looping(loop: int, tokens: int = 64) -> list[int]:
+    """Greedy ids that follow plain greedy's loop (1, 2, 3, 4, 1, ...) for their first ``loop``
+    ids and then never repeat."""
+    return [1 + index % 4 for index in range(loop)] + list(range(100, 100 + tokens - loop))
+
+
+def repetition_record(
+    distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.12, greedy_loop=(64, 8, 4)
+) -> Repetition:
+    """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0; greedy follows
+    plain greedy's loop for ``greedy_loop`` ids per penalty (64: all of them), its repeats and
+    divergence found by mminfer.repetition's own code."""
+    from mminfer.repetition import first_divergence, repeated_ngrams
+
     penalties = {}
-    for index, (key, n, loops) in enumerate(zip(("1.0", "1.1", "1.3"), distinct, looping)):
+    rows = zip(("1.0", "1.1", "1.3"), distinct, looping, greedy_loop)
+    for key, n, loops, loop in rows:
+        greedy = greedy_looping(loop)
         penalties[key] = {
             "distinct": n,
             "samples": 30,
@@ -654,8 +669,9 @@ def repetition_record(distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.
             "top_share": 0.1,
             "ids_past_tokenizer": 0,
             "answers": [{"answer": "유자차입니다.", "count": 3}],
-            "greedy_ids": [5] * 64,
-            "greedy_first_divergence": None if index == 0 else 12 - 4 * index,
+            "greedy_ids": greedy,
+            "greedy_repeated_ngrams": repeated_ngrams(greedy),
+            "greedy_first_divergence": first_divergence(greedy, greedy_looping(64)),
         }
     with_s = 0.5
     without_s = with_s * (1 - penalty_share)
@@ -825,4 +841,127 @@ def conversation_record(verdicts=("ok", "ok", "ok")) -> Conversation:
         turn["timing"]["verdict"] = verdict
     order = ["ok", "noisy", "untrusted"]
     data["timing_verdict"] = max(verdicts, key=order.index)
+    return from_json(Conversation, data)
+
+
+# --- timings from their runs, judged by the project's own rules (mminfer.abtiming) ---------------
+
+
+def replayed(a_runs: list[float], b_runs: list[float], sides):
+    """The A/B timing (mminfer.abtiming.time_ab) of runs that took these seconds: its medians,
+    spreads, doubts and verdict as the measurements' own code finds them, from a clock that
+    replays the runs (no extra rounds: as many asked for as given)."""
+    from mminfer.abtiming import time_ab  # torch: the records alone are read without it
+
+    readings = []
+    now = 0.0
+    for a_s, b_s in zip(a_runs, b_runs):
+        for seconds in (a_s, b_s):
+            readings += [now, now + seconds]
+            now += seconds + 1.0
+    clock = iter(readings).__next__
+    return time_ab(
+        work=lambda side: None,
+        sides=sides,
+        device="cpu",
+        warmup=0,
+        runs=len(a_runs),
+        max_runs=len(a_runs),
+        clock=clock,
+    )
+
+
+def repetition_timed(with_runs: list[float], without_runs: list[float], **changes) -> Repetition:
+    """repetition.json whose cost was timed as these runs (the penalty-free run as side a, as
+    mminfer.repetition.time_penalty times it)."""
+    from mminfer.repetition import PENALTY_SIDES
+
+    data = to_json(repetition_record(**changes))
+    timed = replayed(without_runs, with_runs, PENALTY_SIDES)
+    steps = data["timing"]["steps"]
+    data["timing"] |= {
+        "with_penalty_s": timed.b_s,
+        "without_penalty_s": timed.a_s,
+        "per_step_with_penalty_s": timed.b_s / steps,
+        "per_step_without_penalty_s": timed.a_s / steps,
+        "penalty_share": (timed.b_s - timed.a_s) / timed.b_s,
+        "cv_with_penalty": timed.cv_b,
+        "cv_without_penalty": timed.cv_a,
+        "runs": timed.runs,
+        "max_runs": max(timed.runs, 9),
+        "runs_done": timed.runs_done,
+        "doubts": timed.doubts,
+        "verdict": timed.verdict,
+        "noisy_cv": timed.noisy_cv,
+        "with_penalty_runs_s": with_runs,
+        "without_penalty_runs_s": without_runs,
+    }
+    return from_json(Repetition, data)
+
+
+def batch_timed(batch_runs: list[float], sequential_runs: list[float], **changes) -> Batch:
+    """batch.json whose timing ran as these runs (the batch as side a, as mminfer.batch times
+    it)."""
+    from mminfer.batch import BATCH_SIDES
+
+    data = to_json(batch_record(**changes))
+    timing = data["timing"]
+    timed = replayed(batch_runs, sequential_runs, BATCH_SIDES)
+    batch_s = timed.a_s
+    sequential_s = timed.b_s
+    tokens = timing["rows"] * timing["new_tokens"]
+    timing |= {
+        "batch_s": batch_s,
+        "sequential_s": sequential_s,
+        "batch_tokens_per_s": tokens / batch_s,
+        "sequential_tokens_per_s": tokens / sequential_s,
+        "speedup": sequential_s / batch_s,
+        "batch_faster": batch_s < sequential_s,
+        "cv_batch": timed.cv_a,
+        "cv_sequential": timed.cv_b,
+        "runs": timed.runs,
+        "max_runs": max(timed.runs, 9),
+        "runs_done": timed.runs_done,
+        "doubts": timed.doubts,
+        "verdict": timed.verdict,
+        "noisy_cv": timed.noisy_cv,
+        "batch_runs_s": batch_runs,
+        "sequential_runs_s": sequential_runs,
+    }
+    return from_json(Batch, data)
+
+
+def conversation_timed(runs: dict[int, tuple[list[float], list[float]]]) -> Conversation:
+    """The four-turn conversation (conversation_record) whose timed turns ran as ``runs``: turn ->
+    (recompute's runs, carry's), each judged as mminfer.conversation.time_turn judges them."""
+    from mminfer.conversation import CARRY_SIDES, worst_verdict
+
+    data = to_json(conversation_record())
+    verdicts = []
+    for turn in data["turns"]:
+        if turn["timing"] is None:
+            continue
+        recompute_runs, carry_runs = runs[turn["turn"]]
+        timed = replayed(carry_runs, recompute_runs, CARRY_SIDES)
+        carry_s = timed.a_s
+        recompute_s = timed.b_s
+        turn["timing"] |= {
+            "carry_s": carry_s,
+            "recompute_s": recompute_s,
+            "saved_s": recompute_s - carry_s,
+            "speedup": recompute_s / carry_s,
+            "cv_carry": timed.cv_a,
+            "cv_recompute": timed.cv_b,
+            "runs_done": timed.runs_done,
+            "extra_rounds": timed.extra_rounds,
+            "doubts": timed.doubts,
+            "verdict": timed.verdict,
+            "carry_runs_s": carry_runs,
+            "recompute_runs_s": recompute_runs,
+        }
+        verdicts.append(turn["timing"]["verdict"])
+    data["timing_verdict"] = worst_verdict(verdicts)
+    data["noisy_cv"] = timed.noisy_cv
+    data["runs"] = min(len(pair[0]) for pair in runs.values())
+    data["max_runs"] = max(data["runs"], data["max_runs"])
     return from_json(Conversation, data)

@@ -335,3 +335,38 @@ def test_no_legend_or_text_of_a_picture_covers_another(monkeypatch, case):
         assert overlapping(figure) == []
     finally:
         plots.plt.close(figure)
+
+
+def hangul(text: str) -> bool:
+    return any("\uac00" <= char <= "\ud7a3" for char in text)
+
+
+@pytest.mark.parametrize("case", ["temp", "topp", "conversation"])
+def test_the_sampling_pictures_speak_korean(monkeypatch, case):
+    draw, record = PICTURE_CASES[case]
+    figure = drawn(monkeypatch, draw, record())
+    try:
+        for ax in figure.axes:
+            texts = [ax.get_title(), ax.get_xlabel(), ax.get_ylabel()]
+            texts += ax.get_legend_handles_labels()[1]
+            assert all(hangul(text) for text in texts if text.strip()), texts
+    finally:
+        plots.plt.close(figure)
+
+
+def test_the_conversation_picture_calls_a_ttft_that_falls_as_the_prompt_grows_an_estimate(
+    monkeypatch,
+):
+    falling = reportdata.conversation_timed(
+        {
+            2: ([0.26, 0.25, 0.27], [0.20, 0.21, 0.22]),
+            3: ([0.020, 0.021, 0.022], [0.011, 0.012, 0.012]),
+            4: ([0.016, 0.016, 0.017], [0.008, 0.008, 0.009]),
+        }
+    )
+    for record, estimate in ((reportdata.conversation_record(), False), (falling, True)):
+        figure = drawn(monkeypatch, plots.plot_conversation, record)
+        try:
+            assert figure.axes[1].get_title().endswith(": 어림") == estimate
+        finally:
+            plots.plt.close(figure)

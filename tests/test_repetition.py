@@ -5,12 +5,12 @@ record."""
 from __future__ import annotations
 
 from conftest import CHAT_PROMPT, PRETRAIN_PROMPT
-from reportdata import render_every, repetition_record
+from reportdata import render_every, repetition_record, repetition_timed
 from shapes import prompt_of
 
 from mminfer.loading import run_info
 from mminfer.prompts import chat_prompt
-from mminfer.repetition import first_divergence, loops, measure_repetition
+from mminfer.repetition import first_divergence, loops, measure_repetition, repeated_ngrams
 from mminfer.sampling import summarize_temperatures, temperature_draws
 
 
@@ -59,6 +59,14 @@ def test_penalty_one_is_temps_row_at_that_temperature(tiny_model, tiny_tokenizer
         (a.answer, a.count) for a in temp["1.0"].answers
     ]
     assert off.greedy_first_divergence is None
+    for penalty in record.penalties.values():
+        assert penalty.greedy_repeated_ngrams == repeated_ngrams(penalty.greedy_ids)
+
+
+def test_repeated_ngrams_count_every_run_that_comes_back():
+    assert repeated_ngrams([1, 2, 3, 4, 5]) == 0
+    assert repeated_ngrams([1, 2, 3, 1, 2, 3, 1, 2, 3]) == 4  # 7 trigrams, 3 distinct
+    assert repeated_ngrams([5] * 10) == 7  # 8 trigrams, 1 distinct
 
 
 def test_a_loop_is_an_ngram_that_comes_back():
@@ -82,9 +90,22 @@ def test_the_section_follows_the_records_direction():
     assert "24 → 20 → 18개로 줄었다" in fewer
     mixed = render_every(repetition=repetition_record(distinct=(20, 22, 17)))
     assert "20 → 22 → 17개로 오르내렸다" in mixed
-    untrusted = repetition_record()
-    untrusted.timing.verdict = "untrusted"
+    untrusted = repetition_timed([0.40, 0.41, 0.42], [0.43, 0.44, 0.45])  # the penalty faster
+    assert untrusted.timing.verdict == "untrusted"
     assert "이 시간은 믿으면 안 된다" in render_every(repetition=untrusted)
+
+
+def test_the_cost_is_a_share_when_quiet_and_an_estimate_under_a_spread():
+    assert "페널티의 몫은 전체 시간의 12.0%다" in render_every()
+    noisy = render_every(repetition=repetition_timed([0.3, 0.5, 4.0], [0.4335, 0.4335, 0.44]))
+    assert "페널티의 몫은 어림잡아 전체 시간의 13.3%다" in noisy
+    assert "페널티의 몫은 전체 시간의" not in noisy
+
+
+def test_greedy_repeats_are_counted_where_the_samples_never_loop():
+    text = render_every(repetition=repetition_record(looping=(0, 0, 0)))
+    assert "샘플한 답은 어느 페널티에서도 반복하지 않았고" in text
+    assert "되풀이된 3-gram이 58 → 2 → 0개로 줄었다" in text
 
 
 def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):

@@ -14,7 +14,13 @@ from mminfer.loading import run_info
 from mminfer.prompts import chat_prompt
 from mminfer.records.topk import topk_facts
 from mminfer.sampling import temperature_draws
-from mminfer.topk import cut_by_top_k, draws_with_top_k, measure_topk, survivors_after_top_k
+from mminfer.topk import (
+    cut_by_top_k,
+    draws_with_top_k,
+    measure_topk,
+    survivors_after_top_k,
+    top_k_mass,
+)
 
 
 def measured(model, tokenizer, run, top_k=50):
@@ -79,6 +85,13 @@ def test_top_k_runs_before_top_p_and_keeps_ties():
     assert survivors == {"0.5": 1, "0.999": 4}  # the k-th logit's ties survive top-k
 
 
+def test_the_top_k_mass_is_what_top_k_keeps_at_temperature_one():
+    logits = torch.tensor([0.5, 0.3, 0.15, 0.05]).log()
+    assert top_k_mass(logits, 2) == pytest.approx(0.8)
+    tied = torch.tensor([0.4, 0.2, 0.2, 0.2]).log()
+    assert top_k_mass(tied, 2) == pytest.approx(1.0)  # the k-th logit's ties are kept
+
+
 def test_the_first_tokens_cut_is_every_samples_and_counts_add_up(
     tiny_model, tiny_tokenizer, tiny_run
 ):
@@ -90,6 +103,7 @@ def test_the_first_tokens_cut_is_every_samples_and_counts_add_up(
     cut = [summary.cut_first for summary in record.temp.values()]
     assert cut == sorted(cut)  # a hotter distribution leaves more below the k-th logit
     assert record.top_k_survivors >= 50 and max(record.topp.values()) <= record.top_k_survivors
+    assert 0.0 < record.top_k_mass <= 1.0
 
 
 def test_a_top_k_past_the_vocabulary_names_its_key(tiny_model, tiny_tokenizer, tiny_run):
@@ -103,6 +117,16 @@ def test_the_section_says_whether_top_k_moved_the_counts():
     same = render_every(topk=topk_record(distinct=(10, 24, 29)))
     assert "temp.json과 같았다" in same and "요구하는 까닭" not in same
     assert topk_facts(topk_record(), temp_record())["counts_moved"]
+
+
+def test_fewer_survive_at_every_p_and_the_renormalised_mass_says_why():
+    text = render_every(
+        topk=topk_record(topp=(15, 39, 49)), topp={"0.5": 21, "0.9": 72, "0.99": 111}
+    )
+    assert "모든 p에서 top-p만 쓸 때보다 적게 남았다(15/39/49 대 21/72/111)" in text
+    assert "상위 50개가 가진 확률은 80.2%" in text and "적게 남는 p가 있다" not in text
+    whole = render_every(topk=topk_record(topp=(17, 74, 50), mass=1.0))
+    assert "확률을 모두 가져" in whole
 
 
 def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mminfer.claims import Claim, claim
 from mminfer.records import Glance, PretrainPrompt, RunInfo, within_rounding
 
 
@@ -156,6 +157,60 @@ def batch_facts(batch: Batch) -> dict:
         "timing": batch.timing,
         "half": batch.half_precision,
         "half_nan": batch.half_precision is not None and batch.half_precision.rows_not_finite > 0,
+        "claims": batch_claims(batch),
+    }
+
+
+def batch_claims(batch: Batch) -> dict[str, Claim]:
+    """The section's claims.
+
+    ``every_row_same``: every masked row's ids are its ids alone ("모두 같은 토큰"); ``cheaper``:
+    the same result for less, in every round: the slowest batch run beat the fastest one-by-one
+    run, both spreads within noisy_cv; ``ranges_meet``: the fastest one-by-one run was no slower
+    than the slowest batch run; ``faster`` (the medians' speedup, the verdict ok),
+    ``faster_estimate`` (the same from a spread over noisy_cv: an estimate), ``not_faster``.
+    """
+    timing = batch.timing
+    quiet = timing.verdict == "ok"
+    faster = timing.batch_s < timing.sequential_s
+    slowest_batch = max(timing.batch_runs_s)
+    fastest_sequential = min(timing.sequential_runs_s)
+    every_same = all(row.same_ids and row.finite for row in batch.rows)
+    return {
+        "every_row_same": claim(
+            "batch.every_row_same",
+            every_same,
+            rows=len(batch.rows),
+        ),
+        "cheaper": claim(
+            "batch.cheaper",
+            every_same and quiet and slowest_batch < fastest_sequential,
+            slowest_batch_s=slowest_batch,
+            fastest_sequential_s=fastest_sequential,
+        ),
+        "ranges_meet": claim(
+            "batch.ranges_meet",
+            fastest_sequential <= slowest_batch,
+            slowest_batch_s=slowest_batch,
+            fastest_sequential_s=fastest_sequential,
+        ),
+        "faster": claim(
+            "batch.faster",
+            quiet and faster,
+            speedup=timing.speedup,
+        ),
+        "faster_estimate": claim(
+            "batch.faster_estimate",
+            not quiet and faster,
+            speedup=timing.speedup,
+            cv=max(timing.cv_batch, timing.cv_sequential),
+            noisy_cv=timing.noisy_cv,
+        ),
+        "not_faster": claim(
+            "batch.not_faster",
+            not faster,
+            speedup=timing.speedup,
+        ),
     }
 
 

@@ -13,6 +13,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mminfer.claims import Claim, claim
 from mminfer.records import FirstDifference, Glance, RunInfo, within_rounding
 
 if TYPE_CHECKING:
@@ -315,6 +316,145 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "dtype": run.dtype,
         "backend": run.backend,
         "threads": conversation.threads,
+        "claims": conversation_claims(conversation, diverged, serve_users, user_tokens)
+        | ttft_claims(conversation),
+    }
+
+
+def conversation_claims(
+    conversation: Conversation, diverged: list[dict], serve_users, user_tokens: int
+) -> dict[str, Claim]:
+    """The section's claims on tokens and answers.
+
+    ``same_fewer``: every turn's answer the same both ways and fewer tokens fed in all by
+    carrying (the share saved); ``diverged``: the answers parted at exactly the turns named;
+    ``fed_on_formulas`` / ``fed_off_formulas``: every count on its formula, or some not;
+    ``reused_grows`` / ``reused_not_grows``: the tokens reused rise every turn, or not;
+    ``logits_equal`` / ``logits_within_rounding``: the same ids, with logits bit for bit equal or
+    apart within rounding; ``no_breaks``: every turn's held ids a prefix of the new prompt;
+    ``shared_bytes_match``: the shared prefix's cache on its formula; ``prefix_copied``: its
+    first S positions the same in every row (copies); ``same_context``: serve.json counted users
+    at this P + N.
+    """
+    turns = conversation.turns
+    same = not diverged
+    fewer = conversation.total_fed_carry < conversation.total_fed_recompute
+    on_formulas = all(turn.fed_match for turn in turns) and conversation.totals_match
+    reused = [turn.reused for turn in turns]
+    grows = len(reused) > 1 and all(b > a for a, b in itertools.pairwise(reused))
+    last = turns[-1]
+    largest_diff = max(turn.max_abs_logit_diff for turn in turns)
+    shared = conversation.shared_prefix
+    return {
+        "same_fewer": claim(
+            "conversation.same_fewer",
+            same and fewer,
+            share=conversation.total_saved_tokens / conversation.total_fed_recompute,
+        ),
+        "diverged": claim(
+            "conversation.diverged",
+            bool(diverged),
+            turns=[row["turn"].turn for row in diverged],
+        ),
+        "fed_on_formulas": claim(
+            "conversation.fed_on_formulas",
+            on_formulas,
+        ),
+        "fed_off_formulas": claim(
+            "conversation.fed_off_formulas",
+            not on_formulas,
+        ),
+        "reused_grows": claim(
+            "conversation.reused_grows",
+            grows,
+            last_share=last.reused / last.prompt_len_carry,
+        ),
+        "reused_not_grows": claim(
+            "conversation.reused_not_grows",
+            not grows,
+        ),
+        "logits_equal": claim(
+            "conversation.logits_equal",
+            same and largest_diff == 0,
+        ),
+        "logits_within_rounding": claim(
+            "conversation.logits_within_rounding",
+            same and largest_diff > 0,
+            largest=largest_diff,
+        ),
+        "no_breaks": claim(
+            "conversation.no_breaks",
+            all(turn.prefix_break is None for turn in turns),
+        ),
+        "shared_bytes_match": claim(
+            "conversation.shared_bytes_match",
+            shared.measured_bytes == shared.formula_bytes,
+        ),
+        "prefix_copied": claim(
+            "conversation.prefix_copied",
+            shared.prefix_rows_identical,
+            users=shared.users,
+        ),
+        "same_context": claim(
+            "conversation.same_context",
+            serve_users is not None and serve_users.context == user_tokens,
+            context=user_tokens,
+        ),
+    }
+
+
+def ttft_claims(conversation: Conversation) -> dict[str, Claim]:
+    """The claims on the time to first token of the timed turns.
+
+    ``carry_not_faster``: at the turns named (the untrusted ones) carrying was not faster;
+    ``saved_grows``: every timed turn trusted, and the time saved rose with the tokens reused,
+    turn after turn; ``falls_as_prompt_grows``: a shorter prompt's recompute took longer than a
+    longer one's by more than noisy_cv (a prefill of more tokens cannot cost less: the machine,
+    not the prompt), the pair of turns where it fell the most.
+    """
+    timed = [turn for turn in conversation.turns if turn.timing is not None]
+    untrusted = [turn for turn in timed if turn.timing.verdict == "untrusted"]
+    saved = [turn.timing.saved_s for turn in timed]
+    reused = [turn.reused for turn in timed]
+    trusted = bool(timed) and all(turn.timing.verdict == "ok" for turn in timed)
+    rising = len(timed) > 1 and all(b > a for a, b in itertools.pairwise(saved))
+    reused_rising = all(b > a for a, b in itertools.pairwise(reused))
+    fall = None
+    for shorter, longer in itertools.combinations(timed, 2):
+        if shorter.prompt_len >= longer.prompt_len:
+            continue
+        ratio = shorter.timing.recompute_s / longer.timing.recompute_s
+        if fall is None or ratio > fall[0]:
+            fall = (ratio, shorter, longer)
+    falls = fall is not None and fall[0] > 1 + conversation.noisy_cv
+    about = {}
+    if fall is not None:
+        _, shorter, longer = fall
+        about = {
+            "shorter_turn": shorter.turn,
+            "shorter_prompt": shorter.prompt_len,
+            "shorter_s": shorter.timing.recompute_s,
+            "longer_turn": longer.turn,
+            "longer_prompt": longer.prompt_len,
+            "longer_s": longer.timing.recompute_s,
+            "noisy_cv": conversation.noisy_cv,
+        }
+    return {
+        "carry_not_faster": claim(
+            "conversation.carry_not_faster",
+            bool(untrusted)
+            and all(turn.timing.carry_s >= turn.timing.recompute_s for turn in untrusted),
+            turns=[turn.turn for turn in untrusted],
+        ),
+        "saved_grows": claim(
+            "conversation.ttft_saved_grows",
+            trusted and rising and reused_rising,
+        ),
+        "falls_as_prompt_grows": claim(
+            "conversation.ttft_falls_as_prompt_grows",
+            falls,
+            **about,
+        ),
     }
 
 

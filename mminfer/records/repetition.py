@@ -10,6 +10,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mminfer.claims import Claim, claim
 from mminfer.records import Answer, ChatPrompt, Glance, PretrainPrompt, RunInfo
 
 if TYPE_CHECKING:
@@ -27,6 +28,7 @@ class Penalty:
     ids_past_tokenizer: int  # the answers' ids at or past the tokenizer's end, shown as ⟨id N⟩
     answers: list[Answer]  # most common first
     greedy_ids: list[int]  # greedy after step 1's prompt with this penalty
+    greedy_repeated_ngrams: int  # its runs of loop_ngram ids that repeat an earlier run
     greedy_first_divergence: int | None  # 0-based step where they leave plain greedy's; None
 
 
@@ -136,6 +138,112 @@ def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -
         "lora": repetition.run.lora is not None,
         "dtype": repetition.run.dtype,
         "device": repetition.run.device,
+        "claims": answer_claims(repetition, ascending, temp_row)
+        | loop_claims(repetition, ascending)
+        | cost_claims(timing),
+    }
+
+
+def answer_claims(repetition: Repetition, ascending: list[str], temp_row) -> dict[str, Claim]:
+    """The lesson's claims on the answers.
+
+    ``distinct_trend``: the distinct answers, penalties ascending, move as ``trend`` says ("늘었다"
+    never down and up somewhere, ...); ``changes_answers``: some penalty's sampled answers or
+    greedy ids differ from penalty 1.0's; ``changed_nothing``: none does; ``off_matches_temp`` /
+    ``off_differs``: penalty 1.0's distinct answers against temp.json's at that temperature.
+    """
+    penalties = repetition.penalties
+    counts = [penalties[name].distinct for name in ascending]
+    off = penalties.get("1.0")
+    changed = []
+    if off is not None:
+        for name in ascending:
+            penalty = penalties[name]
+            answers = [(a.answer, a.count) for a in penalty.answers]
+            off_answers = [(a.answer, a.count) for a in off.answers]
+            if answers != off_answers or penalty.greedy_ids != off.greedy_ids:
+                changed.append(name)
+    temp_distinct = None if temp_row is None else temp_row.distinct
+    compared = off is not None and temp_distinct is not None
+    return {
+        "distinct_trend": claim(
+            "repetition.distinct_trend",
+            len(counts) > 1,
+            ascending=ascending,
+            counts=counts,
+            trend=trend(counts),
+        ),
+        "changes_answers": claim(
+            "repetition.changes_answers",
+            bool(changed),
+            changed=changed,
+        ),
+        "changed_nothing": claim(
+            "repetition.changed_nothing",
+            off is not None and len(penalties) > 1 and not changed,
+        ),
+        "off_matches_temp": claim(
+            "repetition.off_matches_temp",
+            compared and off.distinct == temp_distinct,
+            distinct=temp_distinct,
+        ),
+        "off_differs": claim(
+            "repetition.off_differs",
+            compared and off.distinct != temp_distinct,
+            off=None if off is None else off.distinct,
+            temp=temp_distinct,
+        ),
+    }
+
+
+def loop_claims(repetition: Repetition, ascending: list[str]) -> dict[str, Claim]:
+    """Where the loops show: ``samples_never_loop`` (no sampled answer loops at any penalty) and
+    ``greedy_repeats_trend`` (greedy's repeated n-grams, penalties ascending, move as ``trend``
+    says; the lesson names them as the penalty rises)."""
+    penalties = repetition.penalties
+    repeats = [penalties[name].greedy_repeated_ngrams for name in ascending]
+    return {
+        "samples_never_loop": claim(
+            "repetition.samples_never_loop",
+            all(penalty.looping == 0 for penalty in penalties.values()),
+            samples=repetition.samples,
+        ),
+        "greedy_repeats_trend": claim(
+            "repetition.greedy_repeats_trend",
+            len(repeats) > 1,
+            ascending=ascending,
+            repeats=repeats,
+            trend=trend(repeats),
+            n=repetition.loop_ngram,
+        ),
+    }
+
+
+def cost_claims(timing: PenaltyTiming | None) -> dict[str, Claim]:
+    """The cost's sentence, one of three: ``share`` (the penalty's share of the whole, measured:
+    the verdict ok), ``share_estimate`` (the same share from spreads over noisy_cv: an estimate)
+    and ``not_slower`` (the penalty side not slower: untrusted)."""
+    if timing is None:
+        return {}
+    slower = timing.with_penalty_s > timing.without_penalty_s
+    spread = max(timing.cv_with_penalty, timing.cv_without_penalty)
+    return {
+        "share": claim(
+            "repetition.share",
+            timing.verdict == "ok" and slower,
+            share=timing.penalty_share,
+        ),
+        "share_estimate": claim(
+            "repetition.share_estimate",
+            timing.verdict == "noisy" and slower and spread > timing.noisy_cv,
+            share=timing.penalty_share,
+            cv=spread,
+            noisy_cv=timing.noisy_cv,
+        ),
+        "not_slower": claim(
+            "repetition.not_slower",
+            not slower,
+        ),
     }
 
 

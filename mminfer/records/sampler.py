@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mminfer.claims import Claim, claim
 from mminfer.records import ChatPrompt, RunInfo
 
 
@@ -47,4 +48,34 @@ def sampler_facts(sampler: SamplerCheck) -> dict:
         # float32 on a CPU: the two paths' rounding rarely parts a draw, so a difference there
         # points at the cached path
         "float32_on_cpu": sampler.run.dtype == "float32" and sampler.run.device == "cpu",
+        "claims": sampler_claims(sampler),
+    }
+
+
+def sampler_claims(sampler: SamplerCheck) -> dict[str, Claim]:
+    """``all_identical``: every sample the same with and without the cache, token for token;
+    ``seed_changes``: the second seed changed some (the sampler, not the cache, decides);
+    ``seed_changes_nothing``: it changed none; ``differed``: some samples differed by the cache,
+    the first difference named."""
+    identical = sampler.identical_with_and_without_cache
+    return {
+        "all_identical": claim(
+            "sampler.all_identical",
+            identical == sampler.samples and sampler.first_difference is None,
+            samples=sampler.samples,
+        ),
+        "seed_changes": claim(
+            "sampler.seed_changes",
+            sampler.differ_with_second_seed > 0,
+            differ=sampler.differ_with_second_seed,
+        ),
+        "seed_changes_nothing": claim(
+            "sampler.seed_changes_nothing",
+            sampler.differ_with_second_seed == 0,
+        ),
+        "differed": claim(
+            "sampler.differed",
+            identical < sampler.samples and sampler.first_difference is not None,
+            differing=sampler.samples - identical,
+        ),
     }

@@ -10,6 +10,7 @@ import itertools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mminfer.claims import Claim, claim
 from mminfer.records import Answer, ChatPrompt, Glance, RunInfo
 
 if TYPE_CHECKING:
@@ -48,6 +49,27 @@ def temp_facts(temp: Temperatures) -> dict:
         "trend": trend(distinct),
         "distinct": distinct,
         "ids_past_tokenizer": sum(summary.ids_past_tokenizer for summary in temp.values()),
+        "claims": temp_claims(temp),
+    }
+
+
+def temp_claims(temp: Temperatures) -> dict[str, Claim]:
+    """The lesson's claims: ``trend`` (the distinct answers, temperatures ascending, move as its
+    word says: see :func:`trend`) and ``distinct_grows`` (more at every step up: the sentence on
+    why a higher temperature spreads the answers)."""
+    distinct = [summary.distinct for summary in temp.values()]
+    return {
+        "trend": claim(
+            "temp.trend",
+            len(distinct) > 1,
+            temperatures=list(temp),
+            counts=distinct,
+            trend=trend(distinct),
+        ),
+        "distinct_grows": claim(
+            "temp.distinct_grows",
+            len(distinct) > 1 and all(a < b for a, b in itertools.pairwise(distinct)),
+        ),
     }
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mminfer.claims import Claim, claim
 from mminfer.records import Glance, RunInfo
 
 TopP = dict[str, int]  # topp.json: "0.5" -> survivors under MiniMind's top-p rule
@@ -61,8 +62,31 @@ def topp_facts(topp: TopP, topp_detail: TopPDetail | None = None) -> dict:
         "open": open_position,
         "sharp": sharp,
         "open_sharper": more_at_every_p,
+        "claims": position_claims(topp, open_position, sharp),
         "open_examples": open_position.top_tokens[:TOP_EXAMPLES],
         "sharp_examples": sharp.top_tokens[:TOP_EXAMPLES],
+    }
+
+
+def position_claims(topp: TopP, open_position: Position, sharp: Position) -> dict[str, Claim]:
+    """The two positions' claims: ``wider`` (the open position keeps more at every p, and its
+    distribution is the wider: "퍼진 자리에서 많이, 날카로운 자리에서 적게"), ``more_at_every_p``
+    (more at every p, the entropies not in that order) and ``not_more`` (not more at every p)."""
+    more = all(n > sharp.survivors[p] for p, n in topp.items())
+    wider = open_position.entropy_bits > sharp.entropy_bits
+    return {
+        "wider": claim(
+            "topp.wider",
+            more and wider,
+        ),
+        "more_at_every_p": claim(
+            "topp.more_at_every_p",
+            more,
+        ),
+        "not_more": claim(
+            "topp.not_more",
+            not more,
+        ),
     }
 
 
