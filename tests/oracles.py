@@ -16,6 +16,8 @@ import itertools
 import math
 from collections.abc import Callable, Mapping
 
+from oracles_timing import ORACLES as TIMING_ORACLES
+
 
 def grew_by(before, after, growth: float) -> bool:
     """Tokens per second rose by more than ``growth`` per doubling of the batch, from the rows'
@@ -71,7 +73,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "serve.every_doubling_grew": serve_every_doubling_grew,
     "serve.growth_stops_from": serve_growth_stops_from,
     "serve.growth_mixed": serve_growth_mixed,
-}
+} | TIMING_ORACLES
 
 
 def denied(records: Mapping, claims) -> list[str]:

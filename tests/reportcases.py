@@ -86,6 +86,14 @@ def serve_moe(last_experts: float) -> Serve:
     for row in data["batches"]:
         row["experts_touched"] = 1.0
     data["batches"][-1]["experts_touched"] = last_experts
+    last = data["batches"][-1]  # within the 40 ms target, as a speed bound of "lower bound" is
+    last["decode_step_s"] = 0.039
+    last["pass_step_s"] = [0.039 * 0.99, 0.039, 0.039 * 1.01]
+    last["step_low_s"], last["step_high_s"] = last["pass_step_s"][0], last["pass_step_s"][-1]
+    last["decode_steps_s"] = [0.039] * 4
+    last["tokens_per_second"] = 64 / 0.039
+    last["per_user_tokens_per_second"] = 1 / 0.039
+    data["peak_tokens_per_second"] = 64 / 0.039
     data["nearly_free_up_to"] = 64
     data["context_asked"] = 4096
     data["left_out_by_cap"] = [128, 256]
