@@ -107,9 +107,7 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
         device = "cpu"
     checkpoints = [pretrain.checkpoint, sft.checkpoint]
     folders = sorted({str(Path(checkpoint).parent) for checkpoint in checkpoints})
-    inside = all(
-        Path(checkpoint).is_relative_to(COURSE_FOLDER) for checkpoint in checkpoints
-    )
+    inside = all(Path(checkpoint).is_relative_to(COURSE_FOLDER) for checkpoint in checkpoints)
     return {
         "pretrain": pretrain,
         "sft": sft,

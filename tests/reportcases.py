@@ -17,9 +17,9 @@ from reportdata import (
     COURSE_STEPS,
     DEMO_STEPS,
     RUN,
-    clocked_sweep,
     batch_record,
     capacity_record,
+    clocked_sweep,
     conversation_record,
     count_record,
     course_serve_record,
@@ -291,7 +291,9 @@ def fully_clocked_sweep(ratio: float, fixed_s: float = 0.0032, holds: bool = Fal
     line = [0.004 + 0.0006 * i for i in range(64)]
     scale = ratio * sum(with_steps) / sum(line)
     without = [seconds * scale for seconds in line]
-    return clocked_sweep(201, [16, 64], with_steps, without, holds=holds, fixed_s_with_cache=fixed_s)
+    return clocked_sweep(
+        201, [16, 64], with_steps, without, holds=holds, fixed_s_with_cache=fixed_s
+    )
 
 
 def prefill_near_sweep():
@@ -333,7 +335,9 @@ def issue_36_cases() -> dict[str, dict]:
         },
         # "N = 256: 시간 11.2배" in ## 한눈에 with 232 of 256 uncached steps interpolated
         "glance_marks_interpolated": {
-            "sweep": sweep_after_time_prompt(256, [47, 79, 111, 143, 175, 207, 239, 255], 11.2, None),
+            "sweep": sweep_after_time_prompt(
+                256, [47, 79, 111, 143, 175, 207, 239, 255], 11.2, None
+            ),
         },
         # the speedup and the ratio, every step clocked: their ranges meet
         "speedup_meets_ratio": {

@@ -953,12 +953,9 @@ def timed(with_runs: list[float], without_runs: list[float], runs: int = 3, **ch
         "with_cache_warmup_s": [with_runs[0] * 1.5],
         "without_cache_warmup_s": [without_runs[0] * 1.2],
     }
-    record = timing_record(
-        measured, 201, 64, 1, runs, 9, [0.5, 0.4, 0.3], from_json(RunInfo, RUN)
-    )
+    record = timing_record(measured, 201, 64, 1, runs, 9, [0.5, 0.4, 0.3], from_json(RunInfo, RUN))
     data = to_json(record) | {"threads": 2, "cpu_count": 2, "load_after": [0.6, 0.4, 0.3]}
     return from_json(Timing, data | changes)
-
 
 
 def served(
@@ -995,7 +992,9 @@ def served(
             prefills_s = [0.002 * batch * factor for factor in base][:passes]
         kv = 1024 * 217 * batch
         rows.append(
-            measure.batch_step(batch, passes_s, prefills_s, kv, kv, None, rows[-1] if rows else None)
+            measure.batch_step(
+                batch, passes_s, prefills_s, kv, kv, None, rows[-1] if rows else None
+            )
         )
     fit = measure.fit_batches(rows)
     top = measure.peak(rows)

@@ -286,14 +286,18 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ({"sweep": sweep_record(step_growth=-0.0001)}, "마지막 잰 단계 2.50 ms로 늘지 않았다"),
         (
             {"sweep": sweep_record()},
-            "토큰 하나 비용의 168배를 낸다. N = 16에서 고정비 × N = 0.0512 s는 잰 캐시 경로 시간 0.8000 s의 6%다",
+            "토큰 하나 비용의 168배를 낸다. N = 16에서 고정비 × N = 0.0512 s는 잰 캐시 경로 시간"
+            " 0.8000 s의 6%다",
         ),
         ({"sweep": sweep_record()}, "N = 64까지 외삽하면"),
         ({"capacity": capacity_record(matches=True)}, "예측은 32,768 B — 같다."),
         ({"sampler": sampler_record()}, "| 시드 0: 캐시 사용 vs 미사용 | **30** / 30 | 0 |"),
         ({"sampler": sampler_record()}, "캐시가 아니라 샘플링(온도와 시드)이 정한다"),
         ({"sampler": sampler_record(identical=27)}, "처음 다른 곳은 샘플 4의 2번째 토큰"),
-        ({"serve": serve_record()}, "사용자 수는 **속도가 먼저 묶는다**: 목표 25 토큰/초에서 ≈48명(어림"),
+        (
+            {"serve": serve_record()},
+            "사용자 수는 **속도가 먼저 묶는다**: 목표 25 토큰/초에서 ≈48명(어림",
+        ),
         ({"serve": serve_record(binding="memory", users_by_memory=20)}, "**메모리가 먼저 묶는다**"),
         (
             {
@@ -301,7 +305,15 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
                     binding="not reached",
                     users_by_speed=64,
                     how="lower bound",
-                    steps={1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.018, 32: 0.026, 64: 0.039},
+                    steps={
+                        1: 0.010,
+                        2: 0.0102,
+                        4: 0.0105,
+                        8: 0.011,
+                        16: 0.018,
+                        32: 0.026,
+                        64: 0.039,
+                    },
                 )
             },
             "어느 한계에도 닿지 않았다",
@@ -393,7 +405,8 @@ def test_interpolated_lengths_are_trusted_as_far_as_the_verdict_says():
 def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
     report = render_every(sweep=sweep_record(time_ratio=30.0))
     assert (
-        "시간은 30.0배 더 걸린다: 시간 비율이 토큰 비율 이상이다(캐시 없는 경로의 어텐션이" in report
+        "시간은 30.0배 더 걸린다: 시간 비율이 토큰 비율 이상이다(캐시 없는 경로의 어텐션이"
+        in report
         and "못 미친다" not in report.split("## 길이에 따른 비용")[1].split("## 카드당")[0]
     )
 

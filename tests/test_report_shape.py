@@ -163,7 +163,9 @@ def test_the_candidates_named_are_the_records_own():
 def test_a_speedup_and_a_prefill_measured_twice_are_set_side_by_side():
     apart = rendered("speedup_disagrees")
     # N = 64's ratio rests on 16 clocked uncached steps: an estimate, never judged the same
-    assert "≈5.70배는 캐시 없는 단계 64개 중 16개만 재고 나머지를 채운 어림이라 범위가 없다" in apart
+    assert (
+        "≈5.70배는 캐시 없는 단계 64개 중 16개만 재고 나머지를 채운 어림이라 범위가 없다" in apart
+    )
     assert "캐시 없는 첫 단계는 17.00 ms로, 같은 연산인데 두 값의 실행 간 범위가 잡음" in apart
     assert "B = 1의 프리필 14.70 ms는" in apart and "범위가 겹치지 않고 잡음 문턱 10%보다" in apart
     together = rendered("speedup_agrees")

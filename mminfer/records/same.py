@@ -48,7 +48,9 @@ def same_facts(same: Same) -> dict:
         "same_ids": same.same_ids,
         # "새 토큰 N개가 모두 같고": the two paths' ids, token for token
         "ids_equal": claim(
-            "same.ids_equal", same.same_ids and same.ids == same.ids_without_cache, n=same.new_tokens
+            "same.ids_equal",
+            same.same_ids and same.ids == same.ids_without_cache,
+            n=same.new_tokens,
         ),
         # "두 경로의 로짓도 비트 단위로 같다"
         "logits_bitwise": claim("same.logits_bitwise", same.max_abs_logit_diff == 0),

@@ -340,9 +340,7 @@ def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
         "meet": claim("sweep.speedup_meet", found == "meet", **about),
         "within_noise": claim("sweep.speedup_within_noise", found == "within_noise", **about),
         "apart": claim("sweep.speedup_apart", found == "apart", **about),
-        "estimate": claim(
-            "sweep.speedup_estimate", found == "estimate", clocked=clocked, **about
-        ),
+        "estimate": claim("sweep.speedup_estimate", found == "estimate", clocked=clocked, **about),
         "threads_differ": time.threads != sweep.threads,
         "time_threads": time.threads,
     }
@@ -351,8 +349,8 @@ def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
 def sweep_rows(sweep: Sweep) -> list[dict]:
     """The table's rows: each length, and how its uncached time is marked.
 
-    ``mark`` before the time: "≈" where some steps were filled (an estimate); ``after`` it: "†" where they
-    were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
+    ``mark`` before the time: "≈" where some steps were filled (an estimate); ``after`` it: "†"
+    where they were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
     ``fed_from_formula``: not every uncached step ran, so fed_without_cache is the formula's
     value (formula_without_cache, marked), not a count.
     """
