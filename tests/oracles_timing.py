@@ -82,6 +82,29 @@ def time_cache_faster(records, about) -> bool:
     return close(about["speedup"], time.speedup) and faster and time.verdict != "untrusted"
 
 
+def time_spreads_within(records, about) -> bool:
+    """ "변동계수는 ... 둘 다 {threshold} 이하다", from the runs themselves."""
+    time = records["time"]
+    spreads = (cv(time.with_cache_runs_s), cv(time.without_cache_runs_s))
+    return max(spreads) <= about["threshold"] + 1e-12
+
+
+def time_spread_over(records, about) -> bool:
+    """ "변동계수는 ...로 {threshold}를 넘는 쪽이 있다", from the runs themselves."""
+    time = records["time"]
+    spreads = (cv(time.with_cache_runs_s), cv(time.without_cache_runs_s))
+    return max(spreads) > about["threshold"] - 1e-12
+
+
+def time_cache_not_faster(records, about) -> bool:
+    """ "방법당 N회까지 재고도 캐시 쪽이 빠르지 않았다": the cached runs' median no faster."""
+    time = records["time"]
+    slower = statistics.median(time.with_cache_runs_s) >= statistics.median(
+        time.without_cache_runs_s
+    )
+    return slower and about["runs"] == len(time.with_cache_runs_s)
+
+
 def fixed_share_of(records, about) -> float | None:
     """N x the sweep fit's fixed cost per cached step over the cached time measured at N."""
     sweep = records["sweep"]
@@ -422,6 +445,9 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.cache_faster_every_round": time_cache_faster_every_round,
     "time.cache_slower_in_rounds": time_cache_slower_in_rounds,
     "time.cache_faster": time_cache_faster,
+    "time.spreads_within": time_spreads_within,
+    "time.spread_over": time_spread_over,
+    "time.cache_not_faster": time_cache_not_faster,
     "time.fixed_share": share_said,
     "time.fixed_exceeds": exceeds_said,
     "sweep.time_below_tokens": sweep_time_below_tokens,

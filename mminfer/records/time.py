@@ -56,6 +56,24 @@ def time_facts(time: Timing, fed: Count, sweep: Sweep | None = None) -> dict:
         "not_below_claim": claim("time.speedup_not_below_tokens", not below, **about),
         "estimate": time.verdict == "noisy",  # the speedup is said as an estimate (≈)
         # "캐시를 쓰면 생성이 N배 빠르다": the cache's median faster, the timing not untrusted
+        # "둘 다 {noisy_cv} 이하다": both methods' runs spread no more than the threshold
+        "spreads_within": claim(
+            "time.spreads_within",
+            max(time.cv_with_cache, time.cv_without_cache) <= time.noisy_cv,
+            threshold=time.noisy_cv,
+        ),
+        # "... 로 {noisy_cv}를 넘는 쪽이 있다"
+        "spread_over": claim(
+            "time.spread_over",
+            max(time.cv_with_cache, time.cv_without_cache) > time.noisy_cv,
+            threshold=time.noisy_cv,
+        ),
+        # "방법당 N회까지 재고도 캐시 쪽이 빠르지 않았다": the cached median no faster
+        "not_faster": claim(
+            "time.cache_not_faster",
+            time.with_cache_s >= time.without_cache_s,
+            runs=time.runs_done,
+        ),
         "faster": claim(
             "time.cache_faster",
             time.verdict != "untrusted" and time.speedup > 1,
