@@ -7,6 +7,7 @@ on the facts' intermediate values. ``ORACLES[key](records, about)``: tests/oracl
 
 from __future__ import annotations
 
+import itertools
 import math
 import statistics
 from collections.abc import Callable, Mapping
@@ -299,6 +300,38 @@ def serve_within_spread_over(records, about) -> bool:
     return list(about["batches"]) == over and bool(over)
 
 
+def serve_larger_faster(records, about) -> bool:
+    """ "B = ...에서 더 큰 배치가 더 빨랐다": each named batch's decode step or prefill faster
+    than the measured batch before it."""
+    rows = records["serve"].batches
+    faster = set()
+    for before, after in itertools.pairwise(rows):
+        prefills = after.prefill_s is not None and before.prefill_s is not None
+        if after.decode_step_s < before.decode_step_s or (
+            prefills and after.prefill_s < before.prefill_s
+        ):
+            faster.add(after.batch)
+    return bool(about["batches"]) and set(about["batches"]) <= faster
+
+
+def serve_nearly_free_up_to(records, about) -> bool:
+    """ "한 단계가 {share} 넘게 길어지지 않은 것은 B = X까지다": every step up to X within it,
+    the step past X (if measured) beyond it, X past the smallest batch."""
+    rows = records["serve"].batches
+    limit = 1 + about["share"]
+    batch = about["batch"]
+    pairs = list(itertools.pairwise(rows))
+    within = all(b.decode_step_s <= a.decode_step_s * limit for a, b in pairs if b.batch <= batch)
+    past = [b.decode_step_s > a.decode_step_s * limit for a, b in pairs if a.batch == batch]
+    return batch > rows[0].batch and within and all(past)
+
+
+def serve_first_step_up_costly(records, about) -> bool:
+    """ "배치를 처음 키울 때부터 한 단계가 {share} 넘게 길어졌다"."""
+    rows = records["serve"].batches
+    return len(rows) > 1 and rows[1].decode_step_s > rows[0].decode_step_s * (1 + about["share"])
+
+
 def target_of(serve) -> float:
     return 1 / serve.users.tokens_per_second
 
@@ -472,6 +505,9 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "serve.decode_spread_over": serve_decode_spread_over,
     "serve.prefill_spread_over": serve_prefill_spread_over,
     "serve.within_spread_over": serve_within_spread_over,
+    "serve.larger_faster": serve_larger_faster,
+    "serve.nearly_free_up_to": serve_nearly_free_up_to,
+    "serve.first_step_up_costly": serve_first_step_up_costly,
     "serve.memory_binds": serve_memory_binds,
     "serve.speed_binds": serve_speed_binds,
     "serve.no_bound_reached": serve_no_bound_reached,

@@ -245,7 +245,56 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
         "shape": shape_claims(serve),
         "spread": spread_claims(serve),
         "bound": bound_claims(serve),
+        "contradicting": contradiction_claim(serve),
+        "free": free_claim(serve),
+        # "배치를 처음 키울 때부터 한 단계가 {nearly_free} 넘게 길어졌다"
+        "not_free": claim(
+            "serve.first_step_up_costly",
+            len(rows) > 1
+            and rows[1].decode_step_s > rows[0].decode_step_s * (1 + serve.nearly_free),
+            share=serve.nearly_free,
+        ),
     }
+
+
+def contradiction_claim(serve: Serve) -> Claim:
+    """ "B = ...에서 더 큰 배치가 더 빨랐다": the untrusted batches, each faster (its decode step
+    or its prefill) than the next smaller batch."""
+    rows = serve.batches
+    named = [row.batch for row in rows if row.verdict == "untrusted"]
+    faster = []
+    for before, after in itertools.pairwise(rows):
+        step_faster = after.decode_step_s < before.decode_step_s
+        prefill_faster = (
+            after.prefill_s is not None
+            and before.prefill_s is not None
+            and after.prefill_s < before.prefill_s
+        )
+        if step_faster or prefill_faster:
+            faster.append(after.batch)
+    holds = bool(named) and all(batch in faster for batch in named)
+    return claim("serve.larger_faster", holds, batches=named)
+
+
+def free_claim(serve: Serve) -> Claim:
+    """ "B = X까지 ... 한 단계가 {nearly_free} 넘게 길어지지 않은 것은": every step up to X made
+    the decode step at most that much longer, and the next one (if any) more."""
+    rows = serve.batches
+    reached = serve.nearly_free_up_to
+    within = True
+    stopped = True
+    for before, after in itertools.pairwise(rows):
+        longer = after.decode_step_s > before.decode_step_s * (1 + serve.nearly_free)
+        if after.batch <= reached:
+            within &= not longer
+        elif before.batch == reached:
+            stopped = longer
+    return claim(
+        "serve.nearly_free_up_to",
+        within and stopped and reached > rows[0].batch,
+        batch=reached,
+        share=serve.nearly_free,
+    )
 
 
 def shape_claims(serve: Serve) -> dict[str, Claim]:
