@@ -136,27 +136,50 @@ def time_ab(
     while len(runs_s[True]) < max_runs and neutral_doubts(runs_s[True], runs_s[False]):
         for side, seconds in alternate(measure, 1).items():
             runs_s[side] += seconds
-    a_runs = runs_s[True]
-    b_runs = runs_s[False]
-    found = neutral_doubts(a_runs, b_runs)
+    return ab_record(
+        a_runs_s=runs_s[True],
+        b_runs_s=runs_s[False],
+        a_warmup_s=warmup_s[True],
+        b_warmup_s=warmup_s[False],
+        sides=sides,
+        runs=runs,
+        max_runs=max_runs,
+        load_before=load_before,
+    )
+
+
+def ab_record(
+    *,
+    a_runs_s: list[float],
+    b_runs_s: list[float],
+    a_warmup_s: list[float],
+    b_warmup_s: list[float],
+    sides: Sides,
+    runs: int,
+    max_runs: int,
+    load_before: list[float] | None,
+) -> ABTiming:
+    """The record of timed runs: medians, spreads, the doubts and verdict in the words of
+    ``sides``, the rounds (``runs`` asked for, the rest extra), the conditions now."""
+    found = neutral_doubts(a_runs_s, b_runs_s)
     doubts = [name for neutral, name in sides.doubts.items() if neutral in found]
     return ABTiming(
-        a_s=statistics.median(a_runs),
-        b_s=statistics.median(b_runs),
-        cv_a=coefficient_of_variation(a_runs),
-        cv_b=coefficient_of_variation(b_runs),
-        warmup=warmup,
+        a_s=statistics.median(a_runs_s),
+        b_s=statistics.median(b_runs_s),
+        cv_a=coefficient_of_variation(a_runs_s),
+        cv_b=coefficient_of_variation(b_runs_s),
+        warmup=len(a_warmup_s),
         runs=runs,
         max_runs=max(runs, max_runs),
-        runs_done=len(a_runs),
-        extra_rounds=len(a_runs) - runs,
+        runs_done=len(a_runs_s),
+        extra_rounds=len(a_runs_s) - runs,
         doubts=doubts,
         verdict=verdict_of(doubts, sides.contradictions),
         noisy_cv=NOISY_CV,
-        a_runs_s=a_runs,
-        b_runs_s=b_runs,
-        a_warmup_s=warmup_s[True],
-        b_warmup_s=warmup_s[False],
+        a_runs_s=a_runs_s,
+        b_runs_s=b_runs_s,
+        a_warmup_s=a_warmup_s,
+        b_warmup_s=b_warmup_s,
         threads=torch.get_num_threads(),
         cpu_count=cpu_count(),
         load_before=load_before,

@@ -21,8 +21,8 @@ from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
 from mminfer.records.conversation import Conversation, ttft_claims
-from mminfer.records.serve import Serve, ServeFit
-from mminfer.records.sweep import Sweep
+from mminfer.records.serve import Serve, ServeFit, bound_claims, growth_claims, shape_claims
+from mminfer.records.sweep import Sweep, length_claims
 from mminfer.records.temp import Temperatures
 from mminfer.records.topp import Position, TopPDetail
 
@@ -121,12 +121,13 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
     steps, points = sweep.steps, sweep.points
     fig, (step_ax, fed_ax, ratio_ax) = plt.subplots(1, 3, figsize=(15, 4.6))
     methods = (
-        ("with_cache", "o", "tab:blue", "P, then 1"),
+        ("with_cache", "o", "tab:blue", "P, 그 뒤 1"),
         ("without_cache", "s", "tab:orange", "P + i"),
     )
+    names = {"with_cache": "캐시 사용", "without_cache": "캐시 미사용"}
     clocked_seconds = []
     for method, marker, color, fed_label in methods:
-        name = method.replace("_", " ")
+        name = names[method]
         measured = getattr(steps, f"{method}_s")
         fed = getattr(steps, f"fed_{method}")
         fitted = getattr(steps, f"fitted_{method}_s")
@@ -135,7 +136,7 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
         clocked = [i for i, seconds in enumerate(measured) if seconds is not None]
         clocked_ms = [measured[i] * 1e3 for i in clocked]
         clocked_seconds += [measured[i] for i in clocked]
-        label = f"{name} (clocked: {len(clocked)} of {len(measured)} steps; range of the runs)"
+        label = f"{name} (잰 단계 {len(clocked)}/{len(measured)}; 실행 사이 범위)"
         step_ax.errorbar(
             clocked,
             clocked_ms,
@@ -150,9 +151,9 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
             label=label,
         )
         fitted_ms = [seconds * 1e3 for seconds in fitted]
-        fit_label = f"fit, {name}"
+        fit_label = f"적합, {name}"
         if not sweep.fit.holds:
-            fit_label += " (does not hold)"
+            fit_label += " (맞지 않음)"
         step_ax.plot(
             range(len(fitted)), fitted_ms, "--", color=color, linewidth=1.2, label=fit_label
         )
@@ -174,31 +175,29 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
             marker=".",
             markersize=2,
             color="tab:orange",
-            label="without cache, interpolated between clocked steps",
+            label="캐시 미사용, 잰 단계 사이 보간 (≈)",
         )
     if spans_decades(clocked_seconds):
         step_ax.set_yscale("log")
     finish_axis(
         step_ax,
-        "step i (token i is generated)",
-        "time of the step (ms)",
-        f"every step of one {sweep.longest}-token generation after {sweep.prompt_len} tokens\n"
-        f"median of {sweep.runs} run(s); timing {sweep.verdict}",
+        "단계 i (토큰 i를 생성)",
+        "단계 시간 (ms)",
+        f"P = {sweep.prompt_len}토큰 뒤 {sweep.longest}토큰 생성의 모든 단계\n"
+        f"{sweep.runs}회의 중앙값; 판정 {sweep.verdict}",
     )
     fed_ax.set_yscale("log")
-    finish_axis(fed_ax, "step i", "tokens fed into forward", "tokens fed at each clocked step")
+    finish_axis(fed_ax, "단계 i", "forward에 넣은 토큰", "잰 단계마다 넣은 토큰")
 
     shown = [point for point in points if point.time_ratio is not None]
     lengths = [point.new_tokens for point in shown]
     token_ratio = [point.token_ratio for point in shown]
     time_ratio = [point.time_ratio for point in shown]
-    ratio_ax.plot(
-        lengths, token_ratio, "o-", color="tab:green", label="token ratio (without / with)"
-    )
-    ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="time ratio = speedup")
+    ratio_ax.plot(lengths, token_ratio, "o-", color="tab:green", label="토큰 비율 (미사용 / 사용)")
+    ratio_ax.plot(lengths, time_ratio, "s-", color="tab:red", label="시간 비율 = speedup")
     filled_by = (
-        ("fit", "s", "time ratio, uncached steps partly from the fit"),
-        ("interpolation", "D", "time ratio, uncached steps partly interpolated"),
+        ("fit", "s", "≈ 시간 비율, 캐시 없는 단계 일부를 적합으로"),
+        ("interpolation", "D", "≈ 시간 비율, 캐시 없는 단계 일부를 보간으로"),
     )
     for how, marker, label in filled_by:
         filled = [point for point in shown if point.without_cache_from == how]
@@ -219,7 +218,7 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
             "--",
             color="tab:red",
             alpha=0.6,
-            label="time ratio from the fit",
+            label="≈ 적합에서 나온 시간 비율",
         )
     ratio_ax.axhline(1.0, color="gray", linewidth=0.8)
     if spans_decades(lengths, factor=4.0):  # base 2, labelled 8, 16, 32 rather than as powers
@@ -227,8 +226,23 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
         ratio_ax.xaxis.set_major_formatter(ticker.FormatStrFormatter("%g"))
     if spans_decades(token_ratio + time_ratio):
         ratio_ax.set_yscale("log")
-    finish_axis(ratio_ax, "new tokens N", "without cache / with cache", "what the cache saves")
+    finish_axis(ratio_ax, "새 토큰 N", "캐시 미사용 / 캐시 사용", sweep_ratio_title(sweep))
     return save_figure(fig, out_png)
+
+
+def sweep_ratio_title(sweep: Sweep) -> str:
+    """The ratio panel's title: what the cache saves, and at the longest length the relation the
+    section states (mminfer.records.sweep.length_claims), marked where its time is an
+    estimate."""
+    claims = length_claims(sweep)
+    title = "캐시가 아끼는 것"
+    n = sweep.points[-1].new_tokens
+    mark = " (≈ 어림)" if claims["estimate"].holds else ""
+    if claims["below"].holds:
+        title += f"\nN = {n}: 시간 비율이 토큰 비율에 못 미친다{mark}"
+    elif claims["not_below"].holds:
+        title += f"\nN = {n}: 시간 비율이 토큰 비율 이상이다{mark}"
+    return title
 
 
 def plot_temp(temp: Temperatures, out_png, top: int = 10) -> Path:
@@ -333,28 +347,56 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
 
 
 def serve_titles(serve: Serve) -> tuple[str, str]:
-    """The serve picture's two titles, from the record's own facts (the report's sentences read
-    the same fields): where tokens per second peak and stop growing; where batching is nearly
-    free, if anywhere, and the table's verdict."""
+    """The serve picture's two titles, from the same claims as the section's sentences
+    (mminfer.records.serve: shape_claims, growth_claims): where tokens per second peak and how
+    they grow per doubling, only what holds; where batching is nearly free, if anywhere, and the
+    table's verdict."""
     first = serve.batches[0].batch
-    if serve.peak_batch == first:
-        speed = f"tokens per second are highest at the smallest batch ({first})"
+    shape = shape_claims(serve)
+    growth = growth_claims(serve)
+    if shape["peak_first"].holds:
+        speed = f"초당 토큰은 가장 작은 배치 B = {first}에서 가장 많다"
     else:
-        gain = f"{serve.peak_gain:.1f}x batch {first}"
-        speed = f"tokens per second peak at batch {serve.peak_batch} ({gain})"
-    growth = f"{serve.growth_per_doubling:.0%}"
-    if serve.growth_stops_within:
-        speed += f"\nfrom batch {serve.growth_stops_at}: under +{growth} a doubling"
-    else:
-        speed += f"\nstill over +{growth} a doubling at batch {serve.batches[-1].batch}"
+        speed = f"초당 토큰은 B = {serve.peak_batch}에서 가장 많다 (B = {first}의 "
+        speed += f"{serve.peak_gain:.1f}배)"
+    rate = f"{serve.growth_per_doubling:.0%}"
+    if growth["stops_from"].holds:
+        batch = growth["stops_from"].about["batch"]
+        speed += f"\nB = {batch}부터 두 배마다 +{rate} 미만"
+    elif growth["every_doubling_grew"].holds:
+        speed += f"\nB = {serve.batches[-1].batch}까지 두 배마다 +{rate} 넘게"
+    elif growth["mixed"].holds:
+        steps = ", ".join(f"{a}→{b}" for a, b in growth["mixed"].about["not_grown"])
+        speed += f"\n두 배에 +{rate} 넘게 늘지 않은 곳: B {steps}"
     if serve.nearly_free_up_to > first:
-        step = f"nearly free up to batch {serve.nearly_free_up_to}"
+        step = f"B = {serve.nearly_free_up_to}까지 거의 공짜"
     else:
         step = (
-            f"no batch nearly free: the step grew over {serve.nearly_free:.0%} from batch {first}"
+            f"거의 공짜인 배치 없음: B = {first}부터 한 단계가 {serve.nearly_free:.0%} 넘게 늘었다"
         )
-    step += f"\ntiming {serve.verdict} ({serve.passes} passes, range of the passes)"
+    step += f"\n판정 {serve.verdict} (패스 {serve.passes}번, 범위는 패스 사이)"
     return speed, step
+
+
+def serve_bounds(serve: Serve) -> str:
+    """The speed panel's legend title: the users by speed (≈ where an estimate, ≥ a lower bound)
+    and by memory, and which binds, from the section's claims (bound_claims)."""
+    users = serve.users
+    bound = bound_claims(serve)
+    by_speed = f"{users.users_by_speed:,}"
+    if users.speed_how == "lower bound":
+        by_speed = "≥ " + by_speed
+    elif bound["estimate"].holds:
+        by_speed = "≈ " + by_speed
+    memory = "모름" if users.users_by_memory is None else f"{users.users_by_memory:,}"
+    text = f"속도로 본 사용자: {by_speed}; 메모리로\n(사용자마다 {users.context:,}토큰): {memory}"
+    if bound["memory"].holds:
+        text += "; 메모리가 먼저 묶는다"
+    elif bound["speed"].holds:
+        text += "; 속도가 먼저 묶는다"
+    elif bound["none"].holds:
+        text += "; 어느 한계에도 닿지 않음"
+    return text
 
 
 def fitted_step_ms(fit: ServeFit, batch: int) -> float:
@@ -383,8 +425,8 @@ def plot_serve(serve: Serve, out_png) -> Path:
     users = serve.users
     fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 5.2))
     series = (
-        ("all users", [row.batch for row in rows], "o-", "tab:blue"),
-        ("each user", [1] * len(rows), "s-", "tab:orange"),
+        ("전체 사용자", [row.batch for row in rows], "o-", "tab:blue"),
+        ("사용자 한 명", [1] * len(rows), "s-", "tab:orange"),
     )
     for name, users_in_step, style, color in series:
         # tokens per second = users in a step / the step; its range from the passes' fastest and
@@ -399,7 +441,7 @@ def plot_serve(serve: Serve, out_png) -> Path:
             fmt=style,
             color=color,
             capsize=3,
-            label=f"tokens per second, {name}",
+            label=f"초당 토큰, {name}",
         )
     speed_ax.plot(
         [serve.peak_batch],
@@ -407,19 +449,15 @@ def plot_serve(serve: Serve, out_png) -> Path:
         "*",
         color="tab:green",
         markersize=14,
-        label=f"peak: batch {serve.peak_batch}",
+        label=f"정점: B = {serve.peak_batch}",
     )
     speed_ax.axhline(
         users.tokens_per_second,
         color="tab:red",
         linestyle=":",
-        label=f"per-user target {users.tokens_per_second:g} tokens/s",
+        label=f"사용자당 목표 {users.tokens_per_second:g} 토큰/초",
     )
-    memory = "unknown" if users.users_by_memory is None else f"{users.users_by_memory:,}"
-    bounds = (
-        f"users by speed: {users.users_by_speed:,}; by memory\n"
-        f"({users.context:,} tokens each): {memory}; {users.binding} binds"
-    )
+    bounds = serve_bounds(serve)
     step_ax.errorbar(
         batch,
         [row.decode_step_s * 1e3 for row in rows],
@@ -431,7 +469,7 @@ def plot_serve(serve: Serve, out_png) -> Path:
         fmt="o",
         color="tab:blue",
         capsize=3,
-        label="decode step, measured (median; range of the passes)",
+        label="디코드 한 단계, 잰 값 (중앙값; 패스 사이 범위)",
     )
     fit = serve.fit
     low, high = fit.fitted_batches
@@ -439,10 +477,10 @@ def plot_serve(serve: Serve, out_png) -> Path:
     beyond = [b for b in batch if b >= high]  # from the range's end, so the two lines join
     if fit.holds:
         inside_style = "-"
-        label = f"fit: fixed + per sequence x B (holds over B {low}-{high})"
+        label = f"적합: 고정비 + 사용자당 × B (B {low}–{high}에서 맞음)"
     else:
         inside_style = ":"
-        label = f"fit: fixed + per sequence x B (does not hold over B {low}-{high})"
+        label = f"적합: 고정비 + 사용자당 × B (B {low}–{high}에서 맞지 않음)"
     step_ax.plot(
         inside,
         [fitted_step_ms(fit, b) for b in inside],
@@ -456,7 +494,7 @@ def plot_serve(serve: Serve, out_png) -> Path:
             [fitted_step_ms(fit, b) for b in beyond],
             ":",
             color="tab:blue",
-            label=f"the fit's line past B {high} (not fitted there)",
+            label=f"B {high} 너머의 적합 직선 (거기서는 맞추지 않음)",
         )
     by_batch = {row.batch: row for row in rows}
     for cliff in serve.cliffs:
@@ -471,7 +509,7 @@ def plot_serve(serve: Serve, out_png) -> Path:
             alpha=0.6,
         )
         step_ax.annotate(
-            f"cliff: step x{cliff.step_ratio:.1f} for batch x{cliff.batch_ratio:.0f}",
+            f"절벽: 배치 ×{cliff.batch_ratio:.0f}에 한 단계 ×{cliff.step_ratio:.1f}",
             (after.batch, after.decode_step_s * 1e3),
             textcoords="offset points",
             xytext=(-10, 6),
@@ -483,7 +521,7 @@ def plot_serve(serve: Serve, out_png) -> Path:
         users.step_target_s * 1e3,
         color="tab:red",
         linestyle=":",
-        label="the step the target allows",
+        label="목표가 허용하는 한 단계",
     )
     for ax in (speed_ax, step_ax):
         if spans_decades(batch, factor=4.0):
@@ -500,8 +538,8 @@ def plot_serve(serve: Serve, out_png) -> Path:
     speed_title, step_title = serve_titles(serve)
     finish_axis(
         speed_ax,
-        f"batch (users decoding together after {serve.prompt_len} prompt tokens)",
-        "tokens per second",
+        f"배치 B (프롬프트 {serve.prompt_len}토큰 뒤 함께 디코드하는 사용자)",
+        "초당 토큰",
         speed_title,
         legend_title=bounds,
     )
@@ -510,8 +548,8 @@ def plot_serve(serve: Serve, out_png) -> Path:
     legend_corner = "lower right" if serve.cliffs else "upper left"
     finish_axis(
         step_ax,
-        "batch (users decoding together)",
-        "decode step (ms)",
+        "배치 B (함께 디코드하는 사용자)",
+        "디코드 한 단계 (ms)",
         step_title,
         loc=legend_corner,
     )

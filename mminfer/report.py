@@ -19,7 +19,7 @@ from pathlib import Path
 
 import jinja2
 
-from mminfer.claims import ClaimLog, Tally
+from mminfer.claims import ClaimLog, Tally, claim
 from mminfer.korean import particle, written
 from mminfer.measurements import MEASUREMENTS
 from mminfer.records.same import Same
@@ -90,19 +90,32 @@ def yarn_of(config: dict) -> str:
     return "scaled"
 
 
+COURSE_FOLDER = "/opt/mm"  # where a MiniMind course machine keeps its checkpoints
+
+
 def run_facts(same: Same, temp: Temperatures) -> dict:
-    """Which model, checkpoints, backend and device produced the numbers, from which inputs."""
+    """Which model, checkpoints, backend and device produced the numbers, from which inputs.
+
+    ``course_folder``: the claim that the checkpoints came from the course's folder, /opt/mm
+    (both models' checkpoints lie in it); else ``folders`` names the folders they did come
+    from, as their run blocks record them."""
     pretrain = same.run
+    sft = next(iter(temp.values())).run
     if pretrain.device == "cuda":
         device = pretrain.device_name
     else:
         device = "cpu"
+    checkpoints = [pretrain.checkpoint, sft.checkpoint]
+    folders = sorted({str(Path(checkpoint).parent) for checkpoint in checkpoints})
+    inside = all(Path(checkpoint).is_relative_to(COURSE_FOLDER) for checkpoint in checkpoints)
     return {
         "pretrain": pretrain,
-        "sft": next(iter(temp.values())).run,
+        "sft": sft,
         "device": device,
         "prompt": same.prompt,
         "yarn": yarn_of(pretrain.config),
+        "folders": folders,
+        "course_folder": claim("run.course_folder", inside, folder=COURSE_FOLDER),
     }
 
 

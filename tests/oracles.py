@@ -16,7 +16,8 @@ import itertools
 import math
 from collections.abc import Callable, Mapping
 
-import oracles_sampling
+from oracles_sampling import ORACLES as SAMPLING_ORACLES
+from oracles_timing import ORACLES as TIMING_ORACLES
 
 
 def grew_by(before, after, growth: float) -> bool:
@@ -69,12 +70,15 @@ def serve_growth_mixed(records: Mapping, about: Mapping) -> bool:
     )
 
 
-ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "serve.every_doubling_grew": serve_every_doubling_grew,
-    "serve.growth_stops_from": serve_growth_stops_from,
-    "serve.growth_mixed": serve_growth_mixed,
-}
-ORACLES |= oracles_sampling.ORACLES
+ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = (
+    {
+        "serve.every_doubling_grew": serve_every_doubling_grew,
+        "serve.growth_stops_from": serve_growth_stops_from,
+        "serve.growth_mixed": serve_growth_mixed,
+    }
+    | TIMING_ORACLES
+    | SAMPLING_ORACLES
+)
 
 
 def denied(records: Mapping, claims) -> list[str]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from mminfer.records import from_json, to_json
+from mminfer.records import RunInfo, from_json, to_json
 from mminfer.records.batch import Batch
 from mminfer.records.capacity import Capacity
 from mminfer.records.conversation import Conversation
@@ -847,27 +847,21 @@ def conversation_record(verdicts=("ok", "ok", "ok")) -> Conversation:
 # --- timings from their runs, judged by the project's own rules (mminfer.abtiming) ---------------
 
 
-def replayed(a_runs: list[float], b_runs: list[float], sides):
-    """The A/B timing (mminfer.abtiming.time_ab) of runs that took these seconds: its medians,
-    spreads, doubts and verdict as the measurements' own code finds them, from a clock that
-    replays the runs (no extra rounds: as many asked for as given)."""
-    from mminfer.abtiming import time_ab  # torch: the records alone are read without it
+def replayed(a_runs: list[float], b_runs: list[float], sides, runs: int | None = None):
+    """The A/B timing record (mminfer.abtiming.ab_record, what time_ab returns) of runs that took
+    these seconds: medians, spreads, doubts and verdict as the measurements' own code finds them;
+    ``runs`` asked for (the rest extra rounds), all of them where None."""
+    from mminfer.abtiming import ab_record  # torch: the records alone are read without it
 
-    readings = []
-    now = 0.0
-    for a_s, b_s in zip(a_runs, b_runs):
-        for seconds in (a_s, b_s):
-            readings += [now, now + seconds]
-            now += seconds + 1.0
-    clock = iter(readings).__next__
-    return time_ab(
-        work=lambda side: None,
+    return ab_record(
+        a_runs_s=a_runs,
+        b_runs_s=b_runs,
+        a_warmup_s=[],
+        b_warmup_s=[],
         sides=sides,
-        device="cpu",
-        warmup=0,
-        runs=len(a_runs),
-        max_runs=len(a_runs),
-        clock=clock,
+        runs=len(a_runs) if runs is None else runs,
+        max_runs=max(len(a_runs), 9),
+        load_before=None,
     )
 
 
@@ -965,3 +959,211 @@ def conversation_timed(runs: dict[int, tuple[list[float], list[float]]]) -> Conv
     data["runs"] = min(len(pair[0]) for pair in runs.values())
     data["max_runs"] = max(data["runs"], data["max_runs"])
     return from_json(Conversation, data)
+
+
+def clocked_sweep(
+    prompt_len: int,
+    lengths: list[int],
+    with_steps: list[float],
+    without_steps: list[float | None],
+    holds: bool = False,
+    fixed_s_with_cache: float = 0.0032,
+    runs_cv: float = 0.02,
+    step_cv: float = 0.02,
+    within: float = 0.03,
+    runs: int = 3,
+) -> Sweep:
+    """sweep.json from every cached step and the uncached steps clocked (None: not clocked), the
+    rest filled and each length summed by mminfer.sweep's own functions (filled_steps,
+    length_point), its doubts and verdict by its own rules; each step's range over the runs
+    ``step_cv`` either side, the runs' sums ``runs_cv``."""
+    from mminfer import sweep as measure
+    from mminfer.spread import verdict_of
+
+    longest = len(with_steps)
+    fitted_without = interpolate_all(without_steps)
+    filled, how = measure.filled_steps(without_steps, fitted_without, holds)
+    base = to_json(sweep_record(holds=holds))
+    steps = {
+        "with_cache_s": with_steps,
+        "fed_with_cache": [prompt_len] + [1] * (longest - 1),
+        "without_cache_s": without_steps,
+        "fed_without_cache": [
+            None if seconds is None else prompt_len + step
+            for step, seconds in enumerate(without_steps)
+        ],
+        "fitted_with_cache_s": with_steps,
+        "fitted_without_cache_s": fitted_without,
+        "with_cache_low_s": [seconds * (1 - step_cv) for seconds in with_steps],
+        "with_cache_high_s": [seconds * (1 + step_cv) for seconds in with_steps],
+        "without_cache_low_s": [
+            None if seconds is None else seconds * (1 - step_cv) for seconds in without_steps
+        ],
+        "without_cache_high_s": [
+            None if seconds is None else seconds * (1 + step_cv) for seconds in without_steps
+        ],
+        "filled_without_cache_s": filled,
+        "without_cache_how": how,
+    }
+    typed = from_json(Sweep, base | {"steps": steps}).steps
+    points = [to_json(measure.length_point(prompt_len, n, typed)) for n in lengths]
+    clocked_with = sum(with_steps)
+    clocked_without = sum(seconds for seconds in without_steps if seconds is not None)
+    spread = [1 - runs_cv, 1.0, 1 + runs_cv][: max(runs, 1)]
+    doubts = measure.spread_doubts(
+        {
+            "with_cache_runs_s": [clocked_with * factor for factor in spread],
+            "without_cache_runs_s": [clocked_without * factor for factor in spread],
+            "with_cache_cv_within_runs": within,
+            "without_cache_cv_within_runs": within,
+        },
+        runs,
+        points[-1]["time_ratio"],
+    )
+    predictions = []
+    for point in points:
+        share = point["new_tokens"] * fixed_s_with_cache / point["with_cache_s"]
+        predictions.append(
+            {
+                "new_tokens": point["new_tokens"],
+                "measured": True,
+                "with_cache_s": point["with_cache_s"],
+                "without_cache_s": point["without_cache_s"] or 0.0,
+                "time_ratio": point["time_ratio"],
+                "token_ratio": point["token_ratio"],
+                "fixed_share_with_cache": min(share, 1.0),
+            }
+        )
+    base["fit"] |= {
+        "fixed_s_with_cache": fixed_s_with_cache,
+        "measured_new_tokens": [lengths[0], lengths[-1]],
+        "measured_context": [prompt_len, prompt_len + longest],
+        "steps": longest + sum(seconds is not None for seconds in without_steps),
+    }
+    spread_steps = sum(seconds is not None for seconds in without_steps[16:])
+    sweep = base | {
+        "prompt_len": prompt_len,
+        "lengths": lengths,
+        "longest": longest,
+        "runs": runs,
+        "all_steps_up_to": min(16, longest),
+        "spread_steps": spread_steps,
+        "cv_with_cache": runs_cv,
+        "cv_without_cache": runs_cv,
+        "cv_with_cache_within_runs": within,
+        "cv_without_cache_within_runs": within,
+        "doubts": doubts,
+        "verdict": verdict_of(doubts, measure.CONTRADICTIONS),
+        "points": points,
+        "steps": steps,
+        "ttft_s": with_steps[0],
+        "decode_s_per_token": sum(with_steps[1:]) / (longest - 1) if longest > 1 else None,
+        "predictions": predictions,
+    }
+    return from_json(Sweep, sweep)
+
+
+def interpolate_all(seconds: list[float | None]) -> list[float]:
+    """A stand-in for the fit: the clocked steps joined by straight lines, held flat past the
+    ends."""
+    known = [(step, value) for step, value in enumerate(seconds) if value is not None]
+    filled = []
+    for step in range(len(seconds)):
+        left = max((pair for pair in known if pair[0] <= step), default=known[0])
+        right = min((pair for pair in known if pair[0] >= step), default=known[-1])
+        if right[0] == left[0]:
+            filled.append(left[1])
+        else:
+            share = (step - left[0]) / (right[0] - left[0])
+            filled.append(left[1] + share * (right[1] - left[1]))
+    return filled
+
+
+def timed(with_runs: list[float], without_runs: list[float], runs: int = 3, **changes) -> Timing:
+    """time.json from its runs, summarised by mminfer.timing's own timing_record (the medians,
+    the speedup, the spreads, the doubts, the verdict); the machine's conditions (threads, cores,
+    load) as time_json's, so that a golden report does not depend on the machine."""
+    from mminfer.abtiming import ab_record
+    from mminfer.timing import CACHE_SIDES, timing_record
+
+    timed_runs = ab_record(
+        a_runs_s=with_runs,
+        b_runs_s=without_runs,
+        a_warmup_s=[with_runs[0] * 1.5],
+        b_warmup_s=[without_runs[0] * 1.2],
+        sides=CACHE_SIDES,
+        runs=runs,
+        max_runs=9,
+        load_before=[0.5, 0.4, 0.3],
+    )
+    record = timing_record(
+        timed=timed_runs, prompt_len=201, new_tokens=64, run=from_json(RunInfo, RUN)
+    )
+    data = to_json(record) | {"threads": 2, "cpu_count": 2, "load_after": [0.6, 0.4, 0.3]}
+    return from_json(Timing, data | changes)
+
+
+def served(
+    steps: dict[int, float],
+    cvs: dict[int, float] | None = None,
+    prefill_cvs: dict[int, float] | None = None,
+    free_bytes: int | None = 9000 * 1024 * 2048,
+    tokens_per_second: float = 25.0,
+    passes: int = 3,
+    within: dict[int, float] | None = None,
+) -> Serve:
+    """serve.json from each batch's passes, summarised by mminfer.serve's own functions: every
+    row (batch_step: the medians, spreads, doubts, verdict), the fit, the peak, where growth
+    stops, where batching is nearly free, the cliffs and the users bound. ``cvs``: the spread of
+    a batch's passes' median steps, ``prefill_cvs`` of its prefills, ``within`` the jitter of
+    the steps inside each pass (every other step that much slower)."""
+    from mminfer import serve as measure
+    from mminfer.records.serve import CacheLevel
+    from mminfer.spread import verdict_of
+
+    cvs, prefill_cvs, within = cvs or {}, prefill_cvs or {}, within or {}
+    rows = []
+    for batch, step_s in steps.items():
+        c = cvs.get(batch, 0.01)
+        spread = [1.0, 1 - c, 1 + c][:passes] if passes < 3 else [1 - c, 1.0, 1 + c]
+        jitter = within.get(batch, 0.0)
+        passes_s = [
+            [step_s * factor * (1 + jitter * (i % 2)) for i in range(8)] for factor in spread
+        ]
+        prefills_s = None
+        if batch <= 8:
+            p = prefill_cvs.get(batch, 0.0)
+            base = [1 - p, 1.0, 1 + p] if passes >= 3 else [1.0, 1 - p][:passes]
+            prefills_s = [0.002 * batch * factor for factor in base][:passes]
+        kv = 1024 * 217 * batch
+        rows.append(
+            measure.batch_step(
+                batch, passes_s, prefills_s, kv, kv, None, rows[-1] if rows else None
+            )
+        )
+    fit = measure.fit_batches(rows)
+    top = measure.peak(rows)
+    stops = measure.growth_stops_at(rows, 0.1)
+    users = measure.users_bound(
+        rows, fit, tokens_per_second, 2048, 1024, free_bytes, "/proc/meminfo MemAvailable"
+    )
+    caches = [CacheLevel(**level) for level in CACHES]
+    doubts = measure.table_doubts(rows)
+    data = to_json(serve_record()) | {
+        "passes": passes,
+        "doubts": doubts,
+        "verdict": verdict_of(doubts, measure.CONTRADICTIONS),
+        "batches": to_json(rows),
+        "batches_planned": list(steps),
+        "fit": to_json(fit),
+        "nearly_free_up_to": measure.nearly_free_up_to(rows),
+        "peak_batch": top.batch,
+        "peak_tokens_per_second": top.tokens_per_second,
+        "peak_gain": top.tokens_per_second / rows[0].tokens_per_second,
+        "growth_stops_at": stops.batch,
+        "growth_stops_within": stops.batch < rows[-1].batch,
+        "growth_stops_step_s": stops.decode_step_s,
+        "cliffs": to_json(measure.cliffs(rows, caches, 4, 4_900_000 * 4)),
+        "users": to_json(users),
+    }
+    return from_json(Serve, data)

@@ -185,19 +185,35 @@ def drawn(monkeypatch, draw, record):
 
 def test_the_serve_titles_say_what_the_table_shows():
     speed, step = plots.serve_titles(course_serve_record())
-    assert speed.startswith("tokens per second peak at batch 32 (5.3x batch 1)")
-    assert "from batch 32: under +10% a doubling" in speed
-    assert step.startswith("no batch nearly free") and "timing ok (3 passes" in step
+    assert speed.startswith("초당 토큰은 B = 32에서 가장 많다 (B = 1의 5.3배)")
+    assert "B = 32부터 두 배마다 +10% 미만" in speed
+    assert step.startswith("거의 공짜인 배치 없음") and "판정 ok (패스 3번" in step
     speed, step = plots.serve_titles(demo_serve_record())
-    assert "still over +10% a doubling at batch 64" in speed
-    assert step.startswith("nearly free up to batch 8")
+    assert "B = 64까지 두 배마다 +10% 넘게" in speed
+    assert step.startswith("B = 8까지 거의 공짜")
+
+
+def test_the_serve_title_states_growth_only_where_every_step_up_supports_it():
+    """serve's dip at B 1 -> 2 (issue 36): the title says where growth fell short, not that
+    every doubling grew (the same claims as the section's)."""
+    from reportcases import serve_dipping
+
+    speed, _ = plots.serve_titles(serve_dipping(2))
+    assert "두 배마다 +10% 넘게" not in speed and "늘지 않은 곳: B 1→2" in speed
+
+
+def test_the_sweep_ratio_title_marks_an_estimate():
+    from reportcases import sweep_after_time_prompt
+
+    title = plots.sweep_ratio_title(sweep_after_time_prompt(64, [39, 63], 12.43, noisy=63))
+    assert title.endswith("N = 64: 시간 비율이 토큰 비율에 못 미친다 (≈ 어림)")
 
 
 def test_the_serve_picture_draws_ranges_the_peak_and_the_cliff(monkeypatch):
     fig = drawn(monkeypatch, plots.plot_serve, course_serve_record())
     speed_ax, step_ax = fig.axes
-    assert "peak: batch 32" in speed_ax.get_legend_handles_labels()[1]
-    assert any("cliff: step x3.4 for batch x2" in text.get_text() for text in step_ax.texts)
+    assert "정점: B = 32" in speed_ax.get_legend_handles_labels()[1]
+    assert any("절벽: 배치 ×2에 한 단계 ×3.4" in text.get_text() for text in step_ax.texts)
     assert len(step_ax.containers) == 1  # the error bars of the passes' range
     assert speed_ax.get_title() == plots.serve_titles(course_serve_record())[0]
     plots.plt.close(fig)
@@ -215,7 +231,7 @@ def fit_lines(step_ax) -> dict:
     """{label: (line style, batches)} of the step panel's fit lines."""
     lines = {}
     for line in step_ax.get_lines():
-        if "fit" in line.get_label():
+        if "적합" in line.get_label():
             lines[line.get_label()] = (line.get_linestyle(), list(line.get_xdata()))
     return lines
 
@@ -224,8 +240,8 @@ def test_the_serve_fit_is_solid_where_fitted_and_dotted_beyond(monkeypatch):
     fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(16, holds=True))
     lines = fit_lines(fig.axes[1])
     assert lines == {
-        "fit: fixed + per sequence x B (holds over B 1-16)": ("-", [1, 2, 4, 8, 16]),
-        "the fit's line past B 16 (not fitted there)": (":", [16, 32, 64]),
+        "적합: 고정비 + 사용자당 × B (B 1–16에서 맞음)": ("-", [1, 2, 4, 8, 16]),
+        "B 16 너머의 적합 직선 (거기서는 맞추지 않음)": (":", [16, 32, 64]),
     }
     plots.plt.close(fig)
 
@@ -234,7 +250,7 @@ def test_a_serve_fit_that_does_not_hold_is_dotted_and_says_so(monkeypatch):
     fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(64, holds=False))
     lines = fit_lines(fig.axes[1])
     assert lines == {
-        "fit: fixed + per sequence x B (does not hold over B 1-64)": (
+        "적합: 고정비 + 사용자당 × B (B 1–64에서 맞지 않음)": (
             ":",
             [1, 2, 4, 8, 16, 32, 64],
         ),
@@ -266,13 +282,10 @@ def test_the_ratio_panel_keeps_every_length_when_the_fit_fails(monkeypatch):
     fig = drawn(monkeypatch, plots.plot_sweep, from_json(Sweep, data))
     step_ax, _, ratio_ax = fig.axes
     labels = ratio_ax.get_legend_handles_labels()[1]
-    assert "time ratio, uncached steps partly interpolated" in labels
+    assert "≈ 시간 비율, 캐시 없는 단계 일부를 보간으로" in labels
     time_ratio = ratio_ax.get_lines()[1]
     assert list(time_ratio.get_xdata()) == [1, 16]  # both lengths kept
-    assert (
-        "without cache, interpolated between clocked steps"
-        in (step_ax.get_legend_handles_labels()[1])
-    )
+    assert "캐시 미사용, 잰 단계 사이 보간 (≈)" in (step_ax.get_legend_handles_labels()[1])
     plots.plt.close(fig)
 
 

@@ -84,7 +84,7 @@ def test_speedup_below_the_token_ratio():
 
 def test_the_fixed_cost_is_named_as_the_reason_only_where_the_sweep_fit_shows_it():
     reason = time_facts(time_record(speedup=5.0), count_record(), sweep_record())["reason"]
-    assert reason["kind"] == "fixed_share" and reason["fixed_share"] > 0
+    assert reason["kind"] == "fixed_share" and reason["share"].about["share"] > 0
     broken = sweep_record(holds=False)
     reason = time_facts(time_record(speedup=5.0), count_record(), broken)["reason"]
     assert reason == {"kind": "unknown", "sweep_fit": "not_holding"}
@@ -151,6 +151,8 @@ def test_sweep_uncached_steps_grow_or_not():
 def test_sweep_fit_holds_or_not():
     facts = sweep_facts(sweep_record(holds=True))
     assert facts["fit_holds"] and facts["fixed_share_at_longest"] == 0.9
+    share = facts["length_claims"]["share"]  # of the time measured, not the fit's prediction
+    assert share.holds and share.about["share"] == pytest.approx(16 * 0.0032 / (0.05 * 16))
     assert facts["fixed_in_tokens"] == pytest.approx(0.0032 / 19e-6)
     assert sweep_facts(sweep_record(holds=False))["fit_holds"] is False
 
@@ -284,17 +286,36 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ({"sweep": sweep_record(step_growth=-0.0001)}, "마지막 잰 단계 2.50 ms로 늘지 않았다"),
         (
             {"sweep": sweep_record()},
-            "토큰 하나 비용의 168배를 낸다. N = 16에서 캐시 경로 시간의 90%가 고정비다",
+            "토큰 하나 비용의 168배를 낸다. N = 16에서 고정비 × N = 0.0512 s는 잰 캐시 경로 시간"
+            " 0.8000 s의 6%다",
         ),
         ({"sweep": sweep_record()}, "N = 64까지 외삽하면"),
         ({"capacity": capacity_record(matches=True)}, "예측은 32,768 B — 같다."),
         ({"sampler": sampler_record()}, "| 시드 0: 캐시 사용 vs 미사용 | **30** / 30 | 0 |"),
         ({"sampler": sampler_record()}, "캐시가 아니라 샘플링(온도와 시드)이 정한다"),
         ({"sampler": sampler_record(identical=27)}, "처음 다른 곳은 샘플 4의 2번째 토큰"),
-        ({"serve": serve_record()}, "사용자 수는 **속도가 먼저 묶는다**: 목표 25 토큰/초에서 48명"),
+        (
+            {"serve": serve_record()},
+            "사용자 수는 **속도가 먼저 묶는다**: 목표 25 토큰/초에서 ≈48명(어림",
+        ),
         ({"serve": serve_record(binding="memory", users_by_memory=20)}, "**메모리가 먼저 묶는다**"),
         (
-            {"serve": serve_record(binding="not reached", users_by_speed=64, how="lower bound")},
+            {
+                "serve": serve_record(
+                    binding="not reached",
+                    users_by_speed=64,
+                    how="lower bound",
+                    steps={
+                        1: 0.010,
+                        2: 0.0102,
+                        4: 0.0105,
+                        8: 0.011,
+                        16: 0.018,
+                        32: 0.026,
+                        64: 0.039,
+                    },
+                )
+            },
             "어느 한계에도 닿지 않았다",
         ),
         (
@@ -367,7 +388,7 @@ def test_partly_fitted_lengths_are_marked_and_hidden_when_the_fit_fails():
     # Issue 25: where the fit fails, the clocked steps either side give the others' times, so the
     # row keeps them, marked; only without a clocked step past them is the row left blank.
     interpolated = render_every(sweep=sweep_partly_fitted(holds=False))
-    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.8000 | 3.2000† | 5.70배† |" in interpolated
+    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.8000 | ≈3.2000† | ≈5.70배† |" in interpolated
     hidden = render_every(sweep=sweep_partly_fitted(holds=False, spread=False))
     assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.8000 | — | — |" in hidden
     assert "적합도 보간도 쓸 수 없다" in hidden and "적합도 보간도" not in interpolated
@@ -384,7 +405,8 @@ def test_interpolated_lengths_are_trusted_as_far_as_the_verdict_says():
 def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
     report = render_every(sweep=sweep_record(time_ratio=30.0))
     assert (
-        "시간은 30.0배 더 걸린다: 캐시 없는 경로의 어텐션이" in report
+        "시간은 30.0배 더 걸린다: 시간 비율이 토큰 비율 이상이다(캐시 없는 경로의 어텐션이"
+        in report
         and "못 미친다" not in report.split("## 길이에 따른 비용")[1].split("## 카드당")[0]
     )
 
@@ -397,7 +419,10 @@ def serve_with(**changes):
 
 
 def test_batching_free_up_to_the_largest_batch_is_said_so():
-    report = render_every(serve=serve_with(nearly_free_up_to=64))
+    from reportdata import served
+
+    steps = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.012, 32: 0.013, 64: 0.015}
+    report = render_every(serve=served(steps))
     assert "잰 가장 큰 배치까지 거의 공짜였다" in report
 
 
@@ -487,12 +512,13 @@ def test_serve_verdicts_are_said_in_the_report():
     noisy = serve_record(cvs={2: 0.3, 16: 0.2})
     assert serve_facts(noisy)["spread_batches"] == [2, 16]
     report = render_every(serve=noisy)
-    assert "**판정 흔들림 (noisy)**: B = 2, 16에서 패스 사이의 변동계수가" in report
+    assert "**판정 흔들림 (noisy)**: B = 2, 16에서 패스 사이 디코드 한 단계의 변동계수가" in report
     assert "| 2 | 10.20 ms | 196 | 98.0 | 흔들림 (noisy) |" in report
 
 
 def test_an_untrusted_serve_table_is_said_so():
     data = to_json(serve_record())
+    data["batches"][1]["prefill_s"] = 0.001  # faster than B = 1's 2 ms
     data["batches"][1]["doubts"] = ["prefill_faster_than_smaller_batch"]
     data["batches"][1]["verdict"] = "untrusted"
     data["doubts"] = ["prefill_faster_than_smaller_batch"]

@@ -157,15 +157,21 @@ def within_rounding(max_abs_logit_diff: float, max_abs_logit: float, dtype: str)
     return max_abs_logit_diff <= rounding_tolerance(dtype) * (1.0 + max_abs_logit)
 
 
-def agree(one: tuple[float, float], other: tuple[float, float], relative: float) -> bool:
-    """Do two measurements of one quantity agree? Each is its (low, high) over its runs; they
-    agree where the ranges overlap or the nearest ends lie within ``relative`` of each other (a
-    single run's range is a point, and the run's own noise threshold is the spread it allows).
-    Two sections that report the same quantity judge it by this."""
+AGREEMENTS = ("meet", "within_noise", "apart")  # what agree finds, each said in its own words
+
+
+def agree(one: tuple[float, float], other: tuple[float, float], relative: float) -> str:
+    """How two measurements of one quantity relate, each its (low, high) over its runs: "meet"
+    (the ranges overlap), "within_noise" (apart, but the nearest ends lie within ``relative``, the
+    run's own noise threshold, of each other; a single run's range is a point) or "apart". Two
+    sections that report the same quantity judge it by this; a fitted or interpolated figure has
+    no range and is never judged so (it is an estimate)."""
     if one[0] <= other[1] and other[0] <= one[1]:
-        return True
+        return "meet"
     gap = max(one[0], other[0]) - min(one[1], other[1])
-    return gap <= relative * min(one[1], other[1])
+    if gap <= relative * min(one[1], other[1]):
+        return "within_noise"
+    return "apart"
 
 
 # --- step times in two bands ---------------------------------------------------------------------

@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+from mminfer.claims import claim
 from mminfer.records import Glance, RunInfo
+
+if TYPE_CHECKING:
+    from mminfer.records.serve import Serve
 
 
 @dataclass
@@ -60,7 +65,25 @@ class Capacity:
     run: RunInfo
 
 
-def capacity_facts(capacity: Capacity) -> dict:
+def capacity_facts(capacity: Capacity, serve: Serve | None = None) -> dict:
+    """capacity.json's table, and its lesson's claims: the caches counted exactly by the formula
+    (every dtype's bytes a token and a real batch's cache are the formula's); that count decides
+    the users per card only where serve.json found memory binding first on this machine, and
+    speed binding first where it did (the cards' speed was not measured)."""
+    exact = capacity.batch_check.measured_bytes == capacity.batch_check.predicted_bytes and all(
+        per_token.measured == per_token.formula for per_token in capacity.bytes_per_token.values()
+    )
+    users = serve.users if serve is not None else None
+    memory_first = (
+        users is not None
+        and users.users_by_memory is not None
+        and users.users_by_memory < users.users_by_speed
+    )
+    speed_first = (
+        users is not None
+        and any(row.decode_step_s > users.step_target_s for row in serve.batches)
+        and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
+    )
     by_key = {}
     for row in capacity.rows:
         by_key[(row.dtype, row.context, row.memory_gib)] = row.sequences
@@ -76,6 +99,9 @@ def capacity_facts(capacity: Capacity) -> dict:
         "beyond_positions": [context for context in capacity.contexts if context > positions],
         "batch_matches": capacity.batch_check.matches,
         "moe": capacity.experts is not None,
+        "exact": claim("capacity.formula_exact", exact),
+        "memory_decides": claim("capacity.memory_decides_users", memory_first),
+        "speed_first": claim("capacity.speed_binds_first", speed_first),
     }
 
 

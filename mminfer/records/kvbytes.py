@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mminfer.claims import claim
 from mminfer.records import RunInfo
 
 
@@ -33,6 +34,10 @@ class KvBytes:
 def kvbytes_facts(kvbytes: KvBytes) -> dict:
     return vars(kvbytes) | {
         "bytes_match": kvbytes.measured_bytes == kvbytes.formula_bytes,
+        # "캐시의 실제 바이트는 공식과 정확히 같다"
+        "bytes_equal": claim(
+            "kvbytes.bytes_equal", kvbytes.measured_bytes == kvbytes.formula_bytes
+        ),
         "k_shape": tuple(kvbytes.k_shape),
         # how much larger the cache would be after repeat_kv
         "repeat": kvbytes.heads // kvbytes.kv_heads,

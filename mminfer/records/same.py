@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mminfer.claims import claim
 from mminfer.records import FirstDifference, Glance, PretrainPrompt, RunInfo, within_rounding
 
 if TYPE_CHECKING:
@@ -45,6 +46,14 @@ def same_facts(same: Same) -> dict:
         )
     return {
         "same_ids": same.same_ids,
+        # "새 토큰 N개가 모두 같고": the two paths' ids, token for token
+        "ids_equal": claim(
+            "same.ids_equal",
+            same.same_ids and same.ids == same.ids_without_cache,
+            n=same.new_tokens,
+        ),
+        # "두 경로의 로짓도 비트 단위로 같다"
+        "logits_bitwise": claim("same.logits_bitwise", same.max_abs_logit_diff == 0),
         "prompt_len": same.prompt_len,
         "new_tokens": same.new_tokens,
         "max_abs_logit_diff": same.max_abs_logit_diff,

@@ -243,6 +243,161 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
         # each user slower at the peak than in the smallest batch
         "per_user_falls": top.per_user_tokens_per_second < first.per_user_tokens_per_second,
         "growth": growth_claims(serve),
+        "shape": shape_claims(serve),
+        "spread": spread_claims(serve),
+        "bound": bound_claims(serve),
+        "contradicting": contradiction_claim(serve),
+        "free": free_claim(serve),
+        # "배치를 처음 키울 때부터 한 단계가 {nearly_free} 넘게 길어졌다"
+        "not_free": claim(
+            "serve.first_step_up_costly",
+            len(rows) > 1
+            and rows[1].decode_step_s > rows[0].decode_step_s * (1 + serve.nearly_free),
+            share=serve.nearly_free,
+        ),
+    }
+
+
+def contradiction_claim(serve: Serve) -> Claim:
+    """ "B = ...에서 더 큰 배치가 더 빨랐다": the untrusted batches, each faster (its decode step
+    or its prefill) than the next smaller batch."""
+    rows = serve.batches
+    named = [row.batch for row in rows if row.verdict == "untrusted"]
+    faster = []
+    for before, after in itertools.pairwise(rows):
+        step_faster = after.decode_step_s < before.decode_step_s
+        prefill_faster = (
+            after.prefill_s is not None
+            and before.prefill_s is not None
+            and after.prefill_s < before.prefill_s
+        )
+        if step_faster or prefill_faster:
+            faster.append(after.batch)
+    holds = bool(named) and all(batch in faster for batch in named)
+    return claim("serve.larger_faster", holds, batches=named)
+
+
+def free_claim(serve: Serve) -> Claim:
+    """ "B = X까지 ... 한 단계가 {nearly_free} 넘게 길어지지 않은 것은": every step up to X made
+    the decode step at most that much longer, and the next one (if any) more."""
+    rows = serve.batches
+    reached = serve.nearly_free_up_to
+    within = True
+    stopped = True
+    for before, after in itertools.pairwise(rows):
+        longer = after.decode_step_s > before.decode_step_s * (1 + serve.nearly_free)
+        if after.batch <= reached:
+            within &= not longer
+        elif before.batch == reached:
+            stopped = longer
+    return claim(
+        "serve.nearly_free_up_to",
+        within and stopped and reached > rows[0].batch,
+        batch=reached,
+        share=serve.nearly_free,
+    )
+
+
+def shape_claims(serve: Serve) -> dict[str, Claim]:
+    """The lesson's relations: the peak (the most tokens per second, at the smallest batch or at
+    ``batch``), the batches below it that fell from the one before (``dips``), and each user's
+    speed at the peak against the smallest batch's (falls or rises)."""
+    rows = serve.batches
+    by_batch = {row.batch: row for row in rows}
+    first, top = rows[0], by_batch[serve.peak_batch]
+    dips = [
+        b.batch
+        for a, b in itertools.pairwise(rows)
+        if b.tokens_per_second < a.tokens_per_second and b.batch < serve.peak_batch
+    ]
+    falls = top.per_user_tokens_per_second < first.per_user_tokens_per_second
+    users = {"first": first.batch, "peak": top.batch}
+    return {
+        "peak_first": claim("serve.peak_at_first", top.batch == first.batch, batch=first.batch),
+        "peak": claim("serve.peak_at", top.batch != first.batch, batch=top.batch),
+        "dips": claim("serve.dips", bool(dips), batches=dips),
+        "per_user_falls": claim("serve.per_user_falls", falls, **users),
+        "per_user_rises": claim(
+            "serve.per_user_rises",
+            top.per_user_tokens_per_second > first.per_user_tokens_per_second,
+            **users,
+        ),
+    }
+
+
+def spread_claims(serve: Serve) -> dict[str, Claim]:
+    """Which batches' spreads passed the threshold, each spread named: the passes' median decode
+    steps (``decode``), the passes' prefills (``prefill``), the steps within a pass
+    (``within``)."""
+    decode = [row.batch for row in serve.batches if "decode_spread" in row.doubts]
+    prefill = [row.batch for row in serve.batches if "prefill_spread" in row.doubts]
+    within = [row.batch for row in serve.batches if "decode_spread_within_passes" in row.doubts]
+    return {
+        "decode": claim(
+            "serve.decode_spread_over", bool(decode), batches=decode, threshold=serve.noisy_cv
+        ),
+        "prefill": claim(
+            "serve.prefill_spread_over", bool(prefill), batches=prefill, threshold=serve.noisy_cv
+        ),
+        "within": claim(
+            "serve.within_spread_over",
+            bool(within),
+            batches=within,
+            threshold=serve.step_noisy_cv,
+        ),
+    }
+
+
+def bound_claims(serve: Serve) -> dict[str, Claim]:
+    """Which bound binds, and how firm the speed bound is.
+
+    ``memory``: fewer users by memory than by speed; ``speed``: no more by speed than by memory
+    (or memory unknown) and some batch measured missed the target; ``firm``: the speed bound is
+    the largest measured batch whose slowest pass met the target, the next one's fastest pass
+    missing it; ``estimate``: a bound between measured batches where a pass range straddles the
+    target, or the fit's (``over_by_s``: how far the next batch's median missed it, ``cv`` its
+    passes' spread)."""
+    users = serve.users
+    by_batch = {row.batch: row for row in serve.batches}
+    target = users.step_target_s
+    memory = users.users_by_memory
+    by_speed = users.users_by_speed
+    missed = any(row.decode_step_s > target for row in serve.batches)
+    firm = False
+    estimate = False
+    about = {"users": by_speed, "target_s": target}
+    between = users.speed_between or []
+    if all(batch in by_batch for batch in between) and users.speed_how in ("measured", "fit"):
+        under, over = (by_batch[batch] for batch in users.speed_between)
+        firm = (
+            users.speed_how == "measured"
+            and over.step_low_s > target
+            and under.step_high_s <= target
+        )
+        estimate = not firm
+        about |= {
+            "under": under.batch,
+            "over": over.batch,
+            "over_by_s": over.decode_step_s - target,
+            "cv": over.cv_decode_step,
+            "fitted": users.speed_how == "fit",
+        }
+    return {
+        "memory": claim(
+            "serve.memory_binds", memory is not None and memory < by_speed, memory=memory
+        ),
+        "speed": claim(
+            "serve.speed_binds",
+            missed and (memory is None or by_speed <= memory),
+            users=by_speed,
+        ),
+        "none": claim(
+            "serve.no_bound_reached",
+            not missed and not (memory is not None and memory < by_speed),
+            users=by_speed,
+        ),
+        "firm": claim("serve.speed_bound_firm", firm, **about),
+        "estimate": claim("serve.speed_bound_estimate", estimate, **about),
     }
 
 
@@ -302,9 +457,9 @@ def growth_claims(serve: Serve) -> dict[str, Claim]:
 
 def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
     """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
-    same prompt: "same" where the passes' range of the one and the runs' range of the other
-    agree (records.agree, within serve's noisy_cv), else "differ". None where the two did not
-    measure the same prefill."""
+    same prompt: the passes' range of the one and the runs' range of the other judged by
+    records.agree (within serve's noisy_cv), a claim for each of its three findings. None where
+    the two did not measure the same prefill."""
     first = serve.batches[0]
     if sweep is None or first.batch != 1 or not first.prefills_s:
         return None
@@ -312,11 +467,16 @@ def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
         return None
     low, high = min(first.prefills_s), max(first.prefills_s)
     sweep_low, sweep_high = sweep.steps.with_cache_low_s[0], sweep.steps.with_cache_high_s[0]
-    overlap = agree((low, high), (sweep_low, sweep_high), serve.noisy_cv)
-    return {
+    found = agree((low, high), (sweep_low, sweep_high), serve.noisy_cv)
+    about = {
         "prefill_s": first.prefill_s,
         "ttft_s": sweep.ttft_s,
-        "relation": "same" if overlap else "differ",
+        "relative": serve.noisy_cv,
+    }
+    return about | {
+        "meet": claim("serve.prefill_meet", found == "meet", **about),
+        "within_noise": claim("serve.prefill_within_noise", found == "within_noise", **about),
+        "apart": claim("serve.prefill_apart", found == "apart", **about),
     }
 
 

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mminfer.claims import Claim, claim
 from mminfer.records import Glance, RunInfo, agree, bands
 
 if TYPE_CHECKING:
@@ -191,32 +193,121 @@ def sweep_facts(sweep: Sweep, time: Timing | None = None) -> dict:
             "bands": bands(steps_with[1:]),
             "prefill_twice": prefill_twice(sweep),
             "against_time": against_time(sweep, time),
+            "longest_estimated": longest.without_cache_from != "clocked",
+            "length_claims": length_claims(sweep),
+            "steps_claims": steps_claims(sweep),
         }
     )
 
 
+def clocked_among_first(sweep: Sweep, new_tokens: int) -> int:
+    """How many of the first ``new_tokens`` uncached steps were clocked."""
+    return sum(seconds is not None for seconds in sweep.steps.without_cache_s[:new_tokens])
+
+
+def fixed_share_claims(fit: StepFit, point: SweepPoint, prefix_ok: bool = True) -> dict:
+    """The share of the cached path's measured time at ``point`` that the fit's fixed cost per
+    step takes: N steps x fixed_s_with_cache over the time measured (not the fit's own
+    prediction). ``share``: it holds (the fit holds and N x fixed is at most the time measured);
+    ``exceeds``: the fit holds but N x fixed passes the time measured, so no share is said."""
+    fixed_total = point.new_tokens * fit.fixed_s_with_cache
+    share = fixed_total / point.with_cache_s if point.with_cache_s > 0 else math.inf
+    about = {
+        "new_tokens": point.new_tokens,
+        "share": share,
+        "fixed_s": fit.fixed_s_with_cache,
+        "fixed_total_s": fixed_total,
+        "measured_s": point.with_cache_s,
+    }
+    return {
+        "share": claim("sweep.fixed_share", prefix_ok and fit.holds and share <= 1, **about),
+        "exceeds": claim("sweep.fixed_exceeds", prefix_ok and fit.holds and share > 1, **about),
+    }
+
+
+def length_claims(sweep: Sweep) -> dict[str, Claim]:
+    """The lesson's relations at the longest length: the time ratio below the token ratio or not,
+    the fixed cost's share of the cached path's measured time, and whether the longest length's
+    uncached time is an estimate (some of its steps filled, not clocked)."""
+    longest = sweep.points[-1]
+    ratio = longest.time_ratio
+    about = {
+        "new_tokens": longest.new_tokens,
+        "time_ratio": ratio,
+        "token_ratio": longest.token_ratio,
+    }
+    clocked = clocked_among_first(sweep, longest.new_tokens)
+    return {
+        "below": claim(
+            "sweep.time_below_tokens", ratio is not None and ratio < longest.token_ratio, **about
+        ),
+        "not_below": claim(
+            "sweep.time_not_below_tokens",
+            ratio is not None and ratio >= longest.token_ratio,
+            **about,
+        ),
+        "estimate": claim(
+            "sweep.longest_estimate",
+            clocked < longest.new_tokens,
+            new_tokens=longest.new_tokens,
+            clocked=clocked,
+        ),
+        **fixed_share_claims(sweep.fit, longest),
+    }
+
+
+def steps_claims(sweep: Sweep) -> dict[str, Claim]:
+    """The uncached steps from the first to the last clocked: grew, or did not."""
+    steps = sweep.steps.without_cache_s
+    last = max(step for step, seconds in enumerate(steps) if seconds is not None)
+    about = {"first_s": steps[0], "last_s": steps[last], "last_step": last}
+    return {
+        "grew": claim("sweep.uncached_steps_grew", steps[last] > steps[0], **about),
+        "flat": claim("sweep.uncached_steps_not_grown", steps[last] <= steps[0], **about),
+    }
+
+
 def prefill_twice(sweep: Sweep) -> dict:
     """The prefill of the prompt measured twice in one run: the cached generation's first step
-    (ttft_s) and the uncached one's first step, the same forward of P tokens. "same" where the
-    runs' ranges of the two agree (records.agree, within the sweep's noisy_cv), else "differ"."""
+    (ttft_s) and the uncached one's first step, the same forward of P tokens, their runs' ranges
+    judged by records.agree (within the sweep's noisy_cv): a claim for each of its three
+    findings."""
     steps = sweep.steps
     cached = (steps.with_cache_low_s[0], steps.with_cache_high_s[0])
     uncached = (steps.without_cache_low_s[0], steps.without_cache_high_s[0])
-    overlap = agree(cached, uncached, sweep.noisy_cv)
-    return {
+    found = agree(cached, uncached, sweep.noisy_cv)
+    about = {
         "ttft_s": sweep.ttft_s,
         "uncached_first_s": steps.without_cache_s[0],
-        "relation": "same" if overlap else "differ",
+        "relative": sweep.noisy_cv,
     }
+    return about | {
+        "meet": claim("sweep.prefill_meet", found == "meet", **about),
+        "within_noise": claim("sweep.prefill_within_noise", found == "within_noise", **about),
+        "apart": claim("sweep.prefill_apart", found == "apart", **about),
+    }
+
+
+def ratio_range(sweep: Sweep, new_tokens: int) -> tuple[float, float]:
+    """The time ratio's range over the runs at ``new_tokens``: the uncached steps' fastest runs
+    over the cached steps' slowest, and the other way round (every step clocked)."""
+    steps = sweep.steps
+    with_low = sum(steps.with_cache_low_s[:new_tokens])
+    with_high = sum(steps.with_cache_high_s[:new_tokens])
+    without_low = sum(steps.without_cache_low_s[:new_tokens])
+    without_high = sum(steps.without_cache_high_s[:new_tokens])
+    return without_low / with_high, without_high / with_low
 
 
 def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
     """time.json's speedup beside the time ratio this sweep gives at the same prompt and length.
 
-    "same" where they differ by no more than the spreads allow (the sum of both measurements'
-    coefficients of variation, both ways: a ratio's relative spread is at most its two parts'),
-    else "differ", with what the records show differs: the threads, the method (whole
-    generations timed there, steps here). None: no length of this sweep is time.json's.
+    Where every uncached step of that length was clocked, the two ranges over the runs (the
+    speedup's: the uncached runs over the cached ones, fastest over slowest and back; the
+    ratio's: records.ratio_range) are judged by records.agree within the larger noise threshold
+    of the two runs: "meet", "within_noise" or "apart", a claim each. Where some were filled in
+    (fit, interpolation), the ratio is an estimate with no range: claim ``estimate``, never
+    judged the same. None: no length of this sweep is time.json's.
     """
     if time is None or time.prompt_len != sweep.prompt_len:
         return None
@@ -226,28 +317,41 @@ def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
             point = candidate
     if point is None:
         return None
-    allowed = (
-        time.cv_with_cache + time.cv_without_cache + sweep.cv_with_cache + sweep.cv_without_cache
+    clocked = clocked_among_first(sweep, point.new_tokens)
+    speedup_range = (
+        min(time.without_cache_runs_s) / max(time.with_cache_runs_s),
+        max(time.without_cache_runs_s) / min(time.with_cache_runs_s),
     )
-    relative = abs(point.time_ratio - time.speedup) / time.speedup
-    return {
+    relative = max(time.noisy_cv, sweep.noisy_cv)
+    if clocked == point.new_tokens:
+        sweep_range = ratio_range(sweep, point.new_tokens)
+        found = agree(speedup_range, sweep_range, relative)
+    else:
+        sweep_range = None
+        found = "estimate"
+    about = {
         "new_tokens": point.new_tokens,
         "sweep_ratio": point.time_ratio,
         "speedup": time.speedup,
-        "relation": "same" if relative <= allowed else "differ",
-        "allowed": allowed,
+        "speedup_range": speedup_range,
+        "sweep_range": sweep_range,
+        "relative": relative,
+    }
+    return about | {
+        "meet": claim("sweep.speedup_meet", found == "meet", **about),
+        "within_noise": claim("sweep.speedup_within_noise", found == "within_noise", **about),
+        "apart": claim("sweep.speedup_apart", found == "apart", **about),
+        "estimate": claim("sweep.speedup_estimate", found == "estimate", clocked=clocked, **about),
         "threads_differ": time.threads != sweep.threads,
         "time_threads": time.threads,
-        "time_load": time.load_before,
-        "sweep_load": sweep.load_before,
     }
 
 
 def sweep_rows(sweep: Sweep) -> list[dict]:
     """The table's rows: each length, and how its uncached time is marked.
 
-    ``mark`` before the time: "≈" where some steps came from the fit; ``after`` it: "†" where they
-    were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
+    ``mark`` before the time: "≈" where some steps were filled (an estimate); ``after`` it: "†"
+    where they were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
     ``fed_from_formula``: not every uncached step ran, so fed_without_cache is the formula's
     value (formula_without_cache, marked), not a count.
     """
@@ -258,7 +362,7 @@ def sweep_rows(sweep: Sweep) -> list[dict]:
             {
                 "point": point,
                 "hidden": how == "none",
-                "mark": "≈" if how == "fit" else "",
+                "mark": "≈" if how in ("fit", "interpolation") else "",
                 "after": "†" if how == "interpolation" else "",
                 "fed_from_formula": point.fed_without_cache is None,
             }

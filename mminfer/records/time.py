@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from mminfer.claims import Claim, claim
 from mminfer.records import RunInfo, token_ratio
 
 if TYPE_CHECKING:
@@ -49,7 +50,36 @@ def time_facts(time: Timing, fed: Count, sweep: Sweep | None = None) -> dict:
     the speedup and the token ratio differ, as far as the records show it (:func:`reason_of`)."""
     ratio = token_ratio(fed)
     below = time.speedup < ratio
+    about = {"speedup": time.speedup, "token_ratio": ratio}
     return vars(time) | {
+        "rounds": round_claims(time),
+        "below_claim": claim("time.speedup_below_tokens", below, **about),
+        "not_below_claim": claim("time.speedup_not_below_tokens", not below, **about),
+        "estimate": time.verdict == "noisy",  # the speedup is said as an estimate (≈)
+        # "캐시를 쓰면 생성이 N배 빠르다": the cache's median faster, the timing not untrusted
+        # "둘 다 {noisy_cv} 이하다": both methods' runs spread no more than the threshold
+        "spreads_within": claim(
+            "time.spreads_within",
+            max(time.cv_with_cache, time.cv_without_cache) <= time.noisy_cv,
+            threshold=time.noisy_cv,
+        ),
+        # "... 로 {noisy_cv}를 넘는 쪽이 있다"
+        "spread_over": claim(
+            "time.spread_over",
+            max(time.cv_with_cache, time.cv_without_cache) > time.noisy_cv,
+            threshold=time.noisy_cv,
+        ),
+        # "방법당 N회까지 재고도 캐시 쪽이 빠르지 않았다": the cached median no faster
+        "not_faster": claim(
+            "time.cache_not_faster",
+            time.with_cache_s >= time.without_cache_s,
+            runs=time.runs_done,
+        ),
+        "faster": claim(
+            "time.cache_faster",
+            time.verdict != "untrusted" and time.speedup > 1,
+            speedup=time.speedup,
+        ),
         "token_ratio": ratio,
         "trusted": time.verdict != "untrusted",
         "speedup_below_token_ratio": below,
@@ -62,13 +92,29 @@ def time_facts(time: Timing, fed: Count, sweep: Sweep | None = None) -> dict:
     }
 
 
+def round_claims(time: Timing) -> dict[str, Claim]:
+    """The rounds (one run of each method, interleaved): ``every``, the cache faster in every
+    round; ``some_slower``, the cache slower (or as slow) in ``slower`` of the ``rounds``."""
+    pairs = list(zip(time.with_cache_runs_s, time.without_cache_runs_s))
+    slower = sum(with_s >= without_s for with_s, without_s in pairs)
+    return {
+        "every": claim(
+            "time.cache_faster_every_round", bool(pairs) and slower == 0, rounds=len(pairs)
+        ),
+        "some_slower": claim(
+            "time.cache_slower_in_rounds", slower > 0, slower=slower, rounds=len(pairs)
+        ),
+    }
+
+
 def reason_of(time: Timing, below: bool, sweep: Sweep | None) -> dict:
     """Why the speedup differs from the token ratio, chosen from what the records show.
 
     ``kind``: "untrusted" (the time itself must not be believed: no comparison); "fixed_share"
-    (the speedup falls short and sweep.json's step fit holds: the share of the cached path's
-    time its per-step fixed cost takes, at ``new_tokens``, time.json's length where the sweep
-    measured it, else the sweep's longest); "attention" (the speedup passes the token ratio and
+    (the speedup falls short and sweep.json's step fit holds: claims of the share of the cached
+    path's measured time N x its per-step fixed cost takes, or that it passes that time, at
+    ``new_tokens``, time.json's length where the sweep clocked it, else the sweep's longest
+    clocked); "attention" (the speedup passes the token ratio and
     the fit holds with a cost per attention pair above 0); "unknown" (no record shows it;
     ``sweep_fit``: "absent", "not_holding" or "holding", what the sweep could say).
     """
@@ -82,20 +128,28 @@ def reason_of(time: Timing, below: bool, sweep: Sweep | None) -> dict:
         if sweep.fit.per_pair_s > 0:
             return {"kind": "attention", "per_pair_s": sweep.fit.per_pair_s}
         return {"kind": "unknown", "sweep_fit": "holding"}
-    measured = [
-        row for row in sweep.predictions if row.measured and row.fixed_share_with_cache is not None
-    ]
-    if not measured:
-        return {"kind": "unknown", "sweep_fit": "holding"}
+    measured = [point for point in sweep.points if point.without_cache_from == "clocked"]
+    measured = [point for point in measured if point.with_cache_s > 0] or sweep.points
     chosen = measured[-1]
-    for row in measured:
-        if row.new_tokens == time.new_tokens:
-            chosen = row
+    for point in measured:
+        if point.new_tokens == time.new_tokens:
+            chosen = point
+    fixed_total = chosen.new_tokens * sweep.fit.fixed_s_with_cache
+    share = fixed_total / chosen.with_cache_s if chosen.with_cache_s > 0 else float("inf")
+    about = {
+        "new_tokens": chosen.new_tokens,
+        "share": share,
+        "fixed_total_s": fixed_total,
+        "measured_s": chosen.with_cache_s,
+    }
     return {
         "kind": "fixed_share",
         "new_tokens": chosen.new_tokens,
         "prompt_len": sweep.prompt_len,
         "same_length": chosen.new_tokens == time.new_tokens,
         "same_prompt": sweep.prompt_len == time.prompt_len,
-        "fixed_share": chosen.fixed_share_with_cache,
+        # the fixed cost's share of the cached path's time measured there (N x the fit's fixed
+        # cost per step over it), not of the fit's own prediction; none where it passes it
+        "share": claim("time.fixed_share", share <= 1, **about),
+        "exceeds": claim("time.fixed_exceeds", share > 1, **about),
     }

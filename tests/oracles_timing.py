@@ -1,0 +1,526 @@
+"""The oracles of the timing side's claims: time, sweep, serve, capacity, kvbytes, same, run.
+
+Each reads its sentence's literal words and checks them on the record's raw numbers (the runs'
+seconds, the steps' clocked times and their ranges, the passes' median steps and prefills), never
+on the facts' intermediate values. ``ORACLES[key](records, about)``: tests/oracles.py merges them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import statistics
+from collections.abc import Callable, Mapping
+from pathlib import PurePosixPath
+
+
+def close(a: float, b: float) -> bool:
+    """Two figures the same to rounding (a claim cites the figure its check used)."""
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
+
+
+def cv(values: list[float]) -> float:
+    """Sample standard deviation over the mean (0 for a single value)."""
+    if len(values) < 2:
+        return 0.0
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def relation(one: tuple[float, float], other: tuple[float, float], relative: float) -> str:
+    """What two ranges are to each other: overlapping, apart by a gap within ``relative`` of the
+    lower range's top, or further apart."""
+    lower, upper = sorted([one, other])
+    if upper[0] <= lower[1]:
+        return "meet"
+    gap = upper[0] - lower[1]
+    return "within_noise" if gap <= relative * lower[1] else "apart"
+
+
+# --- time.json --------------------------------------------------------------------------------
+
+
+def fed_ratio(records) -> float:
+    fed = records["fed"]
+    return fed.fed_without_cache / fed.fed_with_cache
+
+
+def time_speedup_below_tokens(records, about) -> bool:
+    """ "speedup(X배)이 토큰 비율(Y배)에 못 미친다"."""
+    time = records["time"]
+    return close(about["speedup"], time.speedup) and time.speedup < fed_ratio(records)
+
+
+def time_speedup_not_below_tokens(records, about) -> bool:
+    """ "speedup(X배)이 토큰 비율(Y배) 이상이다"."""
+    time = records["time"]
+    return close(about["speedup"], time.speedup) and time.speedup >= fed_ratio(records)
+
+
+def rounds_of(time) -> list[tuple[float, float]]:
+    return list(zip(time.with_cache_runs_s, time.without_cache_runs_s))
+
+
+def time_cache_faster_every_round(records, about) -> bool:
+    """ "N라운드 모두 캐시 쪽이 빨랐지만": each round's cached run beat its uncached one."""
+    rounds = rounds_of(records["time"])
+    return about["rounds"] == len(rounds) and all(w < wo for w, wo in rounds) and bool(rounds)
+
+
+def time_cache_slower_in_rounds(records, about) -> bool:
+    """ "N라운드 중 K라운드는 캐시 쪽이 빠르지 않았다"."""
+    rounds = rounds_of(records["time"])
+    slower = sum(w >= wo for w, wo in rounds)
+    return about["rounds"] == len(rounds) and about["slower"] == slower and slower > 0
+
+
+def time_cache_faster(records, about) -> bool:
+    """ "생성이 X배 빠르다": the uncached runs' median over the cached runs' is above one, and
+    the timing is not untrusted."""
+    time = records["time"]
+    faster = statistics.median(time.without_cache_runs_s) > statistics.median(
+        time.with_cache_runs_s
+    )
+    return close(about["speedup"], time.speedup) and faster and time.verdict != "untrusted"
+
+
+def time_spreads_within(records, about) -> bool:
+    """ "변동계수는 ... 둘 다 {threshold} 이하다", from the runs themselves."""
+    time = records["time"]
+    spreads = (cv(time.with_cache_runs_s), cv(time.without_cache_runs_s))
+    return max(spreads) <= about["threshold"] + 1e-12
+
+
+def time_spread_over(records, about) -> bool:
+    """ "변동계수는 ...로 {threshold}를 넘는 쪽이 있다", from the runs themselves."""
+    time = records["time"]
+    spreads = (cv(time.with_cache_runs_s), cv(time.without_cache_runs_s))
+    return max(spreads) > about["threshold"] - 1e-12
+
+
+def time_cache_not_faster(records, about) -> bool:
+    """ "방법당 N회까지 재고도 캐시 쪽이 빠르지 않았다": the cached runs' median no faster."""
+    time = records["time"]
+    slower = statistics.median(time.with_cache_runs_s) >= statistics.median(
+        time.without_cache_runs_s
+    )
+    return slower and about["runs"] == len(time.with_cache_runs_s)
+
+
+def fixed_share_of(records, about) -> float | None:
+    """N x the sweep fit's fixed cost per cached step over the cached time measured at N."""
+    sweep = records["sweep"]
+    for point in sweep.points:
+        if point.new_tokens == about["new_tokens"] and point.with_cache_s > 0:
+            return point.new_tokens * sweep.fit.fixed_s_with_cache / point.with_cache_s
+    return None
+
+
+def share_said(records, about) -> bool:
+    """ "잰 캐시 경로 시간 T s의 S%가 단계마다의 고정비": the share of the time measured, at most
+    all of it, the fit holding."""
+    share = fixed_share_of(records, about)
+    return (
+        share is not None
+        and share <= 1
+        and close(about["share"], share)
+        and records["sweep"].fit.holds
+    )
+
+
+def exceeds_said(records, about) -> bool:
+    """ "고정비 × N이 잰 캐시 경로 시간보다 크다"."""
+    share = fixed_share_of(records, about)
+    return share is not None and share > 1 and records["sweep"].fit.holds
+
+
+# --- sweep.json -------------------------------------------------------------------------------
+
+
+def clocked_uncached(sweep, new_tokens: int) -> int:
+    return sum(seconds is not None for seconds in sweep.steps.without_cache_s[:new_tokens])
+
+
+def sweep_time_below_tokens(records, about) -> bool:
+    """ "시간 비율은 토큰 비율에 못 미친다" at the longest length."""
+    point = records["sweep"].points[-1]
+    return (
+        about["new_tokens"] == point.new_tokens
+        and point.time_ratio is not None
+        and point.time_ratio < point.token_ratio
+    )
+
+
+def sweep_time_not_below_tokens(records, about) -> bool:
+    """ "시간 비율이 토큰 비율 이상이다" at the longest length."""
+    point = records["sweep"].points[-1]
+    return (
+        about["new_tokens"] == point.new_tokens
+        and point.time_ratio is not None
+        and point.time_ratio >= point.token_ratio
+    )
+
+
+def sweep_longest_estimate(records, about) -> bool:
+    """ "캐시 없는 단계 N개 중 K개만 재고 나머지를 채운 어림"."""
+    sweep = records["sweep"]
+    clocked = clocked_uncached(sweep, about["new_tokens"])
+    return clocked == about["clocked"] and clocked < about["new_tokens"]
+
+
+def uncached_ends(sweep) -> tuple[float, float]:
+    steps = [seconds for seconds in sweep.steps.without_cache_s if seconds is not None]
+    return steps[0], steps[-1]
+
+
+def sweep_uncached_steps_grew(records, about) -> bool:
+    """ "캐시 없는 단계는 첫 단계 A에서 마지막 잰 단계 B로 늘었다"."""
+    first, last = uncached_ends(records["sweep"])
+    return close(about["first_s"], first) and close(about["last_s"], last) and last > first
+
+
+def sweep_uncached_steps_not_grown(records, about) -> bool:
+    """ "... 늘지 않았다"."""
+    first, last = uncached_ends(records["sweep"])
+    return close(about["first_s"], first) and close(about["last_s"], last) and last <= first
+
+
+def prefill_twice(records) -> str:
+    steps = records["sweep"].steps
+    cached = (steps.with_cache_low_s[0], steps.with_cache_high_s[0])
+    uncached = (steps.without_cache_low_s[0], steps.without_cache_high_s[0])
+    return relation(cached, uncached, records["sweep"].noisy_cv)
+
+
+def speedup_beside_ratio(records, about) -> str | None:
+    """time.json's speedup range against the sweep's ratio range at its length: a relation, or
+    None where some uncached step of that length was not clocked (no range)."""
+    time, sweep = records["time"], records["sweep"]
+    n = time.new_tokens
+    if about["new_tokens"] != n or not close(about["speedup"], time.speedup):
+        return None
+    if clocked_uncached(sweep, n) < n or len(sweep.steps.without_cache_s) < n:
+        return None
+    steps = sweep.steps
+    ratio = (
+        sum(steps.without_cache_low_s[:n]) / sum(steps.with_cache_high_s[:n]),
+        sum(steps.without_cache_high_s[:n]) / sum(steps.with_cache_low_s[:n]),
+    )
+    speedup = (
+        min(time.without_cache_runs_s) / max(time.with_cache_runs_s),
+        max(time.without_cache_runs_s) / min(time.with_cache_runs_s),
+    )
+    return relation(ratio, speedup, max(time.noisy_cv, sweep.noisy_cv))
+
+
+def sweep_speedup_estimate(records, about) -> bool:
+    """ "≈X배는 캐시 없는 단계 N개 중 K개만 재고 나머지를 채운 어림이라 범위가 없다"."""
+    sweep = records["sweep"]
+    n = about["new_tokens"]
+    clocked = clocked_uncached(sweep, n)
+    return clocked == about["clocked"] and clocked < n
+
+
+# --- serve.json -------------------------------------------------------------------------------
+
+
+def rates(serve) -> list[tuple[int, float]]:
+    return [(row.batch, row.batch / row.decode_step_s) for row in serve.batches]
+
+
+def peak_batch(serve) -> int:
+    best = max(rate for _, rate in rates(serve))
+    return min(batch for batch, rate in rates(serve) if rate == best)
+
+
+def serve_peak_at_first(records, about) -> bool:
+    """ "초당 토큰은 가장 작은 배치 B = X에서 가장 많았다"."""
+    serve = records["serve"]
+    return about["batch"] == serve.batches[0].batch == peak_batch(serve)
+
+
+def serve_peak_at(records, about) -> bool:
+    """ "초당 토큰은 B = X에서 ... 가장 많았고"."""
+    serve = records["serve"]
+    return about["batch"] == peak_batch(serve) != serve.batches[0].batch
+
+
+def serve_dips(records, about) -> bool:
+    """ "그 사이 B = ...에서는 바로 앞 배치보다 줄었다": exactly the batches below the peak whose
+    tokens per second fell below the batch before's."""
+    serve = records["serve"]
+    top = peak_batch(serve)
+    pairs = list(zip(rates(serve), rates(serve)[1:]))
+    fell = [b for (_, ra), (b, rb) in pairs if rb < ra and b < top]
+    return list(about["batches"]) == fell and bool(fell)
+
+
+def per_user(serve, batch: int) -> float:
+    return next(1 / row.decode_step_s for row in serve.batches if row.batch == batch)
+
+
+def serve_per_user_falls(records, about) -> bool:
+    """ "사용자 한 명의 속도는 A에서 B 토큰/초로 줄었다"."""
+    serve = records["serve"]
+    return about["peak"] == peak_batch(serve) and per_user(serve, about["peak"]) < per_user(
+        serve, about["first"]
+    )
+
+
+def serve_per_user_rises(records, about) -> bool:
+    """ "... 늘었다"."""
+    serve = records["serve"]
+    return about["peak"] == peak_batch(serve) and per_user(serve, about["peak"]) > per_user(
+        serve, about["first"]
+    )
+
+
+def serve_decode_spread_over(records, about) -> bool:
+    """ "B = ...에서 패스 사이 디코드 한 단계의 변동계수가 X를 넘었다": exactly those batches."""
+    serve = records["serve"]
+    over = [row.batch for row in serve.batches if cv(row.pass_step_s) > about["threshold"]]
+    return list(about["batches"]) == over and bool(over)
+
+
+def serve_prefill_spread_over(records, about) -> bool:
+    """ "B = ...에서 패스 사이 프리필의 변동계수가 X를 넘었다": exactly those batches."""
+    serve = records["serve"]
+    over = [
+        row.batch
+        for row in serve.batches
+        if row.prefills_s and cv(row.prefills_s) > about["threshold"]
+    ]
+    return list(about["batches"]) == over and bool(over)
+
+
+def serve_within_spread_over(records, about) -> bool:
+    """ "B = ...에서 한 패스 안의 단계들의 변동계수가 X를 넘었다" (the record's spread within
+    the passes around their trend)."""
+    serve = records["serve"]
+    over = [row.batch for row in serve.batches if row.cv_within_passes > about["threshold"]]
+    return list(about["batches"]) == over and bool(over)
+
+
+def serve_larger_faster(records, about) -> bool:
+    """ "B = ...에서 더 큰 배치가 더 빨랐다": each named batch's decode step or prefill faster
+    than the measured batch before it."""
+    rows = records["serve"].batches
+    faster = set()
+    for before, after in itertools.pairwise(rows):
+        prefills = after.prefill_s is not None and before.prefill_s is not None
+        if after.decode_step_s < before.decode_step_s or (
+            prefills and after.prefill_s < before.prefill_s
+        ):
+            faster.add(after.batch)
+    return bool(about["batches"]) and set(about["batches"]) <= faster
+
+
+def serve_nearly_free_up_to(records, about) -> bool:
+    """ "한 단계가 {share} 넘게 길어지지 않은 것은 B = X까지다": every step up to X within it,
+    the step past X (if measured) beyond it, X past the smallest batch."""
+    rows = records["serve"].batches
+    limit = 1 + about["share"]
+    batch = about["batch"]
+    pairs = list(itertools.pairwise(rows))
+    within = all(b.decode_step_s <= a.decode_step_s * limit for a, b in pairs if b.batch <= batch)
+    past = [b.decode_step_s > a.decode_step_s * limit for a, b in pairs if a.batch == batch]
+    return batch > rows[0].batch and within and all(past)
+
+
+def serve_first_step_up_costly(records, about) -> bool:
+    """ "배치를 처음 키울 때부터 한 단계가 {share} 넘게 길어졌다"."""
+    rows = records["serve"].batches
+    return len(rows) > 1 and rows[1].decode_step_s > rows[0].decode_step_s * (1 + about["share"])
+
+
+def target_of(serve) -> float:
+    return 1 / serve.users.tokens_per_second
+
+
+def serve_memory_binds(records, about) -> bool:
+    """ "사용자 수는 메모리가 먼저 묶는다: N명"."""
+    users = records["serve"].users
+    memory = users.users_by_memory
+    return memory is not None and memory == about["memory"] and memory < users.users_by_speed
+
+
+def some_batch_missed(serve) -> bool:
+    return any(row.decode_step_s > target_of(serve) for row in serve.batches)
+
+
+def serve_speed_binds(records, about) -> bool:
+    """ "사용자 수는 속도가 먼저 묶는다": some batch measured missed the target, and no more
+    users by speed than by memory."""
+    serve = records["serve"]
+    memory = serve.users.users_by_memory
+    by_speed = serve.users.users_by_speed
+    return some_batch_missed(serve) and (memory is None or by_speed <= memory)
+
+
+def serve_no_bound_reached(records, about) -> bool:
+    """ "잰 가장 큰 배치까지 속도 목표 안이었다: 어느 한계에도 닿지 않았다"."""
+    serve = records["serve"]
+    memory = serve.users.users_by_memory
+    return not some_batch_missed(serve) and (memory is None or memory >= serve.users.users_by_speed)
+
+
+def neighbours(serve, about):
+    by_batch = {row.batch: row for row in serve.batches}
+    batches = [row.batch for row in serve.batches]
+    under, over = about.get("under"), about.get("over")
+    if under not in by_batch or over not in by_batch:
+        return None
+    if batches.index(over) != batches.index(under) + 1:
+        return None
+    return by_batch[under], by_batch[over]
+
+
+def serve_speed_bound_firm(records, about) -> bool:
+    """A speed bound of N users stated flatly: B = N's slowest pass met the target, the next
+    measured batch's fastest pass missed it."""
+    serve = records["serve"]
+    pair = neighbours(serve, about)
+    if pair is None:
+        return False
+    under, over = pair
+    target = target_of(serve)
+    return (
+        about["users"] == under.batch == serve.users.users_by_speed
+        and max(under.pass_step_s) <= target
+        and min(over.pass_step_s) > target
+    )
+
+
+def serve_speed_bound_estimate(records, about) -> bool:
+    """ "≈N명 (어림: ...)": the fit's bound between two measured batches, or a bound whose
+    batches' pass ranges straddle the target."""
+    serve = records["serve"]
+    pair = neighbours(serve, about)
+    if pair is None:
+        return False
+    under, over = pair
+    target = target_of(serve)
+    if about["fitted"]:
+        return under.batch < about["users"] < over.batch
+    return about["users"] == under.batch and (
+        min(over.pass_step_s) <= target or max(under.pass_step_s) > target
+    )
+
+
+def serve_prefill_relation(records) -> str:
+    first = records["serve"].batches[0]
+    steps = records["sweep"].steps
+    own = (min(first.prefills_s), max(first.prefills_s))
+    return relation(
+        own, (steps.with_cache_low_s[0], steps.with_cache_high_s[0]), records["serve"].noisy_cv
+    )
+
+
+# --- capacity, kvbytes, same, run ------------------------------------------------------------
+
+
+def capacity_formula_exact(records, about) -> bool:
+    """ "캐시 크기는 공식으로 정확히 셀 수 있다"."""
+    capacity = records["capacity"]
+    check = capacity.batch_check
+    return check.measured_bytes == check.predicted_bytes and all(
+        per_token.measured == per_token.formula for per_token in capacity.bytes_per_token.values()
+    )
+
+
+def capacity_memory_decides_users(records, about) -> bool:
+    """ "그 수가 카드당 사용자를 정한다": on the machine served, memory bound first."""
+    serve = records.get("serve")
+    if serve is None:
+        return False
+    memory = serve.users.users_by_memory
+    return memory is not None and memory < serve.users.users_by_speed
+
+
+def capacity_speed_binds_first(records, about) -> bool:
+    """ "이 기계에서는 속도가 먼저 묶었다"."""
+    serve = records.get("serve")
+    return serve is not None and serve_speed_binds(records, about)
+
+
+def kvbytes_bytes_equal(records, about) -> bool:
+    kv = records["kvbytes"]
+    return kv.measured_bytes == kv.formula_bytes
+
+
+def same_ids_equal(records, about) -> bool:
+    """ "새 토큰 N개가 모두 같고"."""
+    same = records["same"]
+    return same.ids == same.ids_without_cache and len(same.ids) == about["n"]
+
+
+def same_logits_bitwise(records, about) -> bool:
+    return records["same"].max_abs_logit_diff == 0
+
+
+def run_course_folder(records, about) -> bool:
+    """ "(MiniMind 강의 체크포인트, /opt/mm)": both checkpoints the run read lie in it."""
+    folder = PurePosixPath(about["folder"])
+    runs = [records["same"].run, next(iter(records["temp"].values())).run]
+    return all(PurePosixPath(run.checkpoint).is_relative_to(folder) for run in runs)
+
+
+def judged(found: Callable[[Mapping], str], word: str) -> Callable[[Mapping, Mapping], bool]:
+    return lambda records, about: found(records) == word
+
+
+def speedup_judged(word: str) -> Callable[[Mapping, Mapping], bool]:
+    return lambda records, about: speedup_beside_ratio(records, about) == word
+
+
+ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
+    "time.speedup_below_tokens": time_speedup_below_tokens,
+    "time.speedup_not_below_tokens": time_speedup_not_below_tokens,
+    "time.cache_faster_every_round": time_cache_faster_every_round,
+    "time.cache_slower_in_rounds": time_cache_slower_in_rounds,
+    "time.cache_faster": time_cache_faster,
+    "time.spreads_within": time_spreads_within,
+    "time.spread_over": time_spread_over,
+    "time.cache_not_faster": time_cache_not_faster,
+    "time.fixed_share": share_said,
+    "time.fixed_exceeds": exceeds_said,
+    "sweep.time_below_tokens": sweep_time_below_tokens,
+    "sweep.time_not_below_tokens": sweep_time_not_below_tokens,
+    "sweep.longest_estimate": sweep_longest_estimate,
+    "sweep.fixed_share": share_said,
+    "sweep.fixed_exceeds": exceeds_said,
+    "sweep.uncached_steps_grew": sweep_uncached_steps_grew,
+    "sweep.uncached_steps_not_grown": sweep_uncached_steps_not_grown,
+    "sweep.prefill_meet": judged(prefill_twice, "meet"),
+    "sweep.prefill_within_noise": judged(prefill_twice, "within_noise"),
+    "sweep.prefill_apart": judged(prefill_twice, "apart"),
+    "sweep.speedup_meet": speedup_judged("meet"),
+    "sweep.speedup_within_noise": speedup_judged("within_noise"),
+    "sweep.speedup_apart": speedup_judged("apart"),
+    "sweep.speedup_estimate": sweep_speedup_estimate,
+    "serve.peak_at_first": serve_peak_at_first,
+    "serve.peak_at": serve_peak_at,
+    "serve.dips": serve_dips,
+    "serve.per_user_falls": serve_per_user_falls,
+    "serve.per_user_rises": serve_per_user_rises,
+    "serve.decode_spread_over": serve_decode_spread_over,
+    "serve.prefill_spread_over": serve_prefill_spread_over,
+    "serve.within_spread_over": serve_within_spread_over,
+    "serve.larger_faster": serve_larger_faster,
+    "serve.nearly_free_up_to": serve_nearly_free_up_to,
+    "serve.first_step_up_costly": serve_first_step_up_costly,
+    "serve.memory_binds": serve_memory_binds,
+    "serve.speed_binds": serve_speed_binds,
+    "serve.no_bound_reached": serve_no_bound_reached,
+    "serve.speed_bound_firm": serve_speed_bound_firm,
+    "serve.speed_bound_estimate": serve_speed_bound_estimate,
+    "serve.prefill_meet": judged(serve_prefill_relation, "meet"),
+    "serve.prefill_within_noise": judged(serve_prefill_relation, "within_noise"),
+    "serve.prefill_apart": judged(serve_prefill_relation, "apart"),
+    "capacity.formula_exact": capacity_formula_exact,
+    "capacity.memory_decides_users": capacity_memory_decides_users,
+    "capacity.speed_binds_first": capacity_speed_binds_first,
+    "kvbytes.bytes_equal": kvbytes_bytes_equal,
+    "same.ids_equal": same_ids_equal,
+    "same.logits_bitwise": same_logits_bitwise,
+    "run.course_folder": run_course_folder,
+}
