@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 from shapes import never_past, small_config
+from snakemake_runner import run_snakemake
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
@@ -64,12 +65,11 @@ def snakemake(
 ) -> subprocess.CompletedProcess:
     """Run snakemake in the repository under a known umask.
 
-    Or in another copy of the workflow: cwd.
+    Or in another copy of the workflow: cwd. Each run is a process of its own, forked from one
+    that has imported Snakemake (tests/snakemake_runner.py).
     """
     command = snakemake_command(*args, configfiles=configfiles, cores=cores)
-    result = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask
-    )
+    result = run_snakemake(command[3:], cwd=cwd, umask=umask, timeout=600)  # after -m snakemake
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
@@ -830,13 +830,7 @@ def test_micro_demo_builds_and_measures(tmp_path):
 
 
 def test_lint_is_clean():
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--lint"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_snakemake(["--lint"], cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Lints for" not in result.stdout + result.stderr
 
@@ -868,9 +862,6 @@ def test_two_models_get_their_own_folders_and_a_comparison(course_run, variants_
 def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_slurm")
     command = [
-        sys.executable,
-        "-m",
-        "snakemake",
         "--profile",
         "profiles/slurm",
         "-n",
@@ -879,7 +870,7 @@ def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
         f"demo_dir={tmp_path / 'demo'}",
         "demo=always",
     ]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = run_snakemake(command, cwd=REPO, timeout=120)
     text = result.stdout + result.stderr
     assert result.returncode == 0, text
     time_job = text.split("rule time:")[1].split("\nrule ")[0]
