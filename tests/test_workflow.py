@@ -368,19 +368,31 @@ def checkpoint_bytes(config: MiniMindConfig, seed: int, tmp: Path) -> bytes:
 
 
 def other_content(key: str, path: Path, inputs: dict) -> bytes:
-    """Different bytes for the file of config key ``key``, still a valid input of its kind."""
+    """Bytes for the file of config key ``key`` other than those it holds now (whichever test
+    replaced it before), still a valid input of its kind."""
+    current = path.read_bytes()
+    for variant in range(2):
+        content = content_variant(key, path, inputs, variant)
+        if content != current:
+            return content
+    raise AssertionError(f"no other content for {path}")
+
+
+def content_variant(key: str, path: Path, inputs: dict, variant: int) -> bytes:
+    """One of two other contents for the file of config key ``key``."""
     scratch = inputs["root"] / f"scratch-{key}"
     if key in ("pretrain", "sft"):
-        return checkpoint_bytes(inputs["config"], 10 + len(key), scratch)
+        return checkpoint_bytes(inputs["config"], 10 + len(key) + variant, scratch)
     if key == "sft_lora":
         state = torch.load(path, weights_only=True)
-        torch.save({name: value * 2 for name, value in state.items()}, scratch)
+        torch.save({name: value * (2 + variant) for name, value in state.items()}, scratch)
         return scratch.read_bytes()
     if key == "tokenizer":  # the same tokenizer, written out with another indent
-        return json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=1).encode()
+        text = json.loads(path.read_text(encoding="utf-8"))
+        return json.dumps(text, indent=1 + variant).encode()
     lines = path.read_text(encoding="utf-8").splitlines()  # val_data: another first document
     first = json.loads(lines[0])
-    first["text"] = "새 문서의 첫 문장이다. " + first["text"]
+    first["text"] = "새 문서의 첫 문장이다. " * (1 + variant) + first["text"]
     return "\n".join([json.dumps(first, ensure_ascii=False), *lines[1:]]).encode() + b"\n"
 
 
