@@ -1084,11 +1084,12 @@ def variants_run(course_run, course_inputs, tmp_path_factory):
     shutil.copytree(course_run[1], outdir)  # with their modification times: nothing to redo
     extra = root / "models.yaml"
     extra.write_text(json.dumps({"models": models}), encoding="utf-8")
-    args = course_args(course_inputs, outdir)
     # Its checks are exact figures, not times: the timing jobs take one thread each, as every
-    # other job does, so that two of them run side by side instead of one beside an idle core.
-    one_thread = [f"{rule}=1" for rule in alone_rules()]
-    snakemake("--set-threads", *one_thread, *args, configfiles=(MICRO, extra))
+    # other job does, so that two of them run side by side instead of one beside an idle core
+    # (every plan of this run says so too: a job's threads may be among its params).
+    one_thread = ["--set-threads", *(f"{rule}=1" for rule in alone_rules())]
+    args = [*one_thread, *course_args(course_inputs, outdir)]
+    snakemake(*args, configfiles=(MICRO, extra))
     return {
         "outdir": outdir,
         "untied": untied,
