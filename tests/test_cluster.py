@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from snakemake_runner import run_snakemake
 
 from mminfer.measurements import alone_rules, result_files, rules
 
@@ -327,9 +328,6 @@ def snakemake_demo(
     """snakemake on the micro demo with the given arguments (targets first), from the repository."""
     pytest.importorskip("snakemake_executor_plugin_slurm")
     command = [
-        sys.executable,
-        "-m",
-        "snakemake",
         *args,
         "--configfile",
         str(MICRO),
@@ -338,9 +336,7 @@ def snakemake_demo(
         f"demo_dir={outdir.parent / 'demo'}",
         "demo=always",
     ]
-    return subprocess.run(
-        command, check=False, cwd=REPO, capture_output=True, text=True, timeout=120, env=env
-    )
+    return run_snakemake(command, cwd=REPO, timeout=120, env=env)  # tests/snakemake_runner.py
 
 
 def planned_job(plan: str, rule: str) -> str:

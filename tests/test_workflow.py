@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 import torch
 from shapes import never_past, small_config
+from snakemake_runner import run_snakemake
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
@@ -28,6 +29,7 @@ from mminfer.measurements import (
     MEASUREMENTS,
     REPORT,
     TASK_SCRIPT,
+    alone_rules,
     picture_file,
     readers,
     result_files,
@@ -64,12 +66,11 @@ def snakemake(
 ) -> subprocess.CompletedProcess:
     """Run snakemake in the repository under a known umask.
 
-    Or in another copy of the workflow: cwd.
+    Or in another copy of the workflow: cwd. Each run is a process of its own, forked from one
+    that has imported Snakemake (tests/snakemake_runner.py).
     """
     command = snakemake_command(*args, configfiles=configfiles, cores=cores)
-    result = subprocess.run(
-        command, cwd=cwd, capture_output=True, text=True, timeout=600, umask=umask
-    )
+    result = run_snakemake(command[3:], cwd=cwd, umask=umask, timeout=600)  # after -m snakemake
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
@@ -77,14 +78,34 @@ def snakemake(
     return result
 
 
+def dry_run(*args, configfiles=(MICRO,)) -> str:
+    """What a dry run (`snakemake -n`) says."""
+    result = snakemake("-n", *args, configfiles=configfiles)
+    return result.stdout + result.stderr
+
+
+def jobs_in(plan: str) -> set[str]:
+    """Rule names of the jobs a dry run's text would execute."""
+    if "Nothing to be done" in plan:
+        return set()
+    table = plan.split("Job stats:")[1].split("Reasons:")[0] if "Job stats:" in plan else ""
+    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+
+
+def outputs_in(plan: str, outdir: Path) -> set[str]:
+    """The names of the files in ``outdir`` that a dry run's text would write."""
+    paths = [
+        Path(path)
+        for line in plan.splitlines()
+        if line.strip().startswith("output:")
+        for path in line.split("output:", 1)[1].strip().split(", ")
+    ]
+    return {path.name for path in paths if path.parent == outdir}
+
+
 def planned_jobs(*args, configfiles=(MICRO,)) -> set[str]:
     """Rule names of the jobs a dry run would execute."""
-    result = snakemake("-n", *args, configfiles=configfiles)
-    text = result.stdout + result.stderr
-    if "Nothing to be done" in text:
-        return set()
-    table = text.split("Job stats:")[1].split("Reasons:")[0] if "Job stats:" in text else ""
-    return {m.group(1) for m in re.finditer(r"^(\w+)\s+\d+\s*$", table, re.M)} - {"total"}
+    return jobs_in(dry_run(*args, configfiles=configfiles))
 
 
 @pytest.fixture(scope="module")
@@ -277,9 +298,12 @@ def test_second_run_does_nothing(course_run):
     assert planned_jobs(*args) == set()
 
 
-def test_rerun_time_redoes_only_time_and_report(course_run):
+def test_rerun_time_redoes_only_time_and_report(course_run, tmp_path):
     args, outdir = course_run
     assert planned_jobs("-R", "time", *args) == {"time", "report", "all"}
+    copy = tmp_path / "results"  # the run rewrites a copy: the shared results stay as they were
+    shutil.copytree(outdir, copy)  # with their modification times
+    args, outdir = [f"outdir={copy}" if arg.startswith("outdir=") else arg for arg in args], copy
     before = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
     snakemake("-R", "time", *args)
     after = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
@@ -296,8 +320,8 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
         save_state_dict(MiniMindForCausalLM(course_inputs["config"]), sft)
         # temp.json and sampler.json (one job), its picture temp.png and the report: nothing of
         # the pretrained model
-        assert planned_jobs(*args) == jobs_after_new("sft")
-        plan = snakemake("-n", *args).stdout
+        plan = dry_run(*args)
+        assert jobs_in(plan) == jobs_after_new("sft")
         outputs = " ".join(line for line in plan.splitlines() if line.strip().startswith("output:"))
         assert "temp.png" in outputs and "conversation.png" in outputs
         assert "sweep.png" not in outputs and "topp.png" not in outputs
@@ -345,25 +369,69 @@ def checkpoint_bytes(config: MiniMindConfig, seed: int, tmp: Path) -> bytes:
 
 
 def other_content(key: str, path: Path, inputs: dict) -> bytes:
-    """Different bytes for the file of config key ``key``, still a valid input of its kind."""
+    """Bytes for the file of config key ``key`` other than those it holds now (whichever test
+    replaced it before), still a valid input of its kind."""
+    current = path.read_bytes()
+    for variant in range(2):
+        content = content_variant(key, path, inputs, variant)
+        if content != current:
+            return content
+    raise AssertionError(f"no other content for {path}")
+
+
+def content_variant(key: str, path: Path, inputs: dict, variant: int) -> bytes:
+    """One of two other contents for the file of config key ``key``."""
     scratch = inputs["root"] / f"scratch-{key}"
     if key in ("pretrain", "sft"):
-        return checkpoint_bytes(inputs["config"], 10 + len(key), scratch)
+        return checkpoint_bytes(inputs["config"], 10 + len(key) + variant, scratch)
     if key == "sft_lora":
         state = torch.load(path, weights_only=True)
-        torch.save({name: value * 2 for name, value in state.items()}, scratch)
+        torch.save({name: value * (2 + variant) for name, value in state.items()}, scratch)
         return scratch.read_bytes()
     if key == "tokenizer":  # the same tokenizer, written out with another indent
-        return json.dumps(json.loads(path.read_text(encoding="utf-8")), indent=1).encode()
+        text = json.loads(path.read_text(encoding="utf-8"))
+        return json.dumps(text, indent=1 + variant).encode()
     lines = path.read_text(encoding="utf-8").splitlines()  # val_data: another first document
     first = json.loads(lines[0])
-    first["text"] = "새 문서의 첫 문장이다. " + first["text"]
+    first["text"] = "새 문서의 첫 문장이다. " * (1 + variant) + first["text"]
     return "\n".join([json.dumps(first, ensure_ascii=False), *lines[1:]]).encode() + b"\n"
+
+
+def workflow_copy(folder: Path) -> Path:
+    """A second checkout of the workflow in ``folder``: its files only, no .venv, no .git."""
+    clone = folder / "mminfer"
+    clone.mkdir()
+    for part in (
+        "Snakefile",
+        "config.yaml",
+        "rules",
+        "scripts",
+        "mminfer",
+        "schemas",
+        "profiles",
+        "envs",
+        "report",
+    ):
+        if (REPO / part).is_dir():
+            shutil.copytree(REPO / part, clone / part, ignore=shutil.ignore_patterns("__pycache__"))
+        else:
+            shutil.copy2(REPO / part, clone / part)
+    return clone
+
+
+CONTENT_UMASK = 0o027
 
 
 @pytest.fixture(scope="module")
 def content_run(course_inputs, tmp_path_factory):
-    """A full run on copies of the course-like inputs and a LoRA, each free to be replaced."""
+    """A full run on copies of the course-like inputs and a LoRA, each free to be replaced, into
+    `<tmp>/결과 폴더` (a path with a space and Hangul) under umask 027; and, while it runs, the
+    same run from a second checkout.
+
+    The second run starts while the first runs, from another copy of the workflow, so that
+    Snakemake's own lock in .snakemake/ does not see the first. Every test leaves the run with
+    nothing to do: a replaced input is put back as it was, or rerun under the same umask.
+    """
     root = tmp_path_factory.mktemp("content")
     for key in ("pretrain", "sft"):
         shutil.copy2(course_inputs[key], root / f"{key}.pth")
@@ -383,21 +451,99 @@ def content_run(course_inputs, tmp_path_factory):
         "tokenizer": root / "tokenizer",
         "val_data": root / "val.jsonl",
     }
-    outdir = root / "out"
+    shared = tmp_path_factory.mktemp("shared")
+    outdir = shared / "결과 폴더"
+    logs = tmp_path_factory.mktemp("checkout-logs")
+    clone = workflow_copy(tmp_path_factory.mktemp("clone"))
     args = course_args(course_inputs, outdir, **inputs)
-    snakemake(*args)
-    return {"inputs": inputs, "outdir": outdir, "args": args, "root": root, **course_inputs}
+    with open(logs / "first.out", "w") as out, open(logs / "first.err", "w") as err:
+        first = subprocess.Popen(
+            snakemake_command(*args),
+            cwd=REPO,
+            stdout=out,
+            stderr=err,
+            text=True,
+            umask=CONTENT_UMASK,
+        )
+        try:
+            deadline = time.monotonic() + 300
+            while (
+                not (outdir / LOCK_NAME).exists()
+                and first.poll() is None
+                and time.monotonic() < deadline
+            ):
+                time.sleep(0.1)
+            second = snakemake(*args, cwd=clone, check=False)
+            first.wait(timeout=600)
+        finally:
+            if first.poll() is None:
+                first.kill()
+    return {
+        "inputs": inputs,
+        "outdir": outdir,
+        "args": args,
+        "shared": shared,
+        "first": first,
+        "first_err": (logs / "first.err").read_text(),
+        "second": second,
+        **course_inputs,
+    }
 
 
-@pytest.mark.parametrize("key", ["pretrain", "sft", "sft_lora", "tokenizer", "val_data"])
+CONTENT_KEYS = ["pretrain", "sft", "sft_lora", "tokenizer", "val_data"]
+
+
+def content_file(content_run: dict, key: str) -> Path:
+    """The file of config key ``key`` that content_run reads (the tokenizer's: tokenizer.json)."""
+    path = content_run["inputs"][key]
+    return path / "tokenizer.json" if key == "tokenizer" else path
+
+
+@pytest.mark.parametrize("key", CONTENT_KEYS)
+def test_a_file_replaced_by_older_content_plans_exactly_its_readers(content_run, key):
+    """Every kind of input: its file replaced by other bytes with an older mtime plans exactly
+    the rules that read it and exactly their files (the rerun itself: the test below)."""
+    outdir, args = content_run["outdir"], content_run["args"]
+    path = content_file(content_run, key)
+    original, stat = path.read_bytes(), path.stat()
+    replaced_by_older(path, other_content(key, path, content_run))
+    try:
+        assert path.stat().st_mtime_ns < (outdir / REPORT).stat().st_mtime_ns
+        plan = dry_run(*args)
+        assert jobs_in(plan) == jobs_after_new(key)
+        assert outputs_in(plan, outdir) & set(OUTPUTS) == files_after_new(key)
+    finally:  # the bytes and times of before: the run has nothing to do again
+        with path.open("r+b") as handle:
+            handle.truncate(0)
+            handle.write(original)
+        os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns))
+
+
+@pytest.mark.parametrize("key", CONTENT_KEYS)
+def test_every_reader_of_a_file_records_its_sha256(content_run, key):
+    """What a new file of ``key`` rewrites holds that file's sha256 in its run block, and every
+    input's as it is now: so the rerun of any kind records the new content."""
+    outdir = content_run["outdir"]
+    path = content_file(content_run, key)
+    for name in sorted(files_after_new(key)):
+        if not name.endswith(".json"):
+            continue
+        run = read(outdir, name).get("run")
+        if run is None:  # topp.json is the task's bare mapping
+            continue
+        assert run["inputs"][str(path)] == sha256_of(path), name
+        assert all(sha256_of(file) == digest for file, digest in run["inputs"].items()), name
+
+
+@pytest.mark.parametrize("key", ["sft"])  # every kind's plan and records: the two tests above
 def test_a_file_replaced_by_older_content_reruns_exactly_its_readers(content_run, key):
-    inputs, outdir, args = content_run["inputs"], content_run["outdir"], content_run["args"]
-    path = inputs[key] / "tokenizer.json" if key == "tokenizer" else inputs[key]
+    outdir, args = content_run["outdir"], content_run["args"]
+    path = content_file(content_run, key)
     replaced_by_older(path, other_content(key, path, content_run))
     assert path.stat().st_mtime_ns < (outdir / REPORT).stat().st_mtime_ns
     assert planned_jobs(*args) == jobs_after_new(key)
     before = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
-    snakemake(*args)
+    snakemake(*args, umask=CONTENT_UMASK)  # the umask of the run: its files keep their modes
     after = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
     assert {name for name in OUTPUTS if before[name] != after[name]} == files_after_new(key)
     rewritten_json = [name for name in files_after_new(key) if name.endswith(".json")]
@@ -697,26 +843,16 @@ def test_micro_demo_builds_and_measures(tmp_path):
 
 
 def test_lint_is_clean():
-    result = subprocess.run(
-        [sys.executable, "-m", "snakemake", "--lint"],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = run_snakemake(["--lint"], cwd=REPO, timeout=120)
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Lints for" not in result.stdout + result.stderr
 
 
-def test_two_models_get_their_own_folders_and_a_comparison(course_run, course_inputs, tmp_path):
-    args, outdir = course_run
-    torch.manual_seed(5)
-    other = tmp_path / "other_pretrain.pth"
-    save_state_dict(MiniMindForCausalLM(course_inputs["config"]), other)
-    models = extra_configfile(
-        tmp_path, f"models: {{second: {{pretrain: {other}, sft: {course_inputs['sft']}}}}}\n"
-    )
-    assert planned_jobs(*args, configfiles=models) >= {
+def test_two_models_get_their_own_folders_and_a_comparison(course_run, variants_run):
+    """Models added to a results folder: planned on course_run's, run on variants_run's copy of it
+    (its untied model has a pretrained checkpoint of its own)."""
+    args, _ = course_run
+    assert planned_jobs(*args, configfiles=(MICRO, variants_run["extra"])) >= {
         "cache",
         "time",
         "kvbytes",
@@ -725,22 +861,20 @@ def test_two_models_get_their_own_folders_and_a_comparison(course_run, course_in
         "report",
         "compare",
     }
-    snakemake(*args, configfiles=models)
+    outdir = variants_run["outdir"]
     for name in OUTPUTS:
-        assert (outdir / "models" / "second" / name).is_file(), name
+        assert (outdir / "models" / "untied" / name).is_file(), name
     comparison = (outdir / "comparison.md").read_text(encoding="utf-8")
     assert (
-        "| second |" in comparison and "| course |" in comparison and "카드당 사용자" in comparison
+        "| untied |" in comparison and "| course |" in comparison and "카드당 사용자" in comparison
     )
-    assert read(outdir / "models" / "second", "same.json")["run"]["checkpoint"] == str(other)
+    checkpoint = read(outdir / "models" / "untied", "same.json")["run"]["checkpoint"]
+    assert checkpoint == str(variants_run["untied"])
 
 
 def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
     pytest.importorskip("snakemake_executor_plugin_slurm")
     command = [
-        sys.executable,
-        "-m",
-        "snakemake",
         "--profile",
         "profiles/slurm",
         "-n",
@@ -749,7 +883,7 @@ def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
         f"demo_dir={tmp_path / 'demo'}",
         "demo=always",
     ]
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    result = run_snakemake(command, cwd=REPO, timeout=120)
     text = result.stdout + result.stderr
     assert result.returncode == 0, text
     time_job = text.split("rule time:")[1].split("\nrule ")[0]
@@ -869,63 +1003,10 @@ def test_kvbytes_script_by_hand_writes_what_the_rule_wrote(course_run, course_in
 
 
 @pytest.fixture(scope="module")
-def two_checkouts(course_inputs, tmp_path_factory):
-    """A full run into `<tmp>/결과 폴더` under umask 027 and the same run from a second checkout.
-
-    The second run starts while the first runs, from another copy of the workflow, so that
-    Snakemake's own lock in .snakemake/ does not see the first.
-    """
-    root = tmp_path_factory.mktemp("shared")
-    outdir = root / "결과 폴더"
-    logs = tmp_path_factory.mktemp("checkout-logs")
-    clone = tmp_path_factory.mktemp("clone") / "mminfer"
-    clone.mkdir()
-    for part in (
-        "Snakefile",
-        "config.yaml",
-        "rules",
-        "scripts",
-        "mminfer",
-        "schemas",
-        "profiles",
-        "envs",
-        "report",
-    ):
-        copy = (
-            shutil.copytree if (REPO / part).is_dir() else shutil.copy2
-        )  # the workflow only: no .venv, no .git
-        copy(
-            REPO / part,
-            clone / part,
-            **(
-                {"ignore": shutil.ignore_patterns("__pycache__")} if copy is shutil.copytree else {}
-            ),
-        )
-    args = course_args(course_inputs, outdir)
-    with open(logs / "first.out", "w") as out, open(logs / "first.err", "w") as err:
-        first = subprocess.Popen(
-            snakemake_command(*args), cwd=REPO, stdout=out, stderr=err, text=True, umask=0o027
-        )
-        try:
-            deadline = time.monotonic() + 300
-            while (
-                not (outdir / LOCK_NAME).exists()
-                and first.poll() is None
-                and time.monotonic() < deadline
-            ):
-                time.sleep(0.1)
-            second = snakemake(*args, cwd=clone, check=False)
-            first.wait(timeout=600)
-        finally:
-            if first.poll() is None:
-                first.kill()
-    return {
-        "outdir": outdir,
-        "root": root,
-        "first": first,
-        "first_err": (logs / "first.err").read_text(),
-        "second": second,
-    }
+def two_checkouts(content_run):
+    """content_run's results folder, `<tmp>/결과 폴더`, written under umask 027 while a second
+    checkout tried the same run."""
+    return {**content_run, "root": content_run["shared"]}
 
 
 def test_outdir_with_a_space_and_hangul_runs_end_to_end(two_checkouts):
@@ -966,8 +1047,12 @@ def kind_of_model(config: MiniMindConfig, path: Path, seed: int, **settings) -> 
 
 
 @pytest.fixture(scope="module")
-def variants_run(course_inputs, tmp_path_factory):
-    """One run measuring a MoE model, an untied head, YaRN and a LoRA'd SFT model side by side."""
+def variants_run(course_run, course_inputs, tmp_path_factory):
+    """One run measuring a MoE model, an untied head, YaRN and a LoRA'd SFT model side by side.
+
+    They join a copy of course_run's results (the same config's): the run adds the four models'
+    folders and comparison.md to a results folder that has its first model's files already.
+    """
     root = tmp_path_factory.mktemp("variants")
     config = course_inputs["config"]
     moe = kind_of_model(config, root / "moe.pth", 1, use_moe=True, num_experts=3)
@@ -996,12 +1081,18 @@ def variants_run(course_inputs, tmp_path_factory):
         },
     }
     outdir = root / "out"
+    shutil.copytree(course_run[1], outdir)  # with their modification times: nothing to redo
     extra = root / "models.yaml"
     extra.write_text(json.dumps({"models": models}), encoding="utf-8")
-    args = course_args(course_inputs, outdir)
+    # Its checks are exact figures, not times: the timing jobs take one thread each, as every
+    # other job does, so that two of them run side by side instead of one beside an idle core
+    # (every plan of this run says so too: a job's threads may be among its params).
+    one_thread = ["--set-threads", *(f"{rule}=1" for rule in alone_rules())]
+    args = [*one_thread, *course_args(course_inputs, outdir)]
     snakemake(*args, configfiles=(MICRO, extra))
     return {
         "outdir": outdir,
+        "untied": untied,
         "yarn": outdir / "models" / "yarn",
         "args": args,
         "extra": extra,
