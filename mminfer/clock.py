@@ -64,12 +64,32 @@ def device_clock(device) -> Callable[[], float]:
     seed = jitter_seed()
     if seed is None:
         return read
-    draw = random.Random(seed)
-    offset = 0.0
+    jitter = process_jitter(seed)
 
     def jittered() -> float:
-        nonlocal offset
-        offset += draw.uniform(0.0, JITTER_S)
-        return read() + offset
+        return read() + jitter.next_offset()
 
     return jittered
+
+
+class Jitter:
+    """One process's stream of offsets: every clock made in the process draws from it in turn, so
+    that two clocks (a pass's, the next pass's) never repeat each other's offsets."""
+
+    def __init__(self, seed: int):
+        self.draw = random.Random(seed)
+        self.offset = 0.0
+
+    def next_offset(self) -> float:
+        self.offset += self.draw.uniform(0.0, JITTER_S)
+        return self.offset
+
+
+_JITTERS: dict[int, Jitter] = {}
+
+
+def process_jitter(seed: int) -> Jitter:
+    """The process's :class:`Jitter` for ``seed``, made on first use."""
+    if seed not in _JITTERS:
+        _JITTERS[seed] = Jitter(seed)
+    return _JITTERS[seed]

@@ -32,11 +32,26 @@ def test_without_the_variable_the_clock_is_perf_counter(monkeypatch):
 def test_the_same_seed_gives_the_same_offsets_and_time_only_grows(monkeypatch):
     monkeypatch.setenv(JITTER_VARIABLE, "7")
     monkeypatch.setattr(clock_module.time, "perf_counter", lambda: 0.0)  # a stopped clock
+    monkeypatch.setattr(clock_module, "_JITTERS", {})  # a fresh process
     first = reads(20)
+    monkeypatch.setattr(clock_module, "_JITTERS", {})  # another process, the same seed
     assert first == reads(20)
     assert all(later > earlier for earlier, later in itertools.pairwise(first))
+    monkeypatch.setattr(clock_module, "_JITTERS", {})
     monkeypatch.setenv(JITTER_VARIABLE, "8")
     assert reads(20) != first
+
+
+def test_two_clocks_of_one_process_never_repeat_each_others_offsets(monkeypatch):
+    monkeypatch.setenv(JITTER_VARIABLE, "7")
+    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: 0.0)
+    monkeypatch.setattr(clock_module, "_JITTERS", {})
+    one = reads(10)
+    other = reads(10)  # a second pass's clock: it goes on where the first left off
+    steps_one = [later - earlier for earlier, later in itertools.pairwise(one)]
+    steps_other = [later - earlier for earlier, later in itertools.pairwise(other)]
+    assert steps_one != steps_other
+    assert other[0] > one[-1]
 
 
 def test_a_seed_that_is_not_an_integer_is_refused(monkeypatch):

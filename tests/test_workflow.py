@@ -18,9 +18,12 @@ from pathlib import Path
 
 import pytest
 import torch
+from oracles import denied
 from shapes import never_past, small_config
 from snakemake_runner import run_snakemake
 
+from mminfer.claims import ClaimLog
+from mminfer.clock import JITTER_VARIABLE
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.io import sha256_of
@@ -31,12 +34,15 @@ from mminfer.measurements import (
     TASK_SCRIPT,
     alone_rules,
     picture_file,
+    pictures,
+    read_result,
     readers,
     result_files,
     task_files,
 )
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import from_json, to_json
+from mminfer.report import render_report
 from mminfer.resultslock import LOCK_NAME
 from mminfer.tokenizer import load_tokenizer
 
@@ -62,15 +68,16 @@ def snakemake_command(*args, configfiles=(MICRO,), cores=2) -> list[str]:
 
 
 def snakemake(
-    *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022, cores=2
+    *args, configfiles=(MICRO,), check=True, cwd=REPO, umask=0o022, cores=2, env=None
 ) -> subprocess.CompletedProcess:
     """Run snakemake in the repository under a known umask.
 
-    Or in another copy of the workflow: cwd. Each run is a process of its own, forked from one
-    that has imported Snakemake (tests/snakemake_runner.py).
+    Or in another copy of the workflow: cwd; in another environment: env (None: this process's).
+    Each run is a process of its own, forked from one that has imported Snakemake
+    (tests/snakemake_runner.py).
     """
     command = snakemake_command(*args, configfiles=configfiles, cores=cores)
-    result = run_snakemake(command[3:], cwd=cwd, umask=umask, timeout=600)  # after -m snakemake
+    result = run_snakemake(command[3:], cwd=cwd, umask=umask, timeout=600, env=env)
     if check and result.returncode != 0:
         raise AssertionError(
             f"snakemake {' '.join(args)} failed:\n{result.stdout[-3000:]}\n{result.stderr[-5000:]}"
@@ -829,17 +836,73 @@ def test_outdir_with_shell_syntax_runs_nothing(tmp_path):
     assert (outdir / "cache.py").read_bytes() == (REPO / "scripts" / "cache.py").read_bytes()
 
 
-def test_micro_demo_builds_and_measures(tmp_path):
-    outdir, demo_dir = tmp_path / "out", tmp_path / "demo"
+@pytest.fixture(scope="module")
+def jittered_demo_run(tmp_path_factory):
+    """The micro demo built and measured on a jittered clock (MMINFER_CLOCK_JITTER, seed 7): every
+    timing reads seeded random offsets, so that its verdicts are noisy or untrusted on any machine,
+    quiet or busy, and its report meets the sentences a busy laptop gets. Returns (outdir,
+    demo_dir)."""
+    folder = tmp_path_factory.mktemp("jittered-demo")
+    outdir, demo_dir = folder / "out", folder / "demo"
     snakemake(
-        "--config", f"outdir={outdir}", f"demo_dir={demo_dir}", "demo=always", "backend=builtin"
+        "--config",
+        f"outdir={outdir}",
+        f"demo_dir={demo_dir}",
+        "demo=always",
+        "backend=builtin",
+        env=os.environ | {JITTER_VARIABLE: "7"},
     )
+    return outdir, demo_dir
+
+
+def test_micro_demo_builds_and_measures(jittered_demo_run):
+    outdir, demo_dir = jittered_demo_run
     for name in OUTPUTS:
         assert (outdir / name).is_file(), name
     assert read(outdir, "same.json")["run"]["model_set"] == "demo"
     assert "demo" in (outdir / "report.md").read_text(encoding="utf-8")
     assert (demo_dir / "pretrain.pth").is_file() and (demo_dir / "sft.pth").is_file()
     assert "step" in (demo_dir / "logs" / "pretrain.log").read_text(encoding="utf-8")
+
+
+def claims_of_run(outdir: Path) -> tuple[dict, ClaimLog]:
+    """A results folder's records and the claims of its report.md, rendered again as the report
+    rule renders it (the same text: the claims checked are the ones the run wrote)."""
+    records = {entry.name: read_result(outdir / entry.filename) for entry in MEASUREMENTS}
+    log = ClaimLog()
+    text = render_report(
+        records,
+        pictures={name: picture_file(name) for name in pictures()},
+        cache_script="cache.py",
+        claims=log,
+    )
+    assert text == (outdir / "report.md").read_text(encoding="utf-8")
+    return records, log
+
+
+def test_a_jittered_run_writes_only_claims_its_records_support(jittered_demo_run):
+    outdir, _ = jittered_demo_run
+    records, log = claims_of_run(outdir)
+    assert denied(records, log) == []
+    timings = {
+        "time": records["time"].verdict,
+        "sweep": records["sweep"].verdict,
+        "serve": records["serve"].verdict,
+        "conversation": records["conversation"].timing_verdict,
+        "repetition": records["repetition"].timing.verdict,
+        "batch": records["batch"].timing.verdict,
+    }
+    assert [name for name, verdict in timings.items() if verdict == "ok"] == []
+    assert JITTER_VARIABLE in records["time"].clock
+    logged = (outdir / "logs" / "report.log").read_text(encoding="utf-8")
+    assert log.summary() in logged
+
+
+def test_a_quiet_course_run_writes_only_claims_its_records_support(course_run):
+    _, outdir = course_run
+    records, log = claims_of_run(outdir)
+    assert log.rendered
+    assert denied(records, log) == []
 
 
 def test_lint_is_clean():
