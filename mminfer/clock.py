@@ -3,8 +3,9 @@
 ``device_clock(device)`` is time.perf_counter() after the device has finished its queued work (on
 CUDA it synchronises first). With the environment variable ``MMINFER_CLOCK_JITTER`` set to an
 integer seed, every read also adds a seeded random positive offset to all later reads (no
-sleeping, the same offsets for the same seed): each interval grows by up to JITTER_S at random,
-far beyond a tiny model's runs, so that the verdicts built on it come out noisy or untrusted.
+sleeping, the same draws for the same seed): each interval grows by a random share of itself, up
+to JITTER_SHARE times, whatever the machine's speed, so that the verdicts built on it come out
+noisy or untrusted.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import torch
 from mminfer.errors import MminferError
 
 JITTER_VARIABLE = "MMINFER_CLOCK_JITTER"
-# The largest offset one read adds (seconds): past every run of the end-to-end tests' settings
-# (the micro demo's batch runs ~0.3 s), so that every verdict is noisy or untrusted on any machine.
-JITTER_S = 0.5
+# Each read adds up to this many times the real time since the clock's last read, at random: every
+# interval comes out 1 to 1 + JITTER_SHARE times as long, on a fast machine or a slow one alike,
+# so that every spread is far past NOISY_CV and every verdict noisy or untrusted.
+JITTER_SHARE = 2.0
 PLAIN = "perf_counter"
 
 
@@ -44,7 +46,10 @@ def clock_name() -> str:
     seed = jitter_seed()
     if seed is None:
         return PLAIN
-    return f"{PLAIN} + seeded jitter ({JITTER_VARIABLE}={seed}, up to {JITTER_S} s a read)"
+    return (
+        f"{PLAIN} + seeded jitter ({JITTER_VARIABLE}={seed}, each interval up to "
+        f"{1 + JITTER_SHARE:g} x as long)"
+    )
 
 
 def device_clock(device) -> Callable[[], float]:
@@ -67,22 +72,27 @@ def device_clock(device) -> Callable[[], float]:
     jitter = process_jitter(seed)
 
     def jittered() -> float:
-        return read() + jitter.next_offset()
+        return jitter.read(read())
 
     return jittered
 
 
 class Jitter:
     """One process's stream of offsets: every clock made in the process draws from it in turn, so
-    that two clocks (a pass's, the next pass's) never repeat each other's offsets."""
+    that two clocks (a pass's, the next pass's) never repeat each other's draws."""
 
     def __init__(self, seed: int):
         self.draw = random.Random(seed)
         self.offset = 0.0
+        self.last: float | None = None
 
-    def next_offset(self) -> float:
-        self.offset += self.draw.uniform(0.0, JITTER_S)
-        return self.offset
+    def read(self, now: float) -> float:
+        """``now`` (the real clock) plus every offset so far: this read's is a random share, up to
+        JITTER_SHARE, of the real time since the last read."""
+        if self.last is not None:
+            self.offset += self.draw.uniform(0.0, JITTER_SHARE) * max(now - self.last, 0.0)
+        self.last = now
+        return now + self.offset
 
 
 _JITTERS: dict[int, Jitter] = {}

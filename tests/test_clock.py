@@ -18,6 +18,12 @@ from mminfer.errors import MminferError
 from mminfer.timing import time_cache
 
 
+def ticking(monkeypatch) -> None:
+    """perf_counter as a clock that moves one second a read."""
+    ticks = itertools.count()
+    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: float(next(ticks)))
+
+
 def reads(count: int) -> list[float]:
     clock = device_clock("cpu")
     return [clock() for _ in range(count)]
@@ -31,12 +37,14 @@ def test_without_the_variable_the_clock_is_perf_counter(monkeypatch):
 
 def test_the_same_seed_gives_the_same_offsets_and_time_only_grows(monkeypatch):
     monkeypatch.setenv(JITTER_VARIABLE, "7")
-    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: 0.0)  # a stopped clock
+    ticking(monkeypatch)
     monkeypatch.setattr(clock_module, "_JITTERS", {})  # a fresh process
     first = reads(20)
+    ticking(monkeypatch)
     monkeypatch.setattr(clock_module, "_JITTERS", {})  # another process, the same seed
     assert first == reads(20)
     assert all(later > earlier for earlier, later in itertools.pairwise(first))
+    ticking(monkeypatch)
     monkeypatch.setattr(clock_module, "_JITTERS", {})
     monkeypatch.setenv(JITTER_VARIABLE, "8")
     assert reads(20) != first
@@ -44,7 +52,7 @@ def test_the_same_seed_gives_the_same_offsets_and_time_only_grows(monkeypatch):
 
 def test_two_clocks_of_one_process_never_repeat_each_others_offsets(monkeypatch):
     monkeypatch.setenv(JITTER_VARIABLE, "7")
-    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: 0.0)
+    ticking(monkeypatch)
     monkeypatch.setattr(clock_module, "_JITTERS", {})
     one = reads(10)
     other = reads(10)  # a second pass's clock: it goes on where the first left off
