@@ -220,6 +220,83 @@ def sweep_speedup_estimate(records, about) -> bool:
     return clocked == about["clocked"] and clocked < n
 
 
+def sweep_spreads(records, about) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The sweep's runs' and steps' spreads as the record holds them, None where the claim cites
+    others."""
+    sweep = records["sweep"]
+    runs = (sweep.cv_with_cache, sweep.cv_without_cache)
+    steps = (sweep.cv_with_cache_within_runs, sweep.cv_without_cache_within_runs)
+    cited = (
+        about["cv_with_cache"],
+        about["cv_without_cache"],
+        about["cv_with_cache_within_runs"],
+        about["cv_without_cache_within_runs"],
+        about["noisy_cv"],
+        about["step_noisy_cv"],
+    )
+    held = (*runs, *steps, sweep.noisy_cv, sweep.step_noisy_cv)
+    if not all(close(a, b) for a, b in zip(cited, held)):
+        return None
+    return runs, steps
+
+
+def sweep_spreads_within(records, about) -> bool:
+    """ "변동계수가 ... 로 {noisy_cv} 이하이고, 한 생성 안의 ... 로 {step_noisy_cv} 이하다"."""
+    spreads = sweep_spreads(records, about)
+    sweep = records["sweep"]
+    return (
+        spreads is not None
+        and max(spreads[0]) <= sweep.noisy_cv
+        and max(spreads[1]) <= sweep.step_noisy_cv
+    )
+
+
+def sweep_runs_spread_over(records, about) -> bool:
+    """ "생성 N회의 변동계수가 ... 로 {noisy_cv}를 넘는 쪽이 있다"."""
+    spreads = sweep_spreads(records, about)
+    return spreads is not None and max(spreads[0]) > records["sweep"].noisy_cv
+
+
+def sweep_steps_spread_over(records, about) -> bool:
+    """ "한 생성 안의 단계 시간의 변동계수가 ... 로 {step_noisy_cv}를 넘는 쪽이 있다"."""
+    spreads = sweep_spreads(records, about)
+    return spreads is not None and max(spreads[1]) > records["sweep"].step_noisy_cv
+
+
+def sweep_interpolation_trusted(records, about) -> bool:
+    """ "잰 단계의 변동계수가 작으므로 보간한 길이도 그 직선만큼은 믿을 수 있다": some length
+    was interpolated, and the uncached runs and steps were within their thresholds."""
+    sweep = records["sweep"]
+    spreads = sweep_spreads(records, about)
+    interpolated = any(how == "interpolation" for how in sweep.steps.without_cache_how)
+    return (
+        spreads is not None
+        and interpolated
+        and spreads[0][1] <= sweep.noisy_cv
+        and spreads[1][1] <= sweep.step_noisy_cv
+    )
+
+
+def sweep_two_bands(records, about) -> bool:
+    """ "캐시 경로의 디코드 한 단계는 두 무리로 갈렸다: 약 A(단계의 a%)와 약 B(b%)": the sorted
+    cached steps after the prefill, cut where the named shares say, jump by 1.5x at the cut,
+    each side at least a tenth of them, each side's median the one named."""
+    steps = sorted(records["sweep"].steps.with_cache_s[1:])
+    named = about["bands"]
+    if len(named) != 2 or len(steps) < 4:
+        return False
+    cut = round(named[0]["share"] * len(steps))
+    if not 0 < cut < len(steps):
+        return False
+    fast, slow = steps[:cut], steps[cut:]
+    return (
+        steps[cut] >= 1.5 * steps[cut - 1]
+        and min(len(fast), len(slow)) >= 0.1 * len(steps)
+        and close(named[0]["median_s"], statistics.median(fast))
+        and close(named[1]["median_s"], statistics.median(slow))
+    )
+
+
 # --- serve.json -------------------------------------------------------------------------------
 
 
@@ -497,6 +574,11 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "sweep.speedup_within_noise": speedup_judged("within_noise"),
     "sweep.speedup_apart": speedup_judged("apart"),
     "sweep.speedup_estimate": sweep_speedup_estimate,
+    "sweep.spreads_within": sweep_spreads_within,
+    "sweep.runs_spread_over": sweep_runs_spread_over,
+    "sweep.steps_spread_over": sweep_steps_spread_over,
+    "sweep.interpolation_trusted": sweep_interpolation_trusted,
+    "sweep.two_bands": sweep_two_bands,
     "serve.peak_at_first": serve_peak_at_first,
     "serve.peak_at": serve_peak_at,
     "serve.dips": serve_dips,
