@@ -533,6 +533,37 @@ def medians(turn) -> tuple[float, float]:
     return statistics.median(timing.recompute_runs_s), statistics.median(timing.carry_runs_s)
 
 
+def turn_spread_over(turn, threshold: float) -> bool:
+    """A turn's carry or recompute runs spread over ``threshold`` (their own CV)."""
+    timing = turn.timing
+    return max(cv_of(timing.carry_runs_s), cv_of(timing.recompute_runs_s)) > threshold
+
+
+def cv_of(values) -> float:
+    if len(values) < 2:
+        return 0.0
+    return statistics.stdev(values) / statistics.mean(values)
+
+
+def conversation_noisy_spread_over(records, about) -> bool:
+    """ "턴 {turns}의 첫 토큰까지 시간이 흔들렸다": at every turn named, a method's runs spread
+    over the threshold."""
+    named = [turn for turn in timed_turns(records) if turn.turn in about["turns"]]
+    threshold = records["conversation"].noisy_cv
+    return (
+        bool(named)
+        and len(named) == len(about["turns"])
+        and all(turn_spread_over(turn, threshold) for turn in named)
+    )
+
+
+def conversation_all_spread_over(records, about) -> bool:
+    """ "잰 모든 턴의 첫 토큰까지 시간이 흔들렸다": every timed turn's runs spread so."""
+    timed = timed_turns(records)
+    threshold = records["conversation"].noisy_cv
+    return bool(timed) and all(turn_spread_over(turn, threshold) for turn in timed)
+
+
 def conversation_carry_not_faster(records, about) -> bool:
     """ "이어 쓰기가 빠르지 않은 턴이 있다(턴 {turns})": at every turn named, by its runs."""
     named = [turn for turn in timed_turns(records) if turn.turn in about["turns"]]
@@ -628,6 +659,8 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "conversation.shared_bytes_match": conversation_shared_bytes_match,
     "conversation.prefix_copied": conversation_prefix_copied,
     "conversation.same_context": conversation_same_context,
+    "conversation.noisy_spread_over": conversation_noisy_spread_over,
+    "conversation.all_spread_over": conversation_all_spread_over,
     "conversation.carry_not_faster": conversation_carry_not_faster,
     "conversation.ttft_saved_grows": conversation_ttft_saved_grows,
     "conversation.ttft_falls_as_prompt_grows": conversation_ttft_falls_as_prompt_grows,

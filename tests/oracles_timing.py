@@ -106,6 +106,22 @@ def time_cache_not_faster(records, about) -> bool:
     return slower and about["runs"] == len(time.with_cache_runs_s)
 
 
+def time_extra_rounds(records, about) -> bool:
+    """ "처음 N회로는 의심스러워 M라운드를 더 쟀다": N + M runs of each method, M > 0, and in
+    the first N the cached median no faster or a spread over the threshold."""
+    time = records["time"]
+    n, m = about["runs"], about["extra"]
+    with_runs, without_runs = time.with_cache_runs_s, time.without_cache_runs_s
+    if m <= 0 or len(with_runs) != n + m or len(without_runs) != n + m or n < 2:
+        return False
+    first_with, first_without = with_runs[:n], without_runs[:n]
+    return (
+        statistics.median(first_with) >= statistics.median(first_without)
+        or cv(first_with) > time.noisy_cv
+        or cv(first_without) > time.noisy_cv
+    )
+
+
 def fixed_share_of(records, about) -> float | None:
     """N x the sweep fit's fixed cost per cached step over the cached time measured at N."""
     sweep = records["sweep"]
@@ -131,6 +147,19 @@ def exceeds_said(records, about) -> bool:
     """ "고정비 × N이 잰 캐시 경로 시간보다 크다"."""
     share = fixed_share_of(records, about)
     return share is not None and share > 1 and records["sweep"].fit.holds
+
+
+def fed_differs_from_formula(records, about) -> bool:
+    """ "`forward`에 넣은 토큰이 공식과 다르다": a count against its formula, computed here from
+    P and N (P + (N - 1) with the cache, N P + N (N - 1) / 2 without), the counts cited."""
+    fed = records["fed"]
+    p, n = fed.prompt_len, fed.new_tokens
+    with_cache = p + n - 1
+    without_cache = n * p + n * (n - 1) // 2
+    cited = (about["fed_with_cache"], about["fed_without_cache"])
+    return cited == (fed.fed_with_cache, fed.fed_without_cache) and (
+        fed.fed_with_cache != with_cache or fed.fed_without_cache != without_cache
+    )
 
 
 # --- sweep.json -------------------------------------------------------------------------------
@@ -218,6 +247,69 @@ def sweep_speedup_estimate(records, about) -> bool:
     n = about["new_tokens"]
     clocked = clocked_uncached(sweep, n)
     return clocked == about["clocked"] and clocked < n
+
+
+def sweep_spreads(records, about) -> tuple[tuple[float, float], tuple[float, float]] | None:
+    """The sweep's runs' and steps' spreads as the record holds them, None where the claim cites
+    others."""
+    sweep = records["sweep"]
+    runs = (sweep.cv_with_cache, sweep.cv_without_cache)
+    steps = (sweep.cv_with_cache_within_runs, sweep.cv_without_cache_within_runs)
+    cited = (
+        about["cv_with_cache"],
+        about["cv_without_cache"],
+        about["cv_with_cache_within_runs"],
+        about["cv_without_cache_within_runs"],
+        about["noisy_cv"],
+        about["step_noisy_cv"],
+    )
+    held = (*runs, *steps, sweep.noisy_cv, sweep.step_noisy_cv)
+    if not all(close(a, b) for a, b in zip(cited, held)):
+        return None
+    return runs, steps
+
+
+def sweep_spreads_within(records, about) -> bool:
+    """ "변동계수가 ... 로 {noisy_cv} 이하이고, 한 생성 안의 ... 로 {step_noisy_cv} 이하다"."""
+    spreads = sweep_spreads(records, about)
+    sweep = records["sweep"]
+    return (
+        spreads is not None
+        and max(spreads[0]) <= sweep.noisy_cv
+        and max(spreads[1]) <= sweep.step_noisy_cv
+    )
+
+
+def sweep_runs_spread_over(records, about) -> bool:
+    """ "생성 N회의 변동계수가 ... 로 {noisy_cv}를 넘는 쪽이 있다"."""
+    spreads = sweep_spreads(records, about)
+    return spreads is not None and max(spreads[0]) > records["sweep"].noisy_cv
+
+
+def sweep_steps_spread_over(records, about) -> bool:
+    """ "한 생성 안의 단계 시간의 변동계수가 ... 로 {step_noisy_cv}를 넘는 쪽이 있다"."""
+    spreads = sweep_spreads(records, about)
+    return spreads is not None and max(spreads[1]) > records["sweep"].step_noisy_cv
+
+
+def sweep_interpolation_trusted(records, about) -> bool:
+    """ "잰 단계의 변동계수가 작으므로 보간한 길이도 그 직선만큼은 믿을 수 있다": some length
+    was interpolated, and the uncached runs and steps were within their thresholds."""
+    sweep = records["sweep"]
+    spreads = sweep_spreads(records, about)
+    interpolated = any(how == "interpolation" for how in sweep.steps.without_cache_how)
+    return (
+        spreads is not None
+        and interpolated
+        and spreads[0][1] <= sweep.noisy_cv
+        and spreads[1][1] <= sweep.step_noisy_cv
+    )
+
+
+def sweep_two_bands(records, about) -> bool:
+    """ "캐시 경로의 디코드 한 단계는 두 무리로 갈렸다: 약 A(단계의 a%)와 약 B(b%)": the cached
+    steps after the prefill split so (split_in_two)."""
+    return split_in_two(records["sweep"].steps.with_cache_s[1:], about["bands"])
 
 
 # --- serve.json -------------------------------------------------------------------------------
@@ -406,6 +498,97 @@ def serve_speed_bound_estimate(records, about) -> bool:
     )
 
 
+def split_in_two(steps: list[float], named: list) -> bool:
+    """The sorted steps, cut where the first named share says, jump by 1.5x at the cut, each
+    side at least a tenth of them, each side's median the one named."""
+    steps = sorted(steps)
+    if len(named) != 2 or len(steps) < 4:
+        return False
+    cut = round(named[0]["share"] * len(steps))
+    if not 0 < cut < len(steps):
+        return False
+    fast, slow = steps[:cut], steps[cut:]
+    return (
+        steps[cut] >= 1.5 * steps[cut - 1]
+        and min(len(fast), len(slow)) >= 0.1 * len(steps)
+        and close(named[0]["median_s"], statistics.median(fast))
+        and close(named[1]["median_s"], statistics.median(slow))
+    )
+
+
+def serve_fit_within(records, about) -> bool:
+    """ "B a–b에서 상대 오차가 모두 {within} 안": each batch of that range, its measured decode
+    step against the line fixed + per_sequence x B."""
+    serve = records["serve"]
+    low, high = about["batches"]
+    rows = [row for row in serve.batches if low <= row.batch <= high]
+    fit = serve.fit
+    errors = [
+        abs(fit.fixed_s + fit.per_sequence_s * row.batch - row.decode_step_s) / row.decode_step_s
+        for row in rows
+    ]
+    return len(rows) >= 2 and max(errors) <= about["within"] + 1e-12
+
+
+def serve_cliff_cache(records, about) -> bool:
+    """ "장치 캐시를 넘음(추정): L2, ...": each named cache's size lies between the memory the
+    step reads at the two batches (every weight and the batch's KV cache)."""
+    serve = records["serve"]
+    sizes = {level.name: level.bytes for level in serve.caches}
+    for cliff in serve.cliffs:
+        if (cliff.from_batch, cliff.to_batch) != (about["from_batch"], about["to_batch"]):
+            continue
+        before = cliff.weight_bytes + cliff.kv_bytes_before
+        after = cliff.weight_bytes + cliff.kv_bytes_after
+        return bool(about["levels"]) and all(
+            name in sizes and before < sizes[name] <= after for name in about["levels"]
+        )
+    return False
+
+
+def experts_ends(records, about) -> tuple[float, float] | None:
+    experts = [row.experts_touched for row in records["serve"].batches]
+    if not experts or None in experts:
+        return None
+    if not (close(about["first"], experts[0]) and close(about["last"], experts[-1])):
+        return None
+    return experts[0], experts[-1]
+
+
+def serve_experts_grow(records, about) -> bool:
+    """ "B가 늘면 한 단계가 쓰는 전문가도 늘어난다(a개 → b개)": the largest batch's above the
+    smallest's."""
+    ends = experts_ends(records, about)
+    return ends is not None and ends[1] > ends[0]
+
+
+def serve_experts_same(records, about) -> bool:
+    """ "B가 늘어도 ... a개 그대로였다"."""
+    ends = experts_ends(records, about)
+    return ends is not None and ends[1] == ends[0]
+
+
+def serve_two_bands(records, about) -> bool:
+    """ "디코드 한 단계가 두 무리로 갈린 배치가 있다: B = x는 약 A(a%)와 약 B(b%)"."""
+    by_batch = {row.batch: row for row in records["serve"].batches}
+    named = about["banded"]
+    return bool(named) and all(
+        item["batch"] in by_batch
+        and split_in_two(by_batch[item["batch"]].decode_steps_s, item["bands"])
+        for item in named
+    )
+
+
+def serve_context_beyond_measured(records, about) -> bool:
+    """ "캐시가 M토큰일 때 잰 것이다: 컨텍스트 C토큰에서는 ... 작을 수 있다": C past M."""
+    serve = records["serve"]
+    return (
+        about["context"] == serve.users.context
+        and about["measured"] == serve.decode_context
+        and serve.users.context > serve.decode_context
+    )
+
+
 def serve_prefill_relation(records) -> str:
     first = records["serve"].batches[0]
     steps = records["sweep"].steps
@@ -481,8 +664,10 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.spreads_within": time_spreads_within,
     "time.spread_over": time_spread_over,
     "time.cache_not_faster": time_cache_not_faster,
+    "time.extra_rounds": time_extra_rounds,
     "time.fixed_share": share_said,
     "time.fixed_exceeds": exceeds_said,
+    "fed.differs_from_formula": fed_differs_from_formula,
     "sweep.time_below_tokens": sweep_time_below_tokens,
     "sweep.time_not_below_tokens": sweep_time_not_below_tokens,
     "sweep.longest_estimate": sweep_longest_estimate,
@@ -497,6 +682,11 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "sweep.speedup_within_noise": speedup_judged("within_noise"),
     "sweep.speedup_apart": speedup_judged("apart"),
     "sweep.speedup_estimate": sweep_speedup_estimate,
+    "sweep.spreads_within": sweep_spreads_within,
+    "sweep.runs_spread_over": sweep_runs_spread_over,
+    "sweep.steps_spread_over": sweep_steps_spread_over,
+    "sweep.interpolation_trusted": sweep_interpolation_trusted,
+    "sweep.two_bands": sweep_two_bands,
     "serve.peak_at_first": serve_peak_at_first,
     "serve.peak_at": serve_peak_at,
     "serve.dips": serve_dips,
@@ -513,6 +703,12 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "serve.no_bound_reached": serve_no_bound_reached,
     "serve.speed_bound_firm": serve_speed_bound_firm,
     "serve.speed_bound_estimate": serve_speed_bound_estimate,
+    "serve.fit_within": serve_fit_within,
+    "serve.cliff_cache": serve_cliff_cache,
+    "serve.experts_grow": serve_experts_grow,
+    "serve.experts_same": serve_experts_same,
+    "serve.two_bands": serve_two_bands,
+    "serve.context_beyond_measured": serve_context_beyond_measured,
     "serve.prefill_meet": judged(serve_prefill_relation, "meet"),
     "serve.prefill_within_noise": judged(serve_prefill_relation, "within_noise"),
     "serve.prefill_apart": judged(serve_prefill_relation, "apart"),

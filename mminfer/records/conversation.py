@@ -439,7 +439,25 @@ def ttft_claims(conversation: Conversation) -> dict[str, Claim]:
             "longer_s": longer.timing.recompute_s,
             "noisy_cv": conversation.noisy_cv,
         }
+    noisy = [turn for turn in timed if turn.timing.verdict == "noisy"]
+    spread_over = [
+        turn.turn
+        for turn in timed
+        if max(turn.timing.cv_carry, turn.timing.cv_recompute) > conversation.noisy_cv
+    ]
     return {
+        "noisy_spread_over": claim(
+            "conversation.noisy_spread_over",
+            bool(noisy) and all(turn.turn in spread_over for turn in noisy),
+            turns=[turn.turn for turn in noisy],
+            noisy_cv=conversation.noisy_cv,
+        ),
+        "all_spread_over": claim(
+            "conversation.all_spread_over",
+            bool(timed) and len(spread_over) == len(timed),
+            turns=[turn.turn for turn in timed],
+            noisy_cv=conversation.noisy_cv,
+        ),
         "carry_not_faster": claim(
             "conversation.carry_not_faster",
             bool(untrusted)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from mminfer.claims import claim
 from mminfer.records import PretrainPrompt, RunInfo, token_ratio
 
 
@@ -25,4 +26,21 @@ class Count:
 
 def fed_facts(fed: Count) -> dict:
     """count.json: the tokens fed both ways (the formulas' values are in the record)."""
-    return vars(fed) | {"token_ratio": token_ratio(fed)}
+    return vars(fed) | {"token_ratio": token_ratio(fed), "differs": differs_claim(fed)}
+
+
+def differs_claim(fed: Count):
+    """ "`forward`에 넣은 토큰이 공식과 다르다": either method's count is not its formula's value,
+    the counts and the values cited."""
+    differs = (
+        fed.fed_with_cache != fed.formula_with_cache
+        or fed.fed_without_cache != fed.formula_without_cache
+    )
+    return claim(
+        "fed.differs_from_formula",
+        differs,
+        fed_with_cache=fed.fed_with_cache,
+        fed_without_cache=fed.fed_without_cache,
+        formula_with_cache=fed.formula_with_cache,
+        formula_without_cache=fed.formula_without_cache,
+    )

@@ -243,6 +243,7 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
         # each user slower at the peak than in the smallest batch
         "per_user_falls": top.per_user_tokens_per_second < first.per_user_tokens_per_second,
         "growth": growth_claims(serve),
+        "texts": text_claims(serve),
         "shape": shape_claims(serve),
         "spread": spread_claims(serve),
         "bound": bound_claims(serve),
@@ -254,6 +255,78 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
             len(rows) > 1
             and rows[1].decode_step_s > rows[0].decode_step_s * (1 + serve.nearly_free),
             share=serve.nearly_free,
+        ),
+    }
+
+
+def text_claims(serve: Serve) -> dict:
+    """The fit's range, the cliffs' likely cause, the experts, the two bands and the context
+    caveat, each as the claim of its sentence's words.
+
+    ``fit_range``: every batch of the fitted range within holds_within of the line;
+    ``cliff_caches``: per cliff, every level named lies between the step's bytes before and
+    after (and one is named); ``experts_grow`` / ``experts_same``: the experts a step touches at
+    the largest batch against the smallest; ``two_bands``: the batches whose decode steps part
+    into two bands (records.bands); ``context_beyond``: the users' context past the one measured.
+    """
+    rows = serve.batches
+    fit = serve.fit
+    fitted = [row for row in rows if fit.fitted_batches[0] <= row.batch <= fit.fitted_batches[1]]
+    errors = []
+    for row in fitted:
+        line = fit.fixed_s + fit.per_sequence_s * row.batch
+        errors.append(abs(line - row.decode_step_s) / row.decode_step_s)
+    within = bool(errors) and max(errors) <= fit.holds_within and len(fitted) >= fit.least_batches
+    cliff_caches = []
+    for cliff in serve.cliffs:
+        between = all(
+            cliff.step_bytes_before < level.bytes <= cliff.step_bytes_after
+            for level in cliff.crossed
+        )
+        cliff_caches.append(
+            claim(
+                "serve.cliff_cache",
+                cliff.likely_cause == "cache" and bool(cliff.crossed) and between,
+                from_batch=cliff.from_batch,
+                to_batch=cliff.to_batch,
+                levels=[level.name for level in cliff.crossed],
+            )
+        )
+    experts = [row.experts_touched for row in rows if row.experts_touched is not None]
+    complete = bool(experts) and len(experts) == len(rows)
+    about_experts = {
+        "first": experts[0] if experts else None,
+        "last": experts[-1] if experts else None,
+    }
+    banded = []
+    for row in rows:
+        parts = bands(row.decode_steps_s)
+        if parts is not None:
+            banded.append({"batch": row.batch, "bands": parts})
+    return {
+        "fit_range": claim(
+            "serve.fit_within",
+            fit.holds and within,
+            batches=list(fit.fitted_batches),
+            within=fit.holds_within,
+        ),
+        "cliff_caches": cliff_caches,
+        "experts_grow": claim(
+            "serve.experts_grow",
+            complete and experts[-1] > experts[0],
+            **about_experts,
+        ),
+        "experts_same": claim(
+            "serve.experts_same",
+            complete and experts[-1] == experts[0],
+            **about_experts,
+        ),
+        "two_bands": claim("serve.two_bands", bool(banded), banded=banded),
+        "context_beyond": claim(
+            "serve.context_beyond_measured",
+            serve.users.context > serve.decode_context,
+            context=serve.users.context,
+            measured=serve.decode_context,
         ),
     }
 

@@ -191,6 +191,8 @@ def sweep_facts(sweep: Sweep, time: Timing | None = None) -> dict:
                 longest.time_ratio is not None and longest.time_ratio < longest.token_ratio
             ),
             "bands": bands(steps_with[1:]),
+            "verdict_claims": verdict_claims(sweep),
+            "bands_claim": bands_claim(sweep),
             "prefill_twice": prefill_twice(sweep),
             "against_time": against_time(sweep, time),
             "longest_estimated": longest.without_cache_from != "clocked",
@@ -265,6 +267,45 @@ def steps_claims(sweep: Sweep) -> dict[str, Claim]:
         "grew": claim("sweep.uncached_steps_grew", steps[last] > steps[0], **about),
         "flat": claim("sweep.uncached_steps_not_grown", steps[last] <= steps[0], **about),
     }
+
+
+def verdict_claims(sweep: Sweep) -> dict[str, Claim]:
+    """The verdict's relations to its thresholds: every spread at most its threshold
+    (``within``), the runs' spread over noisy_cv on some side (``runs_over``), the steps' spread
+    within a run over step_noisy_cv on some side (``steps_over``), and ``interpolation_trusted``:
+    interpolated lengths, the uncached runs and steps both within their thresholds."""
+    runs = (sweep.cv_with_cache, sweep.cv_without_cache)
+    within_runs = (sweep.cv_with_cache_within_runs, sweep.cv_without_cache_within_runs)
+    about = {
+        "cv_with_cache": sweep.cv_with_cache,
+        "cv_without_cache": sweep.cv_without_cache,
+        "cv_with_cache_within_runs": sweep.cv_with_cache_within_runs,
+        "cv_without_cache_within_runs": sweep.cv_without_cache_within_runs,
+        "noisy_cv": sweep.noisy_cv,
+        "step_noisy_cv": sweep.step_noisy_cv,
+    }
+    runs_within = max(runs) <= sweep.noisy_cv
+    steps_within = max(within_runs) <= sweep.step_noisy_cv
+    interpolated = any(point.without_cache_from == "interpolation" for point in sweep.points)
+    uncached_within = (
+        sweep.cv_without_cache <= sweep.noisy_cv
+        and sweep.cv_without_cache_within_runs <= sweep.step_noisy_cv
+    )
+    return {
+        "within": claim("sweep.spreads_within", runs_within and steps_within, **about),
+        "runs_over": claim("sweep.runs_spread_over", not runs_within, **about),
+        "steps_over": claim("sweep.steps_spread_over", not steps_within, **about),
+        "interpolation_trusted": claim(
+            "sweep.interpolation_trusted", interpolated and uncached_within, **about
+        ),
+    }
+
+
+def bands_claim(sweep: Sweep) -> Claim:
+    """ "캐시 경로의 디코드 한 단계는 두 무리로 갈렸다": the cached steps after the prefill part
+    into two bands (records.bands), each band's median and share cited."""
+    parts = bands(sweep.steps.with_cache_s[1:])
+    return claim("sweep.two_bands", parts is not None, bands=parts or [])
 
 
 def prefill_twice(sweep: Sweep) -> dict:

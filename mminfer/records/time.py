@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mminfer.claims import Claim, claim
 from mminfer.records import RunInfo, token_ratio
+from mminfer.spread import coefficient_of_variation
 
 if TYPE_CHECKING:
     from mminfer.records.fed import Count
@@ -84,6 +86,7 @@ def time_facts(time: Timing, fed: Count, sweep: Sweep | None = None) -> dict:
         "trusted": time.verdict != "untrusted",
         "speedup_below_token_ratio": below,
         "took_extra_rounds": time.extra_rounds > 0,
+        "extra_rounds_claim": extra_rounds_claim(time),
         "reason": reason_of(time, below, sweep),
         # one step of each way, on average: the measured terms when no record gives the reason
         "step_with_cache_s": time.with_cache_s / time.new_tokens,
@@ -153,3 +156,23 @@ def reason_of(time: Timing, below: bool, sweep: Sweep | None) -> dict:
         "share": claim("time.fixed_share", share <= 1, **about),
         "exceeds": claim("time.fixed_exceeds", share > 1, **about),
     }
+
+
+def extra_rounds_claim(time: Timing) -> Claim:
+    """ "처음 N회로는 의심스러워 M라운드를 더 쟀다": each method's runs are N + M, M > 0, and the
+    first N of them were in doubt (the cache's median not faster, or a spread over noisy_cv)."""
+    first_with = time.with_cache_runs_s[: time.runs]
+    first_without = time.without_cache_runs_s[: time.runs]
+    counted = (
+        time.extra_rounds > 0
+        and len(time.with_cache_runs_s) == time.runs + time.extra_rounds
+        and len(time.without_cache_runs_s) == time.runs + time.extra_rounds
+    )
+    doubted = False
+    if counted and len(first_with) > 1:
+        doubted = (
+            statistics.median(first_with) >= statistics.median(first_without)
+            or coefficient_of_variation(first_with) > time.noisy_cv
+            or coefficient_of_variation(first_without) > time.noisy_cv
+        )
+    return claim("time.extra_rounds", counted and doubted, runs=time.runs, extra=time.extra_rounds)
