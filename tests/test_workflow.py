@@ -884,11 +884,13 @@ def test_a_jittered_run_writes_only_claims_its_records_support(jittered_demo_run
     outdir, _ = jittered_demo_run
     records, log = claims_of_run(outdir)
     assert denied(records, log) == []
+    # Every timing that judges a spread is noisy or untrusted. The conversation's turns are timed
+    # once each here (micro.yaml's conversation.runs: 1): one run has no spread, and the jitter
+    # can only flip its order, so its verdict is left to the run.
     timings = {
         "time": records["time"].verdict,
         "sweep": records["sweep"].verdict,
         "serve": records["serve"].verdict,
-        "conversation": records["conversation"].timing_verdict,
         "repetition": records["repetition"].timing.verdict,
         "batch": records["batch"].timing.verdict,
     }
