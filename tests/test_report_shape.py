@@ -8,6 +8,7 @@ order, each linking to its heading as GitHub anchors it; the glossary defines ea
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -24,8 +25,13 @@ FIRST_PARAGRAPH_LIMIT = 300
 GLANCE = "한눈에"
 
 
+CASES = cases()
+
+
+@functools.cache
 def rendered(name: str) -> str:
-    case = cases()[name]
+    """The golden case's report, rendered once per test session (the four shape tests read it)."""
+    case = CASES[name]
     return render_report(case["records"], case["pictures"], case["cache_script"])
 
 
@@ -62,7 +68,7 @@ def test_github_anchor_of_the_tasks_headings():
     assert github_anchor("길이에 따른 비용") == "길이에-따른-비용"
 
 
-@pytest.mark.parametrize("name", sorted(cases()))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_sections_fit_the_size_limits(name):
     measured = {
         heading: len(visible(body))
@@ -73,7 +79,7 @@ def test_sections_fit_the_size_limits(name):
     assert sum(measured.values()) / len(measured) <= AVERAGE_LIMIT, measured
 
 
-@pytest.mark.parametrize("name", sorted(cases()))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_each_sections_first_paragraph_is_short(name):
     for heading, body in sections(rendered(name)).items():
         if heading == GLANCE:
@@ -88,7 +94,7 @@ def glance_rows(report: str) -> list[tuple[str, str]]:
     return re.findall(r"^\| \[([^\]]+)\]\(#([^)]+)\)", table, flags=re.M)
 
 
-@pytest.mark.parametrize("name", sorted(cases()))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_the_glance_holds_a_row_per_section_present_linking_to_it(name):
     report = rendered(name)
     headings = [heading for heading in sections(report) if heading != GLANCE]
@@ -112,7 +118,7 @@ def test_the_glance_puts_the_tasks_three_numbers_side_by_side_first():
     assert "믿을 만함 (ok)" in row
 
 
-@pytest.mark.parametrize("name", sorted(cases()))
+@pytest.mark.parametrize("name", sorted(CASES))
 def test_the_glossary_defines_each_word_once(name):
     report = rendered(name)
     details = re.search(r"<summary>입력, 모델 구성, 용어</summary>(.*?)</details>", report, re.S)

@@ -18,6 +18,7 @@ Pure Python, no torch: the report and comparison jobs import it without the mode
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 import statistics
 import types
@@ -232,6 +233,14 @@ def write_record(path: str | Path, record) -> None:
     write_json(path, to_json(record))
 
 
+@functools.cache
+def record_fields(kind: type) -> tuple[dict[str, Any], tuple[str, ...]]:
+    """A dataclass's resolved field types and its field names, in order, read once per class."""
+    hints = typing.get_type_hints(kind)
+    names = tuple(field.name for field in dataclasses.fields(kind))
+    return hints, names
+
+
 def from_json(kind, data, where: str = "") -> Any:
     """The record of type ``kind`` from JSON data.
 
@@ -259,8 +268,7 @@ def from_json(kind, data, where: str = "") -> Any:
     if dataclasses.is_dataclass(kind):
         if not isinstance(data, dict):
             raise ValueError(f"{where or 'the file'}: expected an object for {kind.__name__}")
-        hints = typing.get_type_hints(kind)
-        names = [field.name for field in dataclasses.fields(kind)]
+        hints, names = record_fields(kind)
         missing = [name for name in names if name not in data]
         unknown = [key for key in data if key not in names]
         if missing or unknown:
