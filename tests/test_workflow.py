@@ -137,12 +137,21 @@ def course_inputs(tmp_path_factory) -> dict:
     }
 
 
+# The end-to-end runs check files and exact figures, not times: each timing job (its entry's
+# `alone`) takes one thread, as every other job does, so that two jobs run side by side on the two
+# cores instead of one timing job beside an idle core. A job's threads are among its params, so
+# every later run on a folder passes the same (course_args holds them).
+ONE_THREAD = ["--set-threads", *(f"{rule}=1" for rule in alone_rules())]
+
+
 def course_args(course_inputs: dict, outdir: Path, **inputs) -> list[str]:
-    """--config arguments of a run on the course-like inputs (``inputs`` replace some of them)."""
+    """Arguments of a run on the course-like inputs (``inputs`` replace some of them): one thread
+    per timing job, then --config."""
     paths = {
         key: course_inputs[key] for key in ("pretrain", "sft", "val_data", "tokenizer")
     } | inputs
     return [
+        *ONE_THREAD,
         "--config",
         f"outdir={outdir}",
         *(f"{key}={value}" for key, value in paths.items()),
@@ -722,7 +731,9 @@ def test_a_smaller_tokenizer_whose_model_never_picks_past_it_runs_and_says_zero(
         for key, seed in (("pretrain", 0), ("sft", 1))
     }
     outdir = tmp_path / "out"
-    snakemake(str(outdir / "report.md"), *course_args(course_inputs, outdir, **checkpoints))
+    said = ("same.json", "temp.json", "conversation.json")  # the files that count the ids past it
+    targets = [str(outdir / name) for name in said]
+    snakemake(*targets, *course_args(course_inputs, outdir, **checkpoints))
     assert read(outdir, "same.json")["ids_past_tokenizer"] == 0
     assert read(outdir, "same.json")["run"]["config"]["vocab_size"] == 6400
     temp = read(outdir, "temp.json")
@@ -845,6 +856,7 @@ def jittered_demo_run(tmp_path_factory):
     folder = tmp_path_factory.mktemp("jittered-demo")
     outdir, demo_dir = folder / "out", folder / "demo"
     snakemake(
+        *ONE_THREAD,
         "--config",
         f"outdir={outdir}",
         f"demo_dir={demo_dir}",
@@ -915,7 +927,7 @@ def test_lint_is_clean():
 
 def test_two_models_get_their_own_folders_and_a_comparison(course_run, variants_run):
     """Models added to a results folder: planned on course_run's, run on variants_run's copy of it
-    (its untied model has a pretrained checkpoint of its own)."""
+    (its MoE model has a pretrained checkpoint of its own)."""
     args, _ = course_run
     assert planned_jobs(*args, configfiles=(MICRO, variants_run["extra"])) >= {
         "cache",
@@ -928,13 +940,15 @@ def test_two_models_get_their_own_folders_and_a_comparison(course_run, variants_
     }
     outdir = variants_run["outdir"]
     for name in OUTPUTS:
-        assert (outdir / "models" / "untied" / name).is_file(), name
+        assert (outdir / "models" / "moe_untied" / name).is_file(), name
     comparison = (outdir / "comparison.md").read_text(encoding="utf-8")
     assert (
-        "| untied |" in comparison and "| course |" in comparison and "카드당 사용자" in comparison
+        "| moe_untied |" in comparison
+        and "| course |" in comparison
+        and "카드당 사용자" in comparison
     )
-    checkpoint = read(outdir / "models" / "untied", "same.json")["run"]["checkpoint"]
-    assert checkpoint == str(variants_run["untied"])
+    checkpoint = read(outdir / "models" / "moe_untied", "same.json")["run"]["checkpoint"]
+    assert checkpoint == str(variants_run["moe"])
 
 
 def test_slurm_profile_plans_jobs_with_their_resources(tmp_path):
@@ -1113,17 +1127,20 @@ def kind_of_model(config: MiniMindConfig, path: Path, seed: int, **settings) -> 
 
 @pytest.fixture(scope="module")
 def variants_run(course_run, course_inputs, tmp_path_factory):
-    """One run measuring a MoE model, an untied head, YaRN and a LoRA'd SFT model side by side.
+    """One run measuring every kind of MiniMind model beside the dense one, two kinds to a model:
+    a MoE model with an untied head (`moe_untied`), and YaRN with a LoRA on the SFT model
+    (`yarn_lora`, the course's checkpoints).
 
-    They join a copy of course_run's results (the same config's): the run adds the four models'
-    folders and comparison.md to a results folder that has its first model's files already.
+    They join a copy of course_run's results (the same config's): the run adds the two models'
+    folders and comparison.md to a results folder that has its first model's files already. Each
+    kind also has its exact parity with MiniMind's own model in unit tests (tests/test_variants.py,
+    tests/test_knob_parity.py); here each runs through every rule.
     """
     root = tmp_path_factory.mktemp("variants")
     config = course_inputs["config"]
-    moe = kind_of_model(config, root / "moe.pth", 1, use_moe=True, num_experts=3)
-    moe_sft = kind_of_model(config, root / "moe_sft.pth", 2, use_moe=True, num_experts=3)
-    untied = kind_of_model(config, root / "untied.pth", 3, tie_word_embeddings=False)
-    sft = course_inputs["sft"]
+    moe_untied = {"use_moe": True, "num_experts": 3, "tie_word_embeddings": False}
+    moe = kind_of_model(config, root / "moe.pth", 1, **moe_untied)
+    moe_sft = kind_of_model(config, root / "moe_sft.pth", 2, **moe_untied)
     base = MiniMindForCausalLM(config)  # the LoRA's layers: every square one, as apply_lora picks
     torch.manual_seed(4)
     lora = {}
@@ -1132,16 +1149,11 @@ def variants_run(course_run, course_inputs, tmp_path_factory):
         lora[f"{name}.lora.B.weight"] = torch.randn(config.hidden_size, 4).half() * 0.1
     torch.save(lora, root / "lora.pth")
     models = {
-        "moe": {"pretrain": str(moe), "sft": str(moe_sft)},
-        "untied": {"pretrain": str(untied), "sft": str(untied)},
-        "lora": {
+        "moe_untied": {"pretrain": str(moe), "sft": str(moe_sft)},
+        "yarn_lora": {
             "pretrain": str(course_inputs["pretrain"]),
-            "sft": str(sft),
+            "sft": str(course_inputs["sft"]),
             "sft_lora": str(root / "lora.pth"),
-        },
-        "yarn": {
-            "pretrain": str(course_inputs["pretrain"]),
-            "sft": str(sft),
             "model": {"inference_rope_scaling": True},  # this model's own, over config key model
         },
     }
@@ -1149,25 +1161,22 @@ def variants_run(course_run, course_inputs, tmp_path_factory):
     shutil.copytree(course_run[1], outdir)  # with their modification times: nothing to redo
     extra = root / "models.yaml"
     extra.write_text(json.dumps({"models": models}), encoding="utf-8")
-    # Its checks are exact figures, not times: the timing jobs take one thread each, as every
-    # other job does, so that two of them run side by side instead of one beside an idle core
-    # (every plan of this run says so too: a job's threads may be among its params).
-    one_thread = ["--set-threads", *(f"{rule}=1" for rule in alone_rules())]
-    args = [*one_thread, *course_args(course_inputs, outdir)]
+    args = course_args(course_inputs, outdir)  # one thread per timing job, as course_run's
     snakemake(*args, configfiles=(MICRO, extra))
     return {
         "outdir": outdir,
-        "untied": untied,
-        "yarn": outdir / "models" / "yarn",
+        "moe": moe,
+        "moe_untied": outdir / "models" / "moe_untied",
+        "yarn_lora": outdir / "models" / "yarn_lora",
         "args": args,
         "extra": extra,
         "lora": root / "lora.pth",
     }
 
 
-@pytest.mark.parametrize("kind", ["moe", "untied", "lora", "yarn"])
+@pytest.mark.parametrize("kind", ["moe_untied", "yarn_lora"])
 def test_every_kind_of_model_gets_every_output_and_exact_figures(variants_run, kind):
-    folder = variants_run["outdir"] / "models" / kind
+    folder = variants_run[kind]
     assert [name for name in OUTPUTS if not (folder / name).is_file()] == []
     same, count, kv = (
         read(folder, "same.json"),
@@ -1181,36 +1190,37 @@ def test_every_kind_of_model_gets_every_output_and_exact_figures(variants_run, k
 
 
 def test_the_run_block_says_what_kind_of_model_ran(variants_run):
-    models = variants_run["outdir"] / "models"
-    moe = read(models / "moe", "kvbytes.json")["run"]
+    moe_untied, yarn_lora = variants_run["moe_untied"], variants_run["yarn_lora"]
+    moe = read(moe_untied, "kvbytes.json")["run"]
     assert moe["config"]["use_moe"] and moe["config"]["num_experts"] == 3
     assert moe["active_parameters"] < moe["parameters"]
-    assert read(models / "moe", "capacity.json")["experts"] == 3
-    assert read(models / "untied", "same.json")["run"]["config"]["tie_word_embeddings"] is False
-    lora = read(models / "lora", "temp.json")["0.3"]["run"]["lora"]
+    assert read(moe_untied, "capacity.json")["experts"] == 3
+    assert read(moe_untied, "same.json")["run"]["config"]["tie_word_embeddings"] is False
+    assert read(variants_run["outdir"], "same.json")["run"]["config"]["tie_word_embeddings"]
+    lora = read(yarn_lora, "temp.json")["0.3"]["run"]["lora"]
     assert lora["path"] == str(variants_run["lora"]) and lora["rank"] == 4
-    assert (
-        read(models / "lora", "same.json")["run"]["lora"] is None
-    )  # the pretrained model has none
-    report = (models / "moe" / "report.md").read_text(encoding="utf-8")
+    assert read(yarn_lora, "same.json")["run"]["lora"] is None  # the pretrained model has none
+    report = (moe_untied / "report.md").read_text(encoding="utf-8")
     assert (
         "MoE: 층마다 전문가 3개 중 토큰당 1개" in report and "전문가 3개가 모두 메모리에" in report
     )
-    assert "LoRA" in (models / "lora" / "report.md").read_text(encoding="utf-8")
+    assert "LoRA" in (yarn_lora / "report.md").read_text(encoding="utf-8")
 
 
 def test_yarn_is_measured_and_said(variants_run):
-    run = read(variants_run["yarn"], "same.json")["run"]
+    run = read(variants_run["yarn_lora"], "same.json")["run"]
     assert run["config"]["rope_scaling"]["factor"] == 16
-    assert "RoPE 스케일링: YaRN(factor 16" in (variants_run["yarn"] / "report.md").read_text()
+    report = (variants_run["yarn_lora"] / "report.md").read_text(encoding="utf-8")
+    assert "RoPE 스케일링: YaRN(factor 16" in report
     assert read(variants_run["outdir"], "same.json")["run"]["config"]["rope_scaling"] is None
     comparison = (variants_run["outdir"] / "comparison.md").read_text(encoding="utf-8")
-    assert "| yarn | dense, YaRN |" in comparison and "| moe | MoE 1/3 |" in comparison
-    assert "| lora | dense, LoRA r4 |" in comparison and "| untied | dense, untied |" in comparison
+    assert "| yarn_lora | dense, YaRN, LoRA r4 |" in comparison
+    assert "| moe_untied | MoE 1/3, untied |" in comparison and "| course | dense |" in comparison
 
 
 def test_every_kind_of_model_carries_its_conversation_exactly(variants_run):
-    """Issue 24 end to end: dense, MoE, LoRA, YaRN and untied models hold the conversation both
+    """Issue 24 end to end: the dense model, MoE with an untied head, YaRN with a LoRA hold the
+    conversation both
     ways with the tokens fed on their formulas, the answers the same, the saving growing; the
     section renders with its picture and comparison.md has each model's tokens fed."""
     outdir = variants_run["outdir"]
