@@ -13,6 +13,8 @@ positions).
 
 from __future__ import annotations
 
+import functools
+
 from reportdata import (
     COURSE_STEPS,
     DEMO_STEPS,
@@ -369,8 +371,13 @@ def issue_36_cases() -> dict[str, dict]:
     return {name: {**full, "records": every() | records} for name, records in cases.items()}
 
 
+@functools.cache
 def cases() -> dict[str, dict]:
-    """Case name -> {"records": ..., "pictures": ..., "cache_script": ...}."""
+    """Case name -> {"records": ..., "pictures": ..., "cache_script": ...}.
+
+    Built once per process and shared by every test module that reads the cases (building them
+    takes about a second): read them, never change them.
+    """
     full = {"records": every(), "pictures": PICTURES, "cache_script": "cache.py"}
     plain = {"records": task(), "pictures": None, "cache_script": None}
     differing_untrusted = every() | {

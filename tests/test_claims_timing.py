@@ -159,12 +159,9 @@ def test_the_timing_sections_write_only_claims_their_records_support(records):
     check(records)
 
 
-CASES = cases()
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(cases()))
 def test_every_golden_case_writes_only_claims_its_records_support(name):
-    case = CASES[name]
+    case = cases()[name]
     log = ClaimLog()
     render_report(case["records"], case["pictures"], case["cache_script"], claims=log)
     assert denied(case["records"], log) == []

@@ -28,16 +28,13 @@ def markdown(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-CASES = cases()
-
-
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(cases()))
 def test_the_report_renders_the_markdown_it_rendered_before(name):
-    case = CASES[name]
+    case = cases()[name]
     report = render_report(case["records"], case["pictures"], case["cache_script"])
     golden = (GOLDEN / f"{name}.md").read_text(encoding="utf-8")
     assert markdown(report) == markdown(golden)
 
 
 def test_every_golden_file_is_a_case():
-    assert sorted(path.stem for path in GOLDEN.glob("*.md")) == sorted(CASES)
+    assert sorted(path.stem for path in GOLDEN.glob("*.md")) == sorted(cases())

@@ -25,13 +25,10 @@ FIRST_PARAGRAPH_LIMIT = 300
 GLANCE = "한눈에"
 
 
-CASES = cases()
-
-
 @functools.cache
 def rendered(name: str) -> str:
     """The golden case's report, rendered once per test session (the four shape tests read it)."""
-    case = CASES[name]
+    case = cases()[name]
     return render_report(case["records"], case["pictures"], case["cache_script"])
 
 
@@ -68,7 +65,7 @@ def test_github_anchor_of_the_tasks_headings():
     assert github_anchor("길이에 따른 비용") == "길이에-따른-비용"
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(cases()))
 def test_sections_fit_the_size_limits(name):
     measured = {
         heading: len(visible(body))
@@ -79,7 +76,7 @@ def test_sections_fit_the_size_limits(name):
     assert sum(measured.values()) / len(measured) <= AVERAGE_LIMIT, measured
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(cases()))
 def test_each_sections_first_paragraph_is_short(name):
     for heading, body in sections(rendered(name)).items():
         if heading == GLANCE:
@@ -94,7 +91,7 @@ def glance_rows(report: str) -> list[tuple[str, str]]:
     return re.findall(r"^\| \[([^\]]+)\]\(#([^)]+)\)", table, flags=re.M)
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(cases()))
 def test_the_glance_holds_a_row_per_section_present_linking_to_it(name):
     report = rendered(name)
     headings = [heading for heading in sections(report) if heading != GLANCE]
@@ -118,7 +115,7 @@ def test_the_glance_puts_the_tasks_three_numbers_side_by_side_first():
     assert "믿을 만함 (ok)" in row
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(cases()))
 def test_the_glossary_defines_each_word_once(name):
     report = rendered(name)
     details = re.search(r"<summary>입력, 모델 구성, 용어</summary>(.*?)</details>", report, re.S)
