@@ -9,6 +9,7 @@ what stays in doubt is written down with threads and load average. The clock is 
 
 from __future__ import annotations
 
+import itertools
 import statistics
 
 import torch
@@ -151,7 +152,7 @@ def run_latency(stamps_s: list[float], streamed_s: float, seconds: float) -> Run
     """One run's figures from its stamps (from its start): [0] the prompt's put, then one per new
     token; ``seconds`` the time job's clock of it."""
     tokens = stamps_s[1:]
-    gaps = [later - earlier for earlier, later in zip(tokens, tokens[1:])] or [0.0]
+    gaps = [later - earlier for earlier, later in itertools.pairwise(tokens)] or [0.0]
     ttft, e2e = tokens[0], tokens[-1]
     return RunLatency(
         seconds=seconds,

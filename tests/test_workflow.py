@@ -305,16 +305,29 @@ def test_second_run_does_nothing(course_run):
     assert planned_jobs(*args) == set()
 
 
+RERUN_TIME = {"time.json", "latency.json", "latency.png", "report.md"}  # the README says so
+
+
+def test_the_readme_says_what_rerun_time_redoes():
+    (line,) = [
+        line
+        for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("snakemake -R time")
+    ]
+    named = set(re.findall(r"[a-z_]+\.(?:json|png|md)", line.split("#", 1)[1]))
+    assert named == RERUN_TIME
+
+
 def test_rerun_time_redoes_only_time_and_report(course_run, tmp_path):
     args, outdir = course_run
-    assert planned_jobs("-R", "time", *args) == {"time", "report", "all"}
+    assert planned_jobs("-R", "time", *args) == {"time", "plot", "report", "all"}
     copy = tmp_path / "results"  # the run rewrites a copy: the shared results stay as they were
     shutil.copytree(outdir, copy)  # with their modification times
     args, outdir = [f"outdir={copy}" if arg.startswith("outdir=") else arg for arg in args], copy
     before = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
     snakemake("-R", "time", *args)
     after = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
-    assert {name for name in OUTPUTS if before[name] != after[name]} == {"time.json", "report.md"}
+    assert {name for name in OUTPUTS if before[name] != after[name]} == RERUN_TIME
 
 
 def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, course_inputs):

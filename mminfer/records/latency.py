@@ -27,7 +27,7 @@ TPOT_LIMIT_S = 0.03
 
 @dataclass
 class RunLatency:
-    """One timed run, every figure from the run's start (the time job's own read before generate)."""
+    """One timed run, every figure from the run's start (the time job's read before generate)."""
 
     seconds: float  # the time job's clock of this run (time.json's run)
     streamed_s: float  # the streamer's end(), from the start: the run as the streamer saw it
