@@ -47,7 +47,7 @@ def time_generation(
     latency_out,
 ):
     """Open the model at ``model.threads`` (time.threads, else the rule's cores), time, write
-    time.json and latency.json."""
+    time.json and latency.json (where ``latency_out``)."""
     loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, TASK_LENGTH_KEYS)
     check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
     timed, latency = timing.time_with_latency(
@@ -84,7 +84,8 @@ def time_generation(
         latency.cost.per_run_s,
     )
     write_record(out, timed)
-    write_record(latency_out, latency)
+    if latency_out is not None:
+        write_record(latency_out, latency)
 
 
 if "snakemake" in globals():
@@ -108,11 +109,8 @@ if "snakemake" in globals():
 elif __name__ == "__main__":
     args = cli(
         __doc__,
-        paths=[
-            *PROMPT_FILES,
-            ("--out", "time.json to write"),
-            ("--latency-out", "latency.json to write"),
-        ],
+        paths=[*PROMPT_FILES, ("--out", "time.json to write")],
+        optional_paths=[("--latency-out", "latency.json to write too (the same runs' stamps)")],
         keys=[
             *PROMPT_KEYS,
             "time.warmup",
