@@ -1182,9 +1182,10 @@ def latency_record(
 ) -> Latency:
     """latency.json from stamps made for ``time``'s runs (time_record() by default), summarised by
     mminfer.timing's own latency_record: each run's first token at ``ttft_s`` (with, without the
-    cache), its last ``sliver_s`` before the run's end, the gaps between growing by ``growth`` of
-    the first from the first step to the last on the uncached path (flat on the cached), each
-    gap shaken by up to ``wobble`` of itself, run by run; the streamer's cost on a fixed clock."""
+    cache; at most half the run), its last ``sliver_s`` before the run's end, the gaps between
+    growing by ``growth`` of the first from the first step to the last on the uncached path (flat
+    on the cached), each gap shaken by up to ``wobble`` of itself, run by run; the streamer's cost
+    on a fixed clock."""
     import itertools
     import math
 
@@ -1195,6 +1196,7 @@ def latency_record(
     n = time.new_tokens
 
     def stamps(seconds: float, ttft: float, grows: float, run: int) -> tuple[list[float], float]:
+        ttft = min(ttft, seconds / 2)  # a first token inside the run
         shape = [
             (1 + grows * k / max(n - 2, 1)) * (1 + wobble * math.sin(1.7 * k + 2.3 * run))
             for k in range(n - 1)

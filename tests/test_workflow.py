@@ -222,6 +222,34 @@ def test_outputs_have_the_task_keys(course_run, course_inputs):
     assert topp["0.5"] <= topp["0.9"] <= topp["0.99"]
 
 
+def latency_is_the_time_jobs_own(outdir: Path) -> None:
+    """latency.json's runs are time.json's: per run the same seconds, and (run seconds - TTFT) /
+    (N - 1) agrees with TPOT to within what lies after the last token's put (end(), generate's
+    return and the timing's read): at most 5 ms or 5 % of the run, on a busy machine too."""
+    timing, latency = read(outdir, "time.json"), read(outdir, "latency.json")
+    n = timing["new_tokens"]
+    for path, seconds in (
+        ("with_cache", "with_cache_runs_s"),
+        ("without_cache", "without_cache_runs_s"),
+    ):
+        runs = latency[path]["runs"]
+        assert [run["seconds"] for run in runs] == timing[seconds]
+        for run in runs:
+            assert len(run["stamps_s"]) == 1 + n
+            sliver = run["seconds"] - run["e2e_s"]
+            assert 0 <= sliver <= max(5e-3, 0.05 * run["seconds"])
+            tpot = (run["e2e_s"] - run["ttft_s"]) / (n - 1)
+            assert run["tpot_s"] == pytest.approx(tpot)
+            assert (run["seconds"] - run["ttft_s"]) / (n - 1) == pytest.approx(
+                run["tpot_s"], abs=max(5e-3, 0.05 * run["seconds"]) / (n - 1)
+            )
+    assert latency["verdict"] == timing["verdict"] and latency["runs_done"] == timing["runs_done"]
+
+
+def test_latency_comes_from_the_time_jobs_own_runs(course_run):
+    latency_is_the_time_jobs_own(course_run[1])
+
+
 def test_report_has_the_sections_and_numbers(course_run):
     _, outdir = course_run
     report = (outdir / "report.md").read_text(encoding="utf-8")
@@ -876,6 +904,7 @@ def test_micro_demo_builds_and_measures(jittered_demo_run):
     assert "demo" in (outdir / "report.md").read_text(encoding="utf-8")
     assert (demo_dir / "pretrain.pth").is_file() and (demo_dir / "sft.pth").is_file()
     assert "step" in (demo_dir / "logs" / "pretrain.log").read_text(encoding="utf-8")
+    latency_is_the_time_jobs_own(outdir)
 
 
 def claims_of_run(outdir: Path) -> tuple[dict, ClaimLog]:
