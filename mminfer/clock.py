@@ -103,3 +103,41 @@ def process_jitter(seed: int) -> Jitter:
     if seed not in _JITTERS:
         _JITTERS[seed] = Jitter(seed)
     return _JITTERS[seed]
+
+
+class StampingStreamer:
+    """A streamer for MiniMind's ``generate`` that stamps every ``put`` with a run's clock.
+
+    generate calls ``put(prompt ids)`` once, ``put(next_token)`` after every step and ``end()``,
+    each behind ``if streamer:``; so the object is truthy, and holds no items. ``stamps[0]`` is the
+    prompt's put, ``stamps[1:]`` one per new token, ``ended`` the end's: all read by ``clock`` (the
+    device's clock of the run, :func:`device_clock`), the same reads as the run's own start and
+    end. The tensors are not kept: a stamp costs one clock read and one append.
+    """
+
+    def __init__(self, clock: Callable[[], float]):
+        self.clock = clock
+        self.stamps: list[float] = []
+        self.ended: float | None = None
+
+    def __bool__(self) -> bool:
+        return True
+
+    def put(self, value) -> None:
+        self.stamps.append(self.clock())
+
+    def end(self) -> None:
+        self.ended = self.clock()
+
+
+class LastRead:
+    """A clock that remembers its last read: the run's start, when a streamer is made inside the
+    timed work right after the timing read its start."""
+
+    def __init__(self, clock: Callable[[], float]):
+        self.clock = clock
+        self.last: float | None = None
+
+    def __call__(self) -> float:
+        self.last = self.clock()
+        return self.last

@@ -17,7 +17,8 @@ render_report's mapping; its facts and glance functions are named ``<name>_facts
 holds the ``fed`` measurement (the tokens fed into forward), because Snakemake reserves ``count``
 as a name. A rule writes the measurements that come out of one model load: ``cache`` writes same
 and fed (one pair of generations), ``topp`` writes topp and topp_detail (one forward per prefix),
-``temp`` writes temp and sampler (the sampler check reuses temp's cached draws at its temperature).
+``temp`` writes temp and sampler (the sampler check reuses temp's cached draws at its temperature),
+``time`` writes time and latency (the streamer's stamps of the same timed runs).
 
 No torch and no matplotlib: rules/common.smk imports this module while Snakemake builds the DAG
 (tests/test_registry.py checks it). Records, facts and glances are plain references: they live in
@@ -41,6 +42,7 @@ from mminfer.records.capacity import Capacity, capacity_facts, capacity_glance
 from mminfer.records.conversation import Conversation, conversation_facts, conversation_glance
 from mminfer.records.fed import Count, fed_facts
 from mminfer.records.kvbytes import KvBytes, kvbytes_facts
+from mminfer.records.latency import Latency, latency_facts, latency_glance
 from mminfer.records.repetition import Repetition, repetition_facts, repetition_glance
 from mminfer.records.same import Same, same_facts, same_glance
 from mminfer.records.sampler import SamplerCheck, sampler_facts
@@ -154,7 +156,7 @@ MEASUREMENTS = (
         rule="time",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.timing:time_cache",
+        measured_by="mminfer.timing:time_with_latency",  # time_cache without the streamer
         facts=time_facts,
         task=True,
         summary=(
@@ -261,6 +263,32 @@ MEASUREMENTS = (
         summary=(
             "time and tokens fed against generation length, per step, with spreads and a "
             "verdict; a cost fit (interpolation where it fails) and its predictions"
+        ),
+    ),
+    Measurement(
+        name="latency",
+        record=Latency,
+        rule="time",
+        reads=("pretrain", "tokenizer", "val_data"),
+        alone=True,
+        measured_by="mminfer.timing:time_with_latency",
+        config="latency",
+        facts=latency_facts,
+        glance=latency_glance,
+        pictures=(
+            Picture(
+                "latency",
+                "mminfer.plots:plot_latency",
+                caption=(
+                    "The gap before each new token against the step, with and without the cache, "
+                    "with MLPerf's interactive TPOT limit (from latency.json)."
+                ),
+            ),
+        ),
+        summary=(
+            "what a user waits for, from time.json's own runs: time to the first token, the gaps "
+            "between tokens (p50/p90/p99/max), TPOT, end-to-end; eval_llm's [Speed] beside them; "
+            "the streamer's cost"
         ),
     ),
     Measurement(

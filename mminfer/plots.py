@@ -21,6 +21,8 @@ from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
 from mminfer.records.conversation import Conversation, ttft_claims
+from mminfer.records.latency import Latency
+from mminfer.records.latency import growth_claims as latency_growth
 from mminfer.records.serve import Serve, ServeFit, bound_claims, growth_claims, shape_claims
 from mminfer.records.sweep import Sweep, length_claims
 from mminfer.records.temp import Temperatures
@@ -631,4 +633,54 @@ def plot_conversation(conversation: Conversation, out_png) -> Path:
     if conversation.timing_verdict not in ("ok", "none") or machine:
         time_title += ": 어림"
     finish_axis(time_ax, "턴", "첫 토큰까지 시간 (ms)", time_title)
+    return save_figure(fig, out_png)
+
+
+def plot_latency(latency: Latency, out_png) -> Path:
+    """The gap before each new token against the step, both paths, with the interactive limit.
+
+    Each path's median gap over the timed runs with the fastest and slowest run's as a band; the
+    TTFT of each path written in the legend; MLPerf's interactive TPOT limit as a line, its source
+    in the title's note. The uncached line is labelled by the tokens its steps feed.
+    """
+    fig, ax = plt.subplots(figsize=(9, 4.8))
+    ways = (
+        (latency.with_cache, "캐시 사용 (한 토큰씩)", "tab:blue"),
+        (latency.without_cache, "캐시 미사용 (P + k 토큰씩)", "tab:orange"),
+    )
+    steps = list(range(2, len(latency.with_cache.step_gap_s) + 2))
+    for path, name, color in ways:
+        medians = [gap * 1e3 for gap in path.step_gap_s]
+        ax.plot(steps, medians, "-", color=color, label=f"{name}, TTFT {path.ttft_s * 1e3:.1f} ms")
+        ax.fill_between(
+            steps,
+            [gap * 1e3 for gap in path.step_gap_low_s],
+            [gap * 1e3 for gap in path.step_gap_high_s],
+            color=color,
+            alpha=0.2,
+            linewidth=0,
+        )
+    ax.axhline(
+        latency.tpot_limit_s * 1e3,
+        color="tab:red",
+        linestyle="--",
+        label=f"대화형 TPOT 한계 {latency.tpot_limit_s * 1e3:g} ms (p99)",
+    )
+    values = [gap for path, _, _ in ways for gap in path.step_gap_s]
+    if spans_decades(values + [latency.tpot_limit_s]):
+        ax.set_yscale("log")
+        plain_log_labels(ax.yaxis)
+    ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    title = f"토큰 사이 간격 (스레드 {latency.threads}개, 판정 {latency.verdict})"
+    if latency.verdict != "ok":
+        title += ": 어림"
+    elif latency_growth(latency)["grows"].holds:
+        title += ": 캐시 없이는 문맥과 함께 는다"
+    finish_axis(
+        ax,
+        "새 토큰 (k번째, 그 앞 토큰과의 간격)",
+        "간격 (ms)",
+        title,
+        legend_title=f"한계: {latency.limits_source}",
+    )
     return save_figure(fig, out_png)

@@ -47,7 +47,8 @@ rule time:
     input:
         **reads("time"),
     output:
-        measured("time", "KV 캐시"),
+        time=measured("time", "KV 캐시"),
+        latency=measured("latency", "지연"),  # the same runs' stamps
     log:
         logfile("time.log"),
     benchmark:
@@ -67,6 +68,8 @@ rule time:
         max_runs=config["time"]["max_runs"],
         threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
         torch_threads=torch_threads,  # time.threads, else the job's threads
+        speed_tokens=config["latency"]["speed_tokens"],
+        cost_rounds=config["latency"]["cost_rounds"],
         model=model_params,
     script:
         "../scripts/time_generation.py"

@@ -1,11 +1,14 @@
-r"""Step 3: the time of greedy generation with and without the KV cache -> time.json.
+r"""Step 3: the time of greedy generation with and without the KV cache -> time.json, and what
+a user waits for in those same runs -> latency.json.
 
 Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more
-rounds while the timing is doubtful (mminfer.timing.time_cache). (Named time_generation.py so that
+rounds while the timing is doubtful (mminfer.timing.time_with_latency: every run carries a
+streamer stamping each token, whose stamps make latency.json). (Named time_generation.py so that
 it does not shadow the standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 
     python scripts/time_generation.py --pretrain /opt/mm/ref/pretrain.pth \
-        --tokenizer /opt/minimind/model --val-data /opt/mm/data/pretrain_val.jsonl --out time.json
+        --tokenizer /opt/minimind/model --val-data /opt/mm/data/pretrain_val.jsonl --out time.json \
+        --latency-out latency.json
 """
 
 import logging
@@ -32,18 +35,30 @@ from mminfer.script import (
 
 
 def time_generation(
-    model: ModelSource, prompt: PretrainPrompt, new_tokens, warmup, runs, max_runs, out
+    model: ModelSource,
+    prompt: PretrainPrompt,
+    new_tokens,
+    warmup,
+    runs,
+    max_runs,
+    speed_tokens,
+    cost_rounds,
+    out,
+    latency_out,
 ):
-    """Open the model at ``model.threads`` (time.threads, else the rule's cores), time, write."""
+    """Open the model at ``model.threads`` (time.threads, else the rule's cores), time, write
+    time.json and latency.json (where ``latency_out``)."""
     loaded, _, prompt_ids = open_for_task_prompt(model, prompt, new_tokens, TASK_LENGTH_KEYS)
     check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
-    timed = timing.time_cache(
+    timed, latency = timing.time_with_latency(
         model=loaded.model,
         prompt_ids=prompt_ids,
         new_tokens=new_tokens,
         warmup=warmup,
         runs=runs,
         max_runs=max_runs,
+        speed_tokens=speed_tokens,
+        cost_rounds=cost_rounds,
         device=loaded.device,
         run=run_info(loaded),
     )
@@ -60,7 +75,17 @@ def time_generation(
         timed.threads,
         timed.load_after,
     )
+    logging.getLogger("mminfer").info(
+        "ttft %.4f / %.4f s, tpot %.5f / %.5f s (with / without the cache), streamer %.2g s a run",
+        latency.with_cache.ttft_s,
+        latency.without_cache.ttft_s,
+        latency.with_cache.tpot_s,
+        latency.without_cache.tpot_s,
+        latency.cost.per_run_s,
+    )
     write_record(out, timed)
+    if latency_out is not None:
+        write_record(latency_out, latency)
 
 
 if "snakemake" in globals():
@@ -76,13 +101,24 @@ if "snakemake" in globals():
             warmup=snakemake.params.warmup,
             runs=snakemake.params.runs,
             max_runs=snakemake.params.max_runs,
-            out=snakemake.output[0],
+            speed_tokens=snakemake.params.speed_tokens,
+            cost_rounds=snakemake.params.cost_rounds,
+            out=snakemake.output.time,
+            latency_out=snakemake.output.latency,
         )
 elif __name__ == "__main__":
     args = cli(
         __doc__,
         paths=[*PROMPT_FILES, ("--out", "time.json to write")],
-        keys=[*PROMPT_KEYS, "time.warmup", "time.runs", "time.max_runs"],
+        optional_paths=[("--latency-out", "latency.json to write too (the same runs' stamps)")],
+        keys=[
+            *PROMPT_KEYS,
+            "time.warmup",
+            "time.runs",
+            "time.max_runs",
+            "latency.speed_tokens",
+            "latency.cost_rounds",
+        ],
     )
     with job_log(args.log):
         time_generation(
@@ -92,5 +128,8 @@ elif __name__ == "__main__":
             warmup=args.warmup,
             runs=args.runs,
             max_runs=args.max_runs,
+            speed_tokens=args.speed_tokens,
+            cost_rounds=args.cost_rounds,
             out=args.out,
+            latency_out=args.latency_out,
         )

@@ -14,6 +14,7 @@ from mminfer.records.capacity import Capacity
 from mminfer.records.conversation import Conversation
 from mminfer.records.fed import Count
 from mminfer.records.kvbytes import KvBytes
+from mminfer.records.latency import Latency
 from mminfer.records.repetition import Repetition
 from mminfer.records.same import Same
 from mminfer.records.sampler import SamplerCheck
@@ -802,6 +803,7 @@ PICTURES = {
     "topp": "topp.png",
     "serve": "serve.png",
     "conversation": "conversation.png",
+    "latency": "latency.png",
 }
 
 
@@ -811,6 +813,7 @@ def every_record(**replace) -> dict:
     extras = {
         "topp_detail": topp_detail_record(),
         "sweep": sweep_record(),
+        "latency": latency_record(),
         "capacity": capacity_record(),
         "sampler": sampler_record(),
         "serve": serve_record(),
@@ -1167,3 +1170,56 @@ def served(
         "users": to_json(users),
     }
     return from_json(Serve, data)
+
+
+def latency_record(
+    time: Timing | None = None,
+    ttft_s: tuple[float, float] = (0.006, 0.006),
+    growth: float = 0.3,
+    wobble: float = 0.05,
+    sliver_s: float = 2e-5,
+    speed_tokens: tuple[int, ...] = (8, 16, 64),
+) -> Latency:
+    """latency.json from stamps made for ``time``'s runs (time_record() by default), summarised by
+    mminfer.timing's own latency_record: each run's first token at ``ttft_s`` (with, without the
+    cache; at most half the run), its last ``sliver_s`` before the run's end, the gaps between
+    growing by ``growth`` of the first from the first step to the last on the uncached path (flat
+    on the cached), each gap shaken by up to ``wobble`` of itself, run by run; the streamer's cost
+    on a fixed clock."""
+    import itertools
+    import math
+
+    from mminfer.timing import latency_record as summarise
+    from mminfer.timing import streamer_cost
+
+    time = time or time_record()
+    n = time.new_tokens
+
+    def stamps(seconds: float, ttft: float, grows: float, run: int) -> tuple[list[float], float]:
+        ttft = min(ttft, seconds / 2)  # a first token inside the run
+        shape = [
+            (1 + grows * k / max(n - 2, 1)) * (1 + wobble * math.sin(1.7 * k + 2.3 * run))
+            for k in range(n - 1)
+        ]
+        scale = (seconds - sliver_s - ttft) / sum(shape)
+        put = [ttft * 0.02, ttft, *(ttft + scale * sum(shape[: k + 1]) for k in range(n - 1))]
+        return put, seconds - sliver_s / 2
+
+    ticks = itertools.count()
+    cost = streamer_cost(
+        puts=1 + n,
+        rounds=5,
+        device="cpu",
+        with_cache_s=time.with_cache_s,
+        clock=lambda: next(ticks) * 1e-6,
+    )
+    record = summarise(
+        timing=time,
+        with_cache=[stamps(s, ttft_s[0], 0.0, run) for run, s in enumerate(time.with_cache_runs_s)],
+        without_cache=[
+            stamps(s, ttft_s[1], growth, run) for run, s in enumerate(time.without_cache_runs_s)
+        ],
+        speed_tokens=list(speed_tokens),
+        cost=cost,
+    )
+    return from_json(Latency, to_json(record))

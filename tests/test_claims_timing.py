@@ -5,9 +5,11 @@ falling and flat steps, one dip, cliffs; quiet, noisy and untrusted timings; clo
 interpolated steps; one run or pass and many) through the project's own constructors: the runs
 summarised by mminfer.timing.timing_record, the steps filled and each length summed by
 mminfer.sweep's own functions, every batch, the fit, the peak and the bounds by mminfer.serve's
-(tests/reportdata.py: timed, clocked_sweep, served). Each renders the whole report and every
-claim it wrote must hold by its oracle (tests/oracles_timing.py). A planted wrong judge ("the
-same" by the sum of the spreads, as before issue 36) is caught.
+(tests/reportdata.py: timed, clocked_sweep, served), and latency.json from stamps laid on
+time.json's own runs by mminfer.timing's latency_record (reportdata.latency_record). Each renders
+the whole report and every claim it wrote must hold by its oracle (tests/oracles_timing.py,
+tests/oracles_latency.py). A planted wrong judge ("the same" by the sum of the spreads, as before
+issue 36) is caught.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from reportdata import (
     clocked_sweep,
     every_record,
     interpolate_all,
+    latency_record,
     served,
     timed,
 )
@@ -141,10 +144,31 @@ EVERY = every_record()  # the other sections' records, built once (rendering nev
 
 
 @st.composite
+def latencies(draw, time):
+    """latency.json on time.json's runs: a first token before or after a gap's length, over the
+    interactive limit or under; the uncached gaps flat, growing a little or much; gaps steady
+    or shaken."""
+    return latency_record(
+        time,
+        ttft_s=(
+            draw(st.sampled_from([0.0005, 0.006, 0.05, 0.6])),
+            draw(st.sampled_from([0.0005, 0.006, 0.05, 0.6])),
+        ),
+        growth=draw(st.sampled_from([0.0, 0.05, 0.3, 2.0])),
+        wobble=draw(st.sampled_from([0.0, 0.05, 0.5])),
+    )
+
+
+@st.composite
 def timing_records(draw) -> dict:
-    """render_report's records with a drawn time, sweep and serve."""
+    """render_report's records with a drawn time, its latency, sweep and serve."""
     time = draw(timings())
-    return EVERY | {"time": time, "sweep": draw(sweeps(time.speedup)), "serve": draw(serves())}
+    return EVERY | {
+        "time": time,
+        "latency": draw(latencies(time)),
+        "sweep": draw(sweeps(time.speedup)),
+        "serve": draw(serves()),
+    }
 
 
 def check(records: dict) -> None:
@@ -219,3 +243,44 @@ def test_the_property_test_catches_a_speed_bound_stated_flatly(monkeypatch):
     )
     with pytest.raises(AssertionError):
         FIND(given(near)(check))()
+
+
+def test_the_property_test_catches_the_prefill_said_inside_every_speed(monkeypatch):
+    """eval_llm's [Speed] said slower than the decode rate wherever it was measured: wrong where
+    the first token came sooner than a gap."""
+    import mminfer.records.latency as latency_records
+
+    honest = latency_records.speed_claims
+
+    def planted(latency):
+        found = honest(latency)
+        about = dict(found["below"].about)
+        found["below"] = claim("latency.speed_below_decode", True, **about)
+        found["not_below"] = claim("latency.speed_not_below_decode", False, **about)
+        return found
+
+    monkeypatch.setattr(latency_records, "speed_claims", planted)
+    with pytest.raises(AssertionError):
+        FIND(given(timing_records())(check))()
+
+
+def test_the_property_test_catches_the_uncached_growth_judged_without_the_runs_range(
+    monkeypatch,
+):
+    """The uncached gaps said to grow where the last steps' median passes the first steps' median,
+    however far the runs' own gaps spread around them."""
+    import mminfer.records.latency as latency_records
+
+    honest = latency_records.growth_claims
+
+    def planted(latency):
+        found = honest(latency)
+        about = dict(found["grows"].about)
+        grows = about["last_s"] > about["first_s"]
+        found["grows"] = claim("latency.uncached_gap_grows", grows, **about)
+        found["flat"] = claim("latency.uncached_gap_not_grows", not grows, **about)
+        return found
+
+    monkeypatch.setattr(latency_records, "growth_claims", planted)
+    with pytest.raises(AssertionError):
+        FIND(given(timing_records())(check))()

@@ -337,6 +337,7 @@ PICTURE_CASES = {
     "temp": (plots.plot_temp, lambda: reportdata.temp_record()),
     "topp": (plots.plot_topp, lambda: reportdata.topp_detail_record()),
     "conversation": (plots.plot_conversation, lambda: reportdata.conversation_record()),
+    "latency": (plots.plot_latency, lambda: reportdata.latency_record()),
 }
 
 
@@ -354,7 +355,7 @@ def hangul(text: str) -> bool:
     return any("\uac00" <= char <= "\ud7a3" for char in text)
 
 
-@pytest.mark.parametrize("case", ["temp", "topp", "conversation"])
+@pytest.mark.parametrize("case", ["temp", "topp", "conversation", "latency"])
 def test_the_sampling_pictures_speak_korean(monkeypatch, case):
     draw, record = PICTURE_CASES[case]
     figure = drawn(monkeypatch, draw, record())

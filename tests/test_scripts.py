@@ -63,11 +63,23 @@ def test_cache_by_hand(prompt_flags, tmp_path):
 
 def test_time_by_hand(prompt_flags, tmp_path):
     out = tmp_path / "time.json"
+    latency_out = tmp_path / "latency.json"
     run_by_hand(
-        "time_generation.py", **prompt_flags, warmup=1, runs=2, max_runs=2, threads=1, out=out
+        "time_generation.py",
+        **prompt_flags,
+        warmup=1,
+        runs=2,
+        max_runs=2,
+        threads=1,
+        speed_tokens=[2, 8],
+        out=out,
+        latency_out=latency_out,
     )
     timing = read(out)
     assert (timing["new_tokens"], timing["runs"], timing["threads"]) == (4, 2, 1)
+    latency = read(latency_out)
+    assert latency["speed_tokens"] == [2]  # 8 is past the 4 new tokens
+    assert [run["seconds"] for run in latency["with_cache"]["runs"]] == timing["with_cache_runs_s"]
 
 
 def test_kvbytes_by_hand(tiny_checkpoint, tmp_path):

@@ -231,6 +231,34 @@ def test_outputs_have_the_task_keys(course_run, course_inputs):
     assert topp["0.5"] <= topp["0.9"] <= topp["0.99"]
 
 
+def latency_is_the_time_jobs_own(outdir: Path) -> None:
+    """latency.json's runs are time.json's: per run the same seconds, and (run seconds - TTFT) /
+    (N - 1) agrees with TPOT to within what lies after the last token's put (end(), generate's
+    return and the timing's read): at most 5 ms or 5 % of the run, on a busy machine too."""
+    timing, latency = read(outdir, "time.json"), read(outdir, "latency.json")
+    n = timing["new_tokens"]
+    for path, seconds in (
+        ("with_cache", "with_cache_runs_s"),
+        ("without_cache", "without_cache_runs_s"),
+    ):
+        runs = latency[path]["runs"]
+        assert [run["seconds"] for run in runs] == timing[seconds]
+        for run in runs:
+            assert len(run["stamps_s"]) == 1 + n
+            sliver = run["seconds"] - run["e2e_s"]
+            assert 0 <= sliver <= max(5e-3, 0.05 * run["seconds"])
+            tpot = (run["e2e_s"] - run["ttft_s"]) / (n - 1)
+            assert run["tpot_s"] == pytest.approx(tpot)
+            assert (run["seconds"] - run["ttft_s"]) / (n - 1) == pytest.approx(
+                run["tpot_s"], abs=max(5e-3, 0.05 * run["seconds"]) / (n - 1)
+            )
+    assert latency["verdict"] == timing["verdict"] and latency["runs_done"] == timing["runs_done"]
+
+
+def test_latency_comes_from_the_time_jobs_own_runs(course_run):
+    latency_is_the_time_jobs_own(course_run[1])
+
+
 def test_report_has_the_sections_and_numbers(course_run):
     _, outdir = course_run
     report = (outdir / "report.md").read_text(encoding="utf-8")
@@ -314,16 +342,29 @@ def test_second_run_does_nothing(course_run):
     assert planned_jobs(*args) == set()
 
 
+RERUN_TIME = {"time.json", "latency.json", "latency.png", "report.md"}  # the README says so
+
+
+def test_the_readme_says_what_rerun_time_redoes():
+    (line,) = [
+        line
+        for line in (REPO / "README.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("snakemake -R time")
+    ]
+    named = set(re.findall(r"[a-z_]+\.(?:json|png|md)", line.split("#", 1)[1]))
+    assert named == RERUN_TIME
+
+
 def test_rerun_time_redoes_only_time_and_report(course_run, tmp_path):
     args, outdir = course_run
-    assert planned_jobs("-R", "time", *args) == {"time", "report", "all"}
+    assert planned_jobs("-R", "time", *args) == {"time", "plot", "report", "all"}
     copy = tmp_path / "results"  # the run rewrites a copy: the shared results stay as they were
     shutil.copytree(outdir, copy)  # with their modification times
     args, outdir = [f"outdir={copy}" if arg.startswith("outdir=") else arg for arg in args], copy
     before = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
     snakemake("-R", "time", *args)
     after = {name: (outdir / name).stat().st_mtime_ns for name in OUTPUTS}
-    assert {name for name in OUTPUTS if before[name] != after[name]} == {"time.json", "report.md"}
+    assert {name for name in OUTPUTS if before[name] != after[name]} == RERUN_TIME
 
 
 def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, course_inputs):
@@ -875,6 +916,7 @@ def test_micro_demo_builds_and_measures(jittered_demo_run):
     assert "demo" in (outdir / "report.md").read_text(encoding="utf-8")
     assert (demo_dir / "pretrain.pth").is_file() and (demo_dir / "sft.pth").is_file()
     assert "step" in (demo_dir / "logs" / "pretrain.log").read_text(encoding="utf-8")
+    latency_is_the_time_jobs_own(outdir)
 
 
 def claims_of_run(outdir: Path) -> tuple[dict, ClaimLog]:
