@@ -104,7 +104,9 @@ def run_job(name: str, checkpoint: Path, tokenizer: Path, val_data: Path, out: P
     if name == "cache":
         script("cache")["cache"](model, prompt, 4, out / "same.json", out / "count.json")
     elif name == "time":
-        script("time_generation")["time_generation"](model, prompt, 4, 0, 1, 1, out / "time.json")
+        script("time_generation")["time_generation"](
+            model, prompt, 4, 0, 1, 1, [2], 1, out / "time.json", out / "latency.json"
+        )
     elif name == "kvbytes":
         script("kvbytes")["kvbytes"](model, 16, 0, out / "kvbytes.json")
     elif name == "temp":
