@@ -2,10 +2,12 @@
 
 ``device_clock(device)`` is time.perf_counter() after the device has finished its queued work (on
 CUDA it synchronises first). With the environment variable ``MMINFER_CLOCK_JITTER`` set to an
-integer seed, every read also adds a seeded random positive offset to all later reads (no
-sleeping, the same draws for the same seed): each interval grows by a random share of itself, up
-to JITTER_SHARE times, whatever the machine's speed, so that the verdicts built on it come out
-noisy or untrusted.
+integer seed, the clock runs fast by a seeded random share between two reads (no sleeping, the
+same draws for the same seed): each interval between two timing reads grows by a random share of
+itself, up to JITTER_SHARE times, whatever the machine's speed, so that the verdicts built on it
+come out noisy or untrusted. ``stamp_clock(device)`` reads the same clock inside a timed interval
+(a streamer's stamps): its reads keep the interval's share, so that a run stamped 65 times is as
+noisy as a run read twice (a share drawn per stamp would average out over the run).
 """
 
 from __future__ import annotations
@@ -52,10 +54,11 @@ def clock_name() -> str:
     )
 
 
-def device_clock(device) -> Callable[[], float]:
+def device_clock(device, *, within: bool = False) -> Callable[[], float]:
     """The clock for ``device``: seconds, read after the device has finished its queued work.
 
     Whether to synchronise is decided here, once, not at every read inside the timed region.
+    ``within``: a clock read inside an interval the timing reads (:func:`stamp_clock`).
     """
     if torch.device(device).type == "cuda":
 
@@ -72,9 +75,15 @@ def device_clock(device) -> Callable[[], float]:
     jitter = process_jitter(seed)
 
     def jittered() -> float:
-        return jitter.read(read())
+        return jitter.read(read(), redraw=not within)
 
     return jittered
+
+
+def stamp_clock(device) -> Callable[[], float]:
+    """The device's clock for stamps inside a timed run (a streamer's puts): the same seconds as
+    :func:`device_clock`'s; under the jitter, its reads never draw the interval's share anew."""
+    return device_clock(device, within=True)
 
 
 class Jitter:
@@ -83,15 +92,19 @@ class Jitter:
 
     def __init__(self, seed: int):
         self.draw = random.Random(seed)
+        self.share = self.draw.uniform(0.0, JITTER_SHARE)
         self.offset = 0.0
         self.last: float | None = None
 
-    def read(self, now: float) -> float:
-        """``now`` (the real clock) plus every offset so far: this read's is a random share, up to
-        JITTER_SHARE, of the real time since the last read."""
+    def read(self, now: float, redraw: bool = True) -> float:
+        """``now`` (the real clock) plus every offset so far: the interval's share, up to
+        JITTER_SHARE, of the real time since the last read; a timing's read (``redraw``) then
+        draws the next interval's share, a stamp's keeps it."""
         if self.last is not None:
-            self.offset += self.draw.uniform(0.0, JITTER_SHARE) * max(now - self.last, 0.0)
+            self.offset += self.share * max(now - self.last, 0.0)
         self.last = now
+        if redraw:
+            self.share = self.draw.uniform(0.0, JITTER_SHARE)
         return now + self.offset
 
 

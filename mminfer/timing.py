@@ -15,7 +15,7 @@ import statistics
 import torch
 
 from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Sides, time_ab
-from mminfer.clock import LastRead, StampingStreamer, device_clock
+from mminfer.clock import LastRead, StampingStreamer, device_clock, stamp_clock
 from mminfer.generation import GREEDY
 from mminfer.records import RunInfo
 from mminfer.records.latency import (
@@ -91,11 +91,12 @@ def time_with_latency(
     """
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     clock = LastRead(device_clock(device))
+    stamps = stamp_clock(device)  # the same seconds, read inside the run
     streams: dict[bool, list[tuple[float, StampingStreamer]]] = {True: [], False: []}
 
     def generate(use_cache: bool) -> None:
         start = clock.last  # the timing's read just before this call: the run's start
-        streamer = StampingStreamer(clock.clock)
+        streamer = StampingStreamer(stamps)
         model.generate(
             input_ids,
             max_new_tokens=new_tokens,

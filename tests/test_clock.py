@@ -13,7 +13,7 @@ import pytest
 from shapes import prompt_of
 
 from mminfer import clock as clock_module
-from mminfer.clock import JITTER_VARIABLE, clock_name, device_clock
+from mminfer.clock import JITTER_VARIABLE, clock_name, device_clock, stamp_clock
 from mminfer.errors import MminferError
 from mminfer.timing import time_cache
 
@@ -60,6 +60,37 @@ def test_two_clocks_of_one_process_never_repeat_each_others_offsets(monkeypatch)
     steps_other = [later - earlier for earlier, later in itertools.pairwise(other)]
     assert steps_one != steps_other
     assert other[0] > one[-1]
+
+
+def test_stamps_inside_a_run_keep_its_share_so_a_stamped_run_is_as_noisy_as_a_plain_one(
+    monkeypatch,
+):
+    """A streamer's stamps read the clock 1 + N times inside a run: a share drawn per stamp would
+    average out over the run (65 draws) and leave the run's seconds quiet; the stamps keep the
+    share the run's start drew, so the run's seconds are what two reads would give."""
+    monkeypatch.setenv(JITTER_VARIABLE, "7")
+    ticking(monkeypatch)
+    monkeypatch.setattr(clock_module, "_JITTERS", {})
+    timing, stamps = device_clock("cpu"), stamp_clock("cpu")
+    runs = []
+    for _ in range(12):
+        start = timing()
+        inside = [stamps() for _ in range(64)]
+        end = timing()
+        steps = [later - earlier for earlier, later in itertools.pairwise([start, *inside, end])]
+        assert max(steps) == pytest.approx(min(steps))  # one share through the run
+        runs.append(end - start)
+    ticking(monkeypatch)
+    monkeypatch.setattr(clock_module, "_JITTERS", {})
+    timing = device_clock("cpu")
+    plain = []
+    for _ in range(12):
+        start = timing()
+        for _ in range(64):
+            clock_module.time.perf_counter()  # the same real time, no stamp read
+        plain.append(timing() - start)
+    assert runs == pytest.approx(plain)
+    assert max(runs) / min(runs) > 1.5  # the run's seconds spread as a busy machine's
 
 
 def test_a_seed_that_is_not_an_integer_is_refused(monkeypatch):
