@@ -98,12 +98,19 @@ def neutral_doubts(a_runs_s: list[float], b_runs_s: list[float]) -> list[str]:
     return doubts
 
 
-def alternate(measure: Callable[[bool], object], rounds: int) -> dict[bool, list]:
-    """``rounds`` rounds of (a, b): {True: [each round's measure(True)], False: [... of b]}."""
+def alternate(
+    measure: Callable[[bool], object],
+    rounds: int,
+    after_round: Callable[[], object] | None = None,
+) -> dict[bool, list]:
+    """``rounds`` rounds of (a, b): {True: [each round's measure(True)], False: [... of b]};
+    ``after_round()`` after each round's b, outside both measures."""
     results = {True: [], False: []}
     for _ in range(rounds):
         for side in (True, False):
             results[side].append(measure(side))
+        if after_round is not None:
+            after_round()
     return results
 
 
@@ -116,11 +123,13 @@ def time_ab(
     runs: int,
     max_runs: int,
     clock: Callable[[], float] | None = None,
+    after_round: Callable[[], object] | None = None,
 ) -> ABTiming:
     """Time ``work(True)`` (side a) against ``work(False)`` (side b), interleaved.
 
     The doubts and the verdict are in the words of ``sides``. ``clock`` replaces the device's
-    clock (a test's fake clock).
+    clock (a test's fake clock). ``after_round()`` runs after each timed round (warm-ups out),
+    outside the timed runs: a paired measurement's own run (the streamer's cost, mminfer.timing).
     """
     if clock is None:
         clock = device_clock(device)
@@ -132,9 +141,9 @@ def time_ab(
 
     load_before = load_average()
     warmup_s = alternate(measure, warmup)
-    runs_s = alternate(measure, runs)
+    runs_s = alternate(measure, runs, after_round)
     while len(runs_s[True]) < max_runs and neutral_doubts(runs_s[True], runs_s[False]):
-        for side, seconds in alternate(measure, 1).items():
+        for side, seconds in alternate(measure, 1, after_round).items():
             runs_s[side] += seconds
     return ab_record(
         a_runs_s=runs_s[True],

@@ -86,13 +86,16 @@ def time_with_latency(
     """time.json and latency.json from one timing: every run carries a stamping streamer.
 
     The streamer stamps each of generate's puts with the clock that reads the run's start and end
-    (mminfer.clock.StampingStreamer); the timed runs' stamps (warm-ups out) make latency.json. Then
-    the streamer's own calls are timed against none (:func:`streamer_cost`).
+    (mminfer.clock.StampingStreamer); the timed runs' stamps (warm-ups out) make latency.json.
+    After each of the first ``cost_rounds`` timed rounds, outside the timed runs, the cached path
+    runs once more without the streamer: against that round's cached run, what the streamer adds
+    (:func:`streamer_cost`).
     """
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     clock = LastRead(device_clock(device))
     stamps = stamp_clock(device)  # the same seconds, read inside the run
     streams: dict[bool, list[tuple[float, StampingStreamer]]] = {True: [], False: []}
+    unstreamed_s: list[float] = []  # the cached path without the streamer, one per paired round
 
     def generate(use_cache: bool) -> None:
         start = clock.last  # the timing's read just before this call: the run's start
@@ -106,6 +109,13 @@ def time_with_latency(
         )
         streams[use_cache].append((start, streamer))
 
+    def unstreamed() -> None:
+        if len(unstreamed_s) >= cost_rounds:
+            return
+        start = clock()
+        model.generate(input_ids, max_new_tokens=new_tokens, use_cache=True, **GREEDY)
+        unstreamed_s.append(clock() - start)
+
     timed = time_ab(
         work=generate,
         sides=CACHE_SIDES,
@@ -114,13 +124,14 @@ def time_with_latency(
         runs=runs,
         max_runs=max_runs,
         clock=clock,
+        after_round=unstreamed,
     )
     timing = timing_record(timed=timed, prompt_len=len(prompt_ids), new_tokens=new_tokens, run=run)
     cost = streamer_cost(
+        streamed_s=timed.a_runs_s,
+        unstreamed_s=unstreamed_s,
+        calls_s=streamer_calls_s(puts=1 + new_tokens, device=device),
         puts=1 + new_tokens,
-        rounds=cost_rounds,
-        device=device,
-        with_cache_s=timed.a_s,
     )
     latency = latency_record(
         timing=timing,
@@ -271,49 +282,62 @@ def latency_record(
 
 
 COST_METHOD = (
-    "1 + N puts of a (1, 1) id tensor on the run's device, each .cpu()'d as generate does, and "
-    "end(), against the same loop without the streamer; interleaved rounds, the device's clock"
+    "after each of the first latency.cost_rounds timed rounds, outside the timed runs, the cached "
+    "path's generate once more without the streamer (the run the task describes), against that "
+    "round's cached run with it; the device's clock"
 )
+CALL_ROUNDS = 5  # rounds of the streamer's calls alone, against the same loop without them
 
 
 def streamer_cost(
-    *, puts: int, rounds: int, device, with_cache_s: float, clock=None
+    *, streamed_s: list[float], unstreamed_s: list[float], calls_s: float, puts: int
 ) -> StreamerCost:
-    """The streamer's own calls in one run, timed against the same loop without them."""
+    """What the streamer adds to a cached run, from paired runs with and without it.
+
+    ``streamed_s``: the cached path's timed runs (each carried the streamer), in round order;
+    ``unstreamed_s``: the runs without it, one after each of the first rounds. The cost is the
+    median of the rounds' differences (signed); the resolution is half the range of the timed
+    cached runs, the spread a difference must pass to be told from noise.
+    """
+    paired = streamed_s[: len(unstreamed_s)]
+    differences = [a - b for a, b in zip(paired, unstreamed_s)]
+    per_run = statistics.median(differences)
+    cached = statistics.median(streamed_s)
+    return StreamerCost(
+        puts=puts,
+        rounds=len(unstreamed_s),
+        with_streamer_s=paired,
+        without_streamer_s=unstreamed_s,
+        per_run_s=per_run,
+        resolution_s=(max(streamed_s) - min(streamed_s)) / 2,
+        with_cache_s=cached,
+        share_with_cache=per_run / cached if cached > 0 else 0.0,
+        calls_s=calls_s,
+        method=COST_METHOD,
+    )
+
+
+def streamer_calls_s(*, puts: int, device, rounds: int = CALL_ROUNDS, clock=None) -> float:
+    """The streamer's calls alone in one run: ``puts`` puts of a (1, 1) id tensor, each
+    ``.cpu()``'d as generate does, and end(), against the same loop without the streamer;
+    interleaved rounds, the median difference (at least 0)."""
     clock = clock or device_clock(device)
     token = torch.zeros((1, 1), dtype=torch.long, device=device)
 
-    def with_streamer() -> float:
-        streamer = StampingStreamer(clock)
+    def loop(streamer) -> float:
         start = clock()
         for _ in range(puts):
             if streamer:
                 streamer.put(token.cpu())
-        streamer.end()
-        return clock() - start
-
-    def without_streamer() -> float:
-        streamer = None
-        start = clock()
-        for _ in range(puts):
-            if streamer:
-                streamer.put(token.cpu())
+        if streamer:
+            streamer.end()
         return clock() - start
 
     with_s, without_s = [], []
     for _ in range(rounds):
-        with_s.append(with_streamer())
-        without_s.append(without_streamer())
-    per_run = max(statistics.median(with_s) - statistics.median(without_s), 0.0)
-    return StreamerCost(
-        puts=puts,
-        rounds=rounds,
-        with_streamer_s=with_s,
-        without_streamer_s=without_s,
-        per_run_s=per_run,
-        share_with_cache=per_run / with_cache_s if with_cache_s > 0 else 0.0,
-        method=COST_METHOD,
-    )
+        with_s.append(loop(StampingStreamer(clock)))
+        without_s.append(loop(None))
+    return max(statistics.median(with_s) - statistics.median(without_s), 0.0)
 
 
 def timing_record(*, timed: ABTiming, prompt_len: int, new_tokens: int, run: RunInfo) -> Timing:

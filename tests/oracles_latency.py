@@ -194,17 +194,36 @@ def prefill_most(records, about) -> bool:
     return math.isclose(about["share"], share, rel_tol=1e-9) and share > 0.5
 
 
-def cost_small(records, about) -> bool:
-    """ "실행마다 x로 캐시 사용 실행의 y%다": the streamer's calls (median with - median without)
-    over the cached path's median run (the time job's seconds), at most the noise threshold."""
-    latency = records["latency"]
-    cost = latency.cost
-    per_run = max(
-        statistics.median(cost.with_streamer_s) - statistics.median(cost.without_streamer_s), 0.0
+def streamer_cost(records) -> tuple[float, float, float]:
+    """(the streamer's cost per run, the cached runs' half range, their median) from the paired
+    runs and the time job's own seconds of the cached path."""
+    cost = records["latency"].cost
+    differences = [a - b for a, b in zip(cost.with_streamer_s, cost.without_streamer_s)]
+    cached = [run.seconds for run in records["latency"].with_cache.runs]
+    spread = (max(cached) - min(cached)) / 2
+    return statistics.median(differences), spread, statistics.median(cached)
+
+
+def cost_resolved(records, about) -> bool:
+    """ "차이는 실행마다 x였다: 실행들의 흩어짐(±r)을 넘어 캐시 사용 실행의 y%다": the paired
+    difference past the cached runs' half range, its share of their median."""
+    per_run, spread, cached = streamer_cost(records)
+    return (
+        abs(per_run) > spread
+        and math.isclose(about["per_run_s"], per_run, rel_tol=1e-9, abs_tol=1e-12)
+        and math.isclose(about["share"], per_run / cached, rel_tol=1e-6, abs_tol=1e-12)
     )
-    cached = statistics.median(run.seconds for run in latency.with_cache.runs)
-    share = per_run / cached
-    return math.isclose(about["share"], share, rel_tol=1e-6) and share <= latency.noisy_cv
+
+
+def cost_within_noise(records, about) -> bool:
+    """ "차이는 x였다: 실행들의 흩어짐(±r, 실행의 b%) 안이라 가려지지 않는다": the paired
+    difference within the cached runs' half range, that range's share of their median."""
+    per_run, spread, cached = streamer_cost(records)
+    return (
+        abs(per_run) <= spread
+        and math.isclose(about["resolution_s"], spread, rel_tol=1e-9, abs_tol=1e-12)
+        and math.isclose(about["bound"], spread / cached, rel_tol=1e-6, abs_tol=1e-12)
+    )
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
@@ -222,5 +241,6 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "latency.speed_below_decode": speed_below_decode,
     "latency.speed_not_below_decode": speed_not_below_decode,
     "latency.prefill_most": prefill_most,
-    "latency.cost_small": cost_small,
+    "latency.cost_resolved": cost_resolved,
+    "latency.cost_within_noise": cost_within_noise,
 }

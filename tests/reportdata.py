@@ -1179,18 +1179,20 @@ def latency_record(
     wobble: float = 0.05,
     sliver_s: float = 2e-5,
     speed_tokens: tuple[int, ...] = (8, 16, 64),
+    streamer_s: float = 5e-5,
+    cost_rounds: int = 2,
 ) -> Latency:
     """latency.json from stamps made for ``time``'s runs (time_record() by default), summarised by
     mminfer.timing's own latency_record: each run's first token at ``ttft_s`` (with, without the
     cache; at most half the run), its last ``sliver_s`` before the run's end, the gaps between
     growing by ``growth`` of the first from the first step to the last on the uncached path (flat
-    on the cached), each gap shaken by up to ``wobble`` of itself, run by run; the streamer's cost
-    on a fixed clock."""
+    on the cached), each gap shaken by up to ``wobble`` of itself, run by run; the streamer's cost:
+    the first ``cost_rounds`` cached runs again, ``streamer_s`` shorter without it."""
     import itertools
     import math
 
     from mminfer.timing import latency_record as summarise
-    from mminfer.timing import streamer_cost
+    from mminfer.timing import streamer_calls_s, streamer_cost
 
     time = time or time_record()
     n = time.new_tokens
@@ -1207,11 +1209,10 @@ def latency_record(
 
     ticks = itertools.count()
     cost = streamer_cost(
+        streamed_s=time.with_cache_runs_s,
+        unstreamed_s=[s - streamer_s for s in time.with_cache_runs_s[:cost_rounds]],
+        calls_s=streamer_calls_s(puts=1 + n, device="cpu", clock=lambda: next(ticks) * 1e-6),
         puts=1 + n,
-        rounds=5,
-        device="cpu",
-        with_cache_s=time.with_cache_s,
-        clock=lambda: next(ticks) * 1e-6,
     )
     record = summarise(
         timing=time,

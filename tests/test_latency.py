@@ -13,8 +13,15 @@ from shapes import prompt_of
 from mminfer.clock import LastRead, StampingStreamer
 from mminfer.generation import GREEDY
 from mminfer.records import from_json, to_json
-from mminfer.records.latency import Latency
-from mminfer.timing import eval_speed, percentile, run_latency, streamer_cost, time_with_latency
+from mminfer.records.latency import Latency, cost_claims
+from mminfer.timing import (
+    eval_speed,
+    percentile,
+    run_latency,
+    streamer_calls_s,
+    streamer_cost,
+    time_with_latency,
+)
 
 
 def ticking(step: float = 1.0):
@@ -107,12 +114,26 @@ def test_eval_speed_is_eval_llm_s_figure_on_a_fixed_clock():
         assert speed.ttft_share == pytest.approx(2 / (n + 1))
 
 
-def test_streamer_cost_is_interleaved_rounds_of_both():
-    cost = streamer_cost(puts=9, rounds=3, device="cpu", with_cache_s=1.0, clock=ticking(1e-3))
+def test_the_streamer_s_calls_alone_are_timed_against_the_same_loop_without_them():
     # with: start, 9 stamps, the end's, stop -> 11 ticks; without: start, stop -> 1 tick
-    assert cost.with_streamer_s == pytest.approx([11e-3] * 3)
-    assert cost.without_streamer_s == pytest.approx([1e-3] * 3)
-    assert cost.per_run_s == pytest.approx(10e-3) and cost.share_with_cache == pytest.approx(1e-2)
+    assert streamer_calls_s(puts=9, device="cpu", clock=ticking(1e-3)) == pytest.approx(10e-3)
+
+
+def test_the_streamer_s_cost_is_the_paired_rounds_median_difference_against_the_runs_spread():
+    streamed = [1.00, 1.04, 0.98, 1.02]  # the cached path's timed runs, in round order
+    cost = streamer_cost(
+        streamed_s=streamed, unstreamed_s=[0.99, 1.05], calls_s=1e-5, puts=9
+    )  # round 1: +0.01, round 2: -0.01
+    assert cost.rounds == 2 and cost.with_streamer_s == [1.00, 1.04]
+    assert cost.per_run_s == pytest.approx(0.0, abs=1e-12)
+    assert cost.resolution_s == pytest.approx(0.03) and cost.with_cache_s == pytest.approx(1.01)
+    claims = cost_claims(cost)
+    assert claims["within_noise"].holds and not claims["resolved"].holds
+    assert claims["within_noise"].about["bound"] == pytest.approx(0.03 / 1.01)
+    slower = streamer_cost(streamed_s=streamed, unstreamed_s=[0.90, 0.95], calls_s=0, puts=9)
+    assert slower.per_run_s == pytest.approx(0.095)
+    assert cost_claims(slower)["resolved"].holds
+    assert cost_claims(slower)["resolved"].about["share"] == pytest.approx(0.095 / 1.01)
 
 
 def test_last_read_remembers_the_run_s_start():
@@ -159,3 +180,8 @@ def test_latency_comes_from_time_s_own_timed_runs(timed):
     assert latency.speed_tokens == [2, 4] and [s.n for s in latency.with_cache.speed] == [2, 4]
     assert latency.verdict == timing.verdict and latency.runs_done == timing.runs_done
     assert latency.cost.rounds == 2 and latency.cost.puts == 7
+    # the runs without the streamer: one after each of the first two timed rounds, paired with
+    # that round's cached run
+    assert latency.cost.with_streamer_s == timing.with_cache_runs_s[:2]
+    assert len(latency.cost.without_streamer_s) == 2
+    assert all(s > 0 for s in latency.cost.without_streamer_s)

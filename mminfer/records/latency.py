@@ -80,15 +80,19 @@ class PathLatency:
 
 @dataclass
 class StreamerCost:
-    """The streamer's own calls in one run (1 + N puts of ``.cpu()``'d ids and an end), timed
-    against the same loop without them, interleaved, on the run's clock and device."""
+    """What the streamer adds to a cached run: that path's generate without it, one run after
+    each of the first ``rounds`` timed rounds, against the round's timed run with it; and its
+    calls alone (1 + N puts of ``.cpu()``'d ids and an end) against the same loop without them."""
 
     puts: int
-    rounds: int
-    with_streamer_s: list[float]
-    without_streamer_s: list[float]
-    per_run_s: float  # median with - median without
-    share_with_cache: float  # of the cached path's median end-to-end
+    rounds: int  # the paired rounds
+    with_streamer_s: list[float]  # the paired rounds' timed cached runs
+    without_streamer_s: list[float]  # the cached path without the streamer, after each
+    per_run_s: float  # the median of (with - without), signed
+    resolution_s: float  # half the range of the timed cached runs: a smaller cost is noise
+    with_cache_s: float  # the cached path's median timed run
+    share_with_cache: float  # per_run_s / with_cache_s
+    calls_s: float  # the calls alone in one run (median with - median without, at least 0)
     method: str
 
 
@@ -242,12 +246,24 @@ def latency_facts(latency: Latency, time: Timing | None = None, sweep: Sweep | N
         "agreement": agreement_claims(latency, time),
         "speeds": speed_claims(latency),
         "float32_cpu": float32_cpu,
-        "cost_share_claim": claim(
-            "latency.cost_small",
-            latency.cost.share_with_cache <= latency.noisy_cv,
-            share=latency.cost.share_with_cache,
-            threshold=latency.noisy_cv,
-        ),
+        "cost_claims": cost_claims(latency.cost),
+    }
+
+
+def cost_claims(cost: StreamerCost) -> dict[str, Claim]:
+    """``resolved``: the paired runs' difference past the cached runs' spread (its share of the
+    run named); ``within_noise``: not past it (the spread's share of the run named: the most the
+    streamer can add unseen)."""
+    resolved = abs(cost.per_run_s) > cost.resolution_s
+    bound = cost.resolution_s / cost.with_cache_s if cost.with_cache_s > 0 else 0.0
+    about = {
+        "per_run_s": cost.per_run_s,
+        "resolution_s": cost.resolution_s,
+        "rounds": cost.rounds,
+    }
+    return {
+        "resolved": claim("latency.cost_resolved", resolved, share=cost.share_with_cache, **about),
+        "within_noise": claim("latency.cost_within_noise", not resolved, bound=bound, **about),
     }
 
 
