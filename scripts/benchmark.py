@@ -1,7 +1,7 @@
 """Benchmark (not a rule script, never a test): what the workflow costs, measured side by side.
 
     python scripts/benchmark.py [--workdir DIR] [--cores 2] [--pairs 2] [--sets course,minimind-3]
-                                [--demo] [--json bench.json]
+                                [--demo] [--json bench.json] [--time-job-against CHECKOUT]
 
 Run it alone on a quiet machine: it times whole processes, and another heavy job beside it changes
 every figure. Everything is alternated in one run, so drift hits both sides of a ratio alike.
@@ -21,6 +21,12 @@ temp and sampler jobs it replaced, and each beyond-task job against the time job
 (a), the least wall time any scheduling of its jobs on the cores could give. For minimind-3-moe,
 one run of (a) and each job's seconds: what a learner with a real MiniMind waits for. ``--demo``
 also builds the embedded demo once and checks its quality bar on the result.
+
+``--time-job-against CHECKOUT`` (a checkout of an earlier commit: ``git worktree add DIR REV``)
+times only the time job instead: rounds of (this checkout's scripts/time_generation.py, the
+earlier one's), A B A B on each model set, both with the same launcher and threads; it prints each
+side's job seconds, the rounds its adaptive timing ran, its seconds outside the timed runs,
+and the medians of the timed runs, with now / before for each.
 
 Targets (printed beside the figures, never asserted): each beyond-task job <= time, at every
 size. (a)/(c) and (sweep + serve) / time are printed without a target: plain_task.py does not run
@@ -303,6 +309,85 @@ def jobs_only(name: str, config_file: Path, cores: int) -> dict:
     return {"seconds": seconds, "jobs_s": jobs, "jobs": job_lines(name, jobs)}
 
 
+# Runs a checkout's script with that checkout's mminfer, whatever the environment installed
+# (an editable install's finder would import this checkout's): argv is [checkout, script, args...].
+LAUNCH = (
+    "import runpy, sys; "
+    "sys.meta_path[:] = [f for f in sys.meta_path "
+    "if not getattr(f, '__module__', '').startswith('__editable__')]; "
+    "sys.path.insert(0, sys.argv[1]); script = sys.argv[2]; sys.argv = sys.argv[2:]; "
+    "runpy.run_path(script, run_name='__main__')"
+)
+
+
+def time_job(checkout: Path, config_file: Path, out: Path, cores: int) -> dict:
+    """One run of ``checkout``'s time job by hand on a model set: its seconds and its record."""
+    settings = read_json(config_file)
+    command = [
+        sys.executable,
+        "-c",
+        LAUNCH,
+        str(checkout),
+        str(checkout / "scripts" / "time_generation.py"),
+        "--pretrain",
+        settings["pretrain"],
+        "--tokenizer",
+        settings["tokenizer"],
+        "--val-data",
+        settings["val_data"],
+        "--out",
+        str(out),
+        "--backend",
+        "builtin",
+        "--threads",
+        str(cores),
+    ]
+    seconds = timed_run(command)
+    record = read_json(out)
+    rounds = record["warmup"] + record["runs_done"]
+    runs = sum(record["with_cache_runs_s"]) + sum(record["without_cache_runs_s"])
+    return {
+        "seconds": seconds,
+        "rounds": rounds,
+        "runs_s": runs,
+        "with_cache_s": record["with_cache_s"],
+        "without_cache_s": record["without_cache_s"],
+    }
+
+
+def time_job_against(before: Path, name: str, config_file: Path, pairs: int, cores: int) -> dict:
+    """Rounds of (now, before) of the time job alone on one model set."""
+    sides = {"now": REPO, "before": before.resolve()}
+    results = {side: [] for side in sides}
+    folder = config_file.parent
+    for _ in range(pairs):
+        for side, checkout in sides.items():
+            results[side].append(
+                time_job(checkout, config_file, folder / f"time-{side}.json", cores)
+            )
+    print(f"{name}: {pairs} rounds of (now, before), the time job alone at {cores} threads")
+    summary = {}
+    for key in ("seconds", "rounds", "with_cache_s", "without_cache_s"):
+        medians = {side: statistics.median(r[key] for r in results[side]) for side in sides}
+        shown = {side: ", ".join(f"{r[key]:.3g}" for r in results[side]) for side in sides}
+        ratio = medians["now"] / medians["before"]
+        print(
+            f"  {key:16s} now {medians['now']:8.3f} [{shown['now']}]  before "
+            f"{medians['before']:8.3f} [{shown['before']}]  now / before {ratio:.3f}"
+        )
+        summary[key] = {"now": medians["now"], "before": medians["before"], "ratio": ratio}
+    outside = {
+        side: statistics.median(r["seconds"] - r["runs_s"] for r in results[side]) for side in sides
+    }
+    print(
+        f"  job seconds outside the timed runs (start, warm-ups, the streamer's paired runs): now "
+        f"{outside['now']:.2f}, before {outside['before']:.2f}"
+    )
+    summary["outside_s"] = outside
+    summary["results"] = results
+    return summary
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -313,6 +398,11 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SHAPES), help="model sets, comma-separated")
     parser.add_argument("--demo", action="store_true", help="also build the demo, check quality")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
+    parser.add_argument(
+        "--time-job-against",
+        default=None,
+        help="a checkout of an earlier commit: time only the time job, now against it",
+    )
     args = parser.parse_args()
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="mminfer-bench-")).resolve()
@@ -326,7 +416,10 @@ def main() -> None:
         config_file = model_set(workdir, name)
         if config_file is None:
             continue
-        if name == "minimind-3-moe":
+        if args.time_job_against:
+            before = Path(args.time_job_against)
+            figures[name] = time_job_against(before, name, config_file, args.pairs, args.cores)
+        elif name == "minimind-3-moe":
             figures[name] = jobs_only(name, config_file, args.cores)
         else:
             figures[name] = against_plain(name, config_file, args.pairs, args.cores, workdir)
