@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mminfer.claims import Claim, claim
-from mminfer.records import Glance, RunInfo, agree
+from mminfer.records import AGREEMENTS, Glance, RunInfo, agree
 
 if TYPE_CHECKING:
     from mminfer.records.sweep import Sweep
@@ -209,7 +209,7 @@ def agreement_claims(latency: Latency, time: Timing | None) -> dict[str, Claim] 
     about = {"tpot_s": path.tpot_s, "after_s": sorted(after)[(len(after) - 1) // 2]}
     return {
         finding: claim(f"latency.tpot_{finding}", found == finding, **about)
-        for finding in ("meet", "within_noise", "apart")
+        for finding in AGREEMENTS
     }
 
 
