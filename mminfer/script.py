@@ -7,6 +7,7 @@ every default).
 from __future__ import annotations
 
 import argparse
+import copy
 import functools
 import json
 import logging
@@ -41,16 +42,22 @@ def job_log(log_path):
 
 
 @functools.cache
+def defaults_and_schema() -> tuple[dict, dict]:
+    """The config with no config file (every key at its default) and the schema, read once a
+    process: a hand run's flags take a dozen keys, and each read costs a fifth of a second."""
+    return parsed_config(), read_schema()
+
+
 def schema_of(key: str) -> tuple:
     """(default, the values allowed or None, description) of a dotted config key.
 
     For example, schema_of("cache.docs") is (6, None, "Validation documents joined with spaces
     into the prompt.").
     """
-    value, node = parsed_config(), read_schema()  # no config file: every key at its default
+    value, node = defaults_and_schema()
     for part in key.split("."):
         value, node = value[part], node["properties"][part]
-    return value, node.get("enum"), node.get("description", "")
+    return copy.deepcopy(value), node.get("enum"), node.get("description", "")
 
 
 def add_setting(parser: argparse.ArgumentParser, key: str) -> None:
