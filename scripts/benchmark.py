@@ -356,16 +356,21 @@ def time_job(checkout: Path, config_file: Path, out: Path, cores: int) -> dict:
 
 
 def time_job_against(before: Path, name: str, config_file: Path, pairs: int, cores: int) -> dict:
-    """Rounds of (now, before) of the time job alone on one model set."""
+    """Rounds of the time job alone on one model set, now against before, A B B A: the order
+    flips every round, so that a drift of the machine's speed lands on both sides."""
     sides = {"now": REPO, "before": before.resolve()}
     results = {side: [] for side in sides}
     folder = config_file.parent
-    for _ in range(pairs):
-        for side, checkout in sides.items():
+    for round_index in range(pairs):
+        order = list(sides) if round_index % 2 == 0 else list(reversed(sides))
+        for side in order:
             results[side].append(
-                time_job(checkout, config_file, folder / f"time-{side}.json", cores)
+                time_job(sides[side], config_file, folder / f"time-{side}.json", cores)
             )
-    print(f"{name}: {pairs} rounds of (now, before), the time job alone at {cores} threads")
+    print(
+        f"{name}: {pairs} rounds of (now, before), the order flipped each round (A B B A), the "
+        f"time job alone at {cores} threads"
+    )
     summary = {}
     for key in ("seconds", "rounds", "with_cache_s", "without_cache_s"):
         medians = {side: statistics.median(r[key] for r in results[side]) for side in sides}
