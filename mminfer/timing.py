@@ -296,22 +296,18 @@ def streamer_cost(
 
     ``streamed_s``: the cached path's timed runs (each carried the streamer), in round order;
     ``unstreamed_s``: the runs without it, one after each of the first rounds. The cost is the
-    median of the rounds' differences (signed); the resolution is half the range of the timed
-    cached runs, the spread a difference must pass to be told from noise.
+    median of the rounds' differences (signed); whether the runs tell it from their noise is the
+    report's judgement (records.latency.cost_claims).
     """
     paired = streamed_s[: len(unstreamed_s)]
     differences = [a - b for a, b in zip(paired, unstreamed_s)]
-    per_run = statistics.median(differences)
-    cached = statistics.median(streamed_s)
     return StreamerCost(
         puts=puts,
         rounds=len(unstreamed_s),
         with_streamer_s=paired,
         without_streamer_s=unstreamed_s,
-        per_run_s=per_run,
-        resolution_s=(max(streamed_s) - min(streamed_s)) / 2,
-        with_cache_s=cached,
-        share_with_cache=per_run / cached if cached > 0 else 0.0,
+        per_run_s=statistics.median(differences),
+        with_cache_s=statistics.median(streamed_s),
         calls_s=calls_s,
         method=COST_METHOD,
     )

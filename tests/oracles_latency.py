@@ -194,36 +194,66 @@ def prefill_most(records, about) -> bool:
     return math.isclose(about["share"], share, rel_tol=1e-9) and share > 0.5
 
 
-def streamer_cost(records) -> tuple[float, float, float]:
-    """(the streamer's cost per run, the cached runs' half range, their median) from the paired
-    runs and the time job's own seconds of the cached path."""
-    cost = records["latency"].cost
-    differences = [a - b for a, b in zip(cost.with_streamer_s, cost.without_streamer_s)]
-    cached = [run.seconds for run in records["latency"].with_cache.runs]
-    spread = (max(cached) - min(cached)) / 2
-    return statistics.median(differences), spread, statistics.median(cached)
-
-
-def cost_resolved(records, about) -> bool:
-    """ "차이는 실행마다 x였다: 실행들의 흩어짐(±r)을 넘어 캐시 사용 실행의 y%다": the paired
-    difference past the cached runs' half range, its share of their median."""
-    per_run, spread, cached = streamer_cost(records)
+def cost_ranges(records) -> tuple[tuple[float, float], tuple[float, float], float, float]:
+    """(the cached runs with the streamer, low and high; those without it; the noise threshold;
+    the paired rounds' median difference, with - without) from the time job's own seconds."""
+    latency = records["latency"]
+    cost = latency.cost
+    streamed = [run.seconds for run in latency.with_cache.runs]
+    paired = [run.seconds for run in latency.with_cache.runs[: cost.rounds]]
+    differences = [a - b for a, b in zip(paired, cost.without_streamer_s)]
+    without = cost.without_streamer_s
     return (
-        abs(per_run) > spread
-        and math.isclose(about["per_run_s"], per_run, rel_tol=1e-9, abs_tol=1e-12)
+        (min(streamed), max(streamed)),
+        (min(without), max(without)),
+        latency.noisy_cv,
+        statistics.median(differences),
+    )
+
+
+def cost_found(records) -> str:
+    """meet (the ranges overlap), within_noise (apart by at most the threshold of the lower
+    end), apart."""
+    one, other, relative, _ = cost_ranges(records)
+    lower, upper = sorted([one, other])
+    if upper[0] <= lower[1]:
+        return "meet"
+    if upper[0] - lower[1] <= relative * lower[1]:
+        return "within_noise"
+    return "apart"
+
+
+def cost_finding(finding: str) -> Callable[[Mapping, Mapping], bool]:
+    """ "`streamer` 없는 실행(a)이 단 실행들의 범위(b) 안이라 ... 가려지지 않는다" and its kin:
+    the ranges named as the records give them."""
+
+    def oracle(records, about) -> bool:
+        one, other, _, _ = cost_ranges(records)
+        return (
+            cost_found(records) == finding
+            and (about["with_low_s"], about["with_high_s"]) == one
+            and (about["without_low_s"], about["without_high_s"]) == other
+        )
+
+    return oracle
+
+
+def cost_adds(records, about) -> bool:
+    """ "`streamer`가 캐시 사용 실행에 x%를 더한다": apart, the runs with it slower; x the paired
+    median over the cached runs' median."""
+    _, _, _, per_run = cost_ranges(records)
+    cached = statistics.median(run.seconds for run in records["latency"].with_cache.runs)
+    return (
+        cost_found(records) == "apart"
+        and per_run > 0
         and math.isclose(about["share"], per_run / cached, rel_tol=1e-6, abs_tol=1e-12)
     )
 
 
-def cost_within_noise(records, about) -> bool:
-    """ "차이는 x였다: 실행들의 흩어짐(±r, 실행의 b%) 안이라 가려지지 않는다": the paired
-    difference within the cached runs' half range, that range's share of their median."""
-    per_run, spread, cached = streamer_cost(records)
-    return (
-        abs(per_run) <= spread
-        and math.isclose(about["resolution_s"], spread, rel_tol=1e-9, abs_tol=1e-12)
-        and math.isclose(about["bound"], spread / cached, rel_tol=1e-6, abs_tol=1e-12)
-    )
+def cost_apart_faster(records, about) -> bool:
+    """ "`streamer` 없는 실행이 오히려 느려": apart, the paired median at or under zero."""
+    _, _, _, per_run = cost_ranges(records)
+    return cost_found(records) == "apart" and per_run <= 0
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
@@ -241,6 +271,9 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "latency.speed_below_decode": speed_below_decode,
     "latency.speed_not_below_decode": speed_not_below_decode,
     "latency.prefill_most": prefill_most,
-    "latency.cost_resolved": cost_resolved,
-    "latency.cost_within_noise": cost_within_noise,
+    "latency.cost_meet": cost_finding("meet"),
+    "latency.cost_within_noise": cost_finding("within_noise"),
+    "latency.cost_apart": cost_finding("apart"),
+    "latency.cost_adds": cost_adds,
+    "latency.cost_apart_faster": cost_apart_faster,
 }

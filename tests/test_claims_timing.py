@@ -147,7 +147,8 @@ EVERY = every_record()  # the other sections' records, built once (rendering nev
 def latencies(draw, time):
     """latency.json on time.json's runs: a first token before or after a gap's length, over the
     interactive limit or under; the uncached gaps flat, growing a little or much; gaps steady
-    or shaken."""
+    or shaken; the runs without the streamer among the runs with it, a little or far below, or
+    above."""
     return latency_record(
         time,
         ttft_s=(
@@ -156,6 +157,9 @@ def latencies(draw, time):
         ),
         growth=draw(st.sampled_from([0.0, 0.05, 0.3, 2.0])),
         wobble=draw(st.sampled_from([0.0, 0.05, 0.5])),
+        streamer_s=draw(st.sampled_from([0.0002, 0.03, 0.08, 0.4, -0.4]))
+        * min(time.with_cache_runs_s),
+        cost_rounds=draw(st.sampled_from([1, 2])),
     )
 
 
@@ -282,5 +286,28 @@ def test_the_property_test_catches_the_uncached_growth_judged_without_the_runs_r
         return found
 
     monkeypatch.setattr(latency_records, "growth_claims", planted)
+    with pytest.raises(AssertionError):
+        FIND(given(timing_records())(check))()
+
+
+def test_the_property_test_catches_the_streamer_s_cost_judged_by_half_the_runs_range(monkeypatch):
+    """The judge before the shared one: the paired difference said to be the streamer's cost
+    wherever it passes half the cached runs' range, whatever the noise threshold says."""
+    import mminfer.records.latency as latency_records
+
+    honest = latency_records.cost_claims
+
+    def planted(latency):
+        found = honest(latency)
+        about = dict(found["adds"].about)
+        half_range = (about["with_high_s"] - about["with_low_s"]) / 2
+        adds = about["per_run_s"] > half_range
+        found["adds"] = claim("latency.cost_adds", adds, **about)
+        for finding in ("meet", "within_noise"):
+            if adds:
+                found[finding] = claim(f"latency.cost_{finding}", False, **about)
+        return found
+
+    monkeypatch.setattr(latency_records, "cost_claims", planted)
     with pytest.raises(AssertionError):
         FIND(given(timing_records())(check))()

@@ -89,9 +89,7 @@ class StreamerCost:
     with_streamer_s: list[float]  # the paired rounds' timed cached runs
     without_streamer_s: list[float]  # the cached path without the streamer, after each
     per_run_s: float  # the median of (with - without), signed
-    resolution_s: float  # half the range of the timed cached runs: a smaller cost is noise
-    with_cache_s: float  # the cached path's median timed run
-    share_with_cache: float  # per_run_s / with_cache_s
+    with_cache_s: float  # the cached path's median timed run (time.json's with_cache_s)
     calls_s: float  # the calls alone in one run (median with - median without, at least 0)
     method: str
 
@@ -246,24 +244,41 @@ def latency_facts(latency: Latency, time: Timing | None = None, sweep: Sweep | N
         "agreement": agreement_claims(latency, time),
         "speeds": speed_claims(latency),
         "float32_cpu": float32_cpu,
-        "cost_claims": cost_claims(latency.cost),
+        "cost_claims": cost_claims(latency),
     }
 
 
-def cost_claims(cost: StreamerCost) -> dict[str, Claim]:
-    """``resolved``: the paired runs' difference past the cached runs' spread (its share of the
-    run named); ``within_noise``: not past it (the spread's share of the run named: the most the
-    streamer can add unseen)."""
-    resolved = abs(cost.per_run_s) > cost.resolution_s
-    bound = cost.resolution_s / cost.with_cache_s if cost.with_cache_s > 0 else 0.0
+def cost_claims(latency: Latency) -> dict[str, Claim]:
+    """The cached runs with the streamer (every timed one) against those without it, each their
+    range, by records.agree with the time job's noise threshold: ``meet``, ``within_noise`` (the
+    streamer's cost not told from the runs' noise) or ``apart``, then ``adds`` (the runs with it
+    slower: its cost, the paired median, and its share of the cached run) or ``apart_faster``
+    (the runs with it faster: the machine's drift, not the streamer's)."""
+    cost = latency.cost
+    streamed = [run.seconds for run in latency.with_cache.runs]
+    found = agree(
+        (min(streamed), max(streamed)),
+        (min(cost.without_streamer_s), max(cost.without_streamer_s)),
+        latency.noisy_cv,
+    )
     about = {
         "per_run_s": cost.per_run_s,
-        "resolution_s": cost.resolution_s,
+        "share": cost.per_run_s / cost.with_cache_s,
+        "with_low_s": min(streamed),
+        "with_high_s": max(streamed),
+        "without_low_s": min(cost.without_streamer_s),
+        "without_high_s": max(cost.without_streamer_s),
         "rounds": cost.rounds,
     }
-    return {
-        "resolved": claim("latency.cost_resolved", resolved, share=cost.share_with_cache, **about),
-        "within_noise": claim("latency.cost_within_noise", not resolved, bound=bound, **about),
+    found_claims = {
+        finding: claim(f"latency.cost_{finding}", found == finding, **about)
+        for finding in AGREEMENTS
+    }
+    return found_claims | {
+        "adds": claim("latency.cost_adds", found == "apart" and cost.per_run_s > 0, **about),
+        "apart_faster": claim(
+            "latency.cost_apart_faster", found == "apart" and cost.per_run_s <= 0, **about
+        ),
     }
 
 
