@@ -320,6 +320,12 @@ LAUNCH = (
 )
 
 
+# The time job's rounds, fixed on both sides (time.runs = time.max_runs): a noisy round would
+# otherwise buy up to time.max_runs more, and the job's seconds would measure the machine's noise
+# instead of the job's own work.
+TIME_JOB_ROUNDS = 3
+
+
 def time_job(checkout: Path, config_file: Path, out: Path, cores: int) -> dict:
     """One run of ``checkout``'s time job by hand on a model set: its seconds and its record."""
     settings = read_json(config_file)
@@ -341,6 +347,10 @@ def time_job(checkout: Path, config_file: Path, out: Path, cores: int) -> dict:
         "builtin",
         "--threads",
         str(cores),
+        "--runs",
+        str(TIME_JOB_ROUNDS),
+        "--max-runs",
+        str(TIME_JOB_ROUNDS),
     ]
     seconds = timed_run(command)
     record = read_json(out)
@@ -368,7 +378,8 @@ def time_job_against(before: Path, name: str, config_file: Path, pairs: int, cor
                 time_job(sides[side], config_file, folder / f"time-{side}.json", cores)
             )
     print(
-        f"{name}: {pairs} rounds of (now, before), the order flipped each round (A B B A), the "
+        f"{name}: {pairs} rounds of (now, before), the order flipped each round (A B B A), "
+        f"{TIME_JOB_ROUNDS} timed rounds each (no extra rounds), the "
         f"time job alone at {cores} threads"
     )
     summary = {}
