@@ -11,6 +11,8 @@ from contextlib import contextmanager
 
 import torch
 
+from mminfer.model import wrapped_forward
+
 
 def fed_with_cache_formula(prompt_len: int, new_tokens: int) -> int:
     """The first step feeds the whole prompt, each later step one token: P + (N - 1)."""
@@ -46,23 +48,18 @@ class ForwardRecorder:
     @contextmanager
     def watching(self, model):
         """Record the calls of ``model.forward`` inside the ``with`` block, then restore it."""
-        original = model.forward
-        had_own_forward = "forward" in vars(model)
 
-        def recording_forward(input_ids, *args, **kwargs):
-            if self.clock is not None:
-                self.started.append(self.clock())
-            self.fed_per_call.append(int(input_ids.shape[1]))
-            outputs = original(input_ids, *args, **kwargs)
-            if self.keep_logits:
-                self.last_logits.append(outputs.logits[:, -1, :].float().cpu().clone())
-            return outputs
+        def recording(original):
+            def recording_forward(input_ids, *args, **kwargs):
+                if self.clock is not None:
+                    self.started.append(self.clock())
+                self.fed_per_call.append(int(input_ids.shape[1]))
+                outputs = original(input_ids, *args, **kwargs)
+                if self.keep_logits:
+                    self.last_logits.append(outputs.logits[:, -1, :].float().cpu().clone())
+                return outputs
 
-        model.forward = recording_forward  # an instance attribute shadows the class's method
-        try:
+            return recording_forward
+
+        with wrapped_forward(model, recording):
             yield self
-        finally:
-            if had_own_forward:
-                model.forward = original
-            else:
-                del model.forward  # the class's forward is visible again

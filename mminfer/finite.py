@@ -17,6 +17,7 @@ from contextlib import contextmanager
 import torch
 
 from mminfer.errors import MminferError
+from mminfer.model import wrapped_forward
 
 DIVERGED_HINT = (
     "A checkpoint of a training run that diverged (a learning rate too high, a loss that went to "
@@ -112,22 +113,17 @@ def finite_logits(model, what: str):
     step (the call of forward, from 1) and the tokens it was fed. Generate's sampler never sees
     a non-finite distribution: the check runs before forward returns to it.
     """
-    original = model.forward
-    had_own_forward = "forward" in vars(model)
     calls = []
 
-    def checked_forward(input_ids, *args, **kwargs):
-        outputs = original(input_ids, *args, **kwargs)
-        calls.append(int(input_ids.shape[1]))
-        where = f"{what}, step {len(calls)} (forward fed {calls[-1]} tokens)"
-        check_logits(outputs.logits[:, -1, :], where)
-        return outputs
+    def checking(original):
+        def checked_forward(input_ids, *args, **kwargs):
+            outputs = original(input_ids, *args, **kwargs)
+            calls.append(int(input_ids.shape[1]))
+            where = f"{what}, step {len(calls)} (forward fed {calls[-1]} tokens)"
+            check_logits(outputs.logits[:, -1, :], where)
+            return outputs
 
-    model.forward = checked_forward  # an instance attribute shadows the class's method
-    try:
+        return checked_forward
+
+    with wrapped_forward(model, checking):
         yield
-    finally:
-        if had_own_forward:
-            model.forward = original
-        else:
-            del model.forward  # the class's forward is visible again

@@ -14,6 +14,8 @@ model, the language model and its generate, then the sampling filters.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 import torch
@@ -487,6 +489,23 @@ class MiniMindForCausalLM(nn.Module):
         if return_kv:
             return {"generated_ids": input_ids, "past_kv": past_key_values}
         return input_ids
+
+
+@contextmanager
+def wrapped_forward(model, wrap: Callable):
+    """Inside the ``with`` block, ``model.forward`` is ``wrap(the original forward)``; then the
+    original is back. generate calls ``self.forward``, and an instance attribute shadows the
+    class's method, so the wrapper sees every call of the loop, in both backends."""
+    original = model.forward
+    had_own_forward = "forward" in vars(model)
+    model.forward = wrap(original)
+    try:
+        yield
+    finally:
+        if had_own_forward:
+            model.forward = original
+        else:
+            del model.forward  # the class's forward is visible again
 
 
 def square_linears(model: nn.Module) -> dict[str, nn.Linear]:
