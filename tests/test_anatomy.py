@@ -1,0 +1,197 @@
+"""The anatomy's counts (issue 34): each call of forward in one greedy generate, both ways.
+
+Without MiniMind's source: the builtin model's calls against the formulas, on dense, MoE, LoRA,
+YaRN and an untied head; the counter's gap (CPU SDPA) named; the ops of a generate attributed.
+With it (MMINFER_MINIMIND_SRC): MiniMind's own model and the builtin twin holding its weights give
+the same calls under the same counter; a twin that keeps one logits row does not.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+import torch
+
+from mminfer.anatomy import counted_calls, dispatched_ops, formula_parts, shape_of
+from mminfer.generation import GREEDY
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
+
+SHAPE = {
+    "hidden_size": 64,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "vocab_size": 300,
+}
+PROMPT = torch.tensor([[1, 45, 120, 7, 200, 88, 19, 250, 64, 9]])  # P = 10
+NEW_TOKENS = 5
+VARIANTS = {
+    "dense": {},
+    "moe": {"use_moe": True},
+    "moe_top2": {"use_moe": True, "num_experts_per_tok": 2, "moe_intermediate_size": 48},
+    "untied": {"tie_word_embeddings": False},
+    "yarn": {"inference_rope_scaling": True},
+    "lora": {},
+}
+SDPA_CPU = "aten._scaled_dot_product_flash_attention_for_cpu"
+
+
+def builtin(name: str, seed: int = 0) -> MiniMindForCausalLM:
+    torch.manual_seed(seed)
+    model = MiniMindForCausalLM(MiniMindConfig(**SHAPE, **VARIANTS[name])).eval()
+    if name == "lora":
+        apply_lora(model, rank=8)
+        for module in model.modules():
+            if getattr(module, "lora", None) is not None:
+                module.lora.B.weight.data.normal_(0.0, 0.3)
+    return model
+
+
+def calls_of(model, use_cache: bool):
+    return counted_calls(model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache)
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_each_call_s_fed_context_and_logits_rows_follow_generate_s_loop(name, use_cache):
+    calls, output = calls_of(builtin(name), use_cache)
+    prompt_len = PROMPT.shape[1]
+    contexts = [prompt_len + step for step in range(NEW_TOKENS)]
+    fed = [prompt_len] + [1] * (NEW_TOKENS - 1) if use_cache else contexts
+    assert [call.fed for call in calls] == fed
+    assert [call.context for call in calls] == contexts
+    assert [call.logits_rows for call in calls] == fed  # logits_to_keep=0: every fed position
+    assert all(call.logits_rows_keep_one == 1 for call in calls)
+    assert output.shape[1] == prompt_len + NEW_TOKENS
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_the_counter_equals_the_formula_wherever_it_sees_the_op(name, use_cache):
+    """A one-token call takes the explicit matmul path: counted equals the formula. A call fed
+    more (SDPA on the CPU) is short by the attention term exactly, and the kernel is named."""
+    calls, _ = calls_of(builtin(name), use_cache)
+    for call in calls:
+        assert call.flops_formula == sum(call.formula_parts.values())
+        assert call.flops_counted == call.flops_formula - call.flops_unseen
+        if call.fed == 1:
+            assert call.uncounted_ops == {} and call.flops_unseen == 0
+        else:
+            assert call.uncounted_ops == {SDPA_CPU: SHAPE["num_hidden_layers"]}
+            assert call.flops_unseen == call.formula_parts["attention"] > 0
+
+
+def test_the_formula_s_parts_are_the_model_s_matmuls():
+    """Per layer 2·t·in·out for q, k, v, o; 4·t·c·heads·head_dim for the attention; 6·t·h·I for
+    the MLP; the lm_head 2·rows·h·V; a rank-8 LoRA on each square linear 2·t·8·(in + out)."""
+    shape = shape_of(builtin("lora"))
+    t, c, rows, h, d, layers = 3, 7, 3, 64, 16, 2
+    parts = formula_parts(shape, t, c, rows)
+    assert parts["projections"] == layers * 2 * t * (h * 64 + 2 * h * 32 + 64 * h)
+    assert parts["attention"] == layers * 4 * t * c * 4 * d
+    assert parts["mlp"] == layers * 6 * t * h * shape.intermediate
+    assert parts["lm_head"] == 2 * rows * h * 300
+    assert [name.split(".")[-1] for name, *_ in shape.lora] == ["q_proj", "o_proj"] * layers
+    assert parts["lora"] == 2 * layers * 2 * t * 8 * (h + h)
+    moe = formula_parts(shape_of(builtin("moe_top2")), t, c, rows)
+    assert moe["router"] == layers * 2 * t * h * 4 and "mlp" not in moe
+    assert moe["experts"] == layers * t * 2 * 6 * h * 48
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_the_ops_of_a_generate_are_attributed_to_forward_or_between(use_cache):
+    model = builtin("dense")
+    dispatch, output = dispatched_ops(
+        model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache
+    )
+    plain = model.generate(PROMPT, max_new_tokens=NEW_TOKENS, use_cache=use_cache, **GREEDY)
+    assert torch.equal(output, plain)  # the counter changes nothing generate does
+    assert len(dispatch.per_forward) == NEW_TOKENS and min(dispatch.per_forward) > 0
+    assert dispatch.in_forward == sum(dispatch.per_forward) and dispatch.between > 0
+    if use_cache:  # decode's explicit attention path dispatches more than the prefill's SDPA
+        assert dispatch.per_forward[1] > dispatch.per_forward[0]
+        assert len(set(dispatch.per_forward[1:])) == 1
+
+
+def fingerprint(calls) -> list[tuple]:
+    """What the parity compares per call."""
+    return [
+        (
+            call.fed,
+            call.context,
+            call.logits_rows,
+            call.flops_counted,
+            call.flops_formula,
+            call.uncounted_ops,
+        )
+        for call in calls
+    ]
+
+
+class KeepsOneRow(torch.nn.Module):
+    """A twin whose forward computes the last position's logits only (logits_to_keep=1)."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+        self.config = inner.config
+
+    def forward(self, input_ids, attention_mask=None, past_key_values=None, **kwargs):
+        kwargs["logits_to_keep"] = 1
+        return self.inner.forward(input_ids, attention_mask, past_key_values, **kwargs)
+
+    def generate(self, *args, **kwargs):
+        return type(self.inner).generate(self, *args, **kwargs)
+
+
+def test_a_twin_that_keeps_one_logits_row_fails_the_parity():
+    """The same tokens, but fewer lm_head rows and FLOPs: the counts tell them apart (against
+    the builtin here; against MiniMind's own forward below, where its source is)."""
+    model = builtin("dense")
+    reference, reference_ids = calls_of(model, use_cache=True)
+    ours, our_ids = calls_of(KeepsOneRow(model), use_cache=True)
+    assert torch.equal(reference_ids, our_ids)
+    assert fingerprint(reference) != fingerprint(ours)
+    assert ours[0].logits_rows == 1 and reference[0].logits_rows == PROMPT.shape[1]
+
+
+# --- against MiniMind's own classes (optional) ---------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def minimind(minimind_src):
+    sys.path.insert(0, str(minimind_src))
+    from model import model_lora, model_minimind
+
+    return model_minimind, model_lora
+
+
+def minimind_twin(minimind, name: str, twin: torch.nn.Module) -> torch.nn.Module:
+    """MiniMind's own model with ``twin``'s weights (its LoRA too, applied as MiniMind does)."""
+    model_minimind, model_lora = minimind
+    model = model_minimind.MiniMindForCausalLM(
+        model_minimind.MiniMindConfig(**SHAPE, **VARIANTS[name])
+    ).eval()
+    if name == "lora":
+        model_lora.apply_lora(model, rank=8)
+    model.load_state_dict(twin.state_dict(), strict=True)
+    return model
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_minimind_s_own_forward_gives_the_same_calls(minimind, name, use_cache):
+    twin = builtin(name)
+    theirs, their_ids = calls_of(minimind_twin(minimind, name, twin), use_cache)
+    ours, our_ids = calls_of(twin, use_cache)
+    assert torch.equal(their_ids, our_ids)
+    assert fingerprint(theirs) == fingerprint(ours)
+
+
+def test_a_twin_that_keeps_one_logits_row_fails_the_parity_with_minimind(minimind):
+    twin = builtin("dense")
+    theirs, their_ids = calls_of(minimind_twin(minimind, "dense", twin), use_cache=True)
+    ours, our_ids = calls_of(KeepsOneRow(twin), use_cache=True)
+    assert torch.equal(their_ids, our_ids)
+    assert fingerprint(theirs) != fingerprint(ours)
