@@ -2,12 +2,15 @@
 
 ``device_clock(device)`` is time.perf_counter() after the device has finished its queued work (on
 CUDA it synchronises first). With the environment variable ``MMINFER_CLOCK_JITTER`` set to an
-integer seed, the clock runs fast by a seeded random share between two reads (no sleeping, the
-same draws for the same seed): each interval between two timing reads grows by a random share of
-itself, up to JITTER_SHARE times, whatever the machine's speed, so that the verdicts built on it
-come out noisy or untrusted. ``stamp_clock(device)`` reads the same clock inside a timed interval
-(a streamer's stamps): its reads keep the interval's share, so that a run stamped 65 times is as
-noisy as a run read twice (a share drawn per stamp would average out over the run).
+integer seed, the clock runs fast between two reads (no sleeping, the same offsets for the same
+seed): each interval between two timing reads is stretched by a factor from 1 to JITTER_MOST,
+whatever the machine's speed, so that the verdicts built on it come out noisy or untrusted. The
+factors are not drawn at random (two random draws can land close, and a timing of two runs then
+looks quiet): the k-th interval's factor is JITTER_MOST ** u_k, u_k = frac(u_0 + k x GOLDEN) with
+u_0 from the seed, so the runs of a timing that reads the clock k times a round (time_ab: 4) are
+k steps apart on that sequence and far apart in their factors (at k = 4, at least 1.9 x).
+``stamp_clock(device)`` reads the same clock inside a timed interval (a streamer's stamps): its
+reads keep the interval's factor, so that a run stamped 65 times is as noisy as a run read twice.
 """
 
 from __future__ import annotations
@@ -22,10 +25,13 @@ import torch
 from mminfer.errors import MminferError
 
 JITTER_VARIABLE = "MMINFER_CLOCK_JITTER"
-# Each read adds up to this many times the real time since the clock's last read, at random: every
-# interval comes out 1 to 1 + JITTER_SHARE times as long, on a fast machine or a slow one alike,
-# so that every spread is far past NOISY_CV and every verdict noisy or untrusted.
-JITTER_SHARE = 2.0
+# Every interval between two timing reads comes out 1 to JITTER_MOST times as long, on a fast
+# machine or a slow one alike, so that every spread is far past NOISY_CV and every verdict noisy or
+# untrusted.
+JITTER_MOST = 4.0
+# The step between two intervals' exponents: the golden ratio's fraction, the step whose multiples
+# stay farthest from whole numbers (at 4 steps, 0.472 of the way round; at 6, 0.292).
+GOLDEN = (5**0.5 - 1) / 2
 PLAIN = "perf_counter"
 
 
@@ -49,8 +55,8 @@ def clock_name() -> str:
     if seed is None:
         return PLAIN
     return (
-        f"{PLAIN} + seeded jitter ({JITTER_VARIABLE}={seed}, each interval up to "
-        f"{1 + JITTER_SHARE:g} x as long)"
+        f"{PLAIN} + seeded jitter ({JITTER_VARIABLE}={seed}, each interval 1 to "
+        f"{JITTER_MOST:g} x as long)"
     )
 
 
@@ -82,29 +88,32 @@ def device_clock(device, *, within: bool = False) -> Callable[[], float]:
 
 def stamp_clock(device) -> Callable[[], float]:
     """The device's clock for stamps inside a timed run (a streamer's puts): the same seconds as
-    :func:`device_clock`'s; under the jitter, its reads never draw the interval's share anew."""
+    :func:`device_clock`'s; under the jitter, its reads keep the interval's factor."""
     return device_clock(device, within=True)
 
 
 class Jitter:
-    """One process's stream of offsets: every clock made in the process draws from it in turn, so
-    that two clocks (a pass's, the next pass's) never repeat each other's draws."""
+    """One process's stream of offsets: every clock made in the process reads from it in turn, so
+    that two clocks (a pass's, the next pass's) go on along one sequence of factors."""
 
     def __init__(self, seed: int):
-        self.draw = random.Random(seed)
-        self.share = self.draw.uniform(0.0, JITTER_SHARE)
+        self.exponent = random.Random(seed).random()  # u_0
         self.offset = 0.0
         self.last: float | None = None
 
+    def factor(self) -> float:
+        """How many times as long the interval now being read comes out: JITTER_MOST ** u_k."""
+        return JITTER_MOST**self.exponent
+
     def read(self, now: float, redraw: bool = True) -> float:
-        """``now`` (the real clock) plus every offset so far: the interval's share, up to
-        JITTER_SHARE, of the real time since the last read; a timing's read (``redraw``) then
-        draws the next interval's share, a stamp's keeps it."""
+        """``now`` (the real clock) plus every offset so far: the real time since the last read
+        times the interval's factor less one; a timing's read (``redraw``) then steps the
+        exponent on to the next interval's, a stamp's keeps it."""
         if self.last is not None:
-            self.offset += self.share * max(now - self.last, 0.0)
+            self.offset += (self.factor() - 1.0) * max(now - self.last, 0.0)
         self.last = now
         if redraw:
-            self.share = self.draw.uniform(0.0, JITTER_SHARE)
+            self.exponent = (self.exponent + GOLDEN) % 1.0
         return now + self.offset
 
 

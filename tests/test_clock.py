@@ -1,8 +1,9 @@
 """The one clock every timing reads (mminfer.clock), and its seeded jitter for tests.
 
-With MMINFER_CLOCK_JITTER set to a seed, every read adds a seeded random positive offset: the same
-seed gives the same offsets, time never runs backwards, and a timing read through it cannot come
-out "ok" (its runs spread far past NOISY_CV); the records say which clock they were read by.
+With MMINFER_CLOCK_JITTER set to a seed, every read adds a seeded positive offset: the same seed
+gives the same offsets, time never runs backwards, and a timing read through it cannot come out
+"ok" (its runs spread far past NOISY_CV, with two runs a side too, on every seed); the records say
+which clock they were read by.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import pytest
 from shapes import prompt_of
 
 from mminfer import clock as clock_module
+from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
 from mminfer.clock import JITTER_VARIABLE, clock_name, device_clock, stamp_clock
 from mminfer.errors import MminferError
+from mminfer.spread import NOISY_CV
 from mminfer.timing import time_cache
 
 
@@ -91,6 +94,38 @@ def test_stamps_inside_a_run_keep_its_share_so_a_stamped_run_is_as_noisy_as_a_pl
         plain.append(timing() - start)
     assert runs == pytest.approx(plain)
     assert max(runs) / min(runs) > 1.5  # the run's seconds spread as a busy machine's
+
+
+@pytest.mark.parametrize("reads_after_round", [0, 2])
+def test_two_rounds_of_an_ab_timing_spread_both_sides_on_every_seed(monkeypatch, reads_after_round):
+    """The micro runs time two rounds a side: random factors could land close for one side (1 seed
+    in about 30 did) and leave it looking quiet. On the golden-ratio sequence, every seed spreads
+    both sides more than twice NOISY_CV, with the time job's paired run after a round (two more
+    reads) or without."""
+    monkeypatch.setenv(JITTER_VARIABLE, "0")
+    ticking(monkeypatch)
+    sides = Sides(
+        doubts={A_NOT_FASTER: "a", A_SPREAD: "a_spread", B_SPREAD: "b_spread"}, contradictions=()
+    )
+    for seed in range(200):
+        monkeypatch.setenv(JITTER_VARIABLE, str(seed))
+        monkeypatch.setattr(clock_module, "_JITTERS", {})
+        clock = device_clock("cpu")
+
+        def after_round(clock=clock):
+            for _ in range(reads_after_round):
+                clock()
+
+        timed = time_ab(
+            work=lambda side: None,
+            sides=sides,
+            device="cpu",
+            warmup=1,
+            runs=2,
+            max_runs=2,
+            after_round=after_round,
+        )
+        assert min(timed.cv_a, timed.cv_b) > 2 * NOISY_CV, seed
 
 
 def test_a_seed_that_is_not_an_integer_is_refused(monkeypatch):
