@@ -1,17 +1,31 @@
-"""What the machine is: its cores, its load, its memory caches and the memory free for caches.
+"""What the machine is: its cores, its load, its memory caches, the memory free for caches, and
+how fast it dispatches an op, multiplies matrices and moves bytes.
 
 Read from the operating system (Linux's /proc and /sys, a cgroup's limit) or from torch on CUDA;
-every figure says where it came from, and None or "unknown" where the system does not say.
+every figure says where it came from, and None or "unknown" where the system does not say. The
+speeds are probes (:func:`op_speed`, :func:`matmul_speed`, :func:`copy_speed`): timed runs after
+a warm-up, their median and spread, read by the one clock every timing reads (mminfer.clock).
 """
 
 from __future__ import annotations
 
 import os
+import statistics
+from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
+from mminfer.clock import device_clock
+from mminfer.records.anatomy import Speed
 from mminfer.records.serve import CacheLevel
+from mminfer.spread import coefficient_of_variation
+
+PROBE_RUNS = 7  # timed runs of each speed probe, after one warm-up
+OP_LOOP = 2000  # ops per run of the op probe
+OP_PROBE = "torch.add(a, b, out=c) on one-element tensors, under inference_mode"
+MATMUL_SIZE = 1024  # the op probe's opposite: n x n x n matmuls, 2 n^3 FLOPs each, no dispatch
+COPY_LEAST_BYTES = 64 << 20  # a copy probe's run moves at least this much (repeated copies)
 
 
 def load_average() -> list[float] | None:
@@ -158,3 +172,75 @@ def device_caches(device, threads: int) -> tuple[list[CacheLevel], str]:
         )
         return levels, source
     return [], "unknown on this system"
+
+
+def probe(
+    *, run: Callable[[], None], work: int, device, runs: int = PROBE_RUNS, clock=None
+) -> Speed:
+    """``run()`` once to warm up, then ``runs`` timed runs: ``work`` (ops, FLOPs, bytes) per run
+    over the median run's seconds, and the runs' spread."""
+    clock = clock or device_clock(device)
+    run()
+    seconds = []
+    for _ in range(runs):
+        start = clock()
+        run()
+        seconds.append(clock() - start)
+    return Speed(
+        per_s=work / statistics.median(seconds),
+        cv=coefficient_of_variation(seconds),
+        runs_s=seconds,
+        work=work,
+    )
+
+
+@torch.inference_mode()
+def op_speed(device, ops: int = OP_LOOP, runs: int = PROBE_RUNS) -> Speed:
+    """Ops a second when each op does next to nothing (OP_PROBE): the cost of dispatching one,
+    Python's call and torch's dispatcher, as generate pays it for every op it runs."""
+    a = torch.ones(1, device=device)
+    b = torch.ones(1, device=device)
+    c = torch.empty(1, device=device)
+
+    def run() -> None:
+        for _ in range(ops):
+            torch.add(a, b, out=c)
+
+    return probe(run=run, work=ops, device=device, runs=runs)
+
+
+@torch.inference_mode()
+def matmul_speed(*, device, dtype, size: int = MATMUL_SIZE, runs: int = PROBE_RUNS) -> Speed:
+    """FLOPs a second of one size x size x size matmul in ``dtype`` (2 size^3 FLOPs): the
+    arithmetic ceiling, one op's dispatch against a billion FLOPs."""
+    a = torch.randn(size, size, device=device).to(dtype)
+    b = torch.randn(size, size, device=device).to(dtype)
+    out = torch.empty(size, size, device=device, dtype=dtype)
+
+    def run() -> None:
+        torch.mm(a, b, out=out)
+
+    return probe(run=run, work=2 * size**3, device=device, runs=runs)
+
+
+@torch.inference_mode()
+def copy_speed(device, working_set_bytes: int, runs: int = PROBE_RUNS) -> Speed:
+    """Bytes a second read plus written by copying one tensor into another, the two together
+    ``working_set_bytes``; repeated within a run until it moves at least COPY_LEAST_BYTES, so a
+    working set that sits in a cache is measured there, not in its first cold read."""
+    half = max(1, working_set_bytes // 2)
+    source = torch.ones(half, dtype=torch.uint8, device=device)
+    target = torch.empty_like(source)
+    repeats = max(1, -(-COPY_LEAST_BYTES // (2 * half)))
+
+    def run() -> None:
+        for _ in range(repeats):
+            target.copy_(source)
+
+    return probe(run=run, work=2 * half * repeats, device=device, runs=runs)
+
+
+def last_level_bytes(device, threads: int) -> int | None:
+    """The largest cache ``threads`` threads hold together (:func:`device_caches`), or None."""
+    levels, _ = device_caches(device, threads)
+    return levels[-1].bytes if levels else None

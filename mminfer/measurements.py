@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mminfer.records import read_record
+from mminfer.records.anatomy import Anatomy, anatomy_facts, anatomy_glance
 from mminfer.records.batch import Batch, batch_facts, batch_glance
 from mminfer.records.capacity import Capacity, capacity_facts, capacity_glance
 from mminfer.records.conversation import Conversation, conversation_facts, conversation_glance
@@ -263,6 +264,31 @@ MEASUREMENTS = (
         summary=(
             "time and tokens fed against generation length, per step, with spreads and a "
             "verdict; a cost fit (interpolation where it fails) and its predictions"
+        ),
+    ),
+    Measurement(
+        name="anatomy",
+        record=Anatomy,
+        rule="anatomy",
+        reads=("pretrain", "tokenizer", "val_data"),
+        alone=True,
+        measured_by="mminfer.anatomy:measure_anatomy",
+        facts=anatomy_facts,
+        glance=anatomy_glance,
+        pictures=(
+            Picture(
+                "anatomy",
+                "mminfer.plots:plot_anatomy",
+                caption=(
+                    "Each path's modeled time (dispatch, then the larger of arithmetic and "
+                    "memory) against time.json's median (from anatomy.json and time.json)."
+                ),
+            ),
+        ),
+        summary=(
+            "step 1's generate taken apart, both ways, per call of forward: tokens fed, "
+            "context, logits rows, FLOPs (counted and by formula), bytes, kernels run; this "
+            "machine's op cost, matmul FLOP/s and bandwidth, with spreads"
         ),
     ),
     Measurement(

@@ -1,7 +1,7 @@
 """Beyond the task: pictures of the results, each drawn from its record and saved as a PNG.
 
-The sweep, the temperature answers, the top-p distributions, the serving batches and the
-conversation's turns; each is written atomically.
+The sweep, where a step's time goes, the temperature answers, the top-p distributions, the
+serving batches and the conversation's turns; each is written atomically.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
+from mminfer.records.anatomy import PATHS, TERMS, Anatomy
 from mminfer.records.conversation import Conversation, ttft_claims
 from mminfer.records.latency import Latency
 from mminfer.records.latency import growth_claims as latency_growth
@@ -682,5 +683,59 @@ def plot_latency(latency: Latency, out_png) -> Path:
         "간격 (ms)",
         title,
         legend_title=f"한계: {latency.limits_source}",
+    )
+    return save_figure(fig, out_png)
+
+
+def plot_anatomy(anatomy: Anatomy, out_png) -> Path:
+    """Two panels: each path's modeled terms in seconds (an op's dispatch times the kernels, the
+    FLOPs at the matmul ceiling, the bytes at the path's bandwidth), and each call's FLOPs.
+
+    Drawn from anatomy.json alone (time.json's medians are set beside them in the report), so
+    that re-timing redraws nothing.
+    """
+    fig, (terms_ax, calls_ax) = plt.subplots(1, 2, figsize=(12, 4.6))
+    names = {"with_cache": "캐시 사용", "without_cache": "캐시 미사용"}
+    words = {"dispatch": "디스패치", "arithmetic": "연산", "memory": "메모리"}
+    colors = {"dispatch": "tab:gray", "arithmetic": "tab:blue", "memory": "tab:green"}
+    width = 0.25
+    values = []
+    for index, path in enumerate(PATHS):
+        seconds = anatomy.modeled_terms(path)
+        for offset, term in enumerate(TERMS):
+            values.append(seconds[term])
+            terms_ax.bar(
+                index + (offset - 1) * width,
+                seconds[term] * 1e3,
+                width,
+                color=colors[term],
+                label=words[term] if index == 0 else None,
+            )
+    terms_ax.set_xticks(range(len(PATHS)), [names[path] for path in PATHS])
+    if spans_decades(values):
+        terms_ax.set_yscale("log")
+        plain_log_labels(terms_ax.yaxis)
+    finish_axis(
+        terms_ax,
+        "경로",
+        "모형의 시간 (ms)",
+        f"호출 {anatomy.new_tokens}회의 세 항 (스레드 {anatomy.threads}개)",
+        legend_title="잰 시간과의 비교는 report.md",
+    )
+    for path, marker, color in (
+        ("with_cache", "o", "tab:blue"),
+        ("without_cache", "s", "tab:orange"),
+    ):
+        flops = [step.flops_formula for step in anatomy.path(path).steps]
+        calls_ax.plot(
+            range(1, len(flops) + 1), flops, marker=marker, color=color, label=names[path]
+        )
+    calls_ax.set_yscale("log")
+    calls_ax.xaxis.set_major_locator(ticker.MaxNLocator(integer=True))
+    finish_axis(
+        calls_ax,
+        "forward 호출 (k번째)",
+        "FLOPs (공식)",
+        f"호출마다의 FLOPs (P = {anatomy.prompt_len}, N = {anatomy.new_tokens})",
     )
     return save_figure(fig, out_png)

@@ -19,6 +19,7 @@ from reportdata import (
     COURSE_STEPS,
     DEMO_STEPS,
     RUN,
+    anatomy_record,
     batch_record,
     batch_timed,
     capacity_record,
@@ -52,6 +53,7 @@ from mminfer.records.temp import Temperatures
 
 PICTURES = {
     "sweep": "sweep.png",
+    "anatomy": "anatomy.png",
     "temp": "temp.png",
     "topp": "topp.png",
     "serve": "serve.png",
@@ -78,6 +80,7 @@ def every() -> dict:
         "topp_detail": topp_detail_record(),
         "sampler": sampler_record(),
         "sweep": sweep_record(),
+        "anatomy": anatomy_record(),
         "latency": latency_record(),
         "capacity": capacity_record(),
         "serve": serve_record(),
@@ -458,6 +461,17 @@ def written_cases() -> dict[str, dict]:
         "yarn_flat_untrusted": {**plain, "records": yarn_flat},
         "sampler_gpu": {**full, "records": sampler_gpu},
         "plain_differing": {**plain, "records": plain_differing},
+        # where a step's time goes: the cached path bound by its arithmetic (a slow matmul, a
+        # cheap op) and the model missing the uncached path by far; the full case's is dispatch
+        "anatomy_arithmetic_bound": {
+            **full,
+            "records": every() | {"anatomy": anatomy_record(op_s=2e-7, flops_per_s=2e10)},
+        },
+        # the anatomy of another P and N: counts only, and the reason line from the sweep
+        "anatomy_other_length": {
+            **full,
+            "records": every() | {"anatomy": anatomy_record(noisy_probe=True, new_tokens=32)},
+        },
         # issue 30's items, each beside its opposite
         "serve_dips_at_2": {**full, "records": every() | {"serve": serve_dipping(2)}},
         "turns_all_noisy": {

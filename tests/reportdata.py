@@ -5,10 +5,12 @@ which checks that it has every key of its record."""
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 
 from mminfer.records import RunInfo, from_json, to_json
+from mminfer.records.anatomy import Anatomy
 from mminfer.records.batch import Batch
 from mminfer.records.capacity import Capacity
 from mminfer.records.conversation import Conversation
@@ -24,6 +26,7 @@ from mminfer.records.temp import Temperatures
 from mminfer.records.time import Timing
 from mminfer.records.topk import TopK
 from mminfer.records.topp import TopPDetail
+from mminfer.spread import coefficient_of_variation
 
 RUN = {
     "model_set": "demo",
@@ -799,6 +802,7 @@ def task_records(**replace) -> dict:
 
 PICTURES = {
     "sweep": "sweep.png",
+    "anatomy": "anatomy.png",
     "temp": "temp.png",
     "topp": "topp.png",
     "serve": "serve.png",
@@ -813,6 +817,7 @@ def every_record(**replace) -> dict:
     extras = {
         "topp_detail": topp_detail_record(),
         "sweep": sweep_record(),
+        "anatomy": anatomy_record(),
         "latency": latency_record(),
         "capacity": capacity_record(),
         "sampler": sampler_record(),
@@ -1224,3 +1229,152 @@ def latency_record(
         cost=cost,
     )
     return from_json(Latency, to_json(record))
+
+
+# --- anatomy.json ------------------------------------------------------------------------------
+
+# The ops a call of forward runs on RUN's model (8 layers): SDPA when fed more than one token and
+# no past, the explicit path otherwise; the kernels generate runs between two calls.
+PREFILL_OPS = 640
+DECODE_OPS = 760
+BETWEEN_OPS = 5
+
+
+@functools.cache
+def anatomy_path(use_cache: bool, prompt_len: int = 201, new_tokens: int = 64) -> dict:
+    """A path's counts for RUN's model, each call through mminfer.anatomy's own formulas (made
+    once per shape: read it, never change it)."""
+    from mminfer.anatomy import SDPA_CPU, Shape, bytes_parts, formula_parts
+
+    config = RUN["config"]
+    shape = Shape(
+        layers=config["num_hidden_layers"],
+        hidden=config["hidden_size"],
+        heads=config["num_attention_heads"],
+        kv_heads=config["num_key_value_heads"],
+        head_dim=config["head_dim"],
+        intermediate=768,
+        vocab=config["vocab_size"],
+        experts=0,
+        experts_per_token=0,
+        moe_intermediate=0,
+        lora=(),
+    )
+    steps = []
+    for call in range(new_tokens):
+        context = prompt_len + call
+        fed = 1 if use_cache and call else context
+        parts = formula_parts(shape, fed, context, fed)
+        sizes = bytes_parts(shape, fed, context, fed, 4)
+        sdpa = fed > 1
+        steps.append(
+            {
+                "fed": fed,
+                "context": context,
+                "logits_rows": fed,
+                "logits_rows_keep_one": 1,
+                "flops_counted": sum(parts.values()) - (parts["attention"] if sdpa else 0),
+                "flops_formula": sum(parts.values()),
+                "flops_unseen": parts["attention"] if sdpa else 0,
+                "uncounted_ops": {SDPA_CPU: shape.layers} if sdpa else {},
+                "formula_parts": parts,
+                "bytes_formula": sum(sizes.values()),
+                "bytes_parts": sizes,
+                "ops": PREFILL_OPS if sdpa else DECODE_OPS,
+            }
+        )
+
+    def total(key: str) -> int:
+        return sum(step[key] for step in steps)
+
+    def parts_of(key: str) -> dict:
+        return {part: sum(step[key][part] for step in steps) for part in steps[0][key]}
+
+    between = BETWEEN_OPS * new_tokens
+    totals = {
+        "calls": len(steps),
+        **{
+            key: total(key)
+            for key in (
+                "fed",
+                "context",
+                "logits_rows",
+                "logits_rows_keep_one",
+                "flops_counted",
+                "flops_formula",
+                "flops_unseen",
+                "bytes_formula",
+            )
+        },
+        "formula_parts": parts_of("formula_parts"),
+        "bytes_parts": parts_of("bytes_parts"),
+        "ops_in_forward": total("ops"),
+        "ops_between": between,
+        "ops": total("ops") + between,
+    }
+    return {
+        "steps": steps,
+        "totals": totals,
+        "working_set_bytes": totals["bytes_formula"] // len(steps),
+        "new_ids": [7] * new_tokens,
+    }
+
+
+def speed(per_s: float, work: int, cv: float = 0.02) -> dict:
+    """A probe's record: seven runs around work / per_s, spread by about ``cv``."""
+    middle = work / per_s
+    runs = [middle * (1 + cv * offset) for offset in (-1.5, -1, -0.5, 0, 0.5, 1, 1.5)]
+    return {"per_s": per_s, "cv": coefficient_of_variation(runs), "runs_s": runs, "work": work}
+
+
+def anatomy_record(
+    op_s: float = 4e-6,
+    flops_per_s: float = 3e11,
+    bytes_per_s: float = 3e10,
+    noisy_probe: bool = False,
+    new_tokens: int = 64,
+    **changes,
+) -> Anatomy:
+    """anatomy.json of RUN's model at time_record's P (and N, unless ``new_tokens``): the op's
+    cost, the matmul FLOP/s and the bandwidth decide which term binds against time_record's
+    medians."""
+    with_cache = anatomy_path(True, new_tokens=new_tokens)
+    without_cache = anatomy_path(False, new_tokens=new_tokens)
+    bandwidth = [
+        {
+            "at": at,
+            "working_set_bytes": size,
+            "speed": speed(bytes_per_s, 64 << 20),
+        }
+        for at, size in (
+            ("with_cache", with_cache["working_set_bytes"]),
+            ("without_cache", without_cache["working_set_bytes"]),
+            ("past_last_level", 128 << 20),
+        )
+    ]
+    data = {
+        "prompt_len": 201,
+        "new_tokens": new_tokens,
+        "with_cache": with_cache,
+        "without_cache": without_cache,
+        "same_ids": True,
+        "uncounted_ops": {"aten._scaled_dot_product_flash_attention_for_cpu": "attention"},
+        "flop_counter": "FlopCounterMode's flop_registry, op by op",
+        "bytes_per_element": 4,
+        "machine": {
+            "op": speed(1 / op_s, 2000, cv=0.2 if noisy_probe else 0.02),
+            "op_probe": "torch.add(a, b, out=c) on one-element tensors, under inference_mode",
+            "matmul": speed(flops_per_s, 2 * 1024**3),
+            "matmul_size": 1024,
+            "bandwidth": bandwidth,
+            "last_level_bytes": 32 << 20,
+            "noisy_cv": 0.1,
+        },
+        "split_tolerance": 0.5,
+        "threads": 2,
+        "cpu_count": 2,
+        "load_before": [0.5, 0.4, 0.3],
+        "load_after": [0.6, 0.4, 0.3],
+        "run": RUN,
+    }
+    return from_json(Anatomy, data | changes)

@@ -1,9 +1,11 @@
-"""The anatomy's counts (issue 34): each call of forward in one greedy generate, both ways.
+"""anatomy.json: each call of forward in one greedy generate, both ways, and its record.
 
 Without MiniMind's source: the builtin model's calls against the formulas, on dense, MoE, LoRA,
-YaRN and an untied head; the counter's gap (CPU SDPA) named; the ops of a generate attributed.
-With it (MMINFER_MINIMIND_SRC): MiniMind's own model and the builtin twin holding its weights give
-the same calls under the same counter; a twin that keeps one logits row does not.
+YaRN and an untied head; the counter equal to FlopCounterMode's; the counter's gap (CPU SDPA)
+named; the kernels of a generate attributed; the record summing its calls and reading back; the
+split adding up or missing as its record says. With it (MMINFER_MINIMIND_SRC): MiniMind's own
+model and the builtin twin holding its weights give the same calls and bytes under the same
+counter; a twin that keeps one logits row does not.
 """
 
 from __future__ import annotations
@@ -12,10 +14,20 @@ import sys
 
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
-from mminfer.anatomy import counted_calls, dispatched_ops, formula_parts, shape_of
+from mminfer.anatomy import (
+    SDPA_CPU,
+    counted_calls,
+    formula_parts,
+    measure_anatomy,
+    path_counts,
+    shape_of,
+)
 from mminfer.generation import GREEDY
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
+from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora, wrapped_forward
+from mminfer.records import read_record, write_record
+from mminfer.records.anatomy import PATHS, Anatomy, split_claims
 
 SHAPE = {
     "hidden_size": 64,
@@ -34,7 +46,6 @@ VARIANTS = {
     "yarn": {"inference_rope_scaling": True},
     "lora": {},
 }
-SDPA_CPU = "aten._scaled_dot_product_flash_attention_for_cpu"
 
 
 def builtin(name: str, seed: int = 0) -> MiniMindForCausalLM:
@@ -49,7 +60,11 @@ def builtin(name: str, seed: int = 0) -> MiniMindForCausalLM:
 
 
 def calls_of(model, use_cache: bool):
-    return counted_calls(model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache)
+    """(each call of forward, the ids generate returned)."""
+    calls, _, output = counted_calls(
+        model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache
+    )
+    return calls, output
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))
@@ -82,6 +97,31 @@ def test_the_counter_equals_the_formula_wherever_it_sees_the_op(name, use_cache)
             assert call.flops_unseen == call.formula_parts["attention"] > 0
 
 
+@pytest.mark.parametrize("name", list(VARIANTS))
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_the_registry_counter_counts_what_flop_counter_mode_counts(name, use_cache):
+    """The anatomy counts with FlopCounterMode's registry, op by op (RegistryFlops): on every
+    call of both paths of every variant, its count equals FlopCounterMode's own."""
+    model = builtin(name)
+    counted = []
+
+    def counting(original):
+        def forward(*args, **kwargs):
+            counter = FlopCounterMode(display=False)
+            with counter:
+                outputs = original(*args, **kwargs)
+            counted.append(counter.get_total_flops())
+            return outputs
+
+        return forward
+
+    with wrapped_forward(model, counting):
+        model.generate(PROMPT, max_new_tokens=NEW_TOKENS, use_cache=use_cache, **GREEDY)
+    calls, _ = calls_of(model, use_cache)
+    assert [call.flops_counted for call in calls] == counted
+    assert min(counted) > 0
+
+
 def test_the_formula_s_parts_are_the_model_s_matmuls():
     """Per layer 2·t·in·out for q, k, v, o; 4·t·c·heads·head_dim for the attention; 6·t·h·I for
     the MLP; the lm_head 2·rows·h·V; a rank-8 LoRA on each square linear 2·t·8·(in + out)."""
@@ -102,16 +142,19 @@ def test_the_formula_s_parts_are_the_model_s_matmuls():
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_the_ops_of_a_generate_are_attributed_to_forward_or_between(use_cache):
     model = builtin("dense")
-    dispatch, output = dispatched_ops(
+    calls, between, output = counted_calls(
         model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache
     )
     plain = model.generate(PROMPT, max_new_tokens=NEW_TOKENS, use_cache=use_cache, **GREEDY)
     assert torch.equal(output, plain)  # the counter changes nothing generate does
-    assert len(dispatch.per_forward) == NEW_TOKENS and min(dispatch.per_forward) > 0
-    assert dispatch.in_forward == sum(dispatch.per_forward) and dispatch.between > 0
-    if use_cache:  # decode's explicit attention path dispatches more than the prefill's SDPA
-        assert dispatch.per_forward[1] > dispatch.per_forward[0]
-        assert len(set(dispatch.per_forward[1:])) == 1
+    per_forward = [call.ops for call in calls]
+    assert len(per_forward) == NEW_TOKENS and min(per_forward) > 0 and between > 0
+    if use_cache:  # decode's explicit attention path runs more kernels than the prefill's SDPA
+        assert per_forward[1] > per_forward[0]
+        assert len(set(per_forward[1:])) == 1
+    counts = path_counts(model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache)
+    assert counts.totals.ops == sum(per_forward) + between
+    assert counts.totals.ops_between == between
 
 
 def fingerprint(calls) -> list[tuple]:
@@ -195,3 +238,68 @@ def test_a_twin_that_keeps_one_logits_row_fails_the_parity_with_minimind(minimin
     ours, our_ids = calls_of(KeepsOneRow(twin), use_cache=True)
     assert torch.equal(their_ids, our_ids)
     assert fingerprint(theirs) != fingerprint(ours)
+
+
+@pytest.mark.parametrize("name", ["dense", "moe_top2", "lora"])
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_minimind_s_own_forward_gives_the_same_bytes_per_call(minimind, name, use_cache):
+    """The bytes by formula follow each call's counts: MiniMind's model and the twin give the
+    same per call (the kernels are each backend's own: not compared)."""
+    twin = builtin(name)
+    args = {"input_ids": PROMPT, "new_tokens": NEW_TOKENS, "use_cache": use_cache}
+    theirs = path_counts(model=minimind_twin(minimind, name, twin), **args)
+    ours = path_counts(model=twin, **args)
+    assert [step.bytes_parts for step in theirs.steps] == [step.bytes_parts for step in ours.steps]
+    assert theirs.totals.bytes_formula == ours.totals.bytes_formula > 0
+
+
+# --- the record: anatomy.json -----------------------------------------------------------------
+
+
+def test_the_record_sums_its_calls_names_the_gap_and_reads_back(tmp_path, tiny_run):
+    model = builtin("dense")
+    record = measure_anatomy(
+        model=model,
+        prompt_ids=PROMPT[0].tolist(),
+        new_tokens=NEW_TOKENS,
+        device="cpu",
+        run=tiny_run,
+        probe_runs=2,
+        split_tolerance=0.5,
+    )
+    assert record.same_ids and record.prompt_len == PROMPT.shape[1]
+    for name in PATHS:
+        counts = record.path(name)
+        totals = counts.totals
+        assert totals.calls == len(counts.steps) == NEW_TOKENS
+        for key in ("fed", "logits_rows", "flops_counted", "flops_formula", "bytes_formula"):
+            assert getattr(totals, key) == sum(getattr(step, key) for step in counts.steps), key
+        assert totals.ops == sum(step.ops for step in counts.steps) + totals.ops_between
+        assert counts.working_set_bytes == totals.bytes_formula // totals.calls
+    # the counter's gap is named with the formula's part, not raised
+    assert record.uncounted_ops == {SDPA_CPU: "attention"}
+    machine = record.machine
+    assert min(machine.op.per_s, machine.matmul.per_s) > 0 and len(machine.op.runs_s) == 2
+    assert [probe.at for probe in machine.bandwidth] == [*PATHS, "past_last_level"]
+    write_record(tmp_path / "anatomy.json", record)
+    assert read_record(tmp_path / "anatomy.json", Anatomy) == record
+
+
+def test_the_split_adds_up_within_its_tolerance_and_says_which_way_it_misses():
+    """One record, three measured times: the modeled time itself (adds up), three times it
+    (the model short by two thirds: under) and half of it (the model twice as long: over)."""
+    from reportdata import anatomy_record
+
+    record = anatomy_record()
+    modeled = record.split("with_cache", 1.0).modeled_s
+    cases = {"adds_up": modeled, "under": 3 * modeled, "over": modeled / 2}
+    for expected, measured_s in cases.items():
+        split = record.split("with_cache", measured_s)
+        found = split_claims(split)
+        said = [key for key in ("adds_up", "under", "over") if found[key].holds]
+        assert said == [expected], (expected, split.miss)
+        assert split.adds_up == (expected == "adds_up")
+    seconds = record.modeled_terms("with_cache")
+    assert modeled == pytest.approx(
+        seconds["dispatch"] + max(seconds["arithmetic"], seconds["memory"])
+    )

@@ -3,7 +3,8 @@
 Hypothesis builds time.json, sweep.json and serve.json of every shape a run gives (rising,
 falling and flat steps, one dip, cliffs; quiet, noisy and untrusted timings; clocked and
 interpolated steps; one run or pass and many) through the project's own constructors: the runs
-summarised by mminfer.timing.timing_record, the steps filled and each length summed by
+summarised by mminfer.timing.timing_record, anatomy.json's calls counted by mminfer.anatomy's
+formulas on machines where each term binds, the steps filled and each length summed by
 mminfer.sweep's own functions, every batch, the fit, the peak and the bounds by mminfer.serve's
 (tests/reportdata.py: timed, clocked_sweep, served), and latency.json from stamps laid on
 time.json's own runs by mminfer.timing's latency_record (reportdata.latency_record). Each renders
@@ -23,6 +24,7 @@ from oracles import denied
 from reportcases import cases
 from reportdata import (
     COURSE_STEPS,
+    anatomy_record,
     clocked_sweep,
     every_record,
     interpolate_all,
@@ -164,13 +166,27 @@ def latencies(draw, time):
 
 
 @st.composite
+def anatomies(draw):
+    """anatomy.json at time.json's P and N or another N, on a machine whose op, matmul and
+    bandwidth make dispatch, arithmetic or memory bind, its probes quiet or one noisy."""
+    return anatomy_record(
+        op_s=draw(st.sampled_from([2e-7, 4e-6, 3e-5])),
+        flops_per_s=draw(st.sampled_from([2e10, 3e11, 1e13])),
+        bytes_per_s=draw(st.sampled_from([1e9, 3e10, 1e12])),
+        noisy_probe=draw(st.booleans()),
+        new_tokens=draw(st.sampled_from([64, 64, 32])),
+    )
+
+
+@st.composite
 def timing_records(draw) -> dict:
-    """render_report's records with a drawn time, its latency, sweep and serve."""
+    """render_report's records with a drawn time, its latency, sweep, anatomy and serve."""
     time = draw(timings())
     return EVERY | {
         "time": time,
         "latency": draw(latencies(time)),
         "sweep": draw(sweeps(time.speedup)),
+        "anatomy": draw(anatomies()),
         "serve": draw(serves()),
     }
 
@@ -219,6 +235,26 @@ def test_the_property_test_catches_the_same_judged_by_the_spreads_sum(monkeypatc
         return found
 
     monkeypatch.setattr(sweep_records, "against_time", planted)
+    with pytest.raises(AssertionError):
+        FIND(given(timing_records())(check))()
+
+
+def test_the_property_test_catches_a_binding_term_judged_against_one_other(monkeypatch):
+    """The term that binds judged against arithmetic alone (memory forgotten): wrong wherever
+    the bytes take longer than the kernels' dispatch."""
+    import mminfer.records.anatomy as anatomy_records
+
+    honest = anatomy_records.split_claims
+
+    def planted(split):
+        found = honest(split)
+        seconds = split.seconds
+        about = dict(found["binds"]["dispatch"].about)
+        holds = seconds["dispatch"] >= seconds["arithmetic"]
+        found["binds"]["dispatch"] = claim("anatomy.dispatch_binds", holds, **about)
+        return found
+
+    monkeypatch.setattr(anatomy_records, "split_claims", planted)
     with pytest.raises(AssertionError):
         FIND(given(timing_records())(check))()
 

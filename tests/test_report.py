@@ -9,6 +9,7 @@ import re
 import pytest
 from reportdata import (
     RUN,
+    anatomy_record,
     capacity_record,
     count_record,
     course_cliff,
@@ -255,12 +256,21 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
             },
             "10.0% 이하다(처음 3회로는 의심스러워 2라운드를 더 쟀다).",
         ),
-        (
-            {"time": time_record(speedup=5.0)},
+        (  # anatomy.json of another N: the reason comes from the sweep's fit
+            {"time": time_record(speedup=5.0), "anatomy": anatomy_record(new_tokens=32)},
             "토큰 비율(56.4배)에 못 미친다. `## 길이에 따른 비용`의 적합으로는",
+        ),
+        (  # anatomy.json at time.json's P and N: the reason is its counts
+            {"time": time_record(speedup=5.0)},
+            "토큰 비율(56.4배)에 못 미친다. `## 한 단계의 해부`(anatomy.json, 같은 P = 201,"
+            " N = 64)로 보면 캐시는 FLOPs를 57.2배 줄이지만 `forward` 호출은 두 경로 모두 64회",
         ),
         (
             {"time": time_record(speedup=60.0)},
+            "speedup 60.00배는 FLOPs의 비보다도 크다",
+        ),
+        (
+            {"time": time_record(speedup=60.0), "anatomy": anatomy_record(new_tokens=32)},
             "토큰 비율(56.4배) 이상이다. `## 길이에 따른 비용`의 적합에서 어텐션",
         ),
         ({"time": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),

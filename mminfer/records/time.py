@@ -11,6 +11,7 @@ from mminfer.records import RunInfo, token_ratio
 from mminfer.spread import coefficient_of_variation
 
 if TYPE_CHECKING:
+    from mminfer.records.anatomy import Anatomy
     from mminfer.records.fed import Count
     from mminfer.records.sweep import Sweep
 
@@ -47,7 +48,9 @@ class Timing:
     run: RunInfo
 
 
-def time_facts(time: Timing, fed: Count, sweep: Sweep | None = None) -> dict:
+def time_facts(
+    time: Timing, fed: Count, sweep: Sweep | None = None, anatomy: Anatomy | None = None
+) -> dict:
     """time.json and its verdict (see mminfer.timing): ok, noisy, or untrusted; and the reason
     the speedup and the token ratio differ, as far as the records show it (:func:`reason_of`)."""
     ratio = token_ratio(fed)
@@ -87,7 +90,7 @@ def time_facts(time: Timing, fed: Count, sweep: Sweep | None = None) -> dict:
         "speedup_below_token_ratio": below,
         "took_extra_rounds": time.extra_rounds > 0,
         "extra_rounds_claim": extra_rounds_claim(time),
-        "reason": reason_of(time, below, sweep),
+        "reason": reason_of(time, below, sweep, anatomy, ratio),
         # one step of each way, on average: the measured terms when no record gives the reason
         "step_with_cache_s": time.with_cache_s / time.new_tokens,
         "step_without_cache_s": time.without_cache_s / time.new_tokens,
@@ -110,10 +113,18 @@ def round_claims(time: Timing) -> dict[str, Claim]:
     }
 
 
-def reason_of(time: Timing, below: bool, sweep: Sweep | None) -> dict:
+def reason_of(
+    time: Timing,
+    below: bool,
+    sweep: Sweep | None,
+    anatomy: Anatomy | None = None,
+    tokens: float | None = None,
+) -> dict:
     """Why the speedup differs from the token ratio, chosen from what the records show.
 
-    ``kind``: "untrusted" (the time itself must not be believed: no comparison); "fixed_share"
+    ``kind``: "untrusted" (the time itself must not be believed: no comparison); "anatomy"
+    (anatomy.json counted this very generation, at time.json's P and N, on its model and
+    threads: :func:`anatomy_reason`); "fixed_share"
     (the speedup falls short and sweep.json's step fit holds: claims of the share of the cached
     path's measured time N x its per-step fixed cost takes, or that it passes that time, at
     ``new_tokens``, time.json's length where the sweep clocked it, else the sweep's longest
@@ -123,6 +134,8 @@ def reason_of(time: Timing, below: bool, sweep: Sweep | None) -> dict:
     """
     if time.verdict == "untrusted":
         return {"kind": "untrusted"}
+    if anatomy is not None and anatomy.comparable(time) == "yes":
+        return anatomy_reason(time, anatomy, tokens)
     if sweep is None:
         return {"kind": "unknown", "sweep_fit": "absent"}
     if sweep.verdict == "untrusted" or not sweep.fit.holds:
@@ -155,6 +168,73 @@ def reason_of(time: Timing, below: bool, sweep: Sweep | None) -> dict:
         # cost per step over it), not of the fit's own prediction; none where it passes it
         "share": claim("time.fixed_share", share <= 1, **about),
         "exceeds": claim("time.fixed_exceeds", share > 1, **about),
+    }
+
+
+def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
+    """The reason line from anatomy.json, at time.json's own P and N.
+
+    What the cache cuts, as ratios of the uncached path's totals over the cached one's: its
+    FLOPs, against the calls of forward, the kernels run and the bytes moved, which every call
+    pays whatever it is fed. ``cuts_flops_not_calls``: fewer FLOPs, the same calls.
+    ``between``: the per-call work's ratios (kernels, bytes) no more than the speedup, the
+    speedup no more than the FLOPs' ratio, the per-call work's below the token ratio
+    (``tokens``); ``above_flops`` and ``below_per_call`` its alternatives. ``dispatch_share``:
+    the cached path's kernels at the op probe's cost, a share of its measured median (no more
+    than all of it). ``lm_head``: the uncached path computes more logits rows than it uses.
+    """
+    cached = anatomy.with_cache.totals
+    uncached = anatomy.without_cache.totals
+    ratios = {
+        "flops": uncached.flops_formula / cached.flops_formula,
+        "ops": uncached.ops / cached.ops,
+        "bytes": uncached.bytes_formula / cached.bytes_formula,
+    }
+    per_call = max(ratios["ops"], ratios["bytes"])
+    about = ratios | {
+        "speedup": time.speedup,
+        "calls": cached.calls,
+        "per_call": per_call,
+        "tokens": tokens,
+    }
+    same_calls = cached.calls == uncached.calls
+    split = anatomy.split("with_cache", time.with_cache_s)
+    dispatch_s = split.seconds["dispatch"]
+    return {
+        "kind": "anatomy",
+        "prompt_len": anatomy.prompt_len,
+        "new_tokens": anatomy.new_tokens,
+        # "캐시는 FLOPs를 R배 줄이지만 forward 호출은 두 경로 모두 N회이고 ..."
+        "cuts_flops_not_calls": claim(
+            "time.anatomy_cuts_flops_not_calls", same_calls and ratios["flops"] > 1, **about
+        ),
+        "between": claim(
+            "time.anatomy_between",
+            same_calls and per_call <= time.speedup <= ratios["flops"] and per_call < tokens,
+            **about,
+        ),
+        "above_flops": claim(
+            "time.anatomy_above_flops", same_calls and time.speedup > ratios["flops"], **about
+        ),
+        "below_per_call": claim(
+            "time.anatomy_below_per_call", same_calls and time.speedup < per_call, **about
+        ),
+        "dispatch_share": claim(
+            "time.anatomy_dispatch_share",
+            dispatch_s <= time.with_cache_s,
+            ops=cached.ops,
+            op_s=1 / anatomy.machine.op.per_s,
+            dispatch_s=dispatch_s,
+            measured_s=time.with_cache_s,
+            share=dispatch_s / time.with_cache_s,
+        ),
+        "lm_head": claim(
+            "time.anatomy_lm_head",
+            uncached.logits_rows > uncached.logits_rows_keep_one,
+            rows=uncached.logits_rows,
+            rows_keep_one=uncached.logits_rows_keep_one,
+            flops_share=uncached.formula_parts["lm_head"] / uncached.flops_formula,
+        ),
     }
 
 

@@ -1,0 +1,230 @@
+"""The oracles of anatomy.json's claims and of the reason line it gives ## KV 캐시.
+
+Each reads its sentence's literal words on the raw numbers: the steps of each path (summed
+here, not the record's totals), the probes' runs (work over the median run), time.json's
+medians and speedup, never the facts' split. ``ORACLES[key](records, about)``: tests/oracles.py
+merges them.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Mapping
+
+TERMS = ("dispatch", "arithmetic", "memory")
+
+
+def close(a: float, b: float) -> bool:
+    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
+
+
+def rate(speed) -> float:
+    """A probe's work a second, from its runs."""
+    return speed.work / statistics.median(speed.runs_s)
+
+
+def summed(anatomy, path: str, key: str) -> int:
+    return sum(getattr(step, key) for step in getattr(anatomy, path).steps)
+
+
+def kernels(anatomy, path: str) -> int:
+    """Every kernel of the generate call: each call's, and those between (the totals hold the
+    count between the calls, which no step holds)."""
+    return summed(anatomy, path, "ops") + getattr(anatomy, path).totals.ops_between
+
+
+def measured(records, path: str) -> float:
+    """time.json's median of the path (the record's own, as every timing oracle reads it)."""
+    return getattr(records["time"], f"{path}_s")
+
+
+def terms(records, path: str) -> dict[str, float]:
+    """The three terms from the raw numbers."""
+    anatomy = records["anatomy"]
+    machine = anatomy.machine
+    bandwidth = next(probe.speed for probe in machine.bandwidth if probe.at == path)
+    return {
+        "dispatch": kernels(anatomy, path) / rate(machine.op),
+        "arithmetic": summed(anatomy, path, "flops_formula") / rate(machine.matmul),
+        "memory": summed(anatomy, path, "bytes_formula") / rate(bandwidth),
+    }
+
+
+def miss(records, path: str) -> float:
+    seconds = terms(records, path)
+    modeled = seconds["dispatch"] + max(seconds["arithmetic"], seconds["memory"])
+    return (modeled - measured(records, path)) / measured(records, path)
+
+
+def binds(term: str) -> Callable[[Mapping, Mapping], bool]:
+    def oracle(records, about) -> bool:
+        """ "모형에서 {path}는 {term} 항이 가장 크다": no other term has more seconds."""
+        seconds = terms(records, about["path"])
+        return close(about["seconds"], seconds[term]) and all(
+            seconds[term] >= seconds[other] for other in TERMS
+        )
+
+    return oracle
+
+
+def adds_up(records, about) -> bool:
+    """ "모형이 잰 시간과 ±tolerance 안에서 맞는다"."""
+    value = miss(records, about["path"])
+    return close(about["miss"], value) and abs(value) <= records["anatomy"].split_tolerance
+
+
+def misses_over(records, about) -> bool:
+    """ "모형이 잰 시간보다 X 길다" (past the tolerance)."""
+    value = miss(records, about["path"])
+    return close(about["miss"], value) and value > records["anatomy"].split_tolerance
+
+
+def misses_under(records, about) -> bool:
+    """ "모형은 잰 시간보다 X 짧다" (past the tolerance)."""
+    value = miss(records, about["path"])
+    return close(about["miss"], value) and value < -records["anatomy"].split_tolerance
+
+
+def formula_equals_counter(records, about) -> bool:
+    """ "카운터가 보는 op에서는 공식과 카운터가 호출마다 같다": every call, both paths, the counted
+    FLOPs are the formula's parts less those of the ops the counter has no entry for."""
+    anatomy = records["anatomy"]
+    for path in ("with_cache", "without_cache"):
+        for step in getattr(anatomy, path).steps:
+            unseen = sum(
+                step.formula_parts[part]
+                for op, part in anatomy.uncounted_ops.items()
+                if op in step.uncounted_ops
+            )
+            if step.flops_counted != sum(step.formula_parts.values()) - unseen:
+                return False
+    return True
+
+
+def fewer_flops_same_calls(records, about) -> bool:
+    """ "캐시는 FLOPs를 R배 줄이지만 forward 호출은 N회 그대로다"."""
+    anatomy = records["anatomy"]
+    flops = ratios(records)["flops"]
+    return (
+        same_calls(records)
+        and flops > 1
+        and close(about["flops"], flops)
+        and about["calls"] == len(anatomy.with_cache.steps)
+    )
+
+
+# --- the reason line of ## KV 캐시 -------------------------------------------------------------
+
+
+def ratios(records) -> dict[str, float]:
+    anatomy = records["anatomy"]
+
+    def ratio(count) -> float:
+        return count("without_cache") / count("with_cache")
+
+    return {
+        "flops": ratio(lambda path: summed(anatomy, path, "flops_formula")),
+        "ops": ratio(lambda path: kernels(anatomy, path)),
+        "bytes": ratio(lambda path: summed(anatomy, path, "bytes_formula")),
+    }
+
+
+def same_calls(records) -> bool:
+    anatomy = records["anatomy"]
+    return len(anatomy.with_cache.steps) == len(anatomy.without_cache.steps)
+
+
+def cites_ratios(records, about) -> bool:
+    found = ratios(records)
+    speedup = records["time"].speedup
+    return (
+        all(close(about[key], found[key]) for key in found)
+        and close(about["speedup"], speedup)
+        and about["calls"] == len(records["anatomy"].with_cache.steps)
+    )
+
+
+def fed_ratio(records) -> float:
+    fed = records["fed"]
+    return fed.fed_without_cache / fed.fed_with_cache
+
+
+def cuts_flops_not_calls(records, about) -> bool:
+    """ "캐시는 FLOPs를 R배 줄이지만 forward 호출은 두 경로 모두 N회이고 ..."."""
+    return cites_ratios(records, about) and same_calls(records) and ratios(records)["flops"] > 1
+
+
+def between(records, about) -> bool:
+    """ "speedup은 그 둘(커널, 바이트의 비)과 FLOPs의 비 사이에 있다. 호출마다 드는 일은 넣는
+    토큰(R배)만큼 줄지 않는다"."""
+    found = ratios(records)
+    per_call = max(found["ops"], found["bytes"])
+    speedup = records["time"].speedup
+    return (
+        cites_ratios(records, about)
+        and same_calls(records)
+        and per_call <= speedup <= found["flops"]
+        and per_call < fed_ratio(records)
+        and close(about["tokens"], fed_ratio(records))
+    )
+
+
+def above_flops(records, about) -> bool:
+    """ "speedup은 FLOPs의 비보다도 크다"."""
+    speedup = records["time"].speedup
+    return cites_ratios(records, about) and speedup > ratios(records)["flops"]
+
+
+def below_per_call(records, about) -> bool:
+    """ "speedup은 그 호출마다의 일의 비보다도 작다"."""
+    found = ratios(records)
+    speedup = records["time"].speedup
+    return cites_ratios(records, about) and speedup < max(found["ops"], found["bytes"])
+
+
+def dispatch_share(records, about) -> bool:
+    """ "op 비용으로는 캐시 경로 커널 K개의 디스패치만 D s, 잰 시간의 S다": a share, no more
+    than the whole."""
+    anatomy = records["anatomy"]
+    dispatch = kernels(anatomy, "with_cache") / rate(anatomy.machine.op)
+    whole = measured(records, "with_cache")
+    return (
+        about["ops"] == kernels(anatomy, "with_cache")
+        and close(about["dispatch_s"], dispatch)
+        and close(about["share"], dispatch / whole)
+        and dispatch <= whole
+    )
+
+
+def lm_head(records, about) -> bool:
+    """ "캐시 없는 경로는 lm_head가 ... R행, 쓰는 K행의 밖까지 FLOPs의 S를 쓴다"."""
+    steps = records["anatomy"].without_cache.steps
+    rows = sum(step.logits_rows for step in steps)
+    kept = sum(step.logits_rows_keep_one for step in steps)
+    head = sum(step.formula_parts["lm_head"] for step in steps)
+    flops = sum(step.flops_formula for step in steps)
+    return (
+        about["rows"] == rows
+        and about["rows_keep_one"] == kept
+        and rows > kept
+        and close(about["flops_share"], head / flops)
+    )
+
+
+ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
+    "anatomy.dispatch_binds": binds("dispatch"),
+    "anatomy.arithmetic_binds": binds("arithmetic"),
+    "anatomy.memory_binds": binds("memory"),
+    "anatomy.adds_up": adds_up,
+    "anatomy.misses_over": misses_over,
+    "anatomy.misses_under": misses_under,
+    "anatomy.formula_equals_counter": formula_equals_counter,
+    "anatomy.fewer_flops_same_calls": fewer_flops_same_calls,
+    "time.anatomy_cuts_flops_not_calls": cuts_flops_not_calls,
+    "time.anatomy_between": between,
+    "time.anatomy_above_flops": above_flops,
+    "time.anatomy_below_per_call": below_per_call,
+    "time.anatomy_dispatch_share": dispatch_share,
+    "time.anatomy_lm_head": lm_head,
+}
