@@ -22,6 +22,7 @@ joins it with time.json at report time (mminfer.records.anatomy).
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass, field
 
@@ -207,9 +208,11 @@ class RegistryFlops(TorchDispatchMode):
     and counted by the registry's function, given the same arguments and output; an op outside
     it that has a CompositeImplicitAutograd decomposition (linear, matmul, SDPA's composite) is
     decomposed, its parts dispatched here again; any other is run uncounted. FlopCounterMode
-    also tracks modules and re-enters itself to try a decomposition for every op outside its
-    registry, which costs more than a small model's decode step; here only the ops that have one
-    are decomposed. tests/test_anatomy.py holds the counts to FlopCounterMode's on every variant.
+    also tracks modules, re-enters itself to try a decomposition for every op outside its
+    registry and takes matmul apart in Python, which together cost more than a small model's
+    decode step: here only the ops that have one are decomposed, by their C++ kernel where there
+    is one (the course shape's anatomy job: 17 s with FlopCounterMode per call, 8.4 s now).
+    tests/test_anatomy.py holds the counts to FlopCounterMode's on every call of every variant.
     """
 
     def __init__(self):
@@ -218,25 +221,41 @@ class RegistryFlops(TorchDispatchMode):
         self.calls: Counter[str] = Counter()  # the current call of forward's kernels, by name
         self.between = 0  # kernels run outside every call of forward (generate's own work)
         self.inside = False
-        self.decomposes: dict = {}  # op -> whether it has a decomposition (asked once per op)
+        self.decomposes: dict = {}  # op -> its decomposition, or None (asked once per op)
 
-    def has_decomposition(self, func) -> bool:
+    @classmethod
+    def _should_skip_dynamo(cls) -> bool:
+        """False: leave ``__torch_dispatch__`` unwrapped. torch wraps a mode's dispatch to keep its
+        compiler out of the mode's frames (its docstring's opt-out), and the wrapper imports the
+        compiler on the first op, about 3 s; nothing under this mode is compiled."""
+        return False
+
+    def decomposition(self, func):
+        """How ``func`` decomposes, asked once per op: its C++ CompositeImplicitAutograd kernel
+        where it has one (the parts it dispatches are the Python decomposition's, at a fraction
+        of its cost: matmul's Python one costs more than the matmul), else the Python one, else
+        None."""
         if func not in self.decomposes:
             key = torch._C.DispatchKey.CompositeImplicitAutograd
-            self.decomposes[func] = key in func.py_kernels or (
-                torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), key)
-            )
+            found = None
+            if torch._C._dispatch_has_kernel_for_dispatch_key(func.name(), key):
+                found = functools.partial(func._op_dk, key)
+            elif key in func.py_kernels:
+                found = func.py_kernels[key]
+            self.decomposes[func] = found
         return self.decomposes[func]
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
         packet = func._overloadpacket
         count = flop_registry.get(packet)
-        if count is None and self.has_decomposition(func):
-            with self:
-                out = func.decompose(*args, **kwargs)
-            if out is not NotImplemented:
-                return out  # its parts were dispatched here, each named and counted
+        if count is None:
+            decompose = self.decomposition(func)
+            if decompose is not None:
+                with self:
+                    out = decompose(*args, **kwargs)
+                if out is not NotImplemented:
+                    return out  # its parts were dispatched here, each named and counted
         if self.inside:
             self.calls[str(packet)] += 1
         else:

@@ -2,6 +2,7 @@
 
     python scripts/benchmark.py [--workdir DIR] [--cores 2] [--pairs 2] [--sets course,minimind-3]
                                 [--demo] [--json bench.json] [--time-job-against CHECKOUT]
+                                [--rules anatomy,...]
 
 Run it alone on a quiet machine: it times whole processes, and another heavy job beside it changes
 every figure. Everything is alternated in one run, so drift hits both sides of a ratio alike.
@@ -27,6 +28,9 @@ times only the time job instead: rounds of (this checkout's scripts/time_generat
 earlier one's), A B A B on each model set, both with the same launcher and threads; it prints each
 side's job seconds, the rounds its adaptive timing ran, its seconds outside the timed runs,
 and the medians of the timed runs, with now / before for each.
+
+``--rules RULE,...`` runs only those rules' jobs, forced, ``--pairs`` rounds on each model set,
+and prints each job's median seconds from its benchmark file (the anatomy job beside its target).
 
 Targets (printed beside the figures, never asserted): each beyond-task job <= time, at every
 size. (a)/(c) and (sweep + serve) / time are printed without a target: plain_task.py does not run
@@ -77,6 +81,8 @@ SHAPES = {
 RATIO_TARGETS = {}  # (a)/(c): printed, no target (the docstring says why)
 SWEEP_SERVE_TARGET = None  # (sweep + serve) / time: each is held to time instead
 BEYOND_TASK_TARGET = 1.0  # each beyond-task job / time
+# The anatomy job's seconds (issue 34), a model set's whole job: counts, probes, its load.
+ANATOMY_TARGET_S = {"course": 10.0, "minimind-3": 60.0}
 # docs/benchmark.md before the temp job wrote sampler.json from its own draws: temp + sampler
 TEMP_SAMPLER_BEFORE_S = {"minimind-3": 19.1 + 93.1}
 
@@ -309,6 +315,27 @@ def jobs_only(name: str, config_file: Path, cores: int) -> dict:
     return {"seconds": seconds, "jobs_s": jobs, "jobs": job_lines(name, jobs)}
 
 
+def rules_only(name: str, config_file: Path, rules: list[str], pairs: int, cores: int) -> dict:
+    """``pairs`` forced runs of only ``rules``' jobs: each job's median seconds."""
+    outdir = Path(read_json(config_file)["outdir"])
+    targets = [str(outdir / entry.filename) for entry in MEASUREMENTS if entry.rule in rules]
+    snakemake([*targets, "--configfile", str(config_file)], cores)  # their inputs up to date
+    rounds = []
+    for _ in range(pairs):
+        snakemake([*targets, "-R", *rules, "--configfile", str(config_file)], cores)
+        found = job_seconds(outdir)
+        rounds.append({rule: found[rule] for rule in rules})
+    jobs = median_jobs(rounds)
+    print(f"{name}: {pairs} forced runs of {', '.join(rules)}")
+    figures = {"jobs_s": jobs}
+    for rule, seconds in jobs.items():
+        runs_line(f"{rule} job", [found[rule] for found in rounds])
+        if rule == "anatomy":
+            target = ANATOMY_TARGET_S.get(name)
+            figures["anatomy"] = target_line("anatomy job (s)", seconds, target)
+    return figures
+
+
 # Runs a checkout's script with that checkout's mminfer, whatever the environment installed
 # (an editable install's finder would import this checkout's): argv is [checkout, script, args...].
 LAUNCH = (
@@ -419,6 +446,9 @@ def main() -> None:
         default=None,
         help="a checkout of an earlier commit: time only the time job, now against it",
     )
+    parser.add_argument(
+        "--rules", default=None, help="only these rules' jobs, forced (comma-separated)"
+    )
     args = parser.parse_args()
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="mminfer-bench-")).resolve()
@@ -432,7 +462,10 @@ def main() -> None:
         config_file = model_set(workdir, name)
         if config_file is None:
             continue
-        if args.time_job_against:
+        if args.rules:
+            rules = args.rules.split(",")
+            figures[name] = rules_only(name, config_file, rules, args.pairs, args.cores)
+        elif args.time_job_against:
             before = Path(args.time_job_against)
             figures[name] = time_job_against(before, name, config_file, args.pairs, args.cores)
         elif name == "minimind-3-moe":

@@ -5,7 +5,8 @@ YaRN and an untied head; the counter equal to FlopCounterMode's; the counter's g
 named; the kernels of a generate attributed; the record summing its calls and reading back; the
 split adding up or missing as its record says. With it (MMINFER_MINIMIND_SRC): MiniMind's own
 model and the builtin twin holding its weights give the same calls and bytes under the same
-counter; a twin that keeps one logits row does not.
+counter, and so do both backends loading MiniMind's saved checkpoint of every kind (with the
+tokenizer fixture); a twin that keeps one logits row does not.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 
 import pytest
 import torch
+from knob_models import KINDS, models_of_kind
 from torch.utils.flop_counter import FlopCounterMode
 
 from mminfer.anatomy import (
@@ -28,6 +30,7 @@ from mminfer.generation import GREEDY
 from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora, wrapped_forward
 from mminfer.records import read_record, write_record
 from mminfer.records.anatomy import PATHS, Anatomy, split_claims
+from mminfer.tokenizer import load_tokenizer
 
 SHAPE = {
     "hidden_size": 64,
@@ -303,3 +306,47 @@ def test_the_split_adds_up_within_its_tolerance_and_says_which_way_it_misses():
     assert modeled == pytest.approx(
         seconds["dispatch"] + max(seconds["arithmetic"], seconds["memory"])
     )
+
+
+# --- the files a user has: MiniMind's checkpoint in both backends, MiniMind's tokenizer ----------
+
+TEXT = (
+    "가람 마을은 강가에 있는 작은 마을이다. 마을 사람들은 아침마다 시장에 나가 채소와 생선을 판다."
+)
+
+
+@pytest.fixture(scope="module", params=list(KINDS))
+def saved_kind(request, minimind_src, tmp_path_factory):
+    """(MiniMind's own model as eval_llm.py loads it, [builtin, minimind] from the same file)."""
+    return models_of_kind(request.param, minimind_src, tmp_path_factory.mktemp(request.param))
+
+
+def per_call(counts) -> list[tuple]:
+    """What the parity compares per call: every count but the kernels (each backend's own)."""
+    return [
+        (
+            step.fed,
+            step.context,
+            step.logits_rows,
+            step.flops_counted,
+            step.flops_formula,
+            step.uncounted_ops,
+            step.bytes_parts,
+        )
+        for step in counts.steps
+    ]
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_both_backends_count_what_minimind_s_own_model_counts(
+    saved_kind, shared_fixtures, use_cache
+):
+    """On a dense, MoE, LoRA'd, YaRN and course-shaped checkpoint (tests/knob_models.py) and a
+    prompt of MiniMind's tokenizer: each call's counts in both backends equal MiniMind's own."""
+    tokenizer = load_tokenizer(shared_fixtures)
+    prompt = torch.tensor([[tokenizer.bos_token_id] + tokenizer.encode(TEXT)[:30]])
+    reference, backends = saved_kind
+    args = {"input_ids": prompt, "new_tokens": 4, "use_cache": use_cache}
+    expected = per_call(path_counts(model=reference, **args))
+    for model in backends:
+        assert per_call(path_counts(model=model, **args)) == expected
