@@ -15,6 +15,11 @@ from collections.abc import Callable, Mapping
 TERMS = ("dispatch", "arithmetic", "memory")
 
 
+def cv(values: list[float]) -> float:
+    """Sample standard deviation over the mean (0 for a single value)."""
+    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
+
+
 def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
 
@@ -112,6 +117,17 @@ def fewer_flops_same_calls(records, about) -> bool:
         and close(about["flops"], flops)
         and about["calls"] == len(anatomy.with_cache.steps)
     )
+
+
+def probes_spread(records, about) -> bool:
+    """ "기계 측정이 흔들렸다: {probes}의 변동계수가 {threshold}를 넘는다": exactly the named
+    probes' runs spread past it."""
+    machine = records["anatomy"].machine
+    probes = {"op": machine.op, "matmul": machine.matmul}
+    probes |= {f"bandwidth_{probe.at}": probe.speed for probe in machine.bandwidth}
+    spread = [name for name, speed in probes.items() if cv(speed.runs_s) > about["threshold"]]
+    threshold = about["threshold"]
+    return bool(spread) and list(about["probes"]) == spread and close(threshold, machine.noisy_cv)
 
 
 # --- the reason line of ## KV 캐시 -------------------------------------------------------------
@@ -221,6 +237,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "anatomy.misses_under": misses_under,
     "anatomy.formula_equals_counter": formula_equals_counter,
     "anatomy.fewer_flops_same_calls": fewer_flops_same_calls,
+    "anatomy.probes_spread": probes_spread,
     "time.anatomy_cuts_flops_not_calls": cuts_flops_not_calls,
     "time.anatomy_between": between,
     "time.anatomy_above_flops": above_flops,

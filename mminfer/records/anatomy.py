@@ -260,7 +260,13 @@ def anatomy_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
             calls=cached.calls,
         ),
         "comparable": joined,
-        "noisy_probes": noisy_probes(anatomy),
+        # "**기계 측정이 흔들렸다**: {probes}의 변동계수가 {noisy_cv}를 넘는다"
+        "probes_spread": claim(
+            "anatomy.probes_spread",
+            bool(noisy_probes(anatomy)),
+            probes=noisy_probes(anatomy),
+            threshold=anatomy.machine.noisy_cv,
+        ),
         "counter_gap": bool(anatomy.uncounted_ops),
         "formula_equals_counter": claim(
             "anatomy.formula_equals_counter",
