@@ -179,6 +179,8 @@ class Anatomy:
             binds=max(TERMS, key=lambda term: seconds[term]),
             achieved_flops_per_s=totals.flops_formula / measured_s,
             achieved_bytes_per_s=totals.bytes_formula / measured_s,
+            machine_flops_per_s=self.machine.matmul.per_s,
+            machine_bytes_per_s=self.bandwidth_at(name).per_s,
             tolerance=self.split_tolerance,
         )
 
@@ -196,6 +198,8 @@ class PathSplit:
     binds: str  # the term with the most seconds
     achieved_flops_per_s: float
     achieved_bytes_per_s: float
+    machine_flops_per_s: float  # the matmul probe's: what the achieved FLOP/s is set against
+    machine_bytes_per_s: float  # the bandwidth probe's at the path's working set
     tolerance: float
 
     @property
