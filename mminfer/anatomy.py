@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import torch
 from torch import nn
@@ -75,7 +75,7 @@ class Shape:
     experts_per_token: int
     moe_intermediate: int
     lora: tuple[tuple[str, int, int, int], ...]  # (module, in, out, rank) per adapted linear
-    flash: bool = field(default=True)  # config.flash_attn: SDPA where more than one token is fed
+    flash: bool = True  # config.flash_attn: SDPA where more than one token is fed
 
 
 def lora_of(model: nn.Module) -> tuple[tuple[str, int, int, int], ...]:
@@ -274,35 +274,53 @@ def uncounted(calls: Counter) -> dict[str, int]:
     }
 
 
-@dataclass
-class Call:
-    """One call of forward, counted."""
-
-    fed: int
-    context: int
-    logits_rows: int
-    logits_rows_keep_one: int
-    flops_counted: int
-    flops_formula: int
-    formula_parts: dict[str, int]
-    uncounted_ops: dict[str, int]  # contractions the counter has no entry for: their calls
-    flops_unseen: int  # the formula's parts those ops compute (the counter's gap)
-    ops: int  # the kernels it ran
-
-
 def past_length(past_key_values) -> int:
     """Cached positions, as generate reads them: the first layer's K is (b, past, kv_heads, d)."""
     return past_key_values[0][0].shape[1] if past_key_values else 0
 
 
+def step_of(
+    shape: Shape,
+    *,
+    fed: int,
+    context: int,
+    rows: int,
+    flops_counted: int,
+    uncounted_ops: dict[str, int],
+    ops: int,
+    bytes_per_element: int,
+) -> Step:
+    """One call of forward's :class:`Step`: what was counted (fed, context, logits rows, the
+    counter's FLOPs, the ops it has no entry for, the kernels) beside the formulas' FLOPs and
+    bytes, and the formula's parts the uncounted ops compute (the counter's gap)."""
+    parts = formula_parts(shape, fed, context, rows)
+    unseen = {PART_OF_OP.get(contraction(name)) for name in uncounted_ops}
+    sizes = bytes_parts(shape, fed, context, rows, bytes_per_element)
+    return Step(
+        fed=fed,
+        context=context,
+        logits_rows=rows,
+        logits_rows_keep_one=1,
+        flops_counted=flops_counted,
+        flops_formula=sum(parts.values()),
+        flops_unseen=sum(parts.get(part, 0) for part in unseen if part),
+        uncounted_ops=uncounted_ops,
+        formula_parts=parts,
+        bytes_formula=sum(sizes.values()),
+        bytes_parts=sizes,
+        ops=ops,
+    )
+
+
 def counted_calls(
     *, model, input_ids: torch.Tensor, new_tokens: int, use_cache: bool
-) -> tuple[list[Call], int, torch.Tensor]:
+) -> tuple[list[Step], int, torch.Tensor]:
     """Generate greedily under one counter (:class:`RegistryFlops`): each call of forward's
-    :class:`Call` (the counter read before and after it), the kernels generate ran between the
+    :class:`Step` (the counter read before and after it), the kernels generate ran between the
     calls (argmax, the cat of the ids), and the ids generate returned."""
     shape = shape_of(model)
-    calls: list[Call] = []
+    bytes_per_element = next(model.parameters()).element_size()
+    steps: list[Step] = []
     counter = RegistryFlops()
 
     def counting(original):
@@ -316,31 +334,24 @@ def counted_calls(
                 outputs = original(input_ids, attention_mask, past_key_values, **kwargs)
             finally:
                 counter.inside = False
-            rows = int(outputs.logits.shape[1])
-            parts = formula_parts(shape, fed, context, rows)
-            gaps = uncounted(counter.calls)
-            unseen = {PART_OF_OP.get(contraction(name)) for name in gaps}
-            calls.append(
-                Call(
-                    fed=fed,
-                    context=context,
-                    logits_rows=rows,
-                    logits_rows_keep_one=1,
-                    flops_counted=int(counter.flops - before),
-                    flops_formula=sum(parts.values()),
-                    formula_parts=parts,
-                    uncounted_ops=gaps,
-                    flops_unseen=sum(parts.get(part, 0) for part in unseen if part),
-                    ops=sum(counter.calls.values()),
-                )
+            step = step_of(
+                shape,
+                fed=fed,
+                context=context,
+                rows=int(outputs.logits.shape[1]),
+                flops_counted=int(counter.flops - before),
+                uncounted_ops=uncounted(counter.calls),
+                ops=sum(counter.calls.values()),
+                bytes_per_element=bytes_per_element,
             )
+            steps.append(step)
             return outputs
 
         return counted_forward
 
     with wrapped_forward(model, counting), counter:
         output = model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
-    return calls, counter.between, output
+    return steps, counter.between, output
 
 
 def summed(parts: list[dict[str, int]]) -> dict[str, int]:
@@ -351,50 +362,41 @@ def summed(parts: list[dict[str, int]]) -> dict[str, int]:
     return {key: total[key] for key in parts[0]} if parts else {}
 
 
-def path_counts(*, model, input_ids: torch.Tensor, new_tokens: int, use_cache: bool) -> PathCounts:
-    """One way of generating, counted in one generate call: each call of forward (fed, context,
-    logits rows, FLOPs both ways, bytes, kernels) and the totals."""
-    shape = shape_of(model)
-    bytes_per_element = next(model.parameters()).element_size()
-    calls, between, output = counted_calls(
-        model=model, input_ids=input_ids, new_tokens=new_tokens, use_cache=use_cache
-    )
-    steps = []
-    for call in calls:
-        parts = bytes_parts(shape, call.fed, call.context, call.logits_rows, bytes_per_element)
-        steps.append(
-            Step(
-                fed=call.fed,
-                context=call.context,
-                logits_rows=call.logits_rows,
-                logits_rows_keep_one=call.logits_rows_keep_one,
-                flops_counted=call.flops_counted,
-                flops_formula=call.flops_formula,
-                flops_unseen=call.flops_unseen,
-                uncounted_ops=call.uncounted_ops,
-                formula_parts=call.formula_parts,
-                bytes_formula=sum(parts.values()),
-                bytes_parts=parts,
-                ops=call.ops,
-            )
-        )
+# The counts of a Step that its path's Totals add up under the same name.
+SUMMED = (
+    "fed",
+    "context",
+    "logits_rows",
+    "logits_rows_keep_one",
+    "flops_counted",
+    "flops_formula",
+    "flops_unseen",
+    "bytes_formula",
+)
+
+
+def totals_of(steps: list[Step], between: int) -> Totals:
+    """A path's :class:`Totals`: its steps summed, their parts key by key, the kernels in the
+    calls and ``between`` them."""
     in_forward = sum(step.ops for step in steps)
-    totals = Totals(
+    return Totals(
         calls=len(steps),
-        fed=sum(step.fed for step in steps),
-        context=sum(step.context for step in steps),
-        logits_rows=sum(step.logits_rows for step in steps),
-        logits_rows_keep_one=sum(step.logits_rows_keep_one for step in steps),
-        flops_counted=sum(step.flops_counted for step in steps),
-        flops_formula=sum(step.flops_formula for step in steps),
-        flops_unseen=sum(step.flops_unseen for step in steps),
+        **{key: sum(getattr(step, key) for step in steps) for key in SUMMED},
         formula_parts=summed([step.formula_parts for step in steps]),
-        bytes_formula=sum(step.bytes_formula for step in steps),
         bytes_parts=summed([step.bytes_parts for step in steps]),
         ops_in_forward=in_forward,
         ops_between=between,
         ops=in_forward + between,
     )
+
+
+def path_counts(*, model, input_ids: torch.Tensor, new_tokens: int, use_cache: bool) -> PathCounts:
+    """One way of generating, counted in one generate call: each call of forward (fed, context,
+    logits rows, FLOPs both ways, bytes, kernels) and the totals."""
+    steps, between, output = counted_calls(
+        model=model, input_ids=input_ids, new_tokens=new_tokens, use_cache=use_cache
+    )
+    totals = totals_of(steps, between)
     return PathCounts(
         steps=steps,
         totals=totals,

@@ -179,11 +179,10 @@ def rule_prompt(snakemake) -> PretrainPrompt:
 
 
 def rule_model(snakemake, input_key: str = "pretrain"):
-    """The ModelSource of a rule that runs on its own threads: its input ``input_key`` (the SFT
-    model with its LoRA, an empty input for none), opened as ``params.model`` says.
-
-    The timing rules decide their threads themselves (time.threads, else the rule's) and build
-    theirs in the script.
+    """The ModelSource of a rule: its input ``input_key`` (the SFT model with its LoRA, an empty
+    input for none), opened as ``params.model`` says, on the rule's threads: a timing rule's
+    ``params.torch_threads`` (time.threads, else the job's: rules/common.smk decides), any other
+    rule's job threads.
     """
     # torch: the report and compare scripts import this module and never open a model
     from mminfer.loading import ModelSource, ModelSpec
@@ -191,10 +190,11 @@ def rule_model(snakemake, input_key: str = "pretrain"):
     lora = None
     if input_key == "sft":
         lora = snakemake.input.sft_lora or None  # none: an empty input
+    threads = getattr(snakemake.params, "torch_threads", None) or snakemake.threads
     return ModelSource(
         checkpoint=getattr(snakemake.input, input_key),
         spec=ModelSpec(**snakemake.params.model),
-        threads=snakemake.threads,
+        threads=threads,
         input_key=input_key,
         lora=lora,
     )

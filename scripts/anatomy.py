@@ -14,7 +14,7 @@ Run by the workflow's `anatomy` rule, or by hand:
 import logging
 
 from mminfer import anatomy
-from mminfer.loading import ModelSource, ModelSpec, open_for_task_prompt, run_info
+from mminfer.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.script import (
@@ -24,6 +24,7 @@ from mminfer.script import (
     hand_model,
     hand_prompt,
     job_log,
+    rule_model,
     rule_prompt,
 )
 
@@ -87,11 +88,7 @@ def measure(
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         measure(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.torch_threads,  # time.threads, else the job's
-            ),
+            model=rule_model(snakemake),
             prompt=rule_prompt(snakemake),
             new_tokens=snakemake.params.new_tokens,
             probe_runs=snakemake.params.probe_runs,

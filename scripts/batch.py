@@ -8,9 +8,9 @@ only.
 import logging
 
 from mminfer.batch import LENGTH_KEYS, batch_prompts, measure_batch
-from mminfer.loading import ModelSource, ModelSpec, open_for_task_prompt, run_info
+from mminfer.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_only, rule_prompt
+from mminfer.script import job_log, rule_model, rule_only, rule_prompt
 
 
 def batch(
@@ -70,11 +70,7 @@ def batch(
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         batch(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.torch_threads,  # time.threads, else the job's
-            ),
+            model=rule_model(snakemake),
             prompt=rule_prompt(snakemake),
             prompts=snakemake.params.prompts,
             shortest=snakemake.params.shortest,

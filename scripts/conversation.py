@@ -11,10 +11,10 @@ import logging
 
 from mminfer.conversation import measure_conversation
 from mminfer.finite import finite_logits, model_named
-from mminfer.loading import ModelSource, ModelSpec, open_with_tokenizer, run_info
+from mminfer.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
 from mminfer.records.conversation import ConversationSettings
-from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, tokenizer_folder
+from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, rule_model, tokenizer_folder
 
 log = logging.getLogger("mminfer")
 
@@ -80,13 +80,7 @@ def conversation(
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         conversation(
-            model=ModelSource(
-                checkpoint=snakemake.input.sft,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.torch_threads,  # time.threads, else the job's
-                input_key="sft",
-                lora=snakemake.input.sft_lora or None,  # none: an empty input
-            ),
+            model=rule_model(snakemake, "sft"),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             settings=ConversationSettings(**snakemake.params.conversation),
             chatml_fallback=snakemake.params.chatml_fallback,

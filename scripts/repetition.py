@@ -9,14 +9,13 @@ import logging
 
 from mminfer.loading import (
     ModelSource,
-    ModelSpec,
     open_for_chat,
     open_for_task_prompt,
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.repetition import measure_repetition
-from mminfer.script import job_log, rule_only, rule_prompt, tokenizer_folder
+from mminfer.script import job_log, rule_model, rule_only, rule_prompt, tokenizer_folder
 
 GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
 
@@ -98,20 +97,9 @@ def repetition(
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
-        threads = snakemake.params.torch_threads  # time.threads, else the job's
         repetition(
-            sft=ModelSource(
-                checkpoint=snakemake.input.sft,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=threads,
-                input_key="sft",
-                lora=snakemake.input.sft_lora or None,  # none: an empty input
-            ),
-            pretrain=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=threads,
-            ),
+            sft=rule_model(snakemake, "sft"),
+            pretrain=rule_model(snakemake),
             tokenizer=tokenizer_folder(snakemake.input.tokenizer),
             greedy_prompt=rule_prompt(snakemake),
             temperature=snakemake.params.temperature,

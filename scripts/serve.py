@@ -8,13 +8,12 @@ import logging
 from mminfer import serve
 from mminfer.loading import (
     ModelSource,
-    ModelSpec,
     check_prompt_logits,
     open_for_task_prompt,
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_only, rule_prompt
+from mminfer.script import job_log, rule_model, rule_only, rule_prompt
 from mminfer.serve import ServeSettings
 
 log = logging.getLogger("mminfer")
@@ -78,11 +77,7 @@ def serve_batches(model: ModelSource, prompt: PretrainPrompt, settings: ServeSet
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         serve_batches(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.torch_threads,  # time.threads, else the job's
-            ),
+            model=rule_model(snakemake),
             prompt=rule_prompt(snakemake),
             settings=ServeSettings(**snakemake.params.serve),
             out=snakemake.output[0],

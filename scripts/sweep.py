@@ -9,13 +9,12 @@ import logging
 from mminfer import sweep
 from mminfer.loading import (
     ModelSource,
-    ModelSpec,
     check_prompt_logits,
     open_for_task_prompt,
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_only, rule_prompt
+from mminfer.script import job_log, rule_model, rule_only, rule_prompt
 from mminfer.sweep import SweepSettings
 
 
@@ -57,11 +56,7 @@ def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, settings: SweepSet
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         sweep_lengths(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.torch_threads,  # time.threads, else the job's
-            ),
+            model=rule_model(snakemake),
             prompt=rule_prompt(snakemake),
             settings=SweepSettings(**snakemake.params.sweep),
             out=snakemake.output[0],

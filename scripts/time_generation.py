@@ -16,7 +16,6 @@ import logging
 from mminfer import timing
 from mminfer.loading import (
     ModelSource,
-    ModelSpec,
     check_prompt_logits,
     open_for_task_prompt,
     run_info,
@@ -30,6 +29,7 @@ from mminfer.script import (
     hand_model,
     hand_prompt,
     job_log,
+    rule_model,
     rule_prompt,
 )
 
@@ -91,11 +91,7 @@ def time_generation(
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):
         time_generation(
-            model=ModelSource(
-                checkpoint=snakemake.input.pretrain,
-                spec=ModelSpec(**snakemake.params.model),
-                threads=snakemake.params.torch_threads,  # time.threads, else the job's
-            ),
+            model=rule_model(snakemake),
             prompt=rule_prompt(snakemake),
             new_tokens=snakemake.params.new_tokens,
             warmup=snakemake.params.warmup,

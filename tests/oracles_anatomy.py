@@ -8,20 +8,12 @@ merges them.
 
 from __future__ import annotations
 
-import math
 import statistics
 from collections.abc import Callable, Mapping
 
+from oracles_timing import close, cv, fed_ratio
+
 TERMS = ("dispatch", "arithmetic", "memory")
-
-
-def cv(values: list[float]) -> float:
-    """Sample standard deviation over the mean (0 for a single value)."""
-    return statistics.stdev(values) / statistics.mean(values) if len(values) > 1 else 0.0
-
-
-def close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
 
 
 def rate(speed) -> float:
@@ -159,11 +151,6 @@ def cites_ratios(records, about) -> bool:
         and close(about["speedup"], speedup)
         and about["calls"] == len(records["anatomy"].with_cache.steps)
     )
-
-
-def fed_ratio(records) -> float:
-    fed = records["fed"]
-    return fed.fed_without_cache / fed.fed_with_cache
 
 
 def cuts_flops_not_calls(records, about) -> bool:

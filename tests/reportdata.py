@@ -1242,9 +1242,9 @@ BETWEEN_OPS = 5
 
 @functools.cache
 def anatomy_path(use_cache: bool, prompt_len: int = 201, new_tokens: int = 64) -> dict:
-    """A path's counts for RUN's model, each call through mminfer.anatomy's own formulas (made
-    once per shape: read it, never change it)."""
-    from mminfer.anatomy import SDPA_CPU, Shape, bytes_parts, formula_parts
+    """A path's counts for RUN's model, each call and the totals through mminfer.anatomy's own
+    step_of and totals_of (made once per shape: read it, never change it)."""
+    from mminfer.anatomy import SDPA_CPU, Shape, formula_parts, step_of, totals_of
 
     config = RUN["config"]
     shape = Shape(
@@ -1265,57 +1265,24 @@ def anatomy_path(use_cache: bool, prompt_len: int = 201, new_tokens: int = 64) -
         context = prompt_len + call
         fed = 1 if use_cache and call else context
         parts = formula_parts(shape, fed, context, fed)
-        sizes = bytes_parts(shape, fed, context, fed, 4)
-        sdpa = fed > 1
+        sdpa = fed > 1  # the counter misses CPU SDPA: the attention term
         steps.append(
-            {
-                "fed": fed,
-                "context": context,
-                "logits_rows": fed,
-                "logits_rows_keep_one": 1,
-                "flops_counted": sum(parts.values()) - (parts["attention"] if sdpa else 0),
-                "flops_formula": sum(parts.values()),
-                "flops_unseen": parts["attention"] if sdpa else 0,
-                "uncounted_ops": {SDPA_CPU: shape.layers} if sdpa else {},
-                "formula_parts": parts,
-                "bytes_formula": sum(sizes.values()),
-                "bytes_parts": sizes,
-                "ops": PREFILL_OPS if sdpa else DECODE_OPS,
-            }
-        )
-
-    def total(key: str) -> int:
-        return sum(step[key] for step in steps)
-
-    def parts_of(key: str) -> dict:
-        return {part: sum(step[key][part] for step in steps) for part in steps[0][key]}
-
-    between = BETWEEN_OPS * new_tokens
-    totals = {
-        "calls": len(steps),
-        **{
-            key: total(key)
-            for key in (
-                "fed",
-                "context",
-                "logits_rows",
-                "logits_rows_keep_one",
-                "flops_counted",
-                "flops_formula",
-                "flops_unseen",
-                "bytes_formula",
+            step_of(
+                shape,
+                fed=fed,
+                context=context,
+                rows=fed,
+                flops_counted=sum(parts.values()) - (parts["attention"] if sdpa else 0),
+                uncounted_ops={SDPA_CPU: shape.layers} if sdpa else {},
+                ops=PREFILL_OPS if sdpa else DECODE_OPS,
+                bytes_per_element=4,
             )
-        },
-        "formula_parts": parts_of("formula_parts"),
-        "bytes_parts": parts_of("bytes_parts"),
-        "ops_in_forward": total("ops"),
-        "ops_between": between,
-        "ops": total("ops") + between,
-    }
+        )
+    totals = totals_of(steps, BETWEEN_OPS * new_tokens)
     return {
-        "steps": steps,
-        "totals": totals,
-        "working_set_bytes": totals["bytes_formula"] // len(steps),
+        "steps": [to_json(step) for step in steps],
+        "totals": to_json(totals),
+        "working_set_bytes": totals.bytes_formula // len(steps),
         "new_ids": [7] * new_tokens,
     }
 

@@ -161,7 +161,7 @@ def test_the_ops_of_a_generate_are_attributed_to_forward_or_between(use_cache):
 
 
 def fingerprint(calls) -> list[tuple]:
-    """What the parity compares per call."""
+    """What the parity compares per call: every count but the kernels (each backend's own)."""
     return [
         (
             call.fed,
@@ -170,6 +170,7 @@ def fingerprint(calls) -> list[tuple]:
             call.flops_counted,
             call.flops_formula,
             call.uncounted_ops,
+            call.bytes_parts,
         )
         for call in calls
     ]
@@ -252,7 +253,7 @@ def test_minimind_s_own_forward_gives_the_same_bytes_per_call(minimind, name, us
     args = {"input_ids": PROMPT, "new_tokens": NEW_TOKENS, "use_cache": use_cache}
     theirs = path_counts(model=minimind_twin(minimind, name, twin), **args)
     ours = path_counts(model=twin, **args)
-    assert [step.bytes_parts for step in theirs.steps] == [step.bytes_parts for step in ours.steps]
+    assert fingerprint(theirs.steps) == fingerprint(ours.steps)
     assert theirs.totals.bytes_formula == ours.totals.bytes_formula > 0
 
 
@@ -321,22 +322,6 @@ def saved_kind(request, minimind_src, tmp_path_factory):
     return models_of_kind(request.param, minimind_src, tmp_path_factory.mktemp(request.param))
 
 
-def per_call(counts) -> list[tuple]:
-    """What the parity compares per call: every count but the kernels (each backend's own)."""
-    return [
-        (
-            step.fed,
-            step.context,
-            step.logits_rows,
-            step.flops_counted,
-            step.flops_formula,
-            step.uncounted_ops,
-            step.bytes_parts,
-        )
-        for step in counts.steps
-    ]
-
-
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_both_backends_count_what_minimind_s_own_model_counts(
     saved_kind, shared_fixtures, use_cache
@@ -347,6 +332,6 @@ def test_both_backends_count_what_minimind_s_own_model_counts(
     prompt = torch.tensor([[tokenizer.bos_token_id] + tokenizer.encode(TEXT)[:30]])
     reference, backends = saved_kind
     args = {"input_ids": prompt, "new_tokens": 4, "use_cache": use_cache}
-    expected = per_call(path_counts(model=reference, **args))
+    expected = fingerprint(path_counts(model=reference, **args).steps)
     for model in backends:
-        assert per_call(path_counts(model=model, **args)) == expected
+        assert fingerprint(path_counts(model=model, **args).steps) == expected

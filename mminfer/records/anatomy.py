@@ -176,7 +176,6 @@ class Anatomy:
             modeled_s=modeled,
             measured_s=measured_s,
             miss=(modeled - measured_s) / measured_s,
-            binds=max(TERMS, key=lambda term: seconds[term]),
             achieved_flops_per_s=totals.flops_formula / measured_s,
             achieved_bytes_per_s=totals.bytes_formula / measured_s,
             machine_flops_per_s=self.machine.matmul.per_s,
@@ -195,7 +194,6 @@ class PathSplit:
     modeled_s: float
     measured_s: float
     miss: float  # (modeled - measured) / measured
-    binds: str  # the term with the most seconds
     achieved_flops_per_s: float
     achieved_bytes_per_s: float
     machine_flops_per_s: float  # the matmul probe's: what the achieved FLOP/s is set against
@@ -204,6 +202,7 @@ class PathSplit:
 
     @property
     def adds_up(self) -> bool:
+        """The modeled time within the tolerance of the measured one, either way."""
         return abs(self.miss) <= self.tolerance
 
     def share(self, term: str) -> float:
@@ -237,7 +236,7 @@ def split_claims(split: PathSplit) -> dict:
             ),
             "memory": claim("anatomy.memory_binds", binds("memory"), **figures("memory")),
         },
-        "adds_up": claim("anatomy.adds_up", abs(split.miss) <= split.tolerance, **about),
+        "adds_up": claim("anatomy.adds_up", split.adds_up, **about),
         "over": claim("anatomy.misses_over", split.miss > split.tolerance, **about),
         "under": claim("anatomy.misses_under", split.miss < -split.tolerance, **about),
     }
@@ -255,6 +254,7 @@ def anatomy_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
     """The counts, the machine, and where time.json is comparable the split of both paths."""
     joined = anatomy.comparable(time)
     cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
+    spread = noisy_probes(anatomy)
     facts = vars(anatomy) | {
         # "캐시는 FLOPs를 R배 줄이지만 forward 호출은 N회 그대로다"
         "fewer_flops_same_calls": claim(
@@ -267,8 +267,8 @@ def anatomy_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
         # "**기계 측정이 흔들렸다**: {probes}의 변동계수가 {noisy_cv}를 넘는다"
         "probes_spread": claim(
             "anatomy.probes_spread",
-            bool(noisy_probes(anatomy)),
-            probes=noisy_probes(anatomy),
+            bool(spread),
+            probes=spread,
             threshold=anatomy.machine.noisy_cv,
         ),
         "counter_gap": bool(anatomy.uncounted_ops),
