@@ -11,7 +11,8 @@ the tests' list of expected files. Adding a measurement is one entry here plus i
 (docs/development.md, "Adding a measurement"; tests/test_registry.py checks each entry has them).
 
 One name carries a measurement through: its entry, its report section
-(report/sections/<name>.md.j2), its caption (report/<name>.rst) and the key of its record in
+(mminfer/measures/<rule>/<name>.md.j2), its caption (mminfer/measures/<rule>/<name>.rst) and the key
+of its record in
 render_report's mapping; its facts and glance functions are named ``<name>_facts`` and
 ``<name>_glance``. The file is <name>.json, except where the task fixed another name: count.json
 holds the ``fed`` measurement (the tokens fed into forward), because Snakemake reserves ``count``
@@ -22,8 +23,10 @@ and fed (one pair of generations), ``topp`` writes topp and topp_detail (one for
 
 No torch and no matplotlib: rules/common.smk imports this module while Snakemake builds the DAG
 (tests/test_registry.py checks it). Records, facts and glances are plain references: they live in
-the torch-free mminfer/records/<name>.py. Only the measuring functions (torch's modules) and the
-drawing functions (matplotlib's mminfer/plots.py) are named as "module:function" strings, imported
+the torch-free mminfer/measures/<rule>/<name>.py. Only the measuring functions (torch's modules) and
+the
+drawing functions (matplotlib's mminfer/report/plots.py) are named as "module:function" strings,
+imported
 when a job uses them (:func:`resolve`).
 """
 
@@ -36,23 +39,27 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, anatomy_glance
+from mminfer.measures.batch.batch import Batch, batch_facts, batch_glance
+from mminfer.measures.cache.fed import Count, fed_facts
+from mminfer.measures.cache.same import Same, same_facts, same_glance
+from mminfer.measures.capacity.capacity import Capacity, capacity_facts, capacity_glance
+from mminfer.measures.conversation.conversation import (
+    Conversation,
+    conversation_facts,
+    conversation_glance,
+)
+from mminfer.measures.kvbytes.kvbytes import KvBytes, kvbytes_facts
+from mminfer.measures.repetition.repetition import Repetition, repetition_facts, repetition_glance
+from mminfer.measures.serve.serve import Serve, serve_facts, serve_glance
+from mminfer.measures.sweep.sweep import Sweep, sweep_facts, sweep_glance
+from mminfer.measures.temp.sampler import SamplerCheck, sampler_facts
+from mminfer.measures.temp.temp import Temperatures, temp_facts, temp_glance
+from mminfer.measures.time.latency import Latency, latency_facts, latency_glance
+from mminfer.measures.time.time import Timing, time_facts
+from mminfer.measures.topk.topk import TopK, topk_facts, topk_glance
+from mminfer.measures.topp.topp import TopP, TopPDetail, topp_facts, topp_glance
 from mminfer.records import read_record
-from mminfer.records.anatomy import Anatomy, anatomy_facts, anatomy_glance
-from mminfer.records.batch import Batch, batch_facts, batch_glance
-from mminfer.records.capacity import Capacity, capacity_facts, capacity_glance
-from mminfer.records.conversation import Conversation, conversation_facts, conversation_glance
-from mminfer.records.fed import Count, fed_facts
-from mminfer.records.kvbytes import KvBytes, kvbytes_facts
-from mminfer.records.latency import Latency, latency_facts, latency_glance
-from mminfer.records.repetition import Repetition, repetition_facts, repetition_glance
-from mminfer.records.same import Same, same_facts, same_glance
-from mminfer.records.sampler import SamplerCheck, sampler_facts
-from mminfer.records.serve import Serve, serve_facts, serve_glance
-from mminfer.records.sweep import Sweep, sweep_facts, sweep_glance
-from mminfer.records.temp import Temperatures, temp_facts, temp_glance
-from mminfer.records.time import Timing, time_facts
-from mminfer.records.topk import TopK, topk_facts, topk_glance
-from mminfer.records.topp import TopP, TopPDetail, topp_facts, topp_glance
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ class Picture:
     """A PNG drawn from a measurement's record: <name>.png, by ``draw(record, out)``."""
 
     name: str
-    draw: str  # "module:function" in mminfer/plots.py, which imports matplotlib: a string
+    draw: str  # "module:function" in mminfer/report/plots.py, which imports matplotlib: a string
     caption: str  # what it shows, for Snakemake's HTML report (report/plot.rst)
 
 
@@ -71,11 +78,13 @@ class Measurement:
     ``facts`` and ``glance`` take records by parameter name: each parameter is a measurement's
     name, annotated with that measurement's record (``time_facts(time: Timing, fed: Count, sweep:
     Sweep | None = None)``), and render_report passes the record of that name, or None where the
-    report has none (mminfer.report.section_facts; tests/test_registry.py checks every parameter
+    report has none (mminfer.report.render.section_facts; tests/test_registry.py checks every
+    parameter
     names a measurement and is annotated with its record).
     """
 
-    name: str  # the report's key, the section template's name, the caption's (report/<name>.rst)
+    # the report's key, the section template's and the caption's name (<rule>/<name>.md.j2, .rst)
+    name: str
     record: type  # the dataclass (or mapping type) its JSON holds
     rule: str  # the rule that writes it (rules/*.smk)
     measured_by: str  # "module:function" returning its record: a string, its module imports torch
@@ -95,11 +104,22 @@ class Measurement:
         return self.file or f"{self.name}.json"
 
     @property
+    def folder(self) -> str:
+        """Its rule's folder, relative to the repository: code, records, template, caption."""
+        return f"mminfer/measures/{self.rule}"
+
+    @property
     def section(self) -> str | None:
-        """Its section template, relative to report/ (None: shown inside another's section)."""
+        """Its section template, relative to mminfer/measures/ (None: shown inside another's
+        section)."""
         if self.facts is None:
             return None
-        return f"sections/{self.name}.md.j2"
+        return f"{self.rule}/{self.name}.md.j2"
+
+    @property
+    def caption(self) -> str:
+        """Its caption in Snakemake's HTML report, relative to the repository."""
+        return f"{self.folder}/{self.name}.rst"
 
     @property
     def config_section(self) -> str:
@@ -107,18 +127,19 @@ class Measurement:
 
 
 def declared(record) -> tuple[str, str]:
-    """Where a record is declared: its module of mminfer/records/ and its name there. A mapping
+    """Where a record is declared: its module of mminfer/measures/<rule>/ and its name there. A
+    mapping
     type (Temperatures, TopP) is an alias of ``dict[...]``, nameless itself: its name is the one
     its module assigns it to."""
     if typing.get_origin(record) is None:  # a class
         return record.__module__, record.__name__
     for module_name, module in sorted(sys.modules.items()):
-        if not module_name.startswith("mminfer.records."):
-            continue
+        if not module_name.startswith("mminfer.measures.") or module_name.endswith(".measure"):
+            continue  # a measure module imports the records it returns; it declares none
         for name, value in vars(module).items():
             if value is record:
                 return module_name, name
-    raise KeyError(f"{record!r} is declared in no module of mminfer/records/")
+    raise KeyError(f"{record!r} is declared in no module of mminfer/measures/")
 
 
 def resolve(reference: str):
@@ -134,7 +155,7 @@ MEASUREMENTS = (
         record=Same,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
-        measured_by="mminfer.greedy:compare_cache",
+        measured_by="mminfer.measures.cache.measure:compare_cache",
         facts=same_facts,
         glance=same_glance,
         task=True,
@@ -146,7 +167,7 @@ MEASUREMENTS = (
         record=Count,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
-        measured_by="mminfer.greedy:compare_cache",
+        measured_by="mminfer.measures.cache.measure:compare_cache",
         facts=fed_facts,
         task=True,
         summary="the tokens fed into forward with and without the cache, beside the formulas",
@@ -157,7 +178,8 @@ MEASUREMENTS = (
         rule="time",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.timing:time_with_latency",  # time_cache without the streamer
+        # time_cache without the streamer
+        measured_by="mminfer.measures.time.measure:time_with_latency",
         facts=time_facts,
         task=True,
         summary=(
@@ -171,7 +193,7 @@ MEASUREMENTS = (
         record=KvBytes,
         rule="kvbytes",
         reads=("pretrain",),
-        measured_by="mminfer.kvcache:measure_kv_bytes",
+        measured_by="mminfer.measures.kvbytes.measure:measure_kv_bytes",
         facts=kvbytes_facts,
         task=True,
         summary="the cache's measured bytes after random tokens against the formula, K's shape",
@@ -182,13 +204,13 @@ MEASUREMENTS = (
         record=Temperatures,
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
-        measured_by="mminfer.sampling:temperature_experiment",
+        measured_by="mminfer.measures.temp.measure:temperature_experiment",
         facts=temp_facts,
         glance=temp_glance,
         pictures=(
             Picture(
                 "temp",
-                "mminfer.plots:plot_temp",
+                "mminfer.report.plots:plot_temp",
                 caption=(
                     "Distinct answers per temperature and the answer histogram at the lowest "
                     "temperature (from temp.json)."
@@ -204,7 +226,7 @@ MEASUREMENTS = (
         record=SamplerCheck,
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
-        measured_by="mminfer.sampling:sampler_check",
+        measured_by="mminfer.measures.temp.measure:sampler_check",
         config="sampler",
         facts=sampler_facts,
         summary=(
@@ -217,7 +239,7 @@ MEASUREMENTS = (
         record=TopP,
         rule="topp",
         reads=("pretrain", "tokenizer"),
-        measured_by="mminfer.sampling:topp_detail",
+        measured_by="mminfer.measures.topp.measure:topp_detail",
         facts=topp_facts,
         glance=topp_glance,
         task=True,
@@ -229,11 +251,11 @@ MEASUREMENTS = (
         record=TopPDetail,
         rule="topp",
         reads=("pretrain", "tokenizer"),
-        measured_by="mminfer.sampling:topp_detail",
+        measured_by="mminfer.measures.topp.measure:topp_detail",
         pictures=(
             Picture(
                 "topp",
-                "mminfer.plots:plot_topp",
+                "mminfer.report.plots:plot_topp",
                 caption=(
                     "Sorted next-token probabilities with cumulative mass and each p, at the open "
                     "and the sharp position (from topp_detail.json)."
@@ -248,13 +270,13 @@ MEASUREMENTS = (
         rule="sweep",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.sweep:sweep",
+        measured_by="mminfer.measures.sweep.measure:sweep",
         facts=sweep_facts,
         glance=sweep_glance,
         pictures=(
             Picture(
                 "sweep",
-                "mminfer.plots:plot_sweep",
+                "mminfer.report.plots:plot_sweep",
                 caption=(
                     "Time and tokens fed against generation length, with and without the cache "
                     "(from sweep.json)."
@@ -272,13 +294,13 @@ MEASUREMENTS = (
         rule="anatomy",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.anatomy:measure_anatomy",
+        measured_by="mminfer.measures.anatomy.measure:measure_anatomy",
         facts=anatomy_facts,
         glance=anatomy_glance,
         pictures=(
             Picture(
                 "anatomy",
-                "mminfer.plots:plot_anatomy",
+                "mminfer.report.plots:plot_anatomy",
                 caption=(
                     "Each path's modeled time (dispatch, then the larger of arithmetic and "
                     "memory) against time.json's median (from anatomy.json and time.json)."
@@ -297,14 +319,14 @@ MEASUREMENTS = (
         rule="time",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.timing:time_with_latency",
+        measured_by="mminfer.measures.time.measure:time_with_latency",
         config="latency",
         facts=latency_facts,
         glance=latency_glance,
         pictures=(
             Picture(
                 "latency",
-                "mminfer.plots:plot_latency",
+                "mminfer.report.plots:plot_latency",
                 caption=(
                     "The gap before each new token against the step, with and without the cache, "
                     "with MLPerf's interactive TPOT limit (from latency.json)."
@@ -322,7 +344,7 @@ MEASUREMENTS = (
         record=Capacity,
         rule="capacity",
         reads=("pretrain",),
-        measured_by="mminfer.capacity:capacity",
+        measured_by="mminfer.measures.capacity.measure:capacity",
         facts=capacity_facts,
         glance=capacity_glance,
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
@@ -334,13 +356,13 @@ MEASUREMENTS = (
         rule="serve",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.serve:serve",
+        measured_by="mminfer.measures.serve.measure:serve",
         facts=serve_facts,
         glance=serve_glance,
         pictures=(
             Picture(
                 "serve",
-                "mminfer.plots:plot_serve",
+                "mminfer.report.plots:plot_serve",
                 caption=(
                     "Tokens per second and decode step time against the batch size, with the per- "
                     "user speed target and the memory bound (from serve.json)."
@@ -358,13 +380,13 @@ MEASUREMENTS = (
         rule="conversation",
         reads=("sft", "sft_lora", "tokenizer"),
         alone=True,
-        measured_by="mminfer.conversation:measure_conversation",
+        measured_by="mminfer.measures.conversation.measure:measure_conversation",
         facts=conversation_facts,
         glance=conversation_glance,
         pictures=(
             Picture(
                 "conversation",
-                "mminfer.plots:plot_conversation",
+                "mminfer.report.plots:plot_conversation",
                 caption=(
                     "Tokens fed and time to first token per turn of the conversation, the cache "
                     "carried from the last turn against every turn recomputed (from "
@@ -385,7 +407,7 @@ MEASUREMENTS = (
         record=TopK,
         rule="topk",
         reads=("sft", "sft_lora", "pretrain", "tokenizer"),
-        measured_by="mminfer.topk:measure_topk",
+        measured_by="mminfer.measures.topk.measure:measure_topk",
         facts=topk_facts,
         glance=topk_glance,
         summary=(
@@ -399,7 +421,7 @@ MEASUREMENTS = (
         rule="repetition",
         reads=("sft", "sft_lora", "pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.repetition:measure_repetition",
+        measured_by="mminfer.measures.repetition.measure:measure_repetition",
         facts=repetition_facts,
         glance=repetition_glance,
         summary=(
@@ -413,7 +435,7 @@ MEASUREMENTS = (
         rule="batch",
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
-        measured_by="mminfer.batch:measure_batch",
+        measured_by="mminfer.measures.batch.measure:measure_batch",
         facts=batch_facts,
         glance=batch_glance,
         summary=(

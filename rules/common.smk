@@ -18,10 +18,16 @@ PYTHONPATH = [path for path in (REPO, os.environ.get("PYTHONPATH")) if path]
 os.environ.update(PYTHONPATH=os.pathsep.join(PYTHONPATH))
 ENV = "../envs/mminfer.yaml"
 
-from mminfer import cluster, fingerprint, inputs, measurements
+from mminfer import measurements
+
+from mminfer.workflow import cluster
+
+from mminfer.workflow import fingerprint
+
+from mminfer.workflow import inputs
 from mminfer.errors import MminferError
-from mminfer.inputs import check_config, resolve_runs
-from mminfer.resultslock import hold_results_folder, release_results_folder
+from mminfer.workflow.inputs import check_config, resolve_runs
+from mminfer.workflow.resultslock import hold_results_folder, release_results_folder
 
 try:
     check_config(config)  # fills in each key's default
@@ -31,8 +37,9 @@ except MminferError as error:
 
 
 # On a cluster (--jobs given: Snakemake's nodes), `cores` must be the CPUs of one node of the
-# partition: the timing and training rules take every core (rule_threads, mminfer/cluster.py). A
-# run whose threads would be wrong stops before any job (a dry run warns).
+# partition: the timing and training rules take every core (rule_threads,
+# mminfer/workflow/cluster.py). A run whose threads would be wrong stops before any job (a dry
+# run warns).
 def check_cluster_threads(resources, dryrun):
     if resources.nodes is None:
         return
@@ -92,10 +99,11 @@ def bench(name):
 
 
 def shown(name, caption, category):
-    """A result file, shown in Snakemake's HTML report (`snakemake --report`)."""
+    """A result file, shown in Snakemake's HTML report (`snakemake --report`) with its caption
+    (a path relative to the repository)."""
     return report(
         result(name),
-        caption=f"../report/{caption}.rst",
+        caption=f"../{caption}",
         category=category,
         subcategory="{results}",
     )
@@ -137,7 +145,7 @@ def reads(rule):
     return {key: READ[key] for key in measurements.rule_reads(rule)}
 
 
-# Each user file's sha256, remembered by its stat (mminfer/fingerprint.py).
+# Each user file's sha256, remembered by its stat (mminfer/workflow/fingerprint.py).
 FINGERPRINTS = fingerprint.Fingerprints(Path(".snakemake") / "mminfer" / "sha256.json")
 
 
@@ -212,8 +220,9 @@ localrules:
 
 def measured(name, category):
     """The result file of measurement ``name`` (mminfer.measurements), shown in Snakemake's HTML
-    report with its caption report/<name>.rst."""
-    return shown(measurements.measurement(name).filename, name, category)
+    report with its caption, mminfer/measures/<rule>/<name>.rst."""
+    entry = measurements.measurement(name)
+    return shown(entry.filename, entry.caption, category)
 
 
 def all_outputs():

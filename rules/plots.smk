@@ -7,7 +7,7 @@ rule plot:
             measurements.pictures()[wildcards.plot], wildcards.results
         ),
     output:
-        shown("{plot}.png", "plot", "그림"),
+        shown("{plot}.png", "report/plot.rst", "그림"),
     log:
         logfile("plot_{plot}.log"),
     benchmark:

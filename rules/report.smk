@@ -13,10 +13,12 @@ rule report:
         # the Korean sentences: editing one reruns the report
         template=str(Path(REPO) / "report" / "report.md.j2"),
         sections=sorted(
-            str(path) for path in (Path(REPO) / "report").glob("**/*.md.j2")
+            str(path)
+            for folder in ("report", "mminfer/measures")
+            for path in (Path(REPO) / folder).glob("**/*.md.j2")
         ),
     output:
-        shown("report.md", "report_md", "보고서"),
+        shown("report.md", "report/report_md.rst", "보고서"),
     log:
         logfile("report.log"),
     benchmark:

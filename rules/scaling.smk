@@ -19,7 +19,8 @@ rule sweep:
         sha256=contents("sweep"),
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
-        sweep=config["sweep"],  # every key of the section: mminfer.sweep.SweepSettings
+        # every key of the section: mminfer.measures.sweep.measure.SweepSettings
+        sweep=config["sweep"],
         threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
         torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,
@@ -70,7 +71,8 @@ rule serve:
         sha256=contents("serve"),
         docs=config["cache"]["docs"],
         prompt_tokens=config["cache"]["prompt_tokens"],
-        serve=config["serve"],  # every key of the section: mminfer.serve.ServeSettings
+        # every key of the section: mminfer.measures.serve.measure.ServeSettings
+        serve=config["serve"],
         threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
         torch_threads=torch_threads,  # time.threads, else the job's threads
         model=model_params,

@@ -3,7 +3,8 @@ r"""Where a step's time goes: step 1's generation taken apart, both ways -> anat
 Each call of forward counted exactly (tokens fed, context, logits rows, FLOPs as torch's counter
 and the formula give them, bytes, kernels run), and this machine's speeds beside them (an op's
 dispatch, the matmul FLOP/s, the bandwidth at each path's working set), with the threads the
-time job uses (mminfer.anatomy.measure_anatomy). The report splits time.json's medians with it.
+time job uses (mminfer.measures.anatomy.measure.measure_anatomy). The report splits time.json's
+medians with it.
 Run by the workflow's `anatomy` rule, or by hand:
 
     python scripts/anatomy.py --pretrain /opt/mm/ref/pretrain.pth \
@@ -13,11 +14,11 @@ Run by the workflow's `anatomy` rule, or by hand:
 
 import logging
 
-from mminfer import anatomy
-from mminfer.loading import ModelSource, open_for_task_prompt, run_info
-from mminfer.prompts import TASK_LENGTH_KEYS
+from mminfer.measures.anatomy import measure as anatomy
+from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
+from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import (
+from mminfer.workflow.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
     cli,

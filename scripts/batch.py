@@ -1,16 +1,17 @@
 """A left-padded batch with its attention_mask against each prompt alone -> batch.json.
 
 Opens the pretrained model, builds the prompts (step 1's and shorter ones from the validation
-documents after it) and measures (mminfer.batch.measure_batch). Run by the workflow's `batch` rule
+documents after it) and measures (mminfer.measures.batch.measure.measure_batch). Run by the
+workflow's `batch` rule
 only.
 """
 
 import logging
 
-from mminfer.batch import LENGTH_KEYS, batch_prompts, measure_batch
-from mminfer.loading import ModelSource, open_for_task_prompt, run_info
+from mminfer.measures.batch.measure import LENGTH_KEYS, batch_prompts, measure_batch
+from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_model, rule_only, rule_prompt
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
 
 
 def batch(

@@ -149,8 +149,8 @@ def model_set(workdir: Path, name: str) -> Path | None:
         return None
     import torch
 
-    from mminfer.loading import count_parameters, save_state_dict
-    from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+    from mminfer.model.loading import count_parameters, save_state_dict
+    from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 
     root = workdir / name
     shutil.copytree(MINIMIND_TOKENIZER, root / "tokenizer", dirs_exist_ok=True)

@@ -2,7 +2,7 @@ r"""Steps 1-2 of the task: greedy generation with and without the KV cache.
 
 Writes same.json (same_ids, ids, prompt_len, new_tokens, ...) and count.json (prompt_len,
 new_tokens, fed_with_cache, fed_without_cache, ...), both from one pair of generations
-(mminfer.greedy.compare_cache). Run by the workflow's `cache` rule, or by hand:
+(mminfer.measures.cache.measure.compare_cache). Run by the workflow's `cache` rule, or by hand:
 
     python scripts/cache.py --pretrain /opt/mm/ref/pretrain.pth --tokenizer /opt/minimind/model \
         --val-data /opt/mm/data/pretrain_val.jsonl --outdir /root/mm/infer
@@ -11,11 +11,11 @@ new_tokens, fed_with_cache, fed_without_cache, ...), both from one pair of gener
 import logging
 from pathlib import Path
 
-from mminfer import greedy
-from mminfer.loading import ModelSource, open_for_task_prompt, run_info
-from mminfer.prompts import TASK_LENGTH_KEYS
+from mminfer.measures.cache import measure as greedy
+from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
+from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import (
+from mminfer.workflow.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
     cli,

@@ -1,15 +1,15 @@
 """What fits on a card: KV bytes per token per dtype, sequences per memory size -> capacity.json.
 
-Opens the model and measures with mminfer.capacity.capacity.
+Opens the model and measures with mminfer.measures.capacity.measure.capacity.
 """
 
 import logging
 
-from mminfer import capacity
-from mminfer.loading import ModelSource, open_model, run_info
-from mminfer.prompts import check_length
+from mminfer.measures.capacity import measure as capacity
+from mminfer.model.loading import ModelSource, open_model, run_info
+from mminfer.model.prompts import check_length
 from mminfer.records import write_record
-from mminfer.script import job_log, rule_model, rule_only
+from mminfer.workflow.script import job_log, rule_model, rule_only
 
 
 def capacity_of(model: ModelSource, memory_gib, contexts, batch: int, batch_context: int, out):

@@ -7,10 +7,10 @@ that model, each handed to comparison_row under its measurement's name.
 
 import logging
 
-from mminfer.compare import comparison_row, render_comparison
 from mminfer.io import write_text_atomic
 from mminfer.measurements import compared, read_result
-from mminfer.script import job_log, rule_only
+from mminfer.report.compare import comparison_row, render_comparison
+from mminfer.workflow.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):

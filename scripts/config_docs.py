@@ -22,12 +22,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from mminfer import measurements  # noqa: E402
-from mminfer.inputs import read_schema  # noqa: E402
+from mminfer.workflow.inputs import read_schema  # noqa: E402
 
 PAGE = REPO / "docs" / "configuration.md"
 OUTPUTS_PAGE = REPO / "docs" / "outputs.md"
 README = REPO / "README.md"
-CONTRACTS = REPO / ".importlinter"  # its measuring modules rewritten by this script
 # The README's table of files lies between these lines, rewritten by this script.
 README_START = "<!-- generated: outputs (scripts/config_docs.py, from mminfer/measurements.py) -->"
 README_END = "<!-- /generated -->"
@@ -130,15 +129,16 @@ task's temp.json and topp.json, a mapping) whose fields are the file's keys, in 
 function that measures it returns that whole record (provenance passed in), the rule's script only
 writes it, and the report, the pictures and comparison.md read it back typed. A file whose keys
 are not its record's (written by another version) is refused with a message. The measurement's
-name is the file's stem, its report section (report/sections/<name>.md.j2), its caption
-(report/<name>.rst) and its key in the report's records; count.json is `fed` (Snakemake reserves
-`count`).
+name is the file's stem, its report section (`mminfer/measures/<rule>/<name>.md.j2`), its caption
+(`mminfer/measures/<rule>/<name>.rst`) and its key in the report's records; count.json is `fed`
+(Snakemake reserves `count`).
 """
 
 OUTPUTS_FOOTER = """The Korean sentences of report.md live in `report/report.md.j2` and the
-sections it includes (`report/sections/<name>.md.j2`); Python (`<name>_facts` and `<name>_glance`
-in `mminfer/records/<name>.py`) decides the facts, verdicts and `## 한눈에` rows they choose their
-words by. Edit a template to change how the report reads.
+sections it includes, each in its rule's folder (`mminfer/measures/<rule>/<name>.md.j2`); Python
+(`<name>_facts` and `<name>_glance` in `mminfer/measures/<rule>/<name>.py`) decides the facts,
+verdicts and `## 한눈에` rows they choose their words by. Edit a template to change how the report
+reads.
 """
 
 
@@ -260,34 +260,6 @@ def with_readme_table(readme: str) -> str:
     return f"{readme[:start]}\n{render_readme_table()}\n{readme[end:]}"
 
 
-def measuring_modules() -> list[str]:
-    """The modules of the entries' measured_by, in report order, each once."""
-    modules = []
-    for entry in measurements.MEASUREMENTS:
-        module = entry.measured_by.split(":")[0]
-        if module not in modules:
-            modules.append(module)
-    return modules
-
-
-def with_contracts(contracts: str) -> str:
-    """.importlinter with the registry's measuring modules in its two lists of them: the
-    independence contract's modules and the top layer of the layers contract."""
-    modules = measuring_modules()
-    siblings = "".join(f"    {module}\n" for module in modules)
-    contracts = re.sub(
-        r"(\[importlinter:contract:siblings\]\n(?:.*\n)*?modules =\n)(?:    .*\n)+",
-        lambda match: match.group(1) + siblings,
-        contracts,
-    )
-    top = " | ".join(module.removeprefix("mminfer.") for module in modules)
-    return re.sub(
-        r"(\[importlinter:contract:floor\]\n(?:.*\n)*?layers =\n)    .*\n",
-        lambda match: f"{match.group(1)}    {top}\n",
-        contracts,
-    )
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--check", action="store_true", help="exit 1 when a page is stale")
@@ -296,7 +268,6 @@ def main() -> None:
         PAGE: render(read_schema()),
         OUTPUTS_PAGE: render_outputs(),
         README: with_readme_table(README.read_text(encoding="utf-8")),
-        CONTRACTS: with_contracts(CONTRACTS.read_text(encoding="utf-8")),
     }
     for path, page in pages.items():
         if args.check:

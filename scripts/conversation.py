@@ -9,12 +9,20 @@ prefix, and generate's two cache pitfalls. Run by the workflow's `conversation` 
 
 import logging
 
-from mminfer.conversation import measure_conversation
-from mminfer.finite import finite_logits, model_named
-from mminfer.loading import ModelSource, open_with_tokenizer, run_info
+from mminfer.measures.conversation.conversation import ConversationSettings
+from mminfer.measures.conversation.measure import measure_conversation
+from mminfer.model.finite import finite_logits, model_named
+from mminfer.model.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.records.conversation import ConversationSettings
-from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, rule_model, tokenizer_folder
+from mminfer.workflow.script import (
+    SFT,
+    TOKENIZER,
+    cli,
+    hand_model,
+    job_log,
+    rule_model,
+    tokenizer_folder,
+)
 
 log = logging.getLogger("mminfer")
 

@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from mminfer.jobs.demo import demo_corpus_job
-from mminfer.script import job_log, rule_only
+from mminfer.demo.jobs import demo_corpus_job
+from mminfer.workflow.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):

@@ -1,7 +1,7 @@
 """Rule demo_pretrain: pretrain the demo MiniMind on the corpus."""
 
-from mminfer.jobs.demo import demo_pretrain_job
-from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.demo.jobs import demo_pretrain_job
+from mminfer.workflow.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):

@@ -1,7 +1,7 @@
 """Rule demo_sft: fine-tune the pretrained demo MiniMind on the SFT conversations."""
 
-from mminfer.jobs.demo import demo_sft_job
-from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.demo.jobs import demo_sft_job
+from mminfer.workflow.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):

@@ -1,7 +1,7 @@
 """Rule demo_tokenizer: byte-level BPE trained on the demo corpus (tokenizer.json + config)."""
 
-from mminfer.jobs.demo import demo_tokenizer_job
-from mminfer.script import job_log, rule_only, tokenizer_folder
+from mminfer.demo.jobs import demo_tokenizer_job
+from mminfer.workflow.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):

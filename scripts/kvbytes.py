@@ -7,11 +7,11 @@ Run by the workflow's `kvbytes` rule, or by hand:
 
 import logging
 
-from mminfer import kvcache
-from mminfer.loading import ModelSource, open_model, run_info
-from mminfer.prompts import check_length
+from mminfer.measures.kvbytes import measure as kvcache
+from mminfer.model.loading import ModelSource, open_model, run_info
+from mminfer.model.prompts import check_length
 from mminfer.records import write_record
-from mminfer.script import PRETRAIN, cli, hand_model, job_log, rule_model
+from mminfer.workflow.script import PRETRAIN, cli, hand_model, job_log, rule_model
 
 
 def kvbytes(model: ModelSource, tokens: int, seed: int, out):

@@ -19,21 +19,26 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from mminfer import draws, greedy, kvcache, sampling, timing  # noqa: E402
 from mminfer.errors import MminferError  # noqa: E402
-from mminfer.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 from mminfer.io import write_text_atomic  # noqa: E402
-from mminfer.loading import (  # noqa: E402
+from mminfer.measurements import REPORT, task_files  # noqa: E402
+from mminfer.measures.cache import measure as greedy  # noqa: E402
+from mminfer.measures.kvbytes import measure as kvcache  # noqa: E402
+from mminfer.measures.temp import measure as temperature  # noqa: E402
+from mminfer.measures.time import measure as timing  # noqa: E402
+from mminfer.measures.topp import measure as topp_measure  # noqa: E402
+from mminfer.model import draws  # noqa: E402
+from mminfer.model.loading import (  # noqa: E402
     ModelSource,
     ModelSpec,
     open_for_chat,
     open_for_task_prompt,
     run_info,
 )
-from mminfer.measurements import REPORT, task_files  # noqa: E402
-from mminfer.prompts import TASK_LENGTH_KEYS, check_length, prefix_prompt  # noqa: E402
+from mminfer.model.prompts import TASK_LENGTH_KEYS, check_length, prefix_prompt  # noqa: E402
 from mminfer.records import PretrainPrompt, write_record  # noqa: E402
-from mminfer.report import render_report  # noqa: E402
+from mminfer.report.render import render_report  # noqa: E402
+from mminfer.workflow.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 
 
 def main() -> None:
@@ -116,7 +121,7 @@ def main() -> None:
 
     # step 6 (the pretrained model is loaded now): top-p survivors after [bos] + prefix
     logits = draws.next_token_logits(model, prefix_prompt(tokenizer, topp["prefix"]), device)
-    survivors = sampling.survivors_by_p(logits, topp["ps"])
+    survivors = topp_measure.survivors_by_p(logits, topp["ps"])
     write_record(outdir / files["topp"], survivors)
 
     # step 5: distinct answers of the SFT model per temperature (threads already set)
@@ -130,7 +135,7 @@ def main() -> None:
     sft, _, question_ids, chat = open_for_chat(
         sft_model, inputs["tokenizer"], temp["question"], temp["seed"], temp["chatml_fallback"]
     )
-    answers = sampling.temperature_experiment(
+    answers = temperature.temperature_experiment(
         model=sft.model,
         tokenizer=tokenizer,
         prompt_ids=question_ids,

@@ -1,7 +1,7 @@
 """A PNG drawn from the JSON beside it (sweep.png, temp.png, topp.png, serve.png)."""
 
-from mminfer.jobs.plots import plot_job
-from mminfer.script import job_log, rule_only
+from mminfer.report.plot_job import plot_job
+from mminfer.workflow.script import job_log, rule_only
 
 if "snakemake" in globals():
     with job_log(snakemake.log[0]):

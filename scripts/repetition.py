@@ -1,21 +1,22 @@
 """What the repetition penalty changes and costs -> repetition.json.
 
 Opens the SFT model (with its LoRA) for the sampled answers and the cost, the pretrained model and
-step 1's prompt for greedy (mminfer.repetition.measure_repetition). Run by the workflow's
+step 1's prompt for greedy (mminfer.measures.repetition.measure.measure_repetition). Run by the
+workflow's
 `repetition` rule only.
 """
 
 import logging
 
-from mminfer.loading import (
+from mminfer.measures.repetition.measure import measure_repetition
+from mminfer.model.loading import (
     ModelSource,
     open_for_chat,
     open_for_task_prompt,
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.repetition import measure_repetition
-from mminfer.script import job_log, rule_model, rule_only, rule_prompt, tokenizer_folder
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt, tokenizer_folder
 
 GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
 

@@ -8,12 +8,12 @@ import logging
 import os
 from pathlib import Path
 
-from mminfer.claims import ClaimLog
 from mminfer.io import write_text_atomic
 from mminfer.measurements import MEASUREMENTS, pictures
 from mminfer.records import read_record
-from mminfer.report import render_report
-from mminfer.script import job_log, rule_only
+from mminfer.records.claims import ClaimLog
+from mminfer.report.render import render_report
+from mminfer.workflow.script import job_log, rule_only
 
 
 def relative_to(path, folder: Path) -> str:

@@ -1,20 +1,21 @@
 """What one machine serves: decode steps per batch size, the users by speed and by memory.
 
-Opens the model on the task's prompt and measures with mminfer.serve.serve; writes serve.json.
+Opens the model on the task's prompt and measures with mminfer.measures.serve.measure.serve; writes
+serve.json.
 """
 
 import logging
 
-from mminfer import serve
-from mminfer.loading import (
+from mminfer.measures.serve import measure as serve
+from mminfer.measures.serve.measure import ServeSettings
+from mminfer.model.loading import (
     ModelSource,
     check_prompt_logits,
     open_for_task_prompt,
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_model, rule_only, rule_prompt
-from mminfer.serve import ServeSettings
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
 
 log = logging.getLogger("mminfer")
 

@@ -1,21 +1,21 @@
 """Cost against generation length: the steps of clocked generations -> sweep.json.
 
 Opens the model on the task's prompt, long enough for the longest length, and measures with
-mminfer.sweep.sweep (per-step times, every length, the fit).
+mminfer.measures.sweep.measure.sweep (per-step times, every length, the fit).
 """
 
 import logging
 
-from mminfer import sweep
-from mminfer.loading import (
+from mminfer.measures.sweep import measure as sweep
+from mminfer.measures.sweep.measure import SweepSettings
+from mminfer.model.loading import (
     ModelSource,
     check_prompt_logits,
     open_for_task_prompt,
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import job_log, rule_model, rule_only, rule_prompt
-from mminfer.sweep import SweepSettings
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
 
 
 def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, settings: SweepSettings, out):

@@ -1,7 +1,8 @@
 r"""Step 5: distinct answers of the SFT model at each temperature -> temp.json; beyond the task,
 the sampler is not the cache -> sampler.json.
 
-One load of the SFT model: the cached draws of every temperature (mminfer.sampling), temp.json
+One load of the SFT model: the cached draws of every temperature (mminfer.measures.temp.measure),
+temp.json
 from them; then the sampler check at config key sampler.temperature reuses that temperature's
 cached draws (the same seed, samples and new tokens) and draws only the uncached run and the
 second seed. A sampler temperature that is not one of temp.temperatures has no draws to reuse:
@@ -14,11 +15,19 @@ also writes sampler.json):
 
 import logging
 
-from mminfer import sampling
-from mminfer.finite import model_named
-from mminfer.loading import ModelSource, open_for_chat, run_info
+from mminfer.measures.temp import measure
+from mminfer.model.finite import model_named
+from mminfer.model.loading import ModelSource, open_for_chat, run_info
 from mminfer.records import write_record
-from mminfer.script import SFT, TOKENIZER, cli, hand_model, job_log, rule_model, tokenizer_folder
+from mminfer.workflow.script import (
+    SFT,
+    TOKENIZER,
+    cli,
+    hand_model,
+    job_log,
+    rule_model,
+    tokenizer_folder,
+)
 
 log = logging.getLogger("mminfer")
 
@@ -42,7 +51,7 @@ def temperature(
         model, tokenizer, question, seed, chatml_fallback
     )
     run = run_info(loaded)
-    draws = sampling.temperature_draws(
+    draws = measure.temperature_draws(
         model=loaded.model,
         tokenizer=loaded_tokenizer,
         prompt_ids=prompt_ids,
@@ -53,7 +62,7 @@ def temperature(
         device=loaded.device,
         named=model_named(run.checkpoint, run.dtype),
     )
-    temps = sampling.summarize_temperatures(loaded_tokenizer, draws, prompt, run)
+    temps = measure.summarize_temperatures(loaded_tokenizer, draws, prompt, run)
     for key, summary in temps.items():
         log.info(
             "temperature %s: %d distinct of %d; most common (%d): %r",
@@ -69,7 +78,7 @@ def temperature(
     reused = draws.get(float(sampler_temperature))
     if reused is None:
         log.info("sampler.temperature %s is not in temp.temperatures: drawn", sampler_temperature)
-    check = sampling.sampler_check(
+    check = measure.sampler_check(
         model=loaded.model,
         tokenizer=loaded_tokenizer,
         prompt_ids=prompt_ids,

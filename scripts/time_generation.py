@@ -2,7 +2,8 @@ r"""Step 3: the time of greedy generation with and without the KV cache -> time.
 a user waits for in those same runs -> latency.json.
 
 Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more
-rounds while the timing is doubtful (mminfer.timing.time_with_latency: every run carries a
+rounds while the timing is doubtful (mminfer.measures.time.measure.time_with_latency: every run
+carries a
 streamer stamping each token, whose stamps make latency.json). (Named time_generation.py so that
 it does not shadow the standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 
@@ -13,16 +14,16 @@ it does not shadow the standard library's `time`.) Run by the workflow's `time` 
 
 import logging
 
-from mminfer import timing
-from mminfer.loading import (
+from mminfer.measures.time import measure as timing
+from mminfer.model.loading import (
     ModelSource,
     check_prompt_logits,
     open_for_task_prompt,
     run_info,
 )
-from mminfer.prompts import TASK_LENGTH_KEYS
+from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.script import (
+from mminfer.workflow.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
     cli,

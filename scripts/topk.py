@@ -1,15 +1,15 @@
 """The task's trap, measured: steps 5 and 6 with generate's default top_k left on -> topk.json.
 
 Opens the SFT model (with its LoRA) for step 5's experiment and the pretrained model for step 6's
-survivors (mminfer.topk.measure_topk). Run by the workflow's `topk` rule only.
+survivors (mminfer.measures.topk.measure.measure_topk). Run by the workflow's `topk` rule only.
 """
 
 import logging
 
-from mminfer.loading import ModelSource, open_for_chat, open_model, run_info
+from mminfer.measures.topk.measure import measure_topk
+from mminfer.model.loading import ModelSource, open_for_chat, open_model, run_info
 from mminfer.records import write_record
-from mminfer.script import job_log, rule_model, rule_only, tokenizer_folder
-from mminfer.topk import measure_topk
+from mminfer.workflow.script import job_log, rule_model, rule_only, tokenizer_folder
 
 
 def topk(

@@ -2,7 +2,7 @@ r"""Step 6: top-p survivors after [bos] + prefix -> topp.json (and topp_detail.j
 
 topp.json holds exactly the task's keys: the survivors after [bos] + prefix; topp_detail.json both
 positions (the open prefix and a sharp one), their entropy, top tokens and sorted distribution
-(mminfer.sampling.topp_detail). Run by the workflow's `topp` rule, or by hand:
+(mminfer.measures.topp.measure.topp_detail). Run by the workflow's `topp` rule, or by hand:
 
     python scripts/topp.py --pretrain /opt/mm/ref/pretrain.pth --tokenizer /opt/minimind/model \
         --out topp.json --detail topp_detail.json
@@ -10,10 +10,10 @@ positions (the open prefix and a sharp one), their entropy, top tokens and sorte
 
 import logging
 
-from mminfer import sampling
-from mminfer.loading import ModelSource, open_with_tokenizer, run_info
+from mminfer.measures.topp import measure
+from mminfer.model.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.script import (
+from mminfer.workflow.script import (
     PRETRAIN,
     TOKENIZER,
     cli,
@@ -27,7 +27,7 @@ from mminfer.script import (
 def topp(model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp_out, detail_out):
     """Open the model, read both positions' next-token distributions, write both files."""
     loaded, loaded_tokenizer = open_with_tokenizer(model, tokenizer)
-    detail = sampling.topp_detail(
+    detail = measure.topp_detail(
         model=loaded.model,
         tokenizer=loaded_tokenizer,
         prefixes={"open": prefix, "sharp": sharp_prefix},

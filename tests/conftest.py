@@ -19,10 +19,10 @@ import torch
 
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts
 from mminfer.demo.tokenizer_train import train_tokenizer
-from mminfer.loading import LoadedModel, ModelSpec, load_model, run_info, save_state_dict
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.model.loading import LoadedModel, ModelSpec, load_model, run_info, save_state_dict
+from mminfer.model.tokenizer import Tokenizer, load_tokenizer
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
-from mminfer.tokenizer import Tokenizer, load_tokenizer
 
 TINY_VOCAB_TARGET = 600
 TINY_MAX_POSITIONS = 512

@@ -9,7 +9,7 @@ import sys
 
 import torch
 
-from mminfer.loading import ModelSpec, load_model
+from mminfer.model.loading import ModelSpec, load_model
 
 SHAPE = {
     "hidden_size": 64,

@@ -1,4 +1,4 @@
-"""The tests' own judges of the report's claims: one oracle per claim key (mminfer.claims).
+"""The tests' own judges of the report's claims: one oracle per claim key (mminfer.records.claims).
 
 An oracle reads the literal words of the claim's sentence and checks them against the record's raw
 numbers (the batches' tokens per second, the runs' seconds, the steps' clocked flags), never

@@ -1,5 +1,5 @@
 """The oracles of the sampling side's claims: temp, topp, sampler, conversation, topk, repetition
-and batch (mminfer.claims; merged into tests/oracles.py's ORACLES).
+and batch (mminfer.records.claims; merged into tests/oracles.py's ORACLES).
 
 Each reads its sentence's literal words against the record's raw numbers: the counts of each
 temperature, penalty and p in the order of their values, the greedy ids (their repeated n-grams

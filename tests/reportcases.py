@@ -46,10 +46,10 @@ from reportdata import (
     topp_record,
 )
 
+from mminfer.measures.serve.serve import Serve
+from mminfer.measures.sweep.sweep import Sweep
+from mminfer.measures.temp.temp import Temperatures
 from mminfer.records import from_json, to_json
-from mminfer.records.serve import Serve
-from mminfer.records.sweep import Sweep
-from mminfer.records.temp import Temperatures
 
 PICTURES = {
     "sweep": "sweep.png",
@@ -281,7 +281,7 @@ def sweep_after_time_prompt(longest: int, spread: list[int], ratio: float, noisy
     steps clocked and those of ``spread``, the rest interpolated; the uncached steps scaled so
     that the longest length's time ratio is ``ratio``; the clocked step ``noisy`` 1.6 x its
     line (a busy machine's)."""
-    from mminfer.sweep import filled_steps
+    from mminfer.measures.sweep.measure import filled_steps
 
     with_steps = [0.004] + [0.003] * (longest - 1)
     clocked = set(range(16)) | set(spread)
@@ -618,7 +618,7 @@ def write_golden() -> None:
     purpose: read the diff before committing it)."""
     from pathlib import Path
 
-    from mminfer.report import render_report
+    from mminfer.report.render import render_report
 
     folder = Path(__file__).resolve().parent / "data" / "report"
     for name, case in cases().items():

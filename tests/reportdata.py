@@ -9,24 +9,24 @@ import functools
 import json
 from pathlib import Path
 
+from mminfer.measures.anatomy.anatomy import Anatomy
+from mminfer.measures.batch.batch import Batch
+from mminfer.measures.cache.fed import Count
+from mminfer.measures.cache.same import Same
+from mminfer.measures.capacity.capacity import Capacity
+from mminfer.measures.conversation.conversation import Conversation
+from mminfer.measures.kvbytes.kvbytes import KvBytes
+from mminfer.measures.repetition.repetition import Repetition
+from mminfer.measures.serve.serve import Serve
+from mminfer.measures.sweep.sweep import Sweep
+from mminfer.measures.temp.sampler import SamplerCheck
+from mminfer.measures.temp.temp import Temperatures
+from mminfer.measures.time.latency import Latency
+from mminfer.measures.time.time import Timing
+from mminfer.measures.topk.topk import TopK
+from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import RunInfo, from_json, to_json
-from mminfer.records.anatomy import Anatomy
-from mminfer.records.batch import Batch
-from mminfer.records.capacity import Capacity
-from mminfer.records.conversation import Conversation
-from mminfer.records.fed import Count
-from mminfer.records.kvbytes import KvBytes
-from mminfer.records.latency import Latency
-from mminfer.records.repetition import Repetition
-from mminfer.records.same import Same
-from mminfer.records.sampler import SamplerCheck
-from mminfer.records.serve import Serve
-from mminfer.records.sweep import Sweep
-from mminfer.records.temp import Temperatures
-from mminfer.records.time import Timing
-from mminfer.records.topk import TopK
-from mminfer.records.topp import TopPDetail
-from mminfer.spread import coefficient_of_variation
+from mminfer.records.spread import coefficient_of_variation
 
 RUN = {
     "model_set": "demo",
@@ -659,8 +659,8 @@ def repetition_record(
 ) -> Repetition:
     """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0; greedy follows
     plain greedy's loop for ``greedy_loop`` ids per penalty (64: all of them), its repeats and
-    divergence found by mminfer.repetition's own code."""
-    from mminfer.repetition import first_divergence, repeated_ngrams
+    divergence found by mminfer.measures.repetition.measure's own code."""
+    from mminfer.measures.repetition.measure import first_divergence, repeated_ngrams
 
     penalties = {}
     rows = zip(("1.0", "1.1", "1.3"), distinct, looping, greedy_loop)
@@ -832,7 +832,7 @@ def every_record(**replace) -> dict:
 
 def render_every(**replace) -> str:
     """report.md as the rule renders it, from every_record(**replace)."""
-    from mminfer.report import render_report
+    from mminfer.report.render import render_report
 
     return render_report(every_record(**replace), PICTURES, "cache.py")
 
@@ -842,7 +842,8 @@ CONVERSATION = Path(__file__).resolve().parent / "data" / "conversation.json"
 
 def conversation_record(verdicts=("ok", "ok", "ok")) -> Conversation:
     """A four-turn conversation of the tiny test model (tests/data/conversation.json, measured by
-    mminfer.conversation and frozen), its timed turns' verdicts as given (turns 2, 3, 4)."""
+    mminfer.measures.conversation.measure and frozen), its timed turns' verdicts as given (turns 2,
+    3, 4)."""
     data = json.loads(CONVERSATION.read_text(encoding="utf-8"))
     timed = [turn for turn in data["turns"] if turn["timing"] is not None]
     for turn, verdict in zip(timed, verdicts, strict=True):
@@ -852,14 +853,14 @@ def conversation_record(verdicts=("ok", "ok", "ok")) -> Conversation:
     return from_json(Conversation, data)
 
 
-# --- timings from their runs, judged by the project's own rules (mminfer.abtiming) ---------------
+# --- timings from their runs, judged by the project's own rules (mminfer.timing.ab) ---------------
 
 
 def replayed(a_runs: list[float], b_runs: list[float], sides, runs: int | None = None):
-    """The A/B timing record (mminfer.abtiming.ab_record, what time_ab returns) of runs that took
+    """The A/B timing record (mminfer.timing.ab.ab_record, what time_ab returns) of runs that took
     these seconds: medians, spreads, doubts and verdict as the measurements' own code finds them;
     ``runs`` asked for (the rest extra rounds), all of them where None."""
-    from mminfer.abtiming import ab_record  # torch: the records alone are read without it
+    from mminfer.timing.ab import ab_record  # torch: the records alone are read without it
 
     return ab_record(
         a_runs_s=a_runs,
@@ -875,8 +876,8 @@ def replayed(a_runs: list[float], b_runs: list[float], sides, runs: int | None =
 
 def repetition_timed(with_runs: list[float], without_runs: list[float], **changes) -> Repetition:
     """repetition.json whose cost was timed as these runs (the penalty-free run as side a, as
-    mminfer.repetition.time_penalty times it)."""
-    from mminfer.repetition import PENALTY_SIDES
+    mminfer.measures.repetition.measure.time_penalty times it)."""
+    from mminfer.measures.repetition.measure import PENALTY_SIDES
 
     data = to_json(repetition_record(**changes))
     timed = replayed(without_runs, with_runs, PENALTY_SIDES)
@@ -902,9 +903,10 @@ def repetition_timed(with_runs: list[float], without_runs: list[float], **change
 
 
 def batch_timed(batch_runs: list[float], sequential_runs: list[float], **changes) -> Batch:
-    """batch.json whose timing ran as these runs (the batch as side a, as mminfer.batch times
+    """batch.json whose timing ran as these runs (the batch as side a, as
+    mminfer.measures.batch.measure times
     it)."""
-    from mminfer.batch import BATCH_SIDES
+    from mminfer.measures.batch.measure import BATCH_SIDES
 
     data = to_json(batch_record(**changes))
     timing = data["timing"]
@@ -935,8 +937,9 @@ def batch_timed(batch_runs: list[float], sequential_runs: list[float], **changes
 
 def conversation_timed(runs: dict[int, tuple[list[float], list[float]]]) -> Conversation:
     """The four-turn conversation (conversation_record) whose timed turns ran as ``runs``: turn ->
-    (recompute's runs, carry's), each judged as mminfer.conversation.time_turn judges them."""
-    from mminfer.conversation import CARRY_SIDES, worst_verdict
+    (recompute's runs, carry's), each judged as mminfer.measures.conversation.measure.time_turn
+    judges them."""
+    from mminfer.measures.conversation.measure import CARRY_SIDES, worst_verdict
 
     data = to_json(conversation_record())
     verdicts = []
@@ -982,11 +985,12 @@ def clocked_sweep(
     runs: int = 3,
 ) -> Sweep:
     """sweep.json from every cached step and the uncached steps clocked (None: not clocked), the
-    rest filled and each length summed by mminfer.sweep's own functions (filled_steps,
+    rest filled and each length summed by mminfer.measures.sweep.measure's own functions
+    (filled_steps,
     length_point), its doubts and verdict by its own rules; each step's range over the runs
     ``step_cv`` either side, the runs' sums ``runs_cv``."""
-    from mminfer import sweep as measure
-    from mminfer.spread import verdict_of
+    from mminfer.measures.sweep import measure
+    from mminfer.records.spread import verdict_of
 
     longest = len(with_steps)
     fitted_without = interpolate_all(without_steps)
@@ -1088,11 +1092,12 @@ def interpolate_all(seconds: list[float | None]) -> list[float]:
 
 
 def timed(with_runs: list[float], without_runs: list[float], runs: int = 3, **changes) -> Timing:
-    """time.json from its runs, summarised by mminfer.timing's own timing_record (the medians,
+    """time.json from its runs, summarised by mminfer.measures.time.measure's own timing_record (the
+    medians,
     the speedup, the spreads, the doubts, the verdict); the machine's conditions (threads, cores,
     load) as time_json's, so that a golden report does not depend on the machine."""
-    from mminfer.abtiming import ab_record
-    from mminfer.timing import CACHE_SIDES, timing_record
+    from mminfer.measures.time.measure import CACHE_SIDES, timing_record
+    from mminfer.timing.ab import ab_record
 
     timed_runs = ab_record(
         a_runs_s=with_runs,
@@ -1120,14 +1125,15 @@ def served(
     passes: int = 3,
     within: dict[int, float] | None = None,
 ) -> Serve:
-    """serve.json from each batch's passes, summarised by mminfer.serve's own functions: every
+    """serve.json from each batch's passes, summarised by mminfer.measures.serve.measure's own
+    functions: every
     row (batch_step: the medians, spreads, doubts, verdict), the fit, the peak, where growth
     stops, where batching is nearly free, the cliffs and the users bound. ``cvs``: the spread of
     a batch's passes' median steps, ``prefill_cvs`` of its prefills, ``within`` the jitter of
     the steps inside each pass (every other step that much slower)."""
-    from mminfer import serve as measure
-    from mminfer.records.serve import CacheLevel
-    from mminfer.spread import verdict_of
+    from mminfer.measures.serve import measure
+    from mminfer.measures.serve.serve import CacheLevel
+    from mminfer.records.spread import verdict_of
 
     cvs, prefill_cvs, within = cvs or {}, prefill_cvs or {}, within or {}
     rows = []
@@ -1188,7 +1194,8 @@ def latency_record(
     cost_rounds: int = 2,
 ) -> Latency:
     """latency.json from stamps made for ``time``'s runs (time_record() by default), summarised by
-    mminfer.timing's own latency_record: each run's first token at ``ttft_s`` (with, without the
+    mminfer.measures.time.measure's own latency_record: each run's first token at ``ttft_s`` (with,
+    without the
     cache; at most half the run), its last ``sliver_s`` before the run's end, the gaps between
     growing by ``growth`` of the first from the first step to the last on the uncached path (flat
     on the cached), each gap shaken by up to ``wobble`` of itself, run by run; the streamer's cost:
@@ -1196,8 +1203,8 @@ def latency_record(
     import itertools
     import math
 
-    from mminfer.timing import latency_record as summarise
-    from mminfer.timing import streamer_calls_s, streamer_cost
+    from mminfer.measures.time.measure import latency_record as summarise
+    from mminfer.measures.time.measure import streamer_calls_s, streamer_cost
 
     time = time or time_record()
     n = time.new_tokens
@@ -1242,9 +1249,10 @@ BETWEEN_OPS = 5
 
 @functools.cache
 def anatomy_path(use_cache: bool, prompt_len: int = 201, new_tokens: int = 64) -> dict:
-    """A path's counts for RUN's model, each call and the totals through mminfer.anatomy's own
+    """A path's counts for RUN's model, each call and the totals through
+    mminfer.measures.anatomy.measure's own
     step_of and totals_of (made once per shape: read it, never change it)."""
-    from mminfer.anatomy import SDPA_CPU, Shape, formula_parts, step_of, totals_of
+    from mminfer.measures.anatomy.measure import SDPA_CPU, Shape, formula_parts, step_of, totals_of
 
     config = RUN["config"]
     shape = Shape(

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import torch
 
-from mminfer.model import MiniMindConfig
-from mminfer.serve import ServeSettings
+from mminfer.measures.serve.measure import ServeSettings
+from mminfer.model.twin import MiniMindConfig
 
 UNFILTERED = {"top_k": 0, "top_p": 1.0, "eos_token_id": None}  # every token a candidate, no eos
 GREEDY = UNFILTERED | {"do_sample": False}

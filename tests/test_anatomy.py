@@ -18,7 +18,8 @@ import torch
 from knob_models import KINDS, models_of_kind
 from torch.utils.flop_counter import FlopCounterMode
 
-from mminfer.anatomy import (
+from mminfer.measures.anatomy.anatomy import PATHS, Anatomy, split_claims
+from mminfer.measures.anatomy.measure import (
     SDPA_CPU,
     counted_calls,
     formula_parts,
@@ -26,11 +27,10 @@ from mminfer.anatomy import (
     path_counts,
     shape_of,
 )
-from mminfer.generation import GREEDY
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora, wrapped_forward
+from mminfer.model.generation import GREEDY
+from mminfer.model.tokenizer import load_tokenizer
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora, wrapped_forward
 from mminfer.records import read_record, write_record
-from mminfer.records.anatomy import PATHS, Anatomy, split_claims
-from mminfer.tokenizer import load_tokenizer
 
 SHAPE = {
     "hidden_size": 64,

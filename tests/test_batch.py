@@ -1,4 +1,5 @@
-"""batch.json (mminfer.batch): the prompts (step 1's and shorter ones after it), left and right
+"""batch.json (mminfer.measures.batch.measure): the prompts (step 1's and shorter ones after it),
+left and right
 padding with the pad id, every masked row the prompt alone on a CPU in float32, the mask's fate in
 half precision (never a crash), bad settings named by key; the section follows its record."""
 
@@ -12,10 +13,16 @@ from conftest import PRETRAIN_PROMPT
 from reportdata import batch_record, batch_row, render_every
 from shapes import prompt_of
 
-from mminfer.batch import batch_prompts, measure_batch, pad_id, padded, prompt_lengths
 from mminfer.errors import MminferError
+from mminfer.measures.batch.batch import Batch, batch_facts
+from mminfer.measures.batch.measure import (
+    batch_prompts,
+    measure_batch,
+    pad_id,
+    padded,
+    prompt_lengths,
+)
 from mminfer.records import from_json, to_json
-from mminfer.records.batch import Batch, batch_facts
 
 
 def measured(model, tokenizer, run, prompts=None):

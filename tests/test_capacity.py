@@ -1,7 +1,7 @@
 """What fits on a card.
 
 Bytes per cached token per dtype, the weights' bytes, the capacity table, and a real batch cache
-against its prediction (mminfer.capacity).
+against its prediction (mminfer.measures.capacity.measure).
 """
 
 from __future__ import annotations
@@ -10,12 +10,17 @@ import json
 
 import torch
 
-from mminfer.capacity import bytes_per_token, capacity, capacity_table, weight_bytes
-from mminfer.kvcache import measure_kv_bytes
-from mminfer.loading import count_parameters
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.measures.capacity.capacity import Capacity
+from mminfer.measures.capacity.measure import (
+    bytes_per_token,
+    capacity,
+    capacity_table,
+    weight_bytes,
+)
+from mminfer.measures.kvbytes.measure import measure_kv_bytes
+from mminfer.model.loading import count_parameters
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 from mminfer.records import from_json, to_json
-from mminfer.records.capacity import Capacity
 
 # conftest's tiny shape: hidden 64, 2 layers, 4 heads, 2 KV heads -> head_dim 16.
 # One cached token in float32: 2 (K, V) x 2 layers x 2 KV heads x 16 x 4 bytes = 512 bytes.

@@ -1,4 +1,4 @@
-"""Every sentence a checked claim: the framework (mminfer.claims) and the property tests.
+"""Every sentence a checked claim: the framework (mminfer.records.claims) and the property tests.
 
 The property tests build records of every shape a run can give, through the project's own
 constructors (tests/reportdata.py's records, the summaries derived by the measuring code itself),
@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 from oracles import ORACLES, denied
 from reportdata import every_record, serve_record
 
-import mminfer.records.serve as serve_records
-from mminfer import serve as serve_measure
-from mminfer.claims import Claim, ClaimLog, claim
-from mminfer.report import render_report
+import mminfer.measures.serve.serve as serve_records
+from mminfer.measures.serve import measure as serve_measure
+from mminfer.records.claims import Claim, ClaimLog, claim
+from mminfer.report.render import render_report
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERTY = settings(
@@ -86,7 +86,8 @@ def decode_steps(draw) -> dict[int, float]:
 
 
 def serve_record_of(steps: dict[int, float]):
-    """serve.json with these decode steps, its summaries found by mminfer.serve's own code."""
+    """serve.json with these decode steps, its summaries found by mminfer.measures.serve.measure's
+    own code."""
     base = serve_record(steps=steps, peak_batch=min(steps), growth_stops_at=min(steps))
     rows = base.batches
     top = serve_measure.peak(rows)

@@ -2,7 +2,8 @@
 every shape a run can give.
 
 Each strategy builds its records through the project's own constructors (tests/reportdata.py's
-records read back by from_json; timings judged by mminfer.timing's rules from the runs drawn),
+records read back by from_json; timings judged by mminfer.measures.time.measure's rules from the
+runs drawn),
 renders the whole report and asserts that no claim it wrote is denied: counts rising, falling,
 flat and mixed; one temperature, penalty or p and many; timings quiet, noisy and untrusted; a
 time to first token that falls as the prompt grows. A planted wrong branch shows that they catch
@@ -27,12 +28,12 @@ from reportdata import (
     topk_record,
 )
 
-import mminfer.records.batch as batch_records
-from mminfer.claims import ClaimLog, claim
+import mminfer.measures.batch.batch as batch_records
+from mminfer.measures.batch.batch import Batch
+from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import from_json, to_json
-from mminfer.records.batch import Batch
-from mminfer.records.topp import TopPDetail
-from mminfer.report import render_report
+from mminfer.records.claims import ClaimLog, claim
+from mminfer.report.render import render_report
 
 PROPERTY = settings(
     max_examples=30,

@@ -3,11 +3,14 @@
 Hypothesis builds time.json, sweep.json and serve.json of every shape a run gives (rising,
 falling and flat steps, one dip, cliffs; quiet, noisy and untrusted timings; clocked and
 interpolated steps; one run or pass and many) through the project's own constructors: the runs
-summarised by mminfer.timing.timing_record, anatomy.json's calls counted by mminfer.anatomy's
+summarised by mminfer.measures.time.measure.timing_record, anatomy.json's calls counted by
+mminfer.measures.anatomy.measure's
 formulas on machines where each term binds, the steps filled and each length summed by
-mminfer.sweep's own functions, every batch, the fit, the peak and the bounds by mminfer.serve's
+mminfer.measures.sweep.measure's own functions, every batch, the fit, the peak and the bounds by
+mminfer.measures.serve.measure's
 (tests/reportdata.py: timed, clocked_sweep, served), and latency.json from stamps laid on
-time.json's own runs by mminfer.timing's latency_record (reportdata.latency_record). Each renders
+time.json's own runs by mminfer.measures.time.measure's latency_record (reportdata.latency_record).
+Each renders
 the whole report and every claim it wrote must hold by its oracle (tests/oracles_timing.py,
 tests/oracles_latency.py). A planted wrong judge ("the same" by the sum of the spreads, as before
 issue 36) is caught.
@@ -33,10 +36,10 @@ from reportdata import (
     timed,
 )
 
-import mminfer.records.sweep as sweep_records
-from mminfer.claims import ClaimLog, claim
-from mminfer.report import render_report
-from mminfer.sweep import filled_steps
+import mminfer.measures.sweep.sweep as sweep_records
+from mminfer.measures.sweep.measure import filled_steps
+from mminfer.records.claims import ClaimLog, claim
+from mminfer.report.render import render_report
 
 PROPERTY = settings(
     max_examples=120,
@@ -50,7 +53,7 @@ FIND = settings(PROPERTY, phases=[Phase.generate])  # a planted error: found, no
 @st.composite
 def timings(draw):
     """time.json: 1 to 7 rounds, the cache 0.7 to 60 x faster, quiet to very noisy (some rounds
-    with the cache slower), summarised by mminfer.timing.timing_record."""
+    with the cache slower), summarised by mminfer.measures.time.measure.timing_record."""
     rounds = draw(st.integers(min_value=1, max_value=7))
     with_s = draw(st.floats(min_value=0.05, max_value=0.5))
     speedup = draw(st.sampled_from([0.7, 1.0, 1.5, 5.0, 5.34, 12.0, 60.0]))
@@ -242,7 +245,7 @@ def test_the_property_test_catches_the_same_judged_by_the_spreads_sum(monkeypatc
 def test_the_property_test_catches_a_binding_term_judged_against_one_other(monkeypatch):
     """The term that binds judged against arithmetic alone (memory forgotten): wrong wherever
     the bytes take longer than the kernels' dispatch."""
-    import mminfer.records.anatomy as anatomy_records
+    import mminfer.measures.anatomy.anatomy as anatomy_records
 
     honest = anatomy_records.split_claims
 
@@ -262,7 +265,7 @@ def test_the_property_test_catches_a_binding_term_judged_against_one_other(monke
 def test_the_property_test_catches_a_speed_bound_stated_flatly(monkeypatch):
     """A speed bound said firm wherever it was measured, as before issue 36 (a bound that one
     pass's range straddles is rare among the drawn shapes: this plant draws it directly)."""
-    import mminfer.records.serve as serve_records
+    import mminfer.measures.serve.serve as serve_records
 
     honest = serve_records.bound_claims
 
@@ -288,7 +291,7 @@ def test_the_property_test_catches_a_speed_bound_stated_flatly(monkeypatch):
 def test_the_property_test_catches_the_prefill_said_inside_every_speed(monkeypatch):
     """eval_llm's [Speed] said slower than the decode rate wherever it was measured: wrong where
     the first token came sooner than a gap."""
-    import mminfer.records.latency as latency_records
+    import mminfer.measures.time.latency as latency_records
 
     honest = latency_records.speed_claims
 
@@ -309,7 +312,7 @@ def test_the_property_test_catches_the_uncached_growth_judged_without_the_runs_r
 ):
     """The uncached gaps said to grow where the last steps' median passes the first steps' median,
     however far the runs' own gaps spread around them."""
-    import mminfer.records.latency as latency_records
+    import mminfer.measures.time.latency as latency_records
 
     honest = latency_records.growth_claims
 
@@ -329,7 +332,7 @@ def test_the_property_test_catches_the_uncached_growth_judged_without_the_runs_r
 def test_the_property_test_catches_the_streamer_s_cost_judged_by_half_the_runs_range(monkeypatch):
     """The judge before the shared one: the paired difference said to be the streamer's cost
     wherever it passes half the cached runs' range, whatever the noise threshold says."""
-    import mminfer.records.latency as latency_records
+    import mminfer.measures.time.latency as latency_records
 
     honest = latency_records.cost_claims
 

@@ -1,4 +1,4 @@
-"""The one clock every timing reads (mminfer.clock), and its seeded jitter for tests.
+"""The one clock every timing reads (mminfer.timing.clock), and its seeded jitter for tests.
 
 With MMINFER_CLOCK_JITTER set to a seed, every read adds a seeded positive offset: the same seed
 gives the same offsets, time never runs backwards, and a timing read through it cannot come out
@@ -13,12 +13,12 @@ import itertools
 import pytest
 from shapes import prompt_of
 
-from mminfer import clock as clock_module
-from mminfer.abtiming import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
-from mminfer.clock import JITTER_VARIABLE, clock_name, device_clock, stamp_clock
 from mminfer.errors import MminferError
-from mminfer.spread import NOISY_CV
-from mminfer.timing import time_cache
+from mminfer.measures.time.measure import time_cache
+from mminfer.records.spread import NOISY_CV
+from mminfer.timing import clock as clock_module
+from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
+from mminfer.timing.clock import JITTER_VARIABLE, clock_name, device_clock, stamp_clock
 
 
 def ticking(monkeypatch) -> None:

@@ -302,7 +302,8 @@ def test_cluster_figures_equal_a_local_run_of_the_same_config(runs):
 # --- the profile itself: no cluster needed ------------------------------------------------------
 
 
-# Every SLURM client tool the executor plugin (or mminfer/cluster.py) may call while planning.
+# Every SLURM client tool the executor plugin (or mminfer/workflow/cluster.py) may call while
+# planning.
 SLURM_TOOLS = ("sinfo", "sacct", "squeue", "sbatch", "scontrol", "srun")
 
 

@@ -1,11 +1,12 @@
-"""A cluster run's threads (mminfer.cluster): cores must be one node's CPUs, the check says when
+"""A cluster run's threads (mminfer.workflow.cluster): cores must be one node's CPUs, the check says
+when
 they are not and how to fix it; sinfo's answer is read, and its silence is not a guess."""
 
 from __future__ import annotations
 
 import os
 
-from mminfer.cluster import node_cpus, threads_problem
+from mminfer.workflow.cluster import node_cpus, threads_problem
 
 
 def test_cores_equal_to_the_nodes_cpus_are_right():

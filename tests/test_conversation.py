@@ -1,4 +1,5 @@
-"""A conversation's cache (mminfer.conversation): carried across turns against recomputed.
+"""A conversation's cache (mminfer.measures.conversation.measure): carried across turns against
+recomputed.
 
 Tokens fed against their formulas, the same answers both ways (and a check that fails when the fed
 tokens' positions start at 0), a template that breaks the common prefix, the time to first token
@@ -22,9 +23,15 @@ import torch
 from conftest import TINY_MAX_POSITIONS
 from shapes import small_config
 
-from mminfer import conversation, plots
-from mminfer.cachebytes import kv_formula_bytes
-from mminfer.conversation import (
+from mminfer.errors import MminferError
+from mminfer.measures.conversation import measure as conversation
+from mminfer.measures.conversation.conversation import (
+    Conversation,
+    ConversationSettings,
+    PrefixBreak,
+    conversation_facts,
+)
+from mminfer.measures.conversation.measure import (
     CACHE_COVERS_INPUT,
     RETURN_SEQUENCES_WITH_BATCH1_CACHE,
     common_prefix,
@@ -37,19 +44,14 @@ from mminfer.conversation import (
     time_turn,
     truncate_cache,
 )
-from mminfer.errors import MminferError
-from mminfer.inputs import read_schema
-from mminfer.loading import ModelSpec, load_model, save_state_dict
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
+from mminfer.model.cachebytes import kv_formula_bytes
+from mminfer.model.loading import ModelSpec, load_model, save_state_dict
+from mminfer.model.tokenizer import load_tokenizer
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import FirstDifference, from_json, to_json
-from mminfer.records.conversation import (
-    Conversation,
-    ConversationSettings,
-    PrefixBreak,
-    conversation_facts,
-)
-from mminfer.report import environment, unwrap
-from mminfer.tokenizer import load_tokenizer
+from mminfer.report import plots
+from mminfer.report.render import environment, unwrap
+from mminfer.workflow.inputs import read_schema
 
 QUESTIONS = [
     "가람 마을의 특산물은 무엇인가요?",
@@ -582,7 +584,7 @@ def test_exact_in_both_backends_on_every_kind_of_model(
 
 # --- the report's section and the picture --------------------------------------------------------
 
-SECTION = Path(__file__).resolve().parents[1] / "report" / "sections"
+REPORT = Path(__file__).resolve().parents[1] / "report"
 
 
 @pytest.fixture(scope="module")
@@ -605,7 +607,7 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
 
 def render(facts: dict, pictures=None) -> str:
     """The section alone, its wrapped lines joined as Markdown reads them."""
-    template = environment(SECTION.parent).get_template("sections/conversation.md.j2")
+    template = environment(REPORT).get_template("conversation/conversation.md.j2")
     return unwrap(template.render(conversation=facts, pictures=pictures))
 
 
@@ -631,7 +633,8 @@ def test_the_section_states_the_measured_figures(record):
 
 
 def test_the_section_template_lines_stay_under_100_characters():
-    lines = (SECTION / "conversation.md.j2").read_text(encoding="utf-8").splitlines()
+    section = REPORT.parent / "mminfer" / "measures" / "conversation" / "conversation.md.j2"
+    lines = section.read_text(encoding="utf-8").splitlines()
     assert [line for line in lines if len(line) >= 100] == []
 
 
@@ -735,7 +738,7 @@ def test_mminfers_own_stop_inside_a_pitfall_is_raised(tiny_sft_model, monkeypatc
 def test_the_comparison_says_the_records_same_answers(record):
     from reportdata import capacity_record, kv_record, temp_record, time_record, topp_record
 
-    from mminfer.compare import comparison_row
+    from mminfer.report.compare import comparison_row
 
     def row(conversation):
         return comparison_row(
@@ -768,7 +771,13 @@ READ_WITHOUT_TORCH = """
 import sys
 from pathlib import Path
 
-from mminfer import compare, measurements, plots, report
+from mminfer import measurements
+
+from mminfer.report import compare
+
+from mminfer.report import plots
+
+from mminfer.report import render as report
 
 folder = Path(sys.argv[1])
 records = {}

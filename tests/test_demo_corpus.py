@@ -27,7 +27,7 @@ from mminfer.demo.tokenizer_train import (
     CHAT_TEMPLATE,
     train_tokenizer,
 )
-from mminfer.inputs import parsed_config
+from mminfer.workflow.inputs import parsed_config
 
 SMALL_SPEC = CorpusSpec(seed=0, train_docs=400, val_docs=10, sft_conversations=200)
 

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 import torch
 
-from mminfer.checkpoints import read_state_dict
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.demo.train import (
@@ -33,9 +32,10 @@ from mminfer.demo.train import (
     train_spec,
 )
 from mminfer.errors import MminferError
-from mminfer.inputs import parsed_config
-from mminfer.loading import load_model
-from mminfer.tokenizer import load_tokenizer
+from mminfer.model.checkpoints import read_state_dict
+from mminfer.model.loading import load_model
+from mminfer.model.tokenizer import load_tokenizer
+from mminfer.workflow.inputs import parsed_config
 
 TINY_CORPUS = CorpusSpec(seed=0, train_docs=120, val_docs=8, sft_conversations=80)
 TINY_VOCAB = 600

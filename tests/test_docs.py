@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from mminfer.inputs import read_schema
 from mminfer.measurements import alone_rules
+from mminfer.workflow.inputs import read_schema
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -9,8 +9,8 @@ import time
 
 import pytest
 
-from mminfer import fingerprint
-from mminfer.fingerprint import ABSENT, Fingerprints
+from mminfer.workflow import fingerprint
+from mminfer.workflow.fingerprint import ABSENT, Fingerprints
 
 OLD_NS = 946_684_800 * 10**9  # 2000-01-01
 
@@ -21,7 +21,7 @@ def sha(data: bytes) -> str:
 
 @pytest.fixture
 def hashes(monkeypatch) -> list:
-    """Every path mminfer.fingerprint reads to hash, in order."""
+    """Every path mminfer.workflow.fingerprint reads to hash, in order."""
     read = []
     real = fingerprint.sha256_of
 

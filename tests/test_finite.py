@@ -18,17 +18,19 @@ import pytest
 import torch
 from conftest import CHAT_PROMPT, TINY_MAX_POSITIONS
 
-from mminfer import greedy, sampling
 from mminfer.demo.corpus import write_corpus
 from mminfer.errors import MminferError
-from mminfer.finite import check_weights, finite_logits
-from mminfer.inputs import fill_defaults, read_schema
-from mminfer.loading import ModelSource, ModelSpec, load_model, run_info
-from mminfer.model import square_linears
+from mminfer.measures.cache import measure as greedy
+from mminfer.measures.conversation.conversation import ConversationSettings
+from mminfer.measures.serve.measure import ServeSettings
+from mminfer.measures.sweep.measure import SweepSettings
+from mminfer.measures.temp import measure as temperature
+from mminfer.measures.topp import measure as topp_measure
+from mminfer.model.finite import check_weights, finite_logits
+from mminfer.model.loading import ModelSource, ModelSpec, load_model, run_info
+from mminfer.model.twin import square_linears
 from mminfer.records import PretrainPrompt
-from mminfer.records.conversation import ConversationSettings
-from mminfer.serve import ServeSettings
-from mminfer.sweep import SweepSettings
+from mminfer.workflow.inputs import fill_defaults, read_schema
 
 BROKEN = "model.layers.1.mlp.down_proj.weight"  # the tensor given one NaN
 SPEC = ModelSpec(
@@ -318,7 +320,7 @@ def test_greedy_comparison_names_the_path_and_step_of_nan_logits(
 def test_sampling_stops_before_torch_samples_from_nan(tiny_model, tiny_tokenizer, tiny_run):
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError) as raised:
-        sampling.temperature_experiment(
+        temperature.temperature_experiment(
             model=model,
             tokenizer=tiny_tokenizer,
             prompt_ids=[1, 5, 9],
@@ -338,7 +340,7 @@ def test_sampling_stops_before_torch_samples_from_nan(tiny_model, tiny_tokenizer
 def test_sampler_check_names_the_run_that_met_nan(tiny_model, tiny_tokenizer, tiny_run):
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError, match="temperature 1.0 with the cache, seed 3, step 2"):
-        sampling.sampler_check(
+        temperature.sampler_check(
             model=model,
             tokenizer=tiny_tokenizer,
             prompt_ids=[1, 5, 9],
@@ -364,7 +366,7 @@ def test_topp_names_the_prefix_whose_logits_are_nan(tiny_checkpoint, tiny_tokeni
     checkpoint = saved_with(tiny_checkpoint, tmp_path / "overflow.pth", overflowing)
     loaded = load_model(checkpoint, SPEC)
     with pytest.raises(MminferError, match=r"the next token after \[bos\]민수는: the logits hold"):
-        sampling.topp_detail(
+        topp_measure.topp_detail(
             model=loaded.model,
             tokenizer=tiny_tokenizer,
             prefixes={"open": "민수는"},

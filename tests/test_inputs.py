@@ -11,7 +11,9 @@ import pytest
 import yaml
 
 from mminfer.errors import MminferError
-from mminfer.inputs import (
+from mminfer.io import read_json, write_json
+from mminfer.model.prompts import pretrain_prompt, read_documents
+from mminfer.workflow.inputs import (
     check_config,
     config_errors,
     demo_paths,
@@ -21,8 +23,6 @@ from mminfer.inputs import (
     resolve_inputs,
     resolve_runs,
 )
-from mminfer.io import read_json, write_json
-from mminfer.prompts import pretrain_prompt, read_documents
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -440,9 +440,9 @@ def test_a_settings_record_takes_every_key_of_its_config_section(section):
     """The rule passes config[section] whole: a key missing from the record or the schema fails."""
     import dataclasses
 
-    from mminfer.records.conversation import ConversationSettings
-    from mminfer.serve import ServeSettings
-    from mminfer.sweep import SweepSettings
+    from mminfer.measures.conversation.conversation import ConversationSettings
+    from mminfer.measures.serve.measure import ServeSettings
+    from mminfer.measures.sweep.measure import SweepSettings
 
     records = {
         "serve": ServeSettings,

@@ -10,13 +10,13 @@ import pytest
 import torch
 from knob_models import KINDS, models_of_kind
 
-from mminfer import model as builtin_model
-from mminfer.batch import measure_batch
-from mminfer.prompts import chat_prompt
+from mminfer.measures.batch.measure import measure_batch
+from mminfer.measures.repetition.measure import greedy_with_penalty, measure_repetition
+from mminfer.measures.topk.measure import measure_topk
+from mminfer.model import twin as builtin_model
+from mminfer.model.prompts import chat_prompt
+from mminfer.model.tokenizer import load_tokenizer
 from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo, to_json, within_rounding
-from mminfer.repetition import greedy_with_penalty, measure_repetition
-from mminfer.tokenizer import load_tokenizer
-from mminfer.topk import measure_topk
 
 QUESTION = "가람 마을의 특산물은 무엇인가요?"
 TEXT = (

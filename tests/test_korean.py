@@ -1,11 +1,11 @@
-"""Korean particles after numbers follow the Sino-Korean reading (mminfer.korean)."""
+"""Korean particles after numbers follow the Sino-Korean reading (mminfer.report.korean)."""
 
 from __future__ import annotations
 
 import pytest
 
-from mminfer.korean import particle, particle_for, reading_final, written
-from mminfer.report import environment
+from mminfer.report.korean import particle, particle_for, reading_final, written
+from mminfer.report.render import environment
 
 # Each digit's reading: 영 일 이 삼 사 오 육 칠 팔 구.
 DIGITS = {0: "은", 1: "은", 2: "는", 3: "은", 4: "는", 5: "는", 6: "은", 7: "은", 8: "은", 9: "는"}

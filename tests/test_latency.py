@@ -11,11 +11,8 @@ import reportdata
 import torch
 from shapes import prompt_of
 
-from mminfer.clock import LastRead, StampingStreamer
-from mminfer.generation import GREEDY
-from mminfer.records import from_json, to_json
-from mminfer.records.latency import Latency, cost_claims
-from mminfer.timing import (
+from mminfer.measures.time.latency import Latency, cost_claims
+from mminfer.measures.time.measure import (
     eval_speed,
     percentile,
     run_latency,
@@ -23,6 +20,9 @@ from mminfer.timing import (
     streamer_cost,
     time_with_latency,
 )
+from mminfer.model.generation import GREEDY
+from mminfer.records import from_json, to_json
+from mminfer.timing.clock import LastRead, StampingStreamer
 
 
 def ticking(step: float = 1.0):

@@ -1,13 +1,14 @@
-"""The package's layers hold (.importlinter, checked by import-linter): measurements are siblings,
-the floor lies below them, the model and its loading below the floor, and the readers (records,
-registry, report, pictures, comparison) import neither torch nor the measuring code.
+"""The package's layers hold as its folders show them (.importlinter, checked by import-linter):
+a measures folder never imports another, the report lies above the registry, the registry above
+the measures, the measures above timing and the model; records, the registry and the report never
+import torch, the model or the timing.
 
-A planted import of one measurement module into another, in a copy of the package, breaks them.
+Planted imports in a copy of the package (one measures folder into another, a measurement into the
+model, torch into a record) break them.
 """
 
 from __future__ import annotations
 
-import configparser
 import importlib
 import inspect
 import os
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from mminfer.measurements import MEASUREMENTS
+from mminfer.measurements import MEASUREMENTS, declared
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -63,43 +64,77 @@ def test_the_layer_contracts_hold():
     assert "3 kept, 0 broken" in result.stdout
 
 
-def test_a_measurement_importing_another_breaks_the_contracts(tmp_path):
+def planted(root: Path, module: str, anchor: str, line: str) -> None:
+    """``line`` planted after ``anchor`` in ``module`` (a path under root/mminfer)."""
+    path = root / "mminfer" / module
+    text = path.read_text(encoding="utf-8")
+    assert anchor in text, (module, anchor)
+    path.write_text(text.replace(anchor, anchor + line + "  # planted\n"), encoding="utf-8")
+
+
+def test_a_measures_folder_importing_another_breaks_the_contracts(tmp_path):
     root = copy_of_package(tmp_path)
-    conversation = root / "mminfer" / "conversation.py"
-    text = conversation.read_text(encoding="utf-8")
-    planted = "from mminfer.serve import ServeSettings  # planted\n"
-    anchor = "from mminfer.tokenizer import Tokenizer\n"
-    assert anchor in text
-    conversation.write_text(text.replace(anchor, anchor + planted), encoding="utf-8")
+    planted(
+        root,
+        "measures/conversation/measure.py",
+        "from mminfer.model.tokenizer import Tokenizer\n",
+        "from mminfer.measures.serve.measure import ServeSettings",
+    )
     result = lint_imports(root)
     assert result.returncode != 0
-    assert "Measurements are siblings: no measurement module imports another BROKEN" in (
-        result.stdout
+    assert "A measures folder never imports another BROKEN" in result.stdout
+    assert (
+        "mminfer.measures.conversation.measure -> mminfer.measures.serve.measure" in result.stdout
     )
-    assert "mminfer.conversation -> mminfer.serve" in result.stdout
 
 
-def test_the_contracts_name_every_measurement_module_of_the_registry():
-    contracts = configparser.ConfigParser()
-    contracts.read(REPO / ".importlinter", encoding="utf-8")
-    declared = {entry.measured_by.split(":")[0] for entry in MEASUREMENTS}
-    siblings = set(contracts["importlinter:contract:siblings"]["modules"].split())
-    layers = contracts["importlinter:contract:floor"]["layers"].strip().splitlines()  # top first
-    top = {f"mminfer.{name.strip()}" for name in layers[0].split("|")}
-    assert siblings == declared, "run python scripts/config_docs.py"
-    assert top == declared, "run python scripts/config_docs.py"
+def test_the_model_importing_a_measurement_breaks_the_contracts(tmp_path):
+    root = copy_of_package(tmp_path)
+    planted(
+        root,
+        "model/generation.py",
+        "from mminfer.model.counting import ForwardRecorder\n",
+        "from mminfer.measures.cache.same import Same",
+    )
+    result = lint_imports(root)
+    assert result.returncode != 0
+    assert "the measures above timing and the model BROKEN" in result.stdout
+
+
+def test_a_record_importing_torch_breaks_the_contracts(tmp_path):
+    root = copy_of_package(tmp_path)
+    planted(
+        root,
+        "measures/kvbytes/kvbytes.py",
+        "from mminfer.records import RunInfo\n",
+        "import torch",
+    )
+    result = lint_imports(root)
+    assert result.returncode != 0
+    assert "never import torch, the model or the timing BROKEN" in result.stdout
+
+
+def test_each_measurement_lives_in_its_rules_folder():
+    """Its measuring function, its record and its section template all in
+    mminfer/measures/<rule>/."""
+    for entry in MEASUREMENTS:
+        folder = f"mminfer.measures.{entry.rule}."
+        assert entry.measured_by.startswith(folder), entry.measured_by
+        assert declared(entry.record)[0].startswith(folder), entry.name
+        if entry.section is not None:
+            assert entry.section.startswith(f"{entry.rule}/"), entry.section
 
 
 FLOOR = [
-    "abtiming",
-    "cachebytes",
-    "clock",
-    "counting",
-    "draws",
-    "fit",
-    "generation",
-    "machine",
-    "spread",
+    "timing.ab",
+    "model.cachebytes",
+    "timing.clock",
+    "model.counting",
+    "model.draws",
+    "timing.fit",
+    "model.generation",
+    "timing.machine",
+    "records.spread",
 ]
 
 

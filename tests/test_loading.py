@@ -8,16 +8,16 @@ import pytest
 import torch
 from shapes import small_config
 
-from mminfer.checkpoints import check_keys, infer_config, read_state_dict
 from mminfer.errors import MminferError
-from mminfer.loading import (
+from mminfer.model.checkpoints import check_keys, infer_config, read_state_dict
+from mminfer.model.loading import (
     choose_backend,
     load_model,
     resolve_device,
     resolve_dtype,
     save_state_dict,
 )
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 
 
 @pytest.fixture(scope="module")

@@ -11,21 +11,25 @@ import torch
 from conftest import CHAT_PROMPT, PRETRAIN_PROMPT, CachedStepsNudged
 from shapes import GREEDY, prompt_of, small_config
 
-from mminfer.cachebytes import cache_tensor_bytes, kv_formula_bytes, random_tokens
-from mminfer.counting import ForwardRecorder, fed_with_cache_formula, fed_without_cache_formula
-from mminfer.draws import cut_at_eos, decoded_answers, temperature_key
-from mminfer.generation import greedy_generate
-from mminfer.greedy import compare_cache
-from mminfer.kvcache import measure_kv_bytes
-from mminfer.records import Answer, RunInfo, from_json
-from mminfer.sampling import (
+from mminfer.measures.cache.measure import compare_cache
+from mminfer.measures.kvbytes.measure import measure_kv_bytes
+from mminfer.measures.temp.measure import (
     distinct_n,
     summarize_answers,
-    survivors_by_p,
     temperature_draws,
     temperature_experiment,
 )
-from mminfer.timing import time_cache
+from mminfer.measures.time.measure import time_cache
+from mminfer.measures.topp.measure import survivors_by_p
+from mminfer.model.cachebytes import cache_tensor_bytes, kv_formula_bytes, random_tokens
+from mminfer.model.counting import (
+    ForwardRecorder,
+    fed_with_cache_formula,
+    fed_without_cache_formula,
+)
+from mminfer.model.draws import cut_at_eos, decoded_answers, temperature_key
+from mminfer.model.generation import greedy_generate
+from mminfer.records import Answer, RunInfo, from_json
 
 
 @pytest.fixture(scope="module")
@@ -241,7 +245,7 @@ def tiny_sft(load_tiny, tiny_sft_checkpoint):
 
 @pytest.fixture(scope="module")
 def question_ids(tiny_tokenizer):
-    from mminfer.prompts import chat_prompt
+    from mminfer.model.prompts import chat_prompt
 
     ids, _ = chat_prompt(tiny_tokenizer, "가람 마을의 특산물은 무엇인가요?")
     return ids
@@ -461,7 +465,7 @@ def test_first_differing_step_is_diagnosed_with_margins(compare, tiny_model):
 def test_report_says_plainly_where_the_paths_differ(compare, tiny_model):
     from reportdata import RUN, task_records
 
-    from mminfer.report import render_report
+    from mminfer.report.render import render_report
 
     same, count = compare(CachedStepsNudged(tiny_model), prompt_of(12), 5)
     same.run = from_json(RunInfo, RUN)  # float32
@@ -474,8 +478,8 @@ def test_sharp_position_keeps_fewer_candidates_than_open_one_on_a_model_built_so
     """A model whose next-token logits depend on the last token only: blocks add nothing (o_proj and
     down_proj are zero), so the head sees the last token's embedding. After token 5 the head is flat
     (an open position); after token 6 one token stands out (a sharp position)."""
-    from mminfer.draws import next_token_logits
-    from mminfer.model import MiniMindForCausalLM
+    from mminfer.model.draws import next_token_logits
+    from mminfer.model.twin import MiniMindForCausalLM
 
     config = small_config(
         hidden=16, layers=1, heads=2, kv_heads=1, vocab=40, positions=32, tie_word_embeddings=False

@@ -12,7 +12,7 @@ import pytest
 import torch
 from shapes import GREEDY, UNFILTERED
 
-from mminfer.model import keep_top_k, keep_top_p, top_p_mask
+from mminfer.model.twin import keep_top_k, keep_top_p, top_p_mask
 
 PROMPT = [1, 45, 120, 7, 300, 88, 19, 250, 64, 9]
 

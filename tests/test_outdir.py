@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from mminfer import inputs
 from mminfer.errors import MminferError
-from mminfer.inputs import check_folder_can_exist, resolve_runs
+from mminfer.workflow import inputs
+from mminfer.workflow.inputs import check_folder_can_exist, resolve_runs
 
 
 def unwritable_folder(folder, key: str) -> str | None:

@@ -1,4 +1,4 @@
-"""The figures (mminfer.plots).
+"""The figures (mminfer.report.plots).
 
 Each is a valid, non-blank PNG drawn from a result as it is written to disk, Korean text never
 raises a missing-glyph warning, and nothing half-written is left behind.
@@ -18,15 +18,16 @@ from reportdata import course_serve_record
 from reportdata import serve_record as demo_serve_record
 from shapes import prompt_of, serve_settings
 
-from mminfer import plots
+from mminfer.measures.serve.measure import serve
+from mminfer.measures.serve.serve import Serve
+from mminfer.measures.sweep.measure import SweepSettings, sweep
+from mminfer.measures.sweep.sweep import Sweep
+from mminfer.measures.temp.measure import summarize_answers
+from mminfer.measures.temp.temp import Temperatures
+from mminfer.measures.topp.measure import topp_detail
+from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import from_json, to_json
-from mminfer.records.serve import Serve
-from mminfer.records.sweep import Sweep
-from mminfer.records.temp import Temperatures
-from mminfer.records.topp import TopPDetail
-from mminfer.sampling import summarize_answers, topp_detail
-from mminfer.serve import serve
-from mminfer.sweep import SweepSettings, sweep
+from mminfer.report import plots
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KOREAN_ANSWERS = (

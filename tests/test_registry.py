@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 
 from mminfer import measurements
-from mminfer.inputs import read_schema
 from mminfer.measurements import MEASUREMENTS
+from mminfer.workflow.inputs import read_schema
 
 REPO = Path(__file__).resolve().parents[1]
 NAMES = [entry.name for entry in MEASUREMENTS]
@@ -112,18 +112,19 @@ def test_its_config_section_is_in_the_schema(name):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_its_caption_exists(name):
-    assert (REPO / "report" / f"{name}.rst").is_file()
+    assert (REPO / measurements.measurement(name).caption).is_file()
 
 
 def test_every_caption_is_a_measurements_or_known():
     captions = {path.stem for path in (REPO / "report").glob("*.rst")}
+    captions |= {path.stem for path in (REPO / "mminfer" / "measures").glob("*/*.rst")}
     assert captions == set(NAMES) | OTHER_CAPTIONS
 
 
 @pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts is not None])
 def test_its_section_and_facts_exist(name):
     entry = measurements.measurement(name)
-    assert (REPO / "report" / entry.section).is_file()
+    assert (REPO / "mminfer" / "measures" / entry.section).is_file()
     assert entry.facts.__name__ == f"{name}_facts"
 
 
@@ -155,21 +156,28 @@ def test_each_parameter_of_its_facts_and_glance_is_a_measurement_typed_as_its_re
 
 @pytest.mark.parametrize("name", NAMES)
 def test_its_record_facts_and_glance_live_in_its_own_module(name):
-    """mminfer/records/<name>.py holds the record, the facts and the glance (topp_detail, shown
-    in topp's section, lives beside topp's record)."""
+    """mminfer/measures/<rule>/<name>.py holds the record, the facts and the glance (topp_detail,
+    shown in topp's section, lives beside topp's record)."""
     entry = measurements.measurement(name)
-    homes = {f"mminfer.records.{other}" for other in NAMES}
+    homes = {f"mminfer.measures.{other.rule}.{other.name}" for other in MEASUREMENTS}
     record_module, _ = measurements.declared(entry.record)
     assert record_module in homes, entry.record
     for function in (entry.facts, entry.glance):
         if function is not None:
-            assert function.__module__ == f"mminfer.records.{name}", function
+            assert function.__module__ == f"mminfer.measures.{entry.rule}.{name}", function
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "mminfer" / "records").glob("*.py")), ids=str)
+RECORD_MODULES = [
+    path
+    for path in sorted((REPO / "mminfer" / "measures").glob("*/*.py"))
+    if path.stem not in ("__init__", "measure")
+]
+
+
+@pytest.mark.parametrize("path", RECORD_MODULES, ids=str)
 def test_every_facts_and_glance_function_of_a_records_module_is_its_entry_s(path):
     """A ``<name>_facts`` or ``<name>_glance`` its entry does not name would never render."""
-    module = importlib.import_module(f"mminfer.records.{path.stem}")
+    module = importlib.import_module(f"mminfer.measures.{path.parent.name}.{path.stem}")
     for attribute, value in vars(module).items():
         for kind in ("facts", "glance"):
             if attribute.endswith(f"_{kind}") and inspect.isfunction(value):
@@ -219,18 +227,22 @@ def test_a_records_module_imports_no_sibling_no_renderer_and_no_torch(path):
     imported = runtime_imports(path)
     siblings = {name for name in imported if name.startswith("mminfer.records.")}
     assert not siblings, siblings
-    assert "torch" not in imported and "mminfer.report" not in imported, imported
+    assert "torch" not in imported and "mminfer.report.render" not in imported, imported
 
 
 def test_measuring_code_never_imports_the_renderer():
     renderers = {"report.py", "compare.py", "plots.py"}
     for path in (REPO / "mminfer").glob("*.py"):
         if path.name not in renderers:
-            assert "mminfer.report" not in runtime_imports(path), path
+            assert "mminfer.report.render" not in runtime_imports(path), path
 
 
 def test_every_section_template_is_a_measurements():
     sections = {path.name.removesuffix(".md.j2") for path in (REPO / "report/sections").iterdir()}
+    sections |= {
+        path.name.removesuffix(".md.j2")
+        for path in (REPO / "mminfer" / "measures").glob("*/*.md.j2")
+    }
     with_section = {entry.name for entry in MEASUREMENTS if entry.facts is not None}
     assert sections == with_section | FRAME_SECTIONS
 
@@ -251,8 +263,8 @@ def test_every_picture_has_its_drawing_function(picture):
 def test_a_result_file_is_read_back_as_its_measurements_record(tmp_path):
     from reportdata import time_record
 
+    from mminfer.measures.time.time import Timing
     from mminfer.records import write_record
-    from mminfer.records.time import Timing
 
     write_record(tmp_path / "time.json", time_record())
     assert isinstance(measurements.read_result(tmp_path / "time.json"), Timing)

@@ -19,17 +19,18 @@ import pytest
 import torch
 from shapes import GREEDY
 
-from mminfer.cachebytes import random_tokens
-from mminfer.counting import ForwardRecorder
 from mminfer.demo.corpus import CorpusSpec, build_corpus, write_corpus
-from mminfer.draws import next_token_logits
-from mminfer.greedy import compare_cache
-from mminfer.kvcache import measure_kv_bytes
-from mminfer.loading import ModelSpec, load_model, run_info
-from mminfer.prompts import chat_prompt, prefix_prompt, task_prompt
+from mminfer.measures.cache.measure import compare_cache
+from mminfer.measures.kvbytes.measure import measure_kv_bytes
+from mminfer.measures.temp.measure import temperature_experiment
+from mminfer.measures.topp.measure import survivors_by_p
+from mminfer.model.cachebytes import random_tokens
+from mminfer.model.counting import ForwardRecorder
+from mminfer.model.draws import next_token_logits
+from mminfer.model.loading import ModelSpec, load_model, run_info
+from mminfer.model.prompts import chat_prompt, prefix_prompt, task_prompt
+from mminfer.model.tokenizer import load_tokenizer
 from mminfer.records import ChatPrompt, PretrainPrompt
-from mminfer.sampling import survivors_by_p, temperature_experiment
-from mminfer.tokenizer import load_tokenizer
 
 pytestmark = pytest.mark.skipif(
     not os.environ.get("MMINFER_RELEASED_SHAPES"),

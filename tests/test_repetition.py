@@ -1,4 +1,5 @@
-"""repetition.json (mminfer.repetition): penalty 1.0 draws temp.json's answers exactly; looping
+"""repetition.json (mminfer.measures.repetition.measure): penalty 1.0 draws temp.json's answers
+exactly; looping
 answers; greedy's first step off plain greedy; the cost's timing shape; the section follows its
 record."""
 
@@ -8,10 +9,15 @@ from conftest import CHAT_PROMPT, PRETRAIN_PROMPT
 from reportdata import render_every, repetition_record, repetition_timed
 from shapes import prompt_of
 
-from mminfer.loading import run_info
-from mminfer.prompts import chat_prompt
-from mminfer.repetition import first_divergence, loops, measure_repetition, repeated_ngrams
-from mminfer.sampling import summarize_temperatures, temperature_draws
+from mminfer.measures.repetition.measure import (
+    first_divergence,
+    loops,
+    measure_repetition,
+    repeated_ngrams,
+)
+from mminfer.measures.temp.measure import summarize_temperatures, temperature_draws
+from mminfer.model.loading import run_info
+from mminfer.model.prompts import chat_prompt
 
 
 def measured(model, tokenizer, run, penalties=(1.0, 1.1, 1.3)):

@@ -1,4 +1,5 @@
-"""report.md (mminfer.report): each section's facts and verdicts on hand-made JSON, and the template
+"""report.md (mminfer.report.render): each section's facts and verdicts on hand-made JSON, and the
+template
 that turns them into Korean sentences. The numbers are the demo's (README), the verdicts varied one
 at a time."""
 
@@ -29,16 +30,16 @@ from reportdata import (
     topp_record,
 )
 
+from mminfer.measures.cache.same import same_facts
+from mminfer.measures.capacity.capacity import capacity_facts
+from mminfer.measures.kvbytes.kvbytes import kvbytes_facts
+from mminfer.measures.serve.serve import Serve, serve_facts
+from mminfer.measures.sweep.sweep import Sweep, sweep_facts
+from mminfer.measures.temp.temp import temp_facts
+from mminfer.measures.time.time import time_facts
+from mminfer.measures.topp.topp import topp_facts
 from mminfer.records import bands, from_json, to_json
-from mminfer.records.capacity import capacity_facts
-from mminfer.records.kvbytes import kvbytes_facts
-from mminfer.records.same import same_facts
-from mminfer.records.serve import Serve, serve_facts
-from mminfer.records.sweep import Sweep, sweep_facts
-from mminfer.records.temp import temp_facts
-from mminfer.records.time import time_facts
-from mminfer.records.topp import topp_facts
-from mminfer.report import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
+from mminfer.report.render import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
 
 # --- same ids ------------------------------------------------------------------------------------
 
@@ -623,7 +624,7 @@ def test_a_sweep_whose_steps_jump_within_each_run_is_noisy_and_says_so():
 
 
 def test_a_facts_parameter_that_names_no_measurement_is_an_error():
-    from mminfer.report import section_facts
+    from mminfer.report.render import section_facts
 
     def typo_facts(tmie):
         return {}

@@ -1,5 +1,6 @@
 """report.md renders the Markdown pinned in tests/data/report/: each case of tests/reportcases.py
-against its golden file, with wrapped prose joined on both sides (mminfer.report.unwrap) and blank
+against its golden file, with wrapped prose joined on both sides (mminfer.report.render.unwrap) and
+blank
 runs as one. A sentence changed on purpose changes its golden files (render them again with
 ``PYTHONPATH=.:tests python tests/reportcases.py`` and read the diff)."""
 
@@ -11,7 +12,7 @@ from pathlib import Path
 import pytest
 from reportcases import cases
 
-from mminfer.report import render_report, unwrap
+from mminfer.report.render import render_report, unwrap
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "report"
 

@@ -15,9 +15,9 @@ import unicodedata
 import pytest
 from reportcases import cases
 
+from mminfer.measures.serve.serve import Serve
 from mminfer.records import from_json, to_json
-from mminfer.records.serve import Serve
-from mminfer.report import render_report
+from mminfer.report.render import render_report
 
 AVERAGE_LIMIT = 1000
 SECTION_LIMIT = 1600
@@ -48,7 +48,7 @@ def visible(body: str) -> str:
 
 
 def github_anchor(heading: str) -> str:
-    """GitHub's heading fragment, written here apart from mminfer.report.anchor: lower case,
+    """GitHub's heading fragment, written here apart from mminfer.report.render.anchor: lower case,
     every character but letters, marks, numbers, connector punctuation, spaces and hyphens
     dropped, spaces turned into hyphens."""
     kept = []

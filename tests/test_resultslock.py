@@ -1,4 +1,5 @@
-"""The results-folder lock (mminfer.resultslock): a second process is refused with the holder's pid,
+"""The results-folder lock (mminfer.workflow.resultslock): a second process is refused with the
+holder's pid,
 host and folder; the lock of a process that ended, however it ended, blocks nobody."""
 
 from __future__ import annotations
@@ -14,12 +15,12 @@ from pathlib import Path
 import pytest
 
 from mminfer.errors import MminferError
-from mminfer.resultslock import LOCK_NAME, hold_results_folder, release_results_folder
+from mminfer.workflow.resultslock import LOCK_NAME, hold_results_folder, release_results_folder
 
 REPO = Path(__file__).resolve().parents[1]
 HOLDER = (
     "import sys; "
-    "from mminfer.resultslock import hold_results_folder; "
+    "from mminfer.workflow.resultslock import hold_results_folder; "
     "hold_results_folder(sys.argv[1]); "
     "print('held', flush=True); sys.stdin.read()"
 )

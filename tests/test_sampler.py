@@ -1,4 +1,5 @@
-"""The sampler is not the cache (mminfer.sampling.sampler_check): one seed's samples are the same
+"""The sampler is not the cache (mminfer.measures.temp.measure.sampler_check): one seed's samples
+are the same
 with the cache and without, a second seed's are not, and a model whose cached path differs is
 caught, with the first differing sample and token."""
 
@@ -6,8 +7,8 @@ from __future__ import annotations
 
 from conftest import CHAT_PROMPT, CachedStepsNudged
 
-from mminfer.prompts import chat_prompt
-from mminfer.sampling import sampler_check, temperature_draws
+from mminfer.measures.temp.measure import sampler_check, temperature_draws
+from mminfer.model.prompts import chat_prompt
 
 
 def check(model, tokenizer, run, samples=30, new_tokens=12):

@@ -1,4 +1,5 @@
-"""What one machine serves (mminfer.serve): the batch fit, where batching stops being nearly free,
+"""What one machine serves (mminfer.measures.serve.measure): the batch fit, where batching stops
+being nearly free,
 users by speed and by memory and the bound that binds, on hand-made steps (a fake clock); then one
 real decode of the tiny model."""
 
@@ -7,10 +8,7 @@ from __future__ import annotations
 import pytest
 from shapes import GREEDY, prompt_of, serve_settings, small_config
 
-from mminfer.cachebytes import kv_formula_bytes
-from mminfer.machine import cpu_caches
-from mminfer.records.serve import BatchStep, CacheLevel
-from mminfer.serve import (
+from mminfer.measures.serve.measure import (
     batch_step,
     cliffs,
     fit_batches,
@@ -23,6 +21,9 @@ from mminfer.serve import (
     users_bound,
     users_by_speed,
 )
+from mminfer.measures.serve.serve import BatchStep, CacheLevel
+from mminfer.model.cachebytes import kv_formula_bytes
+from mminfer.timing.machine import cpu_caches
 
 PROMPT = prompt_of(21)
 
@@ -142,8 +143,8 @@ def test_a_real_decode_counts_its_cache_and_leaves_out_batches_past_the_cap(tiny
 def test_a_moe_decode_counts_the_experts_a_step_touches(tmp_path, tiny_run):
     import torch
 
-    from mminfer.loading import load_model
-    from mminfer.model import MiniMindForCausalLM
+    from mminfer.model.loading import load_model
+    from mminfer.model.twin import MiniMindForCausalLM
 
     torch.manual_seed(0)
     config = small_config(use_moe=True, num_experts=4, positions=128)
@@ -166,7 +167,7 @@ def test_a_moe_decode_counts_the_experts_a_step_touches(tmp_path, tiny_run):
 def test_each_user_of_a_batch_decodes_what_one_user_from_its_first_token_does(tiny_model):
     import torch
 
-    from mminfer.serve import prompt_start, repeated
+    from mminfer.measures.serve.measure import prompt_start, repeated
 
     cache, first_tokens = prompt_start(tiny_model, PROMPT, 3, "cpu")
     assert len(set(first_tokens)) == 3  # three users, three different continuations

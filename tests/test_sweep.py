@@ -1,4 +1,4 @@
-"""The generation-length sweep (mminfer.sweep).
+"""The generation-length sweep (mminfer.measures.sweep.measure).
 
 Every length read off one clocked generation per method, counts against the formulas, and the
 per-step cost fit (recovers known costs, never negative, says where it holds, predicts nothing past
@@ -13,12 +13,7 @@ import random
 import pytest
 from shapes import prompt_of
 
-from mminfer.counting import fed_with_cache_formula, fed_without_cache_formula
-from mminfer.fit import nonnegative_least_squares
-from mminfer.records import from_json, to_json
-from mminfer.records.sweep import StepFit, Sweep, SweepSteps
-from mminfer.spread import coefficient_of_variation, verdict_of
-from mminfer.sweep import (
+from mminfer.measures.sweep.measure import (
     CONTRADICTIONS,
     SweepSettings,
     attended_pairs,
@@ -34,6 +29,11 @@ from mminfer.sweep import (
     spread_within_runs,
     sweep,
 )
+from mminfer.measures.sweep.sweep import StepFit, Sweep, SweepSteps
+from mminfer.model.counting import fed_with_cache_formula, fed_without_cache_formula
+from mminfer.records import from_json, to_json
+from mminfer.records.spread import coefficient_of_variation, verdict_of
+from mminfer.timing.fit import nonnegative_least_squares
 
 COSTS = {
     "fixed_s_with_cache": 3e-3,

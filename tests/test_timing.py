@@ -1,4 +1,4 @@
-"""Timing that stays honest under load (mminfer.timing).
+"""Timing that stays honest under load (mminfer.measures.time.measure).
 
 The methods are interleaved, every run kept, doubtful timings get more rounds, and the report says
 in words what could not be settled. A fake generator with a known true time per method and a burst
@@ -10,12 +10,17 @@ from __future__ import annotations
 import pytest
 import reportdata
 
-from mminfer.abtiming import time_ab
+from mminfer.measures.time.measure import CACHE_SIDES, timing_record
+from mminfer.measures.time.time import Timing
 from mminfer.records import RunInfo, from_json, to_json
-from mminfer.records.time import Timing
-from mminfer.report import render_report
-from mminfer.spread import NOISY_CV, coefficient_of_variation, cv_around_trend, cv_within_runs
-from mminfer.timing import CACHE_SIDES, timing_record
+from mminfer.records.spread import (
+    NOISY_CV,
+    coefficient_of_variation,
+    cv_around_trend,
+    cv_within_runs,
+)
+from mminfer.report.render import render_report
+from mminfer.timing.ab import time_ab
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 

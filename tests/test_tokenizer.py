@@ -12,10 +12,9 @@ import shutil
 
 import pytest
 
-from mminfer.errors import MminferError
-from mminfer.inputs import input_source
-from mminfer.prompts import chat_prompt, prefix_prompt
-from mminfer.tokenizer import (
+from mminfer.errors import MminferError, input_source
+from mminfer.model.prompts import chat_prompt, prefix_prompt
+from mminfer.model.tokenizer import (
     CHATML_TEMPLATE,
     check_vocab_fits,
     load_tokenizer,
@@ -26,7 +25,7 @@ QUESTION = "가람 마을의 특산물은 무엇인가요?"
 
 
 def vocab_fits(tokenizer, rows: int, checkpoint: str, key: str, model_set: str = "custom"):
-    """check_vocab_fits with each input named as a job names it (mminfer.inputs.input_source)."""
+    """check_vocab_fits with each input named as a job names it (mminfer.errors.input_source)."""
     check_vocab_fits(
         tokenizer,
         rows,

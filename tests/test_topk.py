@@ -1,4 +1,5 @@
-"""topk.json (mminfer.topk): step 5 and 6 with generate's default top_k left on; top_k=0 would be
+"""topk.json (mminfer.measures.topk.measure): step 5 and 6 with generate's default top_k left on;
+top_k=0 would be
 temp.json's own draws; the probability cut; top-k before top-p; a top_k the vocabulary lacks names
 its key; the section says what its record says."""
 
@@ -10,17 +11,17 @@ from conftest import CHAT_PROMPT
 from reportdata import render_every, temp_record, topk_record
 
 from mminfer.errors import MminferError
-from mminfer.loading import run_info
-from mminfer.prompts import chat_prompt
-from mminfer.records.topk import topk_facts
-from mminfer.sampling import temperature_draws
-from mminfer.topk import (
+from mminfer.measures.temp.measure import temperature_draws
+from mminfer.measures.topk.measure import (
     cut_by_top_k,
     draws_with_top_k,
     measure_topk,
     survivors_after_top_k,
     top_k_mass,
 )
+from mminfer.measures.topk.topk import topk_facts
+from mminfer.model.loading import run_info
+from mminfer.model.prompts import chat_prompt
 
 
 def measured(model, tokenizer, run, top_k=50):

@@ -16,12 +16,18 @@ import pytest
 import torch
 from shapes import GREEDY
 
-from mminfer.cachebytes import cache_tensor_bytes, fill_cache, kv_formula_bytes
-from mminfer.checkpoints import rope_settings
 from mminfer.errors import MminferError
-from mminfer.generation import greedy_generate
-from mminfer.loading import ModelSpec, active_parameters, count_parameters, load_model, run_info
-from mminfer.model import (
+from mminfer.model.cachebytes import cache_tensor_bytes, fill_cache, kv_formula_bytes
+from mminfer.model.checkpoints import rope_settings
+from mminfer.model.generation import greedy_generate
+from mminfer.model.loading import (
+    ModelSpec,
+    active_parameters,
+    count_parameters,
+    load_model,
+    run_info,
+)
+from mminfer.model.twin import (
     MINIMIND_YARN,
     MiniMindConfig,
     MiniMindForCausalLM,

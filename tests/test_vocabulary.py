@@ -9,11 +9,11 @@ from conftest import CHAT_PROMPT, PRETRAIN_PROMPT
 from shapes import never_past, small_config
 
 from mminfer.errors import MminferError
-from mminfer.greedy import compare_cache
-from mminfer.loading import ModelSpec, load_model, run_info, save_state_dict
-from mminfer.model import MiniMindForCausalLM
-from mminfer.sampling import temperature_experiment
-from mminfer.tokenizer import PAST_END_MARK
+from mminfer.measures.cache.measure import compare_cache
+from mminfer.measures.temp.measure import temperature_experiment
+from mminfer.model.loading import ModelSpec, load_model, run_info, save_state_dict
+from mminfer.model.tokenizer import PAST_END_MARK
+from mminfer.model.twin import MiniMindForCausalLM
 
 EXTRA_ROWS = 40  # embedding rows past the tiny tokenizer's end
 
@@ -141,10 +141,10 @@ def test_sampled_ids_past_the_end_are_counted_and_shown_in_the_answers(tiny_toke
 def test_the_report_warns_of_ids_past_the_tokenizer_only_where_answers_hold_some(past):
     from reportcases import every
 
+    from mminfer.measures.conversation.conversation import Conversation
+    from mminfer.measures.temp.temp import Temperatures
     from mminfer.records import from_json, to_json
-    from mminfer.records.conversation import Conversation
-    from mminfer.records.temp import Temperatures
-    from mminfer.report import render_report
+    from mminfer.report.render import render_report
 
     records = every()
     temp = to_json(records["temp"])

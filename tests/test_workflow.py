@@ -22,12 +22,9 @@ from oracles import denied
 from shapes import never_past, small_config
 from snakemake_runner import run_snakemake
 
-from mminfer.claims import ClaimLog
-from mminfer.clock import JITTER_VARIABLE
 from mminfer.demo.corpus import CorpusSpec, build_corpus, tokenizer_training_texts, write_corpus
 from mminfer.demo.tokenizer_train import train_tokenizer
 from mminfer.io import sha256_of
-from mminfer.loading import save_state_dict
 from mminfer.measurements import (
     MEASUREMENTS,
     REPORT,
@@ -40,11 +37,14 @@ from mminfer.measurements import (
     result_files,
     task_files,
 )
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM, apply_lora
+from mminfer.model.loading import save_state_dict
+from mminfer.model.tokenizer import load_tokenizer
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import from_json, to_json
-from mminfer.report import render_report
-from mminfer.resultslock import LOCK_NAME
-from mminfer.tokenizer import load_tokenizer
+from mminfer.records.claims import ClaimLog
+from mminfer.report.render import render_report
+from mminfer.timing.clock import JITTER_VARIABLE
+from mminfer.workflow.resultslock import LOCK_NAME
 
 REPO = Path(__file__).resolve().parents[1]
 MICRO = REPO / "tests" / "data" / "micro.yaml"

@@ -32,9 +32,9 @@ import torch
 
 from mminfer.errors import MminferError
 from mminfer.io import read_jsonl_field
-from mminfer.loading import ModelSpec, count_parameters, load_model, save_state_dict
-from mminfer.model import MiniMindConfig, MiniMindForCausalLM
-from mminfer.tokenizer import Tokenizer, load_tokenizer
+from mminfer.model.loading import ModelSpec, count_parameters, load_model, save_state_dict
+from mminfer.model.tokenizer import Tokenizer, load_tokenizer
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 
 IGNORE_INDEX = -100  # label value the loss skips (MiniMind's and torch's convention)
 PAD_ID = 0  # <|endoftext|>: pads SFT batches; padded positions carry IGNORE_INDEX labels

@@ -1,0 +1,1 @@
+"""The rule `batch`: batch.json: a left-padded batch against each prompt alone."""

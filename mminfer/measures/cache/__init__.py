@@ -1,0 +1,2 @@
+"""The rule `cache`: same.json and count.json: greedy generation with and without the cache, the
+tokens fed."""

@@ -1,0 +1,46 @@
+"""count.json (the ``fed`` measurement): the tokens fed into forward both ways. Record, facts."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mminfer.records import PretrainPrompt, RunInfo, token_ratio
+from mminfer.records.claims import claim
+
+
+@dataclass
+class Count:
+    """count.json: the tokens fed into forward by each method, beside their formulas."""
+
+    prompt_len: int
+    new_tokens: int
+    fed_with_cache: int
+    fed_without_cache: int
+    formula_with_cache: int  # P + (N - 1)
+    formula_without_cache: int  # N * P + N (N - 1) / 2
+    calls_with_cache: int
+    calls_without_cache: int
+    prompt: PretrainPrompt
+    run: RunInfo
+
+
+def fed_facts(fed: Count) -> dict:
+    """count.json: the tokens fed both ways (the formulas' values are in the record)."""
+    return vars(fed) | {"token_ratio": token_ratio(fed), "differs": differs_claim(fed)}
+
+
+def differs_claim(fed: Count):
+    """ "`forward`에 넣은 토큰이 공식과 다르다": either method's count is not its formula's value,
+    the counts and the values cited."""
+    differs = (
+        fed.fed_with_cache != fed.formula_with_cache
+        or fed.fed_without_cache != fed.formula_without_cache
+    )
+    return claim(
+        "fed.differs_from_formula",
+        differs,
+        fed_with_cache=fed.fed_with_cache,
+        fed_without_cache=fed.fed_without_cache,
+        formula_with_cache=fed.formula_with_cache,
+        formula_without_cache=fed.formula_without_cache,
+    )

@@ -1,0 +1,1 @@
+"""The rule `kvbytes`: kvbytes.json: the cache's measured bytes against the formula."""

@@ -1,0 +1,1 @@
+"""The rule `repetition`: repetition.json: the repetition penalty."""

@@ -1,0 +1,250 @@
+"""What generate's repetition_penalty changes, and what it costs -> repetition.json.
+
+MiniMind's generate divides the positive logits of every token a row has seen (the prompt
+included) by the penalty and multiplies the negative ones, in a Python loop over the rows, every
+step; 1.0 skips it. Measured three ways:
+
+- the answers: temp's question, seed, samples and new tokens at one temperature, top_k=0,
+  top_p=1.0, per penalty: the distinct answers and those that loop (some run of ``LOOP_NGRAM``
+  ids comes back). Penalty 1.0 draws exactly temp.json's answers at that temperature;
+- greedy after step 1's prompt per penalty: the first step where the ids leave plain greedy's,
+  and its repeated ``LOOP_NGRAM``-grams (where a loop shows when the samples do not loop);
+- the cost: the whole sampled generation of every sample with the penalty farthest from 1.0 and
+  without,
+  interleaved after warm-ups (as time.json), every step run (no eos) so both sides do the same
+  steps; the medians, per step and in all, their spreads, a verdict and the penalty's share.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from mminfer.measures.repetition.repetition import Penalty, PenaltyTiming, Repetition
+from mminfer.model.draws import (
+    answer_ids_past_tokenizer,
+    counted_answers,
+    cut_at_eos,
+    decoded_answers,
+    sampled_rows,
+    temperature_key,
+)
+from mminfer.model.finite import check_logits, finite_logits, model_named
+from mminfer.model.generation import GREEDY
+from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
+from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
+
+LOOP_NGRAM = 3  # an answer loops when some run of this many ids comes back in it
+PENALTY_SIDES = Sides(  # the penalty-free run as side a, the faster
+    doubts={
+        A_NOT_FASTER: "penalty_not_slower",
+        B_SPREAD: "with_penalty_spread",
+        A_SPREAD: "without_penalty_spread",
+    },
+    contradictions=("penalty_not_slower",),  # more work cannot cost nothing: a busy machine
+)
+
+
+@torch.inference_mode()
+def greedy_with_penalty(model, prompt_ids: list[int], penalty: float, new_tokens: int, device):
+    """The new ids of step 1's greedy generation (top_k=0, eos None) with ``penalty``."""
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    output = model.generate(
+        input_ids, max_new_tokens=new_tokens, repetition_penalty=penalty, **GREEDY
+    )
+    return output[0, len(prompt_ids) :].tolist()
+
+
+def loops(ids: list[int], n: int = LOOP_NGRAM) -> bool:
+    """Does some run of ``n`` consecutive ids come back later in ``ids``?"""
+    seen = set()
+    for start in range(len(ids) - n + 1):
+        gram = tuple(ids[start : start + n])
+        if gram in seen:
+            return True
+        seen.add(gram)
+    return False
+
+
+def repeated_ngrams(ids: list[int], n: int = LOOP_NGRAM) -> int:
+    """repetition.json's greedy_repeated_ngrams: the runs of ``n`` consecutive ids in ``ids`` that
+    repeat an earlier run (every n-gram position less the distinct n-grams): 0 where nothing
+    comes back, and more the longer a loop goes on."""
+    grams = [tuple(ids[start : start + n]) for start in range(len(ids) - n + 1)]
+    return len(grams) - len(set(grams))
+
+
+def first_divergence(ids: list[int], plain: list[int]) -> int | None:
+    """The first 0-based step where ``ids`` differ from ``plain``; None where they never do."""
+    for step, (a, b) in enumerate(zip(ids, plain)):
+        if a != b:
+            return step
+    return None
+
+
+def summarize_penalty(
+    tokenizer, rows: list[list[int]], greedy_ids: list[int], plain_greedy: list[int]
+) -> Penalty:
+    """One penalty of repetition.json from its draws and its greedy ids."""
+    eos = tokenizer.eos_token_id
+    counted = counted_answers(decoded_answers(tokenizer, rows))
+    return Penalty(
+        distinct=counted.distinct,
+        samples=counted.samples,
+        looping=sum(loops(cut_at_eos(row, eos)) for row in rows),
+        top_share=counted.top_share,
+        ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
+        answers=counted.answers,
+        greedy_ids=greedy_ids,
+        greedy_repeated_ngrams=repeated_ngrams(greedy_ids),
+        greedy_first_divergence=first_divergence(greedy_ids, plain_greedy),
+    )
+
+
+def time_penalty(
+    *,
+    model,
+    prompt_ids: list[int],
+    temperature: float,
+    penalty: float,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    device,
+) -> PenaltyTiming:
+    """The whole sampled generation with ``penalty`` and without (1.0), interleaved, timed."""
+
+    def draw(without_penalty: bool) -> None:  # side a: the faster side, without the penalty
+        applied = 1.0
+        if not without_penalty:
+            applied = penalty
+        sampled_rows(
+            model=model,
+            prompt_ids=prompt_ids,
+            temperature=temperature,
+            samples=samples,
+            eos_token_id=None,
+            new_tokens=new_tokens,
+            seed=seed,
+            use_cache=True,
+            device=device,
+            repetition_penalty=applied,
+        )
+
+    timed = time_ab(
+        work=draw,
+        sides=PENALTY_SIDES,
+        device=device,
+        warmup=warmup,
+        runs=runs,
+        max_runs=max_runs,
+    )
+    with_s = timed.b_s
+    without_s = timed.a_s
+    return PenaltyTiming(
+        penalty=penalty,
+        rows=samples,
+        steps=new_tokens,
+        tokens_seen=len(prompt_ids) + new_tokens,
+        with_penalty_s=with_s,
+        without_penalty_s=without_s,
+        per_step_with_penalty_s=with_s / new_tokens,
+        per_step_without_penalty_s=without_s / new_tokens,
+        penalty_share=(with_s - without_s) / with_s,
+        cv_with_penalty=timed.cv_b,
+        cv_without_penalty=timed.cv_a,
+        with_penalty_runs_s=timed.b_runs_s,
+        without_penalty_runs_s=timed.a_runs_s,
+        **timed.shared(),  # the rounds, doubts, verdict and conditions, under these names
+    )
+
+
+def measure_repetition(
+    *,
+    sft_model,
+    tokenizer,
+    prompt_ids: list[int],
+    temperature: float,
+    penalties: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    prompt: ChatPrompt,
+    run: RunInfo,
+    pretrain_model,
+    greedy_prompt_ids: list[int],
+    greedy_new_tokens: int,
+    greedy_prompt: PretrainPrompt,
+    greedy_run: RunInfo,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    device,
+) -> Repetition:
+    """repetition.json (see the module's docstring): answers, greedy and cost per penalty."""
+    named = model_named(run.checkpoint, run.dtype)
+    greedy_named = model_named(greedy_run.checkpoint, greedy_run.dtype)
+    with finite_logits(pretrain_model, f"{greedy_named}, greedy without a penalty"):
+        plain_greedy = greedy_with_penalty(
+            pretrain_model, greedy_prompt_ids, 1.0, greedy_new_tokens, device
+        )
+    results = {}
+    for penalty in penalties:
+        with finite_logits(sft_model, f"{named}, sampling with repetition_penalty {penalty}"):
+            rows = sampled_rows(
+                model=sft_model,
+                prompt_ids=prompt_ids,
+                temperature=temperature,
+                samples=samples,
+                eos_token_id=tokenizer.eos_token_id,
+                new_tokens=new_tokens,
+                seed=seed,
+                use_cache=True,
+                device=device,
+                repetition_penalty=penalty,
+            )
+        with finite_logits(pretrain_model, f"{greedy_named}, greedy, penalty {penalty}"):
+            greedy_ids = greedy_with_penalty(
+                pretrain_model, greedy_prompt_ids, penalty, greedy_new_tokens, device
+            )
+        results[temperature_key(penalty)] = summarize_penalty(
+            tokenizer, rows, greedy_ids, plain_greedy
+        )
+    timing = None
+    timed = max(penalties, key=lambda penalty: abs(penalty - 1.0))  # the farthest from off
+    if timed != 1.0:
+        with torch.inference_mode():  # the timed runs keep no logits: checked once, here
+            input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+            logits = sft_model(input_ids).logits[0, -1, :]
+        check_logits(logits, f"{named}, after the chat prompt")
+        timing = time_penalty(
+            model=sft_model,
+            prompt_ids=prompt_ids,
+            temperature=temperature,
+            penalty=timed,
+            samples=samples,
+            new_tokens=new_tokens,
+            seed=seed,
+            warmup=warmup,
+            runs=runs,
+            max_runs=max_runs,
+            device=device,
+        )
+    return Repetition(
+        temperature=temperature,
+        penalties=results,
+        loop_ngram=LOOP_NGRAM,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        greedy_new_tokens=greedy_new_tokens,
+        timing=timing,
+        prompt=prompt,
+        greedy_prompt=greedy_prompt,
+        run=dataclasses.replace(run, inputs={**run.inputs, **greedy_run.inputs}),  # every file read
+        greedy_run=greedy_run,
+    )

@@ -1,0 +1,1 @@
+"""The rule `sweep`: sweep.json: time and tokens fed against the generation length."""

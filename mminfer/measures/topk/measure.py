@@ -1,0 +1,193 @@
+"""The task's trap, measured: generate's default top_k=50 left on in steps 5 and 6 -> topk.json.
+
+The task turns top-k off (top_k=0) "to keep the conditions clean"; MiniMind's eval_llm.py leaves it
+on. Here step 5's experiment runs as temp.json's (the same prompt, temperatures, seed, samples and
+new tokens) with top_k on, and each step's logits are kept to say how much probability top-k cut:
+at the first answer token (the same for every sample: one prompt) and on average over the steps
+that drew an answer. Step 6's survivors after [bos] + prefix are counted when top-k runs first, as
+generate runs it (every logit below the k-th largest set to -inf, then top-p). Greedy is left
+alone: the argmax is always among the k largest, so top-k never changes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import torch
+
+from mminfer.errors import MminferError
+from mminfer.measures.topk.topk import TopK, TopKTemperature
+from mminfer.model.counting import ForwardRecorder
+from mminfer.model.draws import (
+    answer_ids_past_tokenizer,
+    counted_answers,
+    cut_at_eos,
+    decoded_answers,
+    next_token_logits,
+    sampled_rows,
+    temperature_key,
+)
+from mminfer.model.finite import check_logits, finite_logits, model_named
+from mminfer.model.prompts import prefix_prompt
+from mminfer.model.twin import keep_top_k, keep_top_p
+from mminfer.records import ChatPrompt, RunInfo
+
+TOP_K_KEY = "config key 'topk.top_k'"
+
+
+def check_top_k(top_k: int, vocab_size: int) -> None:
+    """top_k must be a count of candidates the vocabulary has."""
+    if not 1 <= top_k <= vocab_size:
+        raise MminferError(
+            f"{TOP_K_KEY} is {top_k}; it must be between 1 and the model's vocabulary "
+            f"({vocab_size})."
+        )
+
+
+def cut_by_top_k(scaled_logits: torch.Tensor, top_k: int) -> torch.Tensor:
+    """The probability top-k removes from each row of (n, vocab) logits already divided by T.
+
+    The probability is softmax(logits / T) before the cut; the kept tokens are those at or above
+    the k-th largest logit (ties kept), as generate keeps them.
+    """
+    if top_k <= 0:  # generate skips top-k: nothing is cut
+        return torch.zeros(scaled_logits.shape[:-1], dtype=torch.float64)
+    scaled = scaled_logits.double()
+    probs = torch.softmax(scaled, dim=-1)
+    kth_largest = torch.topk(scaled, top_k).values[..., -1, None]
+    kept = scaled >= kth_largest
+    return 1.0 - (probs * kept).sum(dim=-1)
+
+
+def draws_with_top_k(
+    *,
+    model,
+    prompt_ids: list[int],
+    temperature: float,
+    top_k: int,
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    eos_token_id: int,
+    device,
+) -> tuple[list[list[int]], list[list[float]]]:
+    """(each sample's new ids, each step's probability cut per sample), seeded as temp.json's.
+
+    Generate's arguments are temp.json's but top_k: do_sample, top_p=1.0, the tokenizer's eos.
+    """
+    recorder = ForwardRecorder(keep_logits=True)
+    rows = sampled_rows(
+        model=model,
+        prompt_ids=prompt_ids,
+        temperature=temperature,
+        samples=samples,
+        eos_token_id=eos_token_id,
+        new_tokens=new_tokens,
+        seed=seed,
+        use_cache=True,
+        device=device,
+        top_k=top_k,
+        recorder=recorder,
+    )
+    cuts = []
+    for logits in recorder.last_logits:  # one (samples, vocab) per step
+        cuts.append(cut_by_top_k(logits / temperature, top_k).tolist())
+    return rows, cuts
+
+
+def answer_steps(row: list[int], eos_id: int) -> int:
+    """The steps that drew a row's answer: its tokens before eos, and the eos itself."""
+    return min(len(cut_at_eos(row, eos_id)) + 1, len(row))
+
+
+def summarize_top_k(tokenizer, rows: list[list[int]], cuts: list[list[float]]) -> TopKTemperature:
+    """One temperature of topk.json from its draws: the answers and the probability cut."""
+    eos = tokenizer.eos_token_id
+    counted = counted_answers(decoded_answers(tokenizer, rows))
+    steps_cut = []
+    for sample, row in enumerate(rows):
+        for step in range(answer_steps(row, eos)):
+            steps_cut.append(cuts[step][sample])
+    return TopKTemperature(
+        distinct=counted.distinct,
+        samples=counted.samples,
+        top_share=counted.top_share,
+        cut_first=cuts[0][0],
+        cut_mean=sum(steps_cut) / len(steps_cut),
+        steps=len(steps_cut),
+        ids_past_tokenizer=answer_ids_past_tokenizer(tokenizer, rows),
+        answers=counted.answers,
+    )
+
+
+def top_k_mass(logits: torch.Tensor, top_k: int) -> float:
+    """topk.json's top_k_mass: the probability the top k of one position's logits hold (T = 1, ties
+    kept). top-p after top-k counts within them, renormalised: its p is reached within this mass."""
+    return 1.0 - float(cut_by_top_k(logits.unsqueeze(0), top_k)[0])
+
+
+def survivors_after_top_k(logits: torch.Tensor, top_k: int, ps: list[float]) -> dict[str, int]:
+    """topk.json's topp: the tokens left after top-k and then MiniMind's top-p, per p."""
+    survivors = {}
+    for p in ps:
+        kept = keep_top_p(keep_top_k(logits.unsqueeze(0).clone(), top_k), p)
+        survivors[temperature_key(p)] = int(torch.isfinite(kept).sum())
+    return survivors
+
+
+def measure_topk(
+    *,
+    sft_model,
+    tokenizer,
+    prompt_ids: list[int],
+    prompt: ChatPrompt,  # where prompt_ids came from
+    temperatures: list[float],
+    samples: int,
+    new_tokens: int,
+    seed: int,
+    top_k: int,
+    run: RunInfo,
+    pretrain_model,
+    prefix: str,
+    ps: list[float],
+    topp_run: RunInfo,
+    device,
+) -> TopK:
+    """topk.json: step 5 with top_k on (the SFT model), step 6 with top-k first (pretrained)."""
+    logits = next_token_logits(pretrain_model, prefix_prompt(tokenizer, prefix), device)
+    where = (
+        f"{model_named(topp_run.checkpoint, topp_run.dtype)}, the next token after [bos]{prefix}"
+    )
+    check_logits(logits, where)
+    check_top_k(top_k, logits.shape[-1])
+    temps = {}
+    for temperature in sorted(temperatures):
+        what = f"{model_named(run.checkpoint, run.dtype)}, top_k {top_k} at T {temperature}"
+        with finite_logits(sft_model, what):
+            rows, cuts = draws_with_top_k(
+                model=sft_model,
+                prompt_ids=prompt_ids,
+                temperature=temperature,
+                top_k=top_k,
+                samples=samples,
+                new_tokens=new_tokens,
+                seed=seed,
+                eos_token_id=tokenizer.eos_token_id,
+                device=device,
+            )
+        temps[temperature_key(temperature)] = summarize_top_k(tokenizer, rows, cuts)
+    alone = keep_top_k(logits.unsqueeze(0).clone(), top_k)
+    return TopK(
+        top_k=top_k,
+        temp=temps,
+        topp=survivors_after_top_k(logits, top_k, ps),
+        top_k_survivors=int(torch.isfinite(alone).sum()),
+        top_k_mass=top_k_mass(logits, top_k),
+        prefix=prefix,
+        samples=samples,
+        new_tokens=new_tokens,
+        seed=seed,
+        prompt=prompt,
+        run=dataclasses.replace(run, inputs={**run.inputs, **topp_run.inputs}),  # every file read
+        topp_run=topp_run,
+    )

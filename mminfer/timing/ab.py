@@ -1,0 +1,199 @@
+"""Interleaved A/B timing: two sides of one job, alternated, every run kept, and one record.
+
+Like an A/B benchmark harness, so that a busy machine shows up as noise, not as a result:
+warm-ups of both sides, then rounds of (a, b) so that a burst of load lands on both; every run
+kept; medians and spreads (coefficient of variation); more rounds while side a (the side expected
+faster) is not faster or a spread is over NOISY_CV, up to ``max_runs`` runs per side. Each run is
+clocked by the device's clock (mminfer.timing.clock). The record names its sides ``a`` and ``b`` and
+its
+doubts as the caller names them: each measurement maps it onto its own record's fields.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from mminfer.records.spread import NOISY_CV, coefficient_of_variation, verdict_of
+from mminfer.timing.clock import clock_name, device_clock
+from mminfer.timing.machine import cpu_count, load_average
+
+# The doubts in neutral names; a caller maps each onto its own word (or leaves it out).
+A_NOT_FASTER = "a_not_faster"  # the median of a is not below b's
+A_SPREAD = "a_spread"  # a's runs spread more than NOISY_CV
+B_SPREAD = "b_spread"
+
+
+@dataclass(frozen=True)
+class Sides:
+    """How a measurement words the A/B timing's doubts, and which of its words contradict physics.
+
+    ``doubts`` maps the neutral doubts (A_NOT_FASTER, A_SPREAD, B_SPREAD) onto the measurement's
+    words, in the order its record lists them; a doubt it leaves out is not recorded, though it
+    still asks for more rounds. ``contradictions``: its words that make the verdict "untrusted".
+    """
+
+    doubts: dict[str, str]
+    contradictions: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ABTiming:
+    """The runs of two sides, a and b, interleaved; their medians, spreads and the conditions."""
+
+    a_s: float  # the median of a's runs
+    b_s: float
+    cv_a: float  # coefficient of variation of a's runs
+    cv_b: float
+    warmup: int  # untimed rounds first
+    runs: int  # rounds asked for
+    max_runs: int  # the most runs per side, extra rounds included
+    runs_done: int
+    extra_rounds: int
+    doubts: list[str]  # in the caller's words, in the order of its names
+    verdict: str  # "ok", "noisy" or "untrusted" (mminfer.records.spread.verdict_of)
+    noisy_cv: float
+    a_runs_s: list[float]
+    b_runs_s: list[float]
+    a_warmup_s: list[float]
+    b_warmup_s: list[float]
+    threads: int  # torch's threads while timing
+    cpu_count: int | None
+    load_before: list[float] | None  # 1-, 5- and 15-minute load averages
+    load_after: list[float] | None
+    clock: str  # mminfer.timing.clock.clock_name
+
+    def shared(self) -> dict:
+        """The fields that every A/B timing record (time.json, batch.json's and repetition.json's
+        timing) holds under these same names: the rounds, the doubts and the verdict, the spread
+        threshold and the conditions. Each record names its medians, spreads and runs itself."""
+        return {
+            "warmup": self.warmup,
+            "runs": self.runs,
+            "max_runs": self.max_runs,
+            "runs_done": self.runs_done,
+            "extra_rounds": self.extra_rounds,
+            "doubts": self.doubts,
+            "verdict": self.verdict,
+            "noisy_cv": self.noisy_cv,
+            "threads": self.threads,
+            "cpu_count": self.cpu_count,
+            "load_before": self.load_before,
+            "load_after": self.load_after,
+            "clock": self.clock,
+        }
+
+
+def neutral_doubts(a_runs_s: list[float], b_runs_s: list[float]) -> list[str]:
+    """Why these runs cannot be taken at face value, in neutral names (empty when they can)."""
+    doubts = []
+    if statistics.median(a_runs_s) >= statistics.median(b_runs_s):
+        doubts.append(A_NOT_FASTER)
+    if coefficient_of_variation(a_runs_s) > NOISY_CV:
+        doubts.append(A_SPREAD)
+    if coefficient_of_variation(b_runs_s) > NOISY_CV:
+        doubts.append(B_SPREAD)
+    return doubts
+
+
+def alternate(
+    measure: Callable[[bool], object],
+    rounds: int,
+    after_round: Callable[[], object] | None = None,
+) -> dict[bool, list]:
+    """``rounds`` rounds of (a, b): {True: [each round's measure(True)], False: [... of b]};
+    ``after_round()`` after each round's b, outside both measures."""
+    results = {True: [], False: []}
+    for _ in range(rounds):
+        for side in (True, False):
+            results[side].append(measure(side))
+        if after_round is not None:
+            after_round()
+    return results
+
+
+def time_ab(
+    *,
+    work: Callable[[bool], object],
+    sides: Sides,
+    device,
+    warmup: int,
+    runs: int,
+    max_runs: int,
+    clock: Callable[[], float] | None = None,
+    after_round: Callable[[], object] | None = None,
+) -> ABTiming:
+    """Time ``work(True)`` (side a) against ``work(False)`` (side b), interleaved.
+
+    The doubts and the verdict are in the words of ``sides``. ``clock`` replaces the device's
+    clock (a test's fake clock). ``after_round()`` runs after each timed round (warm-ups out),
+    outside the timed runs: a paired measurement's own run (the streamer's cost,
+    mminfer.measures.time.measure).
+    """
+    if clock is None:
+        clock = device_clock(device)
+
+    def measure(side: bool) -> float:
+        start = clock()
+        work(side)
+        return clock() - start
+
+    load_before = load_average()
+    warmup_s = alternate(measure, warmup)
+    runs_s = alternate(measure, runs, after_round)
+    while len(runs_s[True]) < max_runs and neutral_doubts(runs_s[True], runs_s[False]):
+        for side, seconds in alternate(measure, 1, after_round).items():
+            runs_s[side] += seconds
+    return ab_record(
+        a_runs_s=runs_s[True],
+        b_runs_s=runs_s[False],
+        a_warmup_s=warmup_s[True],
+        b_warmup_s=warmup_s[False],
+        sides=sides,
+        runs=runs,
+        max_runs=max_runs,
+        load_before=load_before,
+    )
+
+
+def ab_record(
+    *,
+    a_runs_s: list[float],
+    b_runs_s: list[float],
+    a_warmup_s: list[float],
+    b_warmup_s: list[float],
+    sides: Sides,
+    runs: int,
+    max_runs: int,
+    load_before: list[float] | None,
+) -> ABTiming:
+    """The record of timed runs: medians, spreads, the doubts and verdict in the words of
+    ``sides``, the rounds (``runs`` asked for, the rest extra), the conditions now."""
+    found = neutral_doubts(a_runs_s, b_runs_s)
+    doubts = [name for neutral, name in sides.doubts.items() if neutral in found]
+    return ABTiming(
+        a_s=statistics.median(a_runs_s),
+        b_s=statistics.median(b_runs_s),
+        cv_a=coefficient_of_variation(a_runs_s),
+        cv_b=coefficient_of_variation(b_runs_s),
+        warmup=len(a_warmup_s),
+        runs=runs,
+        max_runs=max(runs, max_runs),
+        runs_done=len(a_runs_s),
+        extra_rounds=len(a_runs_s) - runs,
+        doubts=doubts,
+        verdict=verdict_of(doubts, sides.contradictions),
+        noisy_cv=NOISY_CV,
+        a_runs_s=a_runs_s,
+        b_runs_s=b_runs_s,
+        a_warmup_s=a_warmup_s,
+        b_warmup_s=b_warmup_s,
+        threads=torch.get_num_threads(),
+        cpu_count=cpu_count(),
+        load_before=load_before,
+        load_after=load_average(),
+        clock=clock_name(),
+    )
