@@ -222,18 +222,30 @@ def runtime_imports(path: Path) -> set[str]:
     return imported
 
 
-@pytest.mark.parametrize("path", sorted((REPO / "mminfer" / "records").glob("*.py")), ids=str)
-def test_a_records_module_imports_no_sibling_no_renderer_and_no_torch(path):
+SHARED_RECORDS = sorted((REPO / "mminfer" / "records").glob("*.py"))
+
+
+@pytest.mark.parametrize("path", RECORD_MODULES + SHARED_RECORDS, ids=str)
+def test_a_records_module_imports_no_other_measurement_no_renderer_and_no_torch(path):
+    """A measurement's record module reads its own folder's records and mminfer/records/ only; the
+    shared records read nothing of a measurement (import-linter's contracts say the same of the
+    folders, tests/test_layers.py)."""
     imported = runtime_imports(path)
-    siblings = {name for name in imported if name.startswith("mminfer.records.")}
-    assert not siblings, siblings
-    assert "torch" not in imported and "mminfer.report.render" not in imported, imported
+    own = f"mminfer.measures.{path.parent.name}." if path.parent.parent.name == "measures" else None
+    others = {
+        name
+        for name in imported
+        if name.startswith("mminfer.measures.") and (own is None or not name.startswith(own))
+    }
+    assert not others, others
+    assert not {name for name in imported if name.endswith(".measure")}, imported
+    assert "torch" not in imported, imported
+    assert not {name for name in imported if name.startswith("mminfer.report")}, imported
 
 
 def test_measuring_code_never_imports_the_renderer():
-    renderers = {"report.py", "compare.py", "plots.py"}
-    for path in (REPO / "mminfer").glob("*.py"):
-        if path.name not in renderers:
+    for path in (REPO / "mminfer").glob("**/*.py"):
+        if "report" not in path.relative_to(REPO / "mminfer").parts[:1]:
             assert "mminfer.report.render" not in runtime_imports(path), path
 
 
