@@ -1,4 +1,5 @@
-"""Reports rendered from hand-made records whose text is pinned in tests/data/report/<case>.md.
+"""Reports rendered from hand-made records whose text is pinned in tests/data/report/<case>.md
+(the cases of WHOLE whole, every other case the ``## `` sections it exercises).
 
 Each case is render_report's records, keyed by measurement name (mminfer.measurements), with the
 pictures and the task's script when the rule would pass them. The test
@@ -14,6 +15,8 @@ positions).
 from __future__ import annotations
 
 import functools
+import re
+from pathlib import Path
 
 from reportdata import (
     COURSE_STEPS,
@@ -613,17 +616,83 @@ def ttft_falling() -> object:
     )
 
 
-def write_golden() -> None:
-    """Render every case with today's code into tests/data/report/ (after a wording change on
-    purpose: read the diff before committing it)."""
-    from pathlib import Path
+GOLDEN = Path(__file__).resolve().parent / "data" / "report"
 
+# The cases pinned whole: the demo model's report with every measurement and the course model's.
+# Every other case's golden file holds only the ``## `` sections it exercises.
+WHOLE = ("full", "course")
+
+
+@functools.cache
+def report(name: str) -> str:
+    """The case's report.md, rendered with today's code once per process: read it, never change
+    it."""
     from mminfer.report.render import render_report
 
-    folder = Path(__file__).resolve().parent / "data" / "report"
-    for name, case in cases().items():
-        text = render_report(case["records"], case["pictures"], case["cache_script"])
-        (folder / f"{name}.md").write_text(text, encoding="utf-8")
+    case = cases()[name]
+    return render_report(case["records"], case["pictures"], case["cache_script"])
+
+
+def sections_of(text: str) -> dict[str, str]:
+    """The text's sections in order, by heading line: each from a line starting with ``## `` up
+    to the next such line, the heading line and the blank lines after it included, verbatim; the
+    text before the first ``## `` (the title) keyed "" where there is any. Joined in order they
+    give back the text."""
+    found = {}
+    for index, part in enumerate(re.split(r"^(?=## )", text, flags=re.M)):
+        if index == 0 and not part.startswith("## "):
+            if part:
+                found[""] = part
+            continue
+        heading = part.partition("\n")[0]
+        if heading in found:
+            raise ValueError(f"two sections headed {heading!r}")
+        found[heading] = part
+    return found
+
+
+def exercised(name: str) -> list[str]:
+    """The headings of the case's sections whose text differs from the full case's (or which the
+    full case lacks), in report order: what a new case's golden file pins when it is first
+    written. After that the golden file names its sections itself."""
+    full = sections_of(report("full"))
+    return [
+        heading for heading, text in sections_of(report(name)).items() if full.get(heading) != text
+    ]
+
+
+def golden_text(name: str) -> str:
+    """What the case's golden file holds after today's rendering: the whole report for a case of
+    WHOLE; for any other the sections its golden file pins now (or, for a new case, those it
+    exercises), in report order, each as rendered today."""
+    if name in WHOLE:
+        return report(name)
+    path = GOLDEN / f"{name}.md"
+    pinned = list(sections_of(path.read_text(encoding="utf-8"))) if path.exists() else []
+    pinned = pinned or exercised(name)
+    rendered = sections_of(report(name))
+    missing = [heading for heading in pinned if heading not in rendered]
+    if not pinned or missing:
+        raise SystemExit(
+            f"{name}: the report has no section {missing} its golden file pins"
+            if missing
+            else f"{name}: differs from the full case in no section: write tests/data/report/"
+            f"{name}.md by hand with the section(s) it is about"
+        )
+    return "".join(text for heading, text in rendered.items() if heading in pinned)
+
+
+def write_golden() -> None:
+    """Render every case with today's code into tests/data/report/ (after a wording change on
+    purpose: read the diff before committing it): a case of WHOLE whole, any other case only the
+    sections its golden file already pins, so that a changed sentence changes only the files
+    that pin its section. A file is written only where its text changed."""
+    for name in cases():
+        path = GOLDEN / f"{name}.md"
+        text = golden_text(name)
+        if not path.exists() or path.read_text(encoding="utf-8") != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path.relative_to(GOLDEN.parents[2])}")
 
 
 if __name__ == "__main__":  # PYTHONPATH=.:tests python tests/reportcases.py

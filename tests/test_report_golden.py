@@ -1,20 +1,30 @@
 """report.md renders the Markdown pinned in tests/data/report/: each case of tests/reportcases.py
 against its golden file, with wrapped prose joined on both sides (mminfer.report.render.unwrap) and
-blank
-runs as one. A sentence changed on purpose changes its golden files (render them again with
-``PYTHONPATH=.:tests python tests/reportcases.py`` and read the diff)."""
+blank runs as one.
+
+Two cases are pinned whole (reportcases.WHOLE: ``full``, the demo model with every measurement,
+and ``course``, the course model's). Every other case's golden file holds only the sections that
+case exercises, verbatim and in report order: a section runs from a line starting with ``## `` to
+the next (``## 한눈에`` is one like any other; the title before the first ``## `` would be keyed
+""). The file's own headings say which sections it pins; each must be in the case's rendering, in
+that order, and read the same. They were chosen once as the sections whose text differs from the
+full case's (reportcases.exercised; serve_steps_in_one_band, which differs in none, pins
+``## 서빙``, the section its name is about); a new case without a golden file gets those.
+
+A sentence changed on purpose changes the golden files that pin its section: render them again
+with ``PYTHONPATH=.:tests python tests/reportcases.py`` (the whole cases whole, every other case
+only the sections its file already pins; a file is rewritten only where its text changed) and
+read the diff. To pin another section of a case, add that section's heading and text to its file
+(or delete the file to have it written again from reportcases.exercised) and render again."""
 
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
-from reportcases import cases
+from reportcases import GOLDEN, WHOLE, cases, report, sections_of
 
-from mminfer.report.render import render_report, unwrap
-
-GOLDEN = Path(__file__).resolve().parent / "data" / "report"
+from mminfer.report.render import unwrap
 
 
 def markdown(text: str) -> str:
@@ -29,12 +39,37 @@ def markdown(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip() + "\n"
 
 
-@pytest.mark.parametrize("name", sorted(cases()))
+def golden(name: str) -> str:
+    return (GOLDEN / f"{name}.md").read_text(encoding="utf-8")
+
+
+def test_the_whole_cases_are_cases():
+    assert set(WHOLE) <= set(cases())
+
+
+@pytest.mark.parametrize("name", sorted(WHOLE))
 def test_the_report_renders_the_markdown_it_rendered_before(name):
-    case = cases()[name]
-    report = render_report(case["records"], case["pictures"], case["cache_script"])
-    golden = (GOLDEN / f"{name}.md").read_text(encoding="utf-8")
-    assert markdown(report) == markdown(golden)
+    assert markdown(report(name)) == markdown(golden(name))
+
+
+@pytest.mark.parametrize("name", sorted(set(cases()) - set(WHOLE)))
+def test_each_pinned_section_renders_the_markdown_it_rendered_before(name):
+    pinned = sections_of(golden(name))
+    rendered = sections_of(report(name))
+    assert pinned, f"{name}.md pins no section"
+    assert [heading for heading in pinned if heading not in rendered] == []
+    assert list(pinned) == [heading for heading in rendered if heading in pinned]  # report order
+    for heading, text in pinned.items():
+        assert markdown(rendered[heading]) == markdown(text), heading
+
+
+def test_a_section_is_its_heading_to_the_next():
+    text = "# title\n\nintro\n\n## 한눈에\n\n| a |\n\n## 서빙\n\n### sub\n\nbody\n"
+    found = sections_of(text)
+    assert list(found) == ["", "## 한눈에", "## 서빙"]
+    assert found["## 서빙"] == "## 서빙\n\n### sub\n\nbody\n"
+    assert "".join(found.values()) == text
+    assert list(sections_of("## 서빙\n\nbody\n")) == ["## 서빙"]
 
 
 def test_every_golden_file_is_a_case():

@@ -1,4 +1,4 @@
-"""report.md reads in five minutes: measured on the golden reports (tests/reportcases.py).
+"""report.md reads in five minutes: measured on the golden cases' reports (tests/reportcases.py).
 
 Outside ``<details>`` blocks (tables included, ``## 한눈에`` excluded) the raw Markdown averages at
 most 1,000 characters per ``## `` section and is at most 1,600 in any one; each section's first
@@ -8,16 +8,14 @@ order, each linking to its heading as GitHub anchors it; the glossary defines ea
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 
 import pytest
-from reportcases import cases
+from reportcases import cases, report
 
 from mminfer.measures.serve.serve import Serve
 from mminfer.records import from_json, to_json
-from mminfer.report.render import render_report
 
 AVERAGE_LIMIT = 1000
 SECTION_LIMIT = 1600
@@ -25,11 +23,10 @@ FIRST_PARAGRAPH_LIMIT = 300
 GLANCE = "한눈에"
 
 
-@functools.cache
 def rendered(name: str) -> str:
-    """The golden case's report, rendered once per test session (the four shape tests read it)."""
-    case = cases()[name]
-    return render_report(case["records"], case["pictures"], case["cache_script"])
+    """The golden case's whole report, rendered once per test session (reportcases.report: the
+    shape tests and the golden test read it)."""
+    return report(name)
 
 
 def sections(report: str) -> dict[str, str]:
