@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+import rerun_sets
 import torch
 from oracles import denied
 from shapes import never_past, small_config
@@ -636,6 +637,28 @@ def test_a_section_passed_whole_reruns_on_a_change_not_on_another_order(course_r
     changed = "sweep: {runs: 1, warmup: 0, lengths: [2, 4, 6]}\n"
     jobs = planned_jobs(*args, configfiles=extra_configfile(tmp_path, changed))
     assert "sweep" in jobs and not jobs & {"cache", "time", "serve", "capacity"}
+
+
+# One key of each rule's section: tests/rerun_sets.py checks every key (about 4 minutes).
+SAMPLED_KEYS = (
+    "cache.new_tokens",
+    "time.max_runs",
+    "temp.seed",
+    "topp.sharp_prefix",
+    "conversation.users",
+    "repetition.penalties",
+    "sweep.runs",
+    "serve.context",
+)
+
+
+@pytest.mark.parametrize("key", SAMPLED_KEYS)
+def test_a_changed_key_reruns_what_its_table_says(course_run, tmp_path, key):
+    args, _ = course_run
+    extra = tmp_path / "extra.yaml"
+    extra.write_text(rerun_sets.changed_config(key), encoding="utf-8")
+    table = json.loads(rerun_sets.TABLE.read_text(encoding="utf-8"))
+    assert sorted(planned_jobs(*args, configfiles=(MICRO, extra))) == table[key]
 
 
 def test_partial_course_inputs_stop_before_any_job(course_inputs, tmp_path):
