@@ -1,13 +1,12 @@
 """anatomy.json: where a step's time goes, at the task's own P and N. Its record, split, facts.
 
 The record holds exact counts (mminfer.measures.anatomy.measure: per call of forward, the tokens
-fed, the context,
-the logits rows, the FLOPs as torch's counter and the formula give them, the bytes a call reads
-and writes by the formula, the ops dispatched) and this machine's speeds with their spreads (the
-cost of one dispatched op, the matmul FLOP/s, the bandwidth at each path's working set and past
-the last-level cache). The time split is not in the file: it joins the record with time.json at
-report time (:meth:`Anatomy.split`), so that re-timing (``snakemake -R time``) never reruns the
-anatomy. Torch-free: the report rule imports it.
+fed, the context, the logits rows, the FLOPs as torch's counter and the formula give them, the
+bytes a call reads and writes by the formula, the ops dispatched) and this machine's speeds with
+their spreads (the cost of one dispatched op, the matmul FLOP/s, the bandwidth at each path's
+working set and past the last-level cache). The time split is not in the file: the report joins
+the record with time.json (:meth:`Anatomy.split`, called by mminfer.report.joins), so that
+re-timing (``snakemake -R time``) never reruns the anatomy. Torch-free: the report rule imports it.
 """
 
 from __future__ import annotations
