@@ -12,22 +12,24 @@ the tests' list of expected files. Adding a measurement is one entry here plus i
 
 One name carries a measurement through: its entry, its report section
 (mminfer/measures/<rule>/<name>.md.j2), its caption (mminfer/measures/<rule>/<name>.rst) and the key
-of its record in
-render_report's mapping; its facts and glance functions are named ``<name>_facts`` and
-``<name>_glance``. The file is <name>.json, except where the task fixed another name: count.json
-holds the ``fed`` measurement (the tokens fed into forward), because Snakemake reserves ``count``
-as a name. A rule writes the measurements that come out of one model load: ``cache`` writes same
-and fed (one pair of generations), ``topp`` writes topp and topp_detail (one forward per prefix),
-``temp`` writes temp and sampler (the sampler check reuses temp's cached draws at its temperature),
-``time`` writes time and latency (the streamer's stamps of the same timed runs).
+of its record in render_report's mapping; its facts and glance functions are named
+``<name>_facts`` and ``<name>_glance``, or, joining other rules' records
+(mminfer/report/joins.py), after every measurement they read (``sweep_time_facts``). The file
+is <name>.json, except where the task fixed another name: count.json holds the ``fed`` measurement
+(the tokens fed into forward), because Snakemake reserves ``count`` as a name. A rule writes the
+measurements that come out of one model load: ``cache`` writes same and fed (one pair of
+generations), ``topp`` writes topp and topp_detail (one forward per prefix), ``temp`` writes temp
+and sampler (the sampler check reuses temp's cached draws at its temperature), ``time`` writes
+time and latency (the streamer's stamps of the same timed runs).
 
 No torch and no matplotlib: rules/common.smk imports this module while Snakemake builds the DAG
-(tests/test_registry.py checks it). Records, facts and glances are plain references: they live in
-the torch-free mminfer/measures/<rule>/<name>.py. Only the measuring functions (torch's modules) and
-the
-drawing functions (matplotlib's mminfer/report/plots.py) are named as "module:function" strings,
-imported
-when a job uses them (:func:`resolve`).
+(tests/test_registry.py checks it). Records are plain references: they live in the torch-free
+mminfer/measures/<rule>/<name>.py. Every function is named as a "module:function" string, imported
+when a job uses it (:func:`resolve`): the measuring functions (torch's modules), the drawing
+functions (matplotlib's mminfer/report/plots.py) and the facts and glance functions. A facts or
+glance function reading only its own rule's records lives beside its record; one that joins
+another rule's record lives in mminfer/report/joins.py, above this registry (.importlinter's
+layers), so the registry could not import it.
 """
 
 from __future__ import annotations
@@ -35,30 +37,25 @@ from __future__ import annotations
 import importlib
 import sys
 import typing
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, anatomy_glance
-from mminfer.measures.batch.batch import Batch, batch_facts, batch_glance
-from mminfer.measures.cache.fed import Count, fed_facts
-from mminfer.measures.cache.same import Same, same_facts, same_glance
-from mminfer.measures.capacity.capacity import Capacity, capacity_facts, capacity_glance
-from mminfer.measures.conversation.conversation import (
-    Conversation,
-    conversation_facts,
-    conversation_glance,
-)
-from mminfer.measures.kvbytes.kvbytes import KvBytes, kvbytes_facts
-from mminfer.measures.repetition.repetition import Repetition, repetition_facts, repetition_glance
-from mminfer.measures.serve.serve import Serve, serve_facts, serve_glance
-from mminfer.measures.sweep.sweep import Sweep, sweep_facts, sweep_glance
-from mminfer.measures.temp.sampler import SamplerCheck, sampler_facts
-from mminfer.measures.temp.temp import Temperatures, temp_facts, temp_glance
-from mminfer.measures.time.latency import Latency, latency_facts, latency_glance
-from mminfer.measures.time.time import Timing, time_facts
-from mminfer.measures.topk.topk import TopK, topk_facts, topk_glance
-from mminfer.measures.topp.topp import TopP, TopPDetail, topp_facts, topp_glance
+from mminfer.measures.anatomy.anatomy import Anatomy
+from mminfer.measures.batch.batch import Batch
+from mminfer.measures.cache.fed import Count
+from mminfer.measures.cache.same import Same
+from mminfer.measures.capacity.capacity import Capacity
+from mminfer.measures.conversation.conversation import Conversation
+from mminfer.measures.kvbytes.kvbytes import KvBytes
+from mminfer.measures.repetition.repetition import Repetition
+from mminfer.measures.serve.serve import Serve
+from mminfer.measures.sweep.sweep import Sweep
+from mminfer.measures.temp.sampler import SamplerCheck
+from mminfer.measures.temp.temp import Temperatures
+from mminfer.measures.time.latency import Latency
+from mminfer.measures.time.time import Timing
+from mminfer.measures.topk.topk import TopK
+from mminfer.measures.topp.topp import TopP, TopPDetail
 from mminfer.records import read_record
 
 
@@ -75,12 +72,14 @@ class Picture:
 class Measurement:
     """One result file: what it holds, which rule writes it, where the report shows it.
 
-    ``facts`` and ``glance`` take records by parameter name: each parameter is a measurement's
-    name, annotated with that measurement's record (``time_facts(time: Timing, fed: Count, sweep:
-    Sweep | None = None)``), and render_report passes the record of that name, or None where the
-    report has none (mminfer.report.render.section_facts; tests/test_registry.py checks every
-    parameter
-    names a measurement and is annotated with its record).
+    ``facts`` and ``glance`` name functions ("module:function") that take records by parameter
+    name: each parameter is a measurement's name, annotated with that measurement's record
+    (``sweep_time_facts(sweep: Sweep, time: Timing | None = None)``), and render_report passes the
+    record of that name, or None where the report has none (mminfer.report.render.section_facts;
+    tests/test_registry.py checks every parameter names a measurement and is annotated with its
+    record). ``<name>_facts`` in mminfer/measures/<rule>/<name>.py reads its rule's records only;
+    a join of another rule's is mminfer.report.joins's, named after its parameters
+    (``sweep_time_facts``).
     """
 
     # the report's key, the section template's and the caption's name (<rule>/<name>.md.j2, .rst)
@@ -92,8 +91,8 @@ class Measurement:
     reads: tuple[str, ...]  # the config keys of the user's files its rule reads (READS)
     file: str = ""  # the result file; "" is <name>.json
     config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
-    facts: Callable[..., dict] | None = None  # its section's facts; None is no section of its own
-    glance: Callable | None = None  # its row in ## 한눈에 (a Glance), where its section has one
+    facts: str | None = None  # "module:function": its section's facts; None is no section
+    glance: str | None = None  # "module:function": its row in ## 한눈에 (a Glance), if any
     pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
     alone: bool = False  # its rule times and takes every core (rules/common.smk: rule_threads)
@@ -156,8 +155,8 @@ MEASUREMENTS = (
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.measures.cache.measure:compare_cache",
-        facts=same_facts,
-        glance=same_glance,
+        facts="mminfer.measures.cache.same:same_facts",
+        glance="mminfer.report.joins:same_time_glance",
         task=True,
         summary="greedy generation with and without the cache: the same ids, and where they part",
     ),
@@ -168,7 +167,7 @@ MEASUREMENTS = (
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.measures.cache.measure:compare_cache",
-        facts=fed_facts,
+        facts="mminfer.measures.cache.fed:fed_facts",
         task=True,
         summary="the tokens fed into forward with and without the cache, beside the formulas",
     ),
@@ -180,7 +179,7 @@ MEASUREMENTS = (
         alone=True,
         # time_cache without the streamer
         measured_by="mminfer.measures.time.measure:time_with_latency",
-        facts=time_facts,
+        facts="mminfer.report.joins:time_fed_sweep_anatomy_facts",
         task=True,
         summary=(
             "median seconds with and without the cache after warm-ups, interleaved, every run "
@@ -194,7 +193,7 @@ MEASUREMENTS = (
         rule="kvbytes",
         reads=("pretrain",),
         measured_by="mminfer.measures.kvbytes.measure:measure_kv_bytes",
-        facts=kvbytes_facts,
+        facts="mminfer.measures.kvbytes.kvbytes:kvbytes_facts",
         task=True,
         summary="the cache's measured bytes after random tokens against the formula, K's shape",
         compared=True,
@@ -205,8 +204,8 @@ MEASUREMENTS = (
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.measures.temp.measure:temperature_experiment",
-        facts=temp_facts,
-        glance=temp_glance,
+        facts="mminfer.measures.temp.temp:temp_facts",
+        glance="mminfer.measures.temp.temp:temp_glance",
         pictures=(
             Picture(
                 "temp",
@@ -228,7 +227,7 @@ MEASUREMENTS = (
         reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.measures.temp.measure:sampler_check",
         config="sampler",
-        facts=sampler_facts,
+        facts="mminfer.measures.temp.sampler:sampler_facts",
         summary=(
             "one temperature's samples with and without the cache (temp's own draws), and with a "
             "second seed"
@@ -240,8 +239,8 @@ MEASUREMENTS = (
         rule="topp",
         reads=("pretrain", "tokenizer"),
         measured_by="mminfer.measures.topp.measure:topp_detail",
-        facts=topp_facts,
-        glance=topp_glance,
+        facts="mminfer.measures.topp.topp:topp_facts",
+        glance="mminfer.measures.topp.topp:topp_glance",
         task=True,
         summary="the candidates surviving MiniMind's top-p rule after the open prefix, per p",
         compared=True,
@@ -271,8 +270,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.sweep.measure:sweep",
-        facts=sweep_facts,
-        glance=sweep_glance,
+        facts="mminfer.report.joins:sweep_time_facts",
+        glance="mminfer.measures.sweep.sweep:sweep_glance",
         pictures=(
             Picture(
                 "sweep",
@@ -295,8 +294,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.anatomy.measure:measure_anatomy",
-        facts=anatomy_facts,
-        glance=anatomy_glance,
+        facts="mminfer.report.joins:anatomy_time_facts",
+        glance="mminfer.report.joins:anatomy_time_glance",
         pictures=(
             Picture(
                 "anatomy",
@@ -321,8 +320,8 @@ MEASUREMENTS = (
         alone=True,
         measured_by="mminfer.measures.time.measure:time_with_latency",
         config="latency",
-        facts=latency_facts,
-        glance=latency_glance,
+        facts="mminfer.report.joins:latency_time_sweep_facts",
+        glance="mminfer.measures.time.latency:latency_glance",
         pictures=(
             Picture(
                 "latency",
@@ -345,8 +344,8 @@ MEASUREMENTS = (
         rule="capacity",
         reads=("pretrain",),
         measured_by="mminfer.measures.capacity.measure:capacity",
-        facts=capacity_facts,
-        glance=capacity_glance,
+        facts="mminfer.report.joins:capacity_serve_facts",
+        glance="mminfer.measures.capacity.capacity:capacity_glance",
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
         compared=True,
     ),
@@ -357,8 +356,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.serve.measure:serve",
-        facts=serve_facts,
-        glance=serve_glance,
+        facts="mminfer.report.joins:serve_sweep_facts",
+        glance="mminfer.measures.serve.serve:serve_glance",
         pictures=(
             Picture(
                 "serve",
@@ -381,8 +380,8 @@ MEASUREMENTS = (
         reads=("sft", "sft_lora", "tokenizer"),
         alone=True,
         measured_by="mminfer.measures.conversation.measure:measure_conversation",
-        facts=conversation_facts,
-        glance=conversation_glance,
+        facts="mminfer.report.joins:conversation_serve_facts",
+        glance="mminfer.measures.conversation.conversation:conversation_glance",
         pictures=(
             Picture(
                 "conversation",
@@ -408,8 +407,8 @@ MEASUREMENTS = (
         rule="topk",
         reads=("sft", "sft_lora", "pretrain", "tokenizer"),
         measured_by="mminfer.measures.topk.measure:measure_topk",
-        facts=topk_facts,
-        glance=topk_glance,
+        facts="mminfer.report.joins:topk_temp_topp_facts",
+        glance="mminfer.report.joins:topk_temp_glance",
         summary=(
             "the task's trap: temp's answers and topp's survivors with generate's default top_k "
             "left on, and the probability top-k cut"
@@ -422,8 +421,8 @@ MEASUREMENTS = (
         reads=("sft", "sft_lora", "pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.repetition.measure:measure_repetition",
-        facts=repetition_facts,
-        glance=repetition_glance,
+        facts="mminfer.report.joins:repetition_temp_facts",
+        glance="mminfer.measures.repetition.repetition:repetition_glance",
         summary=(
             "repetition_penalty: distinct and looping answers per penalty, where greedy leaves "
             "plain greedy, the penalty's cost with spreads and a verdict"
@@ -436,8 +435,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.batch.measure:measure_batch",
-        facts=batch_facts,
-        glance=batch_glance,
+        facts="mminfer.measures.batch.batch:batch_facts",
+        glance="mminfer.measures.batch.batch:batch_glance",
         summary=(
             "a left-padded batch with its attention_mask against each prompt alone, without the "
             "mask and padded right; its time against the rows one after another; half "

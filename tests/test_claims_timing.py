@@ -36,7 +36,7 @@ from reportdata import (
     timed,
 )
 
-import mminfer.measures.sweep.sweep as sweep_records
+import mminfer.report.joins as joins
 from mminfer.measures.sweep.measure import filled_steps
 from mminfer.records.claims import ClaimLog, claim
 from mminfer.report.render import render_report
@@ -217,7 +217,7 @@ def test_every_golden_case_writes_only_claims_its_records_support(name):
 def test_the_property_test_catches_the_same_judged_by_the_spreads_sum(monkeypatch):
     """The judge before issue 36: "the same" where the ratio and the speedup differ by no more
     than the four coefficients of variation together, whatever their ranges."""
-    honest = sweep_records.against_time
+    honest = joins.against_time
 
     def planted(sweep, time):
         found = honest(sweep, time)
@@ -237,7 +237,7 @@ def test_the_property_test_catches_the_same_judged_by_the_spreads_sum(monkeypatc
         found["apart"] = claim("sweep.speedup_apart", not same, **keep)
         return found
 
-    monkeypatch.setattr(sweep_records, "against_time", planted)
+    monkeypatch.setattr(joins, "against_time", planted)
     with pytest.raises(AssertionError):
         FIND(given(timing_records())(check))()
 

@@ -50,6 +50,7 @@ from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import FirstDifference, from_json, to_json
 from mminfer.report import plots
+from mminfer.report.joins import conversation_serve_facts
 from mminfer.report.render import environment, unwrap
 from mminfer.workflow.inputs import read_schema
 
@@ -681,7 +682,7 @@ def test_serves_users_by_memory_stand_beside_the_shared_prefixs(record):
     alone = conversation_facts(record)
     assert alone["serve_users"] is None
     assert "serve.json" not in render(alone)
-    facts = conversation_facts(record, serve)
+    facts = conversation_serve_facts(record, serve)
     assert facts["serve_users"] is serve.users
     shared = record.shared_prefix
     assert facts["same_context"] is False  # serve's context is not P + N here
@@ -693,7 +694,7 @@ def test_serves_users_by_memory_stand_beside_the_shared_prefixs(record):
         serve,
         users=dataclasses.replace(serve.users, context=shared.prompt_len + shared.new_tokens),
     )
-    facts = conversation_facts(record, matching)
+    facts = conversation_serve_facts(record, matching)
     assert facts["same_context"] is True
     assert "바로 견줄 수 있다" in render(facts)
 

@@ -121,11 +121,29 @@ def test_every_caption_is_a_measurements_or_known():
     assert captions == set(NAMES) | OTHER_CAPTIONS
 
 
+JOINS = "mminfer.report.joins"  # the facts and glances that read another rule's records
+
+
+def section_function(name: str, kind: str):
+    """Measurement ``name``'s facts or glance function (``kind``), imported."""
+    return measurements.resolve(getattr(measurements.measurement(name), kind))
+
+
+def named(name: str, kind: str, function) -> str:
+    """The name a facts or glance function must have: ``<name>_<kind>`` beside its record; a join
+    (mminfer.report.joins) named after every measurement it reads, in its parameters' order
+    (``sweep_time_facts(sweep, time)``)."""
+    if function.__module__ == JOINS:
+        return "_".join(inspect.signature(function).parameters) + f"_{kind}"
+    return f"{name}_{kind}"
+
+
 @pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts is not None])
 def test_its_section_and_facts_exist(name):
     entry = measurements.measurement(name)
     assert (REPO / "mminfer" / "measures" / entry.section).is_file()
-    assert entry.facts.__name__ == f"{name}_facts"
+    function = section_function(name, "facts")
+    assert function.__name__ == named(name, "facts", function)
 
 
 SECTION_FUNCTIONS = [
@@ -141,8 +159,8 @@ def test_each_parameter_of_its_facts_and_glance_is_a_measurement_typed_as_its_re
     """render_report passes a facts or glance function the record each parameter names: the
     parameter ``sweep`` gets sweep.json's Sweep (or None where the report has none), so it is
     annotated ``Sweep`` or ``Sweep | None``; its own record first, given always."""
-    function = getattr(measurements.measurement(name), kind)
-    assert function.__name__ == f"{name}_{kind}"
+    function = section_function(name, kind)
+    assert function.__name__ == named(name, kind, function)
     parameters = list(inspect.signature(function).parameters.values())
     assert parameters[0].name == name
     for parameter in parameters:
@@ -154,17 +172,30 @@ def test_each_parameter_of_its_facts_and_glance_is_a_measurement_typed_as_its_re
         assert parameter.annotation in typed, (function.__name__, parameter)
 
 
+@pytest.mark.parametrize(("name", "kind"), SECTION_FUNCTIONS)
+def test_its_facts_and_glance_live_beside_its_record_unless_they_join_another_rule_s(name, kind):
+    """mminfer/measures/<rule>/<name>.py holds the record and the facts and glance that read its
+    rule's records only (topp_detail, shown in topp's section, lives beside topp's record); one
+    that reads another rule's record is a join of mminfer/report/joins.py, above every measures
+    folder (a measures folder never imports another: .importlinter)."""
+    entry = measurements.measurement(name)
+    reference = getattr(entry, kind)
+    function = measurements.resolve(reference)
+    assert reference == f"{function.__module__}:{function.__name__}", reference
+    rules = {measurements.measurement(p).rule for p in inspect.signature(function).parameters}
+    if function.__module__ == JOINS:
+        assert rules != {entry.rule}, f"{reference} reads only rule {entry.rule}'s records"
+    else:
+        assert function.__module__ == f"mminfer.measures.{entry.rule}.{name}", reference
+        assert rules == {entry.rule}, f"{reference} reads another rule's records: {rules}"
+
+
 @pytest.mark.parametrize("name", NAMES)
-def test_its_record_facts_and_glance_live_in_its_own_module(name):
-    """mminfer/measures/<rule>/<name>.py holds the record, the facts and the glance (topp_detail,
-    shown in topp's section, lives beside topp's record)."""
+def test_its_record_lives_in_its_rules_folder(name):
     entry = measurements.measurement(name)
     homes = {f"mminfer.measures.{other.rule}.{other.name}" for other in MEASUREMENTS}
     record_module, _ = measurements.declared(entry.record)
     assert record_module in homes, entry.record
-    for function in (entry.facts, entry.glance):
-        if function is not None:
-            assert function.__module__ == f"mminfer.measures.{entry.rule}.{name}", function
 
 
 RECORD_MODULES = [
@@ -176,13 +207,34 @@ RECORD_MODULES = [
 
 @pytest.mark.parametrize("path", RECORD_MODULES, ids=str)
 def test_every_facts_and_glance_function_of_a_records_module_is_its_entry_s(path):
-    """A ``<name>_facts`` or ``<name>_glance`` its entry does not name would never render."""
+    """A ``<name>_facts`` or ``<name>_glance`` its entry does not name, nor its entry's join
+    call, would never render."""
     module = importlib.import_module(f"mminfer.measures.{path.parent.name}.{path.stem}")
     for attribute, value in vars(module).items():
         for kind in ("facts", "glance"):
             if attribute.endswith(f"_{kind}") and inspect.isfunction(value):
                 name = attribute.removesuffix(f"_{kind}")
-                assert getattr(measurements.measurement(name), kind) is value, attribute
+                reference = getattr(measurements.measurement(name), kind)
+                if reference == f"{module.__name__}:{attribute}":
+                    continue
+                assert reference and reference.startswith(f"{JOINS}:{name}_"), attribute
+                join = inspect.getsource(measurements.resolve(reference))
+                assert re.search(rf"\b{attribute}\(", join), (reference, attribute)
+
+
+def test_every_join_is_an_entry_s():
+    """A facts or glance function of mminfer/report/joins.py no entry names would never render."""
+    joins = importlib.import_module(JOINS)
+    named_ = {
+        getattr(entry, kind)
+        for entry in MEASUREMENTS
+        for kind in ("facts", "glance")
+        if getattr(entry, kind) is not None
+    }
+    for attribute, value in vars(joins).items():
+        section = attribute.endswith(("_facts", "_glance"))
+        if section and inspect.isfunction(value) and value.__module__ == JOINS:
+            assert f"{JOINS}:{attribute}" in named_, attribute
 
 
 def test_the_dag_start_imports_no_torch_and_no_matplotlib():

@@ -36,9 +36,9 @@ from mminfer.measures.kvbytes.kvbytes import kvbytes_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
 from mminfer.measures.sweep.sweep import Sweep, sweep_facts
 from mminfer.measures.temp.temp import temp_facts
-from mminfer.measures.time.time import time_facts
 from mminfer.measures.topp.topp import topp_facts
 from mminfer.records import bands, from_json, to_json
+from mminfer.report.joins import time_fed_sweep_anatomy_facts as time_section
 from mminfer.report.render import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
 
 # --- same ids ------------------------------------------------------------------------------------
@@ -73,31 +73,31 @@ def test_bfloat16_allows_a_difference_float32_does_not():
 
 @pytest.mark.parametrize("verdict, trusted", [("ok", True), ("noisy", True), ("untrusted", False)])
 def test_only_an_untrusted_timing_is_not_trusted(verdict, trusted):
-    assert time_facts(time_record(verdict=verdict), count_record())["trusted"] is trusted
+    assert time_section(time_record(verdict=verdict), count_record())["trusted"] is trusted
 
 
 def test_speedup_below_the_token_ratio():
     # count_record: 14880 / 264 = 56.4 tokens without the cache for each with it
-    below = time_facts(time_record(speedup=5.0), count_record())
+    below = time_section(time_record(speedup=5.0), count_record())
     assert below["speedup_below_token_ratio"] is True
     fed = count_record(fed_without_cache=1954)  # 7.4
-    assert time_facts(time_record(speedup=9.0), fed)["speedup_below_token_ratio"] is False
+    assert time_section(time_record(speedup=9.0), fed)["speedup_below_token_ratio"] is False
 
 
 def test_the_fixed_cost_is_named_as_the_reason_only_where_the_sweep_fit_shows_it():
-    reason = time_facts(time_record(speedup=5.0), count_record(), sweep_record())["reason"]
+    reason = time_section(time_record(speedup=5.0), count_record(), sweep_record())["reason"]
     assert reason["kind"] == "fixed_share" and reason["share"].about["share"] > 0
     broken = sweep_record(holds=False)
-    reason = time_facts(time_record(speedup=5.0), count_record(), broken)["reason"]
+    reason = time_section(time_record(speedup=5.0), count_record(), broken)["reason"]
     assert reason == {"kind": "unknown", "sweep_fit": "not_holding"}
-    reason = time_facts(time_record(speedup=5.0), count_record())["reason"]
+    reason = time_section(time_record(speedup=5.0), count_record())["reason"]
     assert reason == {"kind": "unknown", "sweep_fit": "absent"}
 
 
 def test_a_speedup_past_the_token_ratio_names_attention_only_where_the_fit_prices_it():
-    reason = time_facts(time_record(speedup=60.0), count_record(), sweep_record())["reason"]
+    reason = time_section(time_record(speedup=60.0), count_record(), sweep_record())["reason"]
     assert reason["kind"] == "attention"
-    assert time_facts(time_record(verdict="untrusted"), count_record())["reason"] == {
+    assert time_section(time_record(verdict="untrusted"), count_record())["reason"] == {
         "kind": "untrusted"
     }
 

@@ -19,9 +19,9 @@ from mminfer.measures.topk.measure import (
     survivors_after_top_k,
     top_k_mass,
 )
-from mminfer.measures.topk.topk import topk_facts
 from mminfer.model.loading import run_info
 from mminfer.model.prompts import chat_prompt
+from mminfer.report.joins import topk_temp_topp_facts
 
 
 def measured(model, tokenizer, run, top_k=50):
@@ -117,7 +117,7 @@ def test_the_section_says_whether_top_k_moved_the_counts():
     assert "10 → 24 → 29에서 10 → 22 → 21로" in moved and "과제가 top_k=0을 요구하는" in moved
     same = render_every(topk=topk_record(distinct=(10, 24, 29)))
     assert "temp.json과 같았다" in same and "요구하는 까닭" not in same
-    assert topk_facts(topk_record(), temp_record())["counts_moved"]
+    assert topk_temp_topp_facts(topk_record(), temp_record())["counts_moved"]
 
 
 def test_fewer_survive_at_every_p_and_the_renormalised_mass_says_why():

@@ -1,9 +1,11 @@
 """Step 7: report.md, in Korean, from the records the other rules wrote: the rendering.
 
-Python decides the facts and verdicts of each section: one ``<name>_facts`` function per
-measurement, in its own module mminfer/measures/<rule>/<name>.py (its entry's ``facts`` in
-mminfer.measurements), whose parameters are named after the measurements whose records it reads,
-so render_report hands each its records by name (:func:`section_facts`). Every Korean sentence
+Python decides the facts and verdicts of each section: one facts function per measurement, its
+entry's ``facts`` in mminfer.measurements ("module:function", resolved here): ``<name>_facts`` in
+its own module mminfer/measures/<rule>/<name>.py where it reads its rule's records only, a join of
+mminfer/report/joins.py where it reads another rule's too. Its parameters are named after the
+measurements whose records it reads, so render_report hands each its records by name
+(:func:`section_facts`). Every Korean sentence
 lives in a template: report/report.md.j2 includes mminfer/measures/<rule>/<name>.md.j2 per
 measurement in
 order, and a sentence chooses its words only by a boolean or an enum its facts give. Every number
@@ -20,7 +22,7 @@ from pathlib import Path
 
 import jinja2
 
-from mminfer.measurements import MEASUREMENTS
+from mminfer.measurements import MEASUREMENTS, resolve
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records.claims import ClaimLog, Tally, claim
@@ -147,9 +149,9 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
 def section_facts(function, records: Mapping[str, object]) -> dict:
     """A section's facts: ``function`` called with the records its parameters name.
 
-    A facts function's parameters are measurement names (``time_facts(time, fed)``); a record the
-    report was not given is None. A parameter that names no measurement is an error (a typo would
-    otherwise read as a record never given).
+    A facts function's parameters are measurement names (``sweep_time_facts(sweep, time)``); a
+    record the report was not given is None. A parameter that names no measurement is an error (a
+    typo would otherwise read as a record never given).
     """
     names = {entry.name for entry in MEASUREMENTS}
     arguments = {}
@@ -193,10 +195,10 @@ def render_report(
     for entry in MEASUREMENTS:
         if entry.section is None or entry.name not in records:
             continue
-        facts[entry.name] = section_facts(entry.facts, records)
+        facts[entry.name] = section_facts(resolve(entry.facts), records)
         sections.append(entry.section)
         if entry.glance is not None:
-            glances.append((entry.section, section_facts(entry.glance, records)))
+            glances.append((entry.section, section_facts(resolve(entry.glance), records)))
     facts["sections"] = sections
     template = Path(template)
     log = claims if claims is not None else ClaimLog()

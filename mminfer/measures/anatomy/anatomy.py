@@ -1,26 +1,21 @@
 """anatomy.json: where a step's time goes, at the task's own P and N. Its record, split, facts.
 
 The record holds exact counts (mminfer.measures.anatomy.measure: per call of forward, the tokens
-fed, the context,
-the logits rows, the FLOPs as torch's counter and the formula give them, the bytes a call reads
-and writes by the formula, the ops dispatched) and this machine's speeds with their spreads (the
-cost of one dispatched op, the matmul FLOP/s, the bandwidth at each path's working set and past
-the last-level cache). The time split is not in the file: it joins the record with time.json at
-report time (:meth:`Anatomy.split`), so that re-timing (``snakemake -R time``) never reruns the
-anatomy. Torch-free: the report rule imports it.
+fed, the context, the logits rows, the FLOPs as torch's counter and the formula give them, the
+bytes a call reads and writes by the formula, the ops dispatched) and this machine's speeds with
+their spreads (the cost of one dispatched op, the matmul FLOP/s, the bandwidth at each path's
+working set and past the last-level cache). The time split is not in the file: the report joins
+the record with time.json (:meth:`Anatomy.split`, called by mminfer.report.joins), so that
+re-timing (``snakemake -R time``) never reruns the anatomy. Torch-free: the report rule imports it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo
+from mminfer.records import RunInfo
 from mminfer.records.claims import claim
 from mminfer.records.machine import Speed
-
-if TYPE_CHECKING:
-    from mminfer.measures.time.time import Timing
 
 PATHS = ("with_cache", "without_cache")
 # The three terms of a path's modeled time; the larger of the last two overlaps the other.
@@ -127,26 +122,6 @@ class Anatomy:
                 return probe.speed
         raise KeyError(f"anatomy.json has no bandwidth probe at {name!r}")
 
-    def comparable(self, time: Timing | None) -> str:
-        """Whether time.json can be split by this record: "yes", or why not ("absent",
-        "untrusted", "other_length": another P or N, "other_model", "other_threads")."""
-        if time is None:
-            return "absent"
-        if time.verdict == "untrusted":
-            return "untrusted"
-        if (time.prompt_len, time.new_tokens) != (self.prompt_len, self.new_tokens):
-            return "other_length"
-        if time.run.sha256 != self.run.sha256 or time.run.backend != self.run.backend:
-            return "other_model"
-        if time.threads != self.threads or time.run.device != self.run.device:
-            return "other_threads"
-        return "yes"
-
-    def splits(self, time: Timing) -> dict[str, PathSplit]:
-        """Both paths split against time.json's medians (where :meth:`comparable`)."""
-        measured = {"with_cache": time.with_cache_s, "without_cache": time.without_cache_s}
-        return {name: self.split(name, measured[name]) for name in PATHS}
-
     def modeled_terms(self, name: str) -> dict[str, float]:
         """Path ``name``'s three terms in seconds: its kernels at the op probe's cost, its FLOPs
         (the formula's) at the matmul probe's rate, its bytes at its working set's bandwidth."""
@@ -242,12 +217,12 @@ def noisy_probes(anatomy: Anatomy) -> list[str]:
     return [name for name, speed in probes.items() if speed.cv > machine.noisy_cv]
 
 
-def anatomy_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
-    """The counts, the machine, and where time.json is comparable the split of both paths."""
-    joined = anatomy.comparable(time)
+def anatomy_facts(anatomy: Anatomy) -> dict:
+    """The counts and the machine; time.json's split of both paths is the report's join
+    (mminfer.report.joins), absent here: ``comparable`` "absent", no ``split``."""
     cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
     spread = noisy_probes(anatomy)
-    facts = vars(anatomy) | {
+    return vars(anatomy) | {
         # "캐시는 FLOPs를 R배 줄이지만 forward 호출은 N회 그대로다"
         "fewer_flops_same_calls": claim(
             "anatomy.fewer_flops_same_calls",
@@ -255,7 +230,7 @@ def anatomy_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
             flops=uncached.flops_formula / cached.flops_formula,
             calls=cached.calls,
         ),
-        "comparable": joined,
+        "comparable": "absent",
         # "**기계 측정이 흔들렸다**: {probes}의 변동계수가 {noisy_cv}를 넘는다"
         "probes_spread": claim(
             "anatomy.probes_spread",
@@ -272,19 +247,12 @@ def anatomy_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
                 for step in anatomy.path(name).steps
             ),
         ),
-        "time_verdict": None if time is None else time.verdict,
+        "time_verdict": None,
         "split": None,
     }
-    if joined == "yes":
-        paths = anatomy.splits(time)
-        facts["split"] = {
-            name: {"split": split, "claims": split_claims(split)} for name, split in paths.items()
-        }
-    return facts
 
 
-def anatomy_glance(anatomy: Anatomy, time: Timing | None = None) -> Glance:
-    """The row: the term that binds the cached path, where time.json is comparable."""
-    if anatomy.comparable(time) != "yes":
-        return Glance(lesson="counts_only", terms=("dispatch", "roofline"))
-    return Glance(lesson="split", verdict=time.verdict, terms=("dispatch", "roofline"))
+def path_splits(anatomy: Anatomy, measured: dict[str, float]) -> dict:
+    """Each path split against its measured median (``measured``, by path) with its claims."""
+    splits = {name: anatomy.split(name, measured[name]) for name in PATHS}
+    return {name: {"split": split, "claims": split_claims(split)} for name, split in splits.items()}

@@ -7,15 +7,9 @@ jobs read it without the model code.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from mminfer.records import FirstDifference, Glance, PretrainPrompt, RunInfo, within_rounding
+from mminfer.records import FirstDifference, PretrainPrompt, RunInfo, within_rounding
 from mminfer.records.claims import claim
-
-if TYPE_CHECKING:
-    from mminfer.measures.cache.fed import Count
-    from mminfer.measures.kvbytes.kvbytes import KvBytes
-    from mminfer.measures.time.time import Timing
 
 
 @dataclass
@@ -64,23 +58,3 @@ def same_facts(same: Same) -> dict:
         "float32_cpu": same.run.dtype == "float32" and same.run.device == "cpu",
         "run": same.run,
     }
-
-
-def same_glance(same: Same, fed: Count, time: Timing, kvbytes: KvBytes) -> Glance:
-    """## KV 캐시's row: the task's three numbers (tokens, time, bytes) and what they teach.
-
-    The lesson: "same_cheaper" (the same ids, the cache faster as measured), "same_untimed" (the
-    same ids, the timing untrusted), "rounding" (ids parted where rounding explains it) or
-    "suspect" (parted beyond rounding)."""
-    facts = same_facts(same)
-    if same.same_ids:
-        lesson = "same_cheaper" if time.verdict != "untrusted" else "same_untimed"
-    elif facts["rounding_sized"]:
-        lesson = "rounding"
-    else:
-        lesson = "suspect"
-    return Glance(
-        lesson=lesson,
-        verdict=time.verdict,
-        terms=("prefill", "token_ratio", "speedup", "cv"),
-    )

@@ -3,13 +3,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mminfer.records import Glance, RunInfo
 from mminfer.records.claims import claim
-
-if TYPE_CHECKING:
-    from mminfer.measures.serve.serve import Serve
 
 
 @dataclass
@@ -65,24 +61,13 @@ class Capacity:
     run: RunInfo
 
 
-def capacity_facts(capacity: Capacity, serve: Serve | None = None) -> dict:
-    """capacity.json's table, and its lesson's claims: the caches counted exactly by the formula
-    (every dtype's bytes a token and a real batch's cache are the formula's); that count decides
-    the users per card only where serve.json found memory binding first on this machine, and
-    speed binding first where it did (the cards' speed was not measured)."""
+def capacity_facts(capacity: Capacity) -> dict:
+    """capacity.json's table, and its lesson's claim that the caches are counted exactly by the
+    formula (every dtype's bytes a token and a real batch's cache are the formula's). Which bound
+    decides the users per card reads serve.json: the report's join (mminfer.report.joins), its
+    claims not holding here."""
     exact = capacity.batch_check.measured_bytes == capacity.batch_check.predicted_bytes and all(
         per_token.measured == per_token.formula for per_token in capacity.bytes_per_token.values()
-    )
-    users = serve.users if serve is not None else None
-    memory_first = (
-        users is not None
-        and users.users_by_memory is not None
-        and users.users_by_memory < users.users_by_speed
-    )
-    speed_first = (
-        users is not None
-        and any(row.decode_step_s > users.step_target_s for row in serve.batches)
-        and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
     )
     by_key = {}
     for row in capacity.rows:
@@ -100,8 +85,8 @@ def capacity_facts(capacity: Capacity, serve: Serve | None = None) -> dict:
         "batch_matches": capacity.batch_check.matches,
         "moe": capacity.experts is not None,
         "exact": claim("capacity.formula_exact", exact),
-        "memory_decides": claim("capacity.memory_decides_users", memory_first),
-        "speed_first": claim("capacity.speed_binds_first", speed_first),
+        "memory_decides": claim("capacity.memory_decides_users", False),
+        "speed_first": claim("capacity.speed_binds_first", False),
     }
 
 

@@ -12,13 +12,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mminfer.records import FirstDifference, Glance, RunInfo, within_rounding
 from mminfer.records.claims import Claim, claim
-
-if TYPE_CHECKING:
-    from mminfer.measures.serve.serve import Serve
 
 
 @dataclass(frozen=True)
@@ -231,13 +227,14 @@ def pitfall_lesson(pitfall: Pitfall) -> str:
     return f"{pitfall.name}:other_rows"
 
 
-def conversation_facts(conversation: Conversation, serve: Serve | None = None) -> dict:
+def conversation_facts(conversation: Conversation) -> dict:
     """conversation.json's facts and verdicts for the report's section (conversation.md.j2).
 
     Whether the tokens fed follow their formulas and the answers are the same, the share of tokens
     the carried cache saves, each prefix break with its texts made visible, each timed turn, the
-    shared prefix's saving and the pitfalls (each error's first line). With serve.json, its users
-    by memory beside the shared prefix's, and whether the two count at the same context.
+    shared prefix's saving and the pitfalls (each error's first line). Serve.json's users by
+    memory beside the shared prefix's are the report's join (mminfer.report.joins): here
+    ``serve_users`` is None and ``same_context`` does not hold.
     """
     turns = conversation.turns
     diverged = []
@@ -272,10 +269,6 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
     users_gain = None
     if shared.users_copied is not None and shared.users_copied > 0:
         users_gain = shared.users_shared_bound / shared.users_copied
-    serve_users = None  # serve.json's users by memory, when both counted them
-    counted = shared.users_copied is not None
-    if counted and serve is not None and serve.users.users_by_memory is not None:
-        serve_users = serve.users
     user_tokens = shared.prompt_len + shared.new_tokens  # P + N: one user's cache at the end
     pitfalls = []
     for pitfall in conversation.pitfalls:
@@ -310,20 +303,20 @@ def conversation_facts(conversation: Conversation, serve: Serve | None = None) -
         "users_gain": users_gain,
         "users_gain_known": users_gain is not None,
         "user_tokens": user_tokens,
-        "serve_users": serve_users,
-        "same_context": serve_users is not None and serve_users.context == user_tokens,
+        "serve_users": None,  # serve.json's users by memory: the report's join
+        "same_context": False,
         "pitfalls": pitfalls,
         "device": run.device_name if run.device == "cuda" else "cpu",
         "dtype": run.dtype,
         "backend": run.backend,
         "threads": conversation.threads,
-        "claims": conversation_claims(conversation, diverged, serve_users, user_tokens)
+        "claims": conversation_claims(conversation, diverged, user_tokens)
         | ttft_claims(conversation),
     }
 
 
 def conversation_claims(
-    conversation: Conversation, diverged: list[dict], serve_users, user_tokens: int
+    conversation: Conversation, diverged: list[dict], user_tokens: int
 ) -> dict[str, Claim]:
     """The section's claims on tokens and answers.
 
@@ -335,7 +328,7 @@ def conversation_claims(
     apart within rounding; ``no_breaks``: every turn's held ids a prefix of the new prompt;
     ``shared_bytes_match``: the shared prefix's cache on its formula; ``prefix_copied``: its
     first S positions the same in every row (copies); ``same_context``: serve.json counted users
-    at this P + N.
+    at this P + N (the report's join, mminfer.report.joins, decides it: it does not hold here).
     """
     turns = conversation.turns
     same = not diverged
@@ -396,11 +389,7 @@ def conversation_claims(
             shared.prefix_rows_identical,
             users=shared.users,
         ),
-        "same_context": claim(
-            "conversation.same_context",
-            serve_users is not None and serve_users.context == user_tokens,
-            context=user_tokens,
-        ),
+        "same_context": claim("conversation.same_context", False, context=user_tokens),
     }
 
 

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mminfer.records import Answer, ChatPrompt, Glance, PretrainPrompt, RunInfo
 from mminfer.records.claims import Claim, claim
-
-if TYPE_CHECKING:
-    from mminfer.measures.temp.temp import Temperatures
 
 
 @dataclass
@@ -98,19 +94,16 @@ def trend(counts: list[int]) -> str:
     return "mixed"
 
 
-def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -> dict:
+def repetition_facts(repetition: Repetition) -> dict:
     """repetition.json's facts: each penalty's answers and greedy, how the distinct answers move
-    as the penalty grows (penalties in ascending order), whether 1.0 drew temp.json's counts at
-    that temperature, the cost.
+    as the penalty grows (penalties in ascending order), the cost. Whether 1.0 drew temp.json's
+    counts at that temperature is the report's join (mminfer.report.joins): ``matches_temp`` and
+    ``temp_distinct`` None here.
     """
     key = repr(float(repetition.temperature))
     off = repetition.penalties.get("1.0")
     ascending = sorted(repetition.penalties, key=float)
     counts = [repetition.penalties[name].distinct for name in ascending]
-    temp_row = temp.get(key) if temp is not None else None
-    matches_temp = None
-    if off is not None and temp_row is not None:
-        matches_temp = off.distinct == temp_row.distinct
     greedy_left = [
         name
         for name, penalty in repetition.penalties.items()
@@ -131,26 +124,26 @@ def repetition_facts(repetition: Repetition, temp: Temperatures | None = None) -
         "greedy_prompt_len": repetition.greedy_prompt.prompt_tokens + 1,
         "penalties": repetition.penalties,
         "off": off,
-        "matches_temp": matches_temp,
-        "temp_distinct": None if temp_row is None else temp_row.distinct,
+        "matches_temp": None,
+        "temp_distinct": None,
         "greedy_left": greedy_left,
         "timing": timing,
         "lora": repetition.run.lora is not None,
         "dtype": repetition.run.dtype,
         "device": repetition.run.device,
-        "claims": answer_claims(repetition, ascending, temp_row)
+        "claims": answer_claims(repetition, ascending)
         | loop_claims(repetition, ascending)
         | cost_claims(timing),
     }
 
 
-def answer_claims(repetition: Repetition, ascending: list[str], temp_row) -> dict[str, Claim]:
+def answer_claims(repetition: Repetition, ascending: list[str]) -> dict[str, Claim]:
     """The lesson's claims on the answers.
 
     ``distinct_trend``: the distinct answers, penalties ascending, move as ``trend`` says ("늘었다"
     never down and up somewhere, ...); ``changes_answers``: some penalty's sampled answers or
-    greedy ids differ from penalty 1.0's; ``changed_nothing``: none does; ``off_matches_temp`` /
-    ``off_differs``: penalty 1.0's distinct answers against temp.json's at that temperature.
+    greedy ids differ from penalty 1.0's; ``changed_nothing``: none does. Penalty 1.0's against
+    temp.json's (``off_matches_temp``, ``off_differs``) are the report's join.
     """
     penalties = repetition.penalties
     counts = [penalties[name].distinct for name in ascending]
@@ -163,8 +156,6 @@ def answer_claims(repetition: Repetition, ascending: list[str], temp_row) -> dic
             off_answers = [(a.answer, a.count) for a in off.answers]
             if answers != off_answers or penalty.greedy_ids != off.greedy_ids:
                 changed.append(name)
-    temp_distinct = None if temp_row is None else temp_row.distinct
-    compared = off is not None and temp_distinct is not None
     return {
         "distinct_trend": claim(
             "repetition.distinct_trend",
@@ -181,17 +172,6 @@ def answer_claims(repetition: Repetition, ascending: list[str], temp_row) -> dic
         "changed_nothing": claim(
             "repetition.changed_nothing",
             off is not None and len(penalties) > 1 and not changed,
-        ),
-        "off_matches_temp": claim(
-            "repetition.off_matches_temp",
-            compared and off.distinct == temp_distinct,
-            distinct=temp_distinct,
-        ),
-        "off_differs": claim(
-            "repetition.off_differs",
-            compared and off.distinct != temp_distinct,
-            off=None if off is None else off.distinct,
-            temp=temp_distinct,
         ),
     }
 
@@ -247,10 +227,10 @@ def cost_claims(timing: PenaltyTiming | None) -> dict[str, Claim]:
     }
 
 
-def repetition_glance(repetition: Repetition, temp: Temperatures | None = None) -> Glance:
+def repetition_glance(repetition: Repetition) -> Glance:
     """## 반복 페널티's row: how the distinct answers move as the penalty grows ("more", "fewer",
     "same", "mixed"; "alone" for one penalty), the cost's verdict."""
-    moved = repetition_facts(repetition, temp)["distinct_trend"]
+    moved = repetition_facts(repetition)["distinct_trend"]
     verdict = None if repetition.timing is None else repetition.timing.verdict
     return Glance(
         lesson=moved or "alone",

@@ -8,14 +8,10 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo, agree, bands
+from mminfer.records import Glance, RunInfo, bands
 from mminfer.records.claims import Claim, claim
 from mminfer.records.machine import CacheLevel
-
-if TYPE_CHECKING:
-    from mminfer.measures.sweep.sweep import Sweep
 
 
 @dataclass
@@ -165,10 +161,11 @@ class Serve:
 SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
 
 
-def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
+def serve_facts(serve: Serve) -> dict:
     """serve.json: how far to trust the table, where tokens per second peak and stop growing,
     whether batching is nearly free or only still pays, the cliffs, which bound binds and why,
-    and the batches whose decode steps fall in two bands."""
+    and the batches whose decode steps fall in two bands. Its prefill beside sweep.json's is the
+    report's join (mminfer.report.joins): ``prefill_against_sweep`` None here."""
     rows = serve.batches
     users = serve.users
     by_batch = {row.batch: row for row in rows}
@@ -230,7 +227,7 @@ def serve_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
             for a, b in itertools.pairwise(rows)
             if b.tokens_per_second < a.tokens_per_second and b.batch < serve.peak_batch
         ],
-        "prefill_against_sweep": prefill_against_sweep(serve, sweep),
+        "prefill_against_sweep": None,
         # batches whose decode steps (every pass's) fall in two bands (records.bands): their
         # median stands for neither; said with the load the run recorded, no cause named
         "banded": banded,
@@ -519,31 +516,6 @@ def growth_claims(serve: Serve) -> dict[str, Claim]:
             not_grown=not_grown,
             growth=growth,
         ),
-    }
-
-
-def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
-    """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
-    same prompt: the passes' range of the one and the runs' range of the other judged by
-    records.agree (within serve's noisy_cv), a claim for each of its three findings. None where
-    the two did not measure the same prefill."""
-    first = serve.batches[0]
-    if sweep is None or first.batch != 1 or not first.prefills_s:
-        return None
-    if sweep.prompt_len != serve.prompt_len:
-        return None
-    low, high = min(first.prefills_s), max(first.prefills_s)
-    sweep_low, sweep_high = sweep.steps.with_cache_low_s[0], sweep.steps.with_cache_high_s[0]
-    found = agree((low, high), (sweep_low, sweep_high), serve.noisy_cv)
-    about = {
-        "prefill_s": first.prefill_s,
-        "ttft_s": sweep.ttft_s,
-        "relative": serve.noisy_cv,
-    }
-    return about | {
-        "meet": claim("serve.prefill_meet", found == "meet", **about),
-        "within_noise": claim("serve.prefill_within_noise", found == "within_noise", **about),
-        "apart": claim("serve.prefill_apart", found == "apart", **about),
     }
 
 

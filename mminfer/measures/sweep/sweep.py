@@ -4,13 +4,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 from mminfer.records import Glance, RunInfo, agree, bands
 from mminfer.records.claims import Claim, claim
-
-if TYPE_CHECKING:
-    from mminfer.measures.time.time import Timing
 
 
 @dataclass
@@ -128,10 +124,11 @@ SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the 
 SWEEP_STEP_DOUBTS = ("with_cache_spread_within_runs", "without_cache_spread_within_runs")
 
 
-def sweep_facts(sweep: Sweep, time: Timing | None = None) -> dict:
+def sweep_facts(sweep: Sweep) -> dict:
     """sweep.json's facts: counts, the verdict's parts, the fit, the rows of its table, the two
-    bands of a noisy run's cached steps, the prefill measured twice here (the first step both
-    ways) and, with time.json, how the speedup at time.json's length relates to it."""
+    bands of a noisy run's cached steps and the prefill measured twice here (the first step both
+    ways). How time.json's speedup relates to it is the report's join (mminfer.report.joins):
+    ``against_time`` None here."""
     points, fit = sweep.points, sweep.fit
     longest = points[-1]
     steps_with = sweep.steps.with_cache_s
@@ -194,7 +191,7 @@ def sweep_facts(sweep: Sweep, time: Timing | None = None) -> dict:
             "verdict_claims": verdict_claims(sweep),
             "bands_claim": bands_claim(sweep),
             "prefill_twice": prefill_twice(sweep),
-            "against_time": against_time(sweep, time),
+            "against_time": None,
             "longest_estimated": longest.without_cache_from != "clocked",
             "length_claims": length_claims(sweep),
             "steps_claims": steps_claims(sweep),
@@ -338,54 +335,6 @@ def ratio_range(sweep: Sweep, new_tokens: int) -> tuple[float, float]:
     without_low = sum(steps.without_cache_low_s[:new_tokens])
     without_high = sum(steps.without_cache_high_s[:new_tokens])
     return without_low / with_high, without_high / with_low
-
-
-def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
-    """time.json's speedup beside the time ratio this sweep gives at the same prompt and length.
-
-    Where every uncached step of that length was clocked, the two ranges over the runs (the
-    speedup's: the uncached runs over the cached ones, fastest over slowest and back; the
-    ratio's: records.ratio_range) are judged by records.agree within the larger noise threshold
-    of the two runs: "meet", "within_noise" or "apart", a claim each. Where some were filled in
-    (fit, interpolation), the ratio is an estimate with no range: claim ``estimate``, never
-    judged the same. None: no length of this sweep is time.json's.
-    """
-    if time is None or time.prompt_len != sweep.prompt_len:
-        return None
-    point = None
-    for candidate in sweep.points:
-        if candidate.new_tokens == time.new_tokens and candidate.time_ratio is not None:
-            point = candidate
-    if point is None:
-        return None
-    clocked = clocked_among_first(sweep, point.new_tokens)
-    speedup_range = (
-        min(time.without_cache_runs_s) / max(time.with_cache_runs_s),
-        max(time.without_cache_runs_s) / min(time.with_cache_runs_s),
-    )
-    relative = max(time.noisy_cv, sweep.noisy_cv)
-    if clocked == point.new_tokens:
-        sweep_range = ratio_range(sweep, point.new_tokens)
-        found = agree(speedup_range, sweep_range, relative)
-    else:
-        sweep_range = None
-        found = "estimate"
-    about = {
-        "new_tokens": point.new_tokens,
-        "sweep_ratio": point.time_ratio,
-        "speedup": time.speedup,
-        "speedup_range": speedup_range,
-        "sweep_range": sweep_range,
-        "relative": relative,
-    }
-    return about | {
-        "meet": claim("sweep.speedup_meet", found == "meet", **about),
-        "within_noise": claim("sweep.speedup_within_noise", found == "within_noise", **about),
-        "apart": claim("sweep.speedup_apart", found == "apart", **about),
-        "estimate": claim("sweep.speedup_estimate", found == "estimate", clocked=clocked, **about),
-        "threads_differ": time.threads != sweep.threads,
-        "time_threads": time.threads,
-    }
 
 
 def sweep_rows(sweep: Sweep) -> list[dict]:

@@ -17,7 +17,6 @@ from mminfer.records import AGREEMENTS, Glance, RunInfo, agree
 from mminfer.records.claims import Claim, claim
 
 if TYPE_CHECKING:
-    from mminfer.measures.sweep.sweep import Sweep
     from mminfer.measures.time.time import Timing
 
 # MLPerf Inference's interactive scenario holds TTFT and TPOT at their 99th percentile.
@@ -161,38 +160,6 @@ def growth_claims(latency: Latency) -> dict[str, Claim]:
     }
 
 
-def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] | None:
-    """Where the sweep's clocked uncached steps pass the TPOT limit: ``crosses`` (the first such
-    step and its context), ``never`` (none up to the last clocked one); None without a sweep."""
-    if sweep is None or sweep.verdict == "untrusted":
-        return None
-    clocked = [
-        (step, seconds)
-        for step, seconds in enumerate(sweep.steps.without_cache_s)
-        if seconds is not None
-    ]
-    if not clocked:
-        return None
-    over = [(step, seconds) for step, seconds in clocked if seconds > latency.tpot_limit_s]
-    first = over[0] if over else None
-    return {
-        "crosses": claim(
-            "latency.sweep_crosses",
-            first is not None,
-            new_tokens=(first[0] + 1) if first else None,
-            context=(sweep.prompt_len + first[0]) if first else None,
-            step_s=first[1] if first else None,
-        ),
-        "never": claim(
-            "latency.sweep_never_crosses",
-            first is None,
-            new_tokens=clocked[-1][0] + 1,
-            context=sweep.prompt_len + clocked[-1][0],
-            step_s=clocked[-1][1],
-        ),
-    }
-
-
 def agreement_claims(latency: Latency, time: Timing | None) -> dict[str, Claim] | None:
     """The cached TPOT against time.json's per-token time after the prefill, each its runs'
     range: (run seconds - TTFT) / (N - 1) per run; records.agree's three findings."""
@@ -232,16 +199,17 @@ def speed_claims(latency: Latency) -> dict[str, Claim]:
     }
 
 
-def latency_facts(latency: Latency, time: Timing | None = None, sweep: Sweep | None = None) -> dict:
+def latency_facts(latency: Latency, time: Timing | None = None) -> dict:
     """latency.json's figures and its sentences' claims; ``estimate`` where the time job's
-    verdict is noisy, ``trusted`` unless untrusted."""
+    verdict is noisy, ``trusted`` unless untrusted. Where sweep.json's steps pass the TPOT limit
+    is the report's join (mminfer.report.joins): ``crossing`` None here."""
     float32_cpu = latency.run.dtype == "float32" and latency.run.device == "cpu"
     return vars(latency) | {
         "trusted": latency.verdict != "untrusted",
         "estimate": latency.verdict == "noisy",
         "limits": limit_claims(latency),
         "growth": growth_claims(latency),
-        "crossing": crossing_claims(latency, sweep),
+        "crossing": None,
         "agreement": agreement_claims(latency, time),
         "speeds": speed_claims(latency),
         "float32_cpu": float32_cpu,

@@ -1,0 +1,574 @@
+"""The facts that read several measurements' records: the report's joins.
+
+A measures folder never imports another (.importlinter, docs/development.md "Layers"): each
+measurement's module (mminfer/measures/<rule>/<name>.py) decides the facts of its own record, and
+of its rule's other records, alone. Where a section also reads another rule's record (time.json's
+reason line from sweep.json and anatomy.json, the glance of ## KV 캐시, capacity beside serve), its
+facts are its own module's and this module's join on top: each join is named after the
+measurements it reads, its parameters in order (``sweep_time_facts(sweep, time)``), and the
+registry (mminfer.measurements) names it as the section's ``facts`` or ``glance``. The report lies
+above the measures, so this module imports any measurement's record at run time.
+"""
+
+from __future__ import annotations
+
+from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, path_splits
+from mminfer.measures.cache.fed import Count
+from mminfer.measures.cache.same import Same, same_facts
+from mminfer.measures.capacity.capacity import Capacity, capacity_facts
+from mminfer.measures.conversation.conversation import Conversation, conversation_facts
+from mminfer.measures.repetition.repetition import Repetition, repetition_facts
+from mminfer.measures.serve.serve import Serve, serve_facts
+from mminfer.measures.sweep.sweep import Sweep, clocked_among_first, ratio_range, sweep_facts
+from mminfer.measures.temp.temp import Temperatures
+from mminfer.measures.time.latency import Latency, latency_facts
+from mminfer.measures.time.time import Timing, time_facts
+from mminfer.measures.topk.topk import TopK, topk_facts
+from mminfer.measures.topp.topp import TopP
+from mminfer.records import Glance, agree, token_ratio
+from mminfer.records.claims import Claim, claim
+
+# --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
+
+
+def same_time_glance(same: Same, time: Timing) -> Glance:
+    """## KV 캐시's row: the task's three numbers (tokens, time, bytes) and what they teach.
+
+    The lesson: "same_cheaper" (the same ids, the cache faster as measured), "same_untimed" (the
+    same ids, the timing untrusted), "rounding" (ids parted where rounding explains it) or
+    "suspect" (parted beyond rounding). The row's numbers come from the sections' facts."""
+    facts = same_facts(same)
+    if same.same_ids:
+        lesson = "same_cheaper" if time.verdict != "untrusted" else "same_untimed"
+    elif facts["rounding_sized"]:
+        lesson = "rounding"
+    else:
+        lesson = "suspect"
+    return Glance(
+        lesson=lesson,
+        verdict=time.verdict,
+        terms=("prefill", "token_ratio", "speedup", "cv"),
+    )
+
+
+# --- time.json beside count.json, and the reason line from sweep.json or anatomy.json ------------
+
+
+def time_fed_sweep_anatomy_facts(
+    time: Timing, fed: Count, sweep: Sweep | None = None, anatomy: Anatomy | None = None
+) -> dict:
+    """time.json's facts (mminfer.measures.time.time.time_facts) with the token ratio of
+    count.json beside the speedup, and the reason the two differ, as far as the records show it
+    (:func:`reason_of`)."""
+    ratio = token_ratio(fed)
+    below = time.speedup < ratio
+    about = {"speedup": time.speedup, "token_ratio": ratio}
+    return time_facts(time) | {
+        "below_claim": claim("time.speedup_below_tokens", below, **about),
+        "not_below_claim": claim("time.speedup_not_below_tokens", not below, **about),
+        "token_ratio": ratio,
+        "speedup_below_token_ratio": below,
+        "reason": reason_of(time, below, sweep, anatomy, ratio),
+        "tokens_per_step_without_cache": fed.fed_without_cache / time.new_tokens,
+    }
+
+
+def reason_of(
+    time: Timing,
+    below: bool,
+    sweep: Sweep | None,
+    anatomy: Anatomy | None = None,
+    tokens: float | None = None,
+) -> dict:
+    """Why the speedup differs from the token ratio, chosen from what the records show.
+
+    ``kind``: "untrusted" (the time itself must not be believed: no comparison); "anatomy"
+    (anatomy.json counted this very generation, at time.json's P and N, on its model and
+    threads: :func:`anatomy_reason`); "fixed_share"
+    (the speedup falls short and sweep.json's step fit holds: claims of the share of the cached
+    path's measured time N x its per-step fixed cost takes, or that it passes that time, at
+    ``new_tokens``, time.json's length where the sweep clocked it, else the sweep's longest
+    clocked); "attention" (the speedup passes the token ratio and
+    the fit holds with a cost per attention pair above 0); "unknown" (no record shows it;
+    ``sweep_fit``: "absent", "not_holding" or "holding", what the sweep could say).
+    """
+    if time.verdict == "untrusted":
+        return {"kind": "untrusted"}
+    if anatomy is not None and comparable(anatomy, time) == "yes":
+        return anatomy_reason(time, anatomy, tokens)
+    if sweep is None:
+        return {"kind": "unknown", "sweep_fit": "absent"}
+    if sweep.verdict == "untrusted" or not sweep.fit.holds:
+        return {"kind": "unknown", "sweep_fit": "not_holding"}
+    if not below:
+        if sweep.fit.per_pair_s > 0:
+            return {"kind": "attention", "per_pair_s": sweep.fit.per_pair_s}
+        return {"kind": "unknown", "sweep_fit": "holding"}
+    measured = [point for point in sweep.points if point.without_cache_from == "clocked"]
+    measured = [point for point in measured if point.with_cache_s > 0] or sweep.points
+    chosen = measured[-1]
+    for point in measured:
+        if point.new_tokens == time.new_tokens:
+            chosen = point
+    fixed_total = chosen.new_tokens * sweep.fit.fixed_s_with_cache
+    share = fixed_total / chosen.with_cache_s if chosen.with_cache_s > 0 else float("inf")
+    about = {
+        "new_tokens": chosen.new_tokens,
+        "share": share,
+        "fixed_total_s": fixed_total,
+        "measured_s": chosen.with_cache_s,
+    }
+    return {
+        "kind": "fixed_share",
+        "new_tokens": chosen.new_tokens,
+        "prompt_len": sweep.prompt_len,
+        "same_length": chosen.new_tokens == time.new_tokens,
+        "same_prompt": sweep.prompt_len == time.prompt_len,
+        # the fixed cost's share of the cached path's time measured there (N x the fit's fixed
+        # cost per step over it), not of the fit's own prediction; none where it passes it
+        "share": claim("time.fixed_share", share <= 1, **about),
+        "exceeds": claim("time.fixed_exceeds", share > 1, **about),
+    }
+
+
+def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
+    """The reason line from anatomy.json, at time.json's own P and N.
+
+    What the cache cuts, as ratios of the uncached path's totals over the cached one's: its
+    FLOPs, against the calls of forward, the kernels run and the bytes moved, which every call
+    pays whatever it is fed. ``cuts_flops_not_calls``: fewer FLOPs, the same calls.
+    ``between``: the per-call work's ratios (kernels, bytes) no more than the speedup, the
+    speedup no more than the FLOPs' ratio, the per-call work's below the token ratio
+    (``tokens``); ``above_flops`` and ``below_per_call`` its alternatives. ``dispatch_share``:
+    the cached path's kernels at the op probe's cost, a share of its measured median (no more
+    than all of it). ``lm_head``: the uncached path computes more logits rows than it uses.
+    """
+    cached = anatomy.with_cache.totals
+    uncached = anatomy.without_cache.totals
+    ratios = {
+        "flops": uncached.flops_formula / cached.flops_formula,
+        "ops": uncached.ops / cached.ops,
+        "bytes": uncached.bytes_formula / cached.bytes_formula,
+    }
+    per_call = max(ratios["ops"], ratios["bytes"])
+    about = ratios | {
+        "speedup": time.speedup,
+        "calls": cached.calls,
+        "per_call": per_call,
+        "tokens": tokens,
+    }
+    same_calls = cached.calls == uncached.calls
+    split = anatomy.split("with_cache", time.with_cache_s)
+    dispatch_s = split.seconds["dispatch"]
+    return {
+        "kind": "anatomy",
+        "prompt_len": anatomy.prompt_len,
+        "new_tokens": anatomy.new_tokens,
+        # "캐시는 FLOPs를 R배 줄이지만 forward 호출은 두 경로 모두 N회이고 ..."
+        "cuts_flops_not_calls": claim(
+            "time.anatomy_cuts_flops_not_calls", same_calls and ratios["flops"] > 1, **about
+        ),
+        "between": claim(
+            "time.anatomy_between",
+            same_calls and per_call <= time.speedup <= ratios["flops"] and per_call < tokens,
+            **about,
+        ),
+        "above_flops": claim(
+            "time.anatomy_above_flops", same_calls and time.speedup > ratios["flops"], **about
+        ),
+        "below_per_call": claim(
+            "time.anatomy_below_per_call", same_calls and time.speedup < per_call, **about
+        ),
+        "dispatch_share": claim(
+            "time.anatomy_dispatch_share",
+            dispatch_s <= time.with_cache_s,
+            ops=cached.ops,
+            op_s=1 / anatomy.machine.op.per_s,
+            dispatch_s=dispatch_s,
+            measured_s=time.with_cache_s,
+            share=dispatch_s / time.with_cache_s,
+        ),
+        "lm_head": claim(
+            "time.anatomy_lm_head",
+            uncached.logits_rows > uncached.logits_rows_keep_one,
+            rows=uncached.logits_rows,
+            rows_keep_one=uncached.logits_rows_keep_one,
+            flops_share=uncached.formula_parts["lm_head"] / uncached.flops_formula,
+        ),
+    }
+
+
+# --- anatomy.json split against time.json's medians ------------------------------------------
+
+
+def comparable(anatomy: Anatomy, time: Timing | None) -> str:
+    """Whether time.json can be split by anatomy.json: "yes", or why not ("absent",
+    "untrusted", "other_length": another P or N, "other_model", "other_threads")."""
+    if time is None:
+        return "absent"
+    if time.verdict == "untrusted":
+        return "untrusted"
+    if (time.prompt_len, time.new_tokens) != (anatomy.prompt_len, anatomy.new_tokens):
+        return "other_length"
+    if time.run.sha256 != anatomy.run.sha256 or time.run.backend != anatomy.run.backend:
+        return "other_model"
+    if time.threads != anatomy.threads or time.run.device != anatomy.run.device:
+        return "other_threads"
+    return "yes"
+
+
+def anatomy_time_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
+    """The counts and the machine (mminfer.measures.anatomy.anatomy.anatomy_facts), and where
+    time.json is :func:`comparable` the split of both paths against its medians."""
+    joined = comparable(anatomy, time)
+    facts = anatomy_facts(anatomy) | {
+        "comparable": joined,
+        "time_verdict": None if time is None else time.verdict,
+    }
+    if joined == "yes":
+        measured = {"with_cache": time.with_cache_s, "without_cache": time.without_cache_s}
+        facts["split"] = path_splits(anatomy, measured)
+    return facts
+
+
+def anatomy_time_glance(anatomy: Anatomy, time: Timing | None = None) -> Glance:
+    """The row: the term that binds the cached path, where time.json is comparable."""
+    if comparable(anatomy, time) != "yes":
+        return Glance(lesson="counts_only", terms=("dispatch", "roofline"))
+    return Glance(lesson="split", verdict=time.verdict, terms=("dispatch", "roofline"))
+
+
+# --- sweep.json beside time.json -------------------------------------------------------------
+
+
+def sweep_time_facts(sweep: Sweep, time: Timing | None = None) -> dict:
+    """sweep.json's facts (mminfer.measures.sweep.sweep.sweep_facts) and, with time.json, how
+    the speedup at time.json's length relates to the sweep's time ratio (:func:`against_time`)."""
+    return sweep_facts(sweep) | {"against_time": against_time(sweep, time)}
+
+
+def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
+    """time.json's speedup beside the time ratio this sweep gives at the same prompt and length.
+
+    Where every uncached step of that length was clocked, the two ranges over the runs (the
+    speedup's: the uncached runs over the cached ones, fastest over slowest and back; the
+    ratio's: records.ratio_range) are judged by records.agree within the larger noise threshold
+    of the two runs: "meet", "within_noise" or "apart", a claim each. Where some were filled in
+    (fit, interpolation), the ratio is an estimate with no range: claim ``estimate``, never
+    judged the same. None: no length of this sweep is time.json's.
+    """
+    if time is None or time.prompt_len != sweep.prompt_len:
+        return None
+    point = None
+    for candidate in sweep.points:
+        if candidate.new_tokens == time.new_tokens and candidate.time_ratio is not None:
+            point = candidate
+    if point is None:
+        return None
+    clocked = clocked_among_first(sweep, point.new_tokens)
+    speedup_range = (
+        min(time.without_cache_runs_s) / max(time.with_cache_runs_s),
+        max(time.without_cache_runs_s) / min(time.with_cache_runs_s),
+    )
+    relative = max(time.noisy_cv, sweep.noisy_cv)
+    if clocked == point.new_tokens:
+        sweep_range = ratio_range(sweep, point.new_tokens)
+        found = agree(speedup_range, sweep_range, relative)
+    else:
+        sweep_range = None
+        found = "estimate"
+    about = {
+        "new_tokens": point.new_tokens,
+        "sweep_ratio": point.time_ratio,
+        "speedup": time.speedup,
+        "speedup_range": speedup_range,
+        "sweep_range": sweep_range,
+        "relative": relative,
+    }
+    return about | {
+        "meet": claim("sweep.speedup_meet", found == "meet", **about),
+        "within_noise": claim("sweep.speedup_within_noise", found == "within_noise", **about),
+        "apart": claim("sweep.speedup_apart", found == "apart", **about),
+        "estimate": claim("sweep.speedup_estimate", found == "estimate", clocked=clocked, **about),
+        "threads_differ": time.threads != sweep.threads,
+        "time_threads": time.threads,
+    }
+
+
+# --- latency.json beside sweep.json ----------------------------------------------------------
+
+
+def latency_time_sweep_facts(
+    latency: Latency, time: Timing | None = None, sweep: Sweep | None = None
+) -> dict:
+    """latency.json's facts (mminfer.measures.time.latency.latency_facts, time.json its own
+    rule's) and where sweep.json's clocked uncached steps pass the TPOT limit
+    (:func:`crossing_claims`)."""
+    return latency_facts(latency, time) | {"crossing": crossing_claims(latency, sweep)}
+
+
+def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] | None:
+    """Where the sweep's clocked uncached steps pass the TPOT limit: ``crosses`` (the first such
+    step and its context), ``never`` (none up to the last clocked one); None without a sweep."""
+    if sweep is None or sweep.verdict == "untrusted":
+        return None
+    clocked = [
+        (step, seconds)
+        for step, seconds in enumerate(sweep.steps.without_cache_s)
+        if seconds is not None
+    ]
+    if not clocked:
+        return None
+    over = [(step, seconds) for step, seconds in clocked if seconds > latency.tpot_limit_s]
+    first = over[0] if over else None
+    return {
+        "crosses": claim(
+            "latency.sweep_crosses",
+            first is not None,
+            new_tokens=(first[0] + 1) if first else None,
+            context=(sweep.prompt_len + first[0]) if first else None,
+            step_s=first[1] if first else None,
+        ),
+        "never": claim(
+            "latency.sweep_never_crosses",
+            first is None,
+            new_tokens=clocked[-1][0] + 1,
+            context=sweep.prompt_len + clocked[-1][0],
+            step_s=clocked[-1][1],
+        ),
+    }
+
+
+# --- capacity.json beside serve.json ---------------------------------------------------------
+
+
+def capacity_serve_facts(capacity: Capacity, serve: Serve | None = None) -> dict:
+    """capacity.json's facts (mminfer.measures.capacity.capacity.capacity_facts) and which bound
+    serve.json found first: the formula's count decides the users per card only where memory
+    bound first on this machine, and speed binds first where it did (the cards' speed was not
+    measured)."""
+    users = serve.users if serve is not None else None
+    memory_first = (
+        users is not None
+        and users.users_by_memory is not None
+        and users.users_by_memory < users.users_by_speed
+    )
+    speed_first = (
+        users is not None
+        and any(row.decode_step_s > users.step_target_s for row in serve.batches)
+        and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
+    )
+    return capacity_facts(capacity) | {
+        "memory_decides": claim("capacity.memory_decides_users", memory_first),
+        "speed_first": claim("capacity.speed_binds_first", speed_first),
+    }
+
+
+# --- serve.json beside sweep.json ------------------------------------------------------------
+
+
+def serve_sweep_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
+    """serve.json's facts (mminfer.measures.serve.serve.serve_facts) and its B = 1 prefill
+    beside sweep.json's time to first token (:func:`prefill_against_sweep`)."""
+    return serve_facts(serve) | {"prefill_against_sweep": prefill_against_sweep(serve, sweep)}
+
+
+def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
+    """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
+    same prompt: the passes' range of the one and the runs' range of the other judged by
+    records.agree (within serve's noisy_cv), a claim for each of its three findings. None where
+    the two did not measure the same prefill."""
+    first = serve.batches[0]
+    if sweep is None or first.batch != 1 or not first.prefills_s:
+        return None
+    if sweep.prompt_len != serve.prompt_len:
+        return None
+    low, high = min(first.prefills_s), max(first.prefills_s)
+    sweep_low, sweep_high = sweep.steps.with_cache_low_s[0], sweep.steps.with_cache_high_s[0]
+    found = agree((low, high), (sweep_low, sweep_high), serve.noisy_cv)
+    about = {
+        "prefill_s": first.prefill_s,
+        "ttft_s": sweep.ttft_s,
+        "relative": serve.noisy_cv,
+    }
+    return about | {
+        "meet": claim("serve.prefill_meet", found == "meet", **about),
+        "within_noise": claim("serve.prefill_within_noise", found == "within_noise", **about),
+        "apart": claim("serve.prefill_apart", found == "apart", **about),
+    }
+
+
+# --- conversation.json beside serve.json -----------------------------------------------------
+
+
+def conversation_serve_facts(conversation: Conversation, serve: Serve | None = None) -> dict:
+    """conversation.json's facts (mminfer.measures.conversation.conversation.conversation_facts)
+    and, with serve.json, its users by memory beside the shared prefix's: ``serve_users`` where
+    both counted them, ``same_context`` where serve.json counted at this P + N."""
+    facts = conversation_facts(conversation)
+    counted = conversation.shared_prefix.users_copied is not None
+    serve_users = None
+    if counted and serve is not None and serve.users.users_by_memory is not None:
+        serve_users = serve.users
+    user_tokens = facts["user_tokens"]
+    same_context = serve_users is not None and serve_users.context == user_tokens
+    return facts | {
+        "serve_users": serve_users,
+        "same_context": same_context,
+        "claims": facts["claims"]
+        | {"same_context": claim("conversation.same_context", same_context, context=user_tokens)},
+    }
+
+
+# --- topk.json beside temp.json and topp.json ------------------------------------------------
+
+
+def topk_temp_topp_facts(
+    topk: TopK, temp: Temperatures | None = None, topp: TopP | None = None
+) -> dict:
+    """topk.json (mminfer.measures.topk.topk.topk_facts) beside temp.json and topp.json (the
+    same experiments with top-k off).
+
+    Per temperature: the distinct answers both ways, which way top-k moved them, the probability
+    it cut; per p: the survivors both ways; whether top-k changed any count at all.
+    """
+    temperatures = []
+    for key, summary in topk.temp.items():
+        without = temp[key].distinct if temp is not None and key in temp else None
+        temperatures.append(
+            {
+                "temperature": key,
+                "with_top_k": summary,
+                "without_top_k": without,
+                "moved": None if without is None else direction(summary.distinct, without),
+            }
+        )
+    ps = []
+    for key, survivors in topk.topp.items():
+        without = topp.get(key) if topp is not None else None
+        ps.append({"p": key, "with_top_k": survivors, "without_top_k": without})
+    moved = [row["moved"] for row in temperatures if row["moved"] is not None]
+    cut = [row["without_top_k"] - row["with_top_k"] for row in ps if row["without_top_k"]]
+    facts = topk_facts(topk)
+    return facts | {
+        "without_counts": [row["without_top_k"] for row in temperatures],
+        "temperatures": temperatures,
+        "ps": ps,
+        "compared_with_temp": bool(moved),
+        "counts_moved": any(way != "same" for way in moved),
+        "compared_with_topp": bool(cut),
+        "claims": facts["claims"] | count_claims(temperatures) | survivor_claims(ps),
+    }
+
+
+def topk_temp_glance(topk: TopK, temp: Temperatures | None = None) -> Glance:
+    """## top-k's row: "moved" (top-k changed a distinct count against temp.json), "same", or
+    "alone" (no temp.json to compare with)."""
+    facts = topk_temp_topp_facts(topk, temp)
+    if not facts["compared_with_temp"]:
+        lesson = "alone"
+    elif facts["counts_moved"]:
+        lesson = "moved"
+    else:
+        lesson = "same"
+    return Glance(lesson=lesson, terms=("top_k", "distinct"))
+
+
+def direction(after: int, before: int) -> str:
+    """ "fewer", "same" or "more": how a count moved from ``before`` to ``after``."""
+    if after < before:
+        return "fewer"
+    if after > before:
+        return "more"
+    return "same"
+
+
+def count_claims(temperatures: list[dict]) -> dict[str, Claim]:
+    """The lesson's claims on the distinct answers, top-k on against temp.json's (top-k off).
+
+    ``counts_moved``: at some temperature the counts differ ("바뀌었다"); ``counts_same``: every
+    temperature of topk.json has temp.json's row, with the same count ("온도마다 같았다").
+    """
+    compared = [row for row in temperatures if row["without_top_k"] is not None]
+    with_counts = [row["with_top_k"].distinct for row in temperatures]
+    without_counts = [row["without_top_k"] for row in temperatures]
+    differ = [row for row in compared if row["with_top_k"].distinct != row["without_top_k"]]
+    every_compared = bool(compared) and len(compared) == len(temperatures)
+    return {
+        "counts_moved": claim(
+            "topk.counts_moved",
+            bool(differ),
+            with_counts=with_counts,
+            without_counts=without_counts,
+        ),
+        "counts_same": claim(
+            "topk.counts_same",
+            every_compared and not differ,
+            counts=with_counts,
+        ),
+    }
+
+
+def survivor_claims(ps: list[dict]) -> dict[str, Claim]:
+    """The survivors' claims, top-k then top-p against top-p alone (topp.json), per p.
+
+    ``fewer_at_every_p``: at every p fewer survive with top-k first; ``fewer_at_some_p``: fewer
+    at the p named, the same at the others, more at none; ``same_at_every_p``. Those topk.json
+    makes alone (the cap, the mass) are mminfer.measures.topk.topk.cap_claims.
+    """
+    compared = [row for row in ps if row["without_top_k"] is not None]
+    fewer = [row["p"] for row in compared if row["with_top_k"] < row["without_top_k"]]
+    same = [row["p"] for row in compared if row["with_top_k"] == row["without_top_k"]]
+    more = [row["p"] for row in compared if row["with_top_k"] > row["without_top_k"]]
+    every = bool(compared) and len(compared) == len(ps)
+    return {
+        "fewer_at_every_p": claim(
+            "topk.fewer_at_every_p",
+            every and len(fewer) == len(ps),
+            ps=[row["p"] for row in ps],
+            with_counts=[row["with_top_k"] for row in ps],
+            without_counts=[row["without_top_k"] for row in ps],
+        ),
+        "fewer_at_some_p": claim(
+            "topk.fewer_at_some_p",
+            every and bool(fewer) and bool(same) and not more,
+            fewer=fewer,
+            same=same,
+        ),
+        "same_at_every_p": claim(
+            "topk.same_at_every_p",
+            every and len(same) == len(ps),
+        ),
+    }
+
+
+# --- repetition.json beside temp.json --------------------------------------------------------
+
+
+def repetition_temp_facts(repetition: Repetition, temp: Temperatures | None = None) -> dict:
+    """repetition.json's facts (mminfer.measures.repetition.repetition.repetition_facts) and
+    whether penalty 1.0 drew temp.json's distinct answers at that temperature:
+    ``off_matches_temp`` / ``off_differs``."""
+    facts = repetition_facts(repetition)
+    off = facts["off"]
+    temp_row = temp.get(facts["temperature"]) if temp is not None else None
+    temp_distinct = None if temp_row is None else temp_row.distinct
+    compared = off is not None and temp_distinct is not None
+    return facts | {
+        "matches_temp": off.distinct == temp_distinct if compared else None,
+        "temp_distinct": temp_distinct,
+        "claims": facts["claims"]
+        | {
+            "off_matches_temp": claim(
+                "repetition.off_matches_temp",
+                compared and off.distinct == temp_distinct,
+                distinct=temp_distinct,
+            ),
+            "off_differs": claim(
+                "repetition.off_differs",
+                compared and off.distinct != temp_distinct,
+                off=None if off is None else off.distinct,
+                temp=temp_distinct,
+            ),
+        },
+    }
