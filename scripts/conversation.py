@@ -41,14 +41,12 @@ def conversation(
     run = run_info(loaded)
     with finite_logits(loaded.model, f"{model_named(run.checkpoint, run.dtype)}, the conversation"):
         record = measure_conversation(
-            model=loaded.model,
-            config=loaded.config,
+            loaded=loaded,
             tokenizer=loaded_tokenizer,
             template=template,
             template_source=template_source,
             tokenizer_source=str(tokenizer),
             settings=settings,
-            device=loaded.device,
             run=run,
         )
     for turn in record.turns:

@@ -23,6 +23,7 @@ from mminfer.model.loading import (
 )
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
+from mminfer.timing.ab import Rounds
 from mminfer.workflow.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
@@ -39,9 +40,7 @@ def time_generation(
     model: ModelSource,
     prompt: PretrainPrompt,
     new_tokens,
-    warmup,
-    runs,
-    max_runs,
+    rounds: Rounds,
     speed_tokens,
     cost_rounds,
     out,
@@ -55,9 +54,7 @@ def time_generation(
         model=loaded.model,
         prompt_ids=prompt_ids,
         new_tokens=new_tokens,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        rounds=rounds,
         speed_tokens=speed_tokens,
         cost_rounds=cost_rounds,
         device=loaded.device,
@@ -95,9 +92,9 @@ if "snakemake" in globals():
             model=rule_model(snakemake),
             prompt=rule_prompt(snakemake),
             new_tokens=snakemake.params.new_tokens,
-            warmup=snakemake.params.warmup,
-            runs=snakemake.params.runs,
-            max_runs=snakemake.params.max_runs,
+            rounds=Rounds(
+                snakemake.params.warmup, snakemake.params.runs, snakemake.params.max_runs
+            ),
             speed_tokens=snakemake.params.speed_tokens,
             cost_rounds=snakemake.params.cost_rounds,
             out=snakemake.output.time,
@@ -122,9 +119,7 @@ elif __name__ == "__main__":
             model=hand_model(args, args.pretrain),
             prompt=hand_prompt(args),
             new_tokens=args.new_tokens,
-            warmup=args.warmup,
-            runs=args.runs,
-            max_runs=args.max_runs,
+            rounds=Rounds(args.warmup, args.runs, args.max_runs),
             speed_tokens=args.speed_tokens,
             cost_rounds=args.cost_rounds,
             out=args.out,

@@ -17,6 +17,7 @@ from mminfer.model import twin as builtin_model
 from mminfer.model.prompts import chat_prompt
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo, to_json, within_rounding
+from mminfer.timing.ab import Rounds
 
 QUESTION = "가람 마을의 특산물은 무엇인가요?"
 TEXT = (
@@ -109,9 +110,7 @@ def repetition_of(sft, pretrain, tokenizer, penalties=(1.0, 1.1, 1.3), greedy_id
         greedy_new_tokens=24,
         greedy_prompt=greedy_prompt,
         greedy_run=run_of(),
-        warmup=0,
-        runs=1,
-        max_runs=1,
+        rounds=Rounds(warmup=0, runs=1, max_runs=1),
         device="cpu",
     )
 
@@ -129,9 +128,7 @@ def batch_of(model, tokenizer, dtype="float32"):
         tokenizer=tokenizer,
         prompts=batch_prompts_of(tokenizer),
         new_tokens=16,
-        warmup=0,
-        runs=1,
-        max_runs=1,
+        rounds=Rounds(warmup=0, runs=1, max_runs=1),
         device="cpu",
         prompt=prompt,
         run=run_of(dtype),
