@@ -140,9 +140,9 @@ def main() -> None:
         tokenizer=tokenizer,
         prompt_ids=question_ids,
         temperatures=temp["temperatures"],
-        samples=temp["samples"],
-        new_tokens=temp["new_tokens"],
-        seed=temp["seed"],
+        draws=draws.Draws(
+            samples=temp["samples"], new_tokens=temp["new_tokens"], seed=temp["seed"]
+        ),
         device=sft.device,
         prompt=chat,
         run=run_info(sft),

@@ -11,6 +11,7 @@ from shapes import never_past, small_config
 from mminfer.errors import MminferError
 from mminfer.measures.cache.measure import compare_cache
 from mminfer.measures.temp.measure import temperature_experiment
+from mminfer.model.draws import Draws
 from mminfer.model.loading import ModelSpec, load_model, run_info, save_state_dict
 from mminfer.model.tokenizer import PAST_END_MARK
 from mminfer.model.twin import MiniMindForCausalLM
@@ -90,9 +91,7 @@ def sampled_past_end(loaded, tiny_tokenizer) -> int:
         tokenizer=tiny_tokenizer,
         prompt_ids=prompt(tiny_tokenizer),
         temperatures=[1.5],
-        samples=8,
-        new_tokens=8,
-        seed=0,
+        draws=Draws(samples=8, new_tokens=8, seed=0),
         device="cpu",
         prompt=CHAT_PROMPT,
         run=run_info(loaded),
@@ -125,9 +124,7 @@ def test_sampled_ids_past_the_end_are_counted_and_shown_in_the_answers(tiny_toke
         tokenizer=tiny_tokenizer,
         prompt_ids=prompt(tiny_tokenizer),
         temperatures=[1.0],
-        samples=3,
-        new_tokens=4,
-        seed=0,
+        draws=Draws(samples=3, new_tokens=4, seed=0),
         device="cpu",
         prompt=CHAT_PROMPT,
         run=run_info(loaded),
