@@ -22,18 +22,15 @@ from mminfer.records import write_record
 from mminfer.workflow.script import (
     SFT,
     TOKENIZER,
-    cli,
-    hand_model,
-    job_log,
-    rule_model,
-    tokenizer_folder,
+    run_by_hand,
+    run_rule,
 )
 
 log = logging.getLogger("mminfer")
 
 
 def temperature(
-    model: ModelSource,
+    sft: ModelSource,
     tokenizer,
     settings: measure.TempSettings,
     out,
@@ -43,7 +40,7 @@ def temperature(
 ):
     """Open the SFT model, draw, write temp.json (and sampler.json when ``sampler_out``)."""
     loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
-        model, tokenizer, settings.question, settings.seed, settings.chatml_fallback
+        sft, tokenizer, settings.question, settings.seed, settings.chatml_fallback
     )
     chat = prompted(loaded, loaded_tokenizer, prompt_ids, prompt)
     run = chat.run
@@ -93,25 +90,10 @@ def temperature(
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        temperature(
-            model=rule_model(snakemake, "sft"),
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            settings=measure.TempSettings(
-                question=snakemake.params.question,
-                temperatures=snakemake.params.temperatures,
-                samples=snakemake.params.samples,
-                new_tokens=snakemake.params.new_tokens,
-                seed=snakemake.params.seed,
-                chatml_fallback=snakemake.params.chatml_fallback,
-            ),
-            out=snakemake.output.temp,
-            sampler_temperature=snakemake.params.sampler_temperature,
-            second_seed=snakemake.params.second_seed,
-            sampler_out=snakemake.output.sampler,
-        )
+    run_rule(snakemake, temperature)
 elif __name__ == "__main__":
-    args = cli(
+    run_by_hand(
+        temperature,
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "temp.json to write")],
         keys=[
@@ -126,21 +108,5 @@ elif __name__ == "__main__":
             "sampler.second_seed",
         ],
         optional_paths=[("--sampler-out", "sampler.json to write too (the sampler check)")],
+        sampler_temperature=lambda args: args.temperature,
     )
-    with job_log(args.log):
-        temperature(
-            model=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
-            tokenizer=args.tokenizer,
-            settings=measure.TempSettings(
-                question=args.question,
-                temperatures=args.temperatures,
-                samples=args.samples,
-                new_tokens=args.new_tokens,
-                seed=args.seed,
-                chatml_fallback=args.chatml_fallback,
-            ),
-            out=args.out,
-            sampler_temperature=args.temperature,
-            second_seed=args.second_seed,
-            sampler_out=args.sampler_out,
-        )
