@@ -326,14 +326,16 @@ def test_sampling_stops_before_torch_samples_from_nan(tiny_model, tiny_tokenizer
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError) as raised:
         temperature.temperature_experiment(
-            model=model,
-            tokenizer=tiny_tokenizer,
-            prompt_ids=[1, 5, 9],
+            chat=Prompted(
+                model=model,
+                tokenizer=tiny_tokenizer,
+                prompt_ids=[1, 5, 9],
+                prompt=CHAT_PROMPT,
+                device="cpu",
+                run=tiny_run,
+            ),
             temperatures=[0.7],
             draws=Draws(samples=2, new_tokens=3, seed=0),
-            device="cpu",
-            prompt=CHAT_PROMPT,
-            run=tiny_run,
         )
     message = str(raised.value)
     assert "sampling at temperature 0.7, step 2 (forward fed 1 tokens)" in message

@@ -23,10 +23,8 @@ from dataclasses import dataclass
 import torch
 
 from mminfer.measures.repetition.repetition import Penalty, PenaltyTiming, Repetition
+from mminfer.model import draws as sampling
 from mminfer.model.draws import (
-    Draws,
-    Prompted,
-    Sampler,
     answer_ids_past_tokenizer,
     counted_answers,
     cut_at_eos,
@@ -122,8 +120,8 @@ def time_penalty(
     *,
     model,
     prompt_ids: list[int],
-    sampler: Sampler,
-    draws: Draws,
+    sampler: sampling.Sampler,
+    draws: sampling.Draws,
     rounds: Rounds,
     device,
 ) -> PenaltyTiming:
@@ -177,10 +175,10 @@ def time_penalty(
 
 def measure_repetition(
     *,
-    sft: Prompted,
-    greedy: Prompted,
+    sft: sampling.Prompted,
+    greedy: sampling.Prompted,
     settings: RepetitionSettings,
-    draws: Draws,
+    draws: sampling.Draws,
     rounds: Rounds,
 ) -> Repetition:
     """repetition.json (see the module's docstring): answers, greedy and cost per penalty.
@@ -201,7 +199,7 @@ def measure_repetition(
         )
     results = {}
     for penalty in settings.penalties:
-        sampler = Sampler(temperature=temperature, repetition_penalty=penalty)
+        sampler = sampling.Sampler(temperature=temperature, repetition_penalty=penalty)
         with finite_logits(sft.model, f"{named}, sampling with repetition_penalty {penalty}"):
             rows = sampled_rows(
                 model=sft.model,
@@ -229,7 +227,7 @@ def measure_repetition(
         timing = time_penalty(
             model=sft.model,
             prompt_ids=sft.prompt_ids,
-            sampler=Sampler(temperature=temperature, repetition_penalty=timed),
+            sampler=sampling.Sampler(temperature=temperature, repetition_penalty=timed),
             draws=draws,
             rounds=rounds,
             device=device,

@@ -109,15 +109,7 @@ def summarize_answers(
 
 
 def temperature_experiment(
-    *,
-    model,
-    tokenizer,
-    prompt_ids: list[int],
-    temperatures: list[float],
-    draws: Draws,
-    device,
-    prompt: ChatPrompt,
-    run: RunInfo,
+    *, chat: Prompted, temperatures: list[float], draws: Draws
 ) -> Temperatures:
     """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first.
 
@@ -126,15 +118,15 @@ def temperature_experiment(
     with the sampler check, and summarizes them with :func:`summarize_temperatures`.)
     """
     rows = temperature_draws(
-        model=model,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
+        model=chat.model,
+        tokenizer=chat.tokenizer,
+        prompt_ids=chat.prompt_ids,
         temperatures=temperatures,
         draws=draws,
-        device=device,
-        named=model_named(run.checkpoint, run.dtype),
+        device=chat.device,
+        named=model_named(chat.run.checkpoint, chat.run.dtype),
     )
-    return summarize_temperatures(tokenizer, rows, prompt, run)
+    return summarize_temperatures(chat.tokenizer, rows, chat.prompt, chat.run)
 
 
 def summarize_temperatures(
