@@ -244,8 +244,10 @@ def arguments(job, values: dict, model, prompt, output) -> dict:
 def run_rule(snakemake, job) -> None:
     """Run ``job`` as the rule's script: its log opened, its parameters the rule's params, inputs
     (``tokenizer``: its folder) and outputs (``out``: the first, ``<name>_out``: output
-    ``name``) of their names, a bad input one logged paragraph and exit status 1."""
-    values = {**dict(snakemake.input.items()), **dict(snakemake.params.items())}
+    ``name``) of their names (``threads``: the job's), a bad input one logged paragraph and exit
+    status 1."""
+    inputs = dict(snakemake.input.items())
+    values = {"threads": snakemake.threads, **inputs, **dict(snakemake.params.items())}
     if "tokenizer" in values:
         values["tokenizer"] = tokenizer_folder(snakemake.input.tokenizer)
 
