@@ -37,7 +37,7 @@ rule demo_tokenizer:
 
 rule demo_pretrain:
     input:
-        train=demo("corpus/pretrain_train.jsonl"),
+        corpus=demo("corpus/pretrain_train.jsonl"),
         tokenizer=[
             demo("tokenizer/tokenizer.json"),
             demo("tokenizer/tokenizer_config.json"),

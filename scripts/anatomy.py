@@ -21,12 +21,8 @@ from mminfer.records import PretrainPrompt, write_record
 from mminfer.workflow.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
-    cli,
-    hand_model,
-    hand_prompt,
-    job_log,
-    rule_model,
-    rule_prompt,
+    run_by_hand,
+    run_rule,
 )
 
 
@@ -87,27 +83,11 @@ def measure(
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        measure(
-            model=rule_model(snakemake),
-            prompt=rule_prompt(snakemake),
-            new_tokens=snakemake.params.new_tokens,
-            probe_runs=snakemake.params.probe_runs,
-            split_tolerance=snakemake.params.split_tolerance,
-            out=snakemake.output[0],
-        )
+    run_rule(snakemake, measure)
 elif __name__ == "__main__":
-    args = cli(
+    run_by_hand(
+        measure,
         __doc__,
         paths=[*PROMPT_FILES, ("--out", "anatomy.json to write")],
         keys=[*PROMPT_KEYS, "anatomy.probe_runs", "anatomy.split_tolerance"],
     )
-    with job_log(args.log):
-        measure(
-            model=hand_model(args, args.pretrain),
-            prompt=hand_prompt(args),
-            new_tokens=args.new_tokens,
-            probe_runs=args.probe_runs,
-            split_tolerance=args.split_tolerance,
-            out=args.out,
-        )

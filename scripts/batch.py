@@ -11,7 +11,8 @@ import logging
 from mminfer.measures.batch.measure import LENGTH_KEYS, batch_prompts, measure_batch
 from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
+from mminfer.timing.ab import Rounds
+from mminfer.workflow.script import rule_only, run_rule
 
 
 def batch(
@@ -20,9 +21,7 @@ def batch(
     prompts: int,
     shortest: int,
     new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    rounds: Rounds,
     out,
 ):
     """Open the model, generate the batch three ways and each prompt alone, time, write."""
@@ -35,9 +34,7 @@ def batch(
         tokenizer=tokenizer,
         prompts=rows,
         new_tokens=new_tokens,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        rounds=rounds,
         device=loaded.device,
         prompt=prompt,
         run=run_info(loaded),
@@ -69,17 +66,6 @@ def batch(
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        batch(
-            model=rule_model(snakemake),
-            prompt=rule_prompt(snakemake),
-            prompts=snakemake.params.prompts,
-            shortest=snakemake.params.shortest,
-            new_tokens=snakemake.params.new_tokens,
-            warmup=snakemake.params.warmup,
-            runs=snakemake.params.runs,
-            max_runs=snakemake.params.max_runs,
-            out=snakemake.output[0],
-        )
+    run_rule(snakemake, batch)
 elif __name__ == "__main__":
     rule_only("batch", "batch.json")

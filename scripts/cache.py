@@ -18,12 +18,8 @@ from mminfer.records import PretrainPrompt, write_record
 from mminfer.workflow.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
-    cli,
-    hand_model,
-    hand_prompt,
-    job_log,
-    rule_model,
-    rule_prompt,
+    run_by_hand,
+    run_rule,
 )
 
 
@@ -57,25 +53,13 @@ def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out,
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        cache(
-            model=rule_model(snakemake),
-            prompt=rule_prompt(snakemake),
-            new_tokens=snakemake.params.new_tokens,
-            same_out=snakemake.output.same,
-            fed_out=snakemake.output.fed,
-        )
+    run_rule(snakemake, cache)
 elif __name__ == "__main__":
-    args = cli(
+    run_by_hand(
+        cache,
         __doc__,
         paths=[*PROMPT_FILES, ("--outdir", "where same.json and count.json go")],
         keys=PROMPT_KEYS,
+        same_out=lambda args: Path(args.outdir) / "same.json",
+        fed_out=lambda args: Path(args.outdir) / "count.json",
     )
-    with job_log(args.log):
-        cache(
-            model=hand_model(args, args.pretrain),
-            prompt=hand_prompt(args),
-            new_tokens=args.new_tokens,
-            same_out=Path(args.outdir) / "same.json",
-            fed_out=Path(args.outdir) / "count.json",
-        )

@@ -17,38 +17,33 @@ from mminfer.records import write_record
 from mminfer.workflow.script import (
     SFT,
     TOKENIZER,
-    cli,
-    hand_model,
-    job_log,
-    rule_model,
-    tokenizer_folder,
+    run_by_hand,
+    run_rule,
 )
 
 log = logging.getLogger("mminfer")
 
 
 def conversation(
-    model: ModelSource,
+    sft: ModelSource,
     tokenizer,
-    settings: ConversationSettings,
+    conversation: ConversationSettings,
     chatml_fallback: bool,
     out,
 ):
     """Open the SFT model and its chat template, hold the conversation both ways ->
     conversation.json."""
-    loaded, loaded_tokenizer = open_with_tokenizer(model, tokenizer)
+    loaded, loaded_tokenizer = open_with_tokenizer(sft, tokenizer)
     template, template_source = loaded_tokenizer.chat_template(chatml_fallback)
     run = run_info(loaded)
     with finite_logits(loaded.model, f"{model_named(run.checkpoint, run.dtype)}, the conversation"):
         record = measure_conversation(
-            model=loaded.model,
-            config=loaded.config,
+            loaded=loaded,
             tokenizer=loaded_tokenizer,
             template=template,
             template_source=template_source,
             tokenizer_source=str(tokenizer),
-            settings=settings,
-            device=loaded.device,
+            settings=conversation,
             run=run,
         )
     for turn in record.turns:
@@ -86,16 +81,10 @@ def conversation(
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        conversation(
-            model=rule_model(snakemake, "sft"),
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            settings=ConversationSettings(**snakemake.params.conversation),
-            chatml_fallback=snakemake.params.chatml_fallback,
-            out=snakemake.output[0],
-        )
+    run_rule(snakemake, conversation)
 elif __name__ == "__main__":
-    args = cli(
+    run_by_hand(
+        conversation,
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "conversation.json to write")],
         keys=[
@@ -113,22 +102,3 @@ elif __name__ == "__main__":
             "temp.chatml_fallback",
         ],
     )
-    with job_log(args.log):
-        conversation(
-            model=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
-            tokenizer=args.tokenizer,
-            settings=ConversationSettings(
-                questions=args.questions,
-                new_tokens=args.new_tokens,
-                warmup=args.warmup,
-                runs=args.runs,
-                max_runs=args.max_runs,
-                users=args.users,
-                shared_tokens=args.shared_tokens,
-                user_prompt_tokens=args.user_prompt_tokens,
-                user_new_tokens=args.user_new_tokens,
-                seed=args.seed,
-            ),
-            chatml_fallback=args.chatml_fallback,
-            out=args.out,
-        )

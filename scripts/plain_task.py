@@ -136,16 +136,18 @@ def main() -> None:
         sft_model, inputs["tokenizer"], temp["question"], temp["seed"], temp["chatml_fallback"]
     )
     answers = temperature.temperature_experiment(
-        model=sft.model,
-        tokenizer=tokenizer,
-        prompt_ids=question_ids,
+        chat=draws.Prompted(
+            model=sft.model,
+            tokenizer=tokenizer,
+            prompt_ids=question_ids,
+            prompt=chat,
+            device=sft.device,
+            run=run_info(sft),
+        ),
         temperatures=temp["temperatures"],
-        samples=temp["samples"],
-        new_tokens=temp["new_tokens"],
-        seed=temp["seed"],
-        device=sft.device,
-        prompt=chat,
-        run=run_info(sft),
+        draws=draws.Draws(
+            samples=temp["samples"], new_tokens=temp["new_tokens"], seed=temp["seed"]
+        ),
     )
     write_record(outdir / files["temp"], answers)
 

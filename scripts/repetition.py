@@ -8,15 +8,15 @@ workflow's
 
 import logging
 
-from mminfer.measures.repetition.measure import measure_repetition
-from mminfer.model.loading import (
-    ModelSource,
-    open_for_chat,
-    open_for_task_prompt,
-    run_info,
-)
+from mminfer.measures.repetition.measure import RepetitionSettings, measure_repetition
+from mminfer.model.draws import Draws
+from mminfer.model.loading import ModelSource, open_for_chat, open_for_task_prompt, prompted
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt, tokenizer_folder
+from mminfer.timing.ab import Rounds
+from mminfer.workflow.script import (
+    rule_only,
+    run_rule,
+)
 
 GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
 
@@ -26,46 +26,24 @@ def repetition(
     pretrain: ModelSource,
     tokenizer,
     greedy_prompt: PretrainPrompt,
-    temperature: float,
-    penalties: list[float],
-    question: str,
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    chatml_fallback: bool,
-    greedy_new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    settings: RepetitionSettings,
+    draws: Draws,
+    rounds: Rounds,
     out,
 ):
     """Open both models, sample and time per penalty, write repetition.json."""
     loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
-        sft, tokenizer, question, seed, chatml_fallback
+        sft, tokenizer, settings.question, draws.seed, settings.chatml_fallback
     )
-    pretrained, _, greedy_ids = open_for_task_prompt(
-        pretrain, greedy_prompt, greedy_new_tokens, GREEDY_LENGTH_KEYS
+    pretrained, pretrained_tokenizer, greedy_ids = open_for_task_prompt(
+        pretrain, greedy_prompt, settings.greedy_new_tokens, GREEDY_LENGTH_KEYS
     )
     record = measure_repetition(
-        sft_model=loaded.model,
-        tokenizer=loaded_tokenizer,
-        prompt_ids=prompt_ids,
-        temperature=temperature,
-        penalties=penalties,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
-        prompt=prompt,
-        run=run_info(loaded),
-        pretrain_model=pretrained.model,
-        greedy_prompt_ids=greedy_ids,
-        greedy_new_tokens=greedy_new_tokens,
-        greedy_prompt=greedy_prompt,
-        greedy_run=run_info(pretrained),
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
-        device=loaded.device,
+        sft=prompted(loaded, loaded_tokenizer, prompt_ids, prompt),
+        greedy=prompted(pretrained, pretrained_tokenizer, greedy_ids, greedy_prompt),
+        settings=settings,
+        draws=draws,
+        rounds=rounds,
     )
     log = logging.getLogger("mminfer")
     for key, penalty in record.penalties.items():
@@ -73,7 +51,7 @@ def repetition(
             "repetition_penalty %s at T %s: %d distinct of %d, %d looping; greedy leaves plain "
             "greedy at step %s",
             key,
-            temperature,
+            settings.temperature,
             penalty.distinct,
             penalty.samples,
             penalty.looping,
@@ -97,24 +75,6 @@ def repetition(
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        repetition(
-            sft=rule_model(snakemake, "sft"),
-            pretrain=rule_model(snakemake),
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            greedy_prompt=rule_prompt(snakemake),
-            temperature=snakemake.params.temperature,
-            penalties=snakemake.params.penalties,
-            question=snakemake.params.question,
-            samples=snakemake.params.samples,
-            new_tokens=snakemake.params.new_tokens,
-            seed=snakemake.params.seed,
-            chatml_fallback=snakemake.params.chatml_fallback,
-            greedy_new_tokens=snakemake.params.greedy_new_tokens,
-            warmup=snakemake.params.warmup,
-            runs=snakemake.params.runs,
-            max_runs=snakemake.params.max_runs,
-            out=snakemake.output[0],
-        )
+    run_rule(snakemake, repetition)
 elif __name__ == "__main__":
     rule_only("repetition", "repetition.json")

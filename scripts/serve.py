@@ -6,7 +6,7 @@ serve.json.
 
 import logging
 
-from mminfer.measures.serve import measure as serve
+from mminfer.measures.serve import measure
 from mminfer.measures.serve.measure import ServeSettings
 from mminfer.model.loading import (
     ModelSource,
@@ -15,22 +15,22 @@ from mminfer.model.loading import (
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
+from mminfer.workflow.script import rule_only, run_rule
 
 log = logging.getLogger("mminfer")
 
 
-def serve_batches(model: ModelSource, prompt: PretrainPrompt, settings: ServeSettings, out):
+def serve_batches(model: ModelSource, prompt: PretrainPrompt, serve: ServeSettings, out):
     """Open the model on the task's prompt, clock the batches' decode steps, write serve.json."""
     loaded, _, prompt_ids = open_for_task_prompt(
-        model, prompt, settings.decode_steps + 1, "cache.prompt_tokens + serve.decode_steps + 1"
+        model, prompt, serve.decode_steps + 1, "cache.prompt_tokens + serve.decode_steps + 1"
     )
     check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
-    served = serve.serve(
+    served = measure.serve(
         model=loaded.model,
         config=loaded.config,
         prompt_ids=prompt_ids,
-        settings=settings,
+        settings=serve,
         device=loaded.device,
         run=run_info(loaded),
     )
@@ -76,12 +76,6 @@ def serve_batches(model: ModelSource, prompt: PretrainPrompt, settings: ServeSet
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        serve_batches(
-            model=rule_model(snakemake),
-            prompt=rule_prompt(snakemake),
-            settings=ServeSettings(**snakemake.params.serve),
-            out=snakemake.output[0],
-        )
+    run_rule(snakemake, serve_batches)
 elif __name__ == "__main__":
     rule_only("serve", "serve.json")

@@ -6,7 +6,7 @@ mminfer.measures.sweep.measure.sweep (per-step times, every length, the fit).
 
 import logging
 
-from mminfer.measures.sweep import measure as sweep
+from mminfer.measures.sweep import measure
 from mminfer.measures.sweep.measure import SweepSettings
 from mminfer.model.loading import (
     ModelSource,
@@ -15,19 +15,19 @@ from mminfer.model.loading import (
     run_info,
 )
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
+from mminfer.workflow.script import rule_only, run_rule
 
 
-def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, settings: SweepSettings, out):
+def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, sweep: SweepSettings, out):
     """Open the model on the task's prompt, clock the generations' steps, write sweep.json."""
     loaded, _, prompt_ids = open_for_task_prompt(
-        model, prompt, max(settings.lengths), "cache.prompt_tokens + max(sweep.lengths)"
+        model, prompt, max(sweep.lengths), "cache.prompt_tokens + max(sweep.lengths)"
     )
     check_prompt_logits(loaded, prompt_ids)  # the timing keeps no logits to check
-    swept = sweep.sweep(
+    swept = measure.sweep(
         model=loaded.model,
         prompt_ids=prompt_ids,
-        settings=settings,
+        settings=sweep,
         device=loaded.device,
         run=run_info(loaded),
         max_positions=loaded.config.max_position_embeddings,
@@ -54,12 +54,6 @@ def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, settings: SweepSet
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        sweep_lengths(
-            model=rule_model(snakemake),
-            prompt=rule_prompt(snakemake),
-            settings=SweepSettings(**snakemake.params.sweep),
-            out=snakemake.output[0],
-        )
+    run_rule(snakemake, sweep_lengths)
 elif __name__ == "__main__":
     rule_only("sweep", "sweep.json")

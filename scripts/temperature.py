@@ -17,30 +17,22 @@ import logging
 
 from mminfer.measures.temp import measure
 from mminfer.model.finite import model_named
-from mminfer.model.loading import ModelSource, open_for_chat, run_info
+from mminfer.model.loading import ModelSource, open_for_chat, prompted
 from mminfer.records import write_record
 from mminfer.workflow.script import (
     SFT,
     TOKENIZER,
-    cli,
-    hand_model,
-    job_log,
-    rule_model,
-    tokenizer_folder,
+    run_by_hand,
+    run_rule,
 )
 
 log = logging.getLogger("mminfer")
 
 
 def temperature(
-    model: ModelSource,
+    sft: ModelSource,
     tokenizer,
-    question: str,
-    temperatures: list[float],
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    chatml_fallback: bool,
+    settings: measure.TempSettings,
     out,
     sampler_temperature: float | None = None,
     second_seed: int | None = None,
@@ -48,17 +40,16 @@ def temperature(
 ):
     """Open the SFT model, draw, write temp.json (and sampler.json when ``sampler_out``)."""
     loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
-        model, tokenizer, question, seed, chatml_fallback
+        sft, tokenizer, settings.question, settings.seed, settings.chatml_fallback
     )
-    run = run_info(loaded)
+    chat = prompted(loaded, loaded_tokenizer, prompt_ids, prompt)
+    run = chat.run
     draws = measure.temperature_draws(
         model=loaded.model,
         tokenizer=loaded_tokenizer,
         prompt_ids=prompt_ids,
-        temperatures=temperatures,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
+        temperatures=settings.temperatures,
+        draws=settings.draws,
         device=loaded.device,
         named=model_named(run.checkpoint, run.dtype),
     )
@@ -79,17 +70,10 @@ def temperature(
     if reused is None:
         log.info("sampler.temperature %s is not in temp.temperatures: drawn", sampler_temperature)
     check = measure.sampler_check(
-        model=loaded.model,
-        tokenizer=loaded_tokenizer,
-        prompt_ids=prompt_ids,
+        chat=chat,
         temperature=sampler_temperature,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
+        draws=settings.draws,
         second_seed=second_seed,
-        device=loaded.device,
-        prompt=prompt,
-        run=run,
         with_cache=reused,
     )
     log.info(
@@ -97,7 +81,7 @@ def temperature(
         "difference %s); %d differ with seed %d",
         sampler_temperature,
         check.identical_with_and_without_cache,
-        samples,
+        settings.samples,
         check.first_difference,
         check.differ_with_second_seed,
         second_seed,
@@ -106,23 +90,10 @@ def temperature(
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        temperature(
-            model=rule_model(snakemake, "sft"),
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            question=snakemake.params.question,
-            temperatures=snakemake.params.temperatures,
-            samples=snakemake.params.samples,
-            new_tokens=snakemake.params.new_tokens,
-            seed=snakemake.params.seed,
-            chatml_fallback=snakemake.params.chatml_fallback,
-            out=snakemake.output.temp,
-            sampler_temperature=snakemake.params.sampler_temperature,
-            second_seed=snakemake.params.second_seed,
-            sampler_out=snakemake.output.sampler,
-        )
+    run_rule(snakemake, temperature)
 elif __name__ == "__main__":
-    args = cli(
+    run_by_hand(
+        temperature,
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "temp.json to write")],
         keys=[
@@ -137,19 +108,5 @@ elif __name__ == "__main__":
             "sampler.second_seed",
         ],
         optional_paths=[("--sampler-out", "sampler.json to write too (the sampler check)")],
+        sampler_temperature=lambda args: args.temperature,
     )
-    with job_log(args.log):
-        temperature(
-            model=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
-            tokenizer=args.tokenizer,
-            question=args.question,
-            temperatures=args.temperatures,
-            samples=args.samples,
-            new_tokens=args.new_tokens,
-            seed=args.seed,
-            chatml_fallback=args.chatml_fallback,
-            out=args.out,
-            sampler_temperature=args.temperature,
-            second_seed=args.second_seed,
-            sampler_out=args.sampler_out,
-        )

@@ -23,15 +23,12 @@ from mminfer.model.loading import (
 )
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
+from mminfer.timing.ab import Rounds
 from mminfer.workflow.script import (
     PROMPT_FILES,
     PROMPT_KEYS,
-    cli,
-    hand_model,
-    hand_prompt,
-    job_log,
-    rule_model,
-    rule_prompt,
+    run_by_hand,
+    run_rule,
 )
 
 
@@ -39,9 +36,7 @@ def time_generation(
     model: ModelSource,
     prompt: PretrainPrompt,
     new_tokens,
-    warmup,
-    runs,
-    max_runs,
+    rounds: Rounds,
     speed_tokens,
     cost_rounds,
     out,
@@ -55,9 +50,7 @@ def time_generation(
         model=loaded.model,
         prompt_ids=prompt_ids,
         new_tokens=new_tokens,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        rounds=rounds,
         speed_tokens=speed_tokens,
         cost_rounds=cost_rounds,
         device=loaded.device,
@@ -90,21 +83,10 @@ def time_generation(
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        time_generation(
-            model=rule_model(snakemake),
-            prompt=rule_prompt(snakemake),
-            new_tokens=snakemake.params.new_tokens,
-            warmup=snakemake.params.warmup,
-            runs=snakemake.params.runs,
-            max_runs=snakemake.params.max_runs,
-            speed_tokens=snakemake.params.speed_tokens,
-            cost_rounds=snakemake.params.cost_rounds,
-            out=snakemake.output.time,
-            latency_out=snakemake.output.latency,
-        )
+    run_rule(snakemake, time_generation)
 elif __name__ == "__main__":
-    args = cli(
+    run_by_hand(
+        time_generation,
         __doc__,
         paths=[*PROMPT_FILES, ("--out", "time.json to write")],
         optional_paths=[("--latency-out", "latency.json to write too (the same runs' stamps)")],
@@ -117,16 +99,3 @@ elif __name__ == "__main__":
             "latency.cost_rounds",
         ],
     )
-    with job_log(args.log):
-        time_generation(
-            model=hand_model(args, args.pretrain),
-            prompt=hand_prompt(args),
-            new_tokens=args.new_tokens,
-            warmup=args.warmup,
-            runs=args.runs,
-            max_runs=args.max_runs,
-            speed_tokens=args.speed_tokens,
-            cost_rounds=args.cost_rounds,
-            out=args.out,
-            latency_out=args.latency_out,
-        )

@@ -6,54 +6,38 @@ survivors (mminfer.measures.topk.measure.measure_topk). Run by the workflow's `t
 
 import logging
 
-from mminfer.measures.topk.measure import measure_topk
-from mminfer.model.loading import ModelSource, open_for_chat, open_model, run_info
+from mminfer.measures.topk.measure import TopKSettings, measure_topk
+from mminfer.model.draws import Draws
+from mminfer.model.loading import ModelSource, open_for_chat, open_model, prompted, run_info
 from mminfer.records import write_record
-from mminfer.workflow.script import job_log, rule_model, rule_only, tokenizer_folder
+from mminfer.workflow.script import rule_only, run_rule
 
 
 def topk(
     sft: ModelSource,
     pretrain: ModelSource,
     tokenizer,
-    question: str,
-    chatml_fallback: bool,
-    top_k: int,
-    temperatures: list[float],
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    prefix: str,
-    ps: list[float],
+    draws: Draws,
+    settings: TopKSettings,
     out,
 ):
     """Open both models, measure with top_k on, write topk.json."""
     loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(
-        sft, tokenizer, question, seed, chatml_fallback
+        sft, tokenizer, settings.question, draws.seed, settings.chatml_fallback
     )
     pretrained = open_model(pretrain)
     record = measure_topk(
-        sft_model=loaded.model,
-        tokenizer=loaded_tokenizer,
-        prompt_ids=prompt_ids,
-        prompt=prompt,
-        temperatures=temperatures,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
-        top_k=top_k,
-        run=run_info(loaded),
+        sft=prompted(loaded, loaded_tokenizer, prompt_ids, prompt),
         pretrain_model=pretrained.model,
-        prefix=prefix,
-        ps=ps,
         topp_run=run_info(pretrained),
-        device=loaded.device,
+        draws=draws,
+        settings=settings,
     )
     for key, summary in record.temp.items():
         logging.getLogger("mminfer").info(
             "top_k %d, temperature %s: %d distinct of %d; top-k cut %.4f at the first token, "
             "%.4f on average over %d steps",
-            top_k,
+            settings.top_k,
             key,
             summary.distinct,
             summary.samples,
@@ -62,27 +46,15 @@ def topk(
             summary.steps,
         )
     logging.getLogger("mminfer").info(
-        "after [bos]%s: top-k keeps %d, then top-p %s", prefix, record.top_k_survivors, record.topp
+        "after [bos]%s: top-k keeps %d, then top-p %s",
+        settings.prefix,
+        record.top_k_survivors,
+        record.topp,
     )
     write_record(out, record)
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        topk(
-            sft=rule_model(snakemake, "sft"),
-            pretrain=rule_model(snakemake),
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            question=snakemake.params.question,
-            chatml_fallback=snakemake.params.chatml_fallback,
-            top_k=snakemake.params.top_k,
-            temperatures=snakemake.params.temperatures,
-            samples=snakemake.params.samples,
-            new_tokens=snakemake.params.new_tokens,
-            seed=snakemake.params.seed,
-            prefix=snakemake.params.prefix,
-            ps=snakemake.params.ps,
-            out=snakemake.output[0],
-        )
+    run_rule(snakemake, topk)
 elif __name__ == "__main__":
     rule_only("topk", "topk.json")

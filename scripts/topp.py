@@ -16,15 +16,14 @@ from mminfer.records import write_record
 from mminfer.workflow.script import (
     PRETRAIN,
     TOKENIZER,
-    cli,
-    hand_model,
-    job_log,
-    rule_model,
-    tokenizer_folder,
+    run_by_hand,
+    run_rule,
 )
 
 
-def topp(model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp_out, detail_out):
+def topp(
+    model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp_out, topp_detail_out
+):
     """Open the model, read both positions' next-token distributions, write both files."""
     loaded, loaded_tokenizer = open_with_tokenizer(model, tokenizer)
     detail = measure.topp_detail(
@@ -42,23 +41,15 @@ def topp(model: ModelSource, tokenizer, prefix: str, sharp_prefix: str, ps, topp
             position.survivors,
             position.entropy_bits,
         )
-    write_record(detail_out, detail)
+    write_record(topp_detail_out, detail)
     write_record(topp_out, detail.positions["open"].survivors)
 
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        topp(
-            model=rule_model(snakemake),
-            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
-            prefix=snakemake.params.prefix,
-            sharp_prefix=snakemake.params.sharp_prefix,
-            ps=snakemake.params.ps,
-            topp_out=snakemake.output.topp,
-            detail_out=snakemake.output.topp_detail,
-        )
+    run_rule(snakemake, topp)
 elif __name__ == "__main__":
-    args = cli(
+    run_by_hand(
+        topp,
         __doc__,
         paths=[
             PRETRAIN,
@@ -67,14 +58,6 @@ elif __name__ == "__main__":
             ("--detail", "topp_detail.json to write"),
         ],
         keys=["topp.prefix", "topp.sharp_prefix", "topp.ps"],
+        topp_out=lambda args: args.out,
+        topp_detail_out=lambda args: args.detail,
     )
-    with job_log(args.log):
-        topp(
-            model=hand_model(args, args.pretrain),
-            tokenizer=args.tokenizer,
-            prefix=args.prefix,
-            sharp_prefix=args.sharp_prefix,
-            ps=args.ps,
-            topp_out=args.out,
-            detail_out=args.detail,
-        )

@@ -23,6 +23,7 @@ from mminfer.measures.batch.measure import (
     prompt_lengths,
 )
 from mminfer.records import from_json, to_json
+from mminfer.timing.ab import Rounds
 
 
 def measured(model, tokenizer, run, prompts=None):
@@ -32,9 +33,7 @@ def measured(model, tokenizer, run, prompts=None):
         tokenizer=tokenizer,
         prompts=prompts,
         new_tokens=8,
-        warmup=0,
-        runs=1,
-        max_runs=1,
+        rounds=Rounds(warmup=0, runs=1, max_runs=1),
         device="cpu",
         prompt=PRETRAIN_PROMPT,
         run=run,

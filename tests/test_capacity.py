@@ -12,6 +12,7 @@ import torch
 
 from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.capacity.measure import (
+    CapacitySettings,
     bytes_per_token,
     capacity,
     capacity_table,
@@ -136,10 +137,9 @@ def test_capacity_json_has_a_row_per_dtype_memory_and_context(tiny_model, tiny_c
         model=tiny_model,
         config=tiny_config,
         device="cpu",
-        memory_gib=[24, 80],
-        contexts=[64, "max"],
-        batch=2,
-        batch_context=8,
+        settings=CapacitySettings(
+            memory_gib=[24, 80], contexts=[64, "max"], batch=2, batch_context=8
+        ),
         run=tiny_run,
         tokens=4,
     )

@@ -52,6 +52,7 @@ from mminfer.records import FirstDifference, from_json, to_json
 from mminfer.report import plots
 from mminfer.report.joins import conversation_serve_facts
 from mminfer.report.render import environment, unwrap
+from mminfer.timing.ab import Rounds
 from mminfer.workflow.inputs import read_schema
 
 QUESTIONS = [
@@ -78,15 +79,18 @@ def converse(model, tokenizer, questions=QUESTIONS, template=None, clock=None, *
     """hold_conversation on the CPU with one timed round per turn unless told otherwise."""
     if template is None:
         template, _ = tokenizer.chat_template()
+    settings = dataclasses.replace(
+        settings_of(questions),
+        new_tokens=NEW_TOKENS,
+        warmup=timing.get("warmup", 0),
+        runs=timing.get("runs", 1),
+        max_runs=timing.get("max_runs", 1),
+    )
     return hold_conversation(
         model,
         tokenizer,
         template,
-        questions,
-        NEW_TOKENS,
-        timing.get("warmup", 0),
-        timing.get("runs", 1),
-        timing.get("max_runs", 1),
+        settings,
         "cpu",
         TINY_MAX_POSITIONS,
         clock,
@@ -374,9 +378,7 @@ def test_a_carry_that_is_not_faster_is_untrusted_after_the_extra_rounds(
             carried=cache,
             reused=len(prompt) - 2,
             settings=settings,
-            warmup=1,
-            runs=2,
-            max_runs=5,
+            rounds=Rounds(warmup=1, runs=2, max_runs=5),
             device="cpu",
             clock=clock,
         )
@@ -449,14 +451,12 @@ def test_the_pitfalls_are_caught_and_named(tiny_sft_model):
 def test_the_record_adds_up_and_reads_back(tiny_sft_loaded, tiny_tokenizer, tiny_run):
     template, source = tiny_tokenizer.chat_template()
     record = measure_conversation(
-        model=tiny_sft_loaded.model,
-        config=tiny_sft_loaded.config,
+        loaded=tiny_sft_loaded,
         tokenizer=tiny_tokenizer,
         template=template,
         template_source=source,
         tokenizer_source="tiny",
         settings=settings_of(QUESTIONS[:3]),
-        device="cpu",
         run=tiny_run,
     )
     for turn in record.turns:  # every count against its formula, worked here
@@ -484,14 +484,12 @@ def test_one_question_is_refused(tiny_sft_loaded, tiny_tokenizer, tiny_run):
     template, source = tiny_tokenizer.chat_template()
     with pytest.raises(MminferError, match="conversation.questions"):
         measure_conversation(
-            model=tiny_sft_loaded.model,
-            config=tiny_sft_loaded.config,
+            loaded=tiny_sft_loaded,
             tokenizer=tiny_tokenizer,
             template=template,
             template_source=source,
             tokenizer_source="tiny",
             settings=settings_of(QUESTIONS[:1]),
-            device="cpu",
             run=tiny_run,
         )
 
@@ -515,14 +513,12 @@ def test_bad_shared_prefix_settings_stop_before_the_conversation(
     template, source = tiny_tokenizer.chat_template()
     with pytest.raises(MminferError, match=key):
         measure_conversation(
-            model=tiny_sft_loaded.model,
-            config=tiny_sft_loaded.config,
+            loaded=tiny_sft_loaded,
             tokenizer=tiny_tokenizer,
             template=template,
             template_source=source,
             tokenizer_source="tiny",
             settings=dataclasses.replace(settings_of(QUESTIONS), **changes),
-            device="cpu",
             run=tiny_run,
         )
 
@@ -593,14 +589,12 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
     """A conversation.json record of the tiny model, as the report reads it back."""
     template, source = tiny_tokenizer.chat_template()
     measured = measure_conversation(
-        model=tiny_sft_loaded.model,
-        config=tiny_sft_loaded.config,
+        loaded=tiny_sft_loaded,
         tokenizer=tiny_tokenizer,
         template=template,
         template_source=source,
         tokenizer_source="tiny",
         settings=settings_of(QUESTIONS, users=3),
-        device="cpu",
         run=tiny_run,
     )
     return from_json(Conversation, json.loads(json.dumps(to_json(measured))))
@@ -855,7 +849,12 @@ def test_released_shapes_carry_exactly_in_both_backends(
         spec = ModelSpec(backend=backend, minimind_src=str(minimind_src))
         model = load_model(path, spec).model
         turns[backend] = hold_conversation(
-            model, tokenizer, template, questions, 24, 0, 1, 1, "cpu", 32768
+            model,
+            tokenizer,
+            template,
+            dataclasses.replace(settings_of(questions), new_tokens=24),
+            "cpu",
+            32768,
         )
     for ours, theirs in zip(turns["builtin"], turns["minimind"]):
         assert ours.fed_match and ours.same_ids and ours.close_logits

@@ -21,15 +21,19 @@ from conftest import CHAT_PROMPT, TINY_MAX_POSITIONS
 from mminfer.demo.corpus import write_corpus
 from mminfer.errors import MminferError
 from mminfer.measures.cache import measure as greedy
+from mminfer.measures.capacity.measure import CapacitySettings
 from mminfer.measures.conversation.conversation import ConversationSettings
 from mminfer.measures.serve.measure import ServeSettings
 from mminfer.measures.sweep.measure import SweepSettings
 from mminfer.measures.temp import measure as temperature
+from mminfer.measures.temp.measure import TempSettings
 from mminfer.measures.topp import measure as topp_measure
+from mminfer.model.draws import Draws, Prompted
 from mminfer.model.finite import check_weights, finite_logits
 from mminfer.model.loading import ModelSource, ModelSpec, load_model, run_info
 from mminfer.model.twin import square_linears
 from mminfer.records import PretrainPrompt
+from mminfer.timing.ab import Rounds
 from mminfer.workflow.inputs import fill_defaults, read_schema
 
 BROKEN = "model.layers.1.mlp.down_proj.weight"  # the tensor given one NaN
@@ -96,7 +100,6 @@ def run_job(name: str, checkpoint: Path, tokenizer: Path, val_data: Path, out: P
         tokenizer=str(tokenizer), val_data=str(val_data), docs=2, prompt_tokens=8
     )
     chat = {
-        "tokenizer": tokenizer,
         "question": CHAT_PROMPT.question,
         "samples": 3,
         "new_tokens": 4,
@@ -107,24 +110,25 @@ def run_job(name: str, checkpoint: Path, tokenizer: Path, val_data: Path, out: P
         script("cache")["cache"](model, prompt, 4, out / "same.json", out / "count.json")
     elif name == "time":
         script("time_generation")["time_generation"](
-            model, prompt, 4, 0, 1, 1, [2], 1, out / "time.json", out / "latency.json"
+            model, prompt, 4, Rounds(0, 1, 1), [2], 1, out / "time.json", out / "latency.json"
         )
     elif name == "kvbytes":
         script("kvbytes")["kvbytes"](model, 16, 0, out / "kvbytes.json")
     elif name == "temp":
         temperature = script("temperature")["temperature"]
-        temperature(model, temperatures=[0.5, 1.0], out=out / "temp.json", **chat)
+        settings = TempSettings(temperatures=[0.5, 1.0], **chat)
+        temperature(model, tokenizer, settings, out / "temp.json")
     elif name == "sampler":
         # the temp rule's sampler check, at a temperature temp.json does not draw
         temperature = script("temperature")["temperature"]
         temperature(
             model,
-            temperatures=[0.5],
-            out=out / "temp.json",
+            tokenizer,
+            TempSettings(temperatures=[0.5], **chat),
+            out / "temp.json",
             sampler_temperature=1.0,
             second_seed=1,
             sampler_out=out / "sampler.json",
-            **chat,
         )
     elif name == "topp":
         topp = script("topp")["topp"]
@@ -133,7 +137,8 @@ def run_job(name: str, checkpoint: Path, tokenizer: Path, val_data: Path, out: P
         settings = SweepSettings(**section("sweep", lengths=[2, 4], warmup=0, runs=1))
         script("sweep")["sweep_lengths"](model, prompt, settings, out / "sweep.json")
     elif name == "capacity":
-        script("capacity")["capacity_of"](model, [24], [16], 2, 16, out / "capacity.json")
+        settings = CapacitySettings(memory_gib=[24], contexts=[16], batch=2, batch_context=16)
+        script("capacity")["capacity_of"](model, settings, out / "capacity.json")
     elif name == "conversation":
         settings = ConversationSettings(
             **section(
@@ -321,16 +326,16 @@ def test_sampling_stops_before_torch_samples_from_nan(tiny_model, tiny_tokenizer
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError) as raised:
         temperature.temperature_experiment(
-            model=model,
-            tokenizer=tiny_tokenizer,
-            prompt_ids=[1, 5, 9],
+            chat=Prompted(
+                model=model,
+                tokenizer=tiny_tokenizer,
+                prompt_ids=[1, 5, 9],
+                prompt=CHAT_PROMPT,
+                device="cpu",
+                run=tiny_run,
+            ),
             temperatures=[0.7],
-            samples=2,
-            new_tokens=3,
-            seed=0,
-            device="cpu",
-            prompt=CHAT_PROMPT,
-            run=tiny_run,
+            draws=Draws(samples=2, new_tokens=3, seed=0),
         )
     message = str(raised.value)
     assert "sampling at temperature 0.7, step 2 (forward fed 1 tokens)" in message
@@ -341,17 +346,10 @@ def test_sampler_check_names_the_run_that_met_nan(tiny_model, tiny_tokenizer, ti
     model = NanAfterPrefill(tiny_model)
     with pytest.raises(MminferError, match="temperature 1.0 with the cache, seed 3, step 2"):
         temperature.sampler_check(
-            model=model,
-            tokenizer=tiny_tokenizer,
-            prompt_ids=[1, 5, 9],
+            chat=Prompted(model, tiny_tokenizer, [1, 5, 9], CHAT_PROMPT, "cpu", tiny_run),
             temperature=1.0,
-            samples=2,
-            new_tokens=3,
-            seed=3,
+            draws=Draws(samples=2, new_tokens=3, seed=3),
             second_seed=4,
-            device="cpu",
-            prompt=CHAT_PROMPT,
-            run=tiny_run,
         )
 
 

@@ -435,19 +435,23 @@ def test_sha256_of_a_folder_depends_on_names_and_contents(tmp_path):
     assert sha256_of(folder / "a.json") != sha256_of(folder / "c.json")
 
 
-@pytest.mark.parametrize("section", ["serve", "sweep", "conversation"])
+@pytest.mark.parametrize("section", ["serve", "sweep", "conversation", "capacity", "temp"])
 def test_a_settings_record_takes_every_key_of_its_config_section(section):
     """The rule passes config[section] whole: a key missing from the record or the schema fails."""
     import dataclasses
 
+    from mminfer.measures.capacity.measure import CapacitySettings
     from mminfer.measures.conversation.conversation import ConversationSettings
     from mminfer.measures.serve.measure import ServeSettings
     from mminfer.measures.sweep.measure import SweepSettings
+    from mminfer.measures.temp.measure import TempSettings
 
     records = {
         "serve": ServeSettings,
         "sweep": SweepSettings,
         "conversation": ConversationSettings,
+        "capacity": CapacitySettings,
+        "temp": TempSettings,
     }
     record = records[section]
     fields = [field.name for field in dataclasses.fields(record)]

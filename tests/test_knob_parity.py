@@ -11,12 +11,18 @@ import torch
 from knob_models import KINDS, models_of_kind
 
 from mminfer.measures.batch.measure import measure_batch
-from mminfer.measures.repetition.measure import greedy_with_penalty, measure_repetition
-from mminfer.measures.topk.measure import measure_topk
+from mminfer.measures.repetition.measure import (
+    RepetitionSettings,
+    greedy_with_penalty,
+    measure_repetition,
+)
+from mminfer.measures.topk.measure import TopKSettings, measure_topk
 from mminfer.model import twin as builtin_model
+from mminfer.model.draws import Draws, Prompted
 from mminfer.model.prompts import chat_prompt
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo, to_json, within_rounding
+from mminfer.timing.ab import Rounds
 
 QUESTION = "가람 마을의 특산물은 무엇인가요?"
 TEXT = (
@@ -66,21 +72,18 @@ def topk_of(sft, pretrain, tokenizer):
     prompt_ids, template = chat_prompt(tokenizer, QUESTION)
     prompt = ChatPrompt("minimind", template, QUESTION, len(prompt_ids), 0)
     return measure_topk(
-        sft_model=sft,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
-        temperatures=[0.3, 1.0, 1.5],
-        samples=12,
-        new_tokens=10,
-        seed=0,
-        top_k=50,
-        prompt=prompt,
-        run=run_of(),
+        sft=Prompted(sft, tokenizer, prompt_ids, prompt, "cpu", run_of()),
         pretrain_model=pretrain,
-        prefix="민수는",
-        ps=[0.5, 0.9, 0.99],
         topp_run=run_of(),
-        device="cpu",
+        draws=Draws(samples=12, new_tokens=10, seed=0),
+        settings=TopKSettings(
+            question=QUESTION,
+            chatml_fallback=False,
+            temperatures=[0.3, 1.0, 1.5],
+            top_k=50,
+            prefix="민수는",
+            ps=[0.5, 0.9, 0.99],
+        ),
     )
 
 
@@ -94,25 +97,17 @@ def repetition_of(sft, pretrain, tokenizer, penalties=(1.0, 1.1, 1.3), greedy_id
     greedy_ids = greedy_ids or greedy_prompt_of(tokenizer)
     greedy_prompt = PretrainPrompt("minimind", "text", 1, len(greedy_ids) - 1)
     return measure_repetition(
-        sft_model=sft,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
-        temperature=1.0,
-        penalties=list(penalties),
-        samples=12,
-        new_tokens=10,
-        seed=0,
-        prompt=prompt,
-        run=run_of(),
-        pretrain_model=pretrain,
-        greedy_prompt_ids=greedy_ids,
-        greedy_new_tokens=24,
-        greedy_prompt=greedy_prompt,
-        greedy_run=run_of(),
-        warmup=0,
-        runs=1,
-        max_runs=1,
-        device="cpu",
+        sft=Prompted(sft, tokenizer, prompt_ids, prompt, "cpu", run_of()),
+        greedy=Prompted(pretrain, tokenizer, greedy_ids, greedy_prompt, "cpu", run_of()),
+        settings=RepetitionSettings(
+            question=QUESTION,
+            chatml_fallback=False,
+            temperature=1.0,
+            penalties=list(penalties),
+            greedy_new_tokens=24,
+        ),
+        draws=Draws(samples=12, new_tokens=10, seed=0),
+        rounds=Rounds(warmup=0, runs=1, max_runs=1),
     )
 
 
@@ -129,9 +124,7 @@ def batch_of(model, tokenizer, dtype="float32"):
         tokenizer=tokenizer,
         prompts=batch_prompts_of(tokenizer),
         new_tokens=16,
-        warmup=0,
-        runs=1,
-        max_runs=1,
+        rounds=Rounds(warmup=0, runs=1, max_runs=1),
         device="cpu",
         prompt=prompt,
         run=run_of(dtype),

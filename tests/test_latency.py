@@ -22,6 +22,7 @@ from mminfer.measures.time.measure import (
 )
 from mminfer.model.generation import GREEDY
 from mminfer.records import from_json, to_json
+from mminfer.timing.ab import Rounds
 from mminfer.timing.clock import LastRead, StampingStreamer
 
 
@@ -160,9 +161,7 @@ def timed(tiny_model, tiny_run):
         model=tiny_model,
         prompt_ids=prompt_of(8),
         new_tokens=6,
-        warmup=1,
-        runs=3,
-        max_runs=3,
+        rounds=Rounds(warmup=1, runs=3, max_runs=3),
         speed_tokens=[2, 4, 64],
         cost_rounds=2,
         device="cpu",

@@ -27,7 +27,7 @@ from mminfer.model.counting import (
     fed_with_cache_formula,
     fed_without_cache_formula,
 )
-from mminfer.model.draws import cut_at_eos, decoded_answers, temperature_key
+from mminfer.model.draws import Draws, Prompted, cut_at_eos, decoded_answers, temperature_key
 from mminfer.model.generation import greedy_generate
 from mminfer.records import Answer, RunInfo, from_json
 
@@ -257,10 +257,8 @@ def sample_answers(model, tokenizer, prompt_ids, temperature, samples, new_token
         model=model,
         tokenizer=tokenizer,
         prompt_ids=prompt_ids,
-        seed=seed,
+        draws=Draws(samples=samples, new_tokens=new_tokens, seed=seed),
         temperatures=[temperature],
-        samples=samples,
-        new_tokens=new_tokens,
         device=device,
     )
     return decoded_answers(tokenizer, draws[float(temperature)])
@@ -280,16 +278,16 @@ def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids)
 def experiment(model, tokenizer, prompt_ids, temperatures, run):
     """temperature_experiment with 6 samples of 8 tokens, seed 0, on the CPU."""
     return temperature_experiment(
-        model=model,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
+        chat=Prompted(
+            model=model,
+            tokenizer=tokenizer,
+            prompt_ids=prompt_ids,
+            prompt=CHAT_PROMPT,
+            device="cpu",
+            run=run,
+        ),
         temperatures=temperatures,
-        samples=6,
-        new_tokens=8,
-        seed=0,
-        device="cpu",
-        prompt=CHAT_PROMPT,
-        run=run,
+        draws=Draws(samples=6, new_tokens=8, seed=0),
     )
 
 

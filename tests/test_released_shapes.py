@@ -26,7 +26,7 @@ from mminfer.measures.temp.measure import temperature_experiment
 from mminfer.measures.topp.measure import survivors_by_p
 from mminfer.model.cachebytes import random_tokens
 from mminfer.model.counting import ForwardRecorder
-from mminfer.model.draws import next_token_logits
+from mminfer.model.draws import Draws, Prompted, next_token_logits
 from mminfer.model.loading import ModelSpec, load_model, run_info
 from mminfer.model.prompts import chat_prompt, prefix_prompt, task_prompt
 from mminfer.model.tokenizer import load_tokenizer
@@ -140,16 +140,16 @@ def mminfer_figures(loaded, sft, inputs) -> dict:
     )
     chat = ChatPrompt("fixture", inputs["template"], "q", len(inputs["question_ids"]), 0)
     temp = temperature_experiment(
-        model=sft.model,
-        tokenizer=tokenizer,
-        prompt_ids=inputs["question_ids"],
+        chat=Prompted(
+            model=sft.model,
+            tokenizer=tokenizer,
+            prompt_ids=inputs["question_ids"],
+            prompt=chat,
+            device="cpu",
+            run=run,
+        ),
         temperatures=TEMPERATURES,
-        samples=30,
-        new_tokens=24,
-        seed=0,
-        device="cpu",
-        prompt=chat,
-        run=run,
+        draws=Draws(samples=30, new_tokens=24, seed=0),
     )
     logits = next_token_logits(loaded.model, inputs["prefix_ids"], "cpu")
     return {

@@ -10,38 +10,33 @@ from reportdata import render_every, repetition_record, repetition_timed
 from shapes import prompt_of
 
 from mminfer.measures.repetition.measure import (
+    RepetitionSettings,
     first_divergence,
     loops,
     measure_repetition,
     repeated_ngrams,
 )
 from mminfer.measures.temp.measure import summarize_temperatures, temperature_draws
+from mminfer.model.draws import Draws, Prompted
 from mminfer.model.loading import run_info
 from mminfer.model.prompts import chat_prompt
+from mminfer.timing.ab import Rounds
 
 
 def measured(model, tokenizer, run, penalties=(1.0, 1.1, 1.3)):
     prompt_ids, _ = chat_prompt(tokenizer, CHAT_PROMPT.question)
     return measure_repetition(
-        sft_model=model,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
-        temperature=1.0,
-        penalties=list(penalties),
-        samples=12,
-        new_tokens=8,
-        seed=0,
-        prompt=CHAT_PROMPT,
-        run=run,
-        pretrain_model=model,
-        greedy_prompt_ids=prompt_of(21),
-        greedy_new_tokens=16,
-        greedy_prompt=PRETRAIN_PROMPT,
-        greedy_run=run,
-        warmup=0,
-        runs=1,
-        max_runs=1,
-        device="cpu",
+        sft=Prompted(model, tokenizer, prompt_ids, CHAT_PROMPT, "cpu", run),
+        greedy=Prompted(model, tokenizer, prompt_of(21), PRETRAIN_PROMPT, "cpu", run),
+        settings=RepetitionSettings(
+            question=CHAT_PROMPT.question,
+            chatml_fallback=False,
+            temperature=1.0,
+            penalties=list(penalties),
+            greedy_new_tokens=16,
+        ),
+        draws=Draws(samples=12, new_tokens=8, seed=0),
+        rounds=Rounds(warmup=0, runs=1, max_runs=1),
     )
 
 
@@ -52,9 +47,7 @@ def test_penalty_one_is_temps_row_at_that_temperature(tiny_model, tiny_tokenizer
         tokenizer=tiny_tokenizer,
         prompt_ids=prompt_ids,
         temperatures=[1.0],
-        samples=12,
-        new_tokens=8,
-        seed=0,
+        draws=Draws(samples=12, new_tokens=8, seed=0),
         device="cpu",
     )
     temp = summarize_temperatures(tiny_tokenizer, draws, CHAT_PROMPT, tiny_run)

@@ -8,23 +8,17 @@ from __future__ import annotations
 from conftest import CHAT_PROMPT, CachedStepsNudged
 
 from mminfer.measures.temp.measure import sampler_check, temperature_draws
+from mminfer.model.draws import Draws, Prompted
 from mminfer.model.prompts import chat_prompt
 
 
 def check(model, tokenizer, run, samples=30, new_tokens=12):
     prompt_ids, _ = chat_prompt(tokenizer, "가람 마을의 특산물은 무엇인가요?")
     return sampler_check(
-        model=model,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
+        chat=Prompted(model, tokenizer, prompt_ids, CHAT_PROMPT, "cpu", run),
         temperature=1.0,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=0,
+        draws=Draws(samples=samples, new_tokens=new_tokens, seed=0),
         second_seed=1,
-        device="cpu",
-        prompt=CHAT_PROMPT,
-        run=run,
     )
 
 
@@ -64,23 +58,14 @@ def test_reusing_the_temperature_draws_gives_the_check_it_would_draw(
         tokenizer=tiny_tokenizer,
         prompt_ids=prompt_ids,
         temperatures=[1.5, 1.0],
-        samples=30,
-        new_tokens=12,
-        seed=0,
+        draws=Draws(samples=30, new_tokens=12, seed=0),
         device="cpu",
     )
     reused = sampler_check(
-        model=tiny_model,
-        tokenizer=tiny_tokenizer,
-        prompt_ids=prompt_ids,
+        chat=Prompted(tiny_model, tiny_tokenizer, prompt_ids, CHAT_PROMPT, "cpu", tiny_run),
         temperature=1.0,
-        samples=30,
-        new_tokens=12,
-        seed=0,
+        draws=Draws(samples=30, new_tokens=12, seed=0),
         second_seed=1,
-        device="cpu",
-        prompt=CHAT_PROMPT,
-        run=tiny_run,
         with_cache=draws[1.0],
     )
     assert reused == check(tiny_model, tiny_tokenizer, tiny_run)

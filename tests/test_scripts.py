@@ -10,10 +10,14 @@ import json
 import runpy
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from mminfer.demo.corpus import write_corpus
+from mminfer.measures.sweep.measure import SweepSettings
+from mminfer.timing.ab import Rounds
+from mminfer.workflow.script import run_rule
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -139,3 +143,56 @@ def test_a_model_flag_outside_the_schemas_values_is_refused(tiny_checkpoint, tmp
         run_by_hand("kvbytes.py", pretrain=tiny_checkpoint, out=tmp_path / "kv.json", dtype="fp8")
     assert exited.value.code == 2 and "invalid choice: 'fp8'" in capsys.readouterr().err
     assert not (tmp_path / "kv.json").exists()
+
+
+class Named(list):
+    """A stand-in for Snakemake's named lists: the values in order, each also by its name."""
+
+    def __init__(self, **named):
+        super().__init__(named.values())
+        self.named = named
+
+    def __getattr__(self, name):
+        try:
+            return self.__dict__["named"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def items(self):
+        return self.named.items()
+
+
+def test_a_rule_fills_each_job_parameter_by_its_name_and_type(tmp_path):
+    """run_rule: params and inputs by name, a settings record from its fields or its section,
+    ``out`` the first output, ``<name>_out`` output ``name``, the tokenizer's folder, threads."""
+    sweep = {"lengths": [2], "warmup": 0, "runs": 1, "all_steps_up_to": 1, "spread_steps": 1}
+    snakemake = SimpleNamespace(
+        input=Named(tokenizer=["tok/tokenizer.json", "tok/tokenizer_config.json"]),
+        params=Named(warmup=1, runs=3, max_runs=5, sweep=sweep, new_tokens=4),
+        output=Named(time="time.json", latency="latency.json"),
+        log=[str(tmp_path / "job.log")],
+        threads=2,
+    )
+    seen = {}
+
+    def job(tokenizer, rounds: Rounds, sweep: SweepSettings, new_tokens, threads, out, latency_out):
+        seen.update(
+            tokenizer=tokenizer,
+            rounds=rounds,
+            sweep=sweep,
+            new_tokens=new_tokens,
+            threads=threads,
+            out=out,
+            latency_out=latency_out,
+        )
+
+    run_rule(snakemake, job)
+    assert seen == {
+        "tokenizer": "tok",
+        "rounds": Rounds(warmup=1, runs=3, max_runs=5),
+        "sweep": SweepSettings(**sweep),
+        "new_tokens": 4,
+        "threads": 2,
+        "out": "time.json",
+        "latency_out": "latency.json",
+    }

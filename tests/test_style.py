@@ -1,9 +1,10 @@
 """Plain style, checked in the test run: ruff's format and lint (line length 100, pyproject.toml)
 over mminfer/, scripts/ and tests/, snakefmt over the rules, and no line past 100 characters in the
-rules either."""
+rules either; no function of mminfer/ or scripts/ takes more than 8 parameters."""
 
 from __future__ import annotations
 
+import ast
 import shutil
 import subprocess
 import sys
@@ -69,3 +70,35 @@ def test_no_line_of_the_report_templates_runs_past_100_characters():
             if len(line) > 100:
                 long.append(f"{path.relative_to(REPO)}:{number}")
     assert long == []
+
+
+MOST_PARAMETERS = 8
+# MiniMind's own signatures, which the twin must match (mminfer/model/twin.py).
+MINIMIND_SIGNATURES = {("mminfer/model/twin.py", "generate"), ("mminfer/model/twin.py", "forward")}
+
+
+def parameters_of(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Every parameter's name (keyword-only, *args and **kwargs too), self and cls aside."""
+    arguments = function.args
+    names = [arg.arg for arg in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]]
+    for extra in (arguments.vararg, arguments.kwarg):
+        if extra is not None:
+            names.append(extra.arg)
+    return [name for name in names if name not in ("self", "cls")]
+
+
+def test_no_function_takes_more_than_eight_parameters():
+    """What belongs together travels as one record (a settings record, Draws, Rounds, Prompted)."""
+    crowded = []
+    for folder in ("mminfer", "scripts"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            where = str(path.relative_to(REPO))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    continue
+                if (where, node.name) in MINIMIND_SIGNATURES:
+                    continue
+                count = len(parameters_of(node))
+                if count > MOST_PARAMETERS:
+                    crowded.append(f"{where}:{node.lineno} {node.name} ({count})")
+    assert crowded == []

@@ -13,12 +13,14 @@ from reportdata import render_every, temp_record, topk_record
 from mminfer.errors import MminferError
 from mminfer.measures.temp.measure import temperature_draws
 from mminfer.measures.topk.measure import (
+    TopKSettings,
     cut_by_top_k,
     draws_with_top_k,
     measure_topk,
     survivors_after_top_k,
     top_k_mass,
 )
+from mminfer.model.draws import Draws, Prompted, Sampler
 from mminfer.model.loading import run_info
 from mminfer.model.prompts import chat_prompt
 from mminfer.report.joins import topk_temp_topp_facts
@@ -27,21 +29,18 @@ from mminfer.report.joins import topk_temp_topp_facts
 def measured(model, tokenizer, run, top_k=50):
     prompt_ids, _ = chat_prompt(tokenizer, CHAT_PROMPT.question)
     return measure_topk(
-        sft_model=model,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
-        temperatures=[0.3, 1.0, 1.5],
-        samples=10,
-        new_tokens=8,
-        seed=0,
-        top_k=top_k,
-        prompt=CHAT_PROMPT,
-        run=run,
+        sft=Prompted(model, tokenizer, prompt_ids, CHAT_PROMPT, "cpu", run),
         pretrain_model=model,
-        prefix="민수는",
-        ps=[0.5, 0.9, 0.99],
         topp_run=run,
-        device="cpu",
+        draws=Draws(samples=10, new_tokens=8, seed=0),
+        settings=TopKSettings(
+            question=CHAT_PROMPT.question,
+            chatml_fallback=False,
+            temperatures=[0.3, 1.0, 1.5],
+            top_k=top_k,
+            prefix="민수는",
+            ps=[0.5, 0.9, 0.99],
+        ),
     )
 
 
@@ -52,11 +51,8 @@ def test_top_k_off_draws_exactly_temps_answers(tiny_model, tiny_tokenizer):
     rows, _ = draws_with_top_k(
         model=tiny_model,
         prompt_ids=prompt_ids,
-        temperature=1.0,
-        top_k=0,
-        samples=10,
-        new_tokens=8,
-        seed=0,
+        sampler=Sampler(temperature=1.0, top_k=0),
+        draws=Draws(samples=10, new_tokens=8, seed=0),
         eos_token_id=eos,
         device="cpu",
     )
@@ -65,9 +61,7 @@ def test_top_k_off_draws_exactly_temps_answers(tiny_model, tiny_tokenizer):
         tokenizer=tiny_tokenizer,
         prompt_ids=prompt_ids,
         temperatures=[1.0],
-        samples=10,
-        new_tokens=8,
-        seed=0,
+        draws=Draws(samples=10, new_tokens=8, seed=0),
         device="cpu",
     )
     assert rows == expected[1.0]

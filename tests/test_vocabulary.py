@@ -11,6 +11,7 @@ from shapes import never_past, small_config
 from mminfer.errors import MminferError
 from mminfer.measures.cache.measure import compare_cache
 from mminfer.measures.temp.measure import temperature_experiment
+from mminfer.model.draws import Draws, Prompted
 from mminfer.model.loading import ModelSpec, load_model, run_info, save_state_dict
 from mminfer.model.tokenizer import PAST_END_MARK
 from mminfer.model.twin import MiniMindForCausalLM
@@ -86,16 +87,16 @@ def test_greedy_landing_past_the_tokenizer_stops_naming_it_and_both_sizes(tiny_t
 def sampled_past_end(loaded, tiny_tokenizer) -> int:
     """The ids past the tokenizer's end in 8 answers of 8 tokens at temperature 1.5, seed 0."""
     temp = temperature_experiment(
-        model=loaded.model,
-        tokenizer=tiny_tokenizer,
-        prompt_ids=prompt(tiny_tokenizer),
+        chat=Prompted(
+            model=loaded.model,
+            tokenizer=tiny_tokenizer,
+            prompt_ids=prompt(tiny_tokenizer),
+            prompt=CHAT_PROMPT,
+            device="cpu",
+            run=run_info(loaded),
+        ),
         temperatures=[1.5],
-        samples=8,
-        new_tokens=8,
-        seed=0,
-        device="cpu",
-        prompt=CHAT_PROMPT,
-        run=run_info(loaded),
+        draws=Draws(samples=8, new_tokens=8, seed=0),
     )
     return temp["1.5"].ids_past_tokenizer
 
@@ -121,16 +122,16 @@ def test_sampled_ids_past_the_end_are_counted_and_shown_in_the_answers(tiny_toke
     loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=False)
     past = tiny_tokenizer.id_count + 7
     temp = temperature_experiment(
-        model=Picks(loaded.model, past),
-        tokenizer=tiny_tokenizer,
-        prompt_ids=prompt(tiny_tokenizer),
+        chat=Prompted(
+            model=Picks(loaded.model, past),
+            tokenizer=tiny_tokenizer,
+            prompt_ids=prompt(tiny_tokenizer),
+            prompt=CHAT_PROMPT,
+            device="cpu",
+            run=run_info(loaded),
+        ),
         temperatures=[1.0],
-        samples=3,
-        new_tokens=4,
-        seed=0,
-        device="cpu",
-        prompt=CHAT_PROMPT,
-        run=run_info(loaded),
+        draws=Draws(samples=3, new_tokens=4, seed=0),
     )
     summary = temp["1.0"]
     assert summary.ids_past_tokenizer == 3 * 4  # every step of every sample

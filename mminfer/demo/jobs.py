@@ -45,22 +45,23 @@ def demo_tokenizer_job(train, sft, vocab_size: int, out_dir) -> Path:
     return folder
 
 
-def demo_pretrain_job(train, tokenizer, params: dict, max_positions: int, threads: int, out):
-    """Pretrain the demo MiniMind (``params``: config key demo_model.pretrain)."""
+def demo_pretrain_job(corpus, tokenizer, train: dict, max_positions: int, threads: int, out):
+    """Pretrain the demo MiniMind on ``corpus`` (``train``: config key demo_model.pretrain)."""
     from mminfer.demo.train import pretrain, train_spec
 
-    spec = train_spec(params, threads, max_positions)
-    summary = pretrain(train, tokenizer, spec, out, log=log.info)
+    spec = train_spec(train, threads, max_positions)
+    summary = pretrain(corpus, tokenizer, spec, out, log=log.info)
     log.info("pretrain done: %s", {k: v for k, v in summary.items() if k != "spec"})
     return summary
 
 
-def demo_sft_job(pretrain, sft, tokenizer, params: dict, max_positions: int, threads: int, out):
-    """Fine-tune the pretrained demo model on the SFT conversations (config key demo_model.sft)."""
+def demo_sft_job(pretrain, sft, tokenizer, train: dict, max_positions: int, threads: int, out):
+    """Fine-tune the pretrained demo model on the SFT conversations (``train``: config key
+    demo_model.sft)."""
     from mminfer.demo.train import sft as fine_tune
     from mminfer.demo.train import train_spec
 
-    spec = train_spec(params, threads, max_positions)
+    spec = train_spec(train, threads, max_positions)
     summary = fine_tune(pretrain, sft, tokenizer, spec, out, log=log.info)
     log.info("sft done: %s", {k: v for k, v in summary.items() if k != "spec"})
     return summary

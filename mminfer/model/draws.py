@@ -14,7 +14,39 @@ from dataclasses import dataclass
 import torch
 
 from mminfer.model.counting import ForwardRecorder
-from mminfer.records import Answer
+from mminfer.records import Answer, ChatPrompt, PretrainPrompt, RunInfo
+
+
+@dataclass(frozen=True)
+class Draws:
+    """How many answers are drawn, how long, after which seed: config section temp's samples,
+    new_tokens and seed."""
+
+    samples: int
+    new_tokens: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """generate's sampling knobs of one set of draws (top_p is 1.0): top_k 0 and
+    repetition_penalty 1.0 are off."""
+
+    temperature: float
+    top_k: int = 0
+    repetition_penalty: float = 1.0
+
+
+@dataclass(frozen=True)
+class Prompted:
+    """A model opened on its prompt: what a sampling measurement draws from and records."""
+
+    model: object
+    tokenizer: object
+    prompt_ids: list[int]
+    prompt: ChatPrompt | PretrainPrompt  # where prompt_ids came from
+    device: object
+    run: RunInfo
 
 
 def temperature_key(temperature: float) -> str:
@@ -46,25 +78,22 @@ def sampled_rows(
     *,
     model,
     prompt_ids: list[int],
-    temperature: float,
-    samples: int,
+    sampler: Sampler,
+    draws: Draws,
     eos_token_id: int | None,
-    new_tokens: int,
-    seed: int,
     use_cache: bool,
     device,
-    repetition_penalty: float = 1.0,
-    top_k: int = 0,
     recorder: ForwardRecorder | None = None,
 ) -> list[list[int]]:
-    """The new tokens of ``samples`` answers drawn after torch.manual_seed(seed), as temp.json's
-    (top_k=0, top_p=1.0); ``repetition_penalty`` 1.0 is generate's default, off; ``top_k`` 0 off.
+    """The new tokens of ``draws.samples`` answers drawn after torch.manual_seed(draws.seed), as
+    temp.json's (top_k=0, top_p=1.0); ``sampler``'s repetition_penalty 1.0 is generate's default,
+    off; its top_k 0 off.
 
-    A draw ends at ``eos_token_id`` (None: never) or after ``new_tokens``.
+    A draw ends at ``eos_token_id`` (None: never) or after ``draws.new_tokens``.
 
     ``recorder``, where given, watches the model's forward calls while it draws.
     """
-    torch.manual_seed(seed)
+    torch.manual_seed(draws.seed)
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     watching = contextlib.nullcontext()
     if recorder is not None:
@@ -73,12 +102,12 @@ def sampled_rows(
         output = model.generate(
             input_ids,
             do_sample=True,
-            top_k=top_k,
+            top_k=sampler.top_k,
             top_p=1.0,
-            temperature=temperature,
-            repetition_penalty=repetition_penalty,
-            max_new_tokens=new_tokens,
-            num_return_sequences=samples,
+            temperature=sampler.temperature,
+            repetition_penalty=sampler.repetition_penalty,
+            max_new_tokens=draws.new_tokens,
+            num_return_sequences=draws.samples,
             eos_token_id=eos_token_id,
             use_cache=use_cache,
         )

@@ -29,6 +29,7 @@ from mminfer.model.checkpoints import (
     read_state_dict,
     with_both_head_keys,
 )
+from mminfer.model.draws import Prompted
 from mminfer.model.finite import check_cast_weights, check_logits, check_weights, model_named
 from mminfer.model.minimind import import_source
 from mminfer.model.prompts import chat_prompt, task_prompt
@@ -326,6 +327,18 @@ def open_for_chat(
         seed=seed,
     )
     return loaded, loaded_tokenizer, prompt_ids, prompt
+
+
+def prompted(loaded: LoadedModel, tokenizer, prompt_ids: list[int], prompt) -> Prompted:
+    """The model opened on its prompt, with its provenance: what a sampling measurement takes."""
+    return Prompted(
+        model=loaded.model,
+        tokenizer=tokenizer,
+        prompt_ids=prompt_ids,
+        prompt=prompt,
+        device=loaded.device,
+        run=run_info(loaded),
+    )
 
 
 def run_info(loaded: LoadedModel) -> RunInfo:

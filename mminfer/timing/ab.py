@@ -28,6 +28,15 @@ B_SPREAD = "b_spread"
 
 
 @dataclass(frozen=True)
+class Rounds:
+    """How many rounds an A/B timing runs: config section time's warmup, runs and max_runs."""
+
+    warmup: int  # untimed rounds first
+    runs: int  # timed rounds at least
+    max_runs: int  # timed rounds at most, added one at a time while the timing is doubtful
+
+
+@dataclass(frozen=True)
 class Sides:
     """How a measurement words the A/B timing's doubts, and which of its words contradict physics.
 

@@ -30,7 +30,7 @@ from mminfer.model.generation import GREEDY
 from mminfer.model.prompts import check_length, pretrain_prompt
 from mminfer.model.tokenizer import Tokenizer
 from mminfer.records import PretrainPrompt, RunInfo
-from mminfer.timing.ab import A_SPREAD, B_SPREAD, Sides, time_ab
+from mminfer.timing.ab import A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
 
 MASK_VALUE = -1e9  # MiniMind's attention: scores += (1 - mask) * -1e9
 HALF_DTYPES = ("float16", "bfloat16")
@@ -240,9 +240,7 @@ def measure_batch(
     tokenizer: Tokenizer,
     prompts: list[list[int]],
     new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    rounds: Rounds,
     device,
     prompt: PretrainPrompt,
     run: RunInfo,
@@ -279,9 +277,9 @@ def measure_batch(
             prompts=prompts,
             pad=pad,
             new_tokens=new_tokens,
-            warmup=warmup,
-            runs=runs,
-            max_runs=max_runs,
+            warmup=rounds.warmup,
+            runs=rounds.runs,
+            max_runs=rounds.max_runs,
             device=device,
         ),
         half_precision=half,

@@ -18,6 +18,7 @@ the model cast to that dtype), and the prediction is checked on a real cache of 
 from __future__ import annotations
 
 import copy
+from dataclasses import dataclass
 
 from mminfer.measures.capacity.capacity import BatchCheck, Capacity, CapacityRow, DtypeBytes
 from mminfer.model.cachebytes import (
@@ -29,6 +30,17 @@ from mminfer.model.cachebytes import (
 )
 from mminfer.model.loading import DTYPES, active_parameters, count_parameters
 from mminfer.records import RunInfo
+
+
+@dataclass(frozen=True)
+class CapacitySettings:
+    """What the capacity rule measures: config section ``capacity`` (its keys are these fields)."""
+
+    memory_gib: list[float]  # card memory sizes of the table
+    contexts: list  # context lengths of the table ("max": the model's longest)
+    batch: int  # sequences of the real batch checked against the prediction
+    batch_context: int  # tokens of each
+
 
 CAPACITY_DTYPES = ("float32", "bfloat16", "float16")
 FORMULA = (
@@ -151,24 +163,26 @@ def capacity(
     model,
     config,
     device,
-    memory_gib: list[float],
-    contexts: list,
-    batch: int,
-    batch_context: int,
+    settings: CapacitySettings,
     run: RunInfo,
     tokens: int = 16,
 ) -> Capacity:
     """capacity.json: what fits on a card, and a real batch against the prediction.
 
     The bytes per token in each dtype, the weights' bytes, the table of sequences per memory size
-    and context, and a real cache of ``batch`` x ``batch_context`` tokens against its predicted
-    bytes.
+    and context, and a real cache of ``settings.batch`` x ``settings.batch_context`` tokens
+    against its predicted bytes.
     """
-    contexts = resolve_contexts(contexts, config)
+    memory_gib = settings.memory_gib
+    contexts = resolve_contexts(settings.contexts, config)
     per_token = bytes_per_token(model, config, device, tokens)
     weights = {dtype: weight_bytes(model, dtype) for dtype in per_token}
     batch_check = checked_batch(
-        model=model, config=config, context=batch_context, batch=batch, device=device
+        model=model,
+        config=config,
+        context=settings.batch_context,
+        batch=settings.batch,
+        device=device,
     )
     measured_per_token = {dtype: entry.measured for dtype, entry in per_token.items()}
     if config.use_moe:

@@ -49,7 +49,7 @@ from mminfer.model.loading import dtype_name
 from mminfer.model.tokenizer import Tokenizer
 from mminfer.records import FirstDifference, RunInfo, rounding_tolerance, within_rounding
 from mminfer.records.spread import NOISY_CV
-from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
+from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
 from mminfer.timing.clock import clock_name
 from mminfer.timing.machine import available_bytes, load_average
 
@@ -222,9 +222,7 @@ def time_turn(
     carried,
     reused: int,
     settings: dict,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    rounds: Rounds,
     device,
     clock: Callable[[], float] | None = None,
 ) -> TurnTiming:
@@ -245,9 +243,9 @@ def time_turn(
         work=first_token,
         sides=CARRY_SIDES,
         device=device,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        warmup=rounds.warmup,
+        runs=rounds.runs,
+        max_runs=rounds.max_runs,
         clock=clock,
     )
     return TurnTiming(
@@ -280,11 +278,7 @@ def hold_conversation(
     model,
     tokenizer: Tokenizer,
     template: str,
-    questions: list[str],
-    new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    settings: ConversationSettings,
     device,
     max_positions: int,
     clock: Callable[[], float] | None = None,
@@ -293,9 +287,11 @@ def hold_conversation(
 
     Each way keeps its own history (its own answers, decoded as eval_llm.py does), so a way that
     answered differently goes on with its own conversation; ``same_prompt`` says whether the two
-    prompts of a turn were the same ids.
+    prompts of a turn were the same ids. ``settings``: its questions, new tokens and rounds.
     """
-    settings = chat_settings(tokenizer.eos_token_id)
+    new_tokens = settings.new_tokens
+    rounds = Rounds(warmup=settings.warmup, runs=settings.runs, max_runs=settings.max_runs)
+    generating = chat_settings(tokenizer.eos_token_id)
     dtype = dtype_name(next(model.parameters()).dtype)
     history_recompute: list[dict] = []
     history_carry: list[dict] = []
@@ -304,7 +300,7 @@ def hold_conversation(
     previous_prompt_len = 0
     previous_answer = ""
     turns = []
-    for number, question in enumerate(questions, start=1):
+    for number, question in enumerate(settings.questions, start=1):
         history_recompute.append({"role": "user", "content": question})
         history_carry.append({"role": "user", "content": question})
         prompt = render_prompt(tokenizer, template, history_recompute)
@@ -324,18 +320,16 @@ def hold_conversation(
                 prompt_ids=prompt_carry,
                 carried=carried,
                 reused=reused,
-                settings=settings,
-                warmup=warmup,
-                runs=runs,
-                max_runs=max_runs,
+                settings=generating,
+                rounds=rounds,
                 device=device,
                 clock=clock,
             )
 
-        ids, _, recompute = generate_turn(model, prompt, None, new_tokens, settings, device)
+        ids, _, recompute = generate_turn(model, prompt, None, new_tokens, generating, device)
         cut = truncate_cache(carried, reused) if carried is not None else None
         ids_carry, carried, carry = generate_turn(
-            model, prompt_carry, cut, new_tokens, settings, device
+            model, prompt_carry, cut, new_tokens, generating, device
         )
         held_ids = (prompt_carry + ids_carry)[: cache_length(carried)]
         previous_prompt_len = len(prompt_carry)
@@ -595,18 +589,22 @@ def generate_pitfalls(model, prompt_ids: list[int], device) -> list[Pitfall]:
 
 def measure_conversation(
     *,
-    model,
-    config,
+    loaded,
     tokenizer: Tokenizer,
     template: str,
     template_source: str,
     tokenizer_source: str,
     settings: ConversationSettings,
-    device,
     run: RunInfo,
     clock: Callable[[], float] | None = None,
 ) -> Conversation:
-    """conversation.json: the conversation both ways, the shared prefix and the pitfalls."""
+    """conversation.json: the conversation both ways, the shared prefix and the pitfalls.
+
+    ``loaded``: the model opened (mminfer.model.loading.LoadedModel: its model, config, device).
+    """
+    model = loaded.model
+    config = loaded.config
+    device = loaded.device
     if len(settings.questions) < 2:
         raise MminferError(
             "config key 'conversation.questions' needs at least 2 questions: the first turn has "
@@ -630,11 +628,7 @@ def measure_conversation(
         model,
         tokenizer,
         template,
-        settings.questions,
-        settings.new_tokens,
-        settings.warmup,
-        settings.runs,
-        settings.max_runs,
+        settings,
         device,
         config.max_position_embeddings,
         clock,

@@ -18,10 +18,12 @@ step; 1.0 skips it. Measured three ways:
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import torch
 
 from mminfer.measures.repetition.repetition import Penalty, PenaltyTiming, Repetition
+from mminfer.model import draws as sampling
 from mminfer.model.draws import (
     answer_ids_past_tokenizer,
     counted_answers,
@@ -32,8 +34,20 @@ from mminfer.model.draws import (
 )
 from mminfer.model.finite import check_logits, finite_logits, model_named
 from mminfer.model.generation import GREEDY
-from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
-from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
+from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
+
+
+@dataclass(frozen=True)
+class RepetitionSettings:
+    """What the repetition rule measures besides temp's draws and the rounds (its params of the
+    same names)."""
+
+    question: str  # temp.question, asked of the SFT model
+    chatml_fallback: bool  # temp.chatml_fallback
+    temperature: float  # repetition.temperature, of every sampled answer
+    penalties: list[float]  # repetition.penalties
+    greedy_new_tokens: int  # cache.new_tokens, of greedy after step 1's prompt
+
 
 LOOP_NGRAM = 3  # an answer loops when some run of this many ids comes back in it
 PENALTY_SIDES = Sides(  # the penalty-free run as side a, the faster
@@ -106,48 +120,44 @@ def time_penalty(
     *,
     model,
     prompt_ids: list[int],
-    temperature: float,
-    penalty: float,
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    sampler: sampling.Sampler,
+    draws: sampling.Draws,
+    rounds: Rounds,
     device,
 ) -> PenaltyTiming:
-    """The whole sampled generation with ``penalty`` and without (1.0), interleaved, timed."""
+    """The whole sampled generation with ``sampler``'s penalty and without (1.0), interleaved,
+    timed."""
+    penalty = sampler.repetition_penalty
+    new_tokens = draws.new_tokens
+    without = dataclasses.replace(sampler, repetition_penalty=1.0)
 
     def draw(without_penalty: bool) -> None:  # side a: the faster side, without the penalty
-        applied = 1.0
-        if not without_penalty:
-            applied = penalty
+        applied = sampler
+        if without_penalty:
+            applied = without
         sampled_rows(
             model=model,
             prompt_ids=prompt_ids,
-            temperature=temperature,
-            samples=samples,
+            sampler=applied,
+            draws=draws,
             eos_token_id=None,
-            new_tokens=new_tokens,
-            seed=seed,
             use_cache=True,
             device=device,
-            repetition_penalty=applied,
         )
 
     timed = time_ab(
         work=draw,
         sides=PENALTY_SIDES,
         device=device,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        warmup=rounds.warmup,
+        runs=rounds.runs,
+        max_runs=rounds.max_runs,
     )
     with_s = timed.b_s
     without_s = timed.a_s
     return PenaltyTiming(
         penalty=penalty,
-        rows=samples,
+        rows=draws.samples,
         steps=new_tokens,
         tokens_seen=len(prompt_ids) + new_tokens,
         with_penalty_s=with_s,
@@ -165,86 +175,74 @@ def time_penalty(
 
 def measure_repetition(
     *,
-    sft_model,
-    tokenizer,
-    prompt_ids: list[int],
-    temperature: float,
-    penalties: list[float],
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    prompt: ChatPrompt,
-    run: RunInfo,
-    pretrain_model,
-    greedy_prompt_ids: list[int],
-    greedy_new_tokens: int,
-    greedy_prompt: PretrainPrompt,
-    greedy_run: RunInfo,
-    warmup: int,
-    runs: int,
-    max_runs: int,
-    device,
+    sft: sampling.Prompted,
+    greedy: sampling.Prompted,
+    settings: RepetitionSettings,
+    draws: sampling.Draws,
+    rounds: Rounds,
 ) -> Repetition:
-    """repetition.json (see the module's docstring): answers, greedy and cost per penalty."""
+    """repetition.json (see the module's docstring): answers, greedy and cost per penalty.
+
+    ``sft``: the SFT model on temp's question; ``greedy``: the pretrained model on step 1's prompt.
+    """
+    tokenizer = sft.tokenizer
+    device = sft.device
+    run = sft.run
+    greedy_run = greedy.run
+    temperature = settings.temperature
+    greedy_new_tokens = settings.greedy_new_tokens
     named = model_named(run.checkpoint, run.dtype)
     greedy_named = model_named(greedy_run.checkpoint, greedy_run.dtype)
-    with finite_logits(pretrain_model, f"{greedy_named}, greedy without a penalty"):
+    with finite_logits(greedy.model, f"{greedy_named}, greedy without a penalty"):
         plain_greedy = greedy_with_penalty(
-            pretrain_model, greedy_prompt_ids, 1.0, greedy_new_tokens, device
+            greedy.model, greedy.prompt_ids, 1.0, greedy_new_tokens, device
         )
     results = {}
-    for penalty in penalties:
-        with finite_logits(sft_model, f"{named}, sampling with repetition_penalty {penalty}"):
+    for penalty in settings.penalties:
+        sampler = sampling.Sampler(temperature=temperature, repetition_penalty=penalty)
+        with finite_logits(sft.model, f"{named}, sampling with repetition_penalty {penalty}"):
             rows = sampled_rows(
-                model=sft_model,
-                prompt_ids=prompt_ids,
-                temperature=temperature,
-                samples=samples,
+                model=sft.model,
+                prompt_ids=sft.prompt_ids,
+                sampler=sampler,
+                draws=draws,
                 eos_token_id=tokenizer.eos_token_id,
-                new_tokens=new_tokens,
-                seed=seed,
                 use_cache=True,
                 device=device,
-                repetition_penalty=penalty,
             )
-        with finite_logits(pretrain_model, f"{greedy_named}, greedy, penalty {penalty}"):
+        with finite_logits(greedy.model, f"{greedy_named}, greedy, penalty {penalty}"):
             greedy_ids = greedy_with_penalty(
-                pretrain_model, greedy_prompt_ids, penalty, greedy_new_tokens, device
+                greedy.model, greedy.prompt_ids, penalty, greedy_new_tokens, device
             )
         results[temperature_key(penalty)] = summarize_penalty(
             tokenizer, rows, greedy_ids, plain_greedy
         )
     timing = None
-    timed = max(penalties, key=lambda penalty: abs(penalty - 1.0))  # the farthest from off
+    timed = max(settings.penalties, key=lambda penalty: abs(penalty - 1.0))  # the farthest from off
     if timed != 1.0:
         with torch.inference_mode():  # the timed runs keep no logits: checked once, here
-            input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-            logits = sft_model(input_ids).logits[0, -1, :]
+            input_ids = torch.tensor([sft.prompt_ids], dtype=torch.long, device=device)
+            logits = sft.model(input_ids).logits[0, -1, :]
         check_logits(logits, f"{named}, after the chat prompt")
         timing = time_penalty(
-            model=sft_model,
-            prompt_ids=prompt_ids,
-            temperature=temperature,
-            penalty=timed,
-            samples=samples,
-            new_tokens=new_tokens,
-            seed=seed,
-            warmup=warmup,
-            runs=runs,
-            max_runs=max_runs,
+            model=sft.model,
+            prompt_ids=sft.prompt_ids,
+            sampler=sampling.Sampler(temperature=temperature, repetition_penalty=timed),
+            draws=draws,
+            rounds=rounds,
             device=device,
         )
     return Repetition(
         temperature=temperature,
         penalties=results,
         loop_ngram=LOOP_NGRAM,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
+        samples=draws.samples,
+        new_tokens=draws.new_tokens,
+        seed=draws.seed,
         greedy_new_tokens=greedy_new_tokens,
         timing=timing,
-        prompt=prompt,
-        greedy_prompt=greedy_prompt,
+        prompt=sft.prompt,
+        greedy_prompt=greedy.prompt,
         run=dataclasses.replace(run, inputs={**run.inputs, **greedy_run.inputs}),  # every file read
         greedy_run=greedy_run,
     )

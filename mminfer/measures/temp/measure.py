@@ -9,9 +9,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+
 from mminfer.measures.temp.sampler import SampleDifference, SamplerCheck
 from mminfer.measures.temp.temp import Temperatures, TemperatureSummary
 from mminfer.model.draws import (
+    Draws,
+    Prompted,
+    Sampler,
     answer_ids_past_tokenizer,
     counted_answers,
     decoded_answers,
@@ -22,40 +28,53 @@ from mminfer.model.finite import finite_logits, model_named
 from mminfer.records import ChatPrompt, RunInfo
 
 
+@dataclass(frozen=True)
+class TempSettings:
+    """What the temp rule measures: config section ``temp`` (its keys are these fields)."""
+
+    question: str  # asked of the SFT model
+    temperatures: list[float]
+    samples: int  # answers per temperature
+    new_tokens: int  # max_new_tokens of each
+    seed: int  # torch.manual_seed before each temperature
+    chatml_fallback: bool  # a tokenizer without a chat template: ChatML instead of an error
+
+    @property
+    def draws(self) -> Draws:
+        """The samples, new tokens and seed of every temperature's draws."""
+        return Draws(samples=self.samples, new_tokens=self.new_tokens, seed=self.seed)
+
+
 def temperature_draws(
     *,
     model,
     tokenizer,
     prompt_ids: list[int],
-    seed: int,
     temperatures: list[float],
-    samples: int,
-    new_tokens: int,
+    draws: Draws,
     device,
     named: str = "the model",
 ) -> dict[float, list[list[int]]]:
-    """The new tokens of ``samples`` cached draws per temperature, lowest first, each temperature
-    reseeded with ``seed`` (so the order changes no draw).
+    """The new tokens of ``draws.samples`` cached draws per temperature, lowest first, each
+    temperature reseeded with ``draws.seed`` (so the order changes no draw).
 
     Temperature alone shapes the distribution: top_k=0, top_p=1.0. Logits that are not finite stop
     the draws with an error naming the model as ``named`` (mminfer.model.finite.model_named).
     """
     eos = tokenizer.eos_token_id
-    draws = {}
+    rows = {}
     for temperature in sorted(temperatures):
         with finite_logits(model, f"{named}, sampling at temperature {temperature}"):
-            draws[float(temperature)] = sampled_rows(
+            rows[float(temperature)] = sampled_rows(
                 model=model,
                 prompt_ids=prompt_ids,
-                temperature=temperature,
-                samples=samples,
+                sampler=Sampler(temperature=temperature),
+                draws=draws,
                 eos_token_id=eos,
-                new_tokens=new_tokens,
-                seed=seed,
                 use_cache=True,
                 device=device,
             )
-    return draws
+    return rows
 
 
 def distinct_n(answers: list[str], n: int) -> float:
@@ -90,17 +109,7 @@ def summarize_answers(
 
 
 def temperature_experiment(
-    *,
-    model,
-    tokenizer,
-    prompt_ids: list[int],
-    temperatures: list[float],
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    device,
-    prompt: ChatPrompt,
-    run: RunInfo,
+    *, chat: Prompted, temperatures: list[float], draws: Draws
 ) -> Temperatures:
     """temp.json: {"0.3": {"distinct": n, ...}, ...}, lowest temperature first.
 
@@ -108,18 +117,16 @@ def temperature_experiment(
     keys in this order. (The temp rule draws first, :func:`temperature_draws`, to share the draws
     with the sampler check, and summarizes them with :func:`summarize_temperatures`.)
     """
-    draws = temperature_draws(
-        model=model,
-        tokenizer=tokenizer,
-        prompt_ids=prompt_ids,
+    rows = temperature_draws(
+        model=chat.model,
+        tokenizer=chat.tokenizer,
+        prompt_ids=chat.prompt_ids,
         temperatures=temperatures,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
-        device=device,
-        named=model_named(run.checkpoint, run.dtype),
+        draws=draws,
+        device=chat.device,
+        named=model_named(chat.run.checkpoint, chat.run.dtype),
     )
-    return summarize_temperatures(tokenizer, draws, prompt, run)
+    return summarize_temperatures(chat.tokenizer, rows, chat.prompt, chat.run)
 
 
 def summarize_temperatures(
@@ -150,17 +157,10 @@ def first_sample_difference(rows_a: list[list[int]], rows_b: list[list[int]]):
 
 def sampler_check(
     *,
-    model,
-    tokenizer,
-    prompt_ids: list[int],
+    chat: Prompted,
     temperature: float,
-    samples: int,
-    new_tokens: int,
-    seed: int,
+    draws: Draws,
     second_seed: int,
-    device,
-    prompt: ChatPrompt,
-    run: RunInfo,
     with_cache: list[list[int]] | None = None,
 ) -> SamplerCheck:
     """sampler.json: the same seed with the cache and without gives the same answers.
@@ -169,35 +169,37 @@ def sampler_check(
     result. ``with_cache``: the seed's cached draws at this temperature when they were drawn
     already (temp.json's, :func:`temperature_draws`); drawn here otherwise.
     """
-    eos = tokenizer.eos_token_id
+    model = chat.model
+    seed = draws.seed
     draw = {
         "model": model,
-        "prompt_ids": prompt_ids,
-        "temperature": temperature,
-        "samples": samples,
-        "new_tokens": new_tokens,
-        "eos_token_id": eos,
-        "device": device,
+        "prompt_ids": chat.prompt_ids,
+        "sampler": Sampler(temperature=temperature),
+        "eos_token_id": chat.tokenizer.eos_token_id,
+        "device": chat.device,
     }
-    what = f"{model_named(run.checkpoint, run.dtype)}, sampling at temperature {temperature}"
+    second = dataclasses.replace(draws, seed=second_seed)
+    what = (
+        f"{model_named(chat.run.checkpoint, chat.run.dtype)}, sampling at temperature {temperature}"
+    )
     if with_cache is None:
         with finite_logits(model, f"{what} with the cache, seed {seed}"):
-            with_cache = sampled_rows(**draw, seed=seed, use_cache=True)
+            with_cache = sampled_rows(**draw, draws=draws, use_cache=True)
     with finite_logits(model, f"{what} without the cache, seed {seed}"):
-        without_cache = sampled_rows(**draw, seed=seed, use_cache=False)
+        without_cache = sampled_rows(**draw, draws=draws, use_cache=False)
     with finite_logits(model, f"{what} with the cache, seed {second_seed}"):
-        other_seed = sampled_rows(**draw, seed=second_seed, use_cache=True)
+        other_seed = sampled_rows(**draw, draws=second, use_cache=True)
     identical = sum(a == b for a, b in zip(with_cache, without_cache))
     differ = sum(a != b for a, b in zip(with_cache, other_seed))
     return SamplerCheck(
         temperature=temperature,
-        samples=samples,
-        new_tokens=new_tokens,
+        samples=draws.samples,
+        new_tokens=draws.new_tokens,
         seed=seed,
         second_seed=second_seed,
         identical_with_and_without_cache=identical,
         first_difference=first_sample_difference(with_cache, without_cache),
         differ_with_second_seed=differ,
-        prompt=prompt,
-        run=run,
+        prompt=chat.prompt,
+        run=chat.run,
     )

@@ -28,7 +28,7 @@ from mminfer.measures.time.time import Timing
 from mminfer.model.generation import GREEDY
 from mminfer.records import RunInfo
 from mminfer.records.spread import coefficient_of_variation
-from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Sides, time_ab
+from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 from mminfer.timing.clock import LastRead, StampingStreamer, device_clock, stamp_clock
 
 CACHE_SIDES = Sides(  # the cache as side a; a cache side not faster makes a timing "untrusted"
@@ -75,9 +75,7 @@ def time_with_latency(
     model,
     prompt_ids: list[int],
     new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    rounds: Rounds,
     speed_tokens: list[int],
     cost_rounds: int,
     device,
@@ -121,9 +119,9 @@ def time_with_latency(
         work=generate,
         sides=CACHE_SIDES,
         device=device,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        warmup=rounds.warmup,
+        runs=rounds.runs,
+        max_runs=rounds.max_runs,
         clock=clock,
         after_round=unstreamed,
     )

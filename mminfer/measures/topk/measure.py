@@ -12,6 +12,7 @@ alone: the argmax is always among the k largest, so top-k never changes it.
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 
 import torch
 
@@ -19,6 +20,9 @@ from mminfer.errors import MminferError
 from mminfer.measures.topk.topk import TopK, TopKTemperature
 from mminfer.model.counting import ForwardRecorder
 from mminfer.model.draws import (
+    Draws,
+    Prompted,
+    Sampler,
     answer_ids_past_tokenizer,
     counted_answers,
     cut_at_eos,
@@ -30,9 +34,21 @@ from mminfer.model.draws import (
 from mminfer.model.finite import check_logits, finite_logits, model_named
 from mminfer.model.prompts import prefix_prompt
 from mminfer.model.twin import keep_top_k, keep_top_p
-from mminfer.records import ChatPrompt, RunInfo
+from mminfer.records import RunInfo
 
 TOP_K_KEY = "config key 'topk.top_k'"
+
+
+@dataclass(frozen=True)
+class TopKSettings:
+    """What the topk rule measures besides temp's draws (its params of the same names)."""
+
+    question: str  # temp.question, asked of the SFT model
+    chatml_fallback: bool  # temp.chatml_fallback
+    temperatures: list[float]  # temp.temperatures, step 5's
+    top_k: int  # topk.top_k, generate's default
+    prefix: str  # topp.prefix, step 6's
+    ps: list[float]  # topp.ps
 
 
 def check_top_k(top_k: int, vocab_size: int) -> None:
@@ -63,11 +79,8 @@ def draws_with_top_k(
     *,
     model,
     prompt_ids: list[int],
-    temperature: float,
-    top_k: int,
-    samples: int,
-    new_tokens: int,
-    seed: int,
+    sampler: Sampler,
+    draws: Draws,
     eos_token_id: int,
     device,
 ) -> tuple[list[list[int]], list[list[float]]]:
@@ -79,19 +92,16 @@ def draws_with_top_k(
     rows = sampled_rows(
         model=model,
         prompt_ids=prompt_ids,
-        temperature=temperature,
-        samples=samples,
+        sampler=sampler,
+        draws=draws,
         eos_token_id=eos_token_id,
-        new_tokens=new_tokens,
-        seed=seed,
         use_cache=True,
         device=device,
-        top_k=top_k,
         recorder=recorder,
     )
     cuts = []
     for logits in recorder.last_logits:  # one (samples, vocab) per step
-        cuts.append(cut_by_top_k(logits / temperature, top_k).tolist())
+        cuts.append(cut_by_top_k(logits / sampler.temperature, sampler.top_k).tolist())
     return rows, cuts
 
 
@@ -137,23 +147,19 @@ def survivors_after_top_k(logits: torch.Tensor, top_k: int, ps: list[float]) -> 
 
 def measure_topk(
     *,
-    sft_model,
-    tokenizer,
-    prompt_ids: list[int],
-    prompt: ChatPrompt,  # where prompt_ids came from
-    temperatures: list[float],
-    samples: int,
-    new_tokens: int,
-    seed: int,
-    top_k: int,
-    run: RunInfo,
+    sft: Prompted,
     pretrain_model,
-    prefix: str,
-    ps: list[float],
     topp_run: RunInfo,
-    device,
+    draws: Draws,
+    settings: TopKSettings,
 ) -> TopK:
-    """topk.json: step 5 with top_k on (the SFT model), step 6 with top-k first (pretrained)."""
+    """topk.json: step 5 with top_k on (``sft``: the SFT model on temp's question), step 6 with
+    top-k first (the pretrained model, ``topp_run`` its provenance)."""
+    tokenizer = sft.tokenizer
+    device = sft.device
+    run = sft.run
+    top_k = settings.top_k
+    prefix = settings.prefix
     logits = next_token_logits(pretrain_model, prefix_prompt(tokenizer, prefix), device)
     where = (
         f"{model_named(topp_run.checkpoint, topp_run.dtype)}, the next token after [bos]{prefix}"
@@ -161,17 +167,14 @@ def measure_topk(
     check_logits(logits, where)
     check_top_k(top_k, logits.shape[-1])
     temps = {}
-    for temperature in sorted(temperatures):
+    for temperature in sorted(settings.temperatures):
         what = f"{model_named(run.checkpoint, run.dtype)}, top_k {top_k} at T {temperature}"
-        with finite_logits(sft_model, what):
+        with finite_logits(sft.model, what):
             rows, cuts = draws_with_top_k(
-                model=sft_model,
-                prompt_ids=prompt_ids,
-                temperature=temperature,
-                top_k=top_k,
-                samples=samples,
-                new_tokens=new_tokens,
-                seed=seed,
+                model=sft.model,
+                prompt_ids=sft.prompt_ids,
+                sampler=Sampler(temperature=temperature, top_k=top_k),
+                draws=draws,
                 eos_token_id=tokenizer.eos_token_id,
                 device=device,
             )
@@ -180,14 +183,14 @@ def measure_topk(
     return TopK(
         top_k=top_k,
         temp=temps,
-        topp=survivors_after_top_k(logits, top_k, ps),
+        topp=survivors_after_top_k(logits, top_k, settings.ps),
         top_k_survivors=int(torch.isfinite(alone).sum()),
         top_k_mass=top_k_mass(logits, top_k),
         prefix=prefix,
-        samples=samples,
-        new_tokens=new_tokens,
-        seed=seed,
-        prompt=prompt,
+        samples=draws.samples,
+        new_tokens=draws.new_tokens,
+        seed=draws.seed,
+        prompt=sft.prompt,
         run=dataclasses.replace(run, inputs={**run.inputs, **topp_run.inputs}),  # every file read
         topp_run=topp_run,
     )
