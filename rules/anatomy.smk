@@ -17,14 +17,17 @@ rule anatomy:
     resources:
         **model_resources("anatomy"),
     params:
-        sha256=contents("anatomy"),
-        docs=config["cache"]["docs"],
-        prompt_tokens=config["cache"]["prompt_tokens"],
-        new_tokens=config["cache"]["new_tokens"],
-        probe_runs=config["anatomy"]["probe_runs"],
-        split_tolerance=config["anatomy"]["split_tolerance"],
-        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
-        torch_threads=torch_threads,  # time.threads, else the job's threads
-        model=model_params,
+        **named(
+            sha256=contents("anatomy"),
+            docs=config["cache"]["docs"],
+            prompt_tokens=config["cache"]["prompt_tokens"],
+            new_tokens=config["cache"]["new_tokens"],
+            probe_runs=config["anatomy"]["probe_runs"],
+            split_tolerance=config["anatomy"]["split_tolerance"],
+            # time.threads: editing it reruns the rule
+            threads=config["time"]["threads"],
+            torch_threads=torch_threads,  # time.threads, else the job's threads
+            model=model_params,
+        ),
     script:
         "../scripts/anatomy.py"

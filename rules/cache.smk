@@ -20,11 +20,13 @@ rule cache:
     resources:
         **model_resources("cache"),
     params:
-        sha256=contents("cache"),
-        docs=config["cache"]["docs"],
-        prompt_tokens=config["cache"]["prompt_tokens"],
-        new_tokens=config["cache"]["new_tokens"],
-        model=model_params,
+        **named(
+            sha256=contents("cache"),
+            docs=config["cache"]["docs"],
+            prompt_tokens=config["cache"]["prompt_tokens"],
+            new_tokens=config["cache"]["new_tokens"],
+            model=model_params,
+        ),
     script:
         "../scripts/cache.py"
 
@@ -59,17 +61,20 @@ rule time:
     resources:
         **model_resources("time"),
     params:
-        sha256=contents("time"),
-        docs=config["cache"]["docs"],
-        prompt_tokens=config["cache"]["prompt_tokens"],
-        new_tokens=config["cache"]["new_tokens"],
-        warmup=config["time"]["warmup"],
-        runs=config["time"]["runs"],
-        max_runs=config["time"]["max_runs"],
-        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
-        torch_threads=torch_threads,  # time.threads, else the job's threads
-        speed_tokens=config["latency"]["speed_tokens"],
-        cost_rounds=config["latency"]["cost_rounds"],
-        model=model_params,
+        **named(
+            sha256=contents("time"),
+            docs=config["cache"]["docs"],
+            prompt_tokens=config["cache"]["prompt_tokens"],
+            new_tokens=config["cache"]["new_tokens"],
+            warmup=config["time"]["warmup"],
+            runs=config["time"]["runs"],
+            max_runs=config["time"]["max_runs"],
+            # time.threads: editing it reruns the rule
+            threads=config["time"]["threads"],
+            torch_threads=torch_threads,  # time.threads, else the job's threads
+            speed_tokens=config["latency"]["speed_tokens"],
+            cost_rounds=config["latency"]["cost_rounds"],
+            model=model_params,
+        ),
     script:
         "../scripts/time_generation.py"

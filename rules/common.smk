@@ -149,6 +149,19 @@ def reads(rule):
 FINGERPRINTS = fingerprint.Fingerprints(Path(".snakemake") / "mminfer" / "sha256.json")
 
 
+def named(**params):
+    """A rule's params, and beside them its plain values again under their names (``named``).
+
+    Snakemake tells a changed param by the set of the params' values, without their names: two
+    params of equal value hide a change of either (time.warmup 1 -> 2 beside time.runs 2 reran
+    nothing). ``named`` is one value that holds every name: editing any config key a rule reads
+    reruns it. Params functions (``contents``, ``model_params``, ``torch_threads``) are evaluated
+    per job, and their values are records with their keys already; they stay out of it.
+    """
+    plain = {name: value for name, value in params.items() if not callable(value)}
+    return {**params, "named": plain}
+
+
 def contents(rule):
     """Params function: the sha256 of each file :func:`reads` gives the rule, by path. Under
     `params:` a changed content reruns the job even when the new file is older than the results

@@ -16,11 +16,15 @@ rule conversation:
     resources:
         **model_resources("conversation"),
     params:
-        sha256=contents("conversation"),
-        conversation=config["conversation"],  # every key: records.conversation.ConversationSettings
-        chatml_fallback=config["temp"]["chatml_fallback"],
-        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
-        torch_threads=torch_threads,  # time.threads, else the job's threads
-        model=model_params,
+        **named(
+            sha256=contents("conversation"),
+            # every key: mminfer.measures.conversation.conversation.ConversationSettings
+            conversation=config["conversation"],
+            chatml_fallback=config["temp"]["chatml_fallback"],
+            # time.threads: editing it reruns the rule
+            threads=config["time"]["threads"],
+            torch_threads=torch_threads,  # time.threads, else the job's threads
+            model=model_params,
+        ),
     script:
         "../scripts/conversation.py"

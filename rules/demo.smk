@@ -13,7 +13,9 @@ rule demo_corpus:
     conda:
         ENV
     params:
-        corpus=config["demo_model"]["corpus"],
+        **named(
+            corpus=config["demo_model"]["corpus"],
+        ),
     script:
         "../scripts/demo_corpus.py"
 
@@ -30,7 +32,9 @@ rule demo_tokenizer:
     conda:
         ENV
     params:
-        vocab_size=config["demo_model"]["vocab_size"],
+        **named(
+            vocab_size=config["demo_model"]["vocab_size"],
+        ),
     script:
         "../scripts/demo_tokenizer.py"
 
@@ -52,8 +56,10 @@ rule demo_pretrain:
     resources:
         **TRAIN_RESOURCES,
     params:
-        train=config["demo_model"]["pretrain"],
-        max_positions=config["demo_model"]["max_position_embeddings"],
+        **named(
+            train=config["demo_model"]["pretrain"],
+            max_positions=config["demo_model"]["max_position_embeddings"],
+        ),
     script:
         "../scripts/demo_pretrain.py"
 
@@ -76,7 +82,9 @@ rule demo_sft:
     resources:
         **TRAIN_RESOURCES,
     params:
-        train=config["demo_model"]["sft"],
-        max_positions=config["demo_model"]["max_position_embeddings"],
+        **named(
+            train=config["demo_model"]["sft"],
+            max_positions=config["demo_model"]["max_position_embeddings"],
+        ),
     script:
         "../scripts/demo_sft.py"

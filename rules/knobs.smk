@@ -17,17 +17,19 @@ rule topk:
     resources:
         **model_resources("topk"),
     params:
-        sha256=contents("topk"),
-        top_k=config["topk"]["top_k"],
-        question=config["temp"]["question"],
-        temperatures=config["temp"]["temperatures"],
-        samples=config["temp"]["samples"],
-        new_tokens=config["temp"]["new_tokens"],
-        seed=config["temp"]["seed"],
-        chatml_fallback=config["temp"]["chatml_fallback"],
-        prefix=config["topp"]["prefix"],
-        ps=config["topp"]["ps"],
-        model=model_params,
+        **named(
+            sha256=contents("topk"),
+            top_k=config["topk"]["top_k"],
+            question=config["temp"]["question"],
+            temperatures=config["temp"]["temperatures"],
+            samples=config["temp"]["samples"],
+            new_tokens=config["temp"]["new_tokens"],
+            seed=config["temp"]["seed"],
+            chatml_fallback=config["temp"]["chatml_fallback"],
+            prefix=config["topp"]["prefix"],
+            ps=config["topp"]["ps"],
+            model=model_params,
+        ),
     script:
         "../scripts/topk.py"
 
@@ -47,23 +49,26 @@ rule repetition:
     resources:
         **model_resources("repetition"),
     params:
-        sha256=contents("repetition"),
-        temperature=config["repetition"]["temperature"],
-        penalties=config["repetition"]["penalties"],
-        question=config["temp"]["question"],
-        samples=config["temp"]["samples"],
-        new_tokens=config["temp"]["new_tokens"],
-        seed=config["temp"]["seed"],
-        chatml_fallback=config["temp"]["chatml_fallback"],
-        docs=config["cache"]["docs"],
-        prompt_tokens=config["cache"]["prompt_tokens"],
-        greedy_new_tokens=config["cache"]["new_tokens"],
-        warmup=config["time"]["warmup"],
-        runs=config["time"]["runs"],
-        max_runs=config["time"]["max_runs"],
-        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
-        torch_threads=torch_threads,  # time.threads, else the job's threads
-        model=model_params,
+        **named(
+            sha256=contents("repetition"),
+            temperature=config["repetition"]["temperature"],
+            penalties=config["repetition"]["penalties"],
+            question=config["temp"]["question"],
+            samples=config["temp"]["samples"],
+            new_tokens=config["temp"]["new_tokens"],
+            seed=config["temp"]["seed"],
+            chatml_fallback=config["temp"]["chatml_fallback"],
+            docs=config["cache"]["docs"],
+            prompt_tokens=config["cache"]["prompt_tokens"],
+            greedy_new_tokens=config["cache"]["new_tokens"],
+            warmup=config["time"]["warmup"],
+            runs=config["time"]["runs"],
+            max_runs=config["time"]["max_runs"],
+            # time.threads: editing it reruns the rule
+            threads=config["time"]["threads"],
+            torch_threads=torch_threads,  # time.threads, else the job's threads
+            model=model_params,
+        ),
     script:
         "../scripts/repetition.py"
 
@@ -83,17 +88,20 @@ rule batch:
     resources:
         **model_resources("batch"),
     params:
-        sha256=contents("batch"),
-        prompts=config["batch"]["prompts"],
-        shortest=config["batch"]["shortest"],
-        new_tokens=config["batch"]["new_tokens"],
-        docs=config["cache"]["docs"],
-        prompt_tokens=config["cache"]["prompt_tokens"],
-        warmup=config["time"]["warmup"],
-        runs=config["time"]["runs"],
-        max_runs=config["time"]["max_runs"],
-        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
-        torch_threads=torch_threads,  # time.threads, else the job's threads
-        model=model_params,
+        **named(
+            sha256=contents("batch"),
+            prompts=config["batch"]["prompts"],
+            shortest=config["batch"]["shortest"],
+            new_tokens=config["batch"]["new_tokens"],
+            docs=config["cache"]["docs"],
+            prompt_tokens=config["cache"]["prompt_tokens"],
+            warmup=config["time"]["warmup"],
+            runs=config["time"]["runs"],
+            max_runs=config["time"]["max_runs"],
+            # time.threads: editing it reruns the rule
+            threads=config["time"]["threads"],
+            torch_threads=torch_threads,  # time.threads, else the job's threads
+            model=model_params,
+        ),
     script:
         "../scripts/batch.py"

@@ -16,9 +16,11 @@ rule kvbytes:
     resources:
         **model_resources("kvbytes"),
     params:
-        sha256=contents("kvbytes"),
-        tokens=config["kvbytes"]["tokens"],
-        seed=config["kvbytes"]["seed"],
-        model=model_params,
+        **named(
+            sha256=contents("kvbytes"),
+            tokens=config["kvbytes"]["tokens"],
+            seed=config["kvbytes"]["seed"],
+            model=model_params,
+        ),
     script:
         "../scripts/kvbytes.py"

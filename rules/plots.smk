@@ -17,6 +17,10 @@ rule plot:
     conda:
         ENV
     params:
-        caption=lambda wildcards: measurements.picture(wildcards.plot).caption,  # plot.rst
+        **named(
+            caption=lambda wildcards: measurements.picture(
+                wildcards.plot
+            ).caption,  # plot.rst
+        ),
     script:
         "../scripts/plot.py"

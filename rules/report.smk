@@ -44,6 +44,8 @@ rule compare:
     conda:
         ENV
     params:
-        names=[RUNS[folder]["model_set"] for folder in RUNS],
+        **named(
+            names=[RUNS[folder]["model_set"] for folder in RUNS],
+        ),
     script:
         "../scripts/compare.py"

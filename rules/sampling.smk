@@ -18,16 +18,18 @@ rule temp:
     resources:
         **model_resources("temp"),
     params:
-        sha256=contents("temp"),
-        question=config["temp"]["question"],
-        temperatures=config["temp"]["temperatures"],
-        samples=config["temp"]["samples"],
-        new_tokens=config["temp"]["new_tokens"],
-        seed=config["temp"]["seed"],
-        chatml_fallback=config["temp"]["chatml_fallback"],
-        sampler_temperature=config["sampler"]["temperature"],
-        second_seed=config["sampler"]["second_seed"],
-        model=model_params,
+        **named(
+            sha256=contents("temp"),
+            question=config["temp"]["question"],
+            temperatures=config["temp"]["temperatures"],
+            samples=config["temp"]["samples"],
+            new_tokens=config["temp"]["new_tokens"],
+            seed=config["temp"]["seed"],
+            chatml_fallback=config["temp"]["chatml_fallback"],
+            sampler_temperature=config["sampler"]["temperature"],
+            second_seed=config["sampler"]["second_seed"],
+            model=model_params,
+        ),
     script:
         "../scripts/temperature.py"
 
@@ -48,10 +50,12 @@ rule topp:
     resources:
         **model_resources("topp"),
     params:
-        sha256=contents("topp"),
-        prefix=config["topp"]["prefix"],
-        sharp_prefix=config["topp"]["sharp_prefix"],
-        ps=config["topp"]["ps"],
-        model=model_params,
+        **named(
+            sha256=contents("topp"),
+            prefix=config["topp"]["prefix"],
+            sharp_prefix=config["topp"]["sharp_prefix"],
+            ps=config["topp"]["ps"],
+            model=model_params,
+        ),
     script:
         "../scripts/topp.py"

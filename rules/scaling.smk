@@ -16,14 +16,17 @@ rule sweep:
     resources:
         **model_resources("sweep"),
     params:
-        sha256=contents("sweep"),
-        docs=config["cache"]["docs"],
-        prompt_tokens=config["cache"]["prompt_tokens"],
-        # every key of the section: mminfer.measures.sweep.measure.SweepSettings
-        sweep=config["sweep"],
-        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
-        torch_threads=torch_threads,  # time.threads, else the job's threads
-        model=model_params,
+        **named(
+            sha256=contents("sweep"),
+            docs=config["cache"]["docs"],
+            prompt_tokens=config["cache"]["prompt_tokens"],
+            # every key of the section: mminfer.measures.sweep.measure.SweepSettings
+            sweep=config["sweep"],
+            # time.threads: editing it reruns the rule
+            threads=config["time"]["threads"],
+            torch_threads=torch_threads,  # time.threads, else the job's threads
+            model=model_params,
+        ),
     script:
         "../scripts/sweep.py"
 
@@ -43,12 +46,14 @@ rule capacity:
     resources:
         **model_resources("capacity"),
     params:
-        sha256=contents("capacity"),
-        memory_gib=config["capacity"]["memory_gib"],
-        contexts=config["capacity"]["contexts"],
-        batch=config["capacity"]["batch"],
-        batch_context=config["capacity"]["batch_context"],
-        model=model_params,
+        **named(
+            sha256=contents("capacity"),
+            memory_gib=config["capacity"]["memory_gib"],
+            contexts=config["capacity"]["contexts"],
+            batch=config["capacity"]["batch"],
+            batch_context=config["capacity"]["batch_context"],
+            model=model_params,
+        ),
     script:
         "../scripts/capacity.py"
 
@@ -68,13 +73,16 @@ rule serve:
     resources:
         **model_resources("serve"),
     params:
-        sha256=contents("serve"),
-        docs=config["cache"]["docs"],
-        prompt_tokens=config["cache"]["prompt_tokens"],
-        # every key of the section: mminfer.measures.serve.measure.ServeSettings
-        serve=config["serve"],
-        threads=config["time"]["threads"],  # time.threads: editing it reruns the rule
-        torch_threads=torch_threads,  # time.threads, else the job's threads
-        model=model_params,
+        **named(
+            sha256=contents("serve"),
+            docs=config["cache"]["docs"],
+            prompt_tokens=config["cache"]["prompt_tokens"],
+            # every key of the section: mminfer.measures.serve.measure.ServeSettings
+            serve=config["serve"],
+            # time.threads: editing it reruns the rule
+            threads=config["time"]["threads"],
+            torch_threads=torch_threads,  # time.threads, else the job's threads
+            model=model_params,
+        ),
     script:
         "../scripts/serve.py"

@@ -1,8 +1,8 @@
 """The generated docs: docs/configuration.md from schemas/config.schema.yaml, the one home of
-every config key, and docs/outputs.md, the README's table of files and the measuring modules of
-.importlinter's contracts from mminfer/measurements.py, the one list of measurements.
+every config key, and docs/outputs.md and the README's table of files from
+mminfer/measurements.py, the one list of measurements.
 
-    python scripts/config_docs.py            # rewrite the pages, the table and the contracts
+    python scripts/config_docs.py            # rewrite the pages and the table
     python scripts/config_docs.py --check    # exit 1 when one is not its source's
 
 tests/test_docs.py runs the check, so none drifts from its source.
@@ -136,8 +136,9 @@ name is the file's stem, its report section (`mminfer/measures/<rule>/<name>.md.
 
 OUTPUTS_FOOTER = """The Korean sentences of report.md live in `report/report.md.j2` and the
 sections it includes, each in its rule's folder (`mminfer/measures/<rule>/<name>.md.j2`); Python
-(`<name>_facts` and `<name>_glance` in `mminfer/measures/<rule>/<name>.py`) decides the facts,
-verdicts and `## 한눈에` rows they choose their words by. Edit a template to change how the report
+(`<name>_facts` and `<name>_glance` in `mminfer/measures/<rule>/<name>.py`, and where a section
+reads another rule's record its join in `mminfer/report/joins.py`) decides the facts, verdicts
+and `## 한눈에` rows they choose their words by. Edit a template to change how the report
 reads.
 """
 
