@@ -20,7 +20,7 @@ from mminfer.measures.temp.measure import (
     temperature_experiment,
 )
 from mminfer.measures.time.measure import time_cache
-from mminfer.measures.topp.measure import survivors_by_p
+from mminfer.measures.topp.measure import entropy_bits, position_detail, survivors_by_p
 from mminfer.model.cachebytes import cache_tensor_bytes, kv_formula_bytes, random_tokens
 from mminfer.model.counting import (
     ForwardRecorder,
@@ -397,6 +397,17 @@ def test_survivors_by_p_keys_and_monotonic_counts(tiny_model):
     result = survivors_by_p(logits, [0.5, 0.9, 0.99])
     assert list(result) == ["0.5", "0.9", "0.99"]
     assert 1 <= result["0.5"] <= result["0.9"] <= result["0.99"] <= tiny_model.config.vocab_size
+
+
+def test_a_position_s_entropy_is_in_bits_and_its_perplexity_the_tokens_it_spreads_over(
+    tiny_tokenizer,
+):
+    """Even over 8 of 16 tokens: 3 bits, perplexity 8 (2 to the bits); one sure token: 0 bits."""
+    even = torch.tensor([0.0] * 8 + [-float("inf")] * 8)
+    position = position_detail(tiny_tokenizer, "x", even, [0.5], top=4)
+    assert position.entropy_bits == pytest.approx(3.0)
+    assert position.perplexity == pytest.approx(8.0)
+    assert entropy_bits(torch.tensor([0.0] + [-float("inf")] * 15)) == pytest.approx(0.0)
 
 
 # --- step 3: timing's bookkeeping (not the clock) -------------------------------------------------

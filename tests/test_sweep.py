@@ -372,6 +372,21 @@ def test_uncached_steps_that_grow_with_the_context_are_not_noise():
     assert doubts == [] and verdict_of(doubts, CONTRADICTIONS) == "ok"
 
 
+def test_uncached_steps_that_jump_around_their_trend_are_noisy():
+    # the busy loop on the uncached side: its steps jump 30 % either side of their rising trend,
+    # in the same pattern every run, so the runs' totals agree and only the steps show it
+    jumpy = [
+        None if seconds is None else seconds * (1.3 if step % 2 else 0.7)
+        for step, seconds in enumerate(QUIET_UNCACHED)
+    ]
+    within = spread_within_runs([jumpy] * 3, use_cache=False, short=16)
+    doubts = spread_doubts(runs_of([1.0] * 3, [5.0] * 3, without_cache_within=within), 3, 5.0)
+    assert (
+        doubts == ["without_cache_spread_within_runs"]
+        and verdict_of(doubts, CONTRADICTIONS) == "noisy"
+    )
+
+
 def test_unclocked_steps_lie_on_the_line_between_the_clocked_ones():
     assert interpolated([1.0, None, None, 4.0, None]) == [1.0, 2.0, 3.0, 4.0, None]
     assert interpolated([None, 2.0, None, 6.0]) == [None, 2.0, 4.0, 6.0]  # never extrapolated

@@ -1,0 +1,55 @@
+"""The list of planted faults (tests/faults.yaml) is well-formed and still applies to this tree.
+
+The faults themselves run in ``scripts/plant_faults.py`` (minutes, not a test): here only that
+the list is whole, covers every measurement, and that each ``find`` is in the searched folders
+exactly once, so that the list does not rot as the code moves.
+"""
+
+from __future__ import annotations
+
+import runpy
+from pathlib import Path
+
+import pytest
+
+from mminfer.measurements import MEASUREMENTS
+
+REPO = Path(__file__).resolve().parents[1]
+PLANT = runpy.run_path(str(REPO / "scripts" / "plant_faults.py"), run_name="plant_faults")
+FAULTS = PLANT["load_faults"](REPO / "tests" / "faults.yaml")
+KINDS = {
+    "wrong_formula",
+    "inverted_claim",
+    "flipped_template",
+    "dropped_spread",
+    "topp_off_by_one",
+    "not_reseeded",
+}
+
+
+def test_the_list_holds_at_least_20_faults_with_unique_names():
+    names = [fault["name"] for fault in FAULTS]
+    assert len(names) >= 20
+    assert len(set(names)) == len(names)
+
+
+def test_every_fault_is_well_formed():
+    for fault in FAULTS:
+        assert set(fault) == set(PLANT["FIELDS"]), fault["name"]
+        assert fault["kind"] in KINDS, fault["name"]
+        assert fault["find"] and fault["find"] != fault["replace"], fault["name"]
+        tests = PLANT["test_args"](fault)
+        assert tests and (REPO / tests[0].split("::")[0]).is_file(), fault["name"]
+
+
+def test_every_measurement_has_a_fault():
+    names = {measurement.name for measurement in MEASUREMENTS}
+    planted = {fault["measurement"] for fault in FAULTS}
+    assert planted <= names
+    assert names <= planted, sorted(names - planted)
+
+
+@pytest.mark.parametrize("fault", FAULTS, ids=[fault["name"] for fault in FAULTS])
+def test_its_find_occurs_exactly_once_in_this_tree(fault):
+    found = PLANT["occurrences"](REPO, fault["find"])
+    assert sum(count for _, count in found) == 1, found
