@@ -1,6 +1,6 @@
 """The list of planted faults (tests/faults.yaml) is well-formed and still applies to this tree.
 
-The faults themselves run in ``scripts/plant_faults.py`` (minutes, not a test): here only that
+The faults themselves run in ``tests/plant_faults.py`` (minutes, not a test): here only that
 the list is whole, covers every measurement, and that each ``find`` is in the searched folders
 exactly once, so that the list does not rot as the code moves.
 """
@@ -37,7 +37,8 @@ def test_every_fault_is_well_formed():
     for fault in FAULTS:
         assert set(fault) == set(PLANT["FIELDS"]), fault["name"]
         assert fault["kind"] in KINDS, fault["name"]
-        assert fault["find"] and fault["find"] != fault["replace"], fault["name"]
+        for find, replace in PLANT["pairs"](fault):
+            assert find and find != replace, fault["name"]
         tests = PLANT["test_args"](fault)
         assert tests and (REPO / tests[0].split("::")[0]).is_file(), fault["name"]
 
@@ -51,5 +52,4 @@ def test_every_measurement_has_a_fault():
 
 @pytest.mark.parametrize("fault", FAULTS, ids=[fault["name"] for fault in FAULTS])
 def test_its_find_occurs_exactly_once_in_this_tree(fault):
-    found = PLANT["occurrences"](REPO, fault["find"])
-    assert sum(count for _, count in found) == 1, found
+    PLANT["located"](REPO, fault)  # raises where no find, or more than one, is there once

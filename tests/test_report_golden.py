@@ -2,14 +2,15 @@
 against its golden file, with wrapped prose joined on both sides (mminfer.report.render.unwrap) and
 blank runs as one.
 
-One case is pinned whole (reportcases.WHOLE: ``full``, the demo model with every measurement).
-Every other case's golden file holds only the sections that case exercises (``course``, the
-course model's report: the glance, the run and the serving sections), verbatim and in report order: a section runs from a line starting with ``## `` to
-the next (``## 한눈에`` is one like any other; the title before the first ``## `` would be keyed
-""). The file's own headings say which sections it pins; each must be in the case's rendering, in
-that order, and read the same. They were chosen once as the sections whose text differs from the
-full case's (reportcases.exercised; serve_steps_in_one_band, which differs in none, pins
-``## 서빙``, the section its name is about); a new case without a golden file gets those.
+One case is pinned whole (reportcases.WHOLE: ``full``, the demo model with every measurement). Every
+other case's golden file holds only the sections that case exercises (``course``, the course model's
+report: the glance, the run and the serving sections), verbatim and in report order: a section runs
+from a line starting with ``## `` to the next (``## 한눈에`` is one like any other; the title before
+the first ``## `` would be keyed ""). The file's own headings say which sections it pins; each must
+be in the case's rendering, in that order, and read the same. They were chosen once as the sections
+whose text differs from the full case's (reportcases.exercised; serve_steps_in_one_band, which
+differs in none, pins ``## 서빙``, the section its name is about); a new case without a golden file
+gets those.
 
 A sentence changed on purpose changes the golden files that pin its section: render them again
 with ``PYTHONPATH=.:tests python tests/reportcases.py`` (the whole case whole, every other case

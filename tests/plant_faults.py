@@ -1,6 +1,6 @@
 """Plant each fault of tests/faults.yaml in a copy of a tree and run the tests that must catch it.
 
-    python scripts/plant_faults.py --tree PATH [--faults FILE] [--only NAME ...] [--list] [--check]
+    python tests/plant_faults.py --tree PATH [--faults FILE] [--only NAME ...] [--list] [--check]
 
 The tree is copied once into a temporary folder (without .git, __pycache__, results, .snakemake);
 for each fault the one file holding its ``find`` has ``find`` replaced by ``replace``, its
@@ -87,13 +87,30 @@ def occurrences(tree: Path, find: str) -> list[tuple[Path, int]]:
     return found
 
 
-def the_file(tree: Path, fault: dict) -> Path:
-    """The one file holding the fault's ``find`` once; SystemExit-free: raises ValueError."""
-    found = occurrences(tree, fault["find"])
-    if sum(count for _, count in found) != 1:
-        places = ", ".join(f"{path.relative_to(tree)} x{count}" for path, count in found)
-        raise ValueError(f"find occurs {sum(c for _, c in found)} times ({places or 'nowhere'})")
-    return found[0][0]
+def pairs(fault: dict) -> list[tuple[str, str]]:
+    """The fault's (find, replace) pairs: one, or a list of them where the code it plants in was
+    written another way in another tree (each tree holds exactly one of them)."""
+    finds, replaces = fault["find"], fault["replace"]
+    if isinstance(finds, str):
+        return [(finds, replaces)]
+    return list(zip(finds, replaces))
+
+
+def located(tree: Path, fault: dict) -> tuple[Path, str, str]:
+    """The one file holding one of the fault's finds once, that find and its replacement; raises
+    ValueError where no find, or more than one, is there exactly once."""
+    seen = []
+    for find, replace in pairs(fault):
+        found = occurrences(tree, find)
+        total = sum(count for _, count in found)
+        if total == 1:
+            seen.append((found[0][0], find, replace))
+        elif total > 1:
+            places = ", ".join(f"{path.relative_to(tree)} x{count}" for path, count in found)
+            raise ValueError(f"find occurs {total} times ({places})")
+    if len(seen) != 1:
+        raise ValueError(f"{len(seen)} of its finds occur once (one must)")
+    return seen[0]
 
 
 def test_args(fault: dict) -> list[str]:
@@ -109,11 +126,11 @@ def plant(copy: Path, plugins: Path, fault: dict) -> Outcome:
         return Outcome(fault["name"], fault["measurement"], fault["kind"], result, seconds, detail)
 
     try:
-        path = the_file(copy, fault)
+        path, find, replace = located(copy, fault)
     except ValueError as error:
         return outcome("unappliable", str(error))
     original = path.read_text(encoding="utf-8")
-    path.write_text(original.replace(fault["find"], fault["replace"]), encoding="utf-8")
+    path.write_text(original.replace(find, replace), encoding="utf-8")
     try:
         command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
         command += ["-p", PLUGIN]
@@ -169,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         bad = 0
         for fault in faults:
             try:
-                the_file(tree, fault)
+                located(tree, fault)
             except ValueError as error:
                 bad += 1
                 print(f"{fault['name']}: {error}")
