@@ -15,7 +15,7 @@ import pytest
 from mminfer.measurements import MEASUREMENTS
 
 REPO = Path(__file__).resolve().parents[1]
-PLANT = runpy.run_path(str(REPO / "scripts" / "plant_faults.py"), run_name="plant_faults")
+PLANT = runpy.run_path(str(REPO / "tests" / "plant_faults.py"), run_name="plant_faults")
 FAULTS = PLANT["load_faults"](REPO / "tests" / "faults.yaml")
 KINDS = {
     "wrong_formula",
