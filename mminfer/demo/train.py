@@ -35,6 +35,7 @@ from mminfer.io import read_jsonl_field
 from mminfer.model.loading import ModelSpec, count_parameters, load_model, save_state_dict
 from mminfer.model.tokenizer import Tokenizer, load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
+from mminfer.records import rates
 
 IGNORE_INDEX = -100  # label value the loss skips (MiniMind's and torch's convention)
 PAD_ID = 0  # <|endoftext|>: pads SFT batches; padded positions carry IGNORE_INDEX labels
@@ -331,9 +332,10 @@ def train_loop(
         done = step + 1
         if done % spec.log_every == 0 or done == spec.steps:
             elapsed = time.perf_counter() - start
+            speed = rates.tokens_per_s(tokens, elapsed)
             log(
                 f"{stage} step {done}/{spec.steps} loss {sum(recent) / len(recent):.4f} "
-                f"lr {lr:.2e} tokens/s {tokens / elapsed:,.0f} elapsed {elapsed:.1f}s"
+                f"lr {lr:.2e} tokens/s {speed:,.0f} elapsed {elapsed:.1f}s"
             )
     model.eval()
     return {

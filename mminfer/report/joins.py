@@ -25,7 +25,7 @@ from mminfer.measures.time.latency import Latency, latency_facts
 from mminfer.measures.time.time import Timing, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
-from mminfer.records import Glance, agree, token_ratio
+from mminfer.records import Glance, agree, rates, token_ratio
 from mminfer.records.claims import Claim, claim
 
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
@@ -183,7 +183,7 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
             "time.anatomy_dispatch_share",
             dispatch_s <= time.with_cache_s,
             ops=cached.ops,
-            op_s=1 / anatomy.machine.op.per_s,
+            op_s=rates.seconds_for(1, anatomy.machine.op.per_s),
             dispatch_s=dispatch_s,
             measured_s=time.with_cache_s,
             share=dispatch_s / time.with_cache_s,

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import torch
 
+from mminfer.records import rates
 from mminfer.records.machine import CacheLevel, Speed
 from mminfer.records.spread import coefficient_of_variation
 from mminfer.timing.clock import device_clock
@@ -186,7 +187,7 @@ def probe(
         run()
         seconds.append(clock() - start)
     return Speed(
-        per_s=work / statistics.median(seconds),
+        per_s=rates.per_s(work, statistics.median(seconds)),
         cv=coefficient_of_variation(seconds),
         runs_s=seconds,
         work=work,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mminfer.records import RunInfo
+from mminfer.records import RunInfo, rates
 from mminfer.records.claims import claim
 from mminfer.records.machine import Speed
 
@@ -127,9 +127,9 @@ class Anatomy:
         (the formula's) at the matmul probe's rate, its bytes at its working set's bandwidth."""
         totals = self.path(name).totals
         return {
-            "dispatch": totals.ops / self.machine.op.per_s,
-            "arithmetic": totals.flops_formula / self.machine.matmul.per_s,
-            "memory": totals.bytes_formula / self.bandwidth_at(name).per_s,
+            "dispatch": rates.seconds_for(totals.ops, self.machine.op.per_s),
+            "arithmetic": rates.seconds_for(totals.flops_formula, self.machine.matmul.per_s),
+            "memory": rates.seconds_for(totals.bytes_formula, self.bandwidth_at(name).per_s),
         }
 
     def split(self, name: str, measured_s: float) -> PathSplit:
@@ -143,8 +143,8 @@ class Anatomy:
             modeled_s=modeled,
             measured_s=measured_s,
             miss=(modeled - measured_s) / measured_s,
-            achieved_flops_per_s=totals.flops_formula / measured_s,
-            achieved_bytes_per_s=totals.bytes_formula / measured_s,
+            achieved_flops_per_s=rates.flops_per_s(totals.flops_formula, measured_s),
+            achieved_bytes_per_s=rates.bytes_per_s(totals.bytes_formula, measured_s),
             machine_flops_per_s=self.machine.matmul.per_s,
             machine_bytes_per_s=self.bandwidth_at(name).per_s,
             tolerance=self.split_tolerance,
@@ -175,6 +175,26 @@ class PathSplit:
     def share(self, term: str) -> float:
         """A term's seconds over the measured median."""
         return self.seconds[term] / self.measured_s
+
+    @property
+    def achieved_gflop_per_s(self) -> float:
+        """achieved_flops_per_s in GFLOP/s, as the section prints it."""
+        return rates.gflop_per_s(self.achieved_flops_per_s)
+
+    @property
+    def achieved_gb_per_s(self) -> float:
+        """achieved_bytes_per_s in GB/s, as the section prints it."""
+        return rates.gb_per_s(self.achieved_bytes_per_s)
+
+    @property
+    def flops_share_of_machine(self) -> float:
+        """The achieved FLOP/s over the matmul probe's: how near the arithmetic ceiling."""
+        return self.achieved_flops_per_s / self.machine_flops_per_s
+
+    @property
+    def bytes_share_of_machine(self) -> float:
+        """The achieved bytes a second over the bandwidth probe's: how near the memory ceiling."""
+        return self.achieved_bytes_per_s / self.machine_bytes_per_s
 
 
 def split_claims(split: PathSplit) -> dict:
@@ -222,7 +242,12 @@ def anatomy_facts(anatomy: Anatomy) -> dict:
     (mminfer.report.joins), absent here: ``comparable`` "absent", no ``split``."""
     cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
     spread = noisy_probes(anatomy)
+    machine = anatomy.machine
     return vars(anatomy) | {
+        # "op 하나 {op_s}, 행렬곱 {matmul_gflop_per_s} GFLOP/s, 복사 대역폭 ... {gb_per_s} GB/s"
+        "op_s": rates.seconds_for(1, machine.op.per_s),
+        "matmul_gflop_per_s": rates.gflop_per_s(machine.matmul.per_s),
+        "bandwidth_gb_per_s": [rates.gb_per_s(probe.speed.per_s) for probe in machine.bandwidth],
         # "캐시는 FLOPs를 R배 줄이지만 forward 호출은 N회 그대로다"
         "fewer_flops_same_calls": claim(
             "anatomy.fewer_flops_same_calls",

@@ -29,7 +29,7 @@ from mminfer.model.finite import finite_logits, model_named
 from mminfer.model.generation import GREEDY
 from mminfer.model.prompts import check_length, pretrain_prompt
 from mminfer.model.tokenizer import Tokenizer
-from mminfer.records import PretrainPrompt, RunInfo
+from mminfer.records import PretrainPrompt, RunInfo, rates
 from mminfer.timing.ab import A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
 
 MASK_VALUE = -1e9  # MiniMind's attention: scores += (1 - mask) * -1e9
@@ -207,8 +207,8 @@ def time_batch(
         new_tokens=new_tokens,
         batch_s=timed.a_s,
         sequential_s=timed.b_s,
-        batch_tokens_per_s=tokens / timed.a_s,
-        sequential_tokens_per_s=tokens / timed.b_s,
+        batch_tokens_per_s=rates.tokens_per_s(tokens, timed.a_s),
+        sequential_tokens_per_s=rates.tokens_per_s(tokens, timed.b_s),
         speedup=timed.b_s / timed.a_s,
         batch_faster=timed.a_s < timed.b_s,
         prompt_tokens_batch=len(prompts) * max(len(ids) for ids in prompts),

@@ -47,7 +47,7 @@ from mminfer.measures.serve.serve import BatchStep, CacheLevel, Cliff, Serve, Se
 from mminfer.model.cachebytes import GIB, cache_tensor_bytes, kv_formula_bytes, sequences_that_fit
 from mminfer.model.counting import ForwardRecorder
 from mminfer.model.generation import GREEDY
-from mminfer.records import RunInfo
+from mminfer.records import RunInfo, rates
 from mminfer.records.spread import (
     NOISY_CV,
     STEP_NOISY_CV,
@@ -271,8 +271,8 @@ def batch_step(
         cv_prefill=cv_prefill,
         doubts=doubts,
         verdict=verdict_of(doubts, CONTRADICTIONS),
-        tokens_per_second=batch / step_s,
-        per_user_tokens_per_second=1.0 / step_s,
+        tokens_per_second=rates.tokens_per_s(batch, step_s),
+        per_user_tokens_per_second=rates.tokens_per_s(1.0, step_s),
         kv_bytes=kv_bytes,
         formula_kv_bytes=formula_kv_bytes,
         kv_bytes_match=kv_bytes == formula_kv_bytes,
@@ -450,7 +450,7 @@ def users_by_speed(batches: list[BatchStep], fit: ServeFit, tokens_per_second: f
     target, where both lie in the range the fit holds over), "lower bound" (even the largest batch
     measured meets it) or "too slow" (not even one user). Never past the largest batch measured.
     """
-    target = 1.0 / tokens_per_second
+    target = rates.seconds_for(1.0, tokens_per_second)
     meeting = [row.batch for row in batches if row.decode_step_s <= target]
     if not meeting:
         return 0, "too slow", None
@@ -491,7 +491,7 @@ def users_bound(
         binding = "speed"
     return UsersBound(
         tokens_per_second=tokens_per_second,
-        step_target_s=1.0 / tokens_per_second,
+        step_target_s=rates.seconds_for(1.0, tokens_per_second),
         context=context,
         users_by_speed=by_speed,
         speed_how=speed_how,

@@ -26,7 +26,7 @@ from mminfer.measures.time.latency import (
 )
 from mminfer.measures.time.time import Timing
 from mminfer.model.generation import GREEDY
-from mminfer.records import RunInfo
+from mminfer.records import RunInfo, rates
 from mminfer.records.spread import coefficient_of_variation
 from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 from mminfer.timing.clock import LastRead, StampingStreamer, device_clock, stamp_clock
@@ -182,7 +182,7 @@ def run_latency(stamps_s: list[float], streamed_s: float, seconds: float) -> Run
 def eval_speed(runs: list[RunLatency], n: int) -> EvalSpeed:
     """eval_llm.py's [Speed] for the first ``n`` tokens, each run: n / (its n-th token's stamp),
     the time counted from before generate is called, as eval_llm.py's ``st``."""
-    speeds = [n / run.stamps_s[n] for run in runs]
+    speeds = [rates.tokens_per_s(n, run.stamps_s[n]) for run in runs]
     middle = sorted(runs, key=lambda run: run.stamps_s[n])[(len(runs) - 1) // 2]
     return EvalSpeed(
         n=n,
@@ -224,7 +224,7 @@ def path_latency(
         itl_max_s=max(pooled),
         ttft_p99_s=percentile([run.ttft_s for run in runs], 99),
         tpot_p99_s=percentile([run.tpot_s for run in runs], 99),
-        decode_tokens_per_s=1 / tpot if tpot > 0 else float("inf"),
+        decode_tokens_per_s=rates.tokens_per_s(1, tpot),
         step_gap_s=[statistics.median(step) for step in steps],
         step_gap_low_s=[min(step) for step in steps],
         step_gap_high_s=[max(step) for step in steps],
