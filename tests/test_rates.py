@@ -165,7 +165,10 @@ def test_the_time_sections_op_cost_comes_from_the_module(spied):
 
 # --- the templates print rates, never compute them ----------------------------------------------
 
-TEMPLATES = sorted(Path(__file__).parents[1].joinpath("mminfer").rglob("*.md.j2"))
+ROOT = Path(__file__).parents[1]
+TEMPLATES = sorted(
+    [*ROOT.joinpath("mminfer").rglob("*.j2"), *ROOT.joinpath("report").rglob("*.j2")]
+)
 
 
 def names_in(node) -> list[str]:
@@ -198,7 +201,8 @@ def rate_arithmetic(source: str) -> list[str]:
 
 
 def test_the_templates_are_found():
-    assert any(path.name == "anatomy.md.j2" for path in TEMPLATES)
+    names = {path.name for path in TEMPLATES}
+    assert {"anatomy.md.j2", "serve.md.j2", "report.md.j2", "run.md.j2"} <= names
 
 
 @pytest.mark.parametrize("template", TEMPLATES, ids=lambda path: path.name)

@@ -28,6 +28,7 @@ from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency
 from mminfer.measures.time.latency import growth_claims as latency_growth
 from mminfer.measures.topp.topp import Position, TopPDetail
+from mminfer.records import rates
 
 
 def use_hangul_font() -> None:
@@ -429,15 +430,26 @@ def plot_serve(serve: Serve, out_png) -> Path:
     users = serve.users
     fig, (speed_ax, step_ax) = plt.subplots(1, 2, figsize=(13, 5.2))
     series = (
-        ("전체 사용자", [row.batch for row in rows], "o-", "tab:blue"),
-        ("사용자 한 명", [1] * len(rows), "s-", "tab:orange"),
+        (
+            "전체 사용자",
+            [row.batch for row in rows],
+            [row.tokens_per_second for row in rows],
+            "o-",
+            "tab:blue",
+        ),
+        (
+            "사용자 한 명",
+            [1] * len(rows),
+            [row.per_user_tokens_per_second for row in rows],
+            "s-",
+            "tab:orange",
+        ),
     )
-    for name, users_in_step, style, color in series:
-        # tokens per second = users in a step / the step; its range from the passes' fastest and
-        # slowest median step
-        speeds = [n / row.decode_step_s for n, row in zip(users_in_step, rows)]
-        slowest = [n / row.step_high_s for n, row in zip(users_in_step, rows)]
-        fastest = [n / row.step_low_s for n, row in zip(users_in_step, rows)]
+    for name, users_in_step, speeds, style, color in series:
+        # the record's tokens per second (users in a step over the step); its range from the
+        # passes' slowest and fastest median step
+        slowest = [rates.tokens_per_s(n, row.step_high_s) for n, row in zip(users_in_step, rows)]
+        fastest = [rates.tokens_per_s(n, row.step_low_s) for n, row in zip(users_in_step, rows)]
         speed_ax.errorbar(
             batch,
             speeds,
