@@ -10,14 +10,16 @@ docs/configuration.md (scripts/config_docs.py), the benchmark's rules (scripts/b
 the tests' list of expected files. Adding a measurement is one entry here plus its own files
 (docs/development.md, "Adding a measurement"; tests/test_registry.py checks each entry has them).
 
-One name carries a measurement through: its entry, its report section
+One name carries a measurement through: its file, <name>.json (the task fixed six of them:
+same, count, time, kvbytes, temp, topp), its entry, its report section
 (mminfer/measures/<rule>/<name>.md.j2), its caption (mminfer/measures/<rule>/<name>.rst) and the key
 of its record in render_report's mapping; its facts and glance functions are named
 ``<name>_facts`` and ``<name>_glance``, or, joining other rules' records
-(mminfer/report/joins.py), after every measurement they read (``sweep_time_facts``). The file
-is <name>.json, except where the task fixed another name: count.json holds the ``fed`` measurement
-(the tokens fed into forward), because Snakemake reserves ``count`` as a name. A rule writes the
-measurements that come out of one model load: ``cache`` writes same and fed (one pair of
+(mminfer/report/joins.py), after every measurement they read (``sweep_time_facts``). Among a
+rule's named inputs and outputs its file's key is :func:`key`: its name, but Snakemake's named
+lists are lists, and a list method's name is reserved there (``snakemake.output.count`` is
+list.count), so count.json is ``count_json`` in rules/cache.smk and the report rule. A rule writes
+the measurements that come out of one model load: ``cache`` writes same and count (one pair of
 generations), ``topp`` writes topp and topp_detail (one forward per prefix), ``temp`` writes temp
 and sampler (the sampler check reuses temp's cached draws at its temperature), ``time`` writes
 time and latency (the streamer's stamps of the same timed runs).
@@ -42,7 +44,7 @@ from pathlib import Path
 
 from mminfer.measures.anatomy.anatomy import Anatomy
 from mminfer.measures.batch.batch import Batch
-from mminfer.measures.cache.fed import Count
+from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same
 from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.conversation.conversation import Conversation
@@ -82,14 +84,14 @@ class Measurement:
     (``sweep_time_facts``).
     """
 
-    # the report's key, the section template's and the caption's name (<rule>/<name>.md.j2, .rst)
+    # the file's stem (<name>.json), the report's key, the section template's and the caption's
+    # name (<rule>/<name>.md.j2, .rst)
     name: str
     record: type  # the dataclass (or mapping type) its JSON holds
     rule: str  # the rule that writes it (rules/*.smk)
     measured_by: str  # "module:function" returning its record: a string, its module imports torch
     summary: str  # what it holds, in a few words: the rows of docs/outputs.md and the README
     reads: tuple[str, ...]  # the config keys of the user's files its rule reads (READS)
-    file: str = ""  # the result file; "" is <name>.json
     config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
     facts: str | None = None  # "module:function": its section's facts; None is no section
     glance: str | None = None  # "module:function": its row in ## 한눈에 (a Glance), if any
@@ -100,7 +102,7 @@ class Measurement:
 
     @property
     def filename(self) -> str:
-        return self.file or f"{self.name}.json"
+        return f"{self.name}.json"
 
     @property
     def folder(self) -> str:
@@ -161,13 +163,12 @@ MEASUREMENTS = (
         summary="greedy generation with and without the cache: the same ids, and where they part",
     ),
     Measurement(
-        name="fed",
-        file="count.json",
+        name="count",
         record=Count,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.measures.cache.measure:compare_cache",
-        facts="mminfer.measures.cache.fed:fed_facts",
+        facts="mminfer.measures.cache.count:count_facts",
         task=True,
         summary="the tokens fed into forward with and without the cache, beside the formulas",
     ),
@@ -179,7 +180,7 @@ MEASUREMENTS = (
         alone=True,
         # time_cache without the streamer
         measured_by="mminfer.measures.time.measure:time_with_latency",
-        facts="mminfer.report.joins:time_fed_sweep_anatomy_facts",
+        facts="mminfer.report.joins:time_count_sweep_anatomy_facts",
         task=True,
         summary=(
             "median seconds with and without the cache after warm-ups, interleaved, every run "
@@ -457,6 +458,14 @@ def measurement(name: str) -> Measurement:
         if entry.name == name:
             return entry
     raise KeyError(f"no measurement named {name!r}")
+
+
+def key(name: str) -> str:
+    """The key of measurement ``name``'s file among a rule's named inputs or outputs (rules/*.smk,
+    ``snakemake.input``, ``snakemake.output``): its name, or ``<name>_json`` where that names a
+    list method. Snakemake's named lists are lists: it refuses a list method's name as a key, and
+    ``snakemake.output.count`` would be list.count."""
+    return f"{name}_json" if hasattr(list, name) else name
 
 
 def compared() -> list[str]:

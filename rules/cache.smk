@@ -6,7 +6,8 @@ rule cache:
         **reads("cache"),
     output:
         same=measured("same", "KV 캐시"),
-        fed=measured("fed", "KV 캐시"),  # count.json
+        # not count=: Snakemake reserves a list method's name (measurements.key)
+        count_json=measured("count", "KV 캐시"),
     log:
         logfile("cache.log"),
     benchmark:

@@ -3,8 +3,11 @@
 
 rule report:
     input:
-        # every measurement's file, by its name (mminfer.measurements), and every picture
-        **{name: result(file) for name, file in measurements.files().items()},
+        # every measurement's file, by its key (mminfer.measurements.key), and every picture
+        **{
+            measurements.key(name): result(file)
+            for name, file in measurements.files().items()
+        },
         **{
             f"{name}_png": result(measurements.picture_file(name))
             for name in measurements.pictures()

@@ -23,12 +23,12 @@ from mminfer.workflow.script import (
 )
 
 
-def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out, fed_out):
+def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out, count_out):
     """Open the model, generate with and without the cache, write same.json and count.json."""
     loaded, loaded_tokenizer, prompt_ids = open_for_task_prompt(
         model, prompt, new_tokens, TASK_LENGTH_KEYS
     )
-    same, fed = greedy.compare_cache(
+    same, count = greedy.compare_cache(
         model=loaded.model,
         prompt_ids=prompt_ids,
         new_tokens=new_tokens,
@@ -43,13 +43,13 @@ def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out,
         same.same_ids,
         same.max_abs_logit_diff,
         same.first_difference,
-        fed.fed_with_cache,
-        fed.formula_with_cache,
-        fed.fed_without_cache,
-        fed.formula_without_cache,
+        count.fed_with_cache,
+        count.formula_with_cache,
+        count.fed_without_cache,
+        count.formula_without_cache,
     )
     write_record(same_out, same)
-    write_record(fed_out, fed)
+    write_record(count_out, count)
 
 
 if "snakemake" in globals():
@@ -61,5 +61,5 @@ elif __name__ == "__main__":
         paths=[*PROMPT_FILES, ("--outdir", "where same.json and count.json go")],
         keys=PROMPT_KEYS,
         same_out=lambda args: Path(args.outdir) / "same.json",
-        fed_out=lambda args: Path(args.outdir) / "count.json",
+        count_out=lambda args: Path(args.outdir) / "count.json",
     )

@@ -130,8 +130,7 @@ function that measures it returns that whole record (provenance passed in), the 
 writes it, and the report, the pictures and comparison.md read it back typed. A file whose keys
 are not its record's (written by another version) is refused with a message. The measurement's
 name is the file's stem, its report section (`mminfer/measures/<rule>/<name>.md.j2`), its caption
-(`mminfer/measures/<rule>/<name>.rst`) and its key in the report's records; count.json is `fed`
-(Snakemake reserves `count`).
+(`mminfer/measures/<rule>/<name>.rst`) and its key in the report's records.
 """
 
 OUTPUTS_FOOTER = """The Korean sentences of report.md live in `report/report.md.j2` and the

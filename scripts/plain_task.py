@@ -92,7 +92,7 @@ def main() -> None:
         run=pretrained_run,
     )
     write_record(outdir / files["same"], same)
-    write_record(outdir / files["fed"], count)
+    write_record(outdir / files["count"], count)
 
     # step 3: time
     timed = timing.time_cache(
@@ -154,7 +154,7 @@ def main() -> None:
     # step 7: the report
     records = {
         "same": same,
-        "fed": count,
+        "count": count,
         "time": timed,
         "kvbytes": kv_bytes,
         "temp": answers,

@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 
 from mminfer.io import write_text_atomic
-from mminfer.measurements import MEASUREMENTS, pictures
+from mminfer.measurements import MEASUREMENTS, key, pictures
 from mminfer.records import read_record
 from mminfer.records.claims import ClaimLog
 from mminfer.report.render import render_report
@@ -25,7 +25,7 @@ if "snakemake" in globals():
         folder = Path(snakemake.output[0]).parent
         records = {}
         for entry in MEASUREMENTS:
-            records[entry.name] = read_record(snakemake.input[entry.name], entry.record)
+            records[entry.name] = read_record(snakemake.input[key(entry.name)], entry.record)
         linked = {}
         for picture in pictures():
             linked[picture] = relative_to(snakemake.input[f"{picture}_png"], folder)

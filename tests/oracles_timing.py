@@ -40,8 +40,8 @@ def relation(one: tuple[float, float], other: tuple[float, float], relative: flo
 
 
 def fed_ratio(records) -> float:
-    fed = records["fed"]
-    return fed.fed_without_cache / fed.fed_with_cache
+    count = records["count"]
+    return count.fed_without_cache / count.fed_with_cache
 
 
 def time_speedup_below_tokens(records, about) -> bool:
@@ -149,16 +149,16 @@ def exceeds_said(records, about) -> bool:
     return share is not None and share > 1 and records["sweep"].fit.holds
 
 
-def fed_differs_from_formula(records, about) -> bool:
+def count_differs_from_formula(records, about) -> bool:
     """ "`forward`에 넣은 토큰이 공식과 다르다": a count against its formula, computed here from
     P and N (P + (N - 1) with the cache, N P + N (N - 1) / 2 without), the counts cited."""
-    fed = records["fed"]
-    p, n = fed.prompt_len, fed.new_tokens
+    count = records["count"]
+    p, n = count.prompt_len, count.new_tokens
     with_cache = p + n - 1
     without_cache = n * p + n * (n - 1) // 2
     cited = (about["fed_with_cache"], about["fed_without_cache"])
-    return cited == (fed.fed_with_cache, fed.fed_without_cache) and (
-        fed.fed_with_cache != with_cache or fed.fed_without_cache != without_cache
+    return cited == (count.fed_with_cache, count.fed_without_cache) and (
+        count.fed_with_cache != with_cache or count.fed_without_cache != without_cache
     )
 
 
@@ -667,7 +667,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.extra_rounds": time_extra_rounds,
     "time.fixed_share": share_said,
     "time.fixed_exceeds": exceeds_said,
-    "fed.differs_from_formula": fed_differs_from_formula,
+    "count.differs_from_formula": count_differs_from_formula,
     "sweep.time_below_tokens": sweep_time_below_tokens,
     "sweep.time_not_below_tokens": sweep_time_not_below_tokens,
     "sweep.longest_estimate": sweep_longest_estimate,

@@ -69,7 +69,7 @@ def task() -> dict:
     """The six task files (scripts/plain_task.py)."""
     return {
         "same": same_record(),
-        "fed": count_record(),
+        "count": count_record(),
         "time": time_record(),
         "kvbytes": kv_record(),
         "temp": temp_record(),

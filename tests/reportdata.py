@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mminfer.measures.anatomy.anatomy import Anatomy
 from mminfer.measures.batch.batch import Batch
-from mminfer.measures.cache.fed import Count
+from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same
 from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.conversation.conversation import Conversation
@@ -791,7 +791,7 @@ def task_records(**replace) -> dict:
     swaps any."""
     records = {
         "same": same_record(),
-        "fed": count_record(),
+        "count": count_record(),
         "time": time_record(),
         "kvbytes": kv_record(),
         "temp": temp_record(),

@@ -478,7 +478,7 @@ def test_report_says_plainly_where_the_paths_differ(compare, tiny_model):
 
     same, count = compare(CachedStepsNudged(tiny_model), prompt_of(12), 5)
     same.run = from_json(RunInfo, RUN)  # float32
-    text = render_report(task_records(same=same, fed=count))
+    text = render_report(task_records(same=same, count=count))
     assert "same_ids = false" in text and "1번째 단계" in text
     assert "의심" in text  # a margin of ~50 is no rounding: the report points at the cache path
 

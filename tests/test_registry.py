@@ -44,6 +44,23 @@ def test_names_and_files_are_unique():
     assert len(set(files)) == len(files)
 
 
+@pytest.mark.parametrize("name", NAMES)
+def test_its_key_is_one_snakemake_takes_and_its_rule_names_its_output_by_it(name):
+    """Snakemake's named lists refuse a list method's name (``snakemake.output.count`` is
+    list.count): count.json's key among a rule's inputs and outputs is ``count_json``."""
+    named = pytest.importorskip("snakemake.iocontainers").Namedlist
+    key = measurements.key(name)
+    assert getattr(named(fromdict={key: f"{name}.json"}), key) == f"{name}.json"
+    entry = measurements.measurement(name)
+    for written in re.findall(rf'(\w+)=measured\("{name}", ', rule_body(entry.rule)):
+        assert written == key, entry.rule
+
+
+def test_count_json_is_keyed_count_json():
+    assert measurements.key("count") == "count_json"
+    assert measurements.key("same") == "same"
+
+
 def test_the_task_has_its_six_files():
     assert sorted(measurements.task_files().values()) == sorted(
         ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json"]

@@ -38,7 +38,7 @@ from mminfer.measures.sweep.sweep import Sweep, sweep_facts
 from mminfer.measures.temp.temp import temp_facts
 from mminfer.measures.topp.topp import topp_facts
 from mminfer.records import bands, from_json, to_json
-from mminfer.report.joins import time_fed_sweep_anatomy_facts as time_section
+from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
 from mminfer.report.render import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
 
 # --- same ids ------------------------------------------------------------------------------------
@@ -80,8 +80,8 @@ def test_speedup_below_the_token_ratio():
     # count_record: 14880 / 264 = 56.4 tokens without the cache for each with it
     below = time_section(time_record(speedup=5.0), count_record())
     assert below["speedup_below_token_ratio"] is True
-    fed = count_record(fed_without_cache=1954)  # 7.4
-    assert time_section(time_record(speedup=9.0), fed)["speedup_below_token_ratio"] is False
+    count = count_record(fed_without_cache=1954)  # 7.4
+    assert time_section(time_record(speedup=9.0), count)["speedup_below_token_ratio"] is False
 
 
 def test_the_fixed_cost_is_named_as_the_reason_only_where_the_sweep_fit_shows_it():
@@ -484,8 +484,8 @@ def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
 
 def test_a_report_without_a_task_measurement_is_refused():
     records = task_records()
-    del records["fed"]
-    with pytest.raises(KeyError, match="fed"):
+    del records["count"]
+    with pytest.raises(KeyError, match="count"):
         render_report(records)
 
 

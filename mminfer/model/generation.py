@@ -1,6 +1,6 @@
 """Greedy generation as the task specifies it, with or without the cache, and where two differ.
 
-Every measurement that generates greedily (same/fed, time, sweep, serve, conversation, batch,
+Every measurement that generates greedily (same/count, time, sweep, serve, conversation, batch,
 repetition) uses these arguments of MiniMind's generate, so that their tokens are one another's.
 """
 

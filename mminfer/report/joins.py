@@ -13,7 +13,7 @@ above the measures, so this module imports any measurement's record at run time.
 from __future__ import annotations
 
 from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, path_splits
-from mminfer.measures.cache.fed import Count
+from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
 from mminfer.measures.capacity.capacity import Capacity, capacity_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
@@ -54,13 +54,13 @@ def same_time_glance(same: Same, time: Timing) -> Glance:
 # --- time.json beside count.json, and the reason line from sweep.json or anatomy.json ------------
 
 
-def time_fed_sweep_anatomy_facts(
-    time: Timing, fed: Count, sweep: Sweep | None = None, anatomy: Anatomy | None = None
+def time_count_sweep_anatomy_facts(
+    time: Timing, count: Count, sweep: Sweep | None = None, anatomy: Anatomy | None = None
 ) -> dict:
     """time.json's facts (mminfer.measures.time.time.time_facts) with the token ratio of
     count.json beside the speedup, and the reason the two differ, as far as the records show it
     (:func:`reason_of`)."""
-    ratio = token_ratio(fed)
+    ratio = token_ratio(count)
     below = time.speedup < ratio
     about = {"speedup": time.speedup, "token_ratio": ratio}
     return time_facts(time) | {
@@ -69,7 +69,7 @@ def time_fed_sweep_anatomy_facts(
         "token_ratio": ratio,
         "speedup_below_token_ratio": below,
         "reason": reason_of(time, below, sweep, anatomy, ratio),
-        "tokens_per_step_without_cache": fed.fed_without_cache / time.new_tokens,
+        "tokens_per_step_without_cache": count.fed_without_cache / time.new_tokens,
     }
 
 

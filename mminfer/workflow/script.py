@@ -20,6 +20,7 @@ import typing
 from contextlib import contextmanager
 from pathlib import Path
 
+from mminfer import measurements
 from mminfer.errors import MminferError
 from mminfer.records import PretrainPrompt
 from mminfer.workflow.inputs import parsed_config, read_schema
@@ -243,9 +244,9 @@ def arguments(job, values: dict, model, prompt, output) -> dict:
 
 def run_rule(snakemake, job) -> None:
     """Run ``job`` as the rule's script: its log opened, its parameters the rule's params, inputs
-    (``tokenizer``: its folder) and outputs (``out``: the first, ``<name>_out``: output
-    ``name``) of their names (``threads``: the job's), a bad input one logged paragraph and exit
-    status 1."""
+    (``tokenizer``: its folder) and outputs (``out``: the first, ``<name>_out``: the output of
+    key mminfer.measurements.key(name), count.json's ``count_json``) of their names (``threads``:
+    the job's), a bad input one logged paragraph and exit status 1."""
     inputs = dict(snakemake.input.items())
     values = {"threads": snakemake.threads, **inputs, **dict(snakemake.params.items())}
     if "tokenizer" in values:
@@ -259,7 +260,7 @@ def run_rule(snakemake, job) -> None:
     def output(name: str):
         if name == "out":
             return snakemake.output[0]
-        return getattr(snakemake.output, name.removesuffix("_out"))
+        return getattr(snakemake.output, measurements.key(name.removesuffix("_out")))
 
     with job_log(snakemake.log[0]):
         job(**arguments(job, values, model, lambda: rule_prompt(snakemake), output))

@@ -9,7 +9,7 @@ token), and a near-tie of the top two logits is where rounding can flip the argm
 from __future__ import annotations
 
 from mminfer.errors import input_source
-from mminfer.measures.cache.fed import Count
+from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same
 from mminfer.model.counting import (
     ForwardRecorder,

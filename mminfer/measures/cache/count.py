@@ -1,4 +1,4 @@
-"""count.json (the ``fed`` measurement): the tokens fed into forward both ways. Record, facts."""
+"""count.json: the tokens fed into forward both ways. Record, facts."""
 
 from __future__ import annotations
 
@@ -24,23 +24,23 @@ class Count:
     run: RunInfo
 
 
-def fed_facts(fed: Count) -> dict:
+def count_facts(count: Count) -> dict:
     """count.json: the tokens fed both ways (the formulas' values are in the record)."""
-    return vars(fed) | {"token_ratio": token_ratio(fed), "differs": differs_claim(fed)}
+    return vars(count) | {"token_ratio": token_ratio(count), "differs": differs_claim(count)}
 
 
-def differs_claim(fed: Count):
+def differs_claim(count: Count):
     """ "`forward`에 넣은 토큰이 공식과 다르다": either method's count is not its formula's value,
     the counts and the values cited."""
     differs = (
-        fed.fed_with_cache != fed.formula_with_cache
-        or fed.fed_without_cache != fed.formula_without_cache
+        count.fed_with_cache != count.formula_with_cache
+        or count.fed_without_cache != count.formula_without_cache
     )
     return claim(
-        "fed.differs_from_formula",
+        "count.differs_from_formula",
         differs,
-        fed_with_cache=fed.fed_with_cache,
-        fed_without_cache=fed.fed_without_cache,
-        formula_with_cache=fed.formula_with_cache,
-        formula_without_cache=fed.formula_without_cache,
+        fed_with_cache=count.fed_with_cache,
+        fed_without_cache=count.fed_without_cache,
+        formula_with_cache=count.formula_with_cache,
+        formula_without_cache=count.formula_without_cache,
     )
