@@ -206,10 +206,10 @@ def bands(steps_s: list[float]) -> list[dict] | None:
     ]
 
 
-def token_ratio(fed) -> float:
+def token_ratio(count) -> float:
     """How many times more tokens the uncached path feeds (count.json's fed_without_cache over
-    fed_with_cache): the fed and time sections both read it."""
-    return fed.fed_without_cache / fed.fed_with_cache
+    fed_with_cache): the count and time sections both read it."""
+    return count.fed_without_cache / count.fed_with_cache
 
 
 # --- reading and writing -------------------------------------------------------------------------
