@@ -5,11 +5,13 @@ entry's ``facts`` in mminfer.measurements ("module:function", resolved here): ``
 its own module mminfer/measures/<rule>/<name>.py where it reads its rule's records only, a join of
 mminfer/report/joins.py where it reads another rule's too. Its parameters are named after the
 measurements whose records it reads, so render_report hands each its records by name
-(:func:`section_facts`). Every Korean sentence
-lives in a template: report/report.md.j2 includes mminfer/measures/<rule>/<name>.md.j2 per
-measurement in
-order, and a sentence chooses its words only by a boolean or an enum its facts give. Every number
-is read from the result files' records; nothing is measured or assumed here.
+(:func:`section_facts`). The Korean
+sentences live in templates: report/report.md.j2 includes mminfer/measures/<rule>/<name>.md.j2 per
+measurement in order, and a sentence chooses its words only by a boolean or an enum its facts
+give; a converted section's sentences that state a relation live in its ``SENTENCES`` table
+beside its record, words and predicate together, asked for by ``{{ say(key) }}``
+(:class:`Say`, mminfer.records.sentences). Every number is read from the result files' records;
+nothing is measured or assumed here.
 """
 
 from __future__ import annotations
