@@ -1,5 +1,6 @@
-"""The oracles of the sampling side's claims: temp, topp, sampler, conversation, topk, repetition
-and batch (mminfer.records.claims; merged into tests/oracles.py's ORACLES).
+"""The oracles of the sampling side's claims: temp, sampler, conversation, topk, repetition and
+batch (mminfer.records.claims; merged into tests/oracles.py's ORACLES). topp's sentences are
+checked by their own predicates, beside their words (mminfer.measures.topp.topp's SENTENCES).
 
 Each reads its sentence's literal words against the record's raw numbers: the counts of each
 temperature, penalty and p in the order of their values, the greedy ids (their repeated n-grams
@@ -50,7 +51,7 @@ def ascending(mapping: Mapping) -> list[str]:
     return sorted(mapping, key=float)
 
 
-# --- temp, topp, sampler ------------------------------------------------------------------------
+# --- temp, sampler ----------------------------------------------------------------------------
 
 
 def temp_trend(records, about) -> bool:
@@ -69,28 +70,6 @@ def temp_distinct_grows(records, about) -> bool:
     """ "온도는 ... 높을수록 ... 드문 토큰이 더 자주 뽑힌다": more answers at every step up."""
     temp = records["temp"]
     return moves([temp[key].distinct for key in ascending(temp)], "grows")
-
-
-def topp_pairs(records) -> list[tuple[int, int]]:
-    sharp = records["topp_detail"].positions["sharp"]
-    return [(n, sharp.survivors[p]) for p, n in records["topp"].items()]
-
-
-def topp_wider(records, about) -> bool:
-    """ "top-p는 분포가 퍼진 자리에서 많이, 날카로운 자리에서 적게 남긴다"."""
-    positions = records["topp_detail"].positions
-    wider = positions["open"].entropy_bits > positions["sharp"].entropy_bits
-    return wider and all(open_n > sharp_n for open_n, sharp_n in topp_pairs(records))
-
-
-def topp_more_at_every_p(records, about) -> bool:
-    """ "열린 자리가 모든 p에서 더 많이 남겼다"."""
-    return all(open_n > sharp_n for open_n, sharp_n in topp_pairs(records))
-
-
-def topp_not_more(records, about) -> bool:
-    """ "열린 자리가 모든 p에서 더 많이 남기지는 않았다"."""
-    return not topp_more_at_every_p(records, about)
 
 
 def sampler_all_identical(records, about) -> bool:
@@ -616,9 +595,6 @@ def conversation_ttft_falls_as_prompt_grows(records, about) -> bool:
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "temp.trend": temp_trend,
     "temp.distinct_grows": temp_distinct_grows,
-    "topp.wider": topp_wider,
-    "topp.more_at_every_p": topp_more_at_every_p,
-    "topp.not_more": topp_not_more,
     "sampler.all_identical": sampler_all_identical,
     "sampler.seed_changes": sampler_seed_changes,
     "sampler.seed_changes_nothing": sampler_seed_changes_nothing,

@@ -1,4 +1,5 @@
-"""The oracles of the timing side's claims: time, sweep, serve, capacity, kvbytes, same, run.
+"""The oracles of the timing side's claims: time, sweep, serve, capacity, same, run (kvbytes's
+sentence is checked by its own predicate, beside its words: mminfer.measures.kvbytes's SENTENCES).
 
 Each reads its sentence's literal words and checks them on the record's raw numbers (the runs'
 seconds, the steps' clocked times and their ranges, the passes' median steps and prefills), never
@@ -598,7 +599,7 @@ def serve_prefill_relation(records) -> str:
     )
 
 
-# --- capacity, kvbytes, same, run ------------------------------------------------------------
+# --- capacity, same, run ---------------------------------------------------------------------
 
 
 def capacity_formula_exact(records, about) -> bool:
@@ -623,11 +624,6 @@ def capacity_speed_binds_first(records, about) -> bool:
     """ "이 기계에서는 속도가 먼저 묶었다"."""
     serve = records.get("serve")
     return serve is not None and serve_speed_binds(records, about)
-
-
-def kvbytes_bytes_equal(records, about) -> bool:
-    kv = records["kvbytes"]
-    return kv.measured_bytes == kv.formula_bytes
 
 
 def same_ids_equal(records, about) -> bool:
@@ -715,7 +711,6 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "capacity.formula_exact": capacity_formula_exact,
     "capacity.memory_decides_users": capacity_memory_decides_users,
     "capacity.speed_binds_first": capacity_speed_binds_first,
-    "kvbytes.bytes_equal": kvbytes_bytes_equal,
     "same.ids_equal": same_ids_equal,
     "same.logits_bitwise": same_logits_bitwise,
     "run.course_folder": run_course_folder,

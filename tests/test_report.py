@@ -32,11 +32,11 @@ from reportdata import (
 
 from mminfer.measures.cache.same import same_facts
 from mminfer.measures.capacity.capacity import capacity_facts
-from mminfer.measures.kvbytes.kvbytes import kvbytes_facts
+from mminfer.measures.kvbytes.kvbytes import bytes_against_formula, kvbytes_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
 from mminfer.measures.sweep.sweep import Sweep, sweep_facts
 from mminfer.measures.temp.temp import temp_facts
-from mminfer.measures.topp.topp import topp_facts
+from mminfer.measures.topp.topp import positions_compared, topp_facts
 from mminfer.records import bands, from_json, to_json
 from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
 from mminfer.report.render import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
@@ -107,11 +107,12 @@ def test_a_speedup_past_the_token_ratio_names_attention_only_where_the_fit_price
 
 def test_measured_bytes_equal_to_the_formula():
     facts = kvbytes_facts(kv_record())
-    assert facts["bytes_match"] and facts["k_shape"] == (1, 100, 2, 32) and facts["repeat"] == 4
+    assert facts["k_shape"] == (1, 100, 2, 32) and facts["repeat"] == 4
+    assert bytes_against_formula(kv_record()) == "equal"
 
 
 def test_measured_bytes_unlike_the_formula():
-    assert kvbytes_facts(kv_record(measured_bytes=409600))["bytes_match"] is False
+    assert bytes_against_formula(kv_record(measured_bytes=409600)) == "differ"
 
 
 # --- temperature and top-p -----------------------------------------------------------------------
@@ -123,13 +124,20 @@ def test_distinct_grows_with_temperature():
 
 
 def test_open_position_keeps_more_candidates_at_every_p():
-    assert topp_facts(topp_record(), topp_detail_record(sharp=(1, 1, 7)))["open_sharper"] is True
-    assert topp_facts(topp_record(), topp_detail_record(sharp=(1, 1, 155)))["open_sharper"] is False
+    assert positions_compared(topp_record(), topp_detail_record(sharp=(1, 1, 7))) == "wider"
+    assert positions_compared(topp_record(), topp_detail_record(sharp=(1, 1, 155))) == "not_more"
+
+
+def test_open_position_keeps_more_though_its_entropy_is_not_the_wider():
+    detail = topp_detail_record(sharp=(1, 1, 7))
+    detail.positions["sharp"].entropy_bits = detail.positions["open"].entropy_bits
+    assert positions_compared(topp_record(), detail) == "more"
 
 
 def test_top_p_without_the_detail_file_has_no_sharp_position():
     facts = topp_facts(topp_record(), None)
     assert facts["survivors"] == topp_record() and facts["sharp"] is None
+    assert positions_compared(topp_record(), None) is None
 
 
 # --- length sweep --------------------------------------------------------------------------------

@@ -5,16 +5,19 @@ entry's ``facts`` in mminfer.measurements ("module:function", resolved here): ``
 its own module mminfer/measures/<rule>/<name>.py where it reads its rule's records only, a join of
 mminfer/report/joins.py where it reads another rule's too. Its parameters are named after the
 measurements whose records it reads, so render_report hands each its records by name
-(:func:`section_facts`). Every Korean sentence
-lives in a template: report/report.md.j2 includes mminfer/measures/<rule>/<name>.md.j2 per
-measurement in
-order, and a sentence chooses its words only by a boolean or an enum its facts give. Every number
-is read from the result files' records; nothing is measured or assumed here.
+(:func:`section_facts`). The Korean
+sentences live in templates: report/report.md.j2 includes mminfer/measures/<rule>/<name>.md.j2 per
+measurement in order, and a sentence chooses its words only by a boolean or an enum its facts
+give; a converted section's sentences that state a relation live in its ``SENTENCES`` table
+beside its record, words and predicate together, asked for by ``{{ say(key) }}``
+(:class:`Say`, mminfer.records.sentences). Every number is read from the result files' records;
+nothing is measured or assumed here.
 """
 
 from __future__ import annotations
 
 import functools
+import importlib
 import inspect
 import re
 from collections.abc import Mapping
@@ -26,6 +29,7 @@ from mminfer.measurements import MEASUREMENTS, resolve
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records.claims import ClaimLog, Tally, claim
+from mminfer.records.sentences import Sentence
 from mminfer.report.korean import particle, written
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "report" / "report.md.j2"
@@ -124,6 +128,53 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
     }
 
 
+# --- sentences: a converted section's table (mminfer.records.sentences) ---------------------------
+
+
+@functools.cache
+def sentence_table() -> dict[str, Sentence]:
+    """Every converted section's sentences by key: the ``SENTENCES`` of each entry's facts module.
+
+    A sentence's key names a measurement (its section) and its predicate's parameters name
+    measurements; a key given twice is an error."""
+    names = {entry.name for entry in MEASUREMENTS}
+    modules = {entry.facts.split(":")[0] for entry in MEASUREMENTS if entry.facts is not None}
+    table = {}
+    for module in sorted(modules):
+        for sentence in getattr(importlib.import_module(module), "SENTENCES", ()):
+            unknown = [
+                name for name in [sentence.section, *sentence.parameters] if name not in names
+            ]
+            if unknown:
+                raise KeyError(f"sentence {sentence.key!r} names no measurement: {unknown}")
+            if sentence.key in table:
+                raise KeyError(f"sentence {sentence.key!r} is given twice")
+            table[sentence.key] = sentence
+    return table
+
+
+class Say:
+    """The template's ``say``: ``{{ say("kvbytes.bytes") }}`` writes the words of what holds on
+    the rendering's records, or nothing where the predicate is false, and tallies the question in
+    the log ``said`` tallies into (one :class:`Tally`, so the glance modules' bodies count once)."""
+
+    def __init__(self, env: jinja2.Environment, tally: Tally):
+        self.env = env
+        self.tally = tally
+        self.records: Mapping[str, object] = {}
+        self.compiled: dict[str, jinja2.Template] = {}  # each sentence's words, compiled once
+
+    def __call__(self, key: str, **figures) -> str:
+        sentence = sentence_table()[key]
+        chosen = sentence.choose(self.records)
+        if not self.tally(sentence.claim(chosen)):
+            return ""
+        words = sentence.words_of(chosen)
+        if words not in self.compiled:
+            self.compiled[words] = self.env.from_string(words)
+        return self.compiled[words].render({**self.records, **figures})
+
+
 # --- rendering -----------------------------------------------------------------------------------
 
 
@@ -131,8 +182,8 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
 def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     """The templates' Jinja2 environment, made once per folder (its templates compiled once and
     reloaded when a file changes); its ``said`` (a claim's check, mminfer.records.claims) tallies
-    into the
-    log the rendering in progress sets."""
+    into the log the rendering in progress sets, and its ``say`` (a converted section's sentence by
+    key, mminfer.records.sentences) reads the records it sets."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([folder, MEASURES]),
         undefined=jinja2.StrictUndefined,
@@ -143,6 +194,7 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands, anchor=anchor)
     env.globals["row"] = table_row
     env.globals["said"] = Tally(ClaimLog())
+    env.globals["say"] = Say(env, env.globals["said"])
     return env
 
 
@@ -204,6 +256,7 @@ def render_report(
     log = claims if claims is not None else ClaimLog()
     env = environment(template.parent.resolve())
     tally = env.globals["said"]
+    env.globals["say"].records = records
     tally.log = ClaimLog()  # the modules' bodies are rendered only to reach their macros
     modules = {section: env.get_template(section).make_module(facts) for section, _ in glances}
     tally.log = log

@@ -1,4 +1,4 @@
-"""topp.json and topp_detail.json: the candidates top-p leaves. Their records and facts.
+"""topp.json and topp_detail.json: the candidates top-p leaves. Their records, facts, sentences.
 
 topp.json maps each p ("0.9") to a survivor count (:data:`TopP`); topp_detail.json holds both
 positions (:class:`TopPDetail`), shown in topp's section.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import Glance, RunInfo
-from mminfer.records.claims import Claim, claim
+from mminfer.records.sentences import Sentence
 
 TopP = dict[str, int]  # topp.json: "0.5" -> survivors under MiniMind's top-p rule
 
@@ -50,57 +50,67 @@ def topp_facts(topp: TopP, topp_detail: TopPDetail | None = None) -> dict:
             "survivors": topp,
             "open": None,
             "sharp": None,
-            "open_sharper": None,
             "open_examples": [],
             "sharp_examples": [],
         }
     open_position = detail.positions["open"]
     sharp = detail.positions["sharp"]
-    more_at_every_p = all(n > sharp.survivors[p] for p, n in topp.items())
     return {
         "survivors": topp,
         "open": open_position,
         "sharp": sharp,
-        "open_sharper": more_at_every_p,
-        "claims": position_claims(topp, open_position, sharp),
         "open_examples": open_position.top_tokens[:TOP_EXAMPLES],
         "sharp_examples": sharp.top_tokens[:TOP_EXAMPLES],
-    }
-
-
-def position_claims(topp: TopP, open_position: Position, sharp: Position) -> dict[str, Claim]:
-    """The two positions' claims: ``wider`` (the open position keeps more at every p, and its
-    distribution is the wider: "퍼진 자리에서 많이, 날카로운 자리에서 적게"), ``more_at_every_p``
-    (more at every p, the entropies not in that order) and ``not_more`` (not more at every p)."""
-    more = all(n > sharp.survivors[p] for p, n in topp.items())
-    wider = open_position.entropy_bits > sharp.entropy_bits
-    return {
-        "wider": claim(
-            "topp.wider",
-            more and wider,
-        ),
-        "more_at_every_p": claim(
-            "topp.more_at_every_p",
-            more,
-        ),
-        "not_more": claim(
-            "topp.not_more",
-            not more,
-        ),
     }
 
 
 TOP_EXAMPLES = 5  # the candidates the report names after each prefix (the record's own tokens)
 
 
+def positions_compared(topp: TopP, topp_detail: TopPDetail | None) -> str | None:
+    """The open position against the sharp one: "wider" (it keeps more at every p, and its
+    distribution is the wider), "more" (more at every p, the entropies not in that order),
+    "not_more" (not more at every p); None without topp_detail.json."""
+    if topp_detail is None:
+        return None
+    open_position = topp_detail.positions["open"]
+    sharp = topp_detail.positions["sharp"]
+    more = all(n > sharp.survivors[p] for p, n in topp.items())
+    wider = open_position.entropy_bits > sharp.entropy_bits
+    if more and wider:
+        return "wider"
+    if more:
+        return "more"
+    return "not_more"
+
+
 def topp_glance(topp: TopP, topp_detail: TopPDetail | None = None) -> Glance:
-    """## top-p's row: the survivors per p; the lesson "wider" (the open position keeps more at
-    every p than the sharp one), "not_wider", or "alone" (topp.json only)."""
-    facts = topp_facts(topp, topp_detail)
-    if facts["open"] is None:
-        lesson = "alone"
-    elif facts["open_sharper"]:
-        lesson = "wider"
-    else:
-        lesson = "not_wider"
-    return Glance(lesson=lesson, terms=("survivor", "entropy"))
+    """## top-p's row: the survivors per p; its lesson the sentence topp.lesson's variant."""
+    return Glance(
+        lesson=positions_compared(topp, topp_detail) or "alone", terms=("survivor", "entropy")
+    )
+
+
+# The section's sentences (mminfer.records.sentences): topp.md.j2 asks say("topp.positions") under
+# the table's lead and say("topp.lesson") in its row of ## 한눈에.
+SENTENCES = (
+    Sentence(
+        "topp.positions",
+        holds=positions_compared,
+        words={
+            "wider": "top-p는 분포가 퍼진 자리에서 많이, 날카로운 자리에서 적게 남긴다.",
+            "more": "열린 자리가 모든 p에서 더 많이 남겼다(엔트로피는 그 순서가 아니다: 아래).",
+            "not_more": "이 모델에서는 열린 자리가 모든 p에서 더 많이 남기지는 않았다.",
+        },
+    ),
+    Sentence(
+        "topp.lesson",
+        holds=lambda topp, topp_detail: positions_compared(topp, topp_detail) or "alone",
+        words={
+            "wider": "열린 자리에서는 top-p가 많은 후보를 남긴다",
+            "more": "열린 자리가 모든 p에서 더 많이 남겼다",
+            "not_more": "열린 자리가 모든 p에서 더 많이 남기지는 않았다",
+            "alone": "p마다 남는 후보 수(위치 하나만 쟀다)",
+        },
+    ),
+)

@@ -1,0 +1,77 @@
+"""A sentence is written once: its key, the predicate its words state, and its words, one entry.
+
+A converted section (docs/development.md, "A sentence is a claim") lists every sentence that states
+a relation in ``SENTENCES``, beside its record (mminfer/measures/<rule>/<name>.py): a
+:class:`Sentence` names it (``"<section>.<name>"``), gives the predicate on the records (its
+parameters are measurement names, as a facts function's) and the Korean words, a Jinja snippet
+that prints its figures from those records. A sentence with variants is one entry: its predicate
+returns the variant whose words hold (an enum's value, a string), or None where none does; a plain
+sentence's predicate returns whether its words hold.
+
+The template asks ``{{ say("kvbytes.bytes") }}`` (mminfer.report.render): the predicate is
+evaluated on the rendering's records, the words of what holds are written, and a sentence whose
+predicate is false writes nothing. Each question is tallied in the report's
+:class:`~mminfer.records.claims.ClaimLog` as a :class:`~mminfer.records.claims.Claim` of the same
+key (the variant in ``about``), so the claims' tally and tests see every sentence.
+
+Pure Python, no torch: the report rule imports it.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from mminfer.records.claims import Claim
+
+
+@dataclass(frozen=True)
+class Sentence:
+    """One sentence: its key, the predicate of its words on the records, its words (per variant)."""
+
+    key: str  # "<section>.<name>"
+    holds: Callable[..., bool | str | None]  # records by name -> True/False, or the variant/None
+    words: str | Mapping[str, str]  # Korean, a Jinja snippet on the records; or a variant's each
+
+    def __post_init__(self):
+        if "." not in self.key:
+            raise ValueError(f"a sentence's key is '<section>.<name>', not {self.key!r}")
+        if isinstance(self.words, Mapping):
+            if not self.words:
+                raise ValueError(f"sentence {self.key!r} has no variants")
+            object.__setattr__(self, "words", MappingProxyType(dict(self.words)))
+
+    @property
+    def section(self) -> str:
+        return self.key.split(".", 1)[0]
+
+    @property
+    def parameters(self) -> list[str]:
+        """The measurements whose records the predicate reads."""
+        return list(inspect.signature(self.holds).parameters)
+
+    def choose(self, records: Mapping[str, object]) -> bool | str | None:
+        """What holds on ``records`` (by measurement name; one not given is None): a plain
+        sentence's truth, or a variant's name (None where none holds)."""
+        chosen = self.holds(**{name: records.get(name) for name in self.parameters})
+        if isinstance(self.words, str):
+            return bool(chosen)
+        if chosen is not None and chosen not in self.words:
+            raise ValueError(
+                f"sentence {self.key!r} chose {chosen!r}, which has no words: {sorted(self.words)}"
+            )
+        return chosen
+
+    def claim(self, chosen: bool | str | None) -> Claim:
+        """The tally's entry for what :meth:`choose` gave: written where it holds."""
+        if isinstance(self.words, str):
+            return Claim(key=self.key, holds=chosen)
+        return Claim(key=self.key, holds=chosen is not None, about={"variant": chosen})
+
+    def words_of(self, chosen: bool | str) -> str:
+        """The words to write for what holds."""
+        if isinstance(self.words, str):
+            return self.words
+        return self.words[chosen]

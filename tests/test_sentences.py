@@ -1,0 +1,82 @@
+"""A sentence written once (mminfer.records.sentences): its table, ``say`` and the tally."""
+
+from __future__ import annotations
+
+import pytest
+from reportdata import every_record, kv_record
+
+import mminfer.report.render as render
+from mminfer.records.claims import ClaimLog
+from mminfer.records.sentences import Sentence
+from mminfer.report.render import environment, render_report, sentence_table
+
+BYTES_EQUAL = Sentence(
+    "kvbytes.equal",
+    holds=lambda kvbytes: kvbytes.measured_bytes == kvbytes.formula_bytes,
+    words="헤드 {{ kvbytes.kv_heads }}개",
+)
+
+
+def say_with(monkeypatch, records, *sentences):
+    """The environment's ``say`` on ``records``, its table ``sentences``, tallying into a log."""
+    monkeypatch.setattr(render, "sentence_table", lambda: {s.key: s for s in sentences})
+    env = environment()
+    log = ClaimLog()
+    monkeypatch.setattr(env.globals["said"], "log", log)
+    monkeypatch.setattr(env.globals["say"], "records", records)
+    return env.globals["say"], log
+
+
+def test_a_sentence_key_names_its_section():
+    with pytest.raises(ValueError, match="section"):
+        Sentence("equal", holds=lambda kvbytes: True, words="같다")
+
+
+def test_a_sentence_whose_predicate_holds_is_written_with_its_record_s_figures(monkeypatch):
+    say, log = say_with(monkeypatch, {"kvbytes": kv_record()}, BYTES_EQUAL)
+    assert say("kvbytes.equal") == "헤드 2개"
+    assert [claim.key for claim in log.rendered] == ["kvbytes.equal"]
+
+
+def test_a_sentence_whose_predicate_is_false_writes_nothing_and_is_tallied(monkeypatch):
+    say, log = say_with(monkeypatch, {"kvbytes": kv_record(measured_bytes=1)}, BYTES_EQUAL)
+    assert say("kvbytes.equal") == ""
+    assert log.summary() == "claims: 0 rendered, 1 suppressed (kvbytes.equal)"
+
+
+def test_a_sentence_writes_the_words_of_the_variant_that_holds(monkeypatch):
+    sentence = Sentence(
+        "kvbytes.bytes",
+        holds=lambda kvbytes: "equal" if kvbytes.matches else None,
+        words={"equal": "같다"},
+    )
+    say, log = say_with(monkeypatch, {"kvbytes": kv_record()}, sentence)
+    assert say("kvbytes.bytes") == "같다"
+    assert dict(log.rendered[0].about) == {"variant": "equal"}
+    say.records = {"kvbytes": kv_record(matches=False)}
+    assert say("kvbytes.bytes") == ""
+    assert [claim.key for claim in log.suppressed] == ["kvbytes.bytes"]
+
+
+def test_a_variant_without_words_is_an_error():
+    sentence = Sentence("kvbytes.bytes", holds=lambda kvbytes: "close", words={"equal": "같다"})
+    with pytest.raises(ValueError, match="close"):
+        sentence.choose({"kvbytes": kv_record()})
+
+
+def test_the_converted_sections_sentences_are_in_the_table():
+    assert sorted(sentence_table()) == ["kvbytes.bytes", "topp.lesson", "topp.positions"]
+
+
+def test_every_variant_s_words_render_on_the_records():
+    records = every_record()
+    for sentence in sentence_table().values():
+        for words in sentence.words.values():
+            assert environment().from_string(words).render(records).strip()
+
+
+def test_the_report_asks_each_converted_sentence_once():
+    log = ClaimLog()
+    render_report(every_record(), claims=log)
+    keys = [claim.key for claim in log.asked]
+    assert [keys.count(key) for key in sentence_table()] == [1, 1, 1]
