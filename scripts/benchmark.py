@@ -57,13 +57,7 @@ sys.path.insert(0, str(REPO))
 from mminfer.demo.corpus import GARAM_VILLAGE, CorpusSpec, build_corpus, write_corpus  # noqa: E402
 from mminfer.demo.quality import quality_checks  # noqa: E402
 from mminfer.io import read_json, write_json  # noqa: E402
-from mminfer.measurements import (  # noqa: E402
-    MEASUREMENTS,
-    REPORT,
-    alone_rules,
-    measurement,
-    rules,
-)
+from mminfer.measurements import MEASUREMENTS, REPORT, alone_rules, measurement, rules  # noqa: E402
 
 MEASUREMENT_RULES = rules()  # every rule that writes a measurement (mminfer.measurements)
 ALONE_RULES = alone_rules()  # the timing jobs take every core: they run alone

@@ -14,12 +14,7 @@ from mminfer.measures.conversation.measure import measure_conversation
 from mminfer.model.finite import finite_logits, model_named
 from mminfer.model.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.workflow.script import (
-    SFT,
-    TOKENIZER,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import SFT, TOKENIZER, run_by_hand, run_rule, section_keys
 
 log = logging.getLogger("mminfer")
 
@@ -87,18 +82,5 @@ elif __name__ == "__main__":
         conversation,
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "conversation.json to write")],
-        keys=[
-            "sft_lora",
-            "conversation.questions",
-            "conversation.new_tokens",
-            "conversation.warmup",
-            "conversation.runs",
-            "conversation.max_runs",
-            "conversation.users",
-            "conversation.shared_tokens",
-            "conversation.user_prompt_tokens",
-            "conversation.user_new_tokens",
-            "conversation.seed",
-            "temp.chatml_fallback",
-        ],
+        keys=["sft_lora", *section_keys("conversation"), "temp.chatml_fallback"],
     )

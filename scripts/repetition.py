@@ -13,10 +13,7 @@ from mminfer.model.draws import Draws
 from mminfer.model.loading import ModelSource, open_for_chat, open_for_task_prompt, prompted
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import (
-    rule_only,
-    run_rule,
-)
+from mminfer.workflow.script import rule_only, run_rule
 
 GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
 

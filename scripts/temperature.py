@@ -19,12 +19,7 @@ from mminfer.measures.temp import measure
 from mminfer.model.finite import model_named
 from mminfer.model.loading import ModelSource, open_for_chat, prompted
 from mminfer.records import write_record
-from mminfer.workflow.script import (
-    SFT,
-    TOKENIZER,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import SFT, TOKENIZER, run_by_hand, run_rule, section_keys
 
 log = logging.getLogger("mminfer")
 
@@ -96,17 +91,7 @@ elif __name__ == "__main__":
         temperature,
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "temp.json to write")],
-        keys=[
-            "sft_lora",
-            "temp.question",
-            "temp.temperatures",
-            "temp.samples",
-            "temp.new_tokens",
-            "temp.seed",
-            "temp.chatml_fallback",
-            "sampler.temperature",
-            "sampler.second_seed",
-        ],
+        keys=["sft_lora", *section_keys("temp", "sampler")],
         optional_paths=[("--sampler-out", "sampler.json to write too (the sampler check)")],
         sampler_temperature=lambda args: args.temperature,
     )
