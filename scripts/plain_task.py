@@ -33,6 +33,7 @@ from mminfer.model.loading import (  # noqa: E402
     ModelSpec,
     open_for_chat,
     open_for_task_prompt,
+    prompted,
     run_info,
 )
 from mminfer.model.prompts import TASK_LENGTH_KEYS, check_length, prefix_prompt  # noqa: E402
@@ -136,14 +137,7 @@ def main() -> None:
         sft_model, inputs["tokenizer"], temp["question"], temp["seed"], temp["chatml_fallback"]
     )
     answers = temperature.temperature_experiment(
-        chat=draws.Prompted(
-            model=sft.model,
-            tokenizer=tokenizer,
-            prompt_ids=question_ids,
-            prompt=chat,
-            device=sft.device,
-            run=run_info(sft),
-        ),
+        chat=prompted(sft, tokenizer, question_ids, chat),
         temperatures=temp["temperatures"],
         draws=draws.Draws(
             samples=temp["samples"], new_tokens=temp["new_tokens"], seed=temp["seed"]
