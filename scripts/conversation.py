@@ -20,11 +20,7 @@ log = logging.getLogger("mminfer")
 
 
 def conversation(
-    sft: ModelSource,
-    tokenizer,
-    conversation: ConversationSettings,
-    chatml_fallback: bool,
-    out,
+    sft: ModelSource, tokenizer, conversation: ConversationSettings, chatml_fallback: bool, out
 ):
     """Open the SFT model and its chat template, hold the conversation both ways ->
     conversation.json."""

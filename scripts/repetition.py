@@ -2,8 +2,7 @@
 
 Opens the SFT model (with its LoRA) for the sampled answers and the cost, the pretrained model and
 step 1's prompt for greedy (mminfer.measures.repetition.measure.measure_repetition). Run by the
-workflow's
-`repetition` rule only.
+workflow's `repetition` rule only.
 """
 
 import logging

@@ -2,11 +2,10 @@ r"""Step 5: distinct answers of the SFT model at each temperature -> temp.json; 
 the sampler is not the cache -> sampler.json.
 
 One load of the SFT model: the cached draws of every temperature (mminfer.measures.temp.measure),
-temp.json
-from them; then the sampler check at config key sampler.temperature reuses that temperature's
-cached draws (the same seed, samples and new tokens) and draws only the uncached run and the
-second seed. A sampler temperature that is not one of temp.temperatures has no draws to reuse:
-its cached draws are drawn too. Run by the workflow's `temp` rule, or by hand (--sampler-out
+temp.json from them; then the sampler check at config key sampler.temperature reuses that
+temperature's cached draws (the same seed, samples and new tokens) and draws only the uncached run
+and the second seed. A sampler temperature that is not one of temp.temperatures has no draws to
+reuse: its cached draws are drawn too. Run by the workflow's `temp` rule, or by hand (--sampler-out
 also writes sampler.json):
 
     python scripts/temperature.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model \
