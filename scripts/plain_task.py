@@ -80,7 +80,6 @@ def main() -> None:
     )
     pretrained_run = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
-    max_positions = pretrained.config.max_position_embeddings
 
     # steps 1-2: same tokens with and without the cache; tokens fed
     same, count = greedy.compare_cache(
@@ -109,7 +108,7 @@ def main() -> None:
     write_record(outdir / files["time"], timed)
 
     # step 4: the cache's bytes
-    check_length(kv["tokens"], max_positions, "kvbytes.tokens")
+    check_length(kv["tokens"], pretrained.config.max_position_embeddings, "kvbytes.tokens")
     kv_bytes = kvcache.measure_kv_bytes(
         model=model,
         config=pretrained.config,

@@ -23,12 +23,8 @@ def relative_to(path, folder: Path) -> str:
 def report(files, cache_script, template, out):
     """Read every measurement's record from ``files`` (the rule's inputs), render, write ``out``."""
     folder = Path(out).parent
-    records = {}
-    for entry in MEASUREMENTS:
-        records[entry.name] = read_record(files[entry.name], entry.record)
-    linked = {}
-    for picture in pictures():
-        linked[picture] = relative_to(files[f"{picture}_png"], folder)
+    records = {entry.name: read_record(files[entry.name], entry.record) for entry in MEASUREMENTS}
+    linked = {picture: relative_to(files[f"{picture}_png"], folder) for picture in pictures()}
     claims = ClaimLog()
     text = render_report(
         records,

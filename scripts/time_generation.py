@@ -4,8 +4,7 @@ a user waits for in those same runs -> latency.json.
 Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more
 rounds while the timing is doubtful (mminfer.measures.time.measure.time_with_latency: every run
 carries a streamer stamping each token, whose stamps make latency.json). (Named time_generation.py
-so that it does not shadow the standard library's `time`.) Run by the workflow's `time` rule, or by
-hand:
+not to shadow the standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 
     python scripts/time_generation.py --pretrain /opt/mm/ref/pretrain.pth \
         --tokenizer /opt/minimind/model --val-data /opt/mm/data/pretrain_val.jsonl --out time.json \
