@@ -18,12 +18,7 @@ from mminfer.measures.anatomy import measure as anatomy
 from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import (
-    PROMPT_FILES,
-    PROMPT_KEYS,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import PROMPT_FILES, PROMPT_KEYS, run_by_hand, run_rule, section_keys
 
 
 def measure(
@@ -89,5 +84,5 @@ elif __name__ == "__main__":
         measure,
         __doc__,
         paths=[*PROMPT_FILES, ("--out", "anatomy.json to write")],
-        keys=[*PROMPT_KEYS, "anatomy.probe_runs", "anatomy.split_tolerance"],
+        keys=[*PROMPT_KEYS, *section_keys("anatomy")],
     )

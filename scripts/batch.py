@@ -2,8 +2,7 @@
 
 Opens the pretrained model, builds the prompts (step 1's and shorter ones from the validation
 documents after it) and measures (mminfer.measures.batch.measure.measure_batch). Run by the
-workflow's `batch` rule
-only.
+workflow's `batch` rule only.
 """
 
 import logging

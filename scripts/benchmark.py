@@ -57,13 +57,7 @@ sys.path.insert(0, str(REPO))
 from mminfer.demo.corpus import GARAM_VILLAGE, CorpusSpec, build_corpus, write_corpus  # noqa: E402
 from mminfer.demo.quality import quality_checks  # noqa: E402
 from mminfer.io import read_json, write_json  # noqa: E402
-from mminfer.measurements import (  # noqa: E402
-    MEASUREMENTS,
-    REPORT,
-    alone_rules,
-    measurement,
-    rules,
-)
+from mminfer.measurements import MEASUREMENTS, REPORT, alone_rules, measurement, rules  # noqa: E402
 
 MEASUREMENT_RULES = rules()  # every rule that writes a measurement (mminfer.measurements)
 ALONE_RULES = alone_rules()  # the timing jobs take every core: they run alone
@@ -78,8 +72,6 @@ SHAPES = {
     "minimind-3": {"hidden_size": 768, "num_hidden_layers": 8},
     "minimind-3-moe": {"hidden_size": 768, "num_hidden_layers": 8, "use_moe": True},
 }
-RATIO_TARGETS = {}  # (a)/(c): printed, no target (the docstring says why)
-SWEEP_SERVE_TARGET = None  # (sweep + serve) / time: each is held to time instead
 BEYOND_TASK_TARGET = 1.0  # each beyond-task job / time
 # The anatomy job's seconds (issue 34), a model set's whole job: counts, probes, its load.
 ANATOMY_TARGET_S = {"course": 10.0, "minimind-3": 60.0}
@@ -115,6 +107,14 @@ def timed_run(command: list[str], cwd: Path = REPO) -> float:
     if result.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
     return elapsed
+
+
+def flags(**named) -> list[str]:
+    """A hand run's flags: ``--name value`` for each of ``named`` (``val_data``: ``--val-data``)."""
+    listed = []
+    for name, value in named.items():
+        listed += [f"--{name.replace('_', '-')}", str(value)]
+    return listed
 
 
 def snakemake(args: list[str], cores: int) -> float:
@@ -261,13 +261,8 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
     plain = [
         sys.executable,
         str(REPO / "scripts" / "plain_task.py"),
-        "--outdir",
-        str(workdir / f"plain-{name}"),
-        "--threads",
-        str(cores),
-        "--config",
-        str(REPO / "config.yaml"),
-        str(config_file),
+        *flags(outdir=workdir / f"plain-{name}", threads=cores),
+        *["--config", str(REPO / "config.yaml"), str(config_file)],
     ]
     dry = [str(outdir / REPORT), "-R", *MEASUREMENT_RULES, "-n", "--configfile"]
     seconds = {"a": [], "c": [], "dry": [], "torch": []}
@@ -287,12 +282,11 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
     runs_line("a Python process importing torch", seconds["torch"])
     ratio = statistics.median(seconds["a"]) / statistics.median(seconds["c"])
     result = {"seconds": seconds, "jobs_s": jobs}
-    result["(a)/(c)"] = target_line("(a)/(c)", ratio, RATIO_TARGETS.get(name))
+    result["(a)/(c)"] = target_line("(a)/(c)", ratio, None)  # no target: the docstring says why
     print("  jobs of (a), median seconds: " + ", ".join(f"{j} {s:.1f}" for j, s in jobs.items()))
     sweep_serve = (jobs["sweep"] + jobs["serve"]) / jobs["time"]
-    result["(sweep+serve)/time"] = target_line(
-        "(sweep + serve) / time", sweep_serve, SWEEP_SERVE_TARGET
-    )
+    # no target: each of sweep and serve is held to time instead
+    result["(sweep+serve)/time"] = target_line("(sweep + serve) / time", sweep_serve, None)
     start, torch_s, plain_s = (statistics.median(seconds[k]) for k in ("dry", "torch", "c"))
     result["(a) floor"] = floor_line("(a)", jobs, cores, start, torch_s, plain_s)
     result["jobs"] = job_lines(name, jobs)
@@ -356,30 +350,18 @@ TIME_JOB_ROUNDS = 3
 def time_job(checkout: Path, config_file: Path, out: Path, cores: int) -> dict:
     """One run of ``checkout``'s time job by hand on a model set: its seconds and its record."""
     settings = read_json(config_file)
-    command = [
-        sys.executable,
-        "-c",
-        LAUNCH,
-        str(checkout),
-        str(checkout / "scripts" / "time_generation.py"),
-        "--pretrain",
-        settings["pretrain"],
-        "--tokenizer",
-        settings["tokenizer"],
-        "--val-data",
-        settings["val_data"],
-        "--out",
-        str(out),
-        "--backend",
-        "builtin",
-        "--threads",
-        str(cores),
-        "--runs",
-        str(TIME_JOB_ROUNDS),
-        "--max-runs",
-        str(TIME_JOB_ROUNDS),
-    ]
-    seconds = timed_run(command)
+    script = checkout / "scripts" / "time_generation.py"
+    hand_flags = flags(
+        pretrain=settings["pretrain"],
+        tokenizer=settings["tokenizer"],
+        val_data=settings["val_data"],
+        out=out,
+        backend="builtin",
+        threads=cores,
+        runs=TIME_JOB_ROUNDS,
+        max_runs=TIME_JOB_ROUNDS,
+    )
+    seconds = timed_run([sys.executable, "-c", LAUNCH, str(checkout), str(script), *hand_flags])
     record = read_json(out)
     rounds = record["warmup"] + record["runs_done"]
     runs = sum(record["with_cache_runs_s"]) + sum(record["without_cache_runs_s"])

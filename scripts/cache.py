@@ -15,12 +15,7 @@ from mminfer.measures.cache import measure as greedy
 from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import (
-    PROMPT_FILES,
-    PROMPT_KEYS,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import PROMPT_FILES, PROMPT_KEYS, run_by_hand, run_rule
 
 
 def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out, count_out):

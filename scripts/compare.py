@@ -10,21 +10,22 @@ import logging
 from mminfer.io import write_text_atomic
 from mminfer.measurements import compared, read_result
 from mminfer.report.compare import comparison_row, render_comparison
-from mminfer.workflow.script import job_log, rule_only
+from mminfer.workflow.script import rule_only, run_rule
+
+
+def compare(names, files, out):
+    """A row per model of ``names``, from its files among ``files`` (the inputs); write ``out``."""
+    rows = []
+    for index, name in enumerate(names):
+        records = {
+            measurement: read_result(files[measurement][index]) for measurement in compared()
+        }
+        rows.append(comparison_row(name, **records))
+    write_text_atomic(out, render_comparison(rows))
+    logging.getLogger("mminfer").info("compared %d models in %s", len(rows), out)
+
 
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        rows = []
-        for index, name in enumerate(snakemake.params.names):
-            records = {
-                measurement: read_result(snakemake.input[measurement][index])
-                for measurement in compared()
-            }
-            rows.append(comparison_row(name, **records))
-        text = render_comparison(rows)
-        write_text_atomic(snakemake.output[0], text)
-        logging.getLogger("mminfer").info(
-            "compared %d models in %s", len(rows), snakemake.output[0]
-        )
+    run_rule(snakemake, compare, files=lambda rule: rule.input)
 elif __name__ == "__main__":
     rule_only("compare", "comparison.md")

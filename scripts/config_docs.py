@@ -93,9 +93,7 @@ def timing_jobs() -> str:
 
 
 # A paragraph below a section's table, generated from the code that decides it.
-SECTION_NOTES = {
-    "time": timing_jobs,
-}
+SECTION_NOTES = {"time": timing_jobs}
 
 
 def render(schema: dict) -> str:
@@ -153,9 +151,10 @@ def rule_places() -> dict[str, tuple[str, str]]:
     return places
 
 
-def record_name(entry) -> str:
-    _, name = measurements.declared(entry.record)
-    return name
+def file_row(entry) -> str:
+    """A measurement's row: its file, its name, its record's name and what the file holds."""
+    _, record = measurements.declared(entry.record)
+    return f"| `{entry.filename}` | `{entry.name}` | `{record}` | {entry.summary} |"
 
 
 def keys_of(kind) -> str:
@@ -179,11 +178,7 @@ def render_outputs() -> str:
     head = ["| file | measurement | record | what |", "| --- | --- | --- | --- |"]
     task = [entry for entry in measurements.MEASUREMENTS if entry.task]
     extra = [entry for entry in measurements.MEASUREMENTS if not entry.task]
-    text += head
-    for entry in task:
-        text.append(
-            f"| `{entry.filename}` | `{entry.name}` | `{record_name(entry)}` | {entry.summary} |"
-        )
+    text += [*head, *(file_row(entry) for entry in task)]
     text.append(
         f"| `{measurements.TASK_SCRIPT}` | | | the task's script, runnable by hand where mminfer "
         "is installed |"
@@ -191,11 +186,7 @@ def render_outputs() -> str:
     text.append(
         f"| `{measurements.REPORT}` | | | the report: `## 한눈에`, then a section per measurement |"
     )
-    text += ["", "## Beyond the task", "", *head]
-    for entry in extra:
-        text.append(
-            f"| `{entry.filename}` | `{entry.name}` | `{record_name(entry)}` | {entry.summary} |"
-        )
+    text += ["", "## Beyond the task", "", *head, *(file_row(entry) for entry in extra)]
     pictures = ", ".join(f"`{name}.png`" for name in measurements.pictures())
     text.append(f"| {pictures} | | | pictures, each drawn from its measurement's file |")
     text.append(

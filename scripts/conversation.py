@@ -14,22 +14,13 @@ from mminfer.measures.conversation.measure import measure_conversation
 from mminfer.model.finite import finite_logits, model_named
 from mminfer.model.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.workflow.script import (
-    SFT,
-    TOKENIZER,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import SFT, TOKENIZER, run_by_hand, run_rule, section_keys
 
 log = logging.getLogger("mminfer")
 
 
 def conversation(
-    sft: ModelSource,
-    tokenizer,
-    conversation: ConversationSettings,
-    chatml_fallback: bool,
-    out,
+    sft: ModelSource, tokenizer, conversation: ConversationSettings, chatml_fallback: bool, out
 ):
     """Open the SFT model and its chat template, hold the conversation both ways ->
     conversation.json."""
@@ -87,18 +78,5 @@ elif __name__ == "__main__":
         conversation,
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "conversation.json to write")],
-        keys=[
-            "sft_lora",
-            "conversation.questions",
-            "conversation.new_tokens",
-            "conversation.warmup",
-            "conversation.runs",
-            "conversation.max_runs",
-            "conversation.users",
-            "conversation.shared_tokens",
-            "conversation.user_prompt_tokens",
-            "conversation.user_new_tokens",
-            "conversation.seed",
-            "temp.chatml_fallback",
-        ],
+        keys=["sft_lora", *section_keys("conversation"), "temp.chatml_fallback"],
     )

@@ -11,11 +11,7 @@ from mminfer.measures.kvbytes import measure as kvcache
 from mminfer.model.loading import ModelSource, open_model, run_info
 from mminfer.model.prompts import check_length
 from mminfer.records import write_record
-from mminfer.workflow.script import (
-    PRETRAIN,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import PRETRAIN, run_by_hand, run_rule, section_keys
 
 
 def kvbytes(model: ModelSource, tokens: int, seed: int, out):
@@ -46,5 +42,5 @@ elif __name__ == "__main__":
         kvbytes,
         __doc__,
         paths=[PRETRAIN, ("--out", "kvbytes.json to write")],
-        keys=["kvbytes.tokens", "kvbytes.seed"],
+        keys=section_keys("kvbytes"),
     )

@@ -33,6 +33,7 @@ from mminfer.model.loading import (  # noqa: E402
     ModelSpec,
     open_for_chat,
     open_for_task_prompt,
+    prompted,
     run_info,
 )
 from mminfer.model.prompts import TASK_LENGTH_KEYS, check_length, prefix_prompt  # noqa: E402
@@ -79,7 +80,6 @@ def main() -> None:
     )
     pretrained_run = run_info(pretrained)
     model, device = pretrained.model, pretrained.device
-    max_positions = pretrained.config.max_position_embeddings
 
     # steps 1-2: same tokens with and without the cache; tokens fed
     same, count = greedy.compare_cache(
@@ -108,7 +108,7 @@ def main() -> None:
     write_record(outdir / files["time"], timed)
 
     # step 4: the cache's bytes
-    check_length(kv["tokens"], max_positions, "kvbytes.tokens")
+    check_length(kv["tokens"], pretrained.config.max_position_embeddings, "kvbytes.tokens")
     kv_bytes = kvcache.measure_kv_bytes(
         model=model,
         config=pretrained.config,
@@ -136,14 +136,7 @@ def main() -> None:
         sft_model, inputs["tokenizer"], temp["question"], temp["seed"], temp["chatml_fallback"]
     )
     answers = temperature.temperature_experiment(
-        chat=draws.Prompted(
-            model=sft.model,
-            tokenizer=tokenizer,
-            prompt_ids=question_ids,
-            prompt=chat,
-            device=sft.device,
-            run=run_info(sft),
-        ),
+        chat=prompted(sft, tokenizer, question_ids, chat),
         temperatures=temp["temperatures"],
         draws=draws.Draws(
             samples=temp["samples"], new_tokens=temp["new_tokens"], seed=temp["seed"]

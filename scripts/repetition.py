@@ -2,8 +2,7 @@
 
 Opens the SFT model (with its LoRA) for the sampled answers and the cost, the pretrained model and
 step 1's prompt for greedy (mminfer.measures.repetition.measure.measure_repetition). Run by the
-workflow's
-`repetition` rule only.
+workflow's `repetition` rule only.
 """
 
 import logging
@@ -13,10 +12,7 @@ from mminfer.model.draws import Draws
 from mminfer.model.loading import ModelSource, open_for_chat, open_for_task_prompt, prompted
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import (
-    rule_only,
-    run_rule,
-)
+from mminfer.workflow.script import rule_only, run_rule
 
 GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
 

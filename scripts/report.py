@@ -13,34 +13,34 @@ from mminfer.measurements import MEASUREMENTS, key, pictures
 from mminfer.records import read_record
 from mminfer.records.claims import ClaimLog
 from mminfer.report.render import render_report
-from mminfer.workflow.script import job_log, rule_only
+from mminfer.workflow.script import rule_only, run_rule
 
 
 def relative_to(path, folder: Path) -> str:
     return Path(os.path.relpath(Path(path).resolve(), folder.resolve())).as_posix()
 
 
+def report(files, cache_script, template, out):
+    """Read every measurement's record from ``files`` (the rule's inputs), render, write ``out``."""
+    folder = Path(out).parent
+    records = {
+        entry.name: read_record(files[key(entry.name)], entry.record) for entry in MEASUREMENTS
+    }
+    linked = {picture: relative_to(files[f"{picture}_png"], folder) for picture in pictures()}
+    claims = ClaimLog()
+    text = render_report(
+        records,
+        pictures=linked,
+        cache_script=relative_to(cache_script, folder),
+        template=template,
+        claims=claims,
+    )
+    write_text_atomic(out, text)
+    logging.getLogger("mminfer").info("wrote %s (%d lines)", out, text.count("\n"))
+    logging.getLogger("mminfer").info("%s", claims.summary())
+
+
 if "snakemake" in globals():
-    with job_log(snakemake.log[0]):
-        folder = Path(snakemake.output[0]).parent
-        records = {}
-        for entry in MEASUREMENTS:
-            records[entry.name] = read_record(snakemake.input[key(entry.name)], entry.record)
-        linked = {}
-        for picture in pictures():
-            linked[picture] = relative_to(snakemake.input[f"{picture}_png"], folder)
-        claims = ClaimLog()
-        text = render_report(
-            records,
-            pictures=linked,
-            cache_script=relative_to(snakemake.input.cache_script, folder),
-            template=snakemake.input.template,
-            claims=claims,
-        )
-        write_text_atomic(snakemake.output[0], text)
-        logging.getLogger("mminfer").info(
-            "wrote %s (%d lines)", snakemake.output[0], text.count("\n")
-        )
-        logging.getLogger("mminfer").info("%s", claims.summary())
+    run_rule(snakemake, report, files=lambda rule: rule.input)
 elif __name__ == "__main__":
     rule_only("report", "report.md")

@@ -8,12 +8,7 @@ import logging
 
 from mminfer.measures.serve import measure
 from mminfer.measures.serve.measure import ServeSettings
-from mminfer.model.loading import (
-    ModelSource,
-    check_prompt_logits,
-    open_for_task_prompt,
-    run_info,
-)
+from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.workflow.script import rule_only, run_rule
 

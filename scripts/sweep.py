@@ -8,12 +8,7 @@ import logging
 
 from mminfer.measures.sweep import measure
 from mminfer.measures.sweep.measure import SweepSettings
-from mminfer.model.loading import (
-    ModelSource,
-    check_prompt_logits,
-    open_for_task_prompt,
-    run_info,
-)
+from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.workflow.script import rule_only, run_rule
 
@@ -32,12 +27,7 @@ def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, sweep: SweepSettin
         run=run_info(loaded),
         max_positions=loaded.config.max_position_embeddings,
     )
-    ratios = []
-    for point in swept.points:
-        if point.time_ratio is None:
-            ratios.append(None)
-        else:
-            ratios.append(round(point.time_ratio, 2))
+    ratios = [None if p.time_ratio is None else round(p.time_ratio, 2) for p in swept.points]
     logging.getLogger("mminfer").info(
         "time ratio %s at N = %s (uncached steps from %s); fit holds: %s (R² %s); "
         "spread of the runs %.1f%% with, %.1f%% without the cache: %s",

@@ -2,11 +2,10 @@ r"""Step 5: distinct answers of the SFT model at each temperature -> temp.json; 
 the sampler is not the cache -> sampler.json.
 
 One load of the SFT model: the cached draws of every temperature (mminfer.measures.temp.measure),
-temp.json
-from them; then the sampler check at config key sampler.temperature reuses that temperature's
-cached draws (the same seed, samples and new tokens) and draws only the uncached run and the
-second seed. A sampler temperature that is not one of temp.temperatures has no draws to reuse:
-its cached draws are drawn too. Run by the workflow's `temp` rule, or by hand (--sampler-out
+temp.json from them; then the sampler check at config key sampler.temperature reuses that
+temperature's cached draws (the same seed, samples and new tokens) and draws only the uncached run
+and the second seed. A sampler temperature that is not one of temp.temperatures has no draws to
+reuse: its cached draws are drawn too. Run by the workflow's `temp` rule, or by hand (--sampler-out
 also writes sampler.json):
 
     python scripts/temperature.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model \
@@ -19,12 +18,7 @@ from mminfer.measures.temp import measure
 from mminfer.model.finite import model_named
 from mminfer.model.loading import ModelSource, open_for_chat, prompted
 from mminfer.records import write_record
-from mminfer.workflow.script import (
-    SFT,
-    TOKENIZER,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import SFT, TOKENIZER, run_by_hand, run_rule, section_keys
 
 log = logging.getLogger("mminfer")
 
@@ -96,17 +90,7 @@ elif __name__ == "__main__":
         temperature,
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "temp.json to write")],
-        keys=[
-            "sft_lora",
-            "temp.question",
-            "temp.temperatures",
-            "temp.samples",
-            "temp.new_tokens",
-            "temp.seed",
-            "temp.chatml_fallback",
-            "sampler.temperature",
-            "sampler.second_seed",
-        ],
+        keys=["sft_lora", *section_keys("temp", "sampler")],
         optional_paths=[("--sampler-out", "sampler.json to write too (the sampler check)")],
         sampler_temperature=lambda args: args.temperature,
     )

@@ -3,9 +3,8 @@ a user waits for in those same runs -> latency.json.
 
 Medians of interleaved timed runs after warm-ups of both methods; speedup = without / with; more
 rounds while the timing is doubtful (mminfer.measures.time.measure.time_with_latency: every run
-carries a
-streamer stamping each token, whose stamps make latency.json). (Named time_generation.py so that
-it does not shadow the standard library's `time`.) Run by the workflow's `time` rule, or by hand:
+carries a streamer stamping each token, whose stamps make latency.json). (Named time_generation.py
+not to shadow the standard library's `time`.) Run by the workflow's `time` rule, or by hand:
 
     python scripts/time_generation.py --pretrain /opt/mm/ref/pretrain.pth \
         --tokenizer /opt/minimind/model --val-data /opt/mm/data/pretrain_val.jsonl --out time.json \
@@ -15,21 +14,11 @@ it does not shadow the standard library's `time`.) Run by the workflow's `time` 
 import logging
 
 from mminfer.measures.time import measure as timing
-from mminfer.model.loading import (
-    ModelSource,
-    check_prompt_logits,
-    open_for_task_prompt,
-    run_info,
-)
+from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import (
-    PROMPT_FILES,
-    PROMPT_KEYS,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import PROMPT_FILES, PROMPT_KEYS, run_by_hand, run_rule, section_keys
 
 
 def time_generation(
@@ -90,12 +79,5 @@ elif __name__ == "__main__":
         __doc__,
         paths=[*PROMPT_FILES, ("--out", "time.json to write")],
         optional_paths=[("--latency-out", "latency.json to write too (the same runs' stamps)")],
-        keys=[
-            *PROMPT_KEYS,
-            "time.warmup",
-            "time.runs",
-            "time.max_runs",
-            "latency.speed_tokens",
-            "latency.cost_rounds",
-        ],
+        keys=[*PROMPT_KEYS, *section_keys("time", "latency", without=("time.threads",))],
     )

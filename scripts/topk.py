@@ -14,12 +14,7 @@ from mminfer.workflow.script import rule_only, run_rule
 
 
 def topk(
-    sft: ModelSource,
-    pretrain: ModelSource,
-    tokenizer,
-    draws: Draws,
-    settings: TopKSettings,
-    out,
+    sft: ModelSource, pretrain: ModelSource, tokenizer, draws: Draws, settings: TopKSettings, out
 ):
     """Open both models, measure with top_k on, write topk.json."""
     loaded, loaded_tokenizer, prompt_ids, prompt = open_for_chat(

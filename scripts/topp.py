@@ -13,12 +13,7 @@ import logging
 from mminfer.measures.topp import measure
 from mminfer.model.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.workflow.script import (
-    PRETRAIN,
-    TOKENIZER,
-    run_by_hand,
-    run_rule,
-)
+from mminfer.workflow.script import PRETRAIN, TOKENIZER, run_by_hand, run_rule, section_keys
 
 
 def topp(
@@ -57,7 +52,7 @@ elif __name__ == "__main__":
             ("--out", "topp.json to write"),
             ("--detail", "topp_detail.json to write"),
         ],
-        keys=["topp.prefix", "topp.sharp_prefix", "topp.ps"],
+        keys=section_keys("topp"),
         topp_out=lambda args: args.out,
         topp_detail_out=lambda args: args.detail,
     )

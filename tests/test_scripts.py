@@ -17,7 +17,7 @@ import pytest
 from mminfer.demo.corpus import write_corpus
 from mminfer.measures.sweep.measure import SweepSettings
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import run_rule
+from mminfer.workflow.script import run_rule, section_keys
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -196,3 +196,39 @@ def test_a_rule_fills_each_job_parameter_by_its_name_and_type(tmp_path):
         "out": "time.json",
         "latency_out": "latency.json",
     }
+
+
+def test_a_rule_fills_a_parameter_of_another_name_from_what_it_reads(tmp_path):
+    """run_rule(snakemake, job, name=read): ``read(snakemake)`` is parameter ``name``'s value
+    (a wildcard, a folder of an output, the inputs whole), beside those filled by their names."""
+    snakemake = SimpleNamespace(
+        input=Named(source="sweep.json"),
+        params=Named(caption="a caption"),
+        output=Named(plot="sweep.png"),
+        wildcards=SimpleNamespace(plot="sweep"),
+        log=[str(tmp_path / "job.log")],
+        threads=1,
+    )
+    seen = {}
+
+    def job(kind, source, files, out):
+        seen.update(kind=kind, source=source, files=list(files), out=out)
+
+    run_rule(snakemake, job, kind=lambda rule: rule.wildcards.plot, files=lambda rule: rule.input)
+    assert seen == {
+        "kind": "sweep",
+        "source": "sweep.json",
+        "files": ["sweep.json"],
+        "out": "sweep.png",
+    }
+
+
+def test_a_sections_keys_are_its_schema_keys_in_order():
+    assert section_keys("kvbytes") == ["kvbytes.tokens", "kvbytes.seed"]
+    assert section_keys("time", "latency", without=("time.threads",)) == [
+        "time.warmup",
+        "time.runs",
+        "time.max_runs",
+        "latency.speed_tokens",
+        "latency.cost_rounds",
+    ]

@@ -66,6 +66,19 @@ def schema_of(key: str) -> tuple:
     return copy.deepcopy(value), node.get("enum"), node.get("description", "")
 
 
+def section_keys(*sections: str, without: tuple[str, ...] = ()) -> list[str]:
+    """Every dotted key of config ``sections``, in the schema's order, but those ``without``.
+
+    For example, section_keys("kvbytes") is ["kvbytes.tokens", "kvbytes.seed"].
+    """
+    _, schema = defaults_and_schema()
+    keys = []
+    for section in sections:
+        for key in schema["properties"][section]["properties"]:
+            keys.append(f"{section}.{key}")
+    return [key for key in keys if key not in without]
+
+
 def add_setting(parser: argparse.ArgumentParser, key: str) -> None:
     """A flag for config key ``key``: named after its last part, with the schema's type, default
     and description (``cache.new_tokens`` -> ``--new-tokens``)."""
@@ -242,15 +255,18 @@ def arguments(job, values: dict, model, prompt, output) -> dict:
     return filled
 
 
-def run_rule(snakemake, job) -> None:
+def run_rule(snakemake, job, **reads) -> None:
     """Run ``job`` as the rule's script: its log opened, its parameters the rule's params, inputs
     (``tokenizer``: its folder) and outputs (``out``: the first, ``<name>_out``: the output of
     key mminfer.measurements.key(name), count.json's ``count_json``) of their names (``threads``:
-    the job's), a bad input one logged paragraph and exit status 1."""
+    the job's), ``reads`` a parameter's value from the rule where it has another name
+    (``reads[name](snakemake)``), a bad input one logged paragraph and exit status 1."""
     inputs = dict(snakemake.input.items())
     values = {"threads": snakemake.threads, **inputs, **dict(snakemake.params.items())}
     if "tokenizer" in values:
         values["tokenizer"] = tokenizer_folder(snakemake.input.tokenizer)
+    for name, read in reads.items():
+        values[name] = read(snakemake)
 
     def model(name: str):
         if name == "model":
