@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import runpy
+import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -232,3 +233,19 @@ def test_a_sections_keys_are_its_schema_keys_in_order():
         "latency.speed_tokens",
         "latency.cost_rounds",
     ]
+
+
+def test_a_job_that_opens_no_model_is_filled_without_importing_torch():
+    """The plot and report jobs draw and render: filling their parameters must not import torch
+    (two seconds a job) to tell whether one is a ModelSource."""
+    code = (
+        "import sys\n"
+        "from mminfer.report.plot_job import plot_job\n"
+        "from mminfer.workflow.script import arguments\n"
+        "values = {'kind': 'sweep', 'source': 'sweep.json'}\n"
+        "filled = arguments(plot_job, values, None, None, lambda name: 'sweep.png')\n"
+        "print(sorted(filled), 'torch' in sys.modules)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["['kind',", "'out',", "'source']", "False"]

@@ -228,9 +228,10 @@ def argument(name: str, kind, values: dict, model, prompt, output):
     named as its fields; ``out`` and ``<name>_out`` are files written (``output(name)``); anything
     else is the value of its name (``values``: the rule's params and inputs, or the flags).
     """
-    from mminfer.model.loading import ModelSource  # torch: only where a job opens a model
-
-    if kind is ModelSource:
+    # A job that opens a model imports ModelSource for its annotation; importing it here would
+    # cost a job that draws or renders (plot, report) torch's import, two seconds each.
+    loading = sys.modules.get("mminfer.model.loading")
+    if loading is not None and kind is loading.ModelSource:
         return model(name)
     if kind is PretrainPrompt:
         return prompt()
