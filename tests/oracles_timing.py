@@ -624,16 +624,6 @@ def capacity_speed_binds_first(records, about) -> bool:
     return serve is not None and serve_speed_binds(records, about)
 
 
-def same_ids_equal(records, about) -> bool:
-    """ "새 토큰 N개가 모두 같고"."""
-    same = records["same"]
-    return same.ids == same.ids_without_cache and len(same.ids) == about["n"]
-
-
-def same_logits_bitwise(records, about) -> bool:
-    return records["same"].max_abs_logit_diff == 0
-
-
 def run_course_folder(records, about) -> bool:
     """ "(MiniMind 강의 체크포인트, /opt/mm)": both checkpoints the run read lie in it."""
     folder = PurePosixPath(about["folder"])
@@ -709,7 +699,5 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "capacity.formula_exact": capacity_formula_exact,
     "capacity.memory_decides_users": capacity_memory_decides_users,
     "capacity.speed_binds_first": capacity_speed_binds_first,
-    "same.ids_equal": same_ids_equal,
-    "same.logits_bitwise": same_logits_bitwise,
     "run.course_folder": run_course_folder,
 }

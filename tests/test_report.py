@@ -30,7 +30,7 @@ from reportdata import (
     topp_record,
 )
 
-from mminfer.measures.cache.same import same_facts
+from mminfer.measures.cache.same import ids_compared, paths_compared, same_facts
 from mminfer.measures.capacity.capacity import capacity_facts
 from mminfer.measures.kvbytes.kvbytes import bytes_against_formula, kvbytes_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
@@ -47,20 +47,26 @@ from mminfer.report.render import FILTERS, fmt_bytes, fmt_ms, render_report, run
 def test_same_ids_with_bit_equal_logits():
     facts = same_facts(same_record(max_abs_logit_diff=0.0))
     assert facts["same_ids"] and facts["logits_equal"] and facts["rounding_sized"] is None
+    assert paths_compared(same_record(max_abs_logit_diff=0.0)) == "bitwise"
 
 
 def test_same_ids_with_a_rounding_difference_in_the_logits():
     facts = same_facts(same_record())
     assert facts["same_ids"] and not facts["logits_equal"]
+    assert ids_compared(same_record()) == "equal"
+    assert paths_compared(same_record()) == "apart_float32_cpu"
+    assert paths_compared(same_record(run=RUN | {"device": "cuda"})) == "apart"
 
 
 def test_different_ids_within_float32_rounding_are_rounding_sized():
     facts = same_facts(differing(margin=1e-6, diff=2e-6))
     assert not facts["same_ids"] and facts["rounding_sized"] is True
+    assert ids_compared(differing(margin=1e-6, diff=2e-6)) == "rounding"
 
 
 def test_different_ids_beyond_rounding_point_at_the_cache():
     assert same_facts(differing(margin=49.5, diff=50.0))["rounding_sized"] is False
+    assert ids_compared(differing(margin=49.5, diff=50.0)) == "suspect"
 
 
 def test_bfloat16_allows_a_difference_float32_does_not():

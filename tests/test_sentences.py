@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from reportdata import every_record, kv_record
+from reportdata import differing, every_record, kv_record
 
 import mminfer.report.render as render
 from mminfer.records.claims import ClaimLog
@@ -68,13 +68,15 @@ def test_the_converted_sections_sentences_are_in_the_table():
     assert sorted(sentence_table()) == [
         "count.differs_from_formula",
         "kvbytes.bytes",
+        "same.ids",
+        "same.paths",
         "topp.lesson",
         "topp.positions",
     ]
 
 
 def test_every_variant_s_words_render_on_the_records():
-    records = every_record()
+    records = every_record() | {"same": differing(margin=1e-6, diff=2e-6)}  # a step to name
     for sentence in sentence_table().values():
         variants = [sentence.words] if isinstance(sentence.words, str) else sentence.words.values()
         for words in variants:
