@@ -1,6 +1,6 @@
-"""The oracles of the sampling side's claims: temp, sampler, conversation, topk, repetition and
-batch (mminfer.records.claims; merged into tests/oracles.py's ORACLES). topp's sentences are
-checked by their own predicates, beside their words (mminfer.measures.topp.topp's SENTENCES).
+"""The oracles of the sampling side's claims: sampler, conversation, topk, repetition and batch
+(mminfer.records.claims; merged into tests/oracles.py's ORACLES). topp's and temp's sentences are
+checked by their own predicates, beside their words (their modules' SENTENCES).
 
 Each reads its sentence's literal words against the record's raw numbers: the counts of each
 temperature, penalty and p in the order of their values, the greedy ids (their repeated n-grams
@@ -51,25 +51,7 @@ def ascending(mapping: Mapping) -> list[str]:
     return sorted(mapping, key=float)
 
 
-# --- temp, sampler ----------------------------------------------------------------------------
-
-
-def temp_trend(records, about) -> bool:
-    """ "온도를 {temperatures}로 올리자 서로 다른 답이 {counts}로 {trend}"."""
-    temp = records["temp"]
-    keys = ascending(temp)
-    counts = [temp[key].distinct for key in keys]
-    return (
-        list(about["temperatures"]) == keys
-        and list(about["counts"]) == counts
-        and moves(counts, about["trend"])
-    )
-
-
-def temp_distinct_grows(records, about) -> bool:
-    """ "온도는 ... 높을수록 ... 드문 토큰이 더 자주 뽑힌다": more answers at every step up."""
-    temp = records["temp"]
-    return moves([temp[key].distinct for key in ascending(temp)], "grows")
+# --- sampler --------------------------------------------------------------------------------
 
 
 def sampler_all_identical(records, about) -> bool:
@@ -593,8 +575,6 @@ def conversation_ttft_falls_as_prompt_grows(records, about) -> bool:
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "temp.trend": temp_trend,
-    "temp.distinct_grows": temp_distinct_grows,
     "sampler.all_identical": sampler_all_identical,
     "sampler.seed_changes": sampler_seed_changes,
     "sampler.seed_changes_nothing": sampler_seed_changes_nothing,

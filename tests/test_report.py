@@ -35,7 +35,7 @@ from mminfer.measures.capacity.capacity import capacity_facts
 from mminfer.measures.kvbytes.kvbytes import bytes_against_formula, kvbytes_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
 from mminfer.measures.sweep.sweep import Sweep, sweep_facts
-from mminfer.measures.temp.temp import temp_facts
+from mminfer.measures.temp.temp import distinct_grows, distinct_trend
 from mminfer.measures.topp.topp import positions_compared, topp_facts
 from mminfer.records import bands, from_json, to_json
 from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
@@ -119,8 +119,10 @@ def test_measured_bytes_unlike_the_formula():
 
 
 def test_distinct_grows_with_temperature():
-    assert temp_facts(temp_record((10, 24, 29)))["distinct_grows"] is True
-    assert temp_facts(temp_record((10, 10, 29)))["distinct_grows"] is False
+    assert distinct_grows(temp_record((10, 24, 29))) is True
+    assert distinct_grows(temp_record((10, 10, 29))) is False
+    assert distinct_trend(temp_record((10, 10, 29))) == "rises"
+    assert distinct_trend(temp_record((10,))) == "one"
 
 
 def test_open_position_keeps_more_candidates_at_every_p():
