@@ -1,6 +1,6 @@
-"""The oracles of the sampling side's claims: temp, sampler, conversation, topk, repetition and
-batch (mminfer.records.claims; merged into tests/oracles.py's ORACLES). topp's sentences are
-checked by their own predicates, beside their words (mminfer.measures.topp.topp's SENTENCES).
+"""The oracles of the sampling side's claims: conversation, topk, repetition and batch
+(mminfer.records.claims; merged into tests/oracles.py's ORACLES). topp's, temp's and sampler's
+sentences are checked by their own predicates, beside their words (their modules' SENTENCES).
 
 Each reads its sentence's literal words against the record's raw numbers: the counts of each
 temperature, penalty and p in the order of their values, the greedy ids (their repeated n-grams
@@ -49,54 +49,6 @@ def moves(values: list, word: str) -> bool:
 
 def ascending(mapping: Mapping) -> list[str]:
     return sorted(mapping, key=float)
-
-
-# --- temp, sampler ----------------------------------------------------------------------------
-
-
-def temp_trend(records, about) -> bool:
-    """ "온도를 {temperatures}로 올리자 서로 다른 답이 {counts}로 {trend}"."""
-    temp = records["temp"]
-    keys = ascending(temp)
-    counts = [temp[key].distinct for key in keys]
-    return (
-        list(about["temperatures"]) == keys
-        and list(about["counts"]) == counts
-        and moves(counts, about["trend"])
-    )
-
-
-def temp_distinct_grows(records, about) -> bool:
-    """ "온도는 ... 높을수록 ... 드문 토큰이 더 자주 뽑힌다": more answers at every step up."""
-    temp = records["temp"]
-    return moves([temp[key].distinct for key in ascending(temp)], "grows")
-
-
-def sampler_all_identical(records, about) -> bool:
-    """ "캐시를 켜든 끄든 답 {samples}개가 토큰 하나까지 같았다"."""
-    sampler = records["sampler"]
-    return (
-        sampler.identical_with_and_without_cache == sampler.samples == about["samples"]
-        and sampler.first_difference is None
-    )
-
-
-def sampler_seed_changes(records, about) -> bool:
-    """ "시드를 바꾸자 {differ}개가 달라졌다"."""
-    differ = records["sampler"].differ_with_second_seed
-    return differ > 0 and differ == about["differ"]
-
-
-def sampler_seed_changes_nothing(records, about) -> bool:
-    """ "시드를 바꿔도 달라진 답은 없었다"."""
-    return records["sampler"].differ_with_second_seed == 0
-
-
-def sampler_differed(records, about) -> bool:
-    """ "같은 시드인데 캐시 유무에 따라 {differing}개가 달랐다"."""
-    sampler = records["sampler"]
-    differing = sampler.samples - sampler.identical_with_and_without_cache
-    return differing > 0 and differing == about["differing"]
 
 
 # --- topk -----------------------------------------------------------------------------------------
@@ -593,12 +545,6 @@ def conversation_ttft_falls_as_prompt_grows(records, about) -> bool:
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "temp.trend": temp_trend,
-    "temp.distinct_grows": temp_distinct_grows,
-    "sampler.all_identical": sampler_all_identical,
-    "sampler.seed_changes": sampler_seed_changes,
-    "sampler.seed_changes_nothing": sampler_seed_changes_nothing,
-    "sampler.differed": sampler_differed,
     "topk.counts_moved": topk_counts_moved,
     "topk.counts_same": topk_counts_same,
     "topk.fewer_at_every_p": topk_fewer_at_every_p,

@@ -35,7 +35,8 @@ from mminfer.measures.capacity.capacity import capacity_facts
 from mminfer.measures.kvbytes.kvbytes import bytes_against_formula, kvbytes_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
 from mminfer.measures.sweep.sweep import Sweep, sweep_facts
-from mminfer.measures.temp.temp import temp_facts
+from mminfer.measures.temp.sampler import against_cache
+from mminfer.measures.temp.temp import distinct_grows, distinct_trend
 from mminfer.measures.topp.topp import positions_compared, topp_facts
 from mminfer.records import bands, from_json, to_json
 from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
@@ -125,8 +126,10 @@ def test_measured_bytes_unlike_the_formula():
 
 
 def test_distinct_grows_with_temperature():
-    assert temp_facts(temp_record((10, 24, 29)))["distinct_grows"] is True
-    assert temp_facts(temp_record((10, 10, 29)))["distinct_grows"] is False
+    assert distinct_grows(temp_record((10, 24, 29))) is True
+    assert distinct_grows(temp_record((10, 10, 29))) is False
+    assert distinct_trend(temp_record((10, 10, 29))) == "rises"
+    assert distinct_trend(temp_record((10,))) == "one"
 
 
 def test_open_position_keeps_more_candidates_at_every_p():
@@ -494,6 +497,18 @@ def test_a_yarn_that_changes_no_angle_is_said_so():
 def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
     report = render_every(sampler=sampler_record(identical=27))
     assert "캐시 경로를 의심해야 한다" in report
+
+
+def test_the_sampler_not_the_cache_decides():
+    assert against_cache(sampler_record()) == "seed_changes"
+    assert against_cache(sampler_record(differ=0)) == "seed_changes_nothing"
+    assert against_cache(sampler_record(identical=27)) == "differed_on_cpu"
+    on_gpu = sampler_record(identical=27)
+    on_gpu.run.device = "cuda"
+    assert against_cache(on_gpu) == "differed"
+    unnamed = sampler_record(identical=27)
+    unnamed.first_difference = None
+    assert against_cache(unnamed) is None
 
 
 def test_a_report_without_a_task_measurement_is_refused():
