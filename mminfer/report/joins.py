@@ -15,7 +15,6 @@ from __future__ import annotations
 from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, path_splits
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
-from mminfer.measures.capacity.capacity import Capacity, capacity_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
 from mminfer.measures.repetition.repetition import Repetition, repetition_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
@@ -27,6 +26,7 @@ from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, agree, rates, token_ratio
 from mminfer.records.claims import Claim, claim
+from mminfer.records.sentences import Sentence
 
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
 
@@ -342,11 +342,10 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
 # --- capacity.json beside serve.json ---------------------------------------------------------
 
 
-def capacity_serve_facts(capacity: Capacity, serve: Serve | None = None) -> dict:
-    """capacity.json's facts (mminfer.measures.capacity.capacity.capacity_facts) and which bound
-    serve.json found first: the formula's count decides the users per card only where memory
-    bound first on this machine, and speed binds first where it did (the cards' speed was not
-    measured)."""
+def users_bound(serve: Serve | None) -> str:
+    """Which bound serve.json found first: "memory" (the formula's count decides the users per
+    card), "speed" (a batch's decode step missed the target, and no more users by speed than by
+    memory), or "unmeasured" (neither, or no serve.json: the cards' speed was not measured)."""
     users = serve.users if serve is not None else None
     memory_first = (
         users is not None
@@ -358,10 +357,24 @@ def capacity_serve_facts(capacity: Capacity, serve: Serve | None = None) -> dict
         and any(row.decode_step_s > users.step_target_s for row in serve.batches)
         and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
     )
-    return capacity_facts(capacity) | {
-        "memory_decides": claim("capacity.memory_decides_users", memory_first),
-        "speed_first": claim("capacity.speed_binds_first", speed_first),
-    }
+    if memory_first:
+        return "memory"
+    if speed_first:
+        return "speed"
+    return "unmeasured"
+
+
+CAPACITY_SENTENCES = (
+    Sentence(
+        "capacity.bound",
+        holds=users_bound,
+        words={
+            "memory": "그 수가 카드당 사용자를 정한다",
+            "speed": "그 수는 메모리의 상한이고, 이 기계에서는 속도가 먼저 묶었다",
+            "unmeasured": "그 수는 메모리로 본 상한이다(속도는 재지 않았다)",
+        },
+    ),
+)
 
 
 # --- serve.json beside sweep.json ------------------------------------------------------------
@@ -572,3 +585,7 @@ def repetition_temp_facts(repetition: Repetition, temp: Temperatures | None = No
             ),
         },
     }
+
+
+# The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
+SENTENCES = (*CAPACITY_SENTENCES,)
