@@ -69,15 +69,29 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "capacity.bound",
         "capacity.formula",
         "kvbytes.bytes",
+        "topk.cap",
+        "topk.counts",
+        "topk.lesson",
+        "topk.mass",
+        "topk.survivors",
         "topp.lesson",
         "topp.positions",
     ]
 
 
+def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
+    import mminfer.measures.topk.topk as topk
+    import mminfer.report.joins as joins
+
+    assert [sentence_table()[s.key] for s in topk.SENTENCES] == list(topk.SENTENCES)
+    assert [sentence_table()[s.key] for s in joins.SENTENCES] == list(joins.SENTENCES)
+
+
 def test_every_variant_s_words_render_on_the_records():
     records = every_record()
     for sentence in sentence_table().values():
-        for words in sentence.words.values():
+        every = [sentence.words] if isinstance(sentence.words, str) else sentence.words.values()
+        for words in every:
             assert environment().from_string(words).render(records).strip()
 
 
