@@ -1,6 +1,6 @@
-"""The oracles of the sampling side's claims: conversation, topk, repetition and batch
-(mminfer.records.claims; merged into tests/oracles.py's ORACLES). topp's, temp's and sampler's
-sentences are checked by their own predicates, beside their words (their modules' SENTENCES).
+"""The oracles of the sampling side's claims: conversation, repetition and batch
+(mminfer.records.claims; merged into tests/oracles.py's ORACLES). topp's, topk's, temp's and
+sampler's sentences are checked by their own predicates, beside their words (their SENTENCES).
 
 Each reads its sentence's literal words against the record's raw numbers: the counts of each
 temperature, penalty and p in the order of their values, the greedy ids (their repeated n-grams
@@ -49,94 +49,6 @@ def moves(values: list, word: str) -> bool:
 
 def ascending(mapping: Mapping) -> list[str]:
     return sorted(mapping, key=float)
-
-
-# --- topk -----------------------------------------------------------------------------------------
-
-
-def topk_counts_moved(records, about) -> bool:
-    """ "top_k를 켜 두자 서로 다른 답이 {without_counts}에서 {with_counts}로 바뀌었다"."""
-    topk, temp = records["topk"], records.get("temp")
-    keys = list(topk.temp)
-    with_counts = [topk.temp[key].distinct for key in keys]
-    without = [temp[key].distinct if temp and key in temp else None for key in keys]
-    differ = any(w is not None and w != n for w, n in zip(without, with_counts))
-    return (
-        differ
-        and list(about["with_counts"]) == with_counts
-        and list(about["without_counts"]) == without
-    )
-
-
-def topk_counts_same(records, about) -> bool:
-    """ "온도마다 서로 다른 답의 수가 temp.json과 같았다"."""
-    topk, temp = records["topk"], records.get("temp")
-    if temp is None:
-        return False
-    return all(key in temp and temp[key].distinct == row.distinct for key, row in topk.temp.items())
-
-
-def topk_survivors(records) -> list[tuple[str, int, int | None]]:
-    topk, topp = records["topk"], records.get("topp")
-    return [(p, n, None if topp is None else topp.get(p)) for p, n in topk.topp.items()]
-
-
-def topk_fewer_at_every_p(records, about) -> bool:
-    """ "모든 p에서 top-p만 쓸 때보다 적게 남았다({with_counts} 대 {without_counts})"."""
-    rows = topk_survivors(records)
-    return (
-        all(without is not None and n < without for _, n, without in rows)
-        and list(about["with_counts"]) == [n for _, n, _ in rows]
-        and list(about["without_counts"]) == [without for _, _, without in rows]
-    )
-
-
-def topk_fewer_at_some_p(records, about) -> bool:
-    """ "p = {fewer}에서 top-p만 쓸 때보다 적게 남았고, p = {same}에서는 같았다"."""
-    rows = topk_survivors(records)
-    if any(without is None for _, _, without in rows):
-        return False
-    fewer = [p for p, n, without in rows if n < without]
-    same = [p for p, n, without in rows if n == without]
-    return (
-        bool(fewer)
-        and bool(same)
-        and len(fewer) + len(same) == len(rows)
-        and list(about["fewer"]) == fewer
-        and list(about["same"]) == same
-    )
-
-
-def topk_same_at_every_p(records, about) -> bool:
-    """ "어느 p에서나 생존 후보 수가 같았다"."""
-    return all(n == without for _, n, without in topk_survivors(records))
-
-
-def topk_cap_reached(records, about) -> bool:
-    """ "p = {ps}에서는 top-k가 남긴 {survivors}개가 모두 남았다"."""
-    topk = records["topk"]
-    capped = [p for p, n in topk.topp.items() if n == topk.top_k_survivors]
-    return (
-        bool(capped) and list(about["ps"]) == capped and about["survivors"] == topk.top_k_survivors
-    )
-
-
-def topk_renormalised(records, about) -> bool:
-    """ "상위 {k}개가 가진 확률은 {mass}이고, top-k 뒤의 top-p는 그 안에서 다시 1로 맞춘 확률을
-    센다": the top k hold less than all of it, and no p kept more than top-k alone."""
-    topk = records["topk"]
-    return (
-        topk.top_k_mass < 1.0
-        and about["mass"] == topk.top_k_mass
-        and about["k"] == topk.top_k
-        and all(n <= topk.top_k_survivors for n in topk.topp.values())
-    )
-
-
-def topk_whole_mass(records, about) -> bool:
-    """ "상위 {k}개가 확률을 모두 가져 top-k가 top-p의 셈을 다시 맞추지 않는다"."""
-    topk = records["topk"]
-    return topk.top_k_mass >= 1.0 and about["k"] == topk.top_k
 
 
 # --- repetition -----------------------------------------------------------------------------------
@@ -545,14 +457,6 @@ def conversation_ttft_falls_as_prompt_grows(records, about) -> bool:
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "topk.counts_moved": topk_counts_moved,
-    "topk.counts_same": topk_counts_same,
-    "topk.fewer_at_every_p": topk_fewer_at_every_p,
-    "topk.fewer_at_some_p": topk_fewer_at_some_p,
-    "topk.same_at_every_p": topk_same_at_every_p,
-    "topk.cap_reached": topk_cap_reached,
-    "topk.renormalised": topk_renormalised,
-    "topk.whole_mass": topk_whole_mass,
     "repetition.distinct_trend": repetition_distinct_trend,
     "repetition.greedy_repeats_trend": repetition_greedy_repeats_trend,
     "repetition.samples_never_loop": repetition_samples_never_loop,

@@ -1,5 +1,5 @@
-"""The oracles of the timing side's claims: time, sweep, serve, capacity, same, run (kvbytes's
-sentence is checked by its own predicate, beside its words: mminfer.measures.kvbytes's SENTENCES).
+"""The oracles of the timing side's claims: time, sweep, serve, same, run (kvbytes's and capacity's
+sentences are checked by their own predicates, beside their words: their SENTENCES).
 
 Each reads its sentence's literal words and checks them on the record's raw numbers (the runs'
 seconds, the steps' clocked times and their ranges, the passes' median steps and prefills), never
@@ -597,31 +597,7 @@ def serve_prefill_relation(records) -> str:
     )
 
 
-# --- capacity, same, run ---------------------------------------------------------------------
-
-
-def capacity_formula_exact(records, about) -> bool:
-    """ "캐시 크기는 공식으로 정확히 셀 수 있다"."""
-    capacity = records["capacity"]
-    check = capacity.batch_check
-    return check.measured_bytes == check.predicted_bytes and all(
-        per_token.measured == per_token.formula for per_token in capacity.bytes_per_token.values()
-    )
-
-
-def capacity_memory_decides_users(records, about) -> bool:
-    """ "그 수가 카드당 사용자를 정한다": on the machine served, memory bound first."""
-    serve = records.get("serve")
-    if serve is None:
-        return False
-    memory = serve.users.users_by_memory
-    return memory is not None and memory < serve.users.users_by_speed
-
-
-def capacity_speed_binds_first(records, about) -> bool:
-    """ "이 기계에서는 속도가 먼저 묶었다"."""
-    serve = records.get("serve")
-    return serve is not None and serve_speed_binds(records, about)
+# --- same, run ---------------------------------------------------------------------------
 
 
 def run_course_folder(records, about) -> bool:
@@ -696,8 +672,5 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "serve.prefill_meet": judged(serve_prefill_relation, "meet"),
     "serve.prefill_within_noise": judged(serve_prefill_relation, "within_noise"),
     "serve.prefill_apart": judged(serve_prefill_relation, "apart"),
-    "capacity.formula_exact": capacity_formula_exact,
-    "capacity.memory_decides_users": capacity_memory_decides_users,
-    "capacity.speed_binds_first": capacity_speed_binds_first,
     "run.course_folder": run_course_folder,
 }

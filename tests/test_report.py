@@ -31,7 +31,7 @@ from reportdata import (
 )
 
 from mminfer.measures.cache.same import ids_compared, paths_compared, same_facts
-from mminfer.measures.capacity.capacity import capacity_facts
+from mminfer.measures.capacity.capacity import capacity_facts, formula_counts
 from mminfer.measures.kvbytes.kvbytes import bytes_against_formula, kvbytes_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
 from mminfer.measures.sweep.sweep import Sweep, sweep_facts
@@ -40,6 +40,7 @@ from mminfer.measures.temp.temp import distinct_grows, distinct_trend
 from mminfer.measures.topp.topp import positions_compared, topp_facts
 from mminfer.records import bands, from_json, to_json
 from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
+from mminfer.report.joins import users_bound
 from mminfer.report.render import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
 
 # --- same ids ------------------------------------------------------------------------------------
@@ -201,6 +202,20 @@ def test_capacity_batch_check_matches_or_not():
 def test_capacity_table_has_a_row_per_dtype_and_context_in_memory_order():
     table = capacity_facts(capacity_record())["table"]
     assert table[0] == ("float32", 2048, [11, 39]) and table[-1] == ("bfloat16", 8192, [3, 10])
+
+
+def test_capacity_counts_the_caches_exactly_only_where_every_one_is_the_formula_s():
+    capacity = capacity_record()
+    assert formula_counts(capacity) == "exact"
+    capacity.batch_check.measured_bytes += 1
+    assert formula_counts(capacity) == "counted"
+
+
+def test_capacity_bound_is_the_one_serve_found_first():
+    assert users_bound(serve_record(users_by_memory=40)) == "memory"
+    assert users_bound(serve_record()) == "speed"  # the demo's last batch missed the target
+    assert users_bound(serve_record(steps={1: 0.001, 64: 0.001})) == "unmeasured"
+    assert users_bound(None) == "unmeasured"
 
 
 def test_run_names_the_gpu_and_the_prompt_it_was_given():

@@ -67,6 +67,8 @@ def test_a_variant_without_words_is_an_error():
 
 def test_the_converted_sections_sentences_are_in_the_table():
     assert sorted(sentence_table()) == [
+        "capacity.bound",
+        "capacity.formula",
         "count.differs_from_formula",
         "kvbytes.bytes",
         "same.ids",
@@ -75,6 +77,11 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "temp.distinct_grows",
         "temp.lesson",
         "temp.trend",
+        "topk.cap",
+        "topk.counts",
+        "topk.lesson",
+        "topk.mass",
+        "topk.survivors",
         "topp.lesson",
         "topp.positions",
     ]
@@ -89,6 +96,14 @@ def rendered(words: str, shapes: list[dict]) -> str:
         except jinja2.UndefinedError:
             continue
     return environment().from_string(words).render(shapes[-1])
+
+
+def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
+    import mminfer.measures.topk.topk as topk
+    import mminfer.report.joins as joins
+
+    assert [sentence_table()[s.key] for s in topk.SENTENCES] == list(topk.SENTENCES)
+    assert [sentence_table()[s.key] for s in joins.SENTENCES] == list(joins.SENTENCES)
 
 
 def test_every_variant_s_words_render_on_the_records():

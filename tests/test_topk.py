@@ -20,10 +20,16 @@ from mminfer.measures.topk.measure import (
     survivors_after_top_k,
     top_k_mass,
 )
+from mminfer.measures.topk.topk import cap_reached
 from mminfer.model.draws import Draws, Prompted, Sampler
 from mminfer.model.loading import run_info
 from mminfer.model.prompts import chat_prompt
-from mminfer.report.joins import topk_temp_topp_facts
+from mminfer.report.joins import (
+    counts_against_temp,
+    mass_against_topp,
+    survivors_against_topp,
+    topk_temp_topp_facts,
+)
 
 
 def measured(model, tokenizer, run, top_k=50):
@@ -122,6 +128,38 @@ def test_fewer_survive_at_every_p_and_the_renormalised_mass_says_why():
     assert "상위 50개가 가진 확률은 80.2%" in text and "적게 남는 p가 있다" not in text
     whole = render_every(topk=topk_record(topp=(17, 74, 50), mass=1.0))
     assert "확률을 모두 가져" in whole
+
+
+TOPP = {"0.5": 21, "0.9": 72, "0.99": 111}
+
+
+def test_the_counts_moved_only_where_a_temperature_s_count_differs_from_temp_json():
+    temp = temp_record()
+    assert counts_against_temp(topk_record(), temp) == "moved"
+    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), temp) == "same"
+    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), dict([*temp.items()][:1])) == (
+        "alone"
+    )
+    assert counts_against_temp(topk_record(), None) == "alone"
+
+
+def test_fewer_survive_at_every_p_at_some_or_at_none():
+    assert survivors_against_topp(topk_record(topp=(15, 39, 49)), TOPP) == "fewer"
+    assert survivors_against_topp(topk_record(topp=(21, 39, 111)), TOPP) == "some"
+    assert survivors_against_topp(topk_record(topp=(21, 72, 111)), TOPP) == "same"
+    assert survivors_against_topp(topk_record(topp=(22, 39, 49)), TOPP) is None  # more at 0.5
+    assert survivors_against_topp(topk_record(), None) is None
+
+
+def test_the_mass_is_renormalised_only_where_the_top_k_hold_less_than_all_of_it():
+    assert mass_against_topp(topk_record(mass=0.802), TOPP) == "renormalised"
+    assert mass_against_topp(topk_record(mass=1.0), TOPP) == "whole"
+    assert mass_against_topp(topk_record(mass=0.802), None) is None
+
+
+def test_k_is_the_bound_only_at_a_p_where_every_survivor_of_top_k_survived():
+    assert cap_reached(topk_record(topp=(17, 50, 50)))
+    assert not cap_reached(topk_record(topp=(17, 39, 49)))
 
 
 def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):

@@ -15,7 +15,6 @@ from __future__ import annotations
 from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, path_splits
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
-from mminfer.measures.capacity.capacity import Capacity, capacity_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
 from mminfer.measures.repetition.repetition import Repetition, repetition_facts
 from mminfer.measures.serve.serve import Serve, serve_facts
@@ -27,6 +26,7 @@ from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, agree, rates, token_ratio
 from mminfer.records.claims import Claim, claim
+from mminfer.records.sentences import Sentence
 
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
 
@@ -342,11 +342,10 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
 # --- capacity.json beside serve.json ---------------------------------------------------------
 
 
-def capacity_serve_facts(capacity: Capacity, serve: Serve | None = None) -> dict:
-    """capacity.json's facts (mminfer.measures.capacity.capacity.capacity_facts) and which bound
-    serve.json found first: the formula's count decides the users per card only where memory
-    bound first on this machine, and speed binds first where it did (the cards' speed was not
-    measured)."""
+def users_bound(serve: Serve | None) -> str:
+    """Which bound serve.json found first: "memory" (the formula's count decides the users per
+    card), "speed" (a batch's decode step missed the target, and no more users by speed than by
+    memory), or "unmeasured" (neither, or no serve.json: the cards' speed was not measured)."""
     users = serve.users if serve is not None else None
     memory_first = (
         users is not None
@@ -358,10 +357,24 @@ def capacity_serve_facts(capacity: Capacity, serve: Serve | None = None) -> dict
         and any(row.decode_step_s > users.step_target_s for row in serve.batches)
         and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
     )
-    return capacity_facts(capacity) | {
-        "memory_decides": claim("capacity.memory_decides_users", memory_first),
-        "speed_first": claim("capacity.speed_binds_first", speed_first),
-    }
+    if memory_first:
+        return "memory"
+    if speed_first:
+        return "speed"
+    return "unmeasured"
+
+
+CAPACITY_SENTENCES = (
+    Sentence(
+        "capacity.bound",
+        holds=users_bound,
+        words={
+            "memory": "그 수가 카드당 사용자를 정한다",
+            "speed": "그 수는 메모리의 상한이고, 이 기계에서는 속도가 먼저 묶었다",
+            "unmeasured": "그 수는 메모리로 본 상한이다(속도는 재지 않았다)",
+        },
+    ),
+)
 
 
 # --- serve.json beside sweep.json ------------------------------------------------------------
@@ -448,30 +461,19 @@ def topk_temp_topp_facts(
         without = topp.get(key) if topp is not None else None
         ps.append({"p": key, "with_top_k": survivors, "without_top_k": without})
     moved = [row["moved"] for row in temperatures if row["moved"] is not None]
-    cut = [row["without_top_k"] - row["with_top_k"] for row in ps if row["without_top_k"]]
-    facts = topk_facts(topk)
-    return facts | {
+    return topk_facts(topk) | {
         "without_counts": [row["without_top_k"] for row in temperatures],
         "temperatures": temperatures,
         "ps": ps,
         "compared_with_temp": bool(moved),
         "counts_moved": any(way != "same" for way in moved),
-        "compared_with_topp": bool(cut),
-        "claims": facts["claims"] | count_claims(temperatures) | survivor_claims(ps),
+        "compared_with_topp": compared_with_topp(topk, topp),
     }
 
 
 def topk_temp_glance(topk: TopK, temp: Temperatures | None = None) -> Glance:
-    """## top-k's row: "moved" (top-k changed a distinct count against temp.json), "same", or
-    "alone" (no temp.json to compare with)."""
-    facts = topk_temp_topp_facts(topk, temp)
-    if not facts["compared_with_temp"]:
-        lesson = "alone"
-    elif facts["counts_moved"]:
-        lesson = "moved"
-    else:
-        lesson = "same"
-    return Glance(lesson=lesson, terms=("top_k", "distinct"))
+    """## top-k's row: its lesson the sentence topk.lesson's variant."""
+    return Glance(lesson=counts_against_temp(topk, temp), terms=("top_k", "distinct"))
 
 
 def direction(after: int, before: int) -> str:
@@ -483,63 +485,131 @@ def direction(after: int, before: int) -> str:
     return "same"
 
 
-def count_claims(temperatures: list[dict]) -> dict[str, Claim]:
-    """The lesson's claims on the distinct answers, top-k on against temp.json's (top-k off).
-
-    ``counts_moved``: at some temperature the counts differ ("바뀌었다"); ``counts_same``: every
-    temperature of topk.json has temp.json's row, with the same count ("온도마다 같았다").
-    """
-    compared = [row for row in temperatures if row["without_top_k"] is not None]
-    with_counts = [row["with_top_k"].distinct for row in temperatures]
-    without_counts = [row["without_top_k"] for row in temperatures]
-    differ = [row for row in compared if row["with_top_k"].distinct != row["without_top_k"]]
-    every_compared = bool(compared) and len(compared) == len(temperatures)
-    return {
-        "counts_moved": claim(
-            "topk.counts_moved",
-            bool(differ),
-            with_counts=with_counts,
-            without_counts=without_counts,
-        ),
-        "counts_same": claim(
-            "topk.counts_same",
-            every_compared and not differ,
-            counts=with_counts,
-        ),
-    }
+def counts_against_temp(topk: TopK, temp: Temperatures | None) -> str:
+    """The distinct answers, top-k on against temp.json's (top-k off): "moved" (at some
+    temperature they differ), "same" (every temperature of topk.json has temp.json's row, with the
+    same count), "alone" (neither: no temp.json, or not every temperature in it)."""
+    compared = [
+        (summary.distinct, temp[key].distinct)
+        for key, summary in topk.temp.items()
+        if temp is not None and key in temp
+    ]
+    if any(on != off for on, off in compared):
+        return "moved"
+    if compared and len(compared) == len(topk.temp):
+        return "same"
+    return "alone"
 
 
-def survivor_claims(ps: list[dict]) -> dict[str, Claim]:
-    """The survivors' claims, top-k then top-p against top-p alone (topp.json), per p.
+def survivors_against_topp(topk: TopK, topp: TopP | None) -> str | None:
+    """The survivors, top-k then top-p against top-p alone (topp.json), per p: "fewer" (at every
+    p), "some" (fewer at some p, the same at the others), "same" (at every p); None where more
+    survive at some p, or topp.json lacks a p."""
+    if topp is None or not topk.topp or any(topp.get(key) is None for key in topk.topp):
+        return None
+    pairs = [(survivors, topp[key]) for key, survivors in topk.topp.items()]
+    if all(on < off for on, off in pairs):
+        return "fewer"
+    if any(on > off for on, off in pairs):
+        return None
+    if any(on < off for on, off in pairs):
+        return "some"
+    return "same"
 
-    ``fewer_at_every_p``: at every p fewer survive with top-k first; ``fewer_at_some_p``: fewer
-    at the p named, the same at the others, more at none; ``same_at_every_p``. Those topk.json
-    makes alone (the cap, the mass) are mminfer.measures.topk.topk.cap_claims.
-    """
-    compared = [row for row in ps if row["without_top_k"] is not None]
-    fewer = [row["p"] for row in compared if row["with_top_k"] < row["without_top_k"]]
-    same = [row["p"] for row in compared if row["with_top_k"] == row["without_top_k"]]
-    more = [row["p"] for row in compared if row["with_top_k"] > row["without_top_k"]]
-    every = bool(compared) and len(compared) == len(ps)
-    return {
-        "fewer_at_every_p": claim(
-            "topk.fewer_at_every_p",
-            every and len(fewer) == len(ps),
-            ps=[row["p"] for row in ps],
-            with_counts=[row["with_top_k"] for row in ps],
-            without_counts=[row["without_top_k"] for row in ps],
-        ),
-        "fewer_at_some_p": claim(
-            "topk.fewer_at_some_p",
-            every and bool(fewer) and bool(same) and not more,
-            fewer=fewer,
-            same=same,
-        ),
-        "same_at_every_p": claim(
-            "topk.same_at_every_p",
-            every and len(same) == len(ps),
-        ),
-    }
+
+def compared_with_topp(topk: TopK, topp: TopP | None) -> bool:
+    """topp.json has a p of topk.json's with survivors to compare."""
+    return topp is not None and any(topp.get(key) for key in topk.topp)
+
+
+def mass_against_topp(topk: TopK, topp: TopP | None) -> str | None:
+    """Beside topp.json: "renormalised" (the top k hold less than all the probability,
+    top_k_mass < 1, so top-p after top-k counts within a renormalised mass and reaches p sooner),
+    "whole" (they hold it all); None without topp.json to compare with."""
+    if not compared_with_topp(topk, topp):
+        return None
+    if topk.top_k_mass < 1.0:
+        return "renormalised"
+    if topk.top_k_mass >= 1.0:
+        return "whole"
+    return None
+
+
+# a temperature's count of distinct answers in temp.json (top-k off), "—" where it has none
+WITHOUT_TOP_K = '(temp[key].distinct if key in temp else none)|default("—", true)'
+TOPK_SENTENCES = (
+    Sentence(
+        "topk.counts",
+        holds=counts_against_temp,
+        words={
+            "moved": (
+                'generate의 기본값 top_k={{ topk.top_k|particle("을/를") }} 켜 두자 온도 실험의'
+                " 서로 다른 답(distinct)이 {% for key in topk.temp %}{{ "
+                + WITHOUT_TOP_K
+                + ' }}{{ " → " if not loop.last }}{% endfor %}에서'
+                ' {{ topk.temp.values()|map(attribute="distinct")|join(" → ")'
+                '|particle("으로/로") }} 바뀌었다(샘플 {{ topk.samples }}개): 과제가 top_k=0을'
+                " 요구하는 까닭이다."
+            ),
+            "same": (
+                'generate의 기본값 top_k={{ topk.top_k|particle("을/를") }} 켜 두어도 이'
+                " 모델에서는 온도마다 서로 다른 답(distinct)의 수가 temp.json과 같았다. 잘린 확률은"
+                " 표에 있다."
+            ),
+            "alone": (
+                'generate의 기본값 top_k={{ topk.top_k|particle("을/를") }} 켜 둔 채 온도'
+                " 실험과 top-p를 다시 쟀다."
+            ),
+        },
+    ),
+    Sentence(
+        "topk.lesson",
+        holds=counts_against_temp,
+        words={
+            "moved": "generate의 기본 top_k가 온도 실험의 답 수를 바꾼다: 과제가 끄라는 까닭",
+            "same": "이 모델에서는 기본 top_k가 답 수를 바꾸지 않았다",
+            "alone": "기본 top_k를 켠 온도 실험과 top-p",
+        },
+    ),
+    Sentence(
+        "topk.survivors",
+        holds=survivors_against_topp,
+        words={
+            "fewer": (
+                "[bos]{{ topk.prefix }} 뒤에서는 top-k를 먼저 적용하자 모든 p에서 top-p만 쓸"
+                ' 때보다 적게 남았다({{ topk.topp.values()|join("/") }} 대'
+                ' {% for p in topk.topp %}{{ topp[p] }}{{ "/" if not loop.last }}{% endfor %}).'
+            ),
+            "some": (
+                "[bos]{{ topk.prefix }} 뒤에서는 top-k를 먼저 적용하자 p = "
+                "{% for p, n in topk.topp.items() if n < topp[p] %}{{ p }}"
+                '{{ ", " if not loop.last }}{% endfor %}에서 top-p만 쓸 때보다 적게 남았고, p = '
+                "{% for p, n in topk.topp.items() if n == topp[p] %}{{ p }}"
+                '{{ ", " if not loop.last }}{% endfor %}에서는 같았다.'
+            ),
+            "same": (
+                "[bos]{{ topk.prefix }} 뒤에서는 top-k를 먼저 적용해도 어느 p에서나 생존 후보 수가"
+                " 같았다."
+            ),
+        },
+    ),
+    Sentence(
+        "topk.mass",
+        holds=mass_against_topp,
+        words={
+            "renormalised": (
+                "그 자리에서 상위 {{ topk.top_k }}개가 가진 확률은"
+                " {{ topk.top_k_mass|percent }}이고, top-k 뒤의 top-p는 그 안에서 다시 1로 맞춘"
+                " 확률을 센다: top-p만 쓸 때의 p ×"
+                " {{ topk.top_k_mass|percent }}에서 자르는 셈이라 누적 확률이 p에 더 일찍 닿는다."
+            ),
+            "whole": (
+                "그 자리에서는 상위 {{ topk.top_k }}개가 확률을 모두 가져(top_k_mass"
+                " {{ topk.top_k_mass|percent }}) top-k가 top-p의 셈을 다시 맞추지 않는다."
+            ),
+        },
+    ),
+)
 
 
 # --- repetition.json beside temp.json --------------------------------------------------------
@@ -572,3 +642,7 @@ def repetition_temp_facts(repetition: Repetition, temp: Temperatures | None = No
             ),
         },
     }
+
+
+# The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
+SENTENCES = (*CAPACITY_SENTENCES, *TOPK_SENTENCES)

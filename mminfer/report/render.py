@@ -25,7 +25,7 @@ from pathlib import Path
 
 import jinja2
 
-from mminfer.measurements import MEASUREMENTS, resolve
+from mminfer.measurements import MEASUREMENTS, declared, resolve
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records.claims import ClaimLog, Tally, claim
@@ -133,12 +133,14 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
 
 @functools.cache
 def sentence_table() -> dict[str, Sentence]:
-    """Every converted section's sentences by key: the ``SENTENCES`` of each entry's facts module.
+    """Every converted section's sentences by key: the ``SENTENCES`` of each entry's facts module
+    and of its record's (a join's sentences in mminfer.report.joins, a record's own beside it).
 
     A sentence's key names a measurement (its section) and its predicate's parameters name
     measurements; a key given twice is an error."""
     names = {entry.name for entry in MEASUREMENTS}
     modules = {entry.facts.split(":")[0] for entry in MEASUREMENTS if entry.facts is not None}
+    modules |= {declared(entry.record)[0] for entry in MEASUREMENTS}
     table = {}
     for module in sorted(modules):
         for sentence in getattr(importlib.import_module(module), "SENTENCES", ()):

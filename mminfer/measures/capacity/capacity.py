@@ -1,11 +1,11 @@
-"""capacity.json: how many sequences' caches fit on a card. Its record and facts."""
+"""capacity.json: how many sequences' caches fit on a card. Its record, facts and sentences."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from mminfer.records import Glance, RunInfo
-from mminfer.records.claims import claim
+from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -62,13 +62,8 @@ class Capacity:
 
 
 def capacity_facts(capacity: Capacity) -> dict:
-    """capacity.json's table, and its lesson's claim that the caches are counted exactly by the
-    formula (every dtype's bytes a token and a real batch's cache are the formula's). Which bound
-    decides the users per card reads serve.json: the report's join (mminfer.report.joins), its
-    claims not holding here."""
-    exact = capacity.batch_check.measured_bytes == capacity.batch_check.predicted_bytes and all(
-        per_token.measured == per_token.formula for per_token in capacity.bytes_per_token.values()
-    )
+    """capacity.json's table. Which bound decides the users per card reads serve.json: the
+    sentence capacity.bound, the report's join (mminfer.report.joins)."""
     by_key = {}
     for row in capacity.rows:
         by_key[(row.dtype, row.context, row.memory_gib)] = row.sequences
@@ -84,9 +79,6 @@ def capacity_facts(capacity: Capacity) -> dict:
         "beyond_positions": [context for context in capacity.contexts if context > positions],
         "batch_matches": capacity.batch_check.matches,
         "moe": capacity.experts is not None,
-        "exact": claim("capacity.formula_exact", exact),
-        "memory_decides": claim("capacity.memory_decides_users", False),
-        "speed_first": claim("capacity.speed_binds_first", False),
     }
 
 
@@ -95,3 +87,27 @@ def capacity_glance(capacity: Capacity) -> Glance:
     "differs"."""
     lesson = "matches" if capacity.batch_check.matches else "differs"
     return Glance(lesson=lesson, terms=("user", "context"))
+
+
+def formula_counts(capacity: Capacity) -> str:
+    """ "exact": every dtype's bytes a token and a real batch's cache are the formula's;
+    "counted": not all of them."""
+    check = capacity.batch_check
+    exact = check.measured_bytes == check.predicted_bytes and all(
+        per_token.measured == per_token.formula for per_token in capacity.bytes_per_token.values()
+    )
+    return "exact" if exact else "counted"
+
+
+# The section's sentences (mminfer.records.sentences): capacity.md.j2 asks say("capacity.formula")
+# in its row of ## 한눈에, beside the join's say("capacity.bound") (mminfer.report.joins).
+SENTENCES = (
+    Sentence(
+        "capacity.formula",
+        holds=formula_counts,
+        words={
+            "exact": "캐시 크기는 공식으로 정확히 셀 수 있다",
+            "counted": "캐시 크기는 공식으로 센다",
+        },
+    ),
+)

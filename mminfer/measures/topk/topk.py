@@ -1,4 +1,4 @@
-"""topk.json: the task's trap, measured. Its record and the facts its report section reads.
+"""topk.json: the task's trap, measured. Its record, facts and sentences.
 
 Pure Python, no torch: the report reads the record without the model code.
 """
@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import Answer, ChatPrompt, RunInfo
-from mminfer.records.claims import Claim, claim
+from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -65,34 +65,24 @@ def topk_facts(topk: TopK) -> dict:
         "top_k_survivors": topk.top_k_survivors,
         "record_mass": topk.top_k_mass,
         "lora": topk.run.lora is not None,
-        "claims": cap_claims(topk),
     }
 
 
-def cap_claims(topk: TopK) -> dict[str, Claim]:
-    """The survivors' claims topk.json makes alone.
+def cap_reached(topk: TopK) -> bool:
+    """At some p every survivor of top-k alone survived top-p too: there k is the bound."""
+    return any(survivors == topk.top_k_survivors for survivors in topk.topp.values())
 
-    ``cap_reached``: at the p named every survivor of top-k alone survived top-p too;
-    ``whole_mass``: the top k hold all the probability; ``renormalised``: they hold less
-    (top_k_mass < 1), so top-p after top-k counts within a renormalised mass and reaches p sooner.
-    """
-    capped = [key for key, survivors in topk.topp.items() if survivors == topk.top_k_survivors]
-    return {
-        "cap_reached": claim(
-            "topk.cap_reached",
-            bool(capped),
-            ps=capped,
-            survivors=topk.top_k_survivors,
+
+# The section's sentences (mminfer.records.sentences): topk.md.j2 asks say("topk.cap") after the
+# survivors' table; those beside temp.json and topp.json are mminfer.report.joins's.
+SENTENCES = (
+    Sentence(
+        "topk.cap",
+        holds=cap_reached,
+        words=(
+            "p = {% for p, n in topk.topp.items() if n == topk.top_k_survivors %}{{ p }}"
+            '{{ ", " if not loop.last }}{% endfor %}에서는 top-k가 남긴'
+            " {{ topk.top_k_survivors }}개가 모두 남았다: 거기서는 k가 상한이다."
         ),
-        "whole_mass": claim(
-            "topk.whole_mass",
-            topk.top_k_mass >= 1.0,
-            k=topk.top_k,
-        ),
-        "renormalised": claim(
-            "topk.renormalised",
-            topk.top_k_mass < 1.0,
-            k=topk.top_k,
-            mass=topk.top_k_mass,
-        ),
-    }
+    ),
+)
