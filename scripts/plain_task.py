@@ -39,6 +39,7 @@ from mminfer.model.loading import (  # noqa: E402
 from mminfer.model.prompts import TASK_LENGTH_KEYS, check_length, prefix_prompt  # noqa: E402
 from mminfer.records import PretrainPrompt, write_record  # noqa: E402
 from mminfer.report.render import render_report  # noqa: E402
+from mminfer.timing.ab import Rounds  # noqa: E402
 from mminfer.workflow.inputs import model_params, parsed_config, resolve_inputs  # noqa: E402
 
 
@@ -99,9 +100,7 @@ def main() -> None:
         model=model,
         prompt_ids=prompt_ids,
         new_tokens=cache["new_tokens"],
-        warmup=time_cfg["warmup"],
-        runs=time_cfg["runs"],
-        max_runs=time_cfg["max_runs"],
+        rounds=Rounds(time_cfg["warmup"], time_cfg["runs"], time_cfg["max_runs"]),
         device=device,
         run=pretrained_run,
     )

@@ -17,7 +17,7 @@ from mminfer.errors import MminferError
 from mminfer.measures.time.measure import time_cache
 from mminfer.records.spread import NOISY_CV
 from mminfer.timing import clock as clock_module
-from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Sides, time_ab
+from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
 from mminfer.timing.clock import JITTER_VARIABLE, clock_name, device_clock, stamp_clock
 
 
@@ -120,9 +120,7 @@ def test_two_rounds_of_an_ab_timing_spread_both_sides_on_every_seed(monkeypatch,
             work=lambda side: None,
             sides=sides,
             device="cpu",
-            warmup=1,
-            runs=2,
-            max_runs=2,
+            rounds=Rounds(warmup=1, runs=2, max_runs=2),
             after_round=after_round,
         )
         assert min(timed.cv_a, timed.cv_b) > 2 * NOISY_CV, seed
@@ -140,9 +138,7 @@ def test_a_jittered_timing_is_never_ok_and_says_its_clock(monkeypatch, tiny_mode
         model=tiny_model,
         prompt_ids=prompt_of(8),
         new_tokens=2,
-        warmup=0,
-        runs=3,
-        max_runs=3,
+        rounds=Rounds(warmup=0, runs=3, max_runs=3),
         device="cpu",
         run=tiny_run,
     )

@@ -30,6 +30,7 @@ from mminfer.model.counting import (
 from mminfer.model.draws import Draws, Prompted, cut_at_eos, decoded_answers, temperature_key
 from mminfer.model.generation import greedy_generate
 from mminfer.records import Answer, RunInfo, from_json
+from mminfer.timing.ab import Rounds
 
 
 @pytest.fixture(scope="module")
@@ -418,9 +419,7 @@ def test_time_cache_reports_median_of_timed_runs_and_speedup(tiny_model, tiny_ru
         model=tiny_model,
         prompt_ids=prompt_of(8),
         new_tokens=3,
-        warmup=1,
-        runs=3,
-        max_runs=3,
+        rounds=Rounds(warmup=1, runs=3, max_runs=3),
         device="cpu",
         run=tiny_run,
     )

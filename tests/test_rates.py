@@ -21,6 +21,7 @@ import pytest
 from reportdata import anatomy_record, replayed, time_record
 
 from mminfer.records import rates
+from mminfer.timing.ab import Rounds
 
 RATE = 4242.5  # what the spied per_s returns: no real figure of the records equals it
 SECONDS = 0.012345  # what the spied seconds_for returns
@@ -123,9 +124,7 @@ def test_batch_tokens_per_s_come_from_the_module(spied, monkeypatch):
         prompts=[[1, 2, 3], [4, 5]],
         pad=0,
         new_tokens=8,
-        warmup=0,
-        runs=3,
-        max_runs=9,
+        rounds=Rounds(warmup=0, runs=3, max_runs=9),
         device="cpu",
     )
     assert timing.batch_tokens_per_s == RATE

@@ -20,7 +20,7 @@ from mminfer.records.spread import (
     cv_within_runs,
 )
 from mminfer.report.render import render_report
-from mminfer.timing.ab import time_ab
+from mminfer.timing.ab import Rounds, time_ab
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -62,9 +62,7 @@ def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 
         work=clock.work,
         sides=CACHE_SIDES,
         device="cpu",
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        rounds=Rounds(warmup=warmup, runs=runs, max_runs=max_runs),
         clock=clock,
     )
     run = from_json(RunInfo, reportdata.RUN)

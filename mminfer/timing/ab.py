@@ -129,9 +129,7 @@ def time_ab(
     work: Callable[[bool], object],
     sides: Sides,
     device,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    rounds: Rounds,
     clock: Callable[[], float] | None = None,
     after_round: Callable[[], object] | None = None,
 ) -> ABTiming:
@@ -151,9 +149,9 @@ def time_ab(
         return clock() - start
 
     load_before = load_average()
-    warmup_s = alternate(measure, warmup)
-    runs_s = alternate(measure, runs, after_round)
-    while len(runs_s[True]) < max_runs and neutral_doubts(runs_s[True], runs_s[False]):
+    warmup_s = alternate(measure, rounds.warmup)
+    runs_s = alternate(measure, rounds.runs, after_round)
+    while len(runs_s[True]) < rounds.max_runs and neutral_doubts(runs_s[True], runs_s[False]):
         for side, seconds in alternate(measure, 1, after_round).items():
             runs_s[side] += seconds
     return ab_record(
@@ -162,8 +160,8 @@ def time_ab(
         a_warmup_s=warmup_s[True],
         b_warmup_s=warmup_s[False],
         sides=sides,
-        runs=runs,
-        max_runs=max_runs,
+        runs=rounds.runs,
+        max_runs=rounds.max_runs,
         load_before=load_before,
     )
 

@@ -178,9 +178,7 @@ def compared_rows(prompts, batch_ids, batch_logits, alone) -> list[BatchRow]:
     return rows
 
 
-def time_batch(
-    *, model, prompts, pad: int, new_tokens: int, warmup: int, runs: int, max_runs: int, device
-) -> BatchTiming:
+def time_batch(*, model, prompts, pad: int, new_tokens: int, rounds: Rounds, device) -> BatchTiming:
     """The left-padded batch with its mask against its rows one after another, interleaved."""
     input_ids, mask = padded(prompts, pad, True, device)
     alone = [torch.tensor([ids], dtype=torch.long, device=device) for ids in prompts]
@@ -197,9 +195,7 @@ def time_batch(
         work=batch_or_rows,
         sides=BATCH_SIDES,
         device=device,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        rounds=rounds,
     )
     tokens = len(prompts) * new_tokens
     return BatchTiming(
@@ -277,9 +273,7 @@ def measure_batch(
             prompts=prompts,
             pad=pad,
             new_tokens=new_tokens,
-            warmup=rounds.warmup,
-            runs=rounds.runs,
-            max_runs=rounds.max_runs,
+            rounds=rounds,
             device=device,
         ),
         half_precision=half,

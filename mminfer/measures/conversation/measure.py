@@ -243,9 +243,7 @@ def time_turn(
         work=first_token,
         sides=CARRY_SIDES,
         device=device,
-        warmup=rounds.warmup,
-        runs=rounds.runs,
-        max_runs=rounds.max_runs,
+        rounds=rounds,
         clock=clock,
     )
     return TurnTiming(

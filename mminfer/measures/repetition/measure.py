@@ -149,9 +149,7 @@ def time_penalty(
         work=draw,
         sides=PENALTY_SIDES,
         device=device,
-        warmup=rounds.warmup,
-        runs=rounds.runs,
-        max_runs=rounds.max_runs,
+        rounds=rounds,
     )
     with_s = timed.b_s
     without_s = timed.a_s

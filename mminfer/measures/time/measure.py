@@ -47,9 +47,7 @@ def time_cache(
     model,
     prompt_ids: list[int],
     new_tokens: int,
-    warmup: int,
-    runs: int,
-    max_runs: int,
+    rounds: Rounds,
     device,
     run: RunInfo,
 ) -> Timing:
@@ -63,9 +61,7 @@ def time_cache(
         work=generate,
         sides=CACHE_SIDES,
         device=device,
-        warmup=warmup,
-        runs=runs,
-        max_runs=max_runs,
+        rounds=rounds,
     )
     return timing_record(timed=timed, prompt_len=len(prompt_ids), new_tokens=new_tokens, run=run)
 
@@ -119,9 +115,7 @@ def time_with_latency(
         work=generate,
         sides=CACHE_SIDES,
         device=device,
-        warmup=rounds.warmup,
-        runs=rounds.runs,
-        max_runs=rounds.max_runs,
+        rounds=rounds,
         clock=clock,
         after_round=unstreamed,
     )
