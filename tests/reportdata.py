@@ -124,8 +124,12 @@ def count_record(**changes) -> Count:
     return from_json(Count, count | changes)
 
 
+QUIET = {"cpu_share": 0.98, "cpu_pressure": 0.01, "wall_s": 8.1, "threads": 2, "busy": False}
+
+
 def time_json(**changes) -> dict:
-    """time.json as a rule writes it."""
+    """time.json as a rule writes it: a quiet run that decided after 7 rounds; the intervals and
+    the decision from its runs (mminfer.records.interval) unless ``changes`` give them."""
     timing = {
         "with_cache_s": 0.193,
         "without_cache_s": 0.965,
@@ -138,13 +142,13 @@ def time_json(**changes) -> dict:
         "order": "interleaved",
         "cv_with_cache": 0.02,
         "cv_without_cache": 0.03,
-        "runs_done": 3,
-        "extra_rounds": 0,
+        "runs_done": 7,
+        "extra_rounds": 4,
         "doubts": [],
         "verdict": "ok",
         "noisy_cv": 0.1,
-        "with_cache_runs_s": [0.19, 0.193, 0.2],
-        "without_cache_runs_s": [0.96, 0.965, 0.97],
+        "with_cache_runs_s": [0.19, 0.191, 0.192, 0.193, 0.195, 0.197, 0.2],
+        "without_cache_runs_s": [0.96, 0.962, 0.963, 0.965, 0.966, 0.968, 0.97],
         "with_cache_warmup_s": [0.3],
         "without_cache_warmup_s": [1.2],
         "threads": 2,
@@ -152,9 +156,27 @@ def time_json(**changes) -> dict:
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
         "clock": "perf_counter",
+        "contention": QUIET,
         "run": RUN,
     }
-    return timing | changes
+    timing |= changes
+    return time_intervals(timing) | changes
+
+
+def time_intervals(timing: dict) -> dict:
+    """time.json's intervals and decision from its runs, as mminfer.timing.ab finds them."""
+    from mminfer.measures.time.measure import CACHE_FASTER
+    from mminfer.records import interval
+
+    level = interval.look_level(timing["runs"], timing["max_runs"])
+    with_runs, without_runs = timing["with_cache_runs_s"], timing["without_cache_runs_s"]
+    speedup = interval.ratio_interval(without_runs, with_runs, level)
+    return timing | {
+        "with_cache_interval": to_json(interval.median_interval(with_runs, level)),
+        "without_cache_interval": to_json(interval.median_interval(without_runs, level)),
+        "speedup_interval": to_json(speedup),
+        "cache_faster": CACHE_FASTER[interval.ratio_decision(speedup)],
+    }
 
 
 def time_record(**changes) -> Timing:
@@ -706,6 +728,7 @@ def repetition_record(
         "load_before": [0.5, 0.5, 0.5],
         "load_after": [0.6, 0.5, 0.5],
         "clock": "perf_counter",
+        "contention": QUIET,
     }
     record = {
         "temperature": 1.0,
@@ -770,6 +793,7 @@ def batch_record(dtype="float32", half=None) -> Batch:
         "load_before": [0.5, 0.5, 0.5],
         "load_after": [0.6, 0.5, 0.5],
         "clock": "perf_counter",
+        "contention": QUIET,
     }
     record = {
         "rows": rows,
@@ -870,7 +894,7 @@ def replayed(a_runs: list[float], b_runs: list[float], sides, runs: int | None =
         sides=sides,
         runs=len(a_runs) if runs is None else runs,
         max_runs=max(len(a_runs), 9),
-        load_before=None,
+        meter=None,
     )
 
 
@@ -1107,12 +1131,18 @@ def timed(with_runs: list[float], without_runs: list[float], runs: int = 3, **ch
         sides=CACHE_SIDES,
         runs=runs,
         max_runs=9,
-        load_before=[0.5, 0.4, 0.3],
+        meter=None,
     )
     record = timing_record(
         timed=timed_runs, prompt_len=201, new_tokens=64, run=from_json(RunInfo, RUN)
     )
-    data = to_json(record) | {"threads": 2, "cpu_count": 2, "load_after": [0.6, 0.4, 0.3]}
+    data = to_json(record) | {
+        "threads": 2,
+        "cpu_count": 2,
+        "load_before": [0.5, 0.4, 0.3],
+        "load_after": [0.6, 0.4, 0.3],
+        "contention": QUIET,
+    }
     return from_json(Timing, data | changes)
 
 

@@ -26,3 +26,29 @@ class CacheLevel:
 
     name: str  # "L2"; "2 x L2" where the threads hold two copies (two cores' own L2)
     bytes: int  # the size of one copy x the copies held
+
+
+# A timed stretch whose process got less than this share of the CPU its threads could use, or in
+# which some task waited for a CPU more than BUSY_PRESSURE of the time, ran on a busy machine.
+BUSY_SHARE = 0.75
+BUSY_PRESSURE = 0.20
+
+
+@dataclass
+class Contention:
+    """How busy the machine was during the timed runs themselves (not the load average, which
+    counts the workflow's own earlier jobs): mminfer.timing.machine.ContentionMeter."""
+
+    cpu_share: float | None  # the process's CPU time / (wall x threads); None on CUDA
+    cpu_pressure: float | None  # /proc/pressure/cpu "some": the share of the wall time some task
+    # waited for a CPU; None where the kernel has no pressure stall information
+    wall_s: float  # the timed stretch, on the process's clock (mminfer.timing.clock)
+    threads: int
+    busy: bool  # cpu_share under BUSY_SHARE or cpu_pressure over BUSY_PRESSURE
+
+
+def is_busy(cpu_share: float | None, cpu_pressure: float | None) -> bool:
+    """Whether a timed stretch ran on a busy machine (BUSY_SHARE, BUSY_PRESSURE)."""
+    starved = cpu_share is not None and cpu_share < BUSY_SHARE
+    pressed = cpu_pressure is not None and cpu_pressure > BUSY_PRESSURE
+    return starved or pressed

@@ -2,10 +2,12 @@
 
 Like an A/B benchmark harness, so that a busy machine shows up as noise, not as a result:
 warm-ups of both sides, then rounds of (a, b) so that a burst of load lands on both; every run
-kept; medians and spreads (coefficient of variation); more rounds while side a (the side expected
-faster) is not faster or a spread is over NOISY_CV, up to ``max_runs`` runs per side. Each run is
-clocked by the device's clock (mminfer.timing.clock). The record names its sides ``a`` and ``b`` and
-its
+kept; medians, their order-statistic intervals and the interval of the per-round ratio b / a
+(mminfer.records.interval); more rounds, one at a time, while that ratio's interval does not
+decide (a faster, slower or the same), up to ``max_runs`` runs per side, each look held to the
+per-look level that keeps all looks' error within 10 %. The contention during the timed rounds
+(the process's CPU share, the kernel's CPU pressure) is measured beside them. Each run is clocked
+by the device's clock (mminfer.timing.clock). The record names its sides ``a`` and ``b`` and its
 doubts as the caller names them: each measurement maps it onto its own record's fields.
 """
 
@@ -17,9 +19,17 @@ from dataclasses import dataclass
 
 import torch
 
+from mminfer.records.interval import (
+    Interval,
+    look_level,
+    median_interval,
+    ratio_decision,
+    ratio_interval,
+)
+from mminfer.records.machine import Contention
 from mminfer.records.spread import NOISY_CV, coefficient_of_variation, verdict_of
 from mminfer.timing.clock import clock_name, device_clock
-from mminfer.timing.machine import cpu_count, load_average
+from mminfer.timing.machine import ContentionMeter, cpu_count, load_average
 
 # The doubts in neutral names; a caller maps each onto its own word (or leaves it out).
 A_NOT_FASTER = "a_not_faster"  # the median of a is not below b's
@@ -74,6 +84,11 @@ class ABTiming:
     load_before: list[float] | None  # 1-, 5- and 15-minute load averages
     load_after: list[float] | None
     clock: str  # mminfer.timing.clock.clock_name
+    a_interval: Interval  # a's median and its interval, at the per-look level
+    b_interval: Interval
+    ratio_interval: Interval  # the per-round b / a (a speedup where a is the faster side)
+    decision: str  # the ratio's: "above" (a faster), "below", "same" or "undecided"
+    contention: Contention | None  # during the timed rounds; None for runs given, not timed
 
     def shared(self) -> dict:
         """The fields that every A/B timing record (time.json, batch.json's and repetition.json's
@@ -93,6 +108,7 @@ class ABTiming:
             "load_before": self.load_before,
             "load_after": self.load_after,
             "clock": self.clock,
+            "contention": self.contention,
         }
 
 
@@ -150,8 +166,10 @@ def time_ab(
 
     load_before = load_average()
     warmup_s = alternate(measure, rounds.warmup)
+    meter = ContentionMeter(device, clock, load_before)
     runs_s = alternate(measure, rounds.runs, after_round)
-    while len(runs_s[True]) < rounds.max_runs and neutral_doubts(runs_s[True], runs_s[False]):
+    level = look_level(rounds.runs, rounds.max_runs)
+    while len(runs_s[True]) < rounds.max_runs and undecided(runs_s, level):
         for side, seconds in alternate(measure, 1, after_round).items():
             runs_s[side] += seconds
     return ab_record(
@@ -162,8 +180,14 @@ def time_ab(
         sides=sides,
         runs=rounds.runs,
         max_runs=rounds.max_runs,
-        load_before=load_before,
+        meter=meter,
     )
+
+
+def undecided(runs_s: dict[bool, list[float]], level: float) -> bool:
+    """Whether the rounds so far leave the per-round ratio b / a undecided at ``level``."""
+    ratio = ratio_interval(runs_s[False], runs_s[True], level)
+    return ratio_decision(ratio) == "undecided"
 
 
 def ab_record(
@@ -175,11 +199,15 @@ def ab_record(
     sides: Sides,
     runs: int,
     max_runs: int,
-    load_before: list[float] | None,
+    meter: ContentionMeter | None,
 ) -> ABTiming:
-    """The record of timed runs: medians, spreads, the doubts and verdict in the words of
-    ``sides``, the rounds (``runs`` asked for, the rest extra), the conditions now."""
+    """The record of timed runs: medians, their intervals at the per-look level of ``runs`` ..
+    ``max_runs`` (mminfer.records.interval.look_level), spreads, the doubts and verdict in the
+    words of ``sides``, the rounds (``runs`` asked for, the rest extra), the conditions now:
+    the contention since ``meter`` started (none for runs replayed without one)."""
     found = neutral_doubts(a_runs_s, b_runs_s)
+    level = look_level(runs, max(runs, max_runs))
+    ratio = ratio_interval(b_runs_s, a_runs_s, level)
     doubts = [name for neutral, name in sides.doubts.items() if neutral in found]
     return ABTiming(
         a_s=statistics.median(a_runs_s),
@@ -200,7 +228,12 @@ def ab_record(
         b_warmup_s=b_warmup_s,
         threads=torch.get_num_threads(),
         cpu_count=cpu_count(),
-        load_before=load_before,
+        load_before=None if meter is None else meter.load_before,
         load_after=load_average(),
         clock=clock_name(),
+        a_interval=median_interval(a_runs_s, level),
+        b_interval=median_interval(b_runs_s, level),
+        ratio_interval=ratio,
+        decision=ratio_decision(ratio),
+        contention=None if meter is None else meter.read(),
     )

@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import os
 import statistics
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
 from mminfer.records import rates
-from mminfer.records.machine import CacheLevel, Speed
+from mminfer.records.machine import CacheLevel, Contention, Speed, is_busy
 from mminfer.records.spread import coefficient_of_variation
 from mminfer.timing.clock import device_clock
 
@@ -34,6 +35,57 @@ def load_average() -> list[float] | None:
         return [round(value, 2) for value in os.getloadavg()]
     except (AttributeError, OSError):  # no getloadavg (Windows), or the system cannot tell
         return None
+
+
+PRESSURE_FILE = Path("/proc/pressure/cpu")
+
+
+def cpu_pressure_total_s() -> float | None:
+    """The kernel's CPU pressure, "some" line: seconds in all that some task waited for a CPU;
+    None where the kernel has no pressure stall information (not Linux, or switched off)."""
+    try:
+        for line in PRESSURE_FILE.read_text(encoding="ascii").splitlines():
+            if line.startswith("some"):
+                total = line.split()[-1]
+                return int(total.split("=", 1)[1]) / 1e6
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
+class ContentionMeter:
+    """Contention during a timed stretch: started before its first timed run, read after its
+    last. The process's CPU time over (wall x threads) shows another process taking the cores;
+    the kernel's CPU pressure shows any task waiting for one. On CUDA the CPU waits on the device,
+    so only the pressure is read."""
+
+    def __init__(self, device, clock: Callable[[], float], load_before: list[float] | None):
+        self.load_before = load_before  # the load average before the warm-ups
+        self.on_cpu = torch.device(device).type == "cpu"
+        self.clock = clock
+        self.cpu_start = time.process_time()
+        self.wall_start = clock()
+        self.pressure_start = cpu_pressure_total_s()
+
+    def read(self) -> Contention:
+        """The contention from the start until now."""
+        wall_s = self.clock() - self.wall_start
+        cpu_s = time.process_time() - self.cpu_start
+        pressure_now = cpu_pressure_total_s()
+        threads = torch.get_num_threads()
+        cpu_share = None
+        if self.on_cpu and wall_s > 0:
+            cpu_share = round(cpu_s / (wall_s * threads), 3)
+        cpu_pressure = None
+        if self.pressure_start is not None and pressure_now is not None and wall_s > 0:
+            cpu_pressure = round(min(1.0, (pressure_now - self.pressure_start) / wall_s), 3)
+        return Contention(
+            cpu_share=cpu_share,
+            cpu_pressure=cpu_pressure,
+            wall_s=wall_s,
+            threads=threads,
+            busy=is_busy(cpu_share, cpu_pressure),
+        )
 
 
 def cpu_count() -> int | None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from mminfer.records import Glance, PretrainPrompt, RunInfo, within_rounding
 from mminfer.records.claims import Claim, claim
+from mminfer.records.machine import Contention
 
 
 @dataclass
@@ -64,6 +65,7 @@ class BatchTiming:
     cpu_count: int | None
     load_before: list[float] | None
     load_after: list[float] | None
+    contention: Contention | None  # during the timed rounds (mminfer.records.machine)
 
 
 @dataclass

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from mminfer.records import Answer, ChatPrompt, Glance, PretrainPrompt, RunInfo
 from mminfer.records.claims import Claim, claim
+from mminfer.records.machine import Contention
 
 
 @dataclass
@@ -58,6 +59,7 @@ class PenaltyTiming:
     cpu_count: int | None
     load_before: list[float] | None
     load_after: list[float] | None
+    contention: Contention | None  # during the timed rounds (mminfer.records.machine)
 
 
 @dataclass

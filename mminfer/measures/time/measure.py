@@ -39,6 +39,8 @@ CACHE_SIDES = Sides(  # the cache as side a; a cache side not faster makes a tim
     },
     contradictions=("cache_not_faster",),
 )
+# The speedup interval's decision (mminfer.records.interval) in time.json's words.
+CACHE_FASTER = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
 ORDER = "interleaved: warm-ups of both, then rounds of (with cache, without cache)"
 
 
@@ -339,6 +341,10 @@ def timing_record(*, timed: ABTiming, prompt_len: int, new_tokens: int, run: Run
         with_cache_s=timed.a_s,
         without_cache_s=timed.b_s,
         speedup=timed.b_s / timed.a_s,
+        with_cache_interval=timed.a_interval,
+        without_cache_interval=timed.b_interval,
+        speedup_interval=timed.ratio_interval,
+        cache_faster=CACHE_FASTER[timed.decision],
         prompt_len=prompt_len,
         new_tokens=new_tokens,
         order=ORDER,

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 
 from mminfer.records import RunInfo
 from mminfer.records.claims import Claim, claim
+from mminfer.records.interval import Interval
+from mminfer.records.machine import Contention
 from mminfer.records.spread import coefficient_of_variation
 
 
@@ -17,6 +19,10 @@ class Timing:
     with_cache_s: float
     without_cache_s: float
     speedup: float  # without / with
+    with_cache_interval: Interval  # the median and its interval (mminfer.records.interval)
+    without_cache_interval: Interval
+    speedup_interval: Interval  # of the per-round speedups (without / with, round by round)
+    cache_faster: str  # the speedup interval's decision: "yes", "no", "same" or "undecided"
     prompt_len: int
     new_tokens: int
     warmup: int
@@ -39,6 +45,7 @@ class Timing:
     cpu_count: int | None
     load_before: list[float] | None  # 1-, 5- and 15-minute load averages
     load_after: list[float] | None
+    contention: Contention | None  # during the timed rounds (mminfer.records.machine)
     run: RunInfo
 
 
