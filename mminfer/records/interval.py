@@ -161,14 +161,19 @@ def order(one: Interval, other: Interval) -> str:
     return "undecided"
 
 
-def rounded(value: float, interval: Interval) -> float:
-    """``value`` at the precision its interval allows: to the decimal place of the half-width's
-    leading digit (a median of 62.3 between 20 and 110 is 60), never finer than 3 significant
-    figures, and the value itself where the interval has no width."""
+def place(value: float, interval: Interval) -> int:
+    """The decimal place ``value`` is known to given its interval: that of the half-width's
+    leading digit, never finer than 3 significant figures of ``value`` (-1: tenths)."""
+    finest = math.floor(math.log10(abs(value))) - 2 if math.isfinite(value) and value else 0
     half = (interval.high - interval.low) / 2
+    if half <= 0 or not math.isfinite(half):
+        return finest
+    return max(math.floor(math.log10(half)), finest)
+
+
+def rounded(value: float, interval: Interval) -> float:
+    """``value`` at the precision its interval allows (:func:`place`): a median of 62.3 between
+    20 and 110 is 60; the value itself where it is not finite or zero."""
     if not math.isfinite(value) or value == 0:
         return value
-    finest = math.floor(math.log10(abs(value))) - 2  # 3 significant figures
-    place = finest if half <= 0 or not math.isfinite(half) else math.floor(math.log10(half))
-    place = max(place, finest)
-    return round(value, -place)
+    return round(value, -place(value, interval))

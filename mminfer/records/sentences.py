@@ -14,6 +14,12 @@ predicate is false writes nothing. Each question is tallied in the report's
 :class:`~mminfer.records.claims.ClaimLog` as a :class:`~mminfer.records.claims.Claim` of the same
 key (the variant in ``about``), so the claims' tally and tests see every sentence.
 
+A sentence that compares timed figures (faster, slower, the same, within a limit, a share, grew)
+also gives ``check``: the same measurements' records in, whether the raw runs in them support what
+the words say, recomputed from the runs with mminfer.records.interval, never read from the
+record's stored intervals or decisions. The checker (mminfer.report.check) runs it for every
+such sentence a report wrote, and fails the results folder on any it does not support.
+
 Pure Python, no torch: the report rule imports it.
 """
 
@@ -34,6 +40,9 @@ class Sentence:
     key: str  # "<section>.<name>"
     holds: Callable[..., bool | str | None]  # records by name -> True/False, or the variant/None
     words: str | Mapping[str, str]  # Korean, a Jinja snippet on the records; or a variant's each
+    # A comparison's independent check: records by name (and the variant chosen, as ``chosen``)
+    # -> whether the raw runs support the words (mminfer.report.check); None: not a comparison.
+    check: Callable[..., bool] | None = None
 
     def __post_init__(self):
         if "." not in self.key:
@@ -51,6 +60,20 @@ class Sentence:
     def parameters(self) -> list[str]:
         """The measurements whose records the predicate reads."""
         return list(inspect.signature(self.holds).parameters)
+
+    @property
+    def compares(self) -> bool:
+        """Whether the sentence states a comparison of timed figures (it has a ``check``)."""
+        return self.check is not None
+
+    def supported(self, records: Mapping[str, object], chosen: bool | str) -> bool:
+        """Whether the raw runs in ``records`` support the words written for ``chosen``: the
+        ``check`` with the records its parameters name, and ``chosen`` where it takes it."""
+        parameters = inspect.signature(self.check).parameters
+        given = {name: records.get(name) for name in parameters if name != "chosen"}
+        if "chosen" in parameters:
+            given["chosen"] = chosen
+        return bool(self.check(**given))
 
     def choose(self, records: Mapping[str, object]) -> bool | str | None:
         """What holds on ``records`` (by measurement name; one not given is None): a plain

@@ -29,6 +29,7 @@ from mminfer.measurements import MEASUREMENTS, declared, resolve
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records.claims import ClaimLog, Tally, claim
+from mminfer.records.interval import Interval, place, rounded
 from mminfer.records.sentences import Sentence
 from mminfer.report.korean import particle, written
 
@@ -58,6 +59,32 @@ def thousands(n: int | None) -> str:
     return "—" if n is None else f"{n:,}"
 
 
+def interval_text(interval: Interval, scale: float = 1.0, unit: str = "") -> str:
+    """A measured figure with its interval, at the precision the interval allows
+    (mminfer.records.interval.place): "60 ms (96 % 구간 30–90 ms)"; ``scale`` turns the record's
+    unit into the printed one (1000 for seconds as ms). One value: the value alone, marked as one
+    run."""
+    scaled = Interval(
+        median=interval.median * scale,
+        low=interval.low * scale,
+        high=interval.high * scale,
+        coverage=interval.coverage,
+        level=interval.level,
+        runs=interval.runs,
+    )
+    digits = max(0, -place(scaled.median, scaled))
+
+    def text(value: float) -> str:
+        return f"{rounded(value, scaled):,.{digits}f}"
+
+    if interval.runs < 2:
+        return f"{text(scaled.median)}{unit} (1회)"
+    return (
+        f"{text(scaled.median)}{unit} ({interval.coverage * 100:.0f} % 구간 "
+        f"{text(scaled.low)}–{text(scaled.high)}{unit})"
+    )
+
+
 # The template's other filters; fmt takes Python's format spec: {{ speedup|fmt(".2f") }}.
 FILTERS = {
     "us": lambda seconds: f"{seconds * 1e6:.3g} µs",
@@ -68,6 +95,11 @@ FILTERS = {
     "sig": lambda value, digits=3: "—" if value is None else written(value, digits),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
     "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
+    # a figure with its interval (mminfer.records.interval): {{ time.with_cache_interval|ms_in }}
+    # is "193 ms (98 % 구간 190–200 ms)", {{ time.speedup_interval|x_in }} "5.0배 (...)"
+    "ms_in": lambda interval: interval_text(interval, 1000.0, " ms"),
+    "x_in": lambda interval: interval_text(interval, 1.0, "배"),
+    "percent_in": lambda interval: interval_text(interval, 100.0, " %"),
 }
 
 
