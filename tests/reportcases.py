@@ -635,6 +635,18 @@ def report(name: str) -> str:
     return render_report(case["records"], case["pictures"], case["cache_script"])
 
 
+@functools.cache
+def rendered_keys(name: str) -> frozenset[str]:
+    """The keys of the claims and sentences the case's report wrote (their predicates held)."""
+    from mminfer.records.claims import ClaimLog
+    from mminfer.report.render import render_report
+
+    case = cases()[name]
+    log = ClaimLog()
+    render_report(case["records"], case["pictures"], case["cache_script"], claims=log)
+    return frozenset(claim.key for claim in log.rendered)
+
+
 def sections_of(text: str) -> dict[str, str]:
     """The text's sections in order, by heading line: each from a line starting with ``## `` up
     to the next such line, the heading line and the blank lines after it included, verbatim; the
