@@ -1,0 +1,124 @@
+"""Check a results folder's reports: every comparison they write, recomputed from the raw runs.
+
+``python -m mminfer.report.check RESULTS`` reads every result file in the folder (config key
+``outdir``), renders the reports from them as the report rule does, and for each sentence written
+that compares timed figures (a :class:`~mminfer.records.sentences.Sentence` with a ``check``)
+recomputes from the JSON's raw runs, with mminfer.records.interval, whether the words are
+supported: a faster, slower, the same, within a limit, a share. One line per comparison; the exit
+status is 1 where any is not supported, 2 where the folder cannot be read, 0 otherwise.
+
+The check never reads the stored intervals or decisions of a record: each sentence's ``check``
+starts from the runs (``with_cache_runs_s``, a probe's ``runs_s``, ...). A report rendered by
+another version of mminfer may hold other sentences: the check is of what this version writes
+from these files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from mminfer.errors import MminferError
+from mminfer.measurements import MEASUREMENTS, TASK_SCRIPT, picture_file, pictures, read_result
+from mminfer.records.claims import ClaimLog
+from mminfer.report.render import render_report, sentence_table
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One written comparison and whether the raw runs support it."""
+
+    key: str  # the sentence's key, "<section>.<name>"
+    variant: str | None  # the variant written, where the sentence has several
+    supported: bool
+
+    def line(self) -> str:
+        mark = "ok         " if self.supported else "UNSUPPORTED"
+        variant = f" ({self.variant})" if self.variant is not None else ""
+        return f"{mark} {self.key}{variant}"
+
+
+def read_folder(folder: Path) -> dict[str, object]:
+    """Every measurement's record found in ``folder``, by name; the task's six must be there."""
+    records = {}
+    for entry in MEASUREMENTS:
+        path = folder / entry.filename
+        if path.exists():
+            records[entry.name] = read_result(path)
+    missing = [entry.filename for entry in MEASUREMENTS if entry.task and entry.name not in records]
+    if missing:
+        raise MminferError(
+            f"{folder} is not a results folder (config key outdir): it lacks {', '.join(missing)}"
+        )
+    return records
+
+
+def rendered(records: dict[str, object]) -> tuple[str, ClaimLog]:
+    """report.md as the report rule renders it from ``records`` in the results folder (pictures
+    and cache.py linked from there), and the log of what it wrote."""
+    log = ClaimLog()
+    text = render_report(
+        records,
+        pictures={name: picture_file(name) for name in pictures()},
+        cache_script=TASK_SCRIPT,
+        claims=log,
+    )
+    return text, log
+
+
+def written_comparisons(log: ClaimLog, records: dict[str, object]) -> list[Finding]:
+    """Every comparison sentence the rendering logged as written, checked on the raw runs."""
+    table = sentence_table()
+    findings = []
+    for claim in log.rendered:
+        sentence = table.get(claim.key)
+        if sentence is None or not sentence.compares:
+            continue
+        variant = claim.about.get("variant")
+        chosen = True if isinstance(sentence.words, str) else variant
+        findings.append(
+            Finding(
+                key=claim.key,
+                variant=variant,
+                supported=sentence.supported(records, chosen),
+            )
+        )
+    return findings
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m mminfer.report.check",
+        description="Recompute every comparison the reports write from a results folder's runs; "
+        "exit 1 on any the runs do not support.",
+    )
+    parser.add_argument("results", type=Path, help="the results folder (config key outdir)")
+    arguments = parser.parse_args(argv)
+    try:
+        records = read_folder(arguments.results)
+    except MminferError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    text, log = rendered(records)
+    findings = written_comparisons(log, records)
+    for finding in findings:
+        print(finding.line())
+    unsupported = [finding for finding in findings if not finding.supported]
+    print(
+        f"{len(findings)} comparisons written, {len(unsupported)} not supported by their runs "
+        f"({arguments.results})"
+    )
+    report = arguments.results / "report.md"
+    stale = report.exists() and report.read_text(encoding="utf-8") != text
+    if stale:
+        print(
+            f"{report} is not what these files render with this version of mminfer: its "
+            "sentences were not the ones checked; rerun the report rule (snakemake -R report)"
+        )
+    return 1 if unsupported or stale else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""The checker (python -m mminfer.report.check): every written comparison, from the raw runs."""
+
+import dataclasses
+
+import pytest
+import reportcases
+
+from mminfer.measurements import measurement
+from mminfer.records import write_record
+from mminfer.report import check, render
+
+
+@pytest.fixture
+def results(tmp_path):
+    """A results folder holding the full golden case's records and its report.md."""
+    records = reportcases.cases()["full"]["records"]
+    for name, record in records.items():
+        write_record(tmp_path / measurement(name).filename, record)
+    text, _ = check.rendered(check.read_folder(tmp_path))
+    (tmp_path / "report.md").write_text(text, encoding="utf-8")
+    return tmp_path
+
+
+def test_a_folder_whose_comparisons_hold_passes(results, capsys):
+    assert check.main([str(results)]) == 0
+    assert "0 not supported" in capsys.readouterr().out
+
+
+def test_a_comparison_the_runs_do_not_support_fails_the_folder(results, monkeypatch, capsys):
+    table = dict(render.sentence_table())
+    key, sentence = next((key, s) for key, s in table.items() if key == "kvbytes.bytes")
+    table[key] = dataclasses.replace(sentence, check=lambda kvbytes: False)  # planted
+    monkeypatch.setattr(check, "sentence_table", lambda: table)
+    assert check.main([str(results)]) == 1
+    assert "UNSUPPORTED kvbytes.bytes" in capsys.readouterr().out
+
+
+def test_a_report_these_files_do_not_render_fails(results, capsys):
+    (results / "report.md").write_text("# edited by hand\n", encoding="utf-8")
+    assert check.main([str(results)]) == 1
+    assert "rerun the report rule" in capsys.readouterr().out
+
+
+def test_a_folder_without_the_task_s_files_is_a_clear_error(tmp_path, capsys):
+    assert check.main([str(tmp_path)]) == 2
+    assert "config key outdir" in capsys.readouterr().err
