@@ -1,6 +1,5 @@
-"""The generated docs: docs/configuration.md from schemas/config.schema.yaml, the one home of
-every config key, and docs/outputs.md and the README's table of files from
-mminfer/measurements.py, the one list of measurements.
+"""The generated docs: docs/configuration.md from schemas/config.schema.yaml (every config key),
+docs/outputs.md and the README's table of files from mminfer/measurements.py (every measurement).
 
     python scripts/config_docs.py            # rewrite the pages and the table
     python scripts/config_docs.py --check    # exit 1 when one is not its source's
@@ -120,23 +119,29 @@ def render(schema: dict) -> str:
 
 OUTPUTS_HEADER = """# Outputs
 
-Every result file of a results folder (`outdir`, and `outdir/models/<name>` for each model of
-config key `models`): generated from `mminfer/measurements.py` by `scripts/config_docs.py` (do not
-edit this page by hand). Each JSON file is one measurement's record, a dataclass (or, for the
-task's temp.json and topp.json, a mapping) whose fields are the file's keys, in order: the
-function that measures it returns that whole record (provenance passed in), the rule's script only
-writes it, and the report, the pictures and comparison.md read it back typed. A file whose keys
-are not its record's (written by another version) is refused with a message. The measurement's
-name is the file's stem, its report section (`mminfer/measures/<rule>/<name>.md.j2`), its caption
-(`mminfer/measures/<rule>/<name>.rst`) and its key in the report's records.
+Every result file of a results folder (`outdir`, and `outdir/models/<name>` per model of config key
+`models`), generated from `mminfer/measurements.py` by `scripts/config_docs.py` (do not edit by
+hand). Each JSON file is one measurement's record, a dataclass (temp.json and topp.json: a mapping)
+whose fields are its keys, in order; a file of another version's keys is refused with a message.
+
+**Reading a timing.** Every timed figure is the median of independent rounds (an A/B timing's
+interleaved rounds, a sweep's runs, a probe's runs) and carries an `Interval`: `median`, `low`,
+`high`, `coverage`, `level`, `runs`. [`low`, `high`] are two of the runs (order statistics) and
+hold the true median with chance `coverage` whatever the runs' distribution: 75 % for 3 runs'
+[min, max], 96 % for 9 runs' [x(2), x(8)]. A comparison (faster, the same, within a limit, a share)
+is decided only where `coverage` reaches `level`: above or below 1 (or the limit) when the whole
+interval is; "the same" when a paired ratio's interval lies within 1 ± 5 %; else undecided, and
+the report says the rounds cannot decide it. A timing that adds rounds while undecided looks after
+each round; `level` is then the per-look level that keeps all its looks' chance of a wrong
+decision within 10 % (Bonferroni; 97.5 % at 3 to 9 rounds). `contention` is measured during the
+timed rounds: `cpu_share` (CPU time / (wall × threads)) under 0.75 or `cpu_pressure` (the
+kernel's PSI "some") over 0.2 is `busy`. `python -m mminfer.report.check RESULTS` recomputes every
+comparison the report writes from the raw runs and exits 1 on any they do not support.
 """
 
-OUTPUTS_FOOTER = """The Korean sentences of report.md live in `report/report.md.j2` and the
-sections it includes, each in its rule's folder (`mminfer/measures/<rule>/<name>.md.j2`); Python
-(`<name>_facts` and `<name>_glance` in `mminfer/measures/<rule>/<name>.py`, and where a section
-reads another rule's record its join in `mminfer/report/joins.py`) decides the facts, verdicts
-and `## 한눈에` rows they choose their words by. Edit a template to change how the report
-reads.
+OUTPUTS_FOOTER = """The report's sentences live in each section's template and sentence table
+beside its record (`mminfer/measures/<rule>/`), or in `mminfer/report/joins.py` where a sentence
+reads another rule's record.
 """
 
 
@@ -179,10 +184,7 @@ def render_outputs() -> str:
     task = [entry for entry in measurements.MEASUREMENTS if entry.task]
     extra = [entry for entry in measurements.MEASUREMENTS if not entry.task]
     text += [*head, *(file_row(entry) for entry in task)]
-    text.append(
-        f"| `{measurements.TASK_SCRIPT}` | | | the task's script, runnable by hand where mminfer "
-        "is installed |"
-    )
+    text.append(f"| `{measurements.TASK_SCRIPT}` | | | the task's script, runnable by hand |")
     text.append(
         f"| `{measurements.REPORT}` | | | the report: `## 한눈에`, then a section per measurement |"
     )
@@ -193,14 +195,13 @@ def render_outputs() -> str:
         f"| `{measurements.COMPARISON}` | | | with config key `models`: "
         f"{', '.join(measurements.compared())} of every model side by side |"
     )
-    text += ["", "## Where each number is computed", ""]
     text += [
-        "A reader who sees a number in report.md opens its rule, then the script, then lands on",
-        "the function that computes it: the script opens the model and calls that function.",
+        "",
+        "## Where each number is computed",
         "",
         "| file | rule (file) → script → function |",
-        "| --- | --- |",
     ]
+    text += ["| --- | --- |"]
     for entry in measurements.MEASUREMENTS:
         rule_file, script = places[entry.rule]
         function = function_name(entry.measured_by)
