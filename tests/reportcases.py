@@ -480,7 +480,7 @@ def written_cases() -> dict[str, dict]:
         # issue 30's items, each beside its opposite
         "serve_dips_at_2": {**full, "records": every() | {"serve": serve_dipping(2)}},
         "turns_all_noisy": {**full, "records": every() | {"conversation": turns_noisy((2, 3, 4))}},
-        "turns_one_noisy": {**full, "records": every() | {"conversation": turns_noisy((3,))}},
+        "turns_one_noisy": {**full, "records": every() | {"conversation": turns_noisy((4,))}},
         "prefix_broke": {**full, "records": every() | {"conversation": conversation_broken()}},
         "candidates_time_words": {
             **full,

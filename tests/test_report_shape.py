@@ -144,7 +144,7 @@ def test_the_turns_the_rounds_cannot_decide_are_named():
     every_turn = section("turns_all_noisy", "대화")
     assert "턴 2, 3, 4에서는 라운드로 이어 쓰기가 다시 계산보다 빠른지 가를 수 없다" in every_turn
     one = section("turns_one_noisy", "대화")
-    assert "턴 3에서는 라운드로" in one and "늘었는지는 구간이 겹쳐 가를 수 없다" in one
+    assert "턴 4에서는 라운드로" in one and "늘었는지는 구간이 겹쳐 가를 수 없다" in one
     assert "가를 수 없다" not in section("full", "대화")
 
 
