@@ -307,7 +307,6 @@ def conversation_facts(conversation: Conversation) -> dict:
             }
         )
     timed = [turn for turn in turns if turn.timing is not None]
-    saved_s = [turn.timing.saved_s for turn in timed]
     shared = conversation.shared_prefix
     users_gain = None
     if shared.users_copied is not None and shared.users_copied > 0:
@@ -334,13 +333,8 @@ def conversation_facts(conversation: Conversation) -> dict:
         "logits_equal": all(turn.max_abs_logit_diff == 0 for turn in turns),
         "breaks": breaks,
         "timed": timed,
-        # the timed turns whose verdict is not ok, by verdict
-        "noisy_turns": [turn.turn for turn in timed if turn.timing.verdict == "noisy"],
-        "untrusted_turns": [turn.turn for turn in timed if turn.timing.verdict == "untrusted"],
-        "all_timed_noisy": bool(timed) and all(turn.timing.verdict != "ok" for turn in timed),
         "timing_trusted": conversation.timing_verdict == "ok",
         "timing_untrusted": conversation.timing_verdict == "untrusted",
-        "ttft_saved_grows": len(saved_s) > 1 and all(b > a for a, b in itertools.pairwise(saved_s)),
         "shared": shared,
         "shared_saving": shared.copied_tokens / shared.shared_bound_tokens,
         "users_gain": users_gain,
