@@ -676,13 +676,35 @@ def greedy_looping(loop: int, tokens: int = 64) -> list[int]:
     return [1 + index % 4 for index in range(loop)] + list(range(100, 100 + tokens - loop))
 
 
+QUIET_ROUNDS = (0.98, 0.99, 0.995, 1.0, 1.005, 1.01, 1.02)  # 7 rounds: a quiet A/B at 3..9
+QUIET_SHUFFLED = (1.0, 0.98, 1.01, 0.99, 1.02, 0.995, 1.005)  # the other side's, in another order
+# what a replayed timing records of this machine, fixed: the tests' own machine's left out
+MACHINE = {
+    "threads": 2,
+    "cpu_count": 2,
+    "load_before": [0.5, 0.5, 0.5],
+    "load_after": [0.6, 0.5, 0.5],
+    "clock": "perf_counter",
+    "contention": QUIET,
+}
+
+
 def repetition_record(
-    distinct=(24, 27, 29), looping=(8, 5, 2), penalty_share=0.12, greedy_loop=(64, 8, 4)
+    distinct=(24, 27, 29),
+    looping=(8, 5, 2),
+    greedy_loop=(64, 8, 4),
+    runs=([0.5 * r for r in QUIET_ROUNDS], [0.44 * r for r in QUIET_SHUFFLED]),
 ) -> Repetition:
     """repetition.json at T 1.0: penalty 1.0 draws temp.json's 24 answers at 1.0; greedy follows
     plain greedy's loop for ``greedy_loop`` ids per penalty (64: all of them), its repeats and
-    divergence found by mminfer.measures.repetition.measure's own code."""
-    from mminfer.measures.repetition.measure import first_divergence, repeated_ngrams
+    divergence found by mminfer.measures.repetition.measure's own code; its cost timed as ``runs``
+    (with the penalty, without), judged by that code (a 12 % share over 7 quiet rounds)."""
+    from mminfer.measures.repetition.measure import (
+        PENALTY_SIDES,
+        first_divergence,
+        penalty_timing,
+        repeated_ngrams,
+    )
 
     penalties = {}
     rows = zip(("1.0", "1.1", "1.3"), distinct, looping, greedy_loop)
@@ -699,37 +721,10 @@ def repetition_record(
             "greedy_repeated_ngrams": repeated_ngrams(greedy),
             "greedy_first_divergence": first_divergence(greedy, greedy_looping(64)),
         }
-    with_s = 0.5
-    without_s = with_s * (1 - penalty_share)
-    timing = {
-        "penalty": 1.3,
-        "rows": 30,
-        "steps": 24,
-        "tokens_seen": 38,
-        "with_penalty_s": with_s,
-        "without_penalty_s": without_s,
-        "per_step_with_penalty_s": with_s / 24,
-        "per_step_without_penalty_s": without_s / 24,
-        "penalty_share": penalty_share,
-        "cv_with_penalty": 0.02,
-        "cv_without_penalty": 0.03,
-        "warmup": 1,
-        "runs": 3,
-        "max_runs": 9,
-        "runs_done": 3,
-        "extra_rounds": 0,
-        "doubts": [],
-        "verdict": "ok",
-        "noisy_cv": 0.1,
-        "with_penalty_runs_s": [with_s] * 3,
-        "without_penalty_runs_s": [without_s] * 3,
-        "threads": 2,
-        "cpu_count": 2,
-        "load_before": [0.5, 0.5, 0.5],
-        "load_after": [0.6, 0.5, 0.5],
-        "clock": "perf_counter",
-        "contention": QUIET,
-    }
+    with_runs, without_runs = runs
+    timed = replayed(list(without_runs), list(with_runs), PENALTY_SIDES, runs=3)
+    timing = penalty_timing(timed, penalty=1.3, rows=30, steps=24, tokens_seen=38)
+    timing = to_json(timing) | {"warmup": 1} | MACHINE
     record = {
         "temperature": 1.0,
         "penalties": penalties,
@@ -759,42 +754,23 @@ def batch_row(prompt_len, pad, same=True, divergence=None, diff=1e-5, finite=Tru
     }
 
 
-def batch_record(dtype="float32", half=None) -> Batch:
-    """batch.json: eight prompts of 21 to 201 tokens, the same with the mask, changed without."""
+def batch_record(
+    dtype="float32",
+    half=None,
+    runs=([0.4 * r for r in QUIET_ROUNDS], [1.6 * r for r in QUIET_SHUFFLED]),
+) -> Batch:
+    """batch.json: eight prompts of 21 to 201 tokens, the same with the mask, changed without;
+    timed as ``runs`` (the batch's, one by one's), judged as mminfer.measures.batch.measure judges
+    them (4 times faster over 7 quiet rounds)."""
+    from mminfer.measures.batch.measure import BATCH_SIDES, batch_timing
+
     lengths = [201, 21, 47, 72, 98, 124, 150, 175]
     rows = [batch_row(n, 201 - n) for n in lengths]
     no_mask = [batch_row(n, 201 - n, n == 201, None if n == 201 else 0, 5.0) for n in lengths]
     right = [batch_row(n, 201 - n, n == 201, None if n == 201 else 0, 9.0) for n in lengths]
-    timing = {
-        "rows": 8,
-        "new_tokens": 64,
-        "batch_s": 0.4,
-        "sequential_s": 1.6,
-        "batch_tokens_per_s": 512 / 0.4,
-        "sequential_tokens_per_s": 512 / 1.6,
-        "speedup": 4.0,
-        "batch_faster": True,
-        "prompt_tokens_batch": 8 * 201,
-        "prompt_tokens_sequential": sum(lengths),
-        "cv_batch": 0.02,
-        "cv_sequential": 0.03,
-        "warmup": 1,
-        "runs": 3,
-        "max_runs": 9,
-        "runs_done": 3,
-        "extra_rounds": 0,
-        "doubts": [],
-        "verdict": "ok",
-        "noisy_cv": 0.1,
-        "batch_runs_s": [0.4] * 3,
-        "sequential_runs_s": [1.6] * 3,
-        "threads": 2,
-        "cpu_count": 2,
-        "load_before": [0.5, 0.5, 0.5],
-        "load_after": [0.6, 0.5, 0.5],
-        "clock": "perf_counter",
-        "contention": QUIET,
-    }
+    batch_runs, sequential_runs = runs
+    timed = replayed(list(batch_runs), list(sequential_runs), BATCH_SIDES, runs=3)
+    timing = to_json(batch_timing(timed, lengths, 64)) | {"warmup": 1} | MACHINE
     record = {
         "rows": rows,
         "no_mask": {"rows": no_mask, "changed": 7},
@@ -864,17 +840,18 @@ def render_every(**replace) -> str:
 CONVERSATION = Path(__file__).resolve().parent / "data" / "conversation.json"
 
 
-def conversation_record(verdicts=("ok", "ok", "ok")) -> Conversation:
+# each timed turn's first token, recomputed and carried, in 7 quiet rounds (turns 2, 3, 4)
+QUIET_TURNS = {
+    turn: ([recompute * r for r in QUIET_ROUNDS], [carry * r for r in QUIET_SHUFFLED])
+    for turn, recompute, carry in ((2, 0.0018, 0.0012), (3, 0.0024, 0.00125), (4, 0.0031, 0.0013))
+}
+
+
+def conversation_record() -> Conversation:
     """A four-turn conversation of the tiny test model (tests/data/conversation.json, measured by
-    mminfer.measures.conversation.measure and frozen), its timed turns' verdicts as given (turns 2,
-    3, 4)."""
-    data = json.loads(CONVERSATION.read_text(encoding="utf-8"))
-    timed = [turn for turn in data["turns"] if turn["timing"] is not None]
-    for turn, verdict in zip(timed, verdicts, strict=True):
-        turn["timing"]["verdict"] = verdict
-    order = ["ok", "noisy", "untrusted"]
-    data["timing_verdict"] = max(verdicts, key=order.index)
-    return from_json(Conversation, data)
+    mminfer.measures.conversation.measure and frozen), its timed turns (2, 3, 4) timed in 7 quiet
+    rounds each (QUIET_TURNS)."""
+    return conversation_timed(QUIET_TURNS)
 
 
 # --- timings from their runs, judged by the project's own rules (mminfer.timing.ab) ---------------
@@ -892,7 +869,7 @@ def replayed(a_runs: list[float], b_runs: list[float], sides, runs: int | None =
         a_warmup_s=[],
         b_warmup_s=[],
         sides=sides,
-        runs=len(a_runs) if runs is None else runs,
+        runs=len(a_runs) if runs is None else min(runs, len(a_runs)),
         max_runs=max(len(a_runs), 9),
         meter=None,
     )
@@ -900,99 +877,36 @@ def replayed(a_runs: list[float], b_runs: list[float], sides, runs: int | None =
 
 def repetition_timed(with_runs: list[float], without_runs: list[float], **changes) -> Repetition:
     """repetition.json whose cost was timed as these runs (the penalty-free run as side a, as
-    mminfer.measures.repetition.measure.time_penalty times it)."""
-    from mminfer.measures.repetition.measure import PENALTY_SIDES
-
-    data = to_json(repetition_record(**changes))
-    timed = replayed(without_runs, with_runs, PENALTY_SIDES)
-    steps = data["timing"]["steps"]
-    data["timing"] |= {
-        "with_penalty_s": timed.b_s,
-        "without_penalty_s": timed.a_s,
-        "per_step_with_penalty_s": timed.b_s / steps,
-        "per_step_without_penalty_s": timed.a_s / steps,
-        "penalty_share": (timed.b_s - timed.a_s) / timed.b_s,
-        "cv_with_penalty": timed.cv_b,
-        "cv_without_penalty": timed.cv_a,
-        "runs": timed.runs,
-        "max_runs": max(timed.runs, 9),
-        "runs_done": timed.runs_done,
-        "doubts": timed.doubts,
-        "verdict": timed.verdict,
-        "noisy_cv": timed.noisy_cv,
-        "with_penalty_runs_s": with_runs,
-        "without_penalty_runs_s": without_runs,
-    }
-    return from_json(Repetition, data)
+    mminfer.measures.repetition.measure.time_penalty times it), 3 rounds asked for, 9 at most."""
+    return repetition_record(runs=(with_runs, without_runs), **changes)
 
 
 def batch_timed(batch_runs: list[float], sequential_runs: list[float], **changes) -> Batch:
     """batch.json whose timing ran as these runs (the batch as side a, as
-    mminfer.measures.batch.measure times
-    it)."""
-    from mminfer.measures.batch.measure import BATCH_SIDES
-
-    data = to_json(batch_record(**changes))
-    timing = data["timing"]
-    timed = replayed(batch_runs, sequential_runs, BATCH_SIDES)
-    batch_s = timed.a_s
-    sequential_s = timed.b_s
-    tokens = timing["rows"] * timing["new_tokens"]
-    timing |= {
-        "batch_s": batch_s,
-        "sequential_s": sequential_s,
-        "batch_tokens_per_s": tokens / batch_s,
-        "sequential_tokens_per_s": tokens / sequential_s,
-        "speedup": sequential_s / batch_s,
-        "batch_faster": batch_s < sequential_s,
-        "cv_batch": timed.cv_a,
-        "cv_sequential": timed.cv_b,
-        "runs": timed.runs,
-        "max_runs": max(timed.runs, 9),
-        "runs_done": timed.runs_done,
-        "doubts": timed.doubts,
-        "verdict": timed.verdict,
-        "noisy_cv": timed.noisy_cv,
-        "batch_runs_s": batch_runs,
-        "sequential_runs_s": sequential_runs,
-    }
-    return from_json(Batch, data)
+    mminfer.measures.batch.measure times it), 3 rounds asked for, 9 at most."""
+    return batch_record(runs=(batch_runs, sequential_runs), **changes)
 
 
 def conversation_timed(runs: dict[int, tuple[list[float], list[float]]]) -> Conversation:
-    """The four-turn conversation (conversation_record) whose timed turns ran as ``runs``: turn ->
-    (recompute's runs, carry's), each judged as mminfer.measures.conversation.measure.time_turn
-    judges them."""
-    from mminfer.measures.conversation.measure import CARRY_SIDES, worst_verdict
+    """The four-turn conversation (tests/data/conversation.json) whose timed turns ran as
+    ``runs``: turn -> (recompute's runs, carry's), each judged as
+    mminfer.measures.conversation.measure.time_turn judges them, 3 rounds asked for, 9 at most."""
+    from mminfer.measures.conversation.measure import CARRY_SIDES, turn_timing, worst_verdict
 
-    data = to_json(conversation_record())
+    data = json.loads(CONVERSATION.read_text(encoding="utf-8"))
     verdicts = []
     for turn in data["turns"]:
         if turn["timing"] is None:
             continue
         recompute_runs, carry_runs = runs[turn["turn"]]
-        timed = replayed(carry_runs, recompute_runs, CARRY_SIDES)
-        carry_s = timed.a_s
-        recompute_s = timed.b_s
-        turn["timing"] |= {
-            "carry_s": carry_s,
-            "recompute_s": recompute_s,
-            "saved_s": recompute_s - carry_s,
-            "speedup": recompute_s / carry_s,
-            "cv_carry": timed.cv_a,
-            "cv_recompute": timed.cv_b,
-            "runs_done": timed.runs_done,
-            "extra_rounds": timed.extra_rounds,
-            "doubts": timed.doubts,
-            "verdict": timed.verdict,
-            "carry_runs_s": carry_runs,
-            "recompute_runs_s": recompute_runs,
-        }
-        verdicts.append(turn["timing"]["verdict"])
+        timed = replayed(list(carry_runs), list(recompute_runs), CARRY_SIDES, runs=3)
+        turn["timing"] = to_json(turn_timing(timed)) | {"contention": QUIET}
+        verdicts.append(timed.verdict)
     data["timing_verdict"] = worst_verdict(verdicts)
     data["noisy_cv"] = timed.noisy_cv
-    data["runs"] = min(len(pair[0]) for pair in runs.values())
-    data["max_runs"] = max(data["runs"], data["max_runs"])
+    data["runs"] = timed.runs
+    data["max_runs"] = timed.max_runs
+    data["contention"] = QUIET
     return from_json(Conversation, data)
 
 

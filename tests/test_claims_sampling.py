@@ -1,21 +1,23 @@
-"""The sampling side's claims held to their oracles (tests/oracles_sampling.py), on records of
-every shape a run can give.
+"""The sampling side's sentences held to their judges, on records of every shape a run can give.
 
-Each strategy builds its records through the project's own constructors (tests/reportdata.py's
-records read back by from_json; timings judged by mminfer.measures.time.measure's rules from the
-runs drawn),
-renders the whole report and asserts that no claim it wrote is denied: counts rising, falling,
-flat and mixed; one temperature, penalty or p and many; timings quiet, noisy and untrusted; a
-time to first token that falls as the prompt grows. A planted wrong branch shows that they catch
-what the golden cases miss.
+temp, topp, sampler and topk of every shape; repetition, batch and the conversation timed on noisy
+runs (bimodal, drifting, one outlier, steady contention, or quiet; 3 to 9 rounds at 3..9, as
+mminfer.timing.ab would stop): the whole report is rendered and no claim it wrote is denied by its
+oracle (tests/oracles.py), and no comparison sentence it wrote is unsupported by its check, which
+recomputes the comparison from the record's raw runs (mminfer.records.sentences). A planted bad
+predicate shows that they catch what the golden cases miss, and the quiet golden still says what
+its rounds decide.
 """
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 from oracles import denied
+from reportcases import cases, rendered_keys
 from reportdata import (
     RUN,
     batch_timed,
@@ -28,12 +30,11 @@ from reportdata import (
     topk_record,
 )
 
-import mminfer.measures.batch.batch as batch_records
 from mminfer.measures.batch.batch import Batch
 from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import from_json, to_json
-from mminfer.records.claims import ClaimLog, claim
-from mminfer.report.render import render_report
+from mminfer.records.claims import ClaimLog
+from mminfer.report.render import render_report, sentence_table
 
 PROPERTY = settings(
     max_examples=30,
@@ -44,24 +45,57 @@ PROPERTY = settings(
 FIND = settings(PROPERTY, phases=[Phase.generate])  # a planted error: found, not shrunk
 
 COUNTS = st.integers(min_value=1, max_value=30)
-JITTER = st.sampled_from([1.0, 1.0, 0.99, 1.01, 1.05, 1.3, 3.0, 8.0])  # quiet to a busy machine
+
+
+def unsupported(records: dict, log: ClaimLog) -> list[str]:
+    """The comparison sentences the report wrote that their raw runs do not support."""
+    found = []
+    for claim in log.rendered:
+        sentence = sentence_table().get(claim.key)
+        if sentence is None or not sentence.compares:
+            continue
+        chosen = claim.about.get("variant", True)
+        if not sentence.supported(records, chosen):
+            found.append(f"{claim.key}: {chosen}")
+    return found
 
 
 def check(records: dict) -> None:
     log = ClaimLog()
     render_report(records, claims=log)
     assert denied(records, log) == []
+    assert unsupported(records, log) == []
+
+
+NOISE = ("quiet", "bimodal", "drifting", "outlier", "contention")
 
 
 @st.composite
 def two_sides(draw) -> tuple[list[float], list[float]]:
-    """(the slower side's runs, the faster side's), as many each (the rounds alternate them):
-    one run or several, quiet or spread; apart, close, the same, or swapped."""
+    """(the slower side's runs, the faster side's), 3 to 9 rounds of both: apart, close, the
+    same or swapped, under one kind of noise: bimodal runs (some 8 times the rest), a drift up
+    through the rounds, one outlier, steady contention (every run slower and spread), or quiet."""
+    rounds = draw(st.integers(min_value=3, max_value=9))
     slow = draw(st.floats(min_value=0.01, max_value=1.0))
-    ratio = draw(st.sampled_from([0.25, 0.5, 0.87, 0.95, 1.0, 1.1]))
-    count = draw(st.integers(min_value=1, max_value=5))
-    slower = [slow * draw(JITTER) for _ in range(count)]
-    faster = [slow * ratio * draw(JITTER) for _ in range(count)]
+    ratio = draw(st.sampled_from([0.25, 0.5, 0.87, 0.95, 0.98, 1.0, 1.1]))
+    noise = draw(st.sampled_from(NOISE))
+    outlier = draw(st.integers(min_value=0, max_value=2 * rounds - 1))
+    jitter = 0.25 if noise == "contention" else 0.03
+
+    def run(index: int, base: float) -> float:
+        factor = draw(st.floats(min_value=1 - jitter, max_value=1 + jitter))
+        if noise == "bimodal":
+            factor *= draw(st.sampled_from([1.0, 8.0]))
+        elif noise == "drifting":
+            factor *= 1 + 0.15 * index
+        elif noise == "outlier" and index == outlier:
+            factor *= 20.0
+        elif noise == "contention":
+            factor *= 2.5
+        return base * factor
+
+    slower = [run(2 * i, slow) for i in range(rounds)]
+    faster = [run(2 * i + 1, slow * ratio) for i in range(rounds)]
     return slower, faster
 
 
@@ -174,28 +208,51 @@ def test_the_conversation_writes_only_claims_its_turns_support(timed):
     check(every_record(conversation=conversation_timed(timed)))
 
 
-# --- a planted wrong branch ------------------------------------------------------------------
+# --- a planted bad predicate, and the quiet golden ---------------------------------------------
 
 
-def check_batch(batch: Batch) -> None:
-    check(every_record(batch=batch))
+def share_from_the_medians(repetition) -> str | None:
+    """The rule before issue 47: the penalty's share said wherever its median run was slower."""
+    timing = repetition.timing
+    return "share" if timing.with_penalty_s > timing.without_penalty_s else "not_slower"
 
 
-def test_the_property_test_catches_cheaper_judged_from_the_medians(monkeypatch):
-    honest = batch_records.batch_claims
-
-    def planted(batch):
-        claims = honest(batch)
-        timing = batch.timing
-        every_same = all(row.same_ids for row in batch.rows)
-        claims["cheaper"] = claim(
-            "batch.cheaper",
-            every_same and timing.batch_s < timing.sequential_s,
-            slowest_batch_s=max(timing.batch_runs_s),
-            fastest_sequential_s=min(timing.sequential_runs_s),
-        )
-        return claims
-
-    monkeypatch.setattr(batch_records, "batch_claims", planted)
+def test_the_property_test_catches_a_share_judged_from_the_medians(monkeypatch):
+    honest = sentence_table()["repetition.share"]
+    planted = dataclasses.replace(honest, holds=share_from_the_medians)
+    monkeypatch.setitem(sentence_table(), "repetition.share", planted)
     with pytest.raises(AssertionError):
-        FIND(given(batch_of())(check_batch))()
+        FIND(given(repetition_records())(check))()
+
+
+QUIET_KEYS = {  # rendered on the quiet golden before issue 47: still rendered (renamed none)
+    "batch": ("cheaper", "every_row_same", "faster"),
+    "conversation": (
+        "fed_on_formulas",
+        "logits_within_rounding",
+        "no_breaks",
+        "prefix_copied",
+        "reused_grows",
+        "same_fewer",
+        "shared_bytes_match",
+        "ttft_saved_grows",
+    ),
+    "repetition": ("changes_answers", "distinct_trend", "greedy_repeats_trend", "off_matches_temp"),
+    "topk": ("cap", "counts", "lesson", "mass", "survivors"),
+}
+QUIET_VARIANTS = {  # the timed sentences' variants a quiet run's 7 rounds decide
+    "repetition.share": "share",
+    "repetition.glance_cost": "share",
+    "batch.faster": "faster",
+    "conversation.carry_faster": "every",
+    "conversation.ttft_saved_grows": "grows",
+}
+
+
+def test_a_quiet_run_still_says_what_its_rounds_decide():
+    keys = {f"{section}.{name}" for section, names in QUIET_KEYS.items() for name in names}
+    assert keys | set(QUIET_VARIANTS) <= rendered_keys("full")
+    records = cases()["full"]["records"]
+    for key, variant in QUIET_VARIANTS.items():
+        assert sentence_table()[key].choose(records) == variant, key
+        assert sentence_table()[key].supported(records, variant), key

@@ -603,7 +603,9 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
 
 def render(facts: dict, pictures=None) -> str:
     """The section alone, its wrapped lines joined as Markdown reads them."""
-    template = environment(REPORT).get_template("conversation/conversation.md.j2")
+    env = environment(REPORT)
+    env.globals["say"].records = {"conversation": facts["record"]}  # its sentences' records
+    template = env.get_template("conversation/conversation.md.j2")
     return unwrap(template.render(conversation=facts, pictures=pictures))
 
 
@@ -754,9 +756,14 @@ def test_the_comparison_says_the_records_same_answers(record):
     assert row(apart)["conversation_same"] is False
 
 
-def test_an_untrusted_timing_is_never_stated_as_fact(record):
-    facts = conversation_facts(dataclasses.replace(record, timing_verdict="untrusted"))
+def test_an_untrusted_timing_is_never_stated_as_fact():
+    from reportdata import QUIET_TURNS, conversation_timed
+
+    slower = [0.0030, 0.0031, 0.0032, 0.0030, 0.0031, 0.0032, 0.0031]  # carry, every round
+    record = conversation_timed(QUIET_TURNS | {3: ([0.0024] * 7, slower)})
+    facts = conversation_facts(record)
     assert facts["timing_untrusted"] and not facts["timing_trusted"]
+    assert "턴 3에서 이어 쓰기가 다시 계산보다 느렸다" in render(facts)
     assert "이 시간들은 믿지 말 것" in render(facts)
 
 

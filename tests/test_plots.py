@@ -372,13 +372,9 @@ def test_the_sampling_pictures_speak_korean(monkeypatch, case):
 def test_the_conversation_picture_calls_a_ttft_that_falls_as_the_prompt_grows_an_estimate(
     monkeypatch,
 ):
-    falling = reportdata.conversation_timed(
-        {
-            2: ([0.26, 0.25, 0.27], [0.20, 0.21, 0.22]),
-            3: ([0.020, 0.021, 0.022], [0.011, 0.012, 0.012]),
-            4: ([0.016, 0.016, 0.017], [0.008, 0.008, 0.009]),
-        }
-    )
+    from reportcases import ttft_falling  # 7 rounds a turn: the intervals decide
+
+    falling = ttft_falling()
     for record, estimate in ((reportdata.conversation_record(), False), (falling, True)):
         figure = drawn(monkeypatch, plots.plot_conversation, record)
         try:

@@ -89,21 +89,24 @@ def test_the_section_follows_the_records_direction():
     assert "24 → 20 → 18개로 줄었다" in fewer
     mixed = render_every(repetition=repetition_record(distinct=(20, 22, 17)))
     assert "20 → 22 → 17개로 오르내렸다" in mixed
-    untrusted = repetition_timed([0.40, 0.41, 0.42], [0.43, 0.44, 0.45])  # the penalty faster
-    assert untrusted.timing.verdict == "untrusted"
+    faster = [0.40, 0.41, 0.42, 0.40, 0.41, 0.42, 0.41]  # the penalty faster in every round
+    untrusted = repetition_timed(faster, [0.43, 0.44, 0.45, 0.44, 0.43, 0.45, 0.44])
+    assert untrusted.timing.verdict == "untrusted" and untrusted.timing.penalty_costs == "no"
     assert "이 시간은 믿으면 안 된다" in render_every(repetition=untrusted)
 
 
-def test_the_cost_is_a_share_when_quiet_and_an_estimate_under_a_spread():
-    assert "페널티의 몫은 전체 시간의 12.0%다" in render_every()
-    noisy = render_every(repetition=repetition_timed([0.3, 0.5, 4.0], [0.4335, 0.4335, 0.44]))
-    assert "페널티의 몫은 어림잡아 전체 시간의 13.3%다" in noisy
-    assert "페널티의 몫은 전체 시간의" not in noisy
+def test_the_cost_is_a_share_only_where_its_rounds_decide_it():
+    assert "페널티의 몫은 전체 시간의 13 % (98 % 구간 10–13 %)다" in render_every()
+    noisy = repetition_timed([0.3, 0.5, 4.0], [0.4335, 0.4335, 0.44])  # slower in 2 of 3 rounds
+    assert noisy.timing.penalty_costs == "undecided"
+    text = render_every(repetition=noisy)
+    assert "라운드 3회로는 페널티의 몫을 가를 수 없다" in text
+    assert "페널티의 몫은 전체 시간의" not in text
 
 
 def test_greedy_repeats_are_counted_where_the_samples_never_loop():
     text = render_every(repetition=repetition_record(looping=(0, 0, 0)))
-    assert "샘플한 답은 어느 페널티에서도 반복하지 않았고" in text
+    assert "샘플한 답은 어느 페널티에서도 반복하지 않았다" in text
     assert "되풀이된 3-gram이 58 → 2 → 0개로 줄었다" in text
 
 

@@ -139,14 +139,13 @@ def test_a_dip_in_throughput_is_said_where_it_is():
     assert "바로 앞 배치보다" not in section("full", "서빙")
 
 
-def test_every_noisy_turn_is_all_of_them_and_one_is_named():
-    # the cases' turns are noisy by verdict, their runs' CVs within the threshold: the sentence
-    # names the verdict, not a spread the runs do not show (conversation.noisy_spread_over)
+def test_the_turns_the_rounds_cannot_decide_are_named():
+    # carry against recompute per turn, decided by its rounds (conversation.carry_faster)
     every_turn = section("turns_all_noisy", "대화")
-    assert "판정이 noisy인 턴이 있다(턴 2, 3, 4)" in every_turn
+    assert "턴 2, 3, 4에서는 라운드로 이어 쓰기가 다시 계산보다 빠른지 가를 수 없다" in every_turn
     one = section("turns_one_noisy", "대화")
-    assert "판정이 noisy인 턴이 있다(턴 3)" in one and "모든 턴의 첫 토큰" not in one
-    assert "흔들렸다" not in section("full", "대화")
+    assert "턴 4에서는 라운드로" in one and "늘었는지는 구간이 겹쳐 가를 수 없다" in one
+    assert "가를 수 없다" not in section("full", "대화")
 
 
 def test_the_prefix_heading_stands_only_over_a_break():

@@ -67,10 +67,23 @@ def test_a_variant_without_words_is_an_error():
 
 def test_the_converted_sections_sentences_are_in_the_table():
     assert sorted(sentence_table()) == [
+        "batch.cheaper",
+        "batch.every_row_same",
+        "batch.faster",
         "capacity.bound",
         "capacity.formula",
+        "conversation.carry_faster",
+        "conversation.ttft_falls_as_prompt_grows",
+        "conversation.ttft_saved_grows",
         "count.differs_from_formula",
         "kvbytes.bytes",
+        "repetition.changes_answers",
+        "repetition.distinct_trend",
+        "repetition.glance_cost",
+        "repetition.greedy_repeats_trend",
+        "repetition.off_matches_temp",
+        "repetition.samples_never_loop",
+        "repetition.share",
         "same.ids",
         "same.paths",
         "sampler.cache",

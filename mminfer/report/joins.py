@@ -486,16 +486,21 @@ def direction(after: int, before: int) -> str:
 
 
 def counts_against_temp(topk: TopK, temp: Temperatures | None) -> str:
-    """The distinct answers, top-k on against temp.json's (top-k off): "moved" (at some
-    temperature they differ), "same" (every temperature of topk.json has temp.json's row, with the
-    same count), "alone" (neither: no temp.json, or not every temperature in it)."""
+    """The distinct answers, top-k on against temp.json's (top-k off), each temperature one draw
+    of the same seed's samples: "moved" (they differ at two temperatures or more), "moved_once"
+    (at one: one sample, too little to say top_k changes the count), "same" (every temperature of
+    topk.json has temp.json's row, with the same count), "alone" (no temp.json, or not every
+    temperature in it)."""
     compared = [
         (summary.distinct, temp[key].distinct)
         for key, summary in topk.temp.items()
         if temp is not None and key in temp
     ]
-    if any(on != off for on, off in compared):
+    differ = sum(on != off for on, off in compared)
+    if differ > 1:
         return "moved"
+    if differ == 1:
+        return "moved_once"
     if compared and len(compared) == len(topk.temp):
         return "same"
     return "alone"
@@ -548,8 +553,16 @@ TOPK_SENTENCES = (
                 + WITHOUT_TOP_K
                 + ' }}{{ " → " if not loop.last }}{% endfor %}에서'
                 ' {{ topk.temp.values()|map(attribute="distinct")|join(" → ")'
-                '|particle("으로/로") }} 바뀌었다(샘플 {{ topk.samples }}개): 과제가 top_k=0을'
-                " 요구하는 까닭이다."
+                '|particle("으로/로") }} 바뀌었다: 온도마다 같은 시드로 샘플 {{ topk.samples }}개를'
+                " 한 번씩 뽑은 결과다. 두 온도 이상에서 달라, 과제가 top_k=0을 요구하는 까닭이다."
+            ),
+            "moved_once": (
+                'generate의 기본값 top_k={{ topk.top_k|particle("을/를") }} 켜 두자 온도'
+                " {% for key, s in topk.temp.items() if key in temp and s.distinct !="
+                " temp[key].distinct %}{{ key }}에서만 서로 다른 답(distinct)이"
+                " {{ temp[key].distinct }}개에서 {{ s.distinct }}개로 달랐다{% endfor %}: 같은"
+                " 시드로 샘플 {{ topk.samples }}개를 한 번 뽑은 한 표본이라, top_k가 답 수를"
+                " 바꾼다고 말할 수는 없다."
             ),
             "same": (
                 'generate의 기본값 top_k={{ topk.top_k|particle("을/를") }} 켜 두어도 이'
@@ -566,7 +579,8 @@ TOPK_SENTENCES = (
         "topk.lesson",
         holds=counts_against_temp,
         words={
-            "moved": "generate의 기본 top_k가 온도 실험의 답 수를 바꾼다: 과제가 끄라는 까닭",
+            "moved": "기본 top_k를 켜자 두 온도 이상에서 답 수가 달랐다(온도마다 한 표본)",
+            "moved_once": "한 온도의 한 표본에서만 답 수가 달랐다: top_k의 효과라 말할 수 없다",
             "same": "이 모델에서는 기본 top_k가 답 수를 바꾸지 않았다",
             "alone": "기본 top_k를 켠 온도 실험과 top-p",
         },
@@ -617,8 +631,7 @@ TOPK_SENTENCES = (
 
 def repetition_temp_facts(repetition: Repetition, temp: Temperatures | None = None) -> dict:
     """repetition.json's facts (mminfer.measures.repetition.repetition.repetition_facts) and
-    whether penalty 1.0 drew temp.json's distinct answers at that temperature:
-    ``off_matches_temp`` / ``off_differs``."""
+    penalty 1.0's distinct answers beside temp.json's at that temperature (``temp_distinct``)."""
     facts = repetition_facts(repetition)
     off = facts["off"]
     temp_row = temp.get(facts["temperature"]) if temp is not None else None
@@ -627,22 +640,39 @@ def repetition_temp_facts(repetition: Repetition, temp: Temperatures | None = No
     return facts | {
         "matches_temp": off.distinct == temp_distinct if compared else None,
         "temp_distinct": temp_distinct,
-        "claims": facts["claims"]
-        | {
-            "off_matches_temp": claim(
-                "repetition.off_matches_temp",
-                compared and off.distinct == temp_distinct,
-                distinct=temp_distinct,
-            ),
-            "off_differs": claim(
-                "repetition.off_differs",
-                compared and off.distinct != temp_distinct,
-                off=None if off is None else off.distinct,
-                temp=temp_distinct,
-            ),
-        },
     }
 
 
+def off_against_temp(repetition: Repetition, temp: Temperatures | None) -> str | None:
+    """repetition.off_matches_temp: penalty 1.0's distinct answers against temp.json's at that
+    temperature: "same", "differs"; None where either is missing."""
+    off = repetition.penalties.get("1.0")
+    row = None if temp is None else temp.get(repr(float(repetition.temperature)))
+    if off is None or row is None:
+        return None
+    return "same" if off.distinct == row.distinct else "differs"
+
+
+TEMP_ROW = "temp[repetition.temperature|float|string]"
+REPETITION_SENTENCES = (
+    Sentence(
+        "repetition.off_matches_temp",
+        holds=off_against_temp,
+        words={
+            "same": (
+                "페널티 1.0 행은 temp.json의 온도 {{ repetition.temperature }} 행과 같은"
+                " {{ " + TEMP_ROW + ".distinct }}개다: 1.0이면 generate가 페널티를 건너뛰어 같은"
+                " 난수로 같은 답을 뽑는다."
+            ),
+            "differs": (
+                '**페널티 1.0 행({{ repetition.penalties["1.0"].distinct }}개)이 temp.json의 같은'
+                " 온도({{ " + TEMP_ROW + ".distinct }}개)와 다르다**: 같은 조건이라면 같아야 하므로"
+                " 이 행은 믿으면 안 된다."
+            ),
+        },
+    ),
+)
+
+
 # The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
-SENTENCES = (*CAPACITY_SENTENCES, *TOPK_SENTENCES)
+SENTENCES = (*CAPACITY_SENTENCES, *TOPK_SENTENCES, *REPETITION_SENTENCES)

@@ -21,7 +21,7 @@ from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
 from mminfer.measures.anatomy.anatomy import PATHS, TERMS, Anatomy
-from mminfer.measures.conversation.conversation import Conversation, ttft_claims
+from mminfer.measures.conversation.conversation import Conversation, falls_as_prompt_grows
 from mminfer.measures.serve.serve import Serve, ServeFit, bound_claims, growth_claims, shape_claims
 from mminfer.measures.sweep.sweep import Sweep, length_claims
 from mminfer.measures.temp.temp import Temperatures
@@ -643,7 +643,7 @@ def plot_conversation(conversation: Conversation, out_png) -> Path:
         f"첫 토큰까지 시간 (스레드 {conversation.threads}개, 판정 {conversation.timing_verdict})"
     )
     # an estimate where a verdict is not ok, or a shorter prompt took longer (the section's claim)
-    machine = ttft_claims(conversation)["falls_as_prompt_grows"].holds
+    machine = falls_as_prompt_grows(conversation)
     if conversation.timing_verdict not in ("ok", "none") or machine:
         time_title += ": 어림"
     finish_axis(time_ax, "턴", "첫 토큰까지 시간 (ms)", time_title)

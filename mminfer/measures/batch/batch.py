@@ -9,8 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import Glance, PretrainPrompt, RunInfo, within_rounding
-from mminfer.records.claims import Claim, claim
+from mminfer.records.interval import Interval, look_level, ratio_decision, ratio_interval
 from mminfer.records.machine import Contention
+from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -44,8 +45,12 @@ class BatchTiming:
     sequential_s: float  # median: every row alone, one after another
     batch_tokens_per_s: float
     sequential_tokens_per_s: float
-    speedup: float  # sequential / batch
-    batch_faster: bool
+    speedup: float  # sequential / batch, of the medians
+    batch_interval: Interval  # batch_s and its interval at the per-look level
+    sequential_interval: Interval
+    speedup_interval: Interval  # the per-round sequential / batch: its median and interval
+    batch_faster: str  # speedup_interval decided: "yes" (above 1), "no" (below), "same" (within
+    # mminfer.records.interval.SAME_WITHIN of 1) or "undecided" (the rounds cannot say)
     prompt_tokens_batch: int  # rows x the longest prompt: the prefill computes every pad too
     prompt_tokens_sequential: int  # the prompts' own tokens, one after another
     cv_batch: float
@@ -159,61 +164,48 @@ def batch_facts(batch: Batch) -> dict:
         "timing": batch.timing,
         "half": batch.half_precision,
         "half_nan": batch.half_precision is not None and batch.half_precision.rows_not_finite > 0,
-        "claims": batch_claims(batch),
     }
 
 
-def batch_claims(batch: Batch) -> dict[str, Claim]:
-    """The section's claims.
+def every_row_same(batch: Batch) -> bool:
+    """batch.every_row_same: every masked row's ids are its ids alone, every logit finite."""
+    return all(row.same_ids and row.finite for row in batch.rows)
 
-    ``every_row_same``: every masked row's ids are its ids alone ("모두 같은 토큰"); ``cheaper``:
-    the same result for less, in every round: the slowest batch run beat the fastest one-by-one
-    run, both spreads within noisy_cv; ``ranges_meet``: the fastest one-by-one run was no slower
-    than the slowest batch run; ``faster`` (the medians' speedup, the verdict ok),
-    ``faster_estimate`` (the same from a spread over noisy_cv: an estimate), ``not_faster``.
-    """
+
+FASTER = {"yes": "faster", "same": "same", "no": "slower", "undecided": "undecided"}
+
+
+def faster(batch: Batch) -> str:
+    """batch.faster's variant, from the recorded decision of the per-round speedup
+    (``batch_faster``): "faster", "same", "slower" or "undecided"."""
+    return FASTER[batch.timing.batch_faster]
+
+
+def cheaper(batch: Batch) -> bool:
+    """batch.cheaper: the same result (every row as alone) and the batch decided faster."""
+    return every_row_same(batch) and batch.timing.batch_faster == "yes"
+
+
+def faster_in_runs(batch: Batch) -> str:
+    """The speedup's variant the raw runs give: each round's sequential / batch, decided at the
+    level of the timing's looks (mminfer.records.interval)."""
     timing = batch.timing
-    quiet = timing.verdict == "ok"
-    faster = timing.batch_s < timing.sequential_s
-    slowest_batch = max(timing.batch_runs_s)
-    fastest_sequential = min(timing.sequential_runs_s)
-    every_same = all(row.same_ids and row.finite for row in batch.rows)
-    return {
-        "every_row_same": claim(
-            "batch.every_row_same",
-            every_same,
-            rows=len(batch.rows),
-        ),
-        "cheaper": claim(
-            "batch.cheaper",
-            every_same and quiet and slowest_batch < fastest_sequential,
-            slowest_batch_s=slowest_batch,
-            fastest_sequential_s=fastest_sequential,
-        ),
-        "ranges_meet": claim(
-            "batch.ranges_meet",
-            fastest_sequential <= slowest_batch,
-            slowest_batch_s=slowest_batch,
-            fastest_sequential_s=fastest_sequential,
-        ),
-        "faster": claim(
-            "batch.faster",
-            quiet and faster,
-            speedup=timing.speedup,
-        ),
-        "faster_estimate": claim(
-            "batch.faster_estimate",
-            not quiet and faster,
-            speedup=timing.speedup,
-            cv=max(timing.cv_batch, timing.cv_sequential),
-            noisy_cv=timing.noisy_cv,
-        ),
-        "not_faster": claim(
-            "batch.not_faster",
-            not faster,
-            speedup=timing.speedup,
-        ),
-    }
+    level = look_level(timing.runs, timing.max_runs)
+    ratio = ratio_interval(timing.sequential_runs_s, timing.batch_runs_s, level)
+    found = {"above": "faster", "same": "same", "below": "slower", "undecided": "undecided"}
+    return found[ratio_decision(ratio)]
+
+
+def faster_supported(batch: Batch, chosen: str) -> bool:
+    """batch.faster's check: the raw runs give the variant written."""
+    return faster_in_runs(batch) == chosen
+
+
+def cheaper_supported(batch: Batch) -> bool:
+    """batch.cheaper's check: every row the same ids, finite, and the raw runs decide the batch
+    faster."""
+    same = all(row.same_ids and row.finite for row in batch.rows)
+    return same and faster_in_runs(batch) == "faster"
 
 
 def batch_glance(batch: Batch) -> Glance:
@@ -232,3 +224,50 @@ def batch_glance(batch: Batch) -> Glance:
     return Glance(
         lesson=lesson, verdict=batch.timing.verdict, terms=("padding", "attention_mask", "cv")
     )
+
+
+SPEEDUP = "{{ batch.timing.speedup_interval|x_in }}"
+ROUNDS = "라운드 {{ batch.timing.runs_done }}회"
+
+# The section's sentences (mminfer.records.sentences), asked for by batch.md.j2.
+SENTENCES = (
+    Sentence(
+        "batch.every_row_same",
+        holds=every_row_same,
+        words=(
+            "왼쪽 패딩에 attention_mask를 주면 {{ batch.rows|length }}개 행 모두 혼자 생성한 것과"
+            " 같은 토큰을 냈다({{ batch.run.dtype }}, {{ batch.run.device }})."
+        ),
+    ),
+    Sentence(
+        "batch.cheaper",
+        holds=cheaper,
+        words="배치는 마스크가 맞을 때 같은 결과를 싸게 얻는 방법이다.",
+        check=cheaper_supported,
+    ),
+    Sentence(
+        "batch.faster",
+        holds=faster,
+        words={
+            "faster": (
+                "배치가 한 행씩보다 " + SPEEDUP + " 빨랐다(라운드마다 짝지은 비율, " + ROUNDS + ")."
+            ),
+            "same": "배치와 한 행씩이 잡음 문턱(5 %) 안에서 같았다: "
+            + SPEEDUP
+            + "("
+            + ROUNDS
+            + ").",
+            "slower": (
+                "이 실행에서는 배치가 한 행씩보다 느렸다: " + SPEEDUP + "(" + ROUNDS + "). 배치의"
+                " 프리필은 패딩까지 계산한다."
+            ),
+            "undecided": (
+                ROUNDS
+                + "로는 배치가 한 행씩보다 빠른지 가를 수 없다: 라운드마다 짝지은 비율이 "
+                + SPEEDUP
+                + "로 1을 사이에 둔다."
+            ),
+        },
+        check=faster_supported,
+    ),
+)

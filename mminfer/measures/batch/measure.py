@@ -30,7 +30,7 @@ from mminfer.model.generation import GREEDY
 from mminfer.model.prompts import check_length, pretrain_prompt
 from mminfer.model.tokenizer import Tokenizer
 from mminfer.records import PretrainPrompt, RunInfo, rates
-from mminfer.timing.ab import A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
+from mminfer.timing.ab import A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 
 MASK_VALUE = -1e9  # MiniMind's attention: scores += (1 - mask) * -1e9
 HALF_DTYPES = ("float16", "bfloat16")
@@ -197,18 +197,32 @@ def time_batch(*, model, prompts, pad: int, new_tokens: int, rounds: Rounds, dev
         device=device,
         rounds=rounds,
     )
-    tokens = len(prompts) * new_tokens
+    return batch_timing(timed, [len(ids) for ids in prompts], new_tokens)
+
+
+# the per-round ratio sequential / batch decided (mminfer.records.interval) -> batch_faster
+DECIDED = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
+
+
+def batch_timing(timed: ABTiming, prompt_lens: list[int], new_tokens: int) -> BatchTiming:
+    """batch.json's timing from the A/B timing of the batch (side a) against its rows one after
+    another (side b): the medians and their intervals, the per-round speedup's interval and its
+    decision (``batch_faster``); ``prompt_lens``: each row's prompt."""
+    tokens = len(prompt_lens) * new_tokens
     return BatchTiming(
-        rows=len(prompts),
+        rows=len(prompt_lens),
         new_tokens=new_tokens,
         batch_s=timed.a_s,
         sequential_s=timed.b_s,
         batch_tokens_per_s=rates.tokens_per_s(tokens, timed.a_s),
         sequential_tokens_per_s=rates.tokens_per_s(tokens, timed.b_s),
         speedup=timed.b_s / timed.a_s,
-        batch_faster=timed.a_s < timed.b_s,
-        prompt_tokens_batch=len(prompts) * max(len(ids) for ids in prompts),
-        prompt_tokens_sequential=sum(len(ids) for ids in prompts),
+        batch_interval=timed.a_interval,
+        sequential_interval=timed.b_interval,
+        speedup_interval=timed.ratio_interval,
+        batch_faster=DECIDED[timed.decision],
+        prompt_tokens_batch=len(prompt_lens) * max(prompt_lens),
+        prompt_tokens_sequential=sum(prompt_lens),
         cv_batch=timed.cv_a,
         cv_sequential=timed.cv_b,
         batch_runs_s=timed.a_runs_s,

@@ -15,6 +15,16 @@ from dataclasses import dataclass
 
 from mminfer.records import FirstDifference, Glance, RunInfo, within_rounding
 from mminfer.records.claims import Claim, claim
+from mminfer.records.interval import (
+    Interval,
+    look_level,
+    median_interval,
+    order,
+    ratio_decision,
+    ratio_interval,
+)
+from mminfer.records.machine import Contention, is_busy
+from mminfer.records.sentences import Sentence
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,12 @@ class TurnTiming:
     recompute_s: float
     saved_s: float  # recompute_s - carry_s
     speedup: float  # recompute_s / carry_s
+    carry_interval: Interval  # carry_s and its interval at the per-look level
+    recompute_interval: Interval
+    saved_interval: Interval  # each round's recompute - carry: their median and its interval
+    speedup_interval: Interval  # each round's recompute / carry: their median and its interval
+    carry_faster: str  # speedup_interval decided: "yes" (above 1), "no" (below), "same" (within
+    # mminfer.records.interval.SAME_WITHIN of 1) or "undecided" (the rounds cannot say)
     cv_carry: float
     cv_recompute: float
     runs_done: int
@@ -75,6 +91,7 @@ class TurnTiming:
     recompute_runs_s: list[float]
     carry_warmup_s: list[float]
     recompute_warmup_s: list[float]
+    contention: Contention | None  # during this turn's timed rounds (mminfer.records.machine)
 
 
 @dataclass
@@ -196,9 +213,35 @@ class Conversation:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
+    contention: Contention | None  # the timed turns' together (taken_together); None: none timed
     shared_prefix: SharedPrefix
     pitfalls: list[Pitfall]
     run: RunInfo
+
+
+def taken_together(contentions: list[Contention | None]) -> Contention | None:
+    """The contention of several timed stretches as one: the CPU share and pressure weighted by
+    each stretch's wall time, the walls summed; None where none was measured."""
+    measured = [one for one in contentions if one is not None]
+    if not measured:
+        return None
+    wall = sum(one.wall_s for one in measured)
+
+    def weighted(name: str) -> float | None:
+        values = [(getattr(one, name), one.wall_s) for one in measured]
+        if wall <= 0 or any(value is None for value, _ in values):
+            return None
+        return sum(value * seconds for value, seconds in values) / wall
+
+    share = weighted("cpu_share")
+    pressure = weighted("cpu_pressure")
+    return Contention(
+        cpu_share=share,
+        cpu_pressure=pressure,
+        wall_s=wall,
+        threads=max(one.threads for one in measured),
+        busy=is_busy(share, pressure) or any(one.busy for one in measured),
+    )
 
 
 def visible(text: str) -> str:
@@ -264,7 +307,6 @@ def conversation_facts(conversation: Conversation) -> dict:
             }
         )
     timed = [turn for turn in turns if turn.timing is not None]
-    saved_s = [turn.timing.saved_s for turn in timed]
     shared = conversation.shared_prefix
     users_gain = None
     if shared.users_copied is not None and shared.users_copied > 0:
@@ -291,13 +333,8 @@ def conversation_facts(conversation: Conversation) -> dict:
         "logits_equal": all(turn.max_abs_logit_diff == 0 for turn in turns),
         "breaks": breaks,
         "timed": timed,
-        # the timed turns whose verdict is not ok, by verdict
-        "noisy_turns": [turn.turn for turn in timed if turn.timing.verdict == "noisy"],
-        "untrusted_turns": [turn.turn for turn in timed if turn.timing.verdict == "untrusted"],
-        "all_timed_noisy": bool(timed) and all(turn.timing.verdict != "ok" for turn in timed),
         "timing_trusted": conversation.timing_verdict == "ok",
         "timing_untrusted": conversation.timing_verdict == "untrusted",
-        "ttft_saved_grows": len(saved_s) > 1 and all(b > a for a, b in itertools.pairwise(saved_s)),
         "shared": shared,
         "shared_saving": shared.copied_tokens / shared.shared_bound_tokens,
         "users_gain": users_gain,
@@ -310,8 +347,7 @@ def conversation_facts(conversation: Conversation) -> dict:
         "dtype": run.dtype,
         "backend": run.backend,
         "threads": conversation.threads,
-        "claims": conversation_claims(conversation, diverged, user_tokens)
-        | ttft_claims(conversation),
+        "claims": conversation_claims(conversation, diverged, user_tokens),
     }
 
 
@@ -393,77 +429,103 @@ def conversation_claims(
     }
 
 
-def ttft_claims(conversation: Conversation) -> dict[str, Claim]:
-    """The claims on the time to first token of the timed turns.
+def timed_turns(conversation: Conversation) -> list[ConversationTurn]:
+    """The turns timed (those that reused a cache)."""
+    return [turn for turn in conversation.turns if turn.timing is not None]
 
-    ``carry_not_faster``: at the turns named (the untrusted ones) carrying was not faster;
-    ``saved_grows``: every timed turn trusted, and the time saved rose with the tokens reused,
-    turn after turn; ``falls_as_prompt_grows``: a shorter prompt's recompute took longer than a
-    longer one's by more than noisy_cv (a prefill of more tokens cannot cost less: the machine,
-    not the prompt), the pair of turns where it fell the most.
-    """
-    timed = [turn for turn in conversation.turns if turn.timing is not None]
-    untrusted = [turn for turn in timed if turn.timing.verdict == "untrusted"]
-    saved = [turn.timing.saved_s for turn in timed]
-    reused = [turn.reused for turn in timed]
-    trusted = bool(timed) and all(turn.timing.verdict == "ok" for turn in timed)
-    rising = len(timed) > 1 and all(b > a for a, b in itertools.pairwise(saved))
-    reused_rising = all(b > a for a, b in itertools.pairwise(reused))
-    fall = None
-    for shorter, longer in itertools.combinations(timed, 2):
+
+CARRY = {"yes": "every", "same": "undecided", "undecided": "undecided", "no": "slower"}
+
+
+def carry_faster(conversation: Conversation) -> str | None:
+    """conversation.carry_faster: "every" (carry decided faster at every timed turn), "slower"
+    (decided slower at some: a busy machine), "undecided" (else: the turns not decided are named);
+    None where no turn was timed. From the recorded decisions (``carry_faster``)."""
+    found = {CARRY[turn.timing.carry_faster] for turn in timed_turns(conversation)}
+    for word in ("slower", "undecided", "every"):
+        if word in found:
+            return word
+    return None
+
+
+def turn_level(conversation: Conversation) -> float:
+    """The level of each turn's looks: its rounds from ``runs`` to ``max_runs``."""
+    return look_level(conversation.runs, conversation.max_runs)
+
+
+def carry_decisions(conversation: Conversation) -> list[str]:
+    """Each timed turn's per-round recompute / carry decided anew from its raw runs."""
+    level = turn_level(conversation)
+    return [
+        ratio_decision(ratio_interval(t.timing.recompute_runs_s, t.timing.carry_runs_s, level))
+        for t in timed_turns(conversation)
+    ]
+
+
+def carry_supported(conversation: Conversation, chosen: str) -> bool:
+    """conversation.carry_faster's check: "every": the raw runs decide carry faster at every
+    timed turn; "slower": slower at some; "undecided": at none slower, at some not faster."""
+    decisions = carry_decisions(conversation)
+    if chosen == "every":
+        return all(decision == "above" for decision in decisions)
+    if chosen == "slower":
+        return "below" in decisions
+    return "below" not in decisions and any(decision != "above" for decision in decisions)
+
+
+def saved_grows(conversation: Conversation) -> str | None:
+    """conversation.ttft_saved_grows: "grows" where the tokens reused and the time saved rise turn
+    after turn, each turn's saved interval wholly below the next's; "undecided" where the tokens
+    rise but the intervals do not order them; None for fewer than two timed turns."""
+    timed = timed_turns(conversation)
+    if len(timed) < 2:
+        return None
+    pairs = list(itertools.pairwise(timed))
+    if not all(b.reused > a.reused for a, b in pairs):
+        return None
+    ordered = [order(a.timing.saved_interval, b.timing.saved_interval) for a, b in pairs]
+    return "grows" if all(found == "below" for found in ordered) else "undecided"
+
+
+def saved_supported(conversation: Conversation, chosen: str) -> bool:
+    """conversation.ttft_saved_grows's check: each timed turn's time saved, recomputed from its
+    raw runs (each round's recompute - carry), lies wholly below the next turn's ("grows"), or
+    some pair does not ("undecided")."""
+    level = turn_level(conversation)
+    saved = [
+        median_interval(
+            [r - c for r, c in zip(t.timing.recompute_runs_s, t.timing.carry_runs_s)], level
+        )
+        for t in timed_turns(conversation)
+    ]
+    grows = all(order(a, b) == "below" for a, b in itertools.pairwise(saved))
+    return grows == (chosen == "grows")
+
+
+def prompt_fall(conversation: Conversation, intervals) -> tuple | None:
+    """The pair of timed turns (shorter prompt, longer prompt) whose recompute's intervals say the
+    shorter prompt took longer (``intervals(turn)``: a turn's recompute interval), the first."""
+    for shorter, longer in itertools.combinations(timed_turns(conversation), 2):
         if shorter.prompt_len >= longer.prompt_len:
             continue
-        ratio = shorter.timing.recompute_s / longer.timing.recompute_s
-        if fall is None or ratio > fall[0]:
-            fall = (ratio, shorter, longer)
-    falls = fall is not None and fall[0] > 1 + conversation.noisy_cv
-    about = {}
-    if fall is not None:
-        _, shorter, longer = fall
-        about = {
-            "shorter_turn": shorter.turn,
-            "shorter_prompt": shorter.prompt_len,
-            "shorter_s": shorter.timing.recompute_s,
-            "longer_turn": longer.turn,
-            "longer_prompt": longer.prompt_len,
-            "longer_s": longer.timing.recompute_s,
-            "noisy_cv": conversation.noisy_cv,
-        }
-    noisy = [turn for turn in timed if turn.timing.verdict == "noisy"]
-    spread_over = [
-        turn.turn
-        for turn in timed
-        if max(turn.timing.cv_carry, turn.timing.cv_recompute) > conversation.noisy_cv
-    ]
-    return {
-        "noisy_spread_over": claim(
-            "conversation.noisy_spread_over",
-            bool(noisy) and all(turn.turn in spread_over for turn in noisy),
-            turns=[turn.turn for turn in noisy],
-            noisy_cv=conversation.noisy_cv,
-        ),
-        "all_spread_over": claim(
-            "conversation.all_spread_over",
-            bool(timed) and len(spread_over) == len(timed),
-            turns=[turn.turn for turn in timed],
-            noisy_cv=conversation.noisy_cv,
-        ),
-        "carry_not_faster": claim(
-            "conversation.carry_not_faster",
-            bool(untrusted)
-            and all(turn.timing.carry_s >= turn.timing.recompute_s for turn in untrusted),
-            turns=[turn.turn for turn in untrusted],
-        ),
-        "saved_grows": claim(
-            "conversation.ttft_saved_grows",
-            trusted and rising and reused_rising,
-        ),
-        "falls_as_prompt_grows": claim(
-            "conversation.ttft_falls_as_prompt_grows",
-            falls,
-            **about,
-        ),
-    }
+        if order(intervals(shorter), intervals(longer)) == "above":
+            return shorter, longer
+    return None
+
+
+def falls_as_prompt_grows(conversation: Conversation) -> bool:
+    """conversation.ttft_falls_as_prompt_grows: a shorter prompt's recompute decided slower than
+    a longer one's (a prefill of more tokens cannot cost less: the machine, not the prompt)."""
+    return prompt_fall(conversation, lambda turn: turn.timing.recompute_interval) is not None
+
+
+def falls_supported(conversation: Conversation) -> bool:
+    """Its check: the same pair found from the raw runs' intervals, recomputed."""
+    level = turn_level(conversation)
+    found = prompt_fall(
+        conversation, lambda turn: median_interval(turn.timing.recompute_runs_s, level)
+    )
+    return found is not None
 
 
 def conversation_glance(conversation: Conversation) -> Glance:
@@ -476,3 +538,66 @@ def conversation_glance(conversation: Conversation) -> Glance:
         verdict=verdict,
         terms=("carry", "recompute"),
     )
+
+
+FALL = (
+    "{% for shorter in conversation.turns if shorter.timing %}{% for longer in conversation.turns"
+    " if longer.timing and longer.prompt_len > shorter.prompt_len"
+    " and shorter.timing.recompute_interval.decisive and longer.timing.recompute_interval.decisive"
+    " and shorter.timing.recompute_interval.low > longer.timing.recompute_interval.high %}"
+    "턴 {{ shorter.turn }}(P = {{ shorter.prompt_len }})의 다시 계산 첫 토큰"
+    " {{ shorter.timing.recompute_interval|ms_in }}, 턴 {{ longer.turn }}(P ="
+    " {{ longer.prompt_len }})의 {{ longer.timing.recompute_interval|ms_in }}"
+    '{{ "; " if not loop.last }}{% endfor %}{% endfor %}'
+)
+UNDECIDED_TURNS = (
+    '{% for turn in conversation.turns if turn.timing and turn.timing.carry_faster != "yes" %}'
+    '{{ turn.turn }}{{ ", " if not loop.last }}{% endfor %}'
+)
+SLOWER_TURNS = (
+    '{% for turn in conversation.turns if turn.timing and turn.timing.carry_faster == "no" %}'
+    '{{ turn.turn }}{{ ", " if not loop.last }}{% endfor %}'
+)
+
+# The section's timed sentences (mminfer.records.sentences), asked for by conversation.md.j2.
+SENTENCES = (
+    Sentence(
+        "conversation.carry_faster",
+        holds=carry_faster,
+        words={
+            "every": (
+                "재사용이 있는 모든 턴에서 이어 쓰기의 첫 토큰이 다시 계산보다 빨랐다(턴마다"
+                " 라운드로 짝지은 비율의 구간이 1 위)."
+            ),
+            "undecided": (
+                "턴 " + UNDECIDED_TURNS + "에서는 라운드로 이어 쓰기가 다시 계산보다 빠른지 가를 수"
+                " 없다: 그 턴의 시간은 구간으로만 읽을 것."
+            ),
+            "slower": (
+                "**턴 " + SLOWER_TURNS + "에서 이어 쓰기가 다시 계산보다 느렸다**: 덜 넣는 쪽이"
+                " 느릴 수 없으니 같은 때 돈 다른 일(기계)을 먼저 의심하고 이 시간들은 믿지 말 것."
+            ),
+        },
+        check=carry_supported,
+    ),
+    Sentence(
+        "conversation.ttft_falls_as_prompt_grows",
+        holds=falls_as_prompt_grows,
+        words=(
+            "**" + FALL + "**: 프롬프트가 길수록 프리필이 더 걸려야 하므로, 이 차이는 프롬프트가"
+            " 아니라 기계(같은 때 돈 다른 일)에서 왔다. 첫 토큰까지 시간은 구간으로만 읽을 것."
+        ),
+        check=falls_supported,
+    ),
+    Sentence(
+        "conversation.ttft_saved_grows",
+        holds=saved_grows,
+        words={
+            "grows": "아낀 시간도 재사용한 토큰과 함께 턴마다 늘었다(턴마다 구간이 겹치지 않는다).",
+            "undecided": (
+                "아낀 시간이 재사용한 토큰과 함께 턴마다 늘었는지는 구간이 겹쳐 가를 수 없다."
+            ),
+        },
+        check=saved_supported,
+    ),
+)

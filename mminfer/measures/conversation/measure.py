@@ -36,6 +36,7 @@ from mminfer.measures.conversation.conversation import (
     PrefixBreak,
     SharedPrefix,
     TurnTiming,
+    taken_together,
 )
 from mminfer.model.cachebytes import (
     cache_tensor_bytes,
@@ -48,8 +49,17 @@ from mminfer.model.generation import GREEDY, first_difference
 from mminfer.model.loading import dtype_name
 from mminfer.model.tokenizer import Tokenizer
 from mminfer.records import FirstDifference, RunInfo, rounding_tolerance, within_rounding
+from mminfer.records.interval import median_interval
 from mminfer.records.spread import NOISY_CV
-from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
+from mminfer.timing.ab import (
+    A_NOT_FASTER,
+    A_SPREAD,
+    B_SPREAD,
+    ABTiming,
+    Rounds,
+    Sides,
+    time_ab,
+)
 from mminfer.timing.clock import clock_name
 from mminfer.timing.machine import available_bytes, load_average
 
@@ -246,11 +256,28 @@ def time_turn(
         rounds=rounds,
         clock=clock,
     )
+    return turn_timing(timed)
+
+
+# the per-round ratio recompute / carry decided (mminfer.records.interval) -> carry_faster
+DECIDED = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
+
+
+def turn_timing(timed: ABTiming) -> TurnTiming:
+    """One turn's timing from the A/B timing of carry (side a) against recompute (side b): the
+    medians and their intervals, the per-round time saved (recompute - carry) and speedup
+    (recompute / carry) with theirs, the speedup's decision, the contention."""
+    saved = [recompute - carry for carry, recompute in zip(timed.a_runs_s, timed.b_runs_s)]
     return TurnTiming(
         carry_s=timed.a_s,
         recompute_s=timed.b_s,
         saved_s=timed.b_s - timed.a_s,
         speedup=timed.b_s / timed.a_s,
+        carry_interval=timed.a_interval,
+        recompute_interval=timed.b_interval,
+        saved_interval=median_interval(saved, timed.ratio_interval.level),
+        speedup_interval=timed.ratio_interval,
+        carry_faster=DECIDED[timed.decision],
         cv_carry=timed.cv_a,
         cv_recompute=timed.cv_b,
         runs_done=timed.runs_done,
@@ -261,6 +288,7 @@ def time_turn(
         recompute_runs_s=timed.b_runs_s,
         carry_warmup_s=timed.a_warmup_s,
         recompute_warmup_s=timed.b_warmup_s,
+        contention=timed.contention,
     )
 
 
@@ -676,6 +704,9 @@ def measure_conversation(
         order=ORDER,
         noisy_cv=NOISY_CV,
         timing_verdict=worst_verdict(verdicts),
+        contention=taken_together(
+            [turn.timing.contention for turn in turns if turn.timing is not None]
+        ),
         threads=torch.get_num_threads(),
         load_before=load_before,
         load_after=load_average(),

@@ -34,7 +34,16 @@ from mminfer.model.draws import (
 )
 from mminfer.model.finite import check_logits, finite_logits, model_named
 from mminfer.model.generation import GREEDY
-from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
+from mminfer.records.interval import Interval, median_interval
+from mminfer.timing.ab import (
+    A_NOT_FASTER,
+    A_SPREAD,
+    B_SPREAD,
+    ABTiming,
+    Rounds,
+    Sides,
+    time_ab,
+)
 
 
 @dataclass(frozen=True)
@@ -58,6 +67,8 @@ PENALTY_SIDES = Sides(  # the penalty-free run as side a, the faster
     },
     contradictions=("penalty_not_slower",),  # more work cannot cost nothing: a busy machine
 )
+# the per-round ratio with / without decided (mminfer.records.interval) -> penalty_costs
+DECIDED = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
 
 
 @torch.inference_mode()
@@ -151,18 +162,55 @@ def time_penalty(
         device=device,
         rounds=rounds,
     )
-    with_s = timed.b_s
-    without_s = timed.a_s
-    return PenaltyTiming(
+    return penalty_timing(
+        timed,
         penalty=penalty,
         rows=draws.samples,
         steps=new_tokens,
         tokens_seen=len(prompt_ids) + new_tokens,
+    )
+
+
+def per_step(interval: Interval, steps: int) -> Interval:
+    """An interval of a whole generation's seconds as seconds per step."""
+    return dataclasses.replace(
+        interval,
+        median=interval.median / steps,
+        low=interval.low / steps,
+        high=interval.high / steps,
+    )
+
+
+def penalty_timing(
+    timed: ABTiming, *, penalty: float, rows: int, steps: int, tokens_seen: int
+) -> PenaltyTiming:
+    """repetition.json's timing from the A/B timing of the penalty-free run (side a) against the
+    penalty's (side b): medians and their intervals in all and per step, and the per-round share
+    (with - without) / with with its interval, decided as the per-round ratio with / without is
+    (mminfer.records.interval.ratio_decision)."""
+    with_s = timed.b_s
+    without_s = timed.a_s
+    shares = [
+        (with_run - without_run) / with_run
+        for with_run, without_run in zip(timed.b_runs_s, timed.a_runs_s)
+    ]
+    share = median_interval(shares, timed.ratio_interval.level)
+    return PenaltyTiming(
+        penalty=penalty,
+        rows=rows,
+        steps=steps,
+        tokens_seen=tokens_seen,
         with_penalty_s=with_s,
         without_penalty_s=without_s,
-        per_step_with_penalty_s=with_s / new_tokens,
-        per_step_without_penalty_s=without_s / new_tokens,
-        penalty_share=(with_s - without_s) / with_s,
+        per_step_with_penalty_s=with_s / steps,
+        per_step_without_penalty_s=without_s / steps,
+        penalty_share=share.median,
+        with_penalty_interval=timed.b_interval,
+        without_penalty_interval=timed.a_interval,
+        per_step_with_penalty_interval=per_step(timed.b_interval, steps),
+        per_step_without_penalty_interval=per_step(timed.a_interval, steps),
+        penalty_share_interval=share,
+        penalty_costs=DECIDED[timed.decision],
         cv_with_penalty=timed.cv_b,
         cv_without_penalty=timed.cv_a,
         with_penalty_runs_s=timed.b_runs_s,

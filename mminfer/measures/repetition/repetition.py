@@ -10,8 +10,14 @@ import itertools
 from dataclasses import dataclass
 
 from mminfer.records import Answer, ChatPrompt, Glance, PretrainPrompt, RunInfo
-from mminfer.records.claims import Claim, claim
+from mminfer.records.interval import (
+    Interval,
+    look_level,
+    ratio_decision,
+    ratio_interval,
+)
 from mminfer.records.machine import Contention
+from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -41,7 +47,14 @@ class PenaltyTiming:
     without_penalty_s: float  # median
     per_step_with_penalty_s: float
     per_step_without_penalty_s: float
-    penalty_share: float  # (with - without) / with: the penalty's share of the whole
+    penalty_share: float  # the median of each round's (with - without) / with: the penalty's share
+    with_penalty_interval: Interval  # with_penalty_s and its interval at the per-look level
+    without_penalty_interval: Interval
+    per_step_with_penalty_interval: Interval  # with_penalty_interval / steps
+    per_step_without_penalty_interval: Interval
+    penalty_share_interval: Interval  # the per-round share's median (penalty_share), its interval
+    penalty_costs: str  # the share decided: "yes" (above 0), "no" (below), "same" (both sides
+    # within mminfer.records.interval.SAME_WITHIN of each other) or "undecided"
     cv_with_penalty: float
     cv_without_penalty: float
     warmup: int
@@ -116,7 +129,6 @@ def repetition_facts(repetition: Repetition) -> dict:
         "ids_past_tokenizer": sum(p.ids_past_tokenizer for p in repetition.penalties.values()),
         "ascending": ascending,
         "counts": counts,
-        "distinct_trend": trend(counts) if len(counts) > 1 else None,
         "temperature": key,
         "samples": repetition.samples,
         "new_tokens": repetition.new_tokens,
@@ -133,109 +145,180 @@ def repetition_facts(repetition: Repetition) -> dict:
         "lora": repetition.run.lora is not None,
         "dtype": repetition.run.dtype,
         "device": repetition.run.device,
-        "claims": answer_claims(repetition, ascending)
-        | loop_claims(repetition, ascending)
-        | cost_claims(timing),
     }
 
 
-def answer_claims(repetition: Repetition, ascending: list[str]) -> dict[str, Claim]:
-    """The lesson's claims on the answers.
-
-    ``distinct_trend``: the distinct answers, penalties ascending, move as ``trend`` says ("늘었다"
-    never down and up somewhere, ...); ``changes_answers``: some penalty's sampled answers or
-    greedy ids differ from penalty 1.0's; ``changed_nothing``: none does. Penalty 1.0's against
-    temp.json's (``off_matches_temp``, ``off_differs``) are the report's join.
-    """
+def changed_from_off(repetition: Repetition) -> str | None:
+    """repetition.changes_answers: "changed" where some penalty's sampled answers or greedy ids
+    differ from penalty 1.0's, "nothing" where none does; None without 1.0 and another."""
     penalties = repetition.penalties
-    counts = [penalties[name].distinct for name in ascending]
     off = penalties.get("1.0")
-    changed = []
-    if off is not None:
-        for name in ascending:
-            penalty = penalties[name]
-            answers = [(a.answer, a.count) for a in penalty.answers]
-            off_answers = [(a.answer, a.count) for a in off.answers]
-            if answers != off_answers or penalty.greedy_ids != off.greedy_ids:
-                changed.append(name)
-    return {
-        "distinct_trend": claim(
-            "repetition.distinct_trend",
-            len(counts) > 1,
-            ascending=ascending,
-            counts=counts,
-            trend=trend(counts),
-        ),
-        "changes_answers": claim(
-            "repetition.changes_answers",
-            bool(changed),
-            changed=changed,
-        ),
-        "changed_nothing": claim(
-            "repetition.changed_nothing",
-            off is not None and len(penalties) > 1 and not changed,
-        ),
-    }
+    if off is None or len(penalties) < 2:
+        return None
+    off_answers = [(a.answer, a.count) for a in off.answers]
+    for penalty in penalties.values():
+        answers = [(a.answer, a.count) for a in penalty.answers]
+        if answers != off_answers or penalty.greedy_ids != off.greedy_ids:
+            return "changed"
+    return "nothing"
 
 
-def loop_claims(repetition: Repetition, ascending: list[str]) -> dict[str, Claim]:
-    """Where the loops show: ``samples_never_loop`` (no sampled answer loops at any penalty) and
-    ``greedy_repeats_trend`` (greedy's repeated n-grams, penalties ascending, move as ``trend``
-    says; the lesson names them as the penalty rises)."""
-    penalties = repetition.penalties
-    repeats = [penalties[name].greedy_repeated_ngrams for name in ascending]
-    return {
-        "samples_never_loop": claim(
-            "repetition.samples_never_loop",
-            all(penalty.looping == 0 for penalty in penalties.values()),
-            samples=repetition.samples,
-        ),
-        "greedy_repeats_trend": claim(
-            "repetition.greedy_repeats_trend",
-            len(repeats) > 1,
-            ascending=ascending,
-            repeats=repeats,
-            trend=trend(repeats),
-            n=repetition.loop_ngram,
-        ),
-    }
+def ascending_values(repetition: Repetition, name: str) -> list:
+    """A field of every penalty, penalties in ascending order."""
+    ascending = sorted(repetition.penalties, key=float)
+    return [getattr(repetition.penalties[key], name) for key in ascending]
 
 
-def cost_claims(timing: PenaltyTiming | None) -> dict[str, Claim]:
-    """The cost's sentence, one of three: ``share`` (the penalty's share of the whole, measured:
-    the verdict ok), ``share_estimate`` (the same share from spreads over noisy_cv: an estimate)
-    and ``not_slower`` (the penalty side not slower: untrusted)."""
-    if timing is None:
-        return {}
-    slower = timing.with_penalty_s > timing.without_penalty_s
-    spread = max(timing.cv_with_penalty, timing.cv_without_penalty)
-    return {
-        "share": claim(
-            "repetition.share",
-            timing.verdict == "ok" and slower,
-            share=timing.penalty_share,
-        ),
-        "share_estimate": claim(
-            "repetition.share_estimate",
-            timing.verdict == "noisy" and slower and spread > timing.noisy_cv,
-            share=timing.penalty_share,
-            cv=spread,
-            noisy_cv=timing.noisy_cv,
-        ),
-        "not_slower": claim(
-            "repetition.not_slower",
-            not slower,
-        ),
-    }
+def distinct_trend(repetition: Repetition) -> str | None:
+    """repetition.distinct_trend: how the distinct answers move as the penalty grows
+    (:func:`trend`); None for one penalty."""
+    counts = ascending_values(repetition, "distinct")
+    return trend(counts) if len(counts) > 1 else None
+
+
+def greedy_repeats_trend(repetition: Repetition) -> str | None:
+    """repetition.greedy_repeats_trend: how greedy's repeated n-grams move as the penalty grows;
+    None for one penalty."""
+    repeats = ascending_values(repetition, "greedy_repeated_ngrams")
+    return trend(repeats) if len(repeats) > 1 else None
+
+
+def samples_never_loop(repetition: Repetition) -> bool:
+    """repetition.samples_never_loop: no sampled answer loops at any penalty."""
+    return all(penalty.looping == 0 for penalty in repetition.penalties.values())
+
+
+COSTS = {"yes": "share", "same": "same", "no": "not_slower", "undecided": "undecided"}
+
+
+def cost_of(repetition: Repetition) -> str | None:
+    """repetition.share's variant, from the recorded decision of the per-round share
+    (``penalty_costs``): "share" (above 0), "same", "not_slower", "undecided"; None untimed."""
+    if repetition.timing is None:
+        return None
+    return COSTS[repetition.timing.penalty_costs]
+
+
+def cost_in_runs(repetition: Repetition, chosen: str) -> bool:
+    """repetition.share's check: the variant the raw runs give, recomputed from the rounds
+    (each round's with / without, at the level of its looks), is the one written."""
+    timing = repetition.timing
+    with_runs = timing.with_penalty_runs_s
+    without_runs = timing.without_penalty_runs_s
+    level = look_level(timing.runs, timing.max_runs)
+    ratio = ratio_interval(with_runs, without_runs, level)
+    found = {"above": "share", "same": "same", "below": "not_slower", "undecided": "undecided"}
+    return found[ratio_decision(ratio)] == chosen
 
 
 def repetition_glance(repetition: Repetition) -> Glance:
     """## 반복 페널티's row: how the distinct answers move as the penalty grows ("more", "fewer",
     "same", "mixed"; "alone" for one penalty), the cost's verdict."""
-    moved = repetition_facts(repetition)["distinct_trend"]
+    moved = distinct_trend(repetition)
     verdict = None if repetition.timing is None else repetition.timing.verdict
     return Glance(
         lesson=moved or "alone",
         verdict=verdict,
         terms=("repetition_penalty", "looping", "cv"),
     )
+
+
+MOVED = {"more": "늘었다", "fewer": "줄었다", "same": "그대로였다", "mixed": "오르내렸다"}
+# the penalties ascending, and a field of each in that order
+ASCENDING = 'repetition.penalties|map("float")|sort'
+IN_ORDER = (
+    "{% for p in " + ASCENDING + " %}{{ repetition.penalties[p|string].FIELD }}"
+    '{{ " → " if not loop.last }}{% endfor %}'
+)
+TIMING = "repetition.timing"
+ROUNDS = "라운드 {{ repetition.timing.runs_done }}회"
+
+# The section's sentences (mminfer.records.sentences): repetition.md.j2 asks for them; the one
+# beside temp.json (repetition.off_matches_temp) is mminfer.report.joins's.
+SENTENCES = (
+    Sentence(
+        "repetition.distinct_trend",
+        holds=distinct_trend,
+        words={
+            word: (
+                "repetition_penalty를 {{ " + ASCENDING + '|join(" → ")|particle("으로/로") }}'
+                " 올리자 온도 {{ repetition.temperature }}에서 서로 다른 답이 샘플"
+                " {{ repetition.samples }}개 중 "
+                + IN_ORDER.replace("FIELD", "distinct")
+                + "개로 "
+                + verb
+                + "."
+            )
+            for word, verb in MOVED.items()
+        },
+    ),
+    Sentence(
+        "repetition.samples_never_loop",
+        holds=samples_never_loop,
+        words="샘플한 답은 어느 페널티에서도 반복하지 않았다: 반복은 greedy 이어 쓰기에서 보인다.",
+    ),
+    Sentence(
+        "repetition.greedy_repeats_trend",
+        holds=greedy_repeats_trend,
+        words={
+            word: (
+                "greedy 이어 쓰기에서는 되풀이된 {{ repetition.loop_ngram }}-gram이 "
+                + IN_ORDER.replace("FIELD", "greedy_repeated_ngrams")
+                + "개로 "
+                + verb
+                + "."
+            )
+            for word, verb in MOVED.items()
+        },
+    ),
+    Sentence(
+        "repetition.changes_answers",
+        holds=changed_from_off,
+        words={
+            "changed": (
+                "페널티는 행이 본 토큰의 로짓을 깎아 고르는 답을 바꾸는 장치이지, 캐시처럼"
+                " 같은 답을 싸게 내는 장치가 아니다."
+            ),
+            "nothing": (
+                "이 실행에서는 어느 페널티도 샘플한 답과 greedy를 1.0과 다르게 바꾸지 않았다."
+            ),
+        },
+    ),
+    Sentence(
+        "repetition.share",
+        holds=cost_of,
+        words={
+            "share": (
+                "페널티의 몫은 전체 시간의 {{ " + TIMING + ".penalty_share_interval|percent_in }}다"
+                "(라운드마다 짝지은 (페널티 − 없음) ÷ 페널티의 중앙값, " + ROUNDS + ")."
+            ),
+            "same": (
+                "페널티가 있든 없든 시간이 잡음 문턱(5 %) 안에서 같았다: 몫은"
+                " {{ " + TIMING + ".penalty_share_interval|percent_in }}다(" + ROUNDS + ")."
+            ),
+            "not_slower": (
+                "**이 시간은 믿으면 안 된다**: 일을 더 하는 페널티 쪽이 "
+                + ROUNDS
+                + "에서 더 빨랐다"
+                "(몫 {{ " + TIMING + ".penalty_share_interval|percent_in }}): 같은 때 돈 다른 일을"
+                " 먼저 의심할 것."
+            ),
+            "undecided": (
+                ROUNDS + "로는 페널티의 몫을 가를 수 없다: 라운드마다 짝지은 몫이"
+                " {{ " + TIMING + ".penalty_share_interval|percent_in }}로 0을 사이에 둔다."
+            ),
+        },
+        check=cost_in_runs,
+    ),
+    Sentence(
+        "repetition.glance_cost",
+        holds=cost_of,
+        words={
+            "share": "비용 {{ " + TIMING + ".penalty_share_interval|percent_in }}",
+            "same": "비용: 잡음 문턱 안",
+            "not_slower": "비용: 믿을 수 없음",
+            "undecided": "비용: 라운드로 가를 수 없음",
+        },
+        check=cost_in_runs,
+    ),
+)
