@@ -1,11 +1,5 @@
-"""The demo trainer.
-
-Checkpoints load, training learns, runs repeat exactly, SFT learns only answers.
-
-Everything runs on a tiny corpus with the micro demo's shape (tests/data/micro.yaml), so the whole
-module takes a few seconds; the demo the workflow trains is read from the parsed config, as the
-workflow reads it.
-"""
+"""The demo trainer: checkpoints load, training learns, runs repeat exactly, SFT learns only
+answers. On a tiny corpus with the micro demo's shape (tests/data/micro.yaml): a few seconds."""
 
 from __future__ import annotations
 
@@ -75,13 +69,8 @@ def pretrained(demo_dir):
     """One MICRO pretraining run: (checkpoint path, summary, log lines)."""
     lines: list[str] = []
     out = demo_dir / "pretrain.pth"
-    summary = pretrain(
-        demo_dir / "pretrain_train.jsonl",
-        demo_dir / "tokenizer",
-        MICRO_PRETRAIN,
-        out,
-        log=lines.append,
-    )
+    train, tokenizer = demo_dir / "pretrain_train.jsonl", demo_dir / "tokenizer"
+    summary = pretrain(train, tokenizer, MICRO_PRETRAIN, out, log=lines.append)
     return out, summary, lines
 
 
@@ -89,30 +78,19 @@ def pretrained(demo_dir):
 def fine_tuned(demo_dir, pretrained):
     """One MICRO SFT run on top of the pretrained checkpoint: (checkpoint path, summary)."""
     out = demo_dir / "sft.pth"
-    summary = sft(
-        pretrained[0],
-        demo_dir / "sft.jsonl",
-        demo_dir / "tokenizer",
-        MICRO_SFT,
-        out,
-        log=lambda line: None,
-    )
+    tokenizer = demo_dir / "tokenizer"
+    summary = sft(pretrained[0], demo_dir / "sft.jsonl", tokenizer, MICRO_SFT, out, log=len)
     return out, summary
 
 
-# ---------------------------------------------------------------------------
-# Pretraining
-# ---------------------------------------------------------------------------
+# --- Pretraining ----------------------------------------------------------------------------------
 
 
 def test_pretrain_checkpoint_loads_strictly_with_the_spec_shape(pretrained, tokenizer):
     path, _, _ = pretrained
     loaded = load_model(path)  # strict load: every key, every shape
-    spec = MICRO_PRETRAIN
-    assert loaded.config.hidden_size == spec.hidden_size
-    assert loaded.config.num_hidden_layers == spec.num_hidden_layers
-    assert loaded.config.num_attention_heads == spec.num_attention_heads
-    assert loaded.config.num_key_value_heads == spec.num_key_value_heads
+    for name in ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads"):
+        assert getattr(loaded.config, name) == getattr(MICRO_PRETRAIN, name), name
     assert loaded.config.vocab_size == tokenizer.vocab_size
     assert not path.with_name(path.name + ".tmp").exists()
 
@@ -134,33 +112,19 @@ def test_pretrain_logs_progress_and_summarises_the_run(pretrained):
     assert summary["parameters"] > 0 and summary["seconds"] > 0
 
 
-def test_pretrain_is_deterministic(demo_dir, pretrained):
-    again = demo_dir / "pretrain_again.pth"
-    pretrain(
-        demo_dir / "pretrain_train.jsonl",
-        demo_dir / "tokenizer",
-        MICRO_PRETRAIN,
-        again,
-        log=lambda line: None,
-    )
-    first, second = read_state_dict(pretrained[0]), read_state_dict(again)
+def test_pretrain_is_deterministic_and_its_seed_changes_the_weights(demo_dir, pretrained):
+    def again(name, spec):
+        path = demo_dir / name
+        train = demo_dir / "pretrain_train.jsonl"
+        pretrain(train, demo_dir / "tokenizer", spec, path, log=lambda line: None)
+        return read_state_dict(path)
+
+    first, second = read_state_dict(pretrained[0]), again("again.pth", MICRO_PRETRAIN)
     assert first.keys() == second.keys()
     for name in first:
         assert torch.equal(first[name], second[name]), name
-
-
-def test_pretrain_seed_changes_the_weights(demo_dir, pretrained):
-    other = demo_dir / "pretrain_seed1.pth"
-    spec = replace(MICRO_PRETRAIN, steps=2)
-    pretrain(
-        demo_dir / "pretrain_train.jsonl",
-        demo_dir / "tokenizer",
-        replace(spec, seed=1),
-        other,
-        log=lambda line: None,
-    )
-    weights = read_state_dict(other)["lm_head.weight"]
-    assert not torch.equal(weights, read_state_dict(pretrained[0])["lm_head.weight"])
+    other = again("seed1.pth", replace(MICRO_PRETRAIN, steps=2, seed=1))["lm_head.weight"]
+    assert not torch.equal(other, first["lm_head.weight"])
 
 
 def test_demo_spec_has_the_course_head_dim_and_room_for_the_measurements():
@@ -221,18 +185,13 @@ def test_learning_rate_warms_up_then_follows_minimind_cosine():
         steps=100,
         warmup=10,
     )
-    for step in (0, 4, 9):  # warmup: MiniMind's value scaled by (step + 1) / warmup
+    for step in (0, 4, 9, 10, 50, 99):  # warmup: MiniMind's value scaled by (step + 1) / warmup
         minimind = 1e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * step / 100)))
-        assert learning_rate(step, spec) == pytest.approx(minimind * (step + 1) / 10)
-    for step in (10, 50, 99):
-        minimind = 1e-3 * (0.1 + 0.45 * (1 + math.cos(math.pi * step / 100)))
-        assert learning_rate(step, spec) == pytest.approx(minimind)
+        assert learning_rate(step, spec) == pytest.approx(minimind * min(1, (step + 1) / 10))
     assert learning_rate(50, spec) == pytest.approx(0.55e-3)  # halfway down from lr to lr / 10
 
 
-# ---------------------------------------------------------------------------
-# SFT labels
-# ---------------------------------------------------------------------------
+# --- SFT labels -----------------------------------------------------------------------------------
 
 
 def labelled_ids(ids: list[int], labels: list[int]) -> list[int]:
@@ -312,9 +271,7 @@ def test_pad_batch_pads_ids_with_pad_and_labels_with_ignore():
     assert labels.tolist() == [[-100, 5, 6], [-100, 7, IGNORE_INDEX]]
 
 
-# ---------------------------------------------------------------------------
-# SFT run
-# ---------------------------------------------------------------------------
+# --- SFT run --------------------------------------------------------------------------------------
 
 
 def test_sft_checkpoint_loads_strictly_and_differs_from_pretraining(fine_tuned, pretrained):

@@ -103,24 +103,12 @@ def serve_record(tiny_model, tiny_run) -> Serve:
     return as_written(served, Serve)
 
 
-def test_plot_serve_writes_a_valid_png(serve_record, tmp_path):
-    out = plots.plot_serve(serve_record, tmp_path / "serve.png")
+@pytest.mark.parametrize("name", ["serve", "sweep", "temp", "topp"])
+def test_each_plot_writes_a_valid_png_and_nothing_else(name, request, tmp_path):
+    record = request.getfixturevalue(f"{name}_record")
+    out = getattr(plots, f"plot_{name}")(record, tmp_path / f"{name}.png")
     assert_valid_png(out)
-
-
-def test_plot_sweep_writes_a_valid_png(sweep_record, tmp_path):
-    out = plots.plot_sweep(sweep_record, tmp_path / "sweep.png")
-    assert_valid_png(out)
-
-
-def test_plot_temp_writes_a_valid_png(temp_record, tmp_path):
-    out = plots.plot_temp(temp_record, tmp_path / "temp.png")
-    assert_valid_png(out)
-
-
-def test_plot_topp_writes_a_valid_png(topp_record, tmp_path):
-    out = plots.plot_topp(topp_record, tmp_path / "topp.png")
-    assert_valid_png(out)
+    assert [path.name for path in tmp_path.iterdir()] == [f"{name}.png"]
 
 
 def test_korean_text_raises_no_missing_glyph_warning(temp_record, topp_record, tmp_path):
@@ -140,9 +128,7 @@ def test_log_axis_exponents_keep_their_minus_sign(topp_record, tmp_path, caplog)
     decades = dataclasses.replace(topp_record, positions=positions)
     with caplog.at_level("WARNING"):
         plots.plot_topp(decades, tmp_path / "topp.png")
-    assert [
-        r.getMessage() for r in caplog.records if "does not have a glyph" in r.getMessage()
-    ] == []
+    assert not [r for r in caplog.records if "does not have a glyph" in r.getMessage()]
 
 
 def test_answer_labels_are_the_answers_themselves():
@@ -159,11 +145,6 @@ def test_hangul_is_drawn_with_the_packaged_font():
         font_manager.FontProperties(family=plots.matplotlib.rcParams["font.family"])
     )
     assert path.endswith("NanumGothic.ttf")
-
-
-def test_plot_leaves_only_the_png_in_its_folder(temp_record, tmp_path):
-    plots.plot_temp(temp_record, tmp_path / "temp.png")
-    assert sorted(path.name for path in tmp_path.iterdir()) == ["temp.png"]
 
 
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640)])
@@ -250,12 +231,8 @@ def test_the_serve_fit_is_solid_where_fitted_and_dotted_beyond(monkeypatch):
 def test_a_serve_fit_that_does_not_hold_is_dotted_and_says_so(monkeypatch):
     fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(64, holds=False))
     lines = fit_lines(fig.axes[1])
-    assert lines == {
-        "적합: 고정비 + 사용자당 × B (B 1–64에서 맞지 않음)": (
-            ":",
-            [1, 2, 4, 8, 16, 32, 64],
-        ),
-    }
+    label = "적합: 고정비 + 사용자당 × B (B 1–64에서 맞지 않음)"
+    assert lines == {label: (":", [1, 2, 4, 8, 16, 32, 64])}
     plots.plt.close(fig)
 
 
