@@ -1,7 +1,5 @@
 """report.md (mminfer.report.render): each section's facts and verdicts on hand-made JSON, and the
-template
-that turns them into Korean sentences. The numbers are the demo's (README), the verdicts varied one
-at a time."""
+template that turns them into Korean sentences; the demo's numbers, one verdict varied at a time."""
 
 from __future__ import annotations
 
@@ -22,6 +20,7 @@ from reportdata import (
     sampler_record,
     serve_record,
     serve_row,
+    served,
     sweep_record,
     task_records,
     temp_record,
@@ -60,20 +59,21 @@ def test_same_ids_with_a_rounding_difference_in_the_logits():
     assert paths_compared(same_record(run=RUN | {"device": "cuda"})) == "apart"
 
 
-def test_different_ids_within_float32_rounding_are_rounding_sized():
-    facts = same_facts(differing(margin=1e-6, diff=2e-6))
-    assert not facts["same_ids"] and facts["rounding_sized"] is True
-    assert ids_compared(differing(margin=1e-6, diff=2e-6)) == "rounding"
-
-
-def test_different_ids_beyond_rounding_point_at_the_cache():
-    assert same_facts(differing(margin=49.5, diff=50.0))["rounding_sized"] is False
-    assert ids_compared(differing(margin=49.5, diff=50.0)) == "suspect"
-
-
-def test_bfloat16_allows_a_difference_float32_does_not():
-    assert same_facts(differing(margin=0.01, diff=0.5, dtype="bfloat16"))["rounding_sized"] is True
-    assert same_facts(differing(margin=0.01, diff=0.5, dtype="float32"))["rounding_sized"] is False
+@pytest.mark.parametrize(
+    "margin, diff, dtype, rounding, compared",
+    [
+        (1e-6, 2e-6, "float32", True, "rounding"),
+        (49.5, 50.0, "float32", False, "suspect"),
+        (0.01, 0.5, "bfloat16", True, "rounding"),  # bfloat16 allows what float32 does not
+        (0.01, 0.5, "float32", False, "suspect"),
+    ],
+)
+def test_different_ids_are_rounding_sized_or_point_at_the_cache(
+    margin, diff, dtype, rounding, compared
+):
+    record = differing(margin=margin, diff=diff, dtype=dtype)
+    assert not same_facts(record)["same_ids"] and same_facts(record)["rounding_sized"] is rounding
+    assert ids_compared(record) == compared
 
 
 # --- time ----------------------------------------------------------------------------------------
@@ -113,13 +113,10 @@ def test_a_speedup_past_the_token_ratio_names_attention_only_where_the_fit_price
 # --- bytes ---------------------------------------------------------------------------------------
 
 
-def test_measured_bytes_equal_to_the_formula():
+def test_measured_bytes_equal_to_the_formula_or_not():
     facts = kvbytes_facts(kv_record())
     assert facts["k_shape"] == (1, 100, 2, 32) and facts["repeat"] == 4
     assert bytes_against_formula(kv_record()) == "equal"
-
-
-def test_measured_bytes_unlike_the_formula():
     assert bytes_against_formula(kv_record(measured_bytes=409600)) == "differ"
 
 
@@ -153,19 +150,24 @@ def test_top_p_without_the_detail_file_has_no_sharp_position():
 # --- length sweep --------------------------------------------------------------------------------
 
 
-def test_sweep_counts_match_their_formulas_or_not():
-    assert sweep_facts(sweep_record())["counts_match"] is True
-    assert sweep_facts(sweep_record(fed_with_cache=33))["counts_match"] is False
-
-
-def test_sweep_cache_not_faster_at_the_longest_length():
-    assert sweep_facts(sweep_record(time_ratio=5.7))["cache_not_faster"] is False
-    assert sweep_facts(sweep_record(time_ratio=0.9))["cache_not_faster"] is True
-
-
-def test_sweep_uncached_steps_grow_or_not():
-    assert sweep_facts(sweep_record())["uncached_steps_grow"] is True
-    assert sweep_facts(sweep_record(step_growth=-0.0001))["uncached_steps_grow"] is False
+@pytest.mark.parametrize(
+    "changes, key, value",
+    [
+        ({}, "counts_match", True),
+        ({"fed_with_cache": 33}, "counts_match", False),
+        ({"time_ratio": 5.7}, "cache_not_faster", False),  # at the longest length
+        ({"time_ratio": 0.9}, "cache_not_faster", True),
+        ({}, "uncached_steps_grow", True),
+        ({"step_growth": -0.0001}, "uncached_steps_grow", False),
+        ({"holds": False}, "fit_holds", False),
+        ({"per_token_s": 0.0}, "fixed_in_tokens", None),  # the fixed cost in tokens needs one
+        ({"extrapolated": False}, "extrapolated", None),  # only past the measured lengths
+        ({}, "cached_step_s", 0.0033),  # read after the prefill
+        ({}, "first_step_without_cache_s", 0.004),
+    ],
+)
+def test_sweep_facts(changes, key, value):
+    assert sweep_facts(sweep_record(**changes))[key] == value
 
 
 def test_sweep_fit_holds_or_not():
@@ -174,29 +176,18 @@ def test_sweep_fit_holds_or_not():
     share = facts["length_claims"]["share"]  # of the time measured, not the fit's prediction
     assert share.holds and share.about["share"] == pytest.approx(16 * 0.0032 / (0.05 * 16))
     assert facts["fixed_in_tokens"] == pytest.approx(0.0032 / 19e-6)
-    assert sweep_facts(sweep_record(holds=False))["fit_holds"] is False
 
 
-def test_sweep_fixed_cost_in_tokens_needs_a_token_cost():
-    assert sweep_facts(sweep_record(per_token_s=0.0))["fixed_in_tokens"] is None
-
-
-def test_sweep_extrapolates_only_past_the_measured_lengths():
+def test_sweep_extrapolates_past_the_measured_lengths():
     assert sweep_facts(sweep_record(extrapolated=True))["extrapolated"].new_tokens == 64
-    assert sweep_facts(sweep_record(extrapolated=False))["extrapolated"] is None
-
-
-def test_sweep_cached_step_is_read_after_the_prefill():
-    facts = sweep_facts(sweep_record())
-    assert facts["cached_step_s"] == 0.0033 and facts["first_step_without_cache_s"] == 0.004
 
 
 # --- capacity, provenance, formatting ------------------------------------------------------------
 
 
-def test_capacity_batch_check_matches_or_not():
-    assert capacity_facts(capacity_record(matches=True))["batch_matches"] is True
-    assert capacity_facts(capacity_record(matches=False))["batch_matches"] is False
+@pytest.mark.parametrize("matches", [True, False])
+def test_capacity_batch_check_matches_or_not(matches):
+    assert capacity_facts(capacity_record(matches=matches))["batch_matches"] is matches
 
 
 def test_capacity_table_has_a_row_per_dtype_and_context_in_memory_order():
@@ -230,9 +221,7 @@ def test_formatting_filters():
     assert fmt_bytes(3 << 20) == "3,145,728 B (3.00 MiB)"
     assert fmt_ms(None) == "—" and fmt_ms(0.0032) == "3.20 ms"
     assert thousands(15360) == "15,360" and thousands(None) == "—"  # a dtype whose forward failed
-    assert (
-        FILTERS["fmt"](None, ".3f") == FILTERS["percent"](None) == "—"
-    )  # e.g. r2 of a flat series
+    assert FILTERS["fmt"](None, ".3f") == FILTERS["percent"](None) == "—"  # r2 of a flat series
 
 
 # --- the rendered report -------------------------------------------------------------------------
@@ -265,6 +254,40 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
     for absent in ("## 길이에 따른 비용", "## 카드당 사용자 수", "## 대화", "cache.py", ".png"):
         assert absent not in report
     assert "| 0.99 | **155** |" in report
+
+
+def sweep_partly_fitted(holds=True, spread=True, **changes):
+    """sweep.json whose N = 16 ran only some uncached steps: the rest from the fit where it holds,
+    else interpolated between the clocked steps 7 and 15 (``spread``), else without a time."""
+    data = to_json(sweep_record(holds=holds, **changes))
+    steps = data["steps"]
+    clocked = steps["without_cache_s"][:8] + [None] * 7
+    clocked += [steps["without_cache_s"][15]] if spread else [None]
+    steps["without_cache_s"] = clocked
+    steps["fed_without_cache"] = steps["fed_without_cache"][:8] + [None] * 7
+    steps["fed_without_cache"] += [32] if spread else [None]
+    if holds:
+        fill = "fit"
+    elif spread:
+        fill = "interpolation"
+    else:
+        fill = "none"
+    steps["without_cache_how"] = ["clocked"] * 8 + [fill] * 7 + ["clocked" if spread else fill]
+    if fill == "none":
+        steps["filled_without_cache_s"] = clocked[:8] + [None] * 8
+    data["points"][1]["fed_without_cache"] = None
+    data["points"][1]["without_cache_from"] = fill
+    if fill == "none":
+        data["points"][1]["without_cache_s"] = None
+        data["points"][1]["time_ratio"] = None
+    return from_json(Sweep, data)
+
+
+UNTIED = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
+YARN = RUN["config"] | {"max_position_embeddings": 512}
+YARN["rope_scaling"] = {"factor": 16, "original_max_position_embeddings": 2048, "beta_fast": 32}
+YARN["rope_scaling"] |= {"beta_slow": 1, "attention_factor": 1.0}  # changes no angle at 512
+FREE = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.012, 32: 0.013, 64: 0.015}
 
 
 @pytest.mark.parametrize(
@@ -376,6 +399,32 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ({"serve": serve_record()}, "한 단계가 25% 넘게 길어지지 않은 것은 B = 8까지다"),
         ({"serve": serve_record()}, "가중치를 올린 뒤 잰 빈 메모리"),
         ({"capacity": capacity_record(matches=False)}, " — **다르다.**"),
+        ({}, "출력 헤드는 임베딩과 공유"),
+        ({"same": same_record(run=UNTIED)}, "출력 헤드는 임베딩과 별도 행렬"),
+        (
+            {"same": same_record(run=RUN | {"config": YARN})},
+            "MiniMind의 YaRN은 각도를 바꾸지 않는다",
+        ),
+        ({"sweep": sweep_partly_fitted(spread=False)}, "캐시 없이 잰 마지막 단계는 i = 7이다"),
+        (
+            {"sweep": sweep_record(within=0.3)},
+            "판정: 흔들림 (noisy) — 한 생성 안의 단계 시간의 변동계수가",
+        ),
+        ({"serve": served(FREE)}, "잰 가장 큰 배치까지 거의 공짜였다"),
+        ({}, "이 한계는 사용자마다 캐시가 217토큰일 때 잰 것이다"),
+        ({}, "가중치는 이미 빠졌다"),
+        ({"sampler": sampler_record(identical=27)}, "캐시 경로를 의심해야 한다"),
+        ({"serve": course_serve_record()}, "배치를 처음 키울 때부터 한 단계가 25% 넘게 길어졌다"),
+        ({"serve": serve_record()}, "(한 단계 10.00 ms → 11.00 ms)"),
+        ({"serve": serve_record()}, "거의 공짜다"),
+        (
+            {"serve": serve_record()},
+            "잰 가장 큰 배치 B = 64까지 배치를 두 배로 할 때마다 초당 토큰이",
+        ),
+        ({"serve": course_serve_record()}, "| B = 32 → 64 | 3.4배 |"),
+        ({"serve": course_serve_record()}, "| 장치 캐시를 넘음(추정): L3 |"),
+        ({"serve": course_serve_record()}, "L3 31,457,280 B (30.00 MiB)"),
+        ({"serve": course_serve_record()}, "그럴듯한 원인이다(추정)"),
     ],
 )
 def test_report_says_what_the_facts_decide(replace, sentence):
@@ -388,49 +437,14 @@ def test_report_says_what_the_facts_decide(replace, sentence):
         ({"sweep": sweep_record(per_token_s=0.0)}, "토큰 하나 비용의"),
         ({"sweep": sweep_record(extrapolated=False)}, "외삽하면"),
         ({"sweep": sweep_record(holds=False)}, "외삽하면"),
+        ({"serve": course_serve_record()}, "거의 공짜였고"),  # 2.33 -> 3.0 ms at the first doubling
+        ({"serve": course_serve_record()}, "거의 공짜이고"),
+        ({"serve": serve_record()}, "| 절벽 |"),
+        ({"sweep": sweep_record(within=0.3)}, "생성 3회의 변동계수가 캐시 사용"),  # the runs agree
     ],
 )
 def test_report_leaves_out_what_the_facts_rule_out(replace, absent):
     assert absent not in render_every(**replace)
-
-
-def test_run_section_says_whether_the_head_is_tied():
-    assert "출력 헤드는 임베딩과 공유" in render_every()
-    untied = RUN | {"config": RUN["config"] | {"tie_word_embeddings": False}}
-    report = render_every(same=same_record(run=untied))
-    assert "출력 헤드는 임베딩과 별도 행렬" in report
-
-
-def sweep_partly_fitted(holds=True, spread=True, **changes):
-    """sweep.json whose N = 16 ran only some uncached steps: the rest from the fit where it holds,
-    else interpolated between the clocked steps 7 and 15 (``spread``), else without a time."""
-    data = to_json(sweep_record(holds=holds, **changes))
-    steps = data["steps"]
-    clocked = steps["without_cache_s"][:8] + [None] * 7
-    clocked += [steps["without_cache_s"][15]] if spread else [None]
-    steps["without_cache_s"] = clocked
-    steps["fed_without_cache"] = steps["fed_without_cache"][:8] + [None] * 7
-    steps["fed_without_cache"] += [32] if spread else [None]
-    if holds:
-        fill = "fit"
-    elif spread:
-        fill = "interpolation"
-    else:
-        fill = "none"
-    steps["without_cache_how"] = ["clocked"] * 8 + [fill] * 7 + ["clocked" if spread else fill]
-    if fill == "none":
-        steps["filled_without_cache_s"] = clocked[:8] + [None] * 8
-    data["points"][1]["fed_without_cache"] = None
-    data["points"][1]["without_cache_from"] = fill
-    if fill == "none":
-        data["points"][1]["without_cache_s"] = None
-        data["points"][1]["time_ratio"] = None
-    return from_json(Sweep, data)
-
-
-def test_a_sweep_without_spread_steps_says_which_step_it_clocked_last():
-    report = render_every(sweep=sweep_partly_fitted(spread=False))
-    assert "캐시 없이 잰 마지막 단계는 i = 7이다" in report
 
 
 def test_partly_fitted_lengths_are_marked_and_hidden_when_the_fit_fails():
@@ -462,21 +476,6 @@ def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
     )
 
 
-def serve_with(**changes):
-    data = to_json(serve_record())
-    for key, value in changes.items():
-        data[key] = value
-    return from_json(Serve, data)
-
-
-def test_batching_free_up_to_the_largest_batch_is_said_so():
-    from reportdata import served
-
-    steps = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.012, 32: 0.013, 64: 0.015}
-    report = render_every(serve=served(steps))
-    assert "잰 가장 큰 배치까지 거의 공짜였다" in report
-
-
 def test_the_experts_sentence_follows_the_data():
     data = to_json(serve_record())
     for row in data["batches"]:
@@ -486,32 +485,6 @@ def test_the_experts_sentence_follows_the_data():
     data["batches"][-1]["experts_touched"] = 3.5
     report = render_every(serve=from_json(Serve, data))
     assert "1.00개 → 3.50개" in report
-
-
-def test_the_speed_bound_says_the_context_it_was_measured_at():
-    report = render_every()
-    assert "이 한계는 사용자마다 캐시가 217토큰일 때 잰 것이다" in report
-    assert "가중치를 올린 뒤 잰 빈 메모리" in report and "가중치는 이미 빠졌다" in report
-
-
-def test_a_yarn_that_changes_no_angle_is_said_so():
-    config = RUN["config"] | {
-        "rope_scaling": {
-            "factor": 16,
-            "original_max_position_embeddings": 2048,
-            "beta_fast": 32,
-            "beta_slow": 1,
-            "attention_factor": 1.0,
-        },
-        "max_position_embeddings": 512,
-    }
-    report = render_every(same=same_record(run=RUN | {"config": config}))
-    assert "MiniMind의 YaRN은 각도를 바꾸지 않는다" in report
-
-
-def test_a_sampler_difference_in_float32_on_a_cpu_points_at_the_cache_path():
-    report = render_every(sampler=sampler_record(identical=27))
-    assert "캐시 경로를 의심해야 한다" in report
 
 
 def test_the_sampler_not_the_cache_decides():
@@ -552,26 +525,10 @@ def test_serve_names_the_peak_and_where_throughput_stops_growing():
     assert "10% 넘게 늘지 않는다" in report
 
 
-def test_no_nearly_free_region_is_called_nearly_free():
-    # the issue's quiet course model: 2.33 -> 3.0 ms at the first doubling (+29 %)
-    report = render_every(serve=course_serve_record())
-    assert "거의 공짜였고" not in report and "거의 공짜이고" not in report
-    assert "배치를 처음 키울 때부터 한 단계가 25% 넘게 길어졌다" in report
-
-
-def test_a_flat_region_is_nearly_free_and_batching_still_pays_past_it():
-    report = render_every(serve=serve_record())
-    assert "한 단계가 25% 넘게 길어지지 않은 것은 B = 8까지다" in report
-    assert "(한 단계 10.00 ms → 11.00 ms)" in report and "거의 공짜다" in report
-    assert "잰 가장 큰 배치 B = 64까지 배치를 두 배로 할 때마다 초당 토큰이" in report
-
-
 def test_serve_verdicts_are_said_in_the_report():
     quiet = render_every(serve=serve_record())
-    assert (
-        "판정: 믿을 만함 (ok) — 모든 B에서" in quiet
-        and "| 1 | 2.00 ms | 9.90 ms – 10.10 ms | 1.0% |" in quiet
-    )
+    assert "판정: 믿을 만함 (ok) — 모든 B에서" in quiet
+    assert "| 1 | 2.00 ms | 9.90 ms – 10.10 ms | 1.0% |" in quiet
     noisy = serve_record(cvs={2: 0.3, 16: 0.2})
     assert serve_facts(noisy)["spread_batches"] == [2, 16]
     report = render_every(serve=noisy)
@@ -592,13 +549,6 @@ def test_an_untrusted_serve_table_is_said_so():
     assert "**판정 믿을 수 없음 (untrusted)**: B = 2에서 더 큰 배치가 더 빨랐다" in report
 
 
-def test_a_cliff_is_reported_with_the_cache_it_outgrew():
-    report = render_every(serve=course_serve_record())
-    assert "| B = 32 → 64 | 3.4배 |" in report
-    assert "| 장치 캐시를 넘음(추정): L3 |" in report
-    assert "L3 31,457,280 B (30.00 MiB)" in report and "그럴듯한 원인이다(추정)" in report
-
-
 def test_a_cliff_past_no_cache_size_names_no_cause():
     record = course_serve_record(cliffs=[course_cliff(cause="unknown")])
     data = to_json(record)
@@ -616,10 +566,6 @@ def test_a_cliff_between_noisy_batches_names_no_cause():
     report = render_every(serve=course_serve_record(cliffs=[course_cliff("spread")]))
     assert "| B = 32 → 64 |" in report and "| 판정이 ok가 아니라 원인을 짚지 않음 |" in report
     assert "(추정): L" not in report
-
-
-def test_no_cliff_no_cliff_sentence():
-    assert "| 절벽 |" not in render_every(serve=serve_record())
 
 
 def test_the_serve_fit_says_its_range_and_what_lies_past_it():
@@ -659,12 +605,6 @@ def test_a_serve_table_whose_steps_jump_within_each_pass_is_noisy_and_says_where
     report = render_every(serve=from_json(Serve, data))
     assert "B = 2에서 한 패스 안의 단계들의 변동계수가 20%를 넘었다" in report
     assert "패스 사이의 변동계수가 10%를 넘었다" not in report  # the passes agree: not said
-
-
-def test_a_sweep_whose_steps_jump_within_each_run_is_noisy_and_says_so():
-    report = render_every(sweep=sweep_record(within=0.3))
-    assert "판정: 흔들림 (noisy) — 한 생성 안의 단계 시간의 변동계수가 길이에 따른" in report
-    assert "생성 3회의 변동계수가 캐시 사용" not in report  # the runs agree: not said
 
 
 def test_a_facts_parameter_that_names_no_measurement_is_an_error():
