@@ -1,8 +1,5 @@
-"""The rule scripts run by hand (`python scripts/cache.py --help`).
-
-Each flag reaches its job under the job's own parameter name, and the files come out as the rules
-write them.
-"""
+"""The rule scripts run by hand (`python scripts/cache.py --help`): each flag reaches its job under
+the job's own parameter name, and the files come out as the rules write them."""
 
 from __future__ import annotations
 
@@ -67,19 +64,9 @@ def test_cache_by_hand(prompt_flags, tmp_path):
 
 
 def test_time_by_hand(prompt_flags, tmp_path):
-    out = tmp_path / "time.json"
-    latency_out = tmp_path / "latency.json"
-    run_by_hand(
-        "time_generation.py",
-        **prompt_flags,
-        warmup=1,
-        runs=2,
-        max_runs=2,
-        threads=1,
-        speed_tokens=[2, 8],
-        out=out,
-        latency_out=latency_out,
-    )
+    out, latency_out = tmp_path / "time.json", tmp_path / "latency.json"
+    rounds = {"warmup": 1, "runs": 2, "max_runs": 2, "threads": 1, "speed_tokens": [2, 8]}
+    run_by_hand("time_generation.py", **prompt_flags, **rounds, out=out, latency_out=latency_out)
     timing = read(out)
     assert (timing["new_tokens"], timing["runs"], timing["threads"]) == (4, 2, 1)
     latency = read(latency_out)
@@ -93,7 +80,9 @@ def test_kvbytes_by_hand(tiny_checkpoint, tmp_path):
     assert kv["tokens"] == 12 and kv["measured_bytes"] == kv["formula_bytes"]
 
 
-def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path):
+@pytest.mark.parametrize("sampler", [False, True])
+def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path, sampler):
+    flags = {"sampler_out": tmp_path / "sampler.json"} if sampler else {}
     run_by_hand(
         "temperature.py",
         sft=tiny_sft_checkpoint,
@@ -102,28 +91,15 @@ def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path):
         samples=3,
         new_tokens=3,
         out=tmp_path / "temp.json",
+        **flags,
     )
     temp = read(tmp_path / "temp.json")
     assert list(temp) == ["0.3", "1.0"] and temp["0.3"]["samples"] == 3
-    assert not (tmp_path / "sampler.json").exists()  # only when asked for
-
-
-def test_temperature_by_hand_writes_the_sampler_check_too(
-    tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path
-):
-    run_by_hand(
-        "temperature.py",
-        sft=tiny_sft_checkpoint,
-        tokenizer=tiny_tokenizer_dir,
-        temperatures=[1.0, 0.3],
-        samples=4,
-        new_tokens=3,
-        out=tmp_path / "temp.json",
-        sampler_out=tmp_path / "sampler.json",
-    )
-    sampler = read(tmp_path / "sampler.json")
-    assert sampler["temperature"] == 1.0 and sampler["samples"] == 4
-    assert sampler["identical_with_and_without_cache"] == 4
+    assert (tmp_path / "sampler.json").exists() is sampler  # only when asked for
+    if sampler:
+        checked = read(tmp_path / "sampler.json")
+        assert checked["temperature"] == 1.0 and checked["samples"] == 3
+        assert checked["identical_with_and_without_cache"] == 3
 
 
 def test_topp_by_hand(tiny_checkpoint, tiny_tokenizer_dir, tmp_path):
@@ -177,18 +153,10 @@ def test_a_rule_fills_each_job_parameter_by_its_name_and_type(tmp_path):
     seen = {}
 
     def job(tokenizer, rounds: Rounds, sweep: SweepSettings, new_tokens, threads, out, latency_out):
-        seen.update(
-            tokenizer=tokenizer,
-            rounds=rounds,
-            sweep=sweep,
-            new_tokens=new_tokens,
-            threads=threads,
-            out=out,
-            latency_out=latency_out,
-        )
+        seen.update(arguments=locals())
 
     run_rule(snakemake, job)
-    assert seen == {
+    assert {k: v for k, v in seen["arguments"].items() if k != "seen"} == {
         "tokenizer": "tok",
         "rounds": Rounds(warmup=1, runs=3, max_runs=5),
         "sweep": SweepSettings(**sweep),
