@@ -50,15 +50,8 @@ def idle_node_cpus(partition: str) -> tuple[int | None, str]:
     start = "scripts/slurm_local.sh start (as root) makes a one-node cluster here"
     if shutil.which("sinfo") is None:
         return None, f"no SLURM here (sinfo not found): {start}"
-    command = [
-        "sinfo",
-        "--noheader",
-        "--Node",
-        "--partition",
-        partition,
-        "--states=idle",
-        "--format=%c",
-    ]
+    command = ["sinfo", "--noheader", "--Node", "--partition", partition, "--states=idle"]
+    command.append("--format=%c")
     try:
         result = subprocess.run(command, check=False, capture_output=True, text=True, timeout=20)
     except subprocess.TimeoutExpired:
@@ -74,10 +67,7 @@ def idle_node_cpus(partition: str) -> tuple[int | None, str]:
 
 @pytest.fixture(scope="module")
 def node_cpus() -> int:
-    """The CPUs of one idle node of profiles/slurm's partition.
-
-    Skips (or fails) without a cluster.
-    """
+    """The CPUs of one idle node of profiles/slurm's partition; skips (or fails) without one."""
     pytest.importorskip("snakemake_executor_plugin_slurm")
     cpus, why = idle_node_cpus(profile_partition())
     if cpus is None:
@@ -89,43 +79,17 @@ def node_cpus() -> int:
 
 def micro_demo_args(root: Path, name: str) -> list[str]:
     """The micro demo, built and measured under root/name (a folder of its own per run)."""
-    return [
-        "--configfile",
-        str(MICRO),
-        "--config",
-        f"outdir={root / name / 'out'}",
-        f"demo_dir={root / name / 'demo'}",
-        "demo=always",
-        "backend=builtin",
-    ]
+    config = [f"outdir={root / name / 'out'}", f"demo_dir={root / name / 'demo'}"]
+    return ["--configfile", str(MICRO), "--config", *config, "demo=always", "backend=builtin"]
 
 
 def squeue_rows(run_id: str) -> list[dict]:
     """Every SLURM job of one Snakemake run (the plugin names each job after the run's ID)."""
-    fields = {
-        "id": "%i",
-        "comment": "%k",
-        "state": "%T",
-        "cpus": "%C",
-        "oversubscribe": "%h",
-        "start": "%S",
-        "end": "%e",
-    }
-    result = subprocess.run(
-        [
-            "squeue",
-            "--states=all",
-            "--noheader",
-            "--name",
-            run_id,
-            "--format",
-            "|".join(fields.values()),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        check=True,
-    )
+    fields = {"id": "%i", "comment": "%k", "state": "%T", "cpus": "%C", "oversubscribe": "%h"}
+    fields |= {"start": "%S", "end": "%e"}
+    command = ["squeue", "--states=all", "--noheader", "--name", run_id]
+    command += ["--format", "|".join(fields.values())]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=30, check=True)
     rows = [
         dict(zip(fields, line.split("|"))) for line in result.stdout.splitlines() if line.strip()
     ]
@@ -176,29 +140,11 @@ def runs(node_cpus, tmp_path_factory) -> dict:
     """
     root = tmp_path_factory.mktemp("cluster")
     paths = root / "paths.yaml"
-    paths.write_text(
-        json.dumps(
-            {
-                "outdir": str(root / "slurm" / "out"),
-                "demo_dir": str(root / "slurm" / "demo"),
-                "demo": "always",
-                "backend": "builtin",
-            }
-        ),
-        encoding="utf-8",
-    )
-    cluster_command = [
-        sys.executable,
-        "-m",
-        "snakemake",
-        "--profile",
-        str(PROFILE),
-        "--slurm-init-seconds-before-status-checks",
-        "1",
-        "--configfile",
-        str(MICRO),
-        str(paths),
-    ]
+    folders = {"outdir": str(root / "slurm" / "out"), "demo_dir": str(root / "slurm" / "demo")}
+    paths.write_text(json.dumps(folders | {"demo": "always", "backend": "builtin"}), "utf-8")
+    cluster_command = [sys.executable, "-m", "snakemake", "--profile", str(PROFILE)]
+    cluster_command += ["--slurm-init-seconds-before-status-checks", "1"]
+    cluster_command += ["--configfile", str(MICRO), str(paths)]
     text = run_on_cluster(cluster_command, root / "slurm.log")
     run_id = re.search(r"SLURM run ID: (\S+)", text).group(1)
     # "Job 5 has been submitted with SLURM jobid 14 (log: .../slurm_logs/rule_time/...)"
@@ -328,15 +274,8 @@ def snakemake_demo(
 ) -> subprocess.CompletedProcess:
     """snakemake on the micro demo with the given arguments (targets first), from the repository."""
     pytest.importorskip("snakemake_executor_plugin_slurm")
-    command = [
-        *args,
-        "--configfile",
-        str(MICRO),
-        "--config",
-        f"outdir={outdir}",
-        f"demo_dir={outdir.parent / 'demo'}",
-        "demo=always",
-    ]
+    config = [f"outdir={outdir}", f"demo_dir={outdir.parent / 'demo'}", "demo=always"]
+    command = [*args, "--configfile", str(MICRO), "--config", *config]
     return run_snakemake(command, cwd=REPO, timeout=120, env=env)  # tests/snakemake_runner.py
 
 
@@ -395,29 +334,32 @@ def test_slurm_profile_under_profile_flag_runs_with_cores_given(slurm_unanswered
     assert "mminfer:" not in result.stdout + result.stderr
 
 
-def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores(slurm_unanswered):
+@pytest.fixture(scope="module")
+def workflow_plan(slurm_unanswered) -> str:
+    """The dry run's plan under --workflow-profile profiles/slurm."""
     result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=slurm_unanswered)
     assert result.returncode == 0, result.stderr[-3000:]
-    threads = {
-        rule: re.findall(r"threads: (\d+)", planned_job(result.stdout, rule))
-        for rule in MODEL_RULES
-    }  # a job of one thread shows no threads line
-    assert threads == {rule: ["8"] if rule in WHOLE_NODE_RULES else [] for rule in MODEL_RULES}
     assert "mminfer:" not in result.stdout + result.stderr
+    return result.stdout
 
 
-def test_every_timing_rule_and_no_other_asks_for_a_node_to_itself(slurm_unanswered):
-    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=slurm_unanswered)
-    assert result.returncode == 0, result.stderr[-3000:]
-    exclusive = {
+def test_slurm_workflow_profile_gives_the_whole_node_jobs_its_cores(workflow_plan):
+    # a job of one thread shows no threads line
+    threads = {
+        rule: re.findall(r"threads: (\d+)", planned_job(workflow_plan, rule))
+        for rule in MODEL_RULES
+    }
+    assert threads == {rule: ["8"] if rule in WHOLE_NODE_RULES else [] for rule in MODEL_RULES}
+
+
+def test_every_timing_rule_and_no_other_asks_for_a_node_to_itself(workflow_plan):
+    asks = {
         rule
         for rule in MODEL_RULES
-        if "slurm_extra=--exclusive" in planned_job(result.stdout, rule)
+        if "slurm_extra=--exclusive" in planned_job(workflow_plan, rule)
     }
-    assert exclusive == TIMING_RULES
+    assert asks == TIMING_RULES
 
 
-def test_slurm_profile_plans_no_account_until_one_is_set(slurm_unanswered):
-    result = snakemake_demo("-n", "--workflow-profile", "profiles/slurm", env=slurm_unanswered)
-    assert result.returncode == 0, result.stderr[-3000:]
-    assert "slurm_partition=cpu" in result.stdout and "slurm_account" not in result.stdout
+def test_slurm_profile_plans_no_account_until_one_is_set(workflow_plan):
+    assert "slurm_partition=cpu" in workflow_plan and "slurm_account" not in workflow_plan
