@@ -40,19 +40,24 @@ def minimind_modules(minimind_src):
     return model_minimind, model_lora
 
 
-def own_model(model_minimind, seed: int, **switches):
+def own_model(model_minimind, seed: int, shape: dict, **switches):
     torch.manual_seed(seed)
-    config = model_minimind.MiniMindConfig(**(SHAPE | switches))
+    config = model_minimind.MiniMindConfig(**(shape | switches))
     return model_minimind.MiniMindForCausalLM(config)
 
 
 def models_of_kind(kind: str, minimind_src, folder):
     """(MiniMind's own model, as eval_llm.py loads it; mminfer's builtin; mminfer's minimind)."""
+    return minimind_models(minimind_src, folder, *KINDS[kind])
+
+
+def minimind_models(minimind_src, folder, switches, overrides, with_lora, shape=SHAPE, spread=True):
+    """models_of_kind for MiniMind's ``switches`` on ``shape``, the embedding spread or not."""
     model_minimind, model_lora = minimind_modules(minimind_src)
-    switches, overrides, with_lora = KINDS[kind]
-    trained = own_model(model_minimind, 0, **switches)
-    with torch.no_grad():
-        trained.model.embed_tokens.weight.normal_(0.0, 0.2)
+    trained = own_model(model_minimind, 0, shape, **switches)
+    if spread:
+        with torch.no_grad():
+            trained.model.embed_tokens.weight.normal_(0.0, 0.2)
     path = folder / "model.pth"
     torch.save({k: v.half() for k, v in trained.state_dict().items()}, path)
     lora = None
@@ -63,7 +68,7 @@ def models_of_kind(kind: str, minimind_src, folder):
                 module.lora.B.weight.data.normal_(0.0, 0.3)
         lora = folder / "lora.pth"
         model_lora.save_lora(trained, lora)
-    reference = own_model(model_minimind, 1, **switches)
+    reference = own_model(model_minimind, 1, shape, **switches)
     reference.load_state_dict(torch.load(path, weights_only=True), strict=True)
     if with_lora:
         model_lora.apply_lora(reference, rank=8)
@@ -75,7 +80,8 @@ def models_of_kind(kind: str, minimind_src, folder):
                     {k.removeprefix(prefix): v for k, v in state.items() if k.startswith(prefix)}
                 )
     reference.eval()
-    overrides = {"max_position_embeddings": SHAPE["max_position_embeddings"], **overrides}
+    if "max_position_embeddings" in shape:
+        overrides = {"max_position_embeddings": shape["max_position_embeddings"], **overrides}
     backends = []
     for backend in ("builtin", "minimind"):
         spec = ModelSpec(backend=backend, minimind_src=minimind_src, overrides=overrides)

@@ -1,8 +1,5 @@
-"""The tokenizer without transformers.
-
-MiniMind's real tokenizer (from ../shared/fixtures, skipped when absent), its chat template, and
-the small demo tokenizer's error handling.
-"""
+"""The tokenizer without transformers: MiniMind's real tokenizer (from ../shared/fixtures, skipped
+when absent), its chat template, and the small demo tokenizer's error handling."""
 
 from __future__ import annotations
 
@@ -58,33 +55,17 @@ def hf_tokenizer(shared_fixtures):
 # --- MiniMind's real tokenizer --------------------------------------------------------------------
 
 
-def test_minimind_tokenizer_special_ids_and_vocab(minimind_tokenizer):
-    assert minimind_tokenizer.bos_token_id == 1
-    assert minimind_tokenizer.eos_token_id == 2
-    assert minimind_tokenizer.vocab_size == 6400
-
-
-def test_chat_text_is_minimind_template_for_one_user_message(minimind_tokenizer):
-    text = minimind_tokenizer.chat_prompt(
-        [{"role": "user", "content": QUESTION}], add_generation_prompt=True
-    )
-    assert text == EXPECTED_CHAT_TEXT
-
-
-def test_chat_prompt_ids_encode_the_chat_text(minimind_tokenizer):
-    ids, _ = chat_prompt(minimind_tokenizer, QUESTION)
-    assert ids == minimind_tokenizer.encode(EXPECTED_CHAT_TEXT)
-    assert (
-        ids[0] == 1
-    )  # '<|im_start|>' written in the text becomes the special token, not characters
+def test_chat_prompt_is_minimind_template_for_one_user_message(minimind_tokenizer):
+    tokenizer = minimind_tokenizer
+    assert (tokenizer.bos_token_id, tokenizer.eos_token_id, tokenizer.vocab_size) == (1, 2, 6400)
+    question = [{"role": "user", "content": QUESTION}]
+    assert tokenizer.chat_prompt(question, add_generation_prompt=True) == EXPECTED_CHAT_TEXT
+    ids, _ = chat_prompt(tokenizer, QUESTION)
+    assert ids == tokenizer.encode(EXPECTED_CHAT_TEXT)
+    assert ids[0] == 1  # '<|im_start|>' written in the text becomes the special token
     assert ids.count(2) == 1  # one '<|im_end|>'
-
-
-def test_chat_text_without_generation_prompt_has_no_assistant_turn(minimind_tokenizer):
-    text = minimind_tokenizer.chat_prompt(
-        [{"role": "user", "content": QUESTION}], add_generation_prompt=False
-    )
-    assert text == "<|im_start|>user\n" + QUESTION + "<|im_end|>\n"
+    text = tokenizer.chat_prompt(question, add_generation_prompt=False)
+    assert text == "<|im_start|>user\n" + QUESTION + "<|im_end|>\n"  # no assistant turn
 
 
 @pytest.mark.parametrize(
@@ -101,21 +82,21 @@ def test_prefix_prompt_is_bos_then_text_tokens(minimind_tokenizer):
     assert minimind_tokenizer.decode(ids[1:]) == "민수는"
 
 
-def test_chat_text_equals_transformers_apply_chat_template(minimind_tokenizer, hf_tokenizer):
-    messages = [{"role": "user", "content": QUESTION}]
-    expected = hf_tokenizer.apply_chat_template(
-        messages, tokenize=False, add_generation_prompt=True
-    )
-    assert minimind_tokenizer.chat_prompt(messages, add_generation_prompt=True) == expected
-
-
-def test_multi_turn_chat_text_equals_transformers(minimind_tokenizer, hf_tokenizer):
-    messages = [
-        {"role": "system", "content": "너는 친절한 도우미야."},
-        {"role": "user", "content": "안녕?"},
-        {"role": "assistant", "content": "안녕하세요!"},
-        {"role": "user", "content": QUESTION},
-    ]
+@pytest.mark.parametrize(
+    "messages",
+    [
+        [{"role": "user", "content": QUESTION}],
+        [
+            {"role": "system", "content": "너는 친절한 도우미야."},
+            {"role": "user", "content": "안녕?"},
+            {"role": "assistant", "content": "안녕하세요!"},
+            {"role": "user", "content": QUESTION},
+        ],
+    ],
+)
+def test_chat_text_equals_transformers_apply_chat_template(
+    minimind_tokenizer, hf_tokenizer, messages
+):
     expected = hf_tokenizer.apply_chat_template(
         messages, tokenize=False, add_generation_prompt=True
     )
@@ -126,10 +107,8 @@ def test_chat_prompt_ids_equal_transformers_ids(minimind_tokenizer, hf_tokenizer
     text = hf_tokenizer.apply_chat_template(
         [{"role": "user", "content": QUESTION}], tokenize=False, add_generation_prompt=True
     )
-    assert (
-        chat_prompt(minimind_tokenizer, QUESTION)[0]
-        == hf_tokenizer(text, add_special_tokens=False)["input_ids"]
-    )
+    ids = hf_tokenizer(text, add_special_tokens=False)["input_ids"]
+    assert chat_prompt(minimind_tokenizer, QUESTION)[0] == ids
     assert (hf_tokenizer.bos_token_id, hf_tokenizer.eos_token_id) == (1, 2)
 
 
@@ -137,15 +116,12 @@ def test_chat_prompt_ids_equal_transformers_ids(minimind_tokenizer, hf_tokenizer
 
 
 def test_demo_tokenizer_chat_text_is_chatml(tiny_tokenizer):
+    assert (tiny_tokenizer.bos_token_id, tiny_tokenizer.eos_token_id) == (1, 2)
+    assert tiny_tokenizer.vocab_size == 600
     text = tiny_tokenizer.chat_prompt(
         [{"role": "user", "content": "질문"}], add_generation_prompt=True
     )
     assert text == "<|im_start|>user\n질문<|im_end|>\n<|im_start|>assistant\n"
-
-
-def test_demo_tokenizer_special_ids(tiny_tokenizer):
-    assert (tiny_tokenizer.bos_token_id, tiny_tokenizer.eos_token_id) == (1, 2)
-    assert tiny_tokenizer.vocab_size == 600
 
 
 def test_decode_skips_special_tokens_unless_asked(tiny_tokenizer):
@@ -155,13 +131,25 @@ def test_decode_skips_special_tokens_unless_asked(tiny_tokenizer):
     assert tiny_tokenizer.decode(ids, skip_special_tokens=False) == "<|im_start|>가람<|im_end|>"
 
 
+def copied(tiny_tokenizer_dir, folder, change=None, text=None):
+    """A copy of the tiny tokenizer whose tokenizer_config.json is changed by ``change`` (or is
+    ``text``)."""
+    shutil.copytree(tiny_tokenizer_dir, folder)
+    path = folder / "tokenizer_config.json"
+    if change is not None:
+        config = json.loads(path.read_text(encoding="utf-8"))
+        change(config)
+        text = json.dumps(config)
+    if text is not None:
+        path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    return folder
+
+
 @pytest.fixture
 def tokenizer_without_template(tiny_tokenizer_dir, tmp_path):
-    folder = tmp_path / "tok"
-    shutil.copytree(tiny_tokenizer_dir, folder)
-    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    del config["chat_template"]
-    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    folder = copied(
+        tiny_tokenizer_dir, tmp_path / "tok", lambda config: config.pop("chat_template")
+    )
     return load_tokenizer(folder)
 
 
@@ -185,11 +173,10 @@ def test_the_tokenizers_own_template_is_recorded_as_such(tiny_tokenizer):
 
 
 def test_special_tokens_written_as_objects_are_read(tiny_tokenizer_dir, tmp_path):
-    folder = tmp_path / "tok"
-    shutil.copytree(tiny_tokenizer_dir, folder)
-    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    config["eos_token"] = {"content": "<|im_end|>", "special": True}
-    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
+    eos = {"content": "<|im_end|>", "special": True}
+    folder = copied(
+        tiny_tokenizer_dir, tmp_path / "tok", lambda config: config.update(eos_token=eos)
+    )
     assert load_tokenizer(folder).eos_token_id == 2
 
 
@@ -201,29 +188,21 @@ def test_missing_tokenizer_file_is_an_error(tiny_tokenizer_dir, tmp_path):
         load_tokenizer(folder)
 
 
-def test_unknown_bos_token_is_an_error(tiny_tokenizer_dir, tmp_path):
-    folder = tmp_path / "tok"
-    shutil.copytree(tiny_tokenizer_dir, folder)
-    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    config["bos_token"] = "<s>"
-    (folder / "tokenizer_config.json").write_text(json.dumps(config), encoding="utf-8")
-    with pytest.raises(MminferError, match="bos_token '<s>' is not in tokenizer.json"):
-        load_tokenizer(folder)
-
-
-def test_invalid_tokenizer_config_json_is_an_error(tiny_tokenizer_dir, tmp_path):
-    folder = tmp_path / "tok"
-    shutil.copytree(tiny_tokenizer_dir, folder)
-    (folder / "tokenizer_config.json").write_text("{not json", encoding="utf-8")
-    with pytest.raises(MminferError, match="tokenizer_config.json is not valid JSON"):
-        load_tokenizer(folder)
-
-
-def test_tokenizer_config_json_not_utf8_is_an_error(tiny_tokenizer_dir, tmp_path):
-    folder = tmp_path / "tok"
-    shutil.copytree(tiny_tokenizer_dir, folder)
-    (folder / "tokenizer_config.json").write_bytes(b'{"bos_token": "\xff"}')
-    with pytest.raises(MminferError, match="tokenizer_config.json is not valid JSON"):
+@pytest.mark.parametrize(
+    "change, text, said",
+    [
+        (
+            lambda config: config.update(bos_token="<s>"),
+            None,
+            "bos_token '<s>' is not in tokenizer.json",
+        ),
+        (None, "{not json", "tokenizer_config.json is not valid JSON"),
+        (None, b'{"bos_token": "\xff"}', "tokenizer_config.json is not valid JSON"),  # not UTF-8
+    ],
+)
+def test_a_bad_tokenizer_config_is_an_error(tiny_tokenizer_dir, tmp_path, change, text, said):
+    folder = copied(tiny_tokenizer_dir, tmp_path / "tok", change, text)
+    with pytest.raises(MminferError, match=said):
         load_tokenizer(folder)
 
 
@@ -231,12 +210,11 @@ def test_tokenizer_config_json_not_utf8_is_an_error(tiny_tokenizer_dir, tmp_path
 
 
 def test_the_demos_inputs_are_named_by_demo_dir(tiny_tokenizer):
+    rows = tiny_tokenizer.id_count - 1
     with pytest.raises(
         MminferError, match="the demo's tokenizer, built under config key 'demo_dir'"
     ):
-        vocab_fits(
-            tiny_tokenizer, tiny_tokenizer.id_count - 1, "/demo/pretrain.pth", "pretrain", "demo"
-        )
+        vocab_fits(tiny_tokenizer, rows, "/demo/pretrain.pth", "pretrain", "demo")
 
 
 def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(tiny_tokenizer):
@@ -251,9 +229,7 @@ def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(t
 
 def test_tokenizer_smaller_than_the_embedding_is_fine(tiny_tokenizer):
     vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count, "p.pth", "pretrain", "course")
-    vocab_fits(
-        tiny_tokenizer, tiny_tokenizer.id_count + 64, "p.pth", "pretrain", "course"
-    )  # padded
+    vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count + 64, "p.pth", "pretrain", "course")  # pad
 
 
 def test_vocab_mismatch_of_an_extra_model_names_its_keys(tiny_tokenizer):
@@ -266,8 +242,7 @@ def test_vocab_mismatch_of_an_extra_model_names_its_keys(tiny_tokenizer):
 def test_tokenizer_id_count_counts_added_tokens(tiny_tokenizer_dir, tmp_path):
     from tokenizers import Tokenizer as HFTokenizer
 
-    folder = tmp_path / "tok"
-    shutil.copytree(tiny_tokenizer_dir, folder)
+    folder = copied(tiny_tokenizer_dir, tmp_path / "tok")
     backend = HFTokenizer.from_file(str(folder / "tokenizer.json"))
     before = load_tokenizer(folder).id_count
     backend.add_tokens([f"<extra_{i}>" for i in range(5)])

@@ -10,10 +10,10 @@ same switch, as eval_llm.py builds it.
 from __future__ import annotations
 
 import json
-import sys
 
 import pytest
 import torch
+from knob_models import minimind_models
 from shapes import GREEDY
 
 from mminfer.errors import MminferError
@@ -296,21 +296,6 @@ def test_a_file_that_is_not_a_lora_is_refused(tmp_path):
 # --- against MiniMind's own classes (optional) ---------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def minimind(minimind_src):
-    sys.path.insert(0, str(minimind_src))
-    from model import model_lora, model_minimind
-
-    return model_minimind, model_lora
-
-
-def minimind_model(minimind, seed=0, **switches):
-    """A random model of MiniMind's own classes, built as eval_llm.py builds it."""
-    model_minimind, _ = minimind
-    torch.manual_seed(seed)
-    return model_minimind.MiniMindForCausalLM(model_minimind.MiniMindConfig(**SHAPE, **switches))
-
-
 VARIANTS = {
     "moe": ({"use_moe": True}, {}, False),
     "moe_top2": ({"use_moe": True, "num_experts_per_tok": 2}, {"num_experts_per_tok": 2}, False),
@@ -321,41 +306,12 @@ VARIANTS = {
 
 
 @pytest.fixture(scope="module", params=list(VARIANTS))
-def variant(request, minimind, minimind_src, tmp_path_factory):
+def variant(request, minimind_src, tmp_path_factory):
     """(MiniMind's own model with the switch, as eval_llm.py loads it; mminfer's builtin and
     minimind backends loading the files its trainers wrote)."""
-    switches, overrides, with_lora = VARIANTS[request.param]
-    _, model_lora = minimind
     folder = tmp_path_factory.mktemp(request.param)
-    trained = minimind_model(minimind, **switches)
-    path = save_as_trainers_do(trained, folder / "model.pth")
-    lora = None
-    if with_lora:
-        model_lora.apply_lora(trained, rank=8)
-        for module in trained.modules():
-            if hasattr(module, "lora"):
-                module.lora.B.weight.data.normal_(0.0, 0.3)
-        lora = folder / "lora.pth"
-        model_lora.save_lora(trained, lora)
-    reference = minimind_model(minimind, seed=1, **switches)  # as eval_llm.py: build, then load
-    reference.load_state_dict(torch.load(path, weights_only=True), strict=True)
-    if with_lora:
-        model_lora.apply_lora(reference, rank=8)
-        state = torch.load(lora, weights_only=True)
-        for name, module in reference.named_modules():
-            if hasattr(module, "lora"):
-                pairs = {
-                    k.replace(f"{name}.lora.", ""): v
-                    for k, v in state.items()
-                    if f"{name}.lora." in k
-                }
-                module.lora.load_state_dict(pairs)
-    reference.eval()
-    backends = [
-        load(path, backend, lora, minimind_src, **overrides).model
-        for backend in ("builtin", "minimind")
-    ]
-    return reference, backends
+    switches, overrides, with_lora = VARIANTS[request.param]
+    return minimind_models(minimind_src, folder, switches, overrides, with_lora, SHAPE, False)
 
 
 def test_logits_and_caches_are_bit_identical_to_minimind(variant):
