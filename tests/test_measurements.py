@@ -1,8 +1,5 @@
-"""The measurements.
-
-Greedy with/without cache and fed-token counts (steps 1-2), the KV cache's bytes (step 4),
-temperature sampling (step 5) and top-p survivors (step 6), plus timing's bookkeeping.
-"""
+"""The measurements: greedy with/without cache and fed-token counts (steps 1-2), the KV cache's
+bytes (step 4), temperature sampling (step 5) and top-p survivors (step 6), timing's bookkeeping."""
 
 from __future__ import annotations
 
@@ -72,41 +69,31 @@ def test_greedy_generate_returns_only_the_new_tokens(tiny_model):
 
 
 @pytest.mark.parametrize("prompt_len, new_tokens", [(5, 4), (17, 9), (3, 1)])
-def test_fed_tokens_follow_formula_with_cache(compare, tiny_model, prompt_len, new_tokens):
+def test_fed_tokens_follow_their_formulas(compare, tiny_model, prompt_len, new_tokens):
     _, count = compare(tiny_model, prompt_of(prompt_len), new_tokens)
-    # the prompt once, then one token for each of the remaining N - 1 steps: P + N - 1
+    # with the cache the prompt once, then one token for each of the remaining N - 1 steps
     assert count.fed_with_cache == prompt_len + new_tokens - 1
-    assert count.calls_with_cache == new_tokens
-
-
-@pytest.mark.parametrize("prompt_len, new_tokens", [(5, 4), (17, 9), (3, 1)])
-def test_fed_tokens_follow_formula_without_cache(compare, tiny_model, prompt_len, new_tokens):
-    _, count = compare(tiny_model, prompt_of(prompt_len), new_tokens)
-    # step i feeds P + i tokens: N * P + N(N - 1) / 2
+    # without it step i feeds P + i tokens: N * P + N(N - 1) / 2
     assert count.fed_without_cache == new_tokens * prompt_len + new_tokens * (new_tokens - 1) // 2
-    assert count.calls_without_cache == new_tokens
+    assert count.calls_with_cache == count.calls_without_cache == new_tokens
 
 
-def test_recorder_sees_each_forward_call(tiny_model):
-    with_cache, without_cache = ForwardRecorder(), ForwardRecorder()
-    greedy_generate(
-        model=tiny_model,
-        prompt_ids=prompt_of(6),
-        new_tokens=4,
-        use_cache=True,
-        device="cpu",
-        recorder=with_cache,
-    )
-    greedy_generate(
-        model=tiny_model,
-        prompt_ids=prompt_of(6),
-        new_tokens=4,
-        use_cache=False,
-        device="cpu",
-        recorder=without_cache,
-    )
+def test_recorder_sees_each_forward_call_and_keeps_its_last_logits(tiny_model):
+    with_cache, without_cache = ForwardRecorder(keep_logits=True), ForwardRecorder()
+    for recorder, use_cache in ((with_cache, True), (without_cache, False)):
+        greedy_generate(
+            model=tiny_model,
+            prompt_ids=prompt_of(6),
+            new_tokens=4,
+            use_cache=use_cache,
+            device="cpu",
+            recorder=recorder,
+        )
     assert with_cache.fed_per_call == [6, 1, 1, 1]
     assert without_cache.fed_per_call == [6, 7, 8, 9]
+    assert len(with_cache.last_logits) == 4
+    assert with_cache.last_logits[0].shape == (1, tiny_model.config.vocab_size)
+    assert with_cache.last_logits[0].dtype == torch.float32
 
 
 def test_fed_formulas_for_the_task_sizes():
@@ -115,15 +102,12 @@ def test_fed_formulas_for_the_task_sizes():
     assert fed_without_cache_formula(201, 64) == 14880  # 64 * 201 + 64 * 63 / 2 = 12864 + 2016
 
 
-def test_forward_recorder_restores_forward(tiny_model):
+def test_forward_recorder_restores_forward_even_after_an_exception(tiny_model):
     assert "forward" not in vars(tiny_model)
     with ForwardRecorder().watching(tiny_model):
         assert "forward" in vars(tiny_model)
     assert "forward" not in vars(tiny_model)
     assert tiny_model.forward.__func__ is type(tiny_model).forward
-
-
-def test_forward_recorder_restores_forward_after_an_exception(tiny_model):
     with pytest.raises(RuntimeError, match="boom"), ForwardRecorder().watching(tiny_model):
         raise RuntimeError("boom")
     assert "forward" not in vars(tiny_model)
@@ -143,96 +127,46 @@ def test_forward_recorder_restores_an_instance_forward():
     assert model.forward is own
 
 
-def test_forward_recorder_keeps_last_logits_per_call(tiny_model):
-    recorder = ForwardRecorder(keep_logits=True)
-    greedy_generate(
-        model=tiny_model,
-        prompt_ids=prompt_of(6),
-        new_tokens=3,
-        use_cache=True,
-        device="cpu",
-        recorder=recorder,
-    )
-    assert len(recorder.last_logits) == 3
-    assert recorder.last_logits[0].shape == (1, tiny_model.config.vocab_size)
-    assert recorder.last_logits[0].dtype == torch.float32
-
-
 # --- step 4: cache bytes -------------------------------------------------------------------------
 
 
 def test_kv_formula_bytes_is_two_layers_tokens_kv_heads_head_dim_bytes():
-    assert (
-        kv_formula_bytes(layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4)
-        == 409600
-    )
-    assert (
-        kv_formula_bytes(
-            layers=8, tokens=100, kv_heads=2, head_dim=32, bytes_per_element=4, batch=3
-        )
-        == 1228800
-    )
+    shape = {"layers": 8, "tokens": 100, "kv_heads": 2, "head_dim": 32, "bytes_per_element": 4}
+    assert kv_formula_bytes(**shape) == 409600
+    assert kv_formula_bytes(**shape, batch=3) == 1228800
 
 
-def test_measured_kv_bytes_equal_formula(tiny_loaded, tiny_run):
+@pytest.mark.parametrize("dtype, size", [("float32", 4), ("bfloat16", 2)])
+def test_measured_kv_bytes_equal_the_formula_with_k_before_repeat_kv(
+    load_tiny, tiny_run, dtype, size
+):
+    loaded = load_tiny(dtype=dtype)
+    config = loaded.config
     result = measure_kv_bytes(
-        model=tiny_loaded.model,
-        config=tiny_loaded.config,
-        tokens=30,
-        seed=0,
-        device="cpu",
-        run=tiny_run,
+        model=loaded.model, config=config, tokens=30, seed=0, device="cpu", run=tiny_run
     )
-    # 2 (K, V) x 2 layers x 30 tokens x 2 KV heads x 16 head_dim x 4 bytes
-    assert result.measured_bytes == 2 * 2 * 30 * 2 * 16 * 4 == 15360
-    assert result.formula_bytes == result.measured_bytes
-    assert result.matches is True
-    assert result.tokens == 30
-
-
-def test_kv_k_shape_is_before_repeat_kv(tiny_loaded, tiny_run):
-    config = tiny_loaded.config
-    result = measure_kv_bytes(
-        model=tiny_loaded.model, config=config, tokens=12, seed=0, device="cpu", run=tiny_run
-    )
-    assert result.k_shape == [1, 12, config.num_key_value_heads, config.head_dim] == [1, 12, 2, 16]
+    # 2 (K, V) x 2 layers x 30 tokens x 2 KV heads x 16 head_dim x bytes
+    assert result.measured_bytes == result.formula_bytes == 2 * 2 * 30 * 2 * 16 * size
+    assert result.matches is True and result.tokens == 30
+    assert (result.dtype, result.bytes_per_element) == (dtype, size)
+    assert result.k_shape == [1, 30, config.num_key_value_heads, config.head_dim] == [1, 30, 2, 16]
     assert result.k_shape[2] != config.num_attention_heads
     assert result.after_repeat_kv_bytes == 2 * result.measured_bytes  # 4 heads / 2 KV heads
 
 
-def test_kv_bytes_of_bfloat16_model_use_two_bytes_per_element(load_tiny, tiny_run):
-    loaded = load_tiny(dtype="bfloat16")
-    result = measure_kv_bytes(
-        model=loaded.model, config=loaded.config, tokens=30, seed=0, device="cpu", run=tiny_run
-    )
-    assert result.dtype == "bfloat16"
-    assert result.bytes_per_element == 2
-    assert result.measured_bytes == result.formula_bytes == 2 * 2 * 30 * 2 * 16 * 2
-
-
 def test_cache_tensor_bytes_sums_every_tensor():
-    cache = [
-        (torch.zeros(1, 5, 2, 4), torch.zeros(1, 5, 2, 4)),
-        (
-            torch.zeros(1, 5, 2, 4, dtype=torch.float16),
-            torch.zeros(1, 5, 2, 4, dtype=torch.float16),
-        ),
-    ]
+    half = torch.zeros(1, 5, 2, 4, dtype=torch.float16)
+    cache = [(torch.zeros(1, 5, 2, 4), torch.zeros(1, 5, 2, 4)), (half, half.clone())]
     assert cache_tensor_bytes(cache) == 40 * 4 * 2 + 40 * 2 * 2
 
 
-def test_random_tokens_follow_the_task_recipe():
+def test_random_tokens_follow_the_task_recipe_without_touching_the_global_rng():
     expected = torch.randint(3, 600, (1, 100), generator=torch.Generator().manual_seed(0))
-    tokens = random_tokens(vocab_size=600, tokens=100, seed=0)
-    assert torch.equal(tokens, expected)
-    assert tokens.min() >= 3
-
-
-def test_random_tokens_do_not_touch_the_global_rng():
     torch.manual_seed(11)
     before = torch.rand(3)
     torch.manual_seed(11)
-    random_tokens(vocab_size=600, tokens=100, seed=0)
+    tokens = random_tokens(vocab_size=600, tokens=100, seed=0)
+    assert torch.equal(tokens, expected) and tokens.min() >= 3
     assert torch.equal(torch.rand(3), before)
 
 
@@ -379,16 +313,11 @@ def test_summarize_answers_counts_distinct_and_top_share(tiny_run):
 # --- step 6: top-p survivors ---------------------------------------------------------------------
 
 
-def test_top_p_survivors_on_hand_made_logits():
-    logits = torch.tensor([0.5, 0.3, 0.2]).log()
-    # cumsum [0.5, 0.8, 1.0]: p=0.4 -> 1 (top only); p=0.6 -> 2; p=0.85 -> 3
-    assert list(survivors_by_p(logits, [0.4, 0.6, 0.85]).values()) == [1, 2, 3]
-
-
-def test_top_p_survivors_do_not_modify_the_logits():
+def test_top_p_survivors_on_hand_made_logits_which_they_do_not_modify():
     logits = torch.tensor([0.5, 0.3, 0.2]).log()
     copy = logits.clone()
-    survivors_by_p(logits, [0.4])
+    # cumsum [0.5, 0.8, 1.0]: p=0.4 -> 1 (top only); p=0.6 -> 2; p=0.85 -> 3
+    assert list(survivors_by_p(logits, [0.4, 0.6, 0.85]).values()) == [1, 2, 3]
     assert torch.equal(logits, copy)
 
 
