@@ -83,14 +83,11 @@ def survivors(probs: list[float], p: float) -> int:
 # --- generate against hand-written loops ----------------------------------------------------------
 
 
-def test_greedy_generate_without_cache_equals_manual_loop(tiny_model):
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, use_cache=False, **GREEDY)
-    assert torch.equal(out, manual_greedy_without_cache(tiny_model, prompt_tensor(), 12))
-
-
-def test_greedy_generate_with_cache_equals_manual_loop(tiny_model):
-    out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, use_cache=True, **GREEDY)
-    assert torch.equal(out, manual_greedy_with_cache(tiny_model, prompt_tensor(), 12))
+@pytest.mark.parametrize("use_cache", [False, True])
+def test_greedy_generate_equals_the_manual_loop(tiny_model, use_cache):
+    out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, use_cache=use_cache, **GREEDY)
+    loop = manual_greedy_with_cache if use_cache else manual_greedy_without_cache
+    assert torch.equal(out, loop(tiny_model, prompt_tensor(), 12))
 
 
 def test_generate_returns_prompt_followed_by_new_tokens(tiny_model):
@@ -108,15 +105,13 @@ def test_seeded_sampling_equals_manual_multinomial_loop(tiny_model, use_cache):
         tiny_model, prompt_tensor(), 8, 0.7, rows=4, seed=123, use_cache=use_cache
     )
     assert torch.equal(out, expected)
-    assert (
-        len({tuple(row) for row in out[:, len(PROMPT) :].tolist()}) > 1
-    )  # rows really were sampled
+    assert len({tuple(row) for row in out[:, len(PROMPT) :].tolist()}) > 1  # really sampled
 
 
 def test_generate_stops_when_every_row_has_emitted_eos(tiny_model):
     first = tiny_model.generate(prompt_tensor(), max_new_tokens=1, **GREEDY)[0, -1].item()
     out = tiny_model.generate(
-        prompt_tensor(), max_new_tokens=10, **(GREEDY | {"eos_token_id": first})
+        prompt_tensor(), max_new_tokens=10, **GREEDY | {"eos_token_id": first}
     )
     assert out[0, len(PROMPT) :].tolist() == [first]
 
@@ -124,14 +119,8 @@ def test_generate_stops_when_every_row_has_emitted_eos(tiny_model):
 def test_finished_rows_are_padded_with_eos(tiny_model):
     # Sample 6 rows for 10 tokens; take eos = a token some row emits early, then every row that
     # emitted it must continue with eos only.
-    sampling = {
-        "max_new_tokens": 10,
-        "do_sample": True,
-        "top_k": 0,
-        "top_p": 1.0,
-        "temperature": 1.0,
-        "num_return_sequences": 6,
-    }
+    sampling = {"max_new_tokens": 10, "do_sample": True, "top_k": 0, "top_p": 1.0}
+    sampling |= {"temperature": 1.0, "num_return_sequences": 6}
     torch.manual_seed(5)
     free = tiny_model.generate(prompt_tensor(), eos_token_id=None, **sampling)
     eos = free[0, len(PROMPT)].item()
@@ -147,50 +136,42 @@ def test_finished_rows_are_padded_with_eos(tiny_model):
 # --- top-k ----------------------------------------------------------------------------------------
 
 
-def test_keep_top_k_keeps_ties_with_the_kth():
-    logits = torch.tensor([[3.0, 2.0, 2.0, 1.0, 0.5]])
-    kept = keep_top_k(logits.clone(), 2)
-    # the 2nd largest is 2.0; both tokens at 2.0 survive, so 3 remain
-    assert torch.isfinite(kept).tolist() == [[True, True, True, False, False]]
-    assert kept[0, :3].tolist() == [3.0, 2.0, 2.0]
-
-
-def test_keep_top_k_without_ties_keeps_exactly_k():
-    logits = torch.tensor([[0.1, 4.0, -1.0, 2.5, 3.0]])
-    kept = keep_top_k(logits.clone(), 3)
-    assert torch.isfinite(kept).tolist() == [[False, True, False, True, True]]
+@pytest.mark.parametrize(
+    "logits, k, kept",
+    [
+        ([3.0, 2.0, 2.0, 1.0, 0.5], 2, [True, True, True, False, False]),  # ties with the kth kept
+        ([0.1, 4.0, -1.0, 2.5, 3.0], 3, [False, True, False, True, True]),  # without: exactly k
+    ],
+)
+def test_keep_top_k_keeps_the_k_largest_and_their_ties(logits, k, kept):
+    logits = torch.tensor([logits])
+    filtered = keep_top_k(logits.clone(), k)
+    assert torch.isfinite(filtered).tolist() == [kept]
+    assert torch.equal(filtered[0, kept], logits[0, kept])
 
 
 # --- top-p ----------------------------------------------------------------------------------------
 
 
-def test_top_p_keeps_only_the_top_token_when_it_alone_exceeds_p():
-    # probs [0.5, 0.3, 0.2], cumsum [0.5, 0.8, 1.0]; p=0.4: > p everywhere -> [T, T, T];
-    # shift -> [_, T, T]; the top is always kept -> 1 survivor
-    assert survivors([0.5, 0.3, 0.2], 0.4) == 1
-
-
-def test_top_p_keeps_the_token_that_first_crosses_p():
-    # probs [0.5, 0.3, 0.2], cumsum [0.5, 0.8, 1.0]; p=0.6: > p -> [F, T, T];
-    # shift -> [F, F, T] -> 2 survivors (0.3 is the token that crosses 0.6 and it stays)
-    assert survivors([0.5, 0.3, 0.2], 0.6) == 2
-    # p=0.85: > p -> [F, F, T]; shift -> [F, F, F] -> all 3 survive
-    assert survivors([0.5, 0.3, 0.2], 0.85) == 3
+# The mask: cumsum > p, shifted one slot right, slot 0 never masked.
+@pytest.mark.parametrize(
+    "probs, p, kept",
+    [
+        ([0.5, 0.3, 0.2], 0.4, 1),  # cumsum [0.5, 0.8, 1.0] > p everywhere; the top always kept
+        ([0.5, 0.3, 0.2], 0.6, 2),  # [F, T, T] -> [F, F, T]: 0.3 crosses 0.6 and stays
+        ([0.5, 0.3, 0.2], 0.85, 3),  # [F, F, T] -> [F, F, F]
+        ([0.9, 0.05, 0.03, 0.01, 0.005, 0.005], 0.985, 4),  # near one still cuts a long tail
+        ([0.9, 0.05, 0.03, 0.01, 0.005, 0.005], 0.999, 6),  # only the 1.0 exceeds: none removed
+    ],
+)
+def test_top_p_keeps_the_tokens_up_to_the_one_that_first_crosses_p(probs, p, kept):
+    assert survivors(probs, p) == kept
 
 
 def test_top_p_works_in_sorted_order_not_vocabulary_order():
     # the same probabilities shuffled: [0.2, 0.5, 0.3]; p=0.6 keeps 0.5 (id 1) and 0.3 (id 2)
     logits = torch.tensor([[0.2, 0.5, 0.3]], dtype=torch.float64).log()
     assert (~top_p_mask(logits, 0.6)).tolist() == [[False, True, True]]
-
-
-def test_top_p_near_one_still_cuts_a_long_tail():
-    # probs [0.9, 0.05, 0.03, 0.01, 0.005, 0.005], cumsum [0.9, 0.95, 0.98, 0.99, 0.995, 1.0]
-    # p=0.985: > p -> [F, F, F, T, T, T]; shift -> [F, F, F, F, T, T] -> 4 survive
-    tail = [0.9, 0.05, 0.03, 0.01, 0.005, 0.005]
-    assert survivors(tail, 0.985) == 4
-    # p=0.999: only the last cumsum (1.0) exceeds p; after the shift nothing is removed -> 6
-    assert survivors(tail, 0.999) == 6
 
 
 def test_top_p_tie_at_the_boundary_keeps_only_one_of_the_tied_tokens():
@@ -250,22 +231,14 @@ def test_minimind_and_builtin_give_identical_logits_and_cache(both_backends):
 def test_minimind_and_builtin_greedy_ids_are_identical(both_backends, use_cache):
     builtin, minimind = both_backends
     kwargs = GREEDY | {"max_new_tokens": 16, "use_cache": use_cache}
-    assert torch.equal(
-        builtin.generate(prompt_tensor(), **kwargs), minimind.generate(prompt_tensor(), **kwargs)
-    )
+    ours, theirs = (model.generate(prompt_tensor(), **kwargs) for model in (builtin, minimind))
+    assert torch.equal(ours, theirs)
 
 
 def test_minimind_and_builtin_seeded_sampling_is_identical(both_backends):
     builtin, minimind = both_backends
-    kwargs = {
-        "max_new_tokens": 10,
-        "do_sample": True,
-        "top_k": 20,
-        "top_p": 0.9,
-        "temperature": 1.2,
-        "eos_token_id": 2,
-        "num_return_sequences": 5,
-    }
+    kwargs = {"max_new_tokens": 10, "do_sample": True, "top_k": 20, "top_p": 0.9}
+    kwargs |= {"temperature": 1.2, "eos_token_id": 2, "num_return_sequences": 5}
     torch.manual_seed(3)
     a = builtin.generate(prompt_tensor(), **kwargs)
     torch.manual_seed(3)
@@ -278,9 +251,8 @@ def test_minimind_and_builtin_agree_with_a_padding_mask(both_backends):
     ids = torch.tensor([[0, 0, 1, 45, 120], [1, 7, 300, 88, 19]])
     mask = torch.tensor([[0, 0, 1, 1, 1], [1, 1, 1, 1, 1]])
     with torch.no_grad():
-        assert torch.equal(
-            builtin(ids, attention_mask=mask).logits, minimind(ids, attention_mask=mask).logits
-        )
+        ours, theirs = (model(ids, attention_mask=mask).logits for model in (builtin, minimind))
+    assert torch.equal(ours, theirs)
 
 
 def test_minimind_and_builtin_agree_in_bfloat16(load_tiny, minimind_src):
