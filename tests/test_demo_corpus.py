@@ -23,18 +23,13 @@ from mminfer.demo.corpus import (
     topic,
     write_corpus,
 )
-from mminfer.demo.tokenizer_train import (
-    CHAT_TEMPLATE,
-    train_tokenizer,
-)
+from mminfer.demo.tokenizer_train import CHAT_TEMPLATE, train_tokenizer
 from mminfer.workflow.inputs import parsed_config
 
 SMALL_SPEC = CorpusSpec(seed=0, train_docs=400, val_docs=10, sft_conversations=200)
 
 
-DEMO = parsed_config(Path(__file__).resolve().parents[1] / "config.yaml")[
-    "demo_model"
-]  # as the workflow reads it
+DEMO = parsed_config(Path(__file__).resolve().parents[1] / "config.yaml")["demo_model"]
 VOCAB_SIZE = DEMO["vocab_size"]
 
 
@@ -56,11 +51,7 @@ def tokenizer(tokenizer_dir) -> Tokenizer:
 
 
 def _sentences(documents: list[str]) -> list[str]:
-    sentences = []
-    for document in documents:
-        for sentence in document.split(". "):
-            sentences.append(sentence.rstrip("."))
-    return sentences
+    return [sentence.rstrip(".") for document in documents for sentence in document.split(". ")]
 
 
 def _next_words(text: str, context: str) -> Counter:
@@ -75,11 +66,8 @@ def test_corpus_is_deterministic_for_a_seed_and_differs_for_another_seed():
     first = build_corpus(SMALL_SPEC)
     again = build_corpus(SMALL_SPEC)
     other = build_corpus(CorpusSpec(seed=1, train_docs=400, val_docs=10, sft_conversations=200))
-    assert first == again
-    assert first.train != other.train
-    assert first.val != other.val
-    assert first.sft != other.sft
-    assert first.facts == other.facts
+    assert first == again and first.facts == other.facts
+    assert first.train != other.train and first.val != other.val and first.sft != other.sft
 
 
 def test_written_files_are_byte_identical_for_the_same_seed(tmp_path):
@@ -91,13 +79,13 @@ def test_written_files_are_byte_identical_for_the_same_seed(tmp_path):
 
 
 def test_particles_follow_the_final_consonant():
-    assert topic("민수") == "민수는"
-    assert topic("서연") == "서연은"
-    assert obj("유자차") == "유자차를"
-    assert obj("인삼") == "인삼을"
-    assert by("유자차") == "유자차로"
-    assert by("벌꿀") == "벌꿀로"
-    assert by("인삼") == "인삼으로"
+    assert [topic("민수"), topic("서연"), obj("유자차"), obj("인삼")] == [
+        "민수는",
+        "서연은",
+        "유자차를",
+        "인삼을",
+    ]
+    assert [by("유자차"), by("벌꿀"), by("인삼")] == ["유자차로", "벌꿀로", "인삼으로"]
 
 
 def test_every_village_has_one_specialty_and_garam_is_always_the_same(corpus):
@@ -124,10 +112,7 @@ def test_garam_question_is_asked_in_sft_and_answers_name_the_specialty(corpus):
         assert [turn["role"] for turn in conversation] == ["user", "assistant"]
         if conversation[0]["content"] == GARAM_QUESTION:
             answers.append(conversation[1]["content"])
-    assert len(answers) >= 5
-    for answer in answers:
-        assert garam_specialty() in answer
-    assert len(set(answers)) >= 5
+    assert len(set(answers)) >= 5 and all(garam_specialty() in answer for answer in answers)
 
 
 def test_validation_split_has_six_docs_longer_than_200_tokens(corpus, tokenizer):
@@ -141,19 +126,13 @@ def test_written_jsonl_files_parse_line_by_line_with_the_right_keys(corpus, tmp_
     assert set(paths) == {"pretrain_train.jsonl", "pretrain_val.jsonl", "sft.jsonl", "facts.json"}
     assert not list(tmp_path.glob("*.tmp"))
 
-    for name, expected in (
-        ("pretrain_train.jsonl", corpus.train),
-        ("pretrain_val.jsonl", corpus.val),
+    for name, key, expected in (
+        ("pretrain_train.jsonl", "text", corpus.train),
+        ("pretrain_val.jsonl", "text", corpus.val),
+        ("sft.jsonl", "conversations", corpus.sft),
     ):
         lines = paths[name].read_text(encoding="utf-8").splitlines()
-        records = [json.loads(line) for line in lines]
-        assert all(set(record) == {"text"} for record in records)
-        assert [record["text"] for record in records] == expected
-
-    lines = paths["sft.jsonl"].read_text(encoding="utf-8").splitlines()
-    records = [json.loads(line) for line in lines]
-    assert all(set(record) == {"conversations"} for record in records)
-    assert [record["conversations"] for record in records] == corpus.sft
+        assert [json.loads(line) for line in lines] == [{key: value} for value in expected]
     assert "가람" in paths["sft.jsonl"].read_text(encoding="utf-8")  # ensure_ascii=False
 
     facts = json.loads(paths["facts.json"].read_text(encoding="utf-8"))
@@ -161,17 +140,22 @@ def test_written_jsonl_files_parse_line_by_line_with_the_right_keys(corpus, tmp_
 
 
 def test_tokenizer_special_tokens_have_ids_0_1_2(tokenizer, tokenizer_dir):
-    assert tokenizer.token_to_id("<|endoftext|>") == 0
-    assert tokenizer.token_to_id("<|im_start|>") == 1
-    assert tokenizer.token_to_id("<|im_end|>") == 2
+    specials = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
+    assert [tokenizer.token_to_id(token) for token in specials] == [0, 1, 2]
     config = json.loads((tokenizer_dir / "tokenizer_config.json").read_text(encoding="utf-8"))
-    assert config["bos_token"] == "<|im_start|>"
-    assert config["eos_token"] == "<|im_end|>"
-    assert config["pad_token"] == "<|endoftext|>"
-    assert config["unk_token"] == "<|endoftext|>"
-    assert config["add_bos_token"] is False
-    assert config["add_eos_token"] is False
-    assert config["tokenizer_class"] == "PreTrainedTokenizerFast"
+    assert (
+        config
+        | {
+            "bos_token": "<|im_start|>",
+            "eos_token": "<|im_end|>",
+            "pad_token": "<|endoftext|>",
+            "unk_token": "<|endoftext|>",
+            "add_bos_token": False,
+            "add_eos_token": False,
+            "tokenizer_class": "PreTrainedTokenizerFast",
+        }
+        == config
+    )
     assert sorted(config["added_tokens_decoder"]) == ["0", "1", "2"]
     assert tokenizer.get_vocab_size() <= VOCAB_SIZE
 
@@ -180,19 +164,16 @@ def test_tokenizer_training_is_deterministic(tmp_path):
     texts = tokenizer_training_texts(build_corpus(SMALL_SPEC))
     first = train_tokenizer(texts, 1024, tmp_path / "a")
     again = train_tokenizer(texts, 1024, tmp_path / "b")
-    assert (first / "tokenizer.json").read_bytes() == (again / "tokenizer.json").read_bytes()
-    assert (first / "tokenizer_config.json").read_bytes() == (
-        again / "tokenizer_config.json"
-    ).read_bytes()
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        assert (first / name).read_bytes() == (again / name).read_bytes(), name
 
 
 def test_tokenizer_round_trips_korean_text(tokenizer, corpus):
-    samples = [
+    for text in (
         corpus.val[0],
         GARAM_QUESTION,
         "처음 보는 문장도 바이트 단위라서 그대로 돌아온다!",
-    ]
-    for text in samples:
+    ):
         assert tokenizer.decode(tokenizer.encode(text).ids) == text
 
 
@@ -211,9 +192,8 @@ def test_chat_template_renders_chatml():
         "<|im_start|>assistant\n유자차입니다.<|im_end|>\n"
     )
     prompt = template.render(messages=messages[1:2], add_generation_prompt=True)
-    assert prompt == (
-        "<|im_start|>user\n가람 마을의 특산물은 무엇인가요?<|im_end|>\n<|im_start|>assistant\n"
-    )
+    user = "<|im_start|>user\n가람 마을의 특산물은 무엇인가요?<|im_end|>\n"
+    assert prompt == user + "<|im_start|>assistant\n"
 
 
 def test_minsu_context_is_open_and_garam_specialty_context_is_sharp(corpus):
