@@ -30,7 +30,7 @@ import yaml
 SEARCHED = ("mminfer", "report", "scripts", "rules")  # the folders a fault's find is looked for in
 FIELDS = ("name", "kind", "measurement", "find", "replace", "tests")
 IGNORED = shutil.ignore_patterns(
-    ".git", "__pycache__", "results", ".snakemake", ".hypothesis", "*.pyc"
+    ".git", "__pycache__", "results", ".snakemake", ".hypothesis", "*.pyc", ".venv"
 )
 # A pytest plugin for the planted runs: Hypothesis finds a failing example and stops there, as
 # the suite's own planted-error tests do (FIND in tests/test_claims_timing.py): shrinking one

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import torch
 from conftest import TINY_MAX_POSITIONS
-from shapes import small_config
+from knob_models import models_of_kind
 
 from mminfer.errors import MminferError
 from mminfer.measures.conversation import measure as conversation
@@ -46,7 +46,7 @@ from mminfer.measures.conversation.measure import (
 from mminfer.model.cachebytes import kv_formula_bytes
 from mminfer.model.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model.tokenizer import load_tokenizer
-from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora
+from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 from mminfer.records import FirstDifference, from_json, to_json
 from mminfer.report.joins import conversation_serve_facts
 from mminfer.report.render import environment, unwrap
@@ -502,57 +502,26 @@ def test_bad_shared_prefix_settings_stop_before_the_conversation(
 # --- both backends, every kind of model ---------------------------------------------------------
 
 
-def variant_checkpoint(folder, name: str, vocab: int):
-    """(checkpoint, LoRA or None, config overrides) of a random model of the variant ``name``."""
-    settings = {"moe": {"use_moe": True}, "yarn": {"inference_rope_scaling": True}}
-    torch.manual_seed(3)
-    model = MiniMindForCausalLM(small_config(vocab=vocab, **settings.get(name, {})))
-    with torch.no_grad():
-        model.model.embed_tokens.weight.normal_(0.0, 0.2)
-    path = folder / f"{name}-model.pth"
-    save_state_dict(model, path)
-    lora = None
-    if name == "lora":
-        torch.manual_seed(4)
-        state = {}
-        for layer in apply_lora(model, 4):
-            module = model.get_submodule(layer)
-            module.lora.B.weight.data.normal_(0.0, 0.3)
-            state[f"{layer}.lora.A.weight"] = module.lora.A.weight.detach().clone()
-            state[f"{layer}.lora.B.weight"] = module.lora.B.weight.detach().clone()
-        lora = folder / "lora.pth"
-        torch.save(state, lora)
-    overrides = {"inference_rope_scaling": True} if name == "yarn" else {}
-    return path, lora, overrides
-
-
 @pytest.mark.parametrize("name", ["dense", "moe", "lora", "yarn"])
 def test_exact_in_both_backends_on_every_kind_of_model(
     name, tiny_tokenizer, minimind_src, tmp_path
 ):
-    path, lora, overrides = variant_checkpoint(tmp_path, name, tiny_tokenizer.vocab_size)
-    records = {}
-    for backend in ("builtin", "minimind"):
-        spec = ModelSpec(backend=backend, minimind_src=str(minimind_src), overrides=overrides)
-        loaded = load_model(path, spec, lora=lora)
-        turns = converse(loaded.model, tiny_tokenizer, questions=QUESTIONS[:3])
+    _, backends = models_of_kind(name, minimind_src, tmp_path)  # tests/knob_models.py
+    records = []
+    for model in backends:
+        turns = converse(model, tiny_tokenizer, questions=QUESTIONS[:3])
         for turn in turns:
             assert turn.fed_match and turn.same_ids and turn.close_logits
         assert [turn.reused for turn in turns][1] > 0
-        pitfalls = generate_pitfalls(loaded.model, [1, 40, 41, 42, 43], "cpu")
-        records[backend] = (turns, pitfalls)
-    builtin_turns, builtin_pitfalls = records["builtin"]
-    minimind_turns, minimind_pitfalls = records["minimind"]
+        records.append((turns, generate_pitfalls(model, [1, 40, 41, 42, 43], "cpu")))
+    (builtin_turns, builtin_pitfalls), (minimind_turns, minimind_pitfalls) = records
     for ours, theirs in zip(builtin_turns, minimind_turns):
         assert ours.ids == theirs.ids and ours.ids_carry == theirs.ids_carry
         assert ours.max_abs_logit_diff == theirs.max_abs_logit_diff  # bit for bit
         assert (ours.reused, ours.fed_carry) == (theirs.reused, theirs.fed_carry)
     for ours, theirs in zip(builtin_pitfalls, minimind_pitfalls):
-        assert (ours.raised, ours.error_type, ours.error_message) == (
-            theirs.raised,
-            theirs.error_type,
-            theirs.error_message,
-        )
+        said = ("raised", "error_type", "error_message")
+        assert [getattr(ours, key) for key in said] == [getattr(theirs, key) for key in said]
 
 
 # --- the report's section and the picture --------------------------------------------------------
@@ -699,15 +668,8 @@ def test_the_comparison_says_the_records_same_answers(record):
     from mminfer.report.compare import comparison_row
 
     def row(conversation):
-        return comparison_row(
-            "tiny",
-            time_record(),
-            kv_record(),
-            temp_record(),
-            topp_record(),
-            capacity_record(),
-            conversation,
-        )
+        records = (time_record(), kv_record(), temp_record(), topp_record(), capacity_record())
+        return comparison_row("tiny", *records, conversation)
 
     assert record.same_answers and row(record)["conversation_same"] is True
     # the same ids with logits past rounding are not the same answers
@@ -735,10 +697,7 @@ import sys
 from pathlib import Path
 
 from mminfer import measurements
-
-from mminfer.report import compare
-
-
+from mminfer.report import compare, plots
 from mminfer.report import render as report
 
 folder = Path(sys.argv[1])
