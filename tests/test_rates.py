@@ -1,14 +1,7 @@
-"""Rates are computed in one module (mminfer.records.rates) under one name (STYLE.md).
-
-Two kinds of test. The module's own: each function is the plain division, in the order the
-records always used (so no figure moves in its last digit), with zero, negative and None decided
-once. And the records': every known rate field of the records (and every rate a section prints)
-comes out of the module. Those tests replace the module's functions with ones that return a
-marker, then build each record with the measurement's own code: a field that still holds the
-real figure was computed beside the module, not by it. A scan of the source for ``/ seconds``
-would be fragile (names vary, a ratio of two times is not a rate); the Jinja check below parses
-the templates instead, so a rate divided inside ``{{ }}`` again fails by its syntax tree.
-"""
+"""Rates are computed in one module (mminfer.records.rates) under one name (STYLE.md): each
+function is the plain division, in the order the records always used; every rate field of the
+records comes out of the module (the module spied to return markers, each record built by its
+measurement's own code); and no template computes a rate (its Jinja syntax tree is parsed)."""
 
 from __future__ import annotations
 
@@ -53,31 +46,21 @@ def test_one_a_second_is_one_over_the_seconds_as_the_records_wrote_it():
     for seconds in [0.1, 0.0371, 3e-7, 12.5]:
         assert rates.tokens_per_s(1, seconds) == 1 / seconds
         assert rates.tokens_per_s(1.0, seconds) == 1.0 / seconds
+    assert rates.per_s(5, 0) == rates.tokens_per_s(1, 0.0) == math.inf  # unbounded
 
 
-def test_zero_seconds_is_an_unbounded_rate():
-    assert rates.per_s(5, 0) == math.inf
-    assert rates.tokens_per_s(1, 0.0) == math.inf
-
-
-@pytest.mark.parametrize("seconds", [-0.5, None])
-def test_negative_or_missing_seconds_is_an_error_not_a_figure(seconds):
+@pytest.mark.parametrize("function", [rates.per_s, rates.seconds_for])
+@pytest.mark.parametrize("bad", [-0.5, None])
+def test_a_negative_or_missing_divisor_is_an_error_not_a_figure(function, bad):
     with pytest.raises(ValueError):
-        rates.per_s(5, seconds)
+        function(5, bad)
 
 
 def test_seconds_for_a_count_is_the_count_over_the_rate():
     assert rates.seconds_for(2000, 2.5e5) == 2000 / 2.5e5
     assert rates.seconds_for(1, 2.5e5) == 1 / 2.5e5
     assert rates.seconds_for(1, 0) == math.inf
-    with pytest.raises(ValueError):
-        rates.seconds_for(1, -1.0)
-    with pytest.raises(ValueError):
-        rates.seconds_for(1, None)
-
-
-def test_the_report_units_are_a_billion_a_second():
-    assert rates.gflop_per_s(3e11) == 3e11 / 1e9 == 300.0
+    assert rates.gflop_per_s(3e11) == 3e11 / 1e9 == 300.0  # the report's units: a billion a second
     assert rates.gb_per_s(1.223e10) == 1.223e10 / 1e9
 
 
@@ -88,13 +71,8 @@ def test_time_latency_speeds_come_from_the_module(spied):
     from mminfer.measures.time.measure import path_latency
 
     stamps = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05]
-    path = path_latency(
-        stamped=[(stamps, 0.06)] * 3,
-        seconds=[0.05] * 3,
-        prompt_len=4,
-        use_cache=True,
-        speed_tokens=[2, 4],
-    )
+    runs = {"stamped": [(stamps, 0.06)] * 3, "seconds": [0.05] * 3}
+    path = path_latency(**runs, prompt_len=4, use_cache=True, speed_tokens=[2, 4])
     assert path.decode_tokens_per_s == RATE
     for speed in path.speed:
         assert speed.tokens_per_s == RATE
@@ -107,8 +85,7 @@ def test_serve_speeds_and_step_target_come_from_the_module(spied):
     rows = []
     for batch, step_s in [(1, 0.010), (2, 0.011), (4, 0.013)]:
         row = batch_step(batch, [[step_s] * 4] * 2, None, 1, 1, None, rows[-1] if rows else None)
-        assert row.tokens_per_second == RATE
-        assert row.per_user_tokens_per_second == RATE
+        assert row.tokens_per_second == row.per_user_tokens_per_second == RATE
         rows.append(row)
     users = users_bound(rows, fit_batches(rows), 25.0, 64, 1024, None, "unknown")
     assert users.step_target_s == SECONDS
@@ -127,8 +104,7 @@ def test_batch_tokens_per_s_come_from_the_module(spied, monkeypatch):
         rounds=Rounds(warmup=0, runs=3, max_runs=9),
         device="cpu",
     )
-    assert timing.batch_tokens_per_s == RATE
-    assert timing.sequential_tokens_per_s == RATE
+    assert timing.batch_tokens_per_s == timing.sequential_tokens_per_s == RATE
 
 
 def test_a_machine_probes_rate_comes_from_the_module(spied):
@@ -144,11 +120,9 @@ def test_anatomys_achieved_rates_and_printed_units_come_from_the_module(spied):
 
     anatomy = anatomy_record()
     split = anatomy.split("with_cache", 0.05)
-    assert split.achieved_flops_per_s == RATE
-    assert split.achieved_bytes_per_s == RATE
+    assert split.achieved_flops_per_s == split.achieved_bytes_per_s == RATE
     assert split.seconds == {"dispatch": SECONDS, "arithmetic": SECONDS, "memory": SECONDS}
-    assert split.achieved_gflop_per_s == GIGA
-    assert split.achieved_gb_per_s == GIGA
+    assert split.achieved_gflop_per_s == split.achieved_gb_per_s == GIGA
     facts = anatomy_facts(anatomy)
     assert facts["op_s"] == SECONDS
     assert facts["matmul_gflop_per_s"] == GIGA
