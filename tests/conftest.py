@@ -1,9 +1,7 @@
 """Shared fixtures for the unit tests: a tiny Korean tokenizer, tiny random-weight MiniMind
 checkpoints saved as .pth, and paths to optional external material (MiniMind's real tokenizer in
-../shared/fixtures, MiniMind's own source for the ``minimind`` backend).
-
-Everything here is session-scoped and small (hidden 64, 2 layers, vocab ~600), so the whole unit
-suite stays within a few seconds of CPU.
+../shared/fixtures, MiniMind's own source for the ``minimind`` backend); session-scoped and small
+(hidden 64, 2 layers, vocab ~600).
 """
 
 from __future__ import annotations
@@ -26,12 +24,8 @@ from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo
 
 TINY_VOCAB_TARGET = 600
 TINY_MAX_POSITIONS = 512
-TINY_SHAPE = {
-    "hidden_size": 64,
-    "num_hidden_layers": 2,
-    "num_attention_heads": 4,
-    "num_key_value_heads": 2,
-}
+TINY_SHAPE = {"hidden_size": 64, "num_hidden_layers": 2}
+TINY_SHAPE |= {"num_attention_heads": 4, "num_key_value_heads": 2}
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -45,10 +39,7 @@ def one_torch_thread():
 
 @pytest.fixture
 def umask():
-    """umask(0o027) sets the process's umask for the rest of the test.
-
-    The old one comes back after.
-    """
+    """umask(0o027) sets the process's umask for the rest of the test (the old one after)."""
     old = os.umask(0o022)
     os.umask(old)
     yield os.umask
@@ -88,10 +79,9 @@ def tiny_tokenizer(tiny_tokenizer_dir) -> Tokenizer:
 
 @pytest.fixture(scope="session")
 def tiny_config(tiny_tokenizer) -> MiniMindConfig:
+    vocab = tiny_tokenizer.vocab_size
     return MiniMindConfig(
-        **TINY_SHAPE,
-        vocab_size=tiny_tokenizer.vocab_size,
-        max_position_embeddings=TINY_MAX_POSITIONS,
+        **TINY_SHAPE, vocab_size=vocab, max_position_embeddings=TINY_MAX_POSITIONS
     )
 
 
@@ -153,13 +143,7 @@ def tiny_run(tiny_loaded) -> RunInfo:
 
 # The prompts' provenance, as the jobs record it (the tests build their prompts by hand).
 PRETRAIN_PROMPT = PretrainPrompt(tokenizer="tiny", val_data="tiny.jsonl", docs=6, prompt_tokens=20)
-CHAT_PROMPT = ChatPrompt(
-    tokenizer="tiny",
-    template="tokenizer_config.json",
-    question="가람 마을의 특산물은 무엇인가요?",
-    prompt_len=0,
-    seed=0,
-)
+CHAT_PROMPT = ChatPrompt("tiny", "tokenizer_config.json", "가람 마을의 특산물은 무엇인가요?", 0, 0)
 
 
 @pytest.fixture(scope="session")
