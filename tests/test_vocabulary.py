@@ -54,6 +54,28 @@ def prompt(tiny_tokenizer) -> list[int]:
     return [tiny_tokenizer.bos_token_id, *tiny_tokenizer.encode("가람 마을의 특산물은")]
 
 
+def greedy(model, loaded, tiny_tokenizer, new_tokens: int):
+    return compare_cache(
+        model=model,
+        prompt_ids=prompt(tiny_tokenizer),
+        new_tokens=new_tokens,
+        device="cpu",
+        tokenizer=tiny_tokenizer,
+        prompt=PRETRAIN_PROMPT,
+        run=run_info(loaded),
+    )
+
+
+def sampled(model, loaded, tiny_tokenizer, temperature: float, draws: Draws):
+    """temperature.json's summary at ``temperature`` of the ``draws``."""
+    chat = Prompted(
+        model, tiny_tokenizer, prompt(tiny_tokenizer), CHAT_PROMPT, "cpu", run_info(loaded)
+    )
+    return temperature_experiment(chat=chat, temperatures=[temperature], draws=draws)[
+        str(temperature)
+    ]
+
+
 def test_an_id_past_the_end_is_shown_counted_or_dropped_as_asked(tiny_tokenizer):
     past = tiny_tokenizer.id_count + 3
     ids = [*tiny_tokenizer.encode("가람"), past, *tiny_tokenizer.encode("마을")]
@@ -70,15 +92,7 @@ def test_greedy_landing_past_the_tokenizer_stops_naming_it_and_both_sizes(tiny_t
     model = Picks(loaded.model, tiny_tokenizer.id_count + 5)
     rows = tiny_tokenizer.id_count + EXTRA_ROWS
     with pytest.raises(MminferError) as raised:
-        compare_cache(
-            model=model,
-            prompt_ids=prompt(tiny_tokenizer),
-            new_tokens=4,
-            device="cpu",
-            tokenizer=tiny_tokenizer,
-            prompt=PRETRAIN_PROMPT,
-            run=run_info(loaded),
-        )
+        greedy(model, loaded, tiny_tokenizer, 4)
     said = str(raised.value)
     assert f"config key 'tokenizer': {tiny_tokenizer.folder}" in said
     assert f"{tiny_tokenizer.id_count} token ids" in said and f"{rows} rows" in said
@@ -86,32 +100,12 @@ def test_greedy_landing_past_the_tokenizer_stops_naming_it_and_both_sizes(tiny_t
 
 def sampled_past_end(loaded, tiny_tokenizer) -> int:
     """The ids past the tokenizer's end in 8 answers of 8 tokens at temperature 1.5, seed 0."""
-    temp = temperature_experiment(
-        chat=Prompted(
-            model=loaded.model,
-            tokenizer=tiny_tokenizer,
-            prompt_ids=prompt(tiny_tokenizer),
-            prompt=CHAT_PROMPT,
-            device="cpu",
-            run=run_info(loaded),
-        ),
-        temperatures=[1.5],
-        draws=Draws(samples=8, new_tokens=8, seed=0),
-    )
-    return temp["1.5"].ids_past_tokenizer
+    return sampled(loaded.model, loaded, tiny_tokenizer, 1.5, Draws(8, 8, 0)).ids_past_tokenizer
 
 
 def test_a_model_that_never_picks_past_the_end_runs_and_says_zero(tiny_tokenizer, tmp_path):
     loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=True)
-    same, _ = compare_cache(
-        model=loaded.model,
-        prompt_ids=prompt(tiny_tokenizer),
-        new_tokens=8,
-        device="cpu",
-        tokenizer=tiny_tokenizer,
-        prompt=PRETRAIN_PROMPT,
-        run=run_info(loaded),
-    )
+    same, _ = greedy(loaded.model, loaded, tiny_tokenizer, 8)
     assert same.same_ids and same.ids_past_tokenizer == 0
     assert sampled_past_end(loaded, tiny_tokenizer) == 0
     random = wider_model(tiny_tokenizer, tmp_path / "random", built_never_past=False)
@@ -121,19 +115,7 @@ def test_a_model_that_never_picks_past_the_end_runs_and_says_zero(tiny_tokenizer
 def test_sampled_ids_past_the_end_are_counted_and_shown_in_the_answers(tiny_tokenizer, tmp_path):
     loaded = wider_model(tiny_tokenizer, tmp_path, built_never_past=False)
     past = tiny_tokenizer.id_count + 7
-    temp = temperature_experiment(
-        chat=Prompted(
-            model=Picks(loaded.model, past),
-            tokenizer=tiny_tokenizer,
-            prompt_ids=prompt(tiny_tokenizer),
-            prompt=CHAT_PROMPT,
-            device="cpu",
-            run=run_info(loaded),
-        ),
-        temperatures=[1.0],
-        draws=Draws(samples=3, new_tokens=4, seed=0),
-    )
-    summary = temp["1.0"]
+    summary = sampled(Picks(loaded.model, past), loaded, tiny_tokenizer, 1.0, Draws(3, 4, 0))
     assert summary.ids_past_tokenizer == 3 * 4  # every step of every sample
     assert summary.answers[0].answer == PAST_END_MARK.format(id=past) * 4
 
