@@ -27,6 +27,13 @@ def ticking(monkeypatch) -> None:
     monkeypatch.setattr(clock_module.time, "perf_counter", lambda: float(next(ticks)))
 
 
+def fresh(monkeypatch, seed: str) -> None:
+    """A fresh process's ticking clock under jitter seed ``seed``."""
+    monkeypatch.setenv(JITTER_VARIABLE, seed)
+    ticking(monkeypatch)
+    monkeypatch.setattr(clock_module, "_JITTERS", {})
+
+
 def reads(count: int) -> list[float]:
     clock = device_clock("cpu")
     return [clock() for _ in range(count)]
@@ -39,24 +46,17 @@ def test_without_the_variable_the_clock_is_perf_counter(monkeypatch):
 
 
 def test_the_same_seed_gives_the_same_offsets_and_time_only_grows(monkeypatch):
-    monkeypatch.setenv(JITTER_VARIABLE, "7")
-    ticking(monkeypatch)
-    monkeypatch.setattr(clock_module, "_JITTERS", {})  # a fresh process
+    fresh(monkeypatch, "7")
     first = reads(20)
-    ticking(monkeypatch)
-    monkeypatch.setattr(clock_module, "_JITTERS", {})  # another process, the same seed
+    fresh(monkeypatch, "7")  # another process, the same seed
     assert first == reads(20)
     assert all(later > earlier for earlier, later in itertools.pairwise(first))
-    ticking(monkeypatch)
-    monkeypatch.setattr(clock_module, "_JITTERS", {})
-    monkeypatch.setenv(JITTER_VARIABLE, "8")
+    fresh(monkeypatch, "8")
     assert reads(20) != first
 
 
 def test_two_clocks_of_one_process_never_repeat_each_others_offsets(monkeypatch):
-    monkeypatch.setenv(JITTER_VARIABLE, "7")
-    ticking(monkeypatch)
-    monkeypatch.setattr(clock_module, "_JITTERS", {})
+    fresh(monkeypatch, "7")
     one = reads(10)
     other = reads(10)  # a second pass's clock: it goes on where the first left off
     steps_one = [later - earlier for earlier, later in itertools.pairwise(one)]
@@ -71,9 +71,7 @@ def test_stamps_inside_a_run_keep_its_share_so_a_stamped_run_is_as_noisy_as_a_pl
     """A streamer's stamps read the clock 1 + N times inside a run: a share drawn per stamp would
     average out over the run (65 draws) and leave the run's seconds quiet; the stamps keep the
     share the run's start drew, so the run's seconds are what two reads would give."""
-    monkeypatch.setenv(JITTER_VARIABLE, "7")
-    ticking(monkeypatch)
-    monkeypatch.setattr(clock_module, "_JITTERS", {})
+    fresh(monkeypatch, "7")
     timing, stamps = device_clock("cpu"), stamp_clock("cpu")
     runs = []
     for _ in range(12):
@@ -83,8 +81,7 @@ def test_stamps_inside_a_run_keep_its_share_so_a_stamped_run_is_as_noisy_as_a_pl
         steps = [later - earlier for earlier, later in itertools.pairwise([start, *inside, end])]
         assert max(steps) == pytest.approx(min(steps))  # one share through the run
         runs.append(end - start)
-    ticking(monkeypatch)
-    monkeypatch.setattr(clock_module, "_JITTERS", {})
+    fresh(monkeypatch, "7")
     timing = device_clock("cpu")
     plain = []
     for _ in range(12):
@@ -102,14 +99,11 @@ def test_two_rounds_of_an_ab_timing_spread_both_sides_on_every_seed(monkeypatch,
     in about 30 did) and leave it looking quiet. On the golden-ratio sequence, every seed spreads
     both sides more than twice NOISY_CV, with the time job's paired run after a round (two more
     reads) or without."""
-    monkeypatch.setenv(JITTER_VARIABLE, "0")
-    ticking(monkeypatch)
     sides = Sides(
         doubts={A_NOT_FASTER: "a", A_SPREAD: "a_spread", B_SPREAD: "b_spread"}, contradictions=()
     )
     for seed in range(200):
-        monkeypatch.setenv(JITTER_VARIABLE, str(seed))
-        monkeypatch.setattr(clock_module, "_JITTERS", {})
+        fresh(monkeypatch, str(seed))
         clock = device_clock("cpu")
 
         def after_round(clock=clock):
