@@ -1,6 +1,5 @@
 """The results-folder lock (mminfer.workflow.resultslock): a second process is refused with the
-holder's pid,
-host and folder; the lock of a process that ended, however it ended, blocks nobody."""
+holder's pid, host and folder; the lock of a process that ended, however it ended, blocks nobody."""
 
 from __future__ import annotations
 
@@ -56,38 +55,29 @@ def test_second_process_is_refused_with_who_holds_the_folder(results, tmp_path):
         holder.stdin.close()
         holder.wait(timeout=30)
     message = str(info.value)
-    assert (
-        f"results folder {results} (config key 'outdir') is in use by the run started at" in message
-    )
+    assert f"results folder {results} (config key 'outdir') is in use by the run started" in message
     assert f"by pid {holder.pid} on host {socket.gethostname()} from {tmp_path}" in message
     assert f"remove {results / LOCK_NAME}" in message
 
 
-def test_lock_is_free_again_when_the_holder_ends(results, tmp_path):
+@pytest.mark.parametrize("killed", [False, True])
+def test_lock_is_free_again_when_the_holder_ends_however_it_ends(results, tmp_path, killed):
     holder = start_holder(results, tmp_path)
-    holder.stdin.close()
+    if killed:
+        holder.send_signal(signal.SIGKILL)
+    else:
+        holder.stdin.close()
     holder.wait(timeout=30)
     assert (results / LOCK_NAME).exists()  # the file stays; it blocks nobody
     assert hold_results_folder(results)
     assert json.loads((results / LOCK_NAME).read_text(encoding="utf-8"))["pid"] == os.getpid()
 
 
-def test_lock_of_a_killed_holder_blocks_nobody(results, tmp_path):
-    holder = start_holder(results, tmp_path)
-    holder.send_signal(signal.SIGKILL)
-    holder.wait(timeout=30)
+def test_a_lock_held_again_or_released_in_the_same_process_is_fine(results, tmp_path):
     assert hold_results_folder(results)
-
-
-def test_holding_again_in_the_same_process_is_fine(results):
-    assert hold_results_folder(results)
-    assert hold_results_folder(results)
-
-
-def test_released_lock_can_be_taken_by_another_process(results, tmp_path):
     assert hold_results_folder(results)
     release_results_folder(results)
-    holder = start_holder(results, tmp_path)
+    holder = start_holder(results, tmp_path)  # another process may take it
     holder.stdin.close()
     holder.wait(timeout=30)
     assert holder.returncode == 0
