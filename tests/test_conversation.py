@@ -75,40 +75,16 @@ def tiny_sft_model(tiny_sft_loaded):
 
 def converse(model, tokenizer, questions=QUESTIONS, template=None, clock=None, **timing):
     """hold_conversation on the CPU with one timed round per turn unless told otherwise."""
-    if template is None:
-        template, _ = tokenizer.chat_template()
-    settings = dataclasses.replace(
-        settings_of(questions),
-        new_tokens=NEW_TOKENS,
-        warmup=timing.get("warmup", 0),
-        runs=timing.get("runs", 1),
-        max_runs=timing.get("max_runs", 1),
-    )
-    return hold_conversation(
-        model,
-        tokenizer,
-        template,
-        settings,
-        "cpu",
-        TINY_MAX_POSITIONS,
-        clock,
-    )
+    template = template or tokenizer.chat_template()[0]
+    settings = settings_of(questions, **timing)
+    return hold_conversation(model, tokenizer, template, settings, "cpu", TINY_MAX_POSITIONS, clock)
 
 
-def settings_of(questions: list[str], users: int = 2) -> ConversationSettings:
+def settings_of(questions: list[str], users: int = 2, **timing) -> ConversationSettings:
     """The tiny model's conversation settings: one timed round a turn, users sharing 8 of 20."""
-    return ConversationSettings(
-        questions=questions,
-        new_tokens=NEW_TOKENS,
-        warmup=0,
-        runs=1,
-        max_runs=1,
-        users=users,
-        shared_tokens=8,
-        user_prompt_tokens=20,
-        user_new_tokens=4,
-        seed=0,
-    )
+    small = {"new_tokens": NEW_TOKENS, "warmup": 0, "runs": 1, "max_runs": 1, "users": users}
+    small |= {"shared_tokens": 8, "user_prompt_tokens": 20, "user_new_tokens": 4, "seed": 0}
+    return ConversationSettings(questions=questions, **small | timing)
 
 
 def measure(loaded, tokenizer, run, settings: ConversationSettings):
