@@ -7,8 +7,8 @@ tokenizer fixture."""
 from __future__ import annotations
 
 import pytest
-import torch
 from knob_models import KINDS, models_of_kind
+from reportdata import RUN
 
 from mminfer.measures.batch.measure import measure_batch
 from mminfer.measures.repetition.measure import (
@@ -21,7 +21,7 @@ from mminfer.model import twin as builtin_model
 from mminfer.model.draws import Draws, Prompted
 from mminfer.model.prompts import chat_prompt
 from mminfer.model.tokenizer import load_tokenizer
-from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo, to_json, within_rounding
+from mminfer.records import ChatPrompt, PretrainPrompt, RunInfo, from_json, to_json, within_rounding
 from mminfer.timing.ab import Rounds
 
 QUESTION = "가람 마을의 특산물은 무엇인가요?"
@@ -32,23 +32,7 @@ TEXT = (
 
 
 def run_of(dtype: str = "float32") -> RunInfo:
-    return RunInfo(
-        model_set="test",
-        checkpoint="model.pth",
-        sha256="",
-        backend="any",
-        device="cpu",
-        device_name="cpu",
-        dtype=dtype,
-        threads=1,
-        torch=torch.__version__,
-        python="",
-        config={},
-        parameters=0,
-        active_parameters=0,
-        lora=None,
-        inputs={},
-    )
+    return from_json(RunInfo, RUN | {"dtype": dtype})  # the records' runs are left out
 
 
 @pytest.fixture(scope="module")
@@ -76,14 +60,7 @@ def topk_of(sft, pretrain, tokenizer):
         pretrain_model=pretrain,
         topp_run=run_of(),
         draws=Draws(samples=12, new_tokens=10, seed=0),
-        settings=TopKSettings(
-            question=QUESTION,
-            chatml_fallback=False,
-            temperatures=[0.3, 1.0, 1.5],
-            top_k=50,
-            prefix="민수는",
-            ps=[0.5, 0.9, 0.99],
-        ),
+        settings=TopKSettings(QUESTION, False, [0.3, 1.0, 1.5], 50, "민수는", [0.5, 0.9, 0.99]),
     )
 
 
@@ -99,13 +76,7 @@ def repetition_of(sft, pretrain, tokenizer, penalties=(1.0, 1.1, 1.3), greedy_id
     return measure_repetition(
         sft=Prompted(sft, tokenizer, prompt_ids, prompt, "cpu", run_of()),
         greedy=Prompted(pretrain, tokenizer, greedy_ids, greedy_prompt, "cpu", run_of()),
-        settings=RepetitionSettings(
-            question=QUESTION,
-            chatml_fallback=False,
-            temperature=1.0,
-            penalties=list(penalties),
-            greedy_new_tokens=24,
-        ),
+        settings=RepetitionSettings(QUESTION, False, 1.0, list(penalties), greedy_new_tokens=24),
         draws=Draws(samples=12, new_tokens=10, seed=0),
         rounds=Rounds(warmup=0, runs=1, max_runs=1),
     )
