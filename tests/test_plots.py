@@ -77,13 +77,10 @@ def temp_record(tiny_run) -> Temperatures:
 @pytest.fixture(scope="module")
 def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
     prefixes = {"open": "민수는", "sharp": "가람 마을의 특산물은"}
+    ps = [0.5, 0.9, 0.99]
+    run = {"device": "cpu", "run": tiny_run}
     detail = topp_detail(
-        model=tiny_model,
-        tokenizer=tiny_tokenizer,
-        prefixes=prefixes,
-        ps=[0.5, 0.9, 0.99],
-        device="cpu",
-        run=tiny_run,
+        model=tiny_model, tokenizer=tiny_tokenizer, prefixes=prefixes, ps=ps, **run
     )
     return as_written(detail, TopPDetail)
 
@@ -92,13 +89,9 @@ def topp_record(tiny_model, tiny_tokenizer, tiny_run) -> TopPDetail:
 def serve_record(tiny_model, tiny_run) -> Serve:
     prompt = prompt_of(9)
     settings = serve_settings(batches=[1, 2, 4], warmup=0, prefill_up_to=2, memory_cap_gib=1.0)
+    run = {"device": "cpu", "run": tiny_run}
     served = serve(
-        model=tiny_model,
-        config=tiny_model.config,
-        prompt_ids=prompt,
-        settings=settings,
-        device="cpu",
-        run=tiny_run,
+        model=tiny_model, config=tiny_model.config, prompt_ids=prompt, settings=settings, **run
     )
     return as_written(served, Serve)
 
