@@ -1,7 +1,6 @@
 """topk.json (mminfer.measures.topk.measure): step 5 and 6 with generate's default top_k left on;
-top_k=0 would be
-temp.json's own draws; the probability cut; top-k before top-p; a top_k the vocabulary lacks names
-its key; the section says what its record says."""
+top_k=0 would be temp.json's own draws; the probability cut; top-k before top-p; a top_k the
+vocabulary lacks names its key; the section says what its record says."""
 
 from __future__ import annotations
 
@@ -40,12 +39,7 @@ def measured(model, tokenizer, run, top_k=50):
         topp_run=run,
         draws=Draws(samples=10, new_tokens=8, seed=0),
         settings=TopKSettings(
-            question=CHAT_PROMPT.question,
-            chatml_fallback=False,
-            temperatures=[0.3, 1.0, 1.5],
-            top_k=top_k,
-            prefix="민수는",
-            ps=[0.5, 0.9, 0.99],
+            CHAT_PROMPT.question, False, [0.3, 1.0, 1.5], top_k, "민수는", [0.5, 0.9, 0.99]
         ),
     )
 
@@ -113,8 +107,6 @@ def test_a_top_k_past_the_vocabulary_names_its_key(tiny_model, tiny_tokenizer, t
 
 
 def test_the_section_says_whether_top_k_moved_the_counts():
-    moved = render_every()
-    assert "10 → 24 → 29에서 10 → 22 → 21로" in moved and "과제가 top_k=0을 요구하는" in moved
     same = render_every(topk=topk_record(distinct=(10, 24, 29)))
     assert "temp.json과 같았다" in same and "요구하는 까닭" not in same
     assert topk_temp_topp_facts(topk_record(), temp_record())["counts_moved"]
@@ -137,9 +129,8 @@ def test_the_counts_moved_only_where_a_temperature_s_count_differs_from_temp_jso
     temp = temp_record()
     assert counts_against_temp(topk_record(), temp) == "moved"
     assert counts_against_temp(topk_record(distinct=(10, 24, 29)), temp) == "same"
-    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), dict([*temp.items()][:1])) == (
-        "alone"
-    )
+    alone = dict([*temp.items()][:1])
+    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), alone) == "alone"
     assert counts_against_temp(topk_record(), None) == "alone"
 
 
