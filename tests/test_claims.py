@@ -23,12 +23,8 @@ from mminfer.records.claims import Claim, ClaimLog, claim
 from mminfer.report.render import render_report
 
 ROOT = Path(__file__).resolve().parents[1]
-PROPERTY = settings(
-    max_examples=150,
-    deadline=None,
-    derandomize=True,
-    suppress_health_check=[HealthCheck.too_slow],
-)
+PROPERTY = settings(max_examples=150, deadline=None, derandomize=True)
+PROPERTY = settings(PROPERTY, suppress_health_check=[HealthCheck.too_slow])
 
 FIND = settings(PROPERTY, phases=[Phase.generate])  # a planted error: found, not shrunk
 
@@ -64,9 +60,9 @@ def test_the_report_counts_each_claim_once_though_sections_render_twice_for_thei
 
 def test_every_claim_key_in_the_facts_has_an_oracle():
     keys = set()
-    for path in (ROOT / "mminfer" / "records").glob("*.py"):
+    for path in (ROOT / "mminfer").rglob("*.py"):  # records, measures and report alike
         keys |= set(re.findall(r'claim\(\s*"([a-z_]+\.[a-z_]+)"', path.read_text()))
-    assert keys, "no claim found in mminfer/records"
+    assert len(keys) > 20, "the claims of mminfer/ were not found"
     assert sorted(keys - set(ORACLES)) == []
 
 
