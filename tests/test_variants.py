@@ -78,12 +78,8 @@ def test_moe_checkpoint_reads_its_experts_off_the_shapes(tmp_path):
     assert config.use_moe and config.num_experts == 3 and config.moe_intermediate_size == 40
     assert config.num_experts_per_tok == 1 and config.norm_topk_prob is True  # MiniMind's defaults
     assert load(path, num_experts_per_tok=2).config.num_experts_per_tok == 2  # config key model
-
-
-def test_moe_asking_for_more_experts_per_token_than_it_has_is_an_error(tmp_path):
-    path = builtin_checkpoint(tmp_path, "moe", use_moe=True, num_experts=2)
-    with pytest.raises(MminferError, match="'model.num_experts_per_tok' asks for 3"):
-        load(path, num_experts_per_tok=3)
+    with pytest.raises(MminferError, match="'model.num_experts_per_tok' asks for 4"):
+        load(path, num_experts_per_tok=4)
 
 
 def test_moe_layer_is_the_weighted_sum_of_its_chosen_experts():
@@ -143,9 +139,8 @@ def test_yarn_keeps_the_fast_dimensions_and_slows_the_slow_ones_by_the_factor():
 
 
 def test_yarn_leaves_a_table_within_the_original_context_alone():
-    assert torch.equal(
-        rotary_tables(32, 2048, 1e6, MINIMIND_YARN)[0], rotary_tables(32, 2048, 1e6)[0]
-    )
+    yarn, plain = rotary_tables(32, 2048, 1e6, MINIMIND_YARN), rotary_tables(32, 2048, 1e6)
+    assert torch.equal(yarn[0], plain[0])
 
 
 def test_yarn_changes_the_greedy_ids(tmp_path):
@@ -335,13 +330,8 @@ def test_greedy_ids_are_identical_to_minimind(variant, use_cache):
 
 def test_seeded_samples_are_identical_to_minimind(variant):
     reference, backends = variant
-    kwargs = {
-        "max_new_tokens": 8,
-        "temperature": 1.3,
-        "top_k": 0,
-        "top_p": 0.9,
-        "num_return_sequences": 5,
-    }
+    kwargs = {"max_new_tokens": 8, "temperature": 1.3, "top_k": 0, "top_p": 0.9}
+    kwargs["num_return_sequences"] = 5
     torch.manual_seed(4)
     expected = reference.generate(PROMPT, **kwargs)
     for model in backends:
