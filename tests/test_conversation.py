@@ -213,6 +213,11 @@ def test_the_same_text_in_other_tokens_is_named(tiny_tokenizer):
     assert (broke.held_token, broke.prompt_token) == (pieces[0], word[0])
 
 
+@pytest.fixture(scope="module")
+def minimind_tokenizer(shared_fixtures):
+    return load_tokenizer(shared_fixtures)
+
+
 def minimind3_break(tokenizer, answer: str | list[int], keep: int = 99):
     """The break after a first turn whose answer (text, or ids) was generated up to ``keep`` ids,
     held and re-rendered through minimind-3's chat template."""
@@ -228,8 +233,8 @@ def minimind3_break(tokenizer, answer: str | list[int], keep: int = 99):
     return prefix_break(tokenizer, prompt + ids, follow_up, len(prompt), content), len(prompt)
 
 
-def test_minimind3s_template_strips_an_answers_leading_newlines(shared_fixtures):
-    tokenizer = load_tokenizer(shared_fixtures)
+def test_minimind3s_template_strips_an_answers_leading_newlines(minimind_tokenizer):
+    tokenizer = minimind_tokenizer
     broke, prompt_len = minimind3_break(tokenizer, "\n\n가람 마을의 특산물은 유자차입니다.", 99)
     assert broke.position == prompt_len and broke.answer_offset == 0
     assert broke.reason == "newlines_stripped"
@@ -237,14 +242,12 @@ def test_minimind3s_template_strips_an_answers_leading_newlines(shared_fixtures)
     assert broke.before_text.endswith("</think>\n\n")
 
 
-def test_minimind3s_template_keeps_a_plain_answers_ids(shared_fixtures):
-    tokenizer = load_tokenizer(shared_fixtures)
-    broke, _ = minimind3_break(tokenizer, "가람 마을의 특산물은 유자차입니다.", 99)
-    assert broke is None
+def test_minimind3s_template_keeps_a_plain_answers_ids(minimind_tokenizer):
+    assert minimind3_break(minimind_tokenizer, "가람 마을의 특산물은 유자차입니다.", 99)[0] is None
 
 
-def test_an_answer_cut_inside_a_character_breaks_the_prefix_there(shared_fixtures):
-    tokenizer = load_tokenizer(shared_fixtures)
+def test_an_answer_cut_inside_a_character_breaks_the_prefix_there(minimind_tokenizer):
+    tokenizer = minimind_tokenizer
     ids = tokenizer.encode(" 유자차")  # byte-level: 3 ids a syllable, the last one cut
     broke, _ = minimind3_break(tokenizer, " 유자차", len(ids) - 1)
     assert broke.reason == "replacement_character"
@@ -259,8 +262,8 @@ def test_newlines_stripped_is_told_from_other_template_text():
     assert not conversation.newlines_stripped("가람", "가람")
 
 
-def test_bytes_that_make_no_character_break_the_prefix_where_they_are(shared_fixtures):
-    tokenizer = load_tokenizer(shared_fixtures)
+def test_bytes_that_make_no_character_break_the_prefix_where_they_are(minimind_tokenizer):
+    tokenizer = minimind_tokenizer
     first_byte = tokenizer.encode(" 유자차")[:1]  # a syllable's first byte, alone: no character
     answer = tokenizer.encode("가람") + first_byte + tokenizer.encode("마을")
     broke, _ = minimind3_break(tokenizer, answer)

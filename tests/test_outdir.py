@@ -54,10 +54,8 @@ def test_resolve_runs_names_an_unwritable_outdir_once(immutable_folder, tmp_path
     (tmp_path / "second.pth").write_bytes(b"x")
     outdir = immutable_folder / "mm" / "infer"
     second = str(tmp_path / "second.pth")
-    config = {
-        "pretrain": str(tmp_path / "absent" / "pretrain.pth"),  # the task's model: the demo's
-        "sft": str(tmp_path / "absent" / "sft.pth"),
-        "val_data": str(tmp_path / "absent" / "val.jsonl"),
+    absent = {key: str(tmp_path / "absent" / key) for key in ("pretrain", "sft", "val_data")}
+    config = absent | {  # the task's model: the demo's
         "tokenizer": str(tmp_path / "absent" / "tokenizer"),
         "demo": "auto",
         "demo_dir": str(tmp_path / "demo"),
