@@ -55,6 +55,9 @@ from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records import from_json, to_json
 
+# a timing's contention on a busy machine: 41 % of its threads' CPU, a task waiting 35 % of the time
+BUSY = {"cpu_share": 0.41, "cpu_pressure": 0.35, "wall_s": 8.1, "threads": 2, "busy": True}
+
 PICTURES = {
     "sweep": "sweep.png",
     "anatomy": "anatomy.png",
@@ -466,6 +469,8 @@ def written_cases() -> dict[str, dict]:
         "yarn_flat_untrusted": {**plain, "records": yarn_flat},
         "sampler_gpu": {**full, "records": sampler_gpu},
         "plain_differing": {**plain, "records": plain_differing},
+        # time.json timed on a busy machine: both reports say so at their top and in their glance
+        "machine_busy": {**full, "records": every() | {"time": time_record(contention=BUSY)}},
         # where a step's time goes: the cached path bound by its arithmetic (a slow matmul, a
         # cheap op) and the model missing the uncached path by far; the full case's is dispatch
         "anatomy_arithmetic_bound": {
@@ -623,20 +628,31 @@ def turns_noisy(turns: tuple[int, ...]) -> object:
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "report"
 
-# The case pinned whole: the demo model's report with every measurement. Every other case's golden
-# file holds only the ``## `` sections it exercises (the course model's: the sections where its
-# report differs from the demo's).
+# The case pinned whole: the demo model's reports with every measurement, report.md in <case>.md
+# and beyond.md in <case>_beyond.md. Every other case's golden file holds only the sections it
+# exercises, of either report, report.md's first (the course model's: the sections where its
+# reports differ from the demo's).
 WHOLE = ("full",)
 
 
 @functools.cache
-def report(name: str) -> str:
-    """The case's report.md, rendered with today's code once per process: read it, never change
-    it."""
-    from mminfer.report.render import render_report
+def reports(name: str) -> dict[str, str]:
+    """The case's report.md and beyond.md (none for a case of the task's files alone), rendered
+    with today's code once per process: read them, never change them."""
+    from mminfer.report.render import render_reports
 
     case = cases()[name]
-    return render_report(case["records"], case["pictures"], case["cache_script"])
+    return render_reports(case["records"], case["pictures"], case["cache_script"])
+
+
+def report(name: str) -> str:
+    """The case's report.md."""
+    return reports(name)["report.md"]
+
+
+def both(name: str) -> str:
+    """The case's report.md, then its beyond.md: the text its golden sections are cut from."""
+    return "".join(reports(name).values())
 
 
 @functools.cache
@@ -653,51 +669,54 @@ def rendered_keys(name: str) -> frozenset[str]:
 
 def sections_of(text: str) -> dict[str, str]:
     """The text's sections in order, by heading line: each from a line starting with ``## `` up
-    to the next such line, the heading line and the blank lines after it included, verbatim; the
-    text before the first ``## `` (the title) keyed "" where there is any. Joined in order they
-    give back the text."""
+    to the next such line or title, the heading line and the blank lines after it included,
+    verbatim; a title's part (``# `` up to the first ``## ``: the busy line, beyond.md's link back)
+    keyed by its line; text before any heading keyed "". Both reports have a ``## 한눈에``:
+    beyond.md's, the one without report.md's row of ``## 실행 정보``, is keyed BEYOND_GLANCE.
+    Joined in order they give back the text."""
     found = {}
-    for index, part in enumerate(re.split(r"^(?=## )", text, flags=re.M)):
-        if index == 0 and not part.startswith("## "):
-            if part:
-                found[""] = part
-            continue
-        heading = part.partition("\n")[0]
+    for part in re.split(r"^(?=##? )", text, flags=re.M):
+        heading = part.partition("\n")[0] if part.startswith("#") else ""
+        if heading == "## 한눈에" and "](#실행-정보)" not in part:
+            heading = BEYOND_GLANCE
         if heading in found:
             raise ValueError(f"two sections headed {heading!r}")
-        found[heading] = part
+        if part:
+            found[heading] = part
     return found
+
+
+BEYOND_GLANCE = "beyond.md ## 한눈에"
 
 
 def exercised(name: str) -> list[str]:
     """The headings of the case's sections whose text differs from the full case's (or which the
     full case lacks), in report order: what a new case's golden file pins when it is first
     written. After that the golden file names its sections itself."""
-    full = sections_of(report("full"))
-    return [
-        heading for heading, text in sections_of(report(name)).items() if full.get(heading) != text
-    ]
+    full = sections_of(both("full"))
+    return [key for key, text in sections_of(both(name)).items() if full.get(key) != text]
 
 
-def golden_text(name: str) -> str:
-    """What the case's golden file holds after today's rendering: the whole report for a case of
-    WHOLE; for any other the sections its golden file pins now (or, for a new case, those it
-    exercises), in report order, each as rendered today."""
+def golden_text(name: str) -> dict[str, str]:
+    """What the case's golden files hold after today's rendering, by file name: report.md in
+    <case>.md and beyond.md in <case>_beyond.md for a case of WHOLE; for any other, in
+    <case>.md, the sections its golden file pins now (or, for a new case, those it exercises), in
+    report order, each as rendered today."""
     if name in WHOLE:
-        return report(name)
+        return {f"{name}.md": report(name), f"{name}_beyond.md": reports(name)["beyond.md"]}
     path = GOLDEN / f"{name}.md"
     pinned = list(sections_of(path.read_text(encoding="utf-8"))) if path.exists() else []
     pinned = pinned or exercised(name)
-    rendered = sections_of(report(name))
+    rendered = sections_of(both(name))
     missing = [heading for heading in pinned if heading not in rendered]
     if not pinned or missing:
         raise SystemExit(
-            f"{name}: the report has no section {missing} its golden file pins"
+            f"{name}: the reports have no section {missing} its golden file pins"
             if missing
             else f"{name}: differs from the full case in no section: write tests/data/report/"
             f"{name}.md by hand with the section(s) it is about"
         )
-    return "".join(text for heading, text in rendered.items() if heading in pinned)
+    return {f"{name}.md": "".join(text for key, text in rendered.items() if key in pinned)}
 
 
 def write_golden() -> None:
@@ -706,11 +725,11 @@ def write_golden() -> None:
     sections its golden file already pins, so that a changed sentence changes only the files
     that pin its section. A file is written only where its text changed."""
     for name in cases():
-        path = GOLDEN / f"{name}.md"
-        text = golden_text(name)
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-            print(f"wrote {path.relative_to(GOLDEN.parents[2])}")
+        for file, text in golden_text(name).items():
+            path = GOLDEN / file
+            if not path.exists() or path.read_text(encoding="utf-8") != text:
+                path.write_text(text, encoding="utf-8")
+                print(f"wrote {path.relative_to(GOLDEN.parents[2])}")
 
 
 if __name__ == "__main__":  # PYTHONPATH=.:tests python tests/reportcases.py

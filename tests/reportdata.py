@@ -831,10 +831,10 @@ def every_record(**replace) -> dict:
 
 
 def render_every(**replace) -> str:
-    """report.md as the rule renders it, from every_record(**replace)."""
-    from mminfer.report.render import render_report
+    """report.md then beyond.md as the rule renders them, from every_record(**replace)."""
+    from mminfer.report.render import render_reports
 
-    return render_report(every_record(**replace), PICTURES, "cache.py")
+    return "".join(render_reports(every_record(**replace), PICTURES, "cache.py").values())
 
 
 CONVERSATION = Path(__file__).resolve().parent / "data" / "conversation.json"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jinja2
 import pytest
+from reportcases import cases
 from reportdata import differing, every_record, kv_record, sampler_record
 
 import mminfer.report.render as render
@@ -90,6 +91,8 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "temp.distinct_grows",
         "temp.lesson",
         "temp.trend",
+        "time.busy",
+        "time.busy_glance",
         "topk.cap",
         "topk.counts",
         "topk.lesson",
@@ -120,7 +123,8 @@ def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
 
 
 def test_every_variant_s_words_render_on_the_records():
-    parted = {"same": differing(margin=1e-6, diff=2e-6)}  # a step to name
+    busy = {"busy": render.busy_of(cases()["machine_busy"]["records"]["time"])}  # its figures
+    parted = {"same": differing(margin=1e-6, diff=2e-6)} | busy  # a step to name
     shapes = [
         every_record() | parted,
         every_record(sampler=sampler_record(identical=27)) | parted,

@@ -13,6 +13,7 @@ above the measures, so this module imports any measurement's record at run time.
 from __future__ import annotations
 
 from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, path_splits
+from mminfer.measures.batch.batch import Batch
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
@@ -26,17 +27,26 @@ from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, agree, rates, token_ratio
 from mminfer.records.claims import Claim, claim
+from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention
 from mminfer.records.sentences import Sentence
 
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
 
 
-def same_time_glance(same: Same, time: Timing) -> Glance:
+def same_time_count_sweep_anatomy_glance(
+    same: Same,
+    time: Timing,
+    count: Count | None = None,
+    sweep: Sweep | None = None,
+    anatomy: Anatomy | None = None,
+) -> Glance:
     """## KV 캐시's row: the task's three numbers (tokens, time, bytes) and what they teach.
 
     The lesson: "same_cheaper" (the same ids, the cache faster as measured), "same_untimed" (the
     same ids, the timing untrusted), "rounding" (ids parted where rounding explains it) or
-    "suspect" (parted beyond rounding). The row's numbers come from the sections' facts."""
+    "suspect" (parted beyond rounding). The row's numbers come from the sections' facts. Its
+    terms: the token ratio, the speedup and the CV the section states, and the words of the
+    reason line where it uses them (:func:`reason_terms`)."""
     facts = same_facts(same)
     if same.same_ids:
         lesson = "same_cheaper" if time.verdict != "untrusted" else "same_untimed"
@@ -44,11 +54,23 @@ def same_time_glance(same: Same, time: Timing) -> Glance:
         lesson = "rounding"
     else:
         lesson = "suspect"
-    return Glance(
-        lesson=lesson,
-        verdict=time.verdict,
-        terms=("prefill", "token_ratio", "speedup", "cv"),
-    )
+    terms = ("token_ratio", "speedup", "cv")
+    if count is not None:
+        terms += reason_terms(time_count_sweep_anatomy_facts(time, count, sweep, anatomy)["reason"])
+    return Glance(lesson=lesson, verdict=time.verdict, terms=terms)
+
+
+def reason_terms(reason: dict) -> tuple[str, ...]:
+    """The glossary's words the reason line (:func:`reason_of`) writes: the sweep's fit where it
+    reads it, the dispatch where anatomy's op cost is said."""
+    if reason["kind"] in ("fixed_share", "attention") or reason.get("sweep_fit") in (
+        "not_holding",
+        "holding",
+    ):
+        return ("fit",)
+    if reason["kind"] == "anatomy" and reason["dispatch_share"].holds:
+        return ("dispatch",)
+    return ()
 
 
 # --- time.json beside count.json, and the reason line from sweep.json or anatomy.json ------------
@@ -473,7 +495,9 @@ def topk_temp_topp_facts(
 
 def topk_temp_glance(topk: TopK, temp: Temperatures | None = None) -> Glance:
     """## top-k's row: its lesson the sentence topk.lesson's variant."""
-    return Glance(lesson=counts_against_temp(topk, temp), terms=("top_k", "distinct"))
+    return Glance(
+        lesson=counts_against_temp(topk, temp), terms=("top_k", "distinct", "survivor", "seed")
+    )
 
 
 def direction(after: int, before: int) -> str:
@@ -674,5 +698,95 @@ REPETITION_SENTENCES = (
 )
 
 
+# --- the busy machine: said first, in both reports (time.json and every timing record) -------
+
+
+def timed_contentions(
+    time: Timing,
+    batch: Batch | None = None,
+    conversation: Conversation | None = None,
+    repetition: Repetition | None = None,
+) -> dict[str, Contention]:
+    """The contention each timing record measured during its timed rounds, by measurement name
+    (time.json first); a record not given, or not timed, left out."""
+    repetition_timing = None if repetition is None else repetition.timing
+    found = {
+        "time": time.contention,
+        "batch": None if batch is None else batch.timing.contention,
+        "conversation": None if conversation is None else conversation.contention,
+        "repetition": None if repetition_timing is None else repetition_timing.contention,
+    }
+    return {name: contention for name, contention in found.items() if contention is not None}
+
+
+def busy_of(time, batch=None, conversation=None, repetition=None) -> list[dict]:
+    """What the busy line names: each timing record whose contention says the machine was busy
+    (``Contention.busy``), its file, the rule that re-times it and its contention, time.json
+    first (the reports' opening, time.busy). The records are :func:`timed_contentions`'s."""
+    measured = timed_contentions(time, batch, conversation, repetition)
+    return [
+        {"file": f"{name}.json", "rule": name, "contention": contention}
+        for name, contention in measured.items()
+        if contention.busy
+    ]
+
+
+def machine_busy(time, batch=None, conversation=None, repetition=None) -> bool:
+    """time.busy's predicate: a timing record's contention says the machine was busy."""
+    return bool(busy_of(time, batch, conversation, repetition))
+
+
+def busy_recomputed(time, batch=None, conversation=None, repetition=None) -> bool:
+    """time.busy's check: the busy records recomputed from their contention figures (the process's
+    CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
+    stored flag, are those the words name, and there is one at least."""
+    measured = timed_contentions(time, batch, conversation, repetition)
+    recomputed = [
+        name
+        for name, contention in measured.items()
+        if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
+        or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
+    ]
+    named = [busy["rule"] for busy in busy_of(time, batch, conversation, repetition)]
+    return bool(recomputed) and recomputed == named
+
+
+# Each busy record's figures: "time.json(쓸 수 있던 CPU의 41%만 받음, CPU 대기 35%)"; the
+# template passes ``busy`` (busy_of).
+BUSY_FIGURES = (
+    "{% for b in busy %}{{ b.file }}({% set c = b.contention %}"
+    "{% if c.cpu_share is not none %}쓸 수 있던 CPU의 {{ c.cpu_share|percent(0) }}만 받음"
+    "{% endif %}"
+    '{{ ", " if c.cpu_share is not none and c.cpu_pressure is not none }}'
+    "{% if c.cpu_pressure is not none %}CPU 대기 {{ c.cpu_pressure|percent(0) }}{% endif %})"
+    '{{ ", " if not loop.last }}{% endfor %}'
+)
+RETIME = '다시 잴 것: `snakemake -R {{ busy|map(attribute="rule")|join(" ") }}`'
+BUSY_SENTENCES = (
+    Sentence(
+        "time.busy",
+        holds=machine_busy,
+        words=(
+            "**시간을 재는 동안 기계가 바빴다**: " + BUSY_FIGURES + ". 토큰 수, 바이트, 답 같은"
+            " 정확한 수치는 그대로지만 시간은 조용한 기계에서 " + RETIME + "(규칙"
+            ' {{ busy|map(attribute="rule")|join(", ") }}만 다시 잰다).'
+        ),
+        check=busy_recomputed,
+    ),
+    Sentence(
+        "time.busy_glance",
+        holds=machine_busy,
+        words=(
+            "| **바쁜 기계** | "
+            + BUSY_FIGURES
+            + " | — | 정확한 수치는 그대로, 시간은 조용한 기계에서 "
+            + RETIME
+            + " |"
+        ),
+        check=busy_recomputed,
+    ),
+)
+
+
 # The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
-SENTENCES = (*CAPACITY_SENTENCES, *TOPK_SENTENCES, *REPETITION_SENTENCES)
+SENTENCES = (*CAPACITY_SENTENCES, *TOPK_SENTENCES, *REPETITION_SENTENCES, *BUSY_SENTENCES)

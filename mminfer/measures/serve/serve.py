@@ -525,5 +525,5 @@ def serve_glance(serve: Serve) -> Glance:
     return Glance(
         lesson=serve.users.binding,
         verdict=serve.verdict,
-        terms=("batch", "user", "throughput", "cliff", "bound"),
+        terms=("prefill", "batch", "user", "throughput", "cliff", "bound"),
     )

@@ -371,4 +371,6 @@ def sweep_glance(sweep: Sweep) -> Glance:
         lesson = "time_below"
     else:
         lesson = "time_not_below"
-    return Glance(lesson=lesson, verdict=sweep.verdict, terms=("fit", "decode_step"))
+    return Glance(
+        lesson=lesson, verdict=sweep.verdict, terms=("token_ratio", "speedup", "fit", "decode_step")
+    )
