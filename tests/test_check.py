@@ -60,3 +60,34 @@ def test_a_busy_line_the_contention_does_not_support_fails(results, monkeypatch,
 def test_a_folder_without_the_task_s_files_is_a_clear_error(tmp_path, capsys):
     assert check.main([str(tmp_path)]) == 2
     assert "config key outdir" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("share", "pressure", "busy"),
+    [
+        (0.98, 0.01, False),
+        (0.76, 0.19, False),
+        (0.74, 0.0, True),
+        (0.9, 0.21, True),
+        (None, 0.3, True),
+        (None, None, False),
+        (0.5, None, True),
+    ],
+)
+def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, pressure, busy):
+    from mminfer.records.machine import is_busy
+    from mminfer.report.joins import BUSY_SENTENCES
+
+    records = dict(reportcases.cases()["full"]["records"])
+    time = records["time"]
+    contention = dataclasses.replace(
+        time.contention, cpu_share=share, cpu_pressure=pressure, busy=is_busy(share, pressure)
+    )
+    records["time"] = dataclasses.replace(time, contention=contention)
+    texts, log = check.rendered(records)
+    for text in texts.values():
+        assert ("기계가 바빴다" in text.split("\n## ", 1)[0]) == busy  # under the title
+        assert ("| **바쁜 기계** |" in text) == busy
+    written = [claim.key for claim in log.rendered if claim.key.startswith("time.busy")]
+    assert written == (["time.busy", "time.busy_glance"] if busy else [])
+    assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES) == busy
