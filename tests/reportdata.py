@@ -26,6 +26,7 @@ from mminfer.measures.time.time import Timing
 from mminfer.measures.topk.topk import TopK
 from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import RunInfo, from_json, to_json
+from mminfer.records.machine import speed_of
 from mminfer.records.spread import coefficient_of_variation
 
 RUN = {
@@ -1243,7 +1244,7 @@ def speed(per_s: float, work: int, cv: float = 0.02) -> dict:
     """A probe's record: seven runs around work / per_s, spread by about ``cv``."""
     middle = work / per_s
     runs = [middle * (1 + cv * offset) for offset in (-1.5, -1, -0.5, 0, 0.5, 1, 1.5)]
-    return {"per_s": per_s, "cv": coefficient_of_variation(runs), "runs_s": runs, "work": work}
+    return to_json(speed_of(runs, work, coefficient_of_variation(runs)))
 
 
 def anatomy_record(
@@ -1295,5 +1296,6 @@ def anatomy_record(
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
         "run": RUN,
+        "contention": QUIET,
     }
     return from_json(Anatomy, data | changes)
