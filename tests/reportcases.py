@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from reportdata import (
+    BUSY,
     COURSE_STEPS,
     DEMO_STEPS,
     QUIET_TURNS,
@@ -471,6 +472,19 @@ def written_cases() -> dict[str, dict]:
         "anatomy_arithmetic_bound": {
             **full,
             "records": every() | {"anatomy": anatomy_record(op_s=2e-7, flops_per_s=2e10)},
+        },
+        # issue 47: the cached path's bandwidth probe bimodal (nothing said from it), the model
+        # short of the uncached path by far on a busy machine (the load named first)
+        "anatomy_bimodal_busy": {
+            **full,
+            "records": every()
+            | {
+                "anatomy": anatomy_record(
+                    flops_per_s=1e13,
+                    noises={"bandwidth_with_cache": "bimodal"},
+                    contention=BUSY,
+                )
+            },
         },
         # the anatomy of another P and N: counts only, and the reason line from the sweep
         "anatomy_other_length": {

@@ -13,7 +13,6 @@ checkpoint of every kind (with the tokenizer fixture); a twin that keeps one log
 
 from __future__ import annotations
 
-import random
 import sys
 
 import pytest
@@ -21,7 +20,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from knob_models import KINDS, models_of_kind
-from reportdata import QUIET, anatomy_record, every_record, timed
+from reportdata import BUSY, NOISE, QUIET, anatomy_record, every_record, timed
 from torch.utils.flop_counter import FlopCounterMode
 
 from mminfer.measures.anatomy.anatomy import PATHS, TERMS, Anatomy, PathSplit
@@ -36,11 +35,10 @@ from mminfer.measures.anatomy.measure import (
 from mminfer.model.generation import GREEDY
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora, wrapped_forward
-from mminfer.records import from_json, read_record, to_json, write_record
+from mminfer.records import read_record, write_record
 from mminfer.records.claims import ClaimLog
 from mminfer.records.interval import median_interval
 from mminfer.records.machine import speed_of, two_groups
-from mminfer.records.spread import coefficient_of_variation
 from mminfer.report.render import render_report, sentence_table
 
 SHAPE = {
@@ -300,15 +298,6 @@ def test_the_record_sums_its_calls_names_the_gap_and_reads_back(tmp_path, tiny_r
     assert read_record(tmp_path / "anatomy.json", Anatomy) == record
 
 
-NOISE = {  # a probe's or a path's runs, as factors of their middle
-    "quiet": (0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 1.03),
-    "bimodal": (1.0, 1.0, 1.01, 0.99, 1.0, 1.02, 0.0072),  # the issue's: six at 64 ms, one 0.46
-    "drifting": tuple(1 + 0.15 * i for i in range(7)),
-    "outlier": (1.0, 0.99, 1.01, 20.0, 1.0, 1.02, 0.98),
-    "contention": (2.1, 2.9, 2.4, 3.1, 2.2, 2.6, 2.8),
-}
-
-
 @pytest.mark.parametrize(
     ("noise", "reliable"),
     [("quiet", True), ("bimodal", False), ("drifting", True), ("outlier", False)],
@@ -317,22 +306,6 @@ def test_a_probe_whose_runs_fall_into_two_groups_is_unreliable(noise, reliable):
     runs = [0.064 * factor for factor in NOISE[noise]]
     assert speed_of(runs, 1000, 0.0).reliable == reliable
     assert (not two_groups(runs)) == reliable
-
-
-def probed(record: Anatomy, noises: dict[str, str], seed: int = 0) -> Anatomy:
-    """``record`` with its probes' runs (by name, as Anatomy.probes) shaken by NOISE's kinds,
-    shuffled by ``seed``."""
-    data = to_json(record)
-    machine = data["machine"]
-    speeds = {"op": machine["op"], "matmul": machine["matmul"]}
-    speeds |= {f"bandwidth_{probe['at']}": probe["speed"] for probe in machine["bandwidth"]}
-    for name, noise in noises.items():
-        speed = speeds[name]
-        middle = speed["work"] / speed["per_s"]
-        factors = random.Random(seed).sample(NOISE[noise], 7)
-        runs = [middle * factor for factor in factors]
-        speed |= to_json(speed_of(runs, speed["work"], coefficient_of_variation(runs)))
-    return from_json(Anatomy, data)
 
 
 def split_at(record: Anatomy, measured_s: float, noise: str = "quiet"):
@@ -347,7 +320,7 @@ def test_the_split_is_said_only_where_its_intervals_decide_it():
     modeled = split_at(record, 1.0).modeled_s
     found = {measured: split_at(record, modeled * measured).fit() for measured in (1, 3, 0.5, 2)}
     assert found == {1: "adds_up", 3: "under", 0.5: "over", 2: "undecided"}
-    split = split_at(probed(record, {"op": "bimodal"}), modeled)
+    split = split_at(anatomy_record(noises={"op": "bimodal"}), modeled)
     assert (split.binding(), split.fit(), split.share_of("dispatch")) == ("unreliable",) * 3
     assert split.share_of("memory") == "share"
 
@@ -379,16 +352,16 @@ def noisy_records(draw) -> dict:
     """anatomy.json on a machine where each term may bind, each probe's runs quiet, bimodal,
     drifting, with one outlier or under steady contention; time.json's 3 to 9 rounds so; either
     run busy or not."""
+    kinds = st.sampled_from(list(NOISE))
+    mostly_quiet = st.sampled_from(["quiet"] * 12 + list(NOISE))  # one bimodal probe in 6 draws
     record = anatomy_record(
         op_s=draw(st.sampled_from([2e-7, 4e-6, 3e-5])),
         flops_per_s=draw(st.sampled_from([2e10, 3e11, 1e13])),
         bytes_per_s=draw(st.sampled_from([1e9, 3e10, 1e12])),
-        contention=draw(st.sampled_from([QUIET, QUIET | {"cpu_share": 0.4, "busy": True}])),
+        noises={name: draw(mostly_quiet) for name in PROBES},
+        seed=draw(st.integers(0, 99)),
+        contention=draw(st.sampled_from([QUIET, BUSY])),
     )
-    kinds = st.sampled_from(list(NOISE))
-    mostly_quiet = st.sampled_from(["quiet"] * 12 + list(NOISE))  # one bimodal probe in 6 draws
-    noises = {name: draw(mostly_quiet) for name in record.probes()}
-    record = probed(record, noises, draw(st.integers(0, 99)))
     rounds = draw(st.sampled_from([3, 5, 7, 9, 9]))
     with_kind, without_kind = draw(kinds), draw(kinds)
     scale = draw(st.sampled_from([0.5, 1.0, 1.4, 3.0]))
@@ -396,12 +369,13 @@ def noisy_records(draw) -> dict:
     time = timed(
         [modeled["with_cache"] * scale * NOISE[with_kind][i % 7] for i in range(rounds)],
         [modeled["without_cache"] * scale * NOISE[without_kind][i % 7] for i in range(rounds)],
-        contention=draw(st.sampled_from([QUIET, QUIET | {"cpu_share": 0.3, "busy": True}])),
+        contention=draw(st.sampled_from([QUIET, BUSY])),
     )
     return EVERY | {"anatomy": record, "time": time}
 
 
 EVERY = every_record()
+PROBES = ["op", "matmul", *(f"bandwidth_{at}" for at in (*PATHS, "past_last_level"))]
 PROPERTY = settings(max_examples=60, deadline=None, derandomize=True)
 FIND = settings(PROPERTY, phases=[Phase.generate])  # a planted error: found, not shrunk
 

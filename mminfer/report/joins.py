@@ -461,10 +461,8 @@ def fit_words(path: str) -> dict[str, str]:
             + ratio
             + "."
         ),
-        "unreliable": (
-            PATH_WORDS[path] + "의 모형은 잰 시간과 견주지 않는다: 그 항을 잰 기계 측정이 두"
-            " 무리로 갈렸다."
-        ),
+        "unreliable": PATH_WORDS[path]
+        + "의 모형은 잰 시간과 견주지 않는다(믿을 수 없는 기계 측정).",
     }
 
 
@@ -479,10 +477,7 @@ def binding_words(path: str) -> dict[str, str]:
     }
     return words | {
         "undecided": PATH_WORDS[path] + "는 모형의 세 항 중 가장 큰 것을 구간으로 가를 수 없다.",
-        "unreliable": (
-            PATH_WORDS[path] + "의 가장 큰 항은 말하지 않는다: 그 항을 잰 기계 측정이 두 무리로"
-            " 갈렸다."
-        ),
+        "unreliable": PATH_WORDS[path] + "의 가장 큰 항은 말하지 않는다(믿을 수 없는 기계 측정).",
     }
 
 
