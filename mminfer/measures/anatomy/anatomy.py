@@ -2,11 +2,20 @@
 
 The record holds exact counts (mminfer.measures.anatomy.measure: per call of forward, the tokens
 fed, the context, the logits rows, the FLOPs as torch's counter and the formula give them, the
-bytes a call reads and writes by the formula, the ops dispatched) and this machine's speeds with
-their spreads (the cost of one dispatched op, the matmul FLOP/s, the bandwidth at each path's
-working set and past the last-level cache). The time split is not in the file: the report joins
-the record with time.json (:meth:`Anatomy.split`, called by mminfer.report.joins), so that
-re-timing (``snakemake -R time``) never reruns the anatomy. Torch-free: the report rule imports it.
+bytes a call reads and writes by the formula, the ops dispatched) and this machine's speeds, each
+probe with its runs, the interval of their rates and whether they fall into two groups (the cost
+of one dispatched op, the matmul FLOP/s, the bandwidth at each path's working set and past the
+last-level cache), and how busy the machine was while they ran. The time split is not in the
+file: the report joins the record with time.json (:meth:`Anatomy.split`, called by
+mminfer.report.joins), so that re-timing (``snakemake -R time``) never reruns the anatomy.
+
+Every figure of the split is an interval: a term's seconds from its probe's, the model's sum and
+its ratio to the measured time bound by bound, each missing at most as often as the intervals it
+reads together (:func:`joined`). Which term binds, whether the model adds up and a term's share
+of the measured time are said only where those intervals decide them at FAMILY_LEVEL, and never
+from a probe whose runs fall into two groups. Its sentences (``SENTENCES`` here for the record
+alone, mminfer.report.joins's beside time.json) each carry a check that decides again from the
+raw runs. Torch-free: the report rule imports it.
 """
 
 from __future__ import annotations
@@ -107,7 +116,8 @@ class Anatomy:
     flop_counter: str
     bytes_per_element: int
     machine: Machine
-    split_tolerance: float  # anatomy.split_tolerance: the modeled time "adds up" within this share
+    split_tolerance: float  # anatomy.split_tolerance: the model "adds up" where modeled / measured
+    # lies wholly within 1 ± this share
     threads: int
     cpu_count: int | None
     load_before: list[float] | None
@@ -117,13 +127,6 @@ class Anatomy:
 
     def path(self, name: str) -> PathCounts:
         return {"with_cache": self.with_cache, "without_cache": self.without_cache}[name]
-
-    def bandwidth_at(self, name: str) -> Speed:
-        """The bandwidth probed at path ``name``'s working set."""
-        for probe in self.machine.bandwidth:
-            if probe.at == name:
-                return probe.speed
-        raise KeyError(f"anatomy.json has no bandwidth probe at {name!r}")
 
     def probes(self) -> dict[str, Speed]:
         """Every probe by name: "op", "matmul", "bandwidth_<at>"."""
