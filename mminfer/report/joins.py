@@ -411,23 +411,16 @@ def split_words(path: str) -> str:
 
 
 def fit_words(path: str) -> dict[str, str]:
-    """anatomy.fit_<path>'s words, one per variant."""
-    ratio = (
-        ": 모형 ÷ 잰 시간 {{ split.ratio|x_in }}(모형 {{ split.modeled|ms_in }}, 잰 시간"
-        " {{ split.measured|ms_in }})"
-    )
+    """anatomy.fit_<path>'s words, one per variant (the model's and the measured time's
+    intervals are the table's)."""
+    start = split_words(path) + PATH_WORDS[path] + "는 모형이 "
+    ratio = "(모형 ÷ 잰 시간 {{ split.ratio|x_in }})"
     within = "잰 시간의 ±{{ anatomy.split_tolerance|percent(0) }} 안에 "
-    shorter = split_words(path) + PATH_WORDS[path] + "는 모형이 잰 시간보다 짧다" + ratio + ". "
+    shorter = start + "잰 시간보다 짧다" + ratio + ". "
     unseen = "이 모형이 보지 못하는 시간(커널이 이 기계의 한계 아래에서 돌거나, op 밖의 Python)"
-    load = "먼저 의심할 것은 이 기계의 부하다: "
+    load = "먼저 의심할 것은 이 기계의 부하다: "  # then the model's blind spots
     return {
-        "adds_up": split_words(path)
-        + PATH_WORDS[path]
-        + "는 모형이 "
-        + within
-        + "든다"
-        + ratio
-        + ".",
+        "adds_up": start + within + "든다" + ratio + ".",
         "under": shorter + "나머지는 " + unseen + "이다.",
         "under_busy_time": (
             shorter
@@ -445,51 +438,30 @@ def fit_words(path: str) -> dict[str, str]:
             + unseen
             + "이다."
         ),
-        "over": (
-            split_words(path)
-            + PATH_WORDS[path]
-            + "는 모형이 잰 시간보다 길다"
-            + ratio
-            + ". 세 항이 겹쳐 돈다(이 모형은 디스패치를 따로 더한다)."
-        ),
-        "undecided": (
-            split_words(path)
-            + PATH_WORDS[path]
-            + "는 모형이 "
-            + within
-            + "드는지 구간으로 가를 수 없다"
-            + ratio
-            + "."
-        ),
-        "unreliable": PATH_WORDS[path]
-        + "의 모형은 잰 시간과 견주지 않는다(믿을 수 없는 기계 측정).",
+        "over": start + "잰 시간보다 길다" + ratio + ": 세 항이 겹쳐 돈다(디스패치를 따로 더했다).",
+        "undecided": start + within + "드는지 구간으로 가를 수 없다" + ratio + ".",
+        "unreliable": PATH_WORDS[path] + "의 모형은 잰 시간과 견주지 않는다(믿을 수 없는 측정).",
     }
 
 
 def binding_words(path: str) -> dict[str, str]:
     """anatomy.binds_<path>'s words, one per variant."""
     words = {
-        term: PATH_WORDS[path]
-        + "는 모형에서 "
-        + word
-        + " 항이 가장 크다(세 항의 구간이 겹치지 않는다)."
-        for term, word in TERM_WORDS.items()
+        term: f"{PATH_WORDS[path]}는 {word} 항이 가장 크다." for term, word in TERM_WORDS.items()
     }
     return words | {
-        "undecided": PATH_WORDS[path] + "는 모형의 세 항 중 가장 큰 것을 구간으로 가를 수 없다.",
-        "unreliable": PATH_WORDS[path] + "의 가장 큰 항은 말하지 않는다(믿을 수 없는 기계 측정).",
+        "undecided": PATH_WORDS[path] + "는 가장 큰 항을 구간으로 가를 수 없다.",
+        "unreliable": PATH_WORDS[path] + "의 가장 큰 항은 말하지 않는다(믿을 수 없는 측정).",
     }
 
 
 def share_words(path: str, term: str) -> dict[str, str]:
     """anatomy.<term>_share_<path>'s words (a table cell), one per variant."""
     return {
-        "share": (
-            split_words(path) + '잰 시간의 {{ split.share_interval("' + term + '")|percent_in }}'
-        ),
-        "exceeds": "잰 시간보다 길다: 프로브가 이 기계의 한계를 낮게 잡았다",
-        "undecided": "잰 시간에 대한 몫은 구간으로 가를 수 없다",
-        "unreliable": "믿을 수 없는 측정(두 무리)",
+        "share": split_words(path) + '몫 {{ split.share_interval("' + term + '")|percent_in }}',
+        "exceeds": "잰 시간보다 길다: 프로브가 한계를 낮게 잡았다",
+        "undecided": "몫: 구간으로 가를 수 없음",
+        "unreliable": "믿을 수 없는 측정",
     }
 
 

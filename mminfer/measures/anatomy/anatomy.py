@@ -429,7 +429,7 @@ SENTENCES = (
             ),
             "spread": (
                 '**기계 측정이 흔들렸다**: {{ anatomy.noisy_probes()|join(", ") }}의 변동계수가'
-                " {{ " + PROBES + ".noisy_cv|percent(0) }}를 넘는다. 그 항은 구간으로 읽을 것."
+                " {{ " + PROBES + ".noisy_cv|percent(0) }}를 넘는다. 그 항은 어림이다."
             ),
         },
         check=probes_doubt_in_runs,
