@@ -328,7 +328,10 @@ MEASUREMENTS = (
         summary=(
             "step 1's generate taken apart, both ways, per call of forward: tokens fed, "
             "context, logits rows, FLOPs (counted and by formula), bytes, kernels run; this "
-            "machine's op cost, matmul FLOP/s and bandwidth, with spreads"
+            "machine's op cost, matmul FLOP/s and bandwidth, each probe with its runs, the "
+            "interval of their rates (`per_s_interval`) and `reliable` (false where the runs "
+            "part at their widest gap into two groups whose medians differ more than 2x: no "
+            "term, share or fit is said from it), and the `contention` while the probes ran"
         ),
     ),
     Measurement(

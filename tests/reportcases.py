@@ -19,6 +19,7 @@ import re
 from pathlib import Path
 
 from reportdata import (
+    BUSY,
     COURSE_STEPS,
     DEMO_STEPS,
     QUIET_TURNS,
@@ -54,9 +55,6 @@ from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records import from_json, to_json
-
-# a timing's contention on a busy machine: 41 % of its threads' CPU, a task waiting 35 % of the time
-BUSY = {"cpu_share": 0.41, "cpu_pressure": 0.35, "wall_s": 8.1, "threads": 2, "busy": True}
 
 PICTURES = {
     "sweep": "sweep.png",
@@ -476,6 +474,19 @@ def written_cases() -> dict[str, dict]:
         "anatomy_arithmetic_bound": {
             **full,
             "records": every() | {"anatomy": anatomy_record(op_s=2e-7, flops_per_s=2e10)},
+        },
+        # issue 47: the cached path's bandwidth probe bimodal (nothing said from it), the model
+        # short of the uncached path by far on a busy machine (the load named first)
+        "anatomy_bimodal_busy": {
+            **full,
+            "records": every()
+            | {
+                "anatomy": anatomy_record(
+                    flops_per_s=1e13,
+                    noises={"bandwidth_with_cache": "bimodal"},
+                    contention=BUSY,
+                )
+            },
         },
         # the anatomy of another P and N: counts only, and the reason line from the sweep
         "anatomy_other_length": {

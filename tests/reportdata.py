@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 from pathlib import Path
 
 from mminfer.measures.anatomy.anatomy import Anatomy
@@ -26,6 +27,7 @@ from mminfer.measures.time.time import Timing
 from mminfer.measures.topk.topk import TopK
 from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import RunInfo, from_json, to_json
+from mminfer.records.machine import speed_of
 from mminfer.records.spread import coefficient_of_variation
 
 RUN = {
@@ -125,6 +127,7 @@ def count_record(**changes) -> Count:
 
 
 QUIET = {"cpu_share": 0.98, "cpu_pressure": 0.01, "wall_s": 8.1, "threads": 2, "busy": False}
+BUSY = QUIET | {"cpu_share": 0.4, "busy": True}  # another process took the cores
 
 
 def time_json(**changes) -> dict:
@@ -1239,11 +1242,24 @@ def anatomy_path(use_cache: bool, prompt_len: int = 201, new_tokens: int = 64) -
     }
 
 
-def speed(per_s: float, work: int, cv: float = 0.02) -> dict:
-    """A probe's record: seven runs around work / per_s, spread by about ``cv``."""
-    middle = work / per_s
-    runs = [middle * (1 + cv * offset) for offset in (-1.5, -1, -0.5, 0, 0.5, 1, 1.5)]
-    return {"per_s": per_s, "cv": coefficient_of_variation(runs), "runs_s": runs, "work": work}
+# A probe's (or a path's) seven runs, as factors of their middle, by the noise that shook them.
+NOISE = {
+    "quiet": (0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 1.03),
+    "bimodal": (1.0, 1.0, 1.01, 0.99, 1.0, 1.02, 0.0072),  # issue 47's: six at 64 ms, one 0.46
+    "drifting": tuple(1 + 0.15 * i for i in range(7)),
+    "outlier": (1.0, 0.99, 1.01, 20.0, 1.0, 1.02, 0.98),
+    "contention": (2.1, 2.9, 2.4, 3.1, 2.2, 2.6, 2.8),
+}
+
+
+def speed(per_s: float, work: int, cv: float = 0.02, noise: str | None = None, seed=0) -> dict:
+    """A probe's record: seven runs around work / per_s, spread by about ``cv``, or shaken by a
+    ``noise`` of NOISE (its factors shuffled by ``seed``)."""
+    factors = [1 + cv * offset for offset in (-1.5, -1, -0.5, 0, 0.5, 1, 1.5)]
+    if noise is not None:
+        factors = random.Random(seed).sample(NOISE[noise], len(NOISE[noise]))
+    runs = [work / per_s * factor for factor in factors]
+    return to_json(speed_of(runs, work, coefficient_of_variation(runs)))
 
 
 def anatomy_record(
@@ -1252,18 +1268,21 @@ def anatomy_record(
     bytes_per_s: float = 3e10,
     noisy_probe: bool = False,
     new_tokens: int = 64,
+    noises: dict[str, str] | None = None,
+    seed: int = 0,
     **changes,
 ) -> Anatomy:
     """anatomy.json of RUN's model at time_record's P (and N, unless ``new_tokens``): the op's
     cost, the matmul FLOP/s and the bandwidth decide which term binds against time_record's
-    medians."""
+    medians; ``noises`` shakes probes (by name, as Anatomy.probes) with NOISE's kinds."""
+    noises = noises or {}
     with_cache = anatomy_path(True, new_tokens=new_tokens)
     without_cache = anatomy_path(False, new_tokens=new_tokens)
     bandwidth = [
         {
             "at": at,
             "working_set_bytes": size,
-            "speed": speed(bytes_per_s, 64 << 20),
+            "speed": speed(bytes_per_s, 64 << 20, noise=noises.get(f"bandwidth_{at}"), seed=seed),
         }
         for at, size in (
             ("with_cache", with_cache["working_set_bytes"]),
@@ -1281,9 +1300,9 @@ def anatomy_record(
         "flop_counter": "FlopCounterMode's flop_registry, op by op",
         "bytes_per_element": 4,
         "machine": {
-            "op": speed(1 / op_s, 2000, cv=0.2 if noisy_probe else 0.02),
+            "op": speed(1 / op_s, 2000, 0.2 if noisy_probe else 0.02, noises.get("op"), seed),
             "op_probe": "torch.add(a, b, out=c) on one-element tensors, under inference_mode",
-            "matmul": speed(flops_per_s, 2 * 1024**3),
+            "matmul": speed(flops_per_s, 2 * 1024**3, noise=noises.get("matmul"), seed=seed),
             "matmul_size": 1024,
             "bandwidth": bandwidth,
             "last_level_bytes": 32 << 20,
@@ -1295,5 +1314,6 @@ def anatomy_record(
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
         "run": RUN,
+        "contention": QUIET,
     }
     return from_json(Anatomy, data | changes)

@@ -68,6 +68,21 @@ def test_a_variant_without_words_is_an_error():
 
 def test_the_converted_sections_sentences_are_in_the_table():
     assert sorted(sentence_table()) == [
+        "anatomy.arithmetic_share_with_cache",
+        "anatomy.arithmetic_share_without_cache",
+        "anatomy.binds_with_cache",
+        "anatomy.binds_without_cache",
+        "anatomy.dispatch_share_with_cache",
+        "anatomy.dispatch_share_without_cache",
+        "anatomy.fewer_flops_same_calls",
+        "anatomy.fit_with_cache",
+        "anatomy.fit_without_cache",
+        "anatomy.formula_equals_counter",
+        "anatomy.glance",
+        "anatomy.memory_share_with_cache",
+        "anatomy.memory_share_without_cache",
+        "anatomy.probes",
+        "anatomy.probes_busy",
         "batch.cheaper",
         "batch.every_row_same",
         "batch.faster",
@@ -140,3 +155,27 @@ def test_the_report_asks_each_converted_sentence_once():
     render_report(every_record(), claims=log)
     keys = [claim.key for claim in log.asked]
     assert {key: keys.count(key) for key in sentence_table()} == dict.fromkeys(sentence_table(), 1)
+
+
+# The comparison sentences the quiet golden (every_record: 7 quiet rounds, quiet probes) writes,
+# with the variant it writes: where the rounds decide, nothing is lost to caution (issue 47).
+QUIET_KEYS = [
+    # anatomy
+    ("anatomy.binds_with_cache", "dispatch"),
+    ("anatomy.binds_without_cache", "arithmetic"),
+    ("anatomy.fit_with_cache", "adds_up"),
+    ("anatomy.fit_without_cache", "adds_up"),
+    ("anatomy.arithmetic_share_with_cache", "share"),
+    ("anatomy.memory_share_with_cache", "share"),
+    ("anatomy.dispatch_share_without_cache", "share"),
+    ("anatomy.arithmetic_share_without_cache", "share"),
+    ("anatomy.memory_share_without_cache", "share"),
+    ("anatomy.glance", "dispatch/arithmetic"),
+]
+
+
+def test_the_quiet_golden_still_writes_the_comparisons_its_rounds_decide():
+    log = ClaimLog()
+    render_report(every_record(), claims=log)
+    written = {(claim.key, claim.about.get("variant")) for claim in log.rendered}
+    assert [key for key in QUIET_KEYS if key not in written] == []

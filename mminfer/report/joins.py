@@ -12,7 +12,14 @@ above the measures, so this module imports any measurement's record at run time.
 
 from __future__ import annotations
 
-from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, path_splits
+from mminfer.measures.anatomy.anatomy import (
+    PATHS,
+    TERMS,
+    Anatomy,
+    PathSplit,
+    anatomy_facts,
+    path_splits,
+)
 from mminfer.measures.batch.batch import Batch
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
@@ -27,7 +34,8 @@ from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, agree, rates, token_ratio
 from mminfer.records.claims import Claim, claim
-from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention
+from mminfer.records.interval import FAMILY_LEVEL, Interval, look_level, median_interval
+from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention, is_busy, two_groups
 from mminfer.records.sentences import Sentence
 
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
@@ -162,8 +170,9 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
     ``between``: the per-call work's ratios (kernels, bytes) no more than the speedup, the
     speedup no more than the FLOPs' ratio, the per-call work's below the token ratio
     (``tokens``); ``above_flops`` and ``below_per_call`` its alternatives. ``dispatch_share``:
-    the cached path's kernels at the op probe's cost, a share of its measured median (no more
-    than all of it). ``lm_head``: the uncached path computes more logits rows than it uses.
+    the cached path's kernels at the op probe's cost, a share of its measured median, said only
+    where the intervals put it below all of it (PathSplit.share_of: "share"). ``lm_head``: the
+    uncached path computes more logits rows than it uses.
     """
     cached = anatomy.with_cache.totals
     uncached = anatomy.without_cache.totals
@@ -180,7 +189,7 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
         "tokens": tokens,
     }
     same_calls = cached.calls == uncached.calls
-    split = anatomy.split("with_cache", time.with_cache_s)
+    split = anatomy.split("with_cache", time.with_cache_interval)
     dispatch_s = split.seconds["dispatch"]
     return {
         "kind": "anatomy",
@@ -203,7 +212,7 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
         ),
         "dispatch_share": claim(
             "time.anatomy_dispatch_share",
-            dispatch_s <= time.with_cache_s,
+            split.share_of("dispatch") == "share",
             ops=cached.ops,
             op_s=rates.seconds_for(1, anatomy.machine.op.per_s),
             dispatch_s=dispatch_s,
@@ -241,16 +250,20 @@ def comparable(anatomy: Anatomy, time: Timing | None) -> str:
 
 def anatomy_time_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
     """The counts and the machine (mminfer.measures.anatomy.anatomy.anatomy_facts), and where
-    time.json is :func:`comparable` the split of both paths against its medians."""
+    time.json is :func:`comparable` the split of both paths against its intervals."""
     joined = comparable(anatomy, time)
     facts = anatomy_facts(anatomy) | {
         "comparable": joined,
         "time_verdict": None if time is None else time.verdict,
     }
     if joined == "yes":
-        measured = {"with_cache": time.with_cache_s, "without_cache": time.without_cache_s}
-        facts["split"] = path_splits(anatomy, measured)
+        facts["split"] = path_splits(anatomy, measured_intervals(time))
     return facts
+
+
+def measured_intervals(time: Timing) -> dict[str, Interval]:
+    """time.json's interval of each path, by path."""
+    return {"with_cache": time.with_cache_interval, "without_cache": time.without_cache_interval}
 
 
 def anatomy_time_glance(anatomy: Anatomy, time: Timing | None = None) -> Glance:
@@ -258,6 +271,255 @@ def anatomy_time_glance(anatomy: Anatomy, time: Timing | None = None) -> Glance:
     if comparable(anatomy, time) != "yes":
         return Glance(lesson="counts_only", terms=("dispatch", "roofline"))
     return Glance(lesson="split", verdict=time.verdict, terms=("dispatch", "roofline"))
+
+
+def split_of(anatomy: Anatomy, time: Timing | None, path: str) -> PathSplit | None:
+    """Path ``path`` split against time.json's interval; None where time.json is not
+    :func:`comparable`."""
+    if comparable(anatomy, time) != "yes":
+        return None
+    return anatomy.split(path, measured_intervals(time)[path])
+
+
+def binding_of(path: str):
+    """anatomy.binds_<path>: the term the intervals decide binds (PathSplit.binding)."""
+
+    def binding(anatomy: Anatomy, time: Timing | None) -> str | None:
+        split = split_of(anatomy, time, path)
+        return None if split is None else split.binding()
+
+    return binding
+
+
+def fit_of(path: str):
+    """anatomy.fit_<path>: where the model lies against the measured time (PathSplit.fit); a
+    model short of it on a busy machine names the load first ("under_busy_time": time.json's
+    runs busy, "under_busy_probes": the probes')."""
+
+    def fit(anatomy: Anatomy, time: Timing | None) -> str | None:
+        split = split_of(anatomy, time, path)
+        if split is None:
+            return None
+        found = split.fit()
+        if found == "under" and time.contention is not None and time.contention.busy:
+            return "under_busy_time"
+        if found == "under" and anatomy.contention is not None and anatomy.contention.busy:
+            return "under_busy_probes"
+        return found
+
+    return fit
+
+
+def share_of(path: str, term: str):
+    """anatomy.<term>_share_<path>: a term's share of the measured time (PathSplit.share_of)."""
+
+    def share(anatomy: Anatomy, time: Timing | None) -> str | None:
+        split = split_of(anatomy, time, path)
+        return None if split is None else split.share_of(term)
+
+    return share
+
+
+def glance_binding(anatomy: Anatomy, time: Timing | None) -> str | None:
+    """anatomy.glance: both paths' binding terms, "<with_cache>/<without_cache>"."""
+    found = [binding_of(path)(anatomy, time) for path in PATHS]
+    return None if None in found else "/".join(found)
+
+
+# --- the checks: the same verdicts recomputed from the probes' and time.json's raw runs -----------
+
+
+def terms_in_runs(anatomy: Anatomy, path: str) -> dict[str, tuple[Interval, bool]]:
+    """Each term of ``path`` from its probe's runs: every run's seconds scaled to the term's work
+    (its interval at FAMILY_LEVEL), and whether the runs part into two groups."""
+    probes = anatomy.probes()
+    work = anatomy.term_work(path)
+    found = {}
+    for term, name in anatomy.term_probes(path).items():
+        speed = probes[name]
+        seconds = [run_s * work[term] / speed.work for run_s in speed.runs_s]
+        found[term] = (median_interval(seconds, FAMILY_LEVEL), two_groups(speed.runs_s))
+    return found
+
+
+def verdicts_in_runs(anatomy: Anatomy, time: Timing, path: str) -> dict[str, str]:
+    """binding, fit and each term's share of ``path``, decided from the raw runs alone: a decision
+    only where every interval it reads holds together at FAMILY_LEVEL (their misses summed)."""
+    found = terms_in_runs(anatomy, path)
+    runs = getattr(time, f"{path}_runs_s")
+    measured = median_interval(runs, look_level(time.runs, time.max_runs))
+    terms = {term: seconds for term, (seconds, _) in found.items()}
+    parted = {term for term, (_, two) in found.items() if two}
+    missed = sum(1 - seconds.coverage for seconds in terms.values())
+    missed_all = missed + 1 - measured.coverage
+    floor = 1 - FAMILY_LEVEL + 1e-12
+    verdicts = {"binding": "undecided", "fit": "undecided"}
+    if missed <= floor:
+        for term, seconds in terms.items():
+            if all(seconds.low > terms[other].high for other in terms if other != term):
+                verdicts["binding"] = term
+    low = terms["dispatch"].low + max(terms["arithmetic"].low, terms["memory"].low)
+    high = terms["dispatch"].high + max(terms["arithmetic"].high, terms["memory"].high)
+    low, high = low / measured.high, high / measured.low
+    tolerance = anatomy.split_tolerance
+    if missed_all <= floor and measured.runs > 1:
+        if high < 1 - tolerance:
+            verdicts["fit"] = "under"
+        elif low > 1 + tolerance:
+            verdicts["fit"] = "over"
+        elif 1 - tolerance <= low and high <= 1 + tolerance:
+            verdicts["fit"] = "adds_up"
+    for term, seconds in terms.items():
+        share = "undecided"
+        missed_share = 1 - seconds.coverage + 1 - measured.coverage
+        if missed_share <= floor and measured.runs > 1:
+            if seconds.high / measured.low < 1:
+                share = "share"
+            elif seconds.low / measured.high > 1:
+                share = "exceeds"
+        verdicts[term] = "unreliable" if term in parted else share
+    if parted:
+        verdicts["binding"] = verdicts["fit"] = "unreliable"
+    return verdicts
+
+
+def binding_in_runs(path: str):
+    """anatomy.binds_<path>'s check."""
+
+    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+        return verdicts_in_runs(anatomy, time, path)["binding"] == chosen
+
+    return check
+
+
+def fit_in_runs(path: str):
+    """anatomy.fit_<path>'s check; a busy variant also needs the contention it names."""
+
+    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+        busy = {"under_busy_time": time.contention, "under_busy_probes": anatomy.contention}
+        if chosen in busy:
+            load = busy[chosen]
+            named = load is not None and is_busy(load.cpu_share, load.cpu_pressure)
+            return named and verdicts_in_runs(anatomy, time, path)["fit"] == "under"
+        return verdicts_in_runs(anatomy, time, path)["fit"] == chosen
+
+    return check
+
+
+def share_in_runs(path: str, term: str):
+    """anatomy.<term>_share_<path>'s check."""
+
+    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+        return verdicts_in_runs(anatomy, time, path)[term] == chosen
+
+    return check
+
+
+def glance_in_runs(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+    """anatomy.glance's check: both paths' binding terms from the raw runs."""
+    found = [verdicts_in_runs(anatomy, time, path)["binding"] for path in PATHS]
+    return "/".join(found) == chosen
+
+
+TERM_WORDS = {"dispatch": "디스패치", "arithmetic": "연산", "memory": "메모리"}
+BINDING_WORDS = TERM_WORDS | {"undecided": "가를 수 없음", "unreliable": "믿을 수 없는 측정"}
+PATH_WORDS = {"with_cache": "캐시 경로", "without_cache": "캐시 없는 경로"}
+
+
+def split_words(path: str) -> str:
+    """The Jinja that sets ``split``, path ``path``'s PathSplit, from the records."""
+    return '{% set split = anatomy.split("' + path + '", time.' + path + "_interval) %}"
+
+
+def fit_words(path: str) -> dict[str, str]:
+    """anatomy.fit_<path>'s words, one per variant (the model's and the measured time's
+    intervals are the table's)."""
+    start = split_words(path) + PATH_WORDS[path] + "는 모형이 "
+    ratio = "(모형 ÷ 잰 시간 {{ split.ratio|x_in }})"
+    within = "잰 시간의 ±{{ anatomy.split_tolerance|percent(0) }} 안에 "
+    shorter = start + "잰 시간보다 짧다" + ratio + ". "
+    unseen = "이 모형이 보지 못하는 시간(커널이 이 기계의 한계 아래에서 돌거나, op 밖의 Python)"
+    load = "먼저 의심할 것은 이 기계의 부하다: "  # then the model's blind spots
+    return {
+        "adds_up": start + within + "든다" + ratio + ".",
+        "under": shorter + "나머지는 " + unseen + "이다.",
+        "under_busy_time": (
+            shorter
+            + load
+            + "time.json의 라운드가 바쁜 기계에서 돌아(CPU 몫"
+            + " {{ time.contention.cpu_share|percent(0) }}) 잰 시간이 늘었을 수 있다. 그다음이 "
+            + unseen
+            + "이다."
+        ),
+        "under_busy_probes": (
+            shorter
+            + load
+            + "기계 측정이 바쁜 기계에서 돌았다(CPU 몫"
+            + " {{ anatomy.contention.cpu_share|percent(0) }}). 그다음이 "
+            + unseen
+            + "이다."
+        ),
+        "over": start + "잰 시간보다 길다" + ratio + ": 세 항이 겹쳐 돈다(디스패치를 따로 더했다).",
+        "undecided": start + within + "드는지 구간으로 가를 수 없다" + ratio + ".",
+        "unreliable": PATH_WORDS[path] + "의 모형은 잰 시간과 견주지 않는다(믿을 수 없는 측정).",
+    }
+
+
+def binding_words(path: str) -> dict[str, str]:
+    """anatomy.binds_<path>'s words, one per variant."""
+    words = {
+        term: f"{PATH_WORDS[path]}는 {word} 항이 가장 크다." for term, word in TERM_WORDS.items()
+    }
+    return words | {
+        "undecided": PATH_WORDS[path] + "는 가장 큰 항을 구간으로 가를 수 없다.",
+        "unreliable": PATH_WORDS[path] + "의 가장 큰 항은 말하지 않는다(믿을 수 없는 측정).",
+    }
+
+
+def share_words(path: str, term: str) -> dict[str, str]:
+    """anatomy.<term>_share_<path>'s words (a table cell), one per variant."""
+    return {
+        "share": split_words(path) + '몫 {{ split.share_interval("' + term + '")|percent_in }}',
+        "exceeds": "잰 시간보다 길다: 프로브가 한계를 낮게 잡았다",
+        "undecided": "몫: 구간으로 가를 수 없음",
+        "unreliable": "믿을 수 없는 측정",
+    }
+
+
+# one sentence per path of each: its predicate, words and check, each made for the path
+PATH_SENTENCES = {
+    "binds": (binding_of, binding_words, binding_in_runs),
+    "fit": (fit_of, fit_words, fit_in_runs),
+}
+ANATOMY_SENTENCES = (
+    *(
+        Sentence(f"anatomy.{name}_{path}", holds=holds(path), words=words(path), check=check(path))
+        for name, (holds, words, check) in PATH_SENTENCES.items()
+        for path in PATHS
+    ),
+    *(
+        Sentence(
+            f"anatomy.{term}_share_{path}",
+            holds=share_of(path, term),
+            words=share_words(path, term),
+            check=share_in_runs(path, term),
+        )
+        for path in PATHS
+        for term in TERMS
+    ),
+    Sentence(
+        "anatomy.glance",
+        holds=glance_binding,
+        words={
+            f"{cached}/{uncached}": (
+                f"캐시 경로: {BINDING_WORDS[cached]}, 미사용: {BINDING_WORDS[uncached]}"
+            )
+            for cached in BINDING_WORDS
+            for uncached in BINDING_WORDS
+        },
+        check=glance_in_runs,
+    ),
+)
 
 
 # --- sweep.json beside time.json -------------------------------------------------------------
@@ -789,4 +1051,10 @@ BUSY_SENTENCES = (
 
 
 # The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
-SENTENCES = (*CAPACITY_SENTENCES, *TOPK_SENTENCES, *REPETITION_SENTENCES, *BUSY_SENTENCES)
+SENTENCES = (
+    *CAPACITY_SENTENCES,
+    *TOPK_SENTENCES,
+    *REPETITION_SENTENCES,
+    *BUSY_SENTENCES,
+    *ANATOMY_SENTENCES,
+)
