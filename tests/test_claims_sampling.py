@@ -246,6 +246,17 @@ QUIET_VARIANTS = {  # the timed sentences' variants a quiet run's 7 rounds decid
     "batch.faster": "faster",
     "conversation.carry_faster": "every",
     "conversation.ttft_saved_grows": "grows",
+    # sweep and serve (issue 47): 5 runs and 5 passes decide at 90 %
+    "sweep.time_below_tokens": "below",
+    "sweep.fixed_share": "share",
+    "sweep.prefill": "same",
+    "sweep.uncached_steps_grew": "grew",
+    "serve.peak_at": "at",
+    "serve.per_user_falls": "falls",
+    "serve.bound": "speed",
+    "serve.speed_bound": "fit",
+    "serve.growth": "every",
+    "serve.nearly_free": "up_to",
 }
 
 

@@ -29,7 +29,7 @@ from mminfer.measures.sweep.measure import (
     spread_within_runs,
     sweep,
 )
-from mminfer.measures.sweep.sweep import StepFit, Sweep, SweepSteps
+from mminfer.measures.sweep.sweep import StepFit, Sweep, SweepSteps, steady_step
 from mminfer.model.counting import fed_with_cache_formula, fed_without_cache_formula
 from mminfer.records import from_json, to_json
 from mminfer.records.spread import coefficient_of_variation, verdict_of
@@ -185,7 +185,11 @@ def test_a_length_with_unclocked_steps_adds_their_fitted_times(spread_sweep):
     assert long.fed_without_cache is None and long.clocked_without_cache == 5
     assert long.token_ratio == long.formula_without_cache / long.fed_with_cache
     # Issue 25: the fit's times fill the unclocked steps only where the fit holds; otherwise the
-    # line between the clocked steps either side does (steps 4-6 lie between 3 and 7).
+    # line between the clocked steps either side does (steps 4-6 lie between 3 and 7), where both
+    # are steady (issue 47: one run is never steady, so nothing is filled: no time).
+    if not spread_sweep.fit.holds and not all(steps.without_cache_steady[i] for i in (3, 7)):
+        assert long.without_cache_from == "none" and long.without_cache_s is None
+        return
     if spread_sweep.fit.holds:
         expected = sum(
             fitted if measured is None else measured
@@ -400,6 +404,15 @@ def test_filled_steps_come_from_the_fit_where_it_holds_else_from_the_line():
     assert times == [1.0, 2.0, 3.0, None] and how == ["clocked", "interpolation", "clocked", "none"]
 
 
+def test_no_step_is_interpolated_across_a_clocked_step_whose_runs_are_noisy():
+    # issue 47: N = 256 "≈7.0배" interpolated across one outlier step (174.7 ms, runs 45-676)
+    outlier = [0.045, 0.1747, 0.676, 0.17, 0.18]
+    steady = [steady_step([0.1, 0.101, 0.099, 0.1, 0.1], 0.2), steady_step(outlier, 0.2)]
+    assert steady == [True, False] and not steady_step([0.1], 0.2)  # one run: never steady
+    times, how = filled_steps([1.0, None, 3.0, None], [0.0] * 4, False, [True, False, False, False])
+    assert times == [1.0, None, 3.0, None] and how == ["clocked", "none", "clocked", "none"]
+
+
 def steps_with_a_gap(fit_holds: bool, last_clocked: bool = True) -> SweepSteps:
     """Four uncached steps of a busy machine's sweep after a 10-token prompt: steps 1 and 2 not
     clocked; the fit (which says 1 s a step) holds or not."""
@@ -420,6 +433,9 @@ def steps_with_a_gap(fit_holds: bool, last_clocked: bool = True) -> SweepSteps:
         without_cache_high_s=measured,
         filled_without_cache_s=filled,
         without_cache_how=how,
+        with_cache_runs_s=[[0.005] * 4] * 3,
+        without_cache_runs_s=[measured] * 3,
+        without_cache_steady=[seconds is not None for seconds in measured],
     )
 
 
