@@ -17,7 +17,7 @@ from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
 from mminfer.measures.repetition.repetition import Repetition, repetition_facts
-from mminfer.measures.serve.serve import Serve, serve_facts
+from mminfer.measures.serve.serve import Serve, bound_of, bound_supported, serve_facts
 from mminfer.measures.sweep.sweep import (
     Sweep,
     SweepPoint,
@@ -350,24 +350,30 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
 
 def users_bound(serve: Serve | None) -> str:
     """Which bound serve.json found first: "memory" (the formula's count decides the users per
-    card), "speed" (a batch's decode step missed the target, and no more users by speed than by
-    memory), or "unmeasured" (neither, or no serve.json: the cards' speed was not measured)."""
+    card), "speed" (serve.bound's: a batch's decode step decided over the target, and no more
+    users by speed than by memory), "undecided" (serve's passes cannot say whether a batch
+    missed the target), or "unmeasured" (neither, or no serve.json: the cards' speed was not
+    measured)."""
     users = serve.users if serve is not None else None
     memory_first = (
         users is not None
         and users.users_by_memory is not None
         and users.users_by_memory < users.users_by_speed
     )
-    speed_first = (
-        users is not None
-        and any(row.decode_step_s > users.step_target_s for row in serve.batches)
-        and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
-    )
     if memory_first:
         return "memory"
-    if speed_first:
-        return "speed"
-    return "unmeasured"
+    if serve is None:
+        return "unmeasured"
+    return {"speed": "speed", "undecided": "undecided"}.get(bound_of(serve), "unmeasured")
+
+
+def users_bound_supported(serve: Serve | None, chosen: str) -> bool:
+    """capacity.bound's check: serve.bound's, recomputed from the passes."""
+    if serve is None:
+        return chosen == "unmeasured"
+    if chosen in ("memory", "speed", "undecided"):
+        return bound_supported(serve, chosen)
+    return bound_supported(serve, "none")
 
 
 CAPACITY_SENTENCES = (
@@ -378,7 +384,11 @@ CAPACITY_SENTENCES = (
             "memory": "그 수가 카드당 사용자를 정한다",
             "speed": "그 수는 메모리의 상한이고, 이 기계에서는 속도가 먼저 묶었다",
             "unmeasured": "그 수는 메모리로 본 상한이다(속도는 재지 않았다)",
+            "undecided": (
+                "그 수는 메모리의 상한이다(속도가 먼저 묶는지는 `## 서빙`의 패스로 가를 수 없었다)"
+            ),
         },
+        check=users_bound_supported,
     ),
 )
 
