@@ -8,7 +8,6 @@ on the facts' intermediate values. ``ORACLES[key](records, about)``: tests/oracl
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections.abc import Callable, Mapping
@@ -252,20 +251,6 @@ def serve_within_spread_over(records, about) -> bool:
     return list(about["batches"]) == over and bool(over)
 
 
-def serve_larger_faster(records, about) -> bool:
-    """ "B = ...에서 더 큰 배치가 더 빨랐다": each named batch's decode step or prefill faster
-    than the measured batch before it."""
-    rows = records["serve"].batches
-    faster = set()
-    for before, after in itertools.pairwise(rows):
-        prefills = after.prefill_s is not None and before.prefill_s is not None
-        if after.decode_step_s < before.decode_step_s or (
-            prefills and after.prefill_s < before.prefill_s
-        ):
-            faster.add(after.batch)
-    return bool(about["batches"]) and set(about["batches"]) <= faster
-
-
 def split_in_two(steps: list[float], named: list) -> bool:
     """The sorted steps, cut where the first named share says, jump by 1.5x at the cut, each
     side at least a tenth of them, each side's median the one named."""
@@ -392,7 +377,6 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "serve.decode_spread_over": serve_decode_spread_over,
     "serve.prefill_spread_over": serve_prefill_spread_over,
     "serve.within_spread_over": serve_within_spread_over,
-    "serve.larger_faster": serve_larger_faster,
     "serve.fit_within": serve_fit_within,
     "serve.cliff_cache": serve_cliff_cache,
     "serve.experts_grow": serve_experts_grow,

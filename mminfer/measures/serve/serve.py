@@ -229,6 +229,36 @@ class Serve:
             )
         return steps
 
+    def faster_batches(self) -> list[int]:
+        """The batches whose decode step (or prefill) the passes decide faster than the next
+        smaller batch's: more work done faster contradicts physics (a measuring problem)."""
+        found = []
+        for before, after in itertools.pairwise(self.batches):
+            step = ratio_interval(after.pass_step_s, before.pass_step_s)
+            prefill = None
+            if after.prefills_s and before.prefills_s:
+                prefill = ratio_interval(after.prefills_s, before.prefills_s)
+            if "below" in (against(step, 1.0), against(prefill, 1.0) if prefill else None):
+                found.append(after.batch)
+        return found
+
+    def decided_cliffs(self) -> list[Cliff]:
+        """The cliffs whose decode step grew faster than the batch in every pass's terms: the
+        per-pass step ratio's interval above the batch ratio."""
+        found = []
+        for cliff in self.cliffs:
+            before, after = self.row(cliff.from_batch), self.row(cliff.to_batch)
+            ratio = ratio_interval(after.pass_step_s, before.pass_step_s)
+            if against(ratio, cliff.batch_ratio) == "above":
+                found.append(cliff)
+        return found
+
+    def cliff_interval(self, cliff: Cliff) -> Interval:
+        """A cliff's decode step after over before, pass by pass."""
+        return ratio_interval(
+            self.row(cliff.to_batch).pass_step_s, self.row(cliff.from_batch).pass_step_s
+        )
+
     def free_up_to(self) -> int:
         """The largest batch reached while every step up was decided nearly free."""
         reached = self.batches[0].batch
@@ -302,13 +332,13 @@ def serve_facts(serve: Serve) -> dict:
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
         "prefill_against_sweep": None,
+        "decided_cliffs": serve.decided_cliffs(),  # serve.cliffs's: the passes decide them
         "speed_bound": speed_bound_of(serve),  # serve.speed_bound's variant: "≈" where not firm
         # batches whose decode steps (every pass's) fall in two bands (records.bands): their
         # median stands for neither; said with the load the run recorded, no cause named
         "banded": banded,
         "texts": text_claims(serve),
         "spread": spread_claims(serve),
-        "contradicting": contradiction_claim(serve),
     }
 
 
@@ -382,25 +412,6 @@ def text_claims(serve: Serve) -> dict:
             measured=serve.decode_context,
         ),
     }
-
-
-def contradiction_claim(serve: Serve) -> Claim:
-    """ "B = ...에서 더 큰 배치가 더 빨랐다": the untrusted batches, each faster (its decode step
-    or its prefill) than the next smaller batch."""
-    rows = serve.batches
-    named = [row.batch for row in rows if row.verdict == "untrusted"]
-    faster = []
-    for before, after in itertools.pairwise(rows):
-        step_faster = after.decode_step_s < before.decode_step_s
-        prefill_faster = (
-            after.prefill_s is not None
-            and before.prefill_s is not None
-            and after.prefill_s < before.prefill_s
-        )
-        if step_faster or prefill_faster:
-            faster.append(after.batch)
-    holds = bool(named) and all(batch in faster for batch in named)
-    return claim("serve.larger_faster", holds, batches=named)
 
 
 def spread_claims(serve: Serve) -> dict[str, Claim]:
@@ -573,6 +584,33 @@ def per_user_supported(serve: Serve, chosen: str) -> bool:
     if chosen == "same":
         return low >= 1 / (1 + SAME_WITHIN) and high <= 1 + SAME_WITHIN
     return True  # the words only say the passes cannot tell
+
+
+def larger_faster_supported(serve: Serve) -> bool:
+    """serve.larger_faster's check: each named batch's steps or prefills, pass by pass against
+    the next smaller batch's, recomputed: decided below 1."""
+    batches = [row.batch for row in serve.batches]
+    for batch in serve.faster_batches():
+        before = batches[batches.index(batch) - 1]
+        step = per_pass(serve, batch, before, rates=False)
+        prefill = None
+        after_row, before_row = serve.row(batch), serve.row(before)
+        if after_row.prefills_s and before_row.prefills_s:
+            ratios = [a / b for a, b in zip(after_row.prefills_s, before_row.prefills_s)]
+            prefill = decided(ratios)
+        if not any(span is not None and span[1] < 1 for span in (step, prefill)):
+            return False
+    return bool(serve.faster_batches())
+
+
+def cliffs_supported(serve: Serve) -> bool:
+    """serve.cliffs's check: each named cliff's per-pass step ratio, recomputed, above its batch
+    ratio."""
+    for cliff in serve.decided_cliffs():
+        span = per_pass(serve, cliff.to_batch, cliff.from_batch, rates=False)
+        if span is None or span[0] <= cliff.to_batch / cliff.from_batch:
+            return False
+    return bool(serve.decided_cliffs())
 
 
 def missed_target(serve: Serve) -> list[str]:
@@ -801,6 +839,26 @@ SENTENCES = (
             ),
         },
         check=speed_bound_supported,
+    ),
+    Sentence(
+        "serve.larger_faster",
+        holds=lambda serve: bool(serve.faster_batches()),
+        words=(
+            "B = {{ serve.faster_batches()|join(', ') }}에서는 더 큰 배치가 바로 작은 배치보다"
+            " 패스마다 짝지어 더 빨랐다: 더 많은 일을 더 빨리 할 수는 없으니 측정 문제다."
+        ),
+        check=larger_faster_supported,
+    ),
+    Sentence(
+        "serve.cliffs",
+        holds=lambda serve: bool(serve.decided_cliffs()),
+        words=(
+            "{% for cliff in serve.decided_cliffs() %}B = {{ cliff.from_batch }} →"
+            " {{ cliff.to_batch }}에서 한 단계가 패스마다 {{ serve.cliff_interval(cliff)|x_in }}"
+            " 길어져 배치 배율 {{ cliff.batch_ratio|fmt('g') }}배보다 컸다"
+            "{{ '; ' if not loop.last }}{% endfor %}(절벽)."
+        ),
+        check=cliffs_supported,
     ),
     Sentence(
         "serve.growth",
