@@ -456,3 +456,32 @@ def test_a_length_past_the_last_clocked_step_has_no_time_without_the_fit():
     point = length_point(10, 4, steps_with_a_gap(fit_holds=False, last_clocked=False))
     assert point.without_cache_from == "none"
     assert point.without_cache_s is None and point.time_ratio is None
+
+
+# --- one quantity timed by two jobs (issue 47 point 4) --------------------------------------------
+
+
+def test_two_timings_of_one_quantity_overlap_part_or_cannot_say():
+    from mminfer.records.interval import median_interval
+    from mminfer.records.reconcile import reconcile, reconcile_runs
+
+    quiet = median_interval([1.0, 1.01, 0.99, 1.02, 0.98])
+    assert reconcile(quiet, median_interval([1.005, 1.0, 1.03, 0.97, 1.01])) == "overlap"
+    assert reconcile(quiet, median_interval([1.5, 1.51, 1.49, 1.52, 1.48])) == "apart"
+    assert reconcile(quiet, median_interval([1.5, 1.51, 1.49])) == "undecided"  # 75 % < 90 %
+    assert reconcile_runs([1.0, 1.01, 0.99, 1.02, 0.98], [2.0] * 5) == "apart"
+
+
+def test_apart_timings_name_the_busy_machine_and_the_methods():
+    from dataclasses import replace
+
+    from reportcases import cases
+
+    from mminfer.records.machine import Contention
+    from mminfer.report.render import render_report
+
+    records = cases()["speedup_disagrees"]["records"]
+    busy = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
+    report = render_report(records | {"sweep": replace(records["sweep"], contention=busy)})
+    assert "겹치지 않는다: 이 절을 잴 때 기계가 바빴고, 방법이 다르다(time.json은" in report
+    assert "이 절을 잴 때 기계가 바빴고" not in render_report(records)
