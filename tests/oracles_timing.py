@@ -269,20 +269,6 @@ def split_in_two(steps: list[float], named: list) -> bool:
     )
 
 
-def serve_fit_within(records, about) -> bool:
-    """ "B a–b에서 상대 오차가 모두 {within} 안": each batch of that range, its measured decode
-    step against the line fixed + per_sequence x B."""
-    serve = records["serve"]
-    low, high = about["batches"]
-    rows = [row for row in serve.batches if low <= row.batch <= high]
-    fit = serve.fit
-    errors = [
-        abs(fit.fixed_s + fit.per_sequence_s * row.batch - row.decode_step_s) / row.decode_step_s
-        for row in rows
-    ]
-    return len(rows) >= 2 and max(errors) <= about["within"] + 1e-12
-
-
 def serve_cliff_cache(records, about) -> bool:
     """ "장치 캐시를 넘음(추정): L2, ...": each named cache's size lies between the memory the
     step reads at the two batches (every weight and the batch's KV cache)."""
@@ -377,7 +363,6 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "serve.decode_spread_over": serve_decode_spread_over,
     "serve.prefill_spread_over": serve_prefill_spread_over,
     "serve.within_spread_over": serve_within_spread_over,
-    "serve.fit_within": serve_fit_within,
     "serve.cliff_cache": serve_cliff_cache,
     "serve.experts_grow": serve_experts_grow,
     "serve.experts_same": serve_experts_same,

@@ -90,6 +90,7 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "serve.bound",
         "serve.cliffs",
         "serve.dips",
+        "serve.fit_within",
         "serve.growth",
         "serve.larger_faster",
         "serve.nearly_free",

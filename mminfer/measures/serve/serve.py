@@ -343,23 +343,15 @@ def serve_facts(serve: Serve) -> dict:
 
 
 def text_claims(serve: Serve) -> dict:
-    """The fit's range, the cliffs' likely cause, the experts, the two bands and the context
+    """The cliffs' likely cause, the experts, the two bands and the context
     caveat, each as the claim of its sentence's words.
 
-    ``fit_range``: every batch of the fitted range within holds_within of the line;
     ``cliff_caches``: per cliff, every level named lies between the step's bytes before and
     after (and one is named); ``experts_grow`` / ``experts_same``: the experts a step touches at
     the largest batch against the smallest; ``two_bands``: the batches whose decode steps part
     into two bands (records.bands); ``context_beyond``: the users' context past the one measured.
     """
     rows = serve.batches
-    fit = serve.fit
-    fitted = [row for row in rows if fit.fitted_batches[0] <= row.batch <= fit.fitted_batches[1]]
-    errors = []
-    for row in fitted:
-        line = fit.fixed_s + fit.per_sequence_s * row.batch
-        errors.append(abs(line - row.decode_step_s) / row.decode_step_s)
-    within = bool(errors) and max(errors) <= fit.holds_within and len(fitted) >= fit.least_batches
     cliff_caches = []
     for cliff in serve.cliffs:
         between = all(
@@ -387,12 +379,6 @@ def text_claims(serve: Serve) -> dict:
         if parts is not None:
             banded.append({"batch": row.batch, "bands": parts})
     return {
-        "fit_range": claim(
-            "serve.fit_within",
-            fit.holds and within,
-            batches=list(fit.fitted_batches),
-            within=fit.holds_within,
-        ),
         "cliff_caches": cliff_caches,
         "experts_grow": claim(
             "serve.experts_grow",
@@ -611,6 +597,39 @@ def cliffs_supported(serve: Serve) -> bool:
         if span is None or span[0] <= cliff.to_batch / cliff.from_batch:
             return False
     return bool(serve.decided_cliffs())
+
+
+def fitted_rows(serve: Serve) -> list[BatchStep]:
+    low, high = serve.fit.fitted_batches
+    return [row for row in serve.batches if low <= row.batch <= high]
+
+
+def fit_within(serve: Serve) -> bool:
+    """serve.fit_within: the fit holds and every batch of its range lies within holds_within of
+    the line at both ends of its passes' interval (decided, at least least_batches batches)."""
+    fit = serve.fit
+    rows = fitted_rows(serve)
+    if not fit.holds or len(rows) < fit.least_batches:
+        return False
+    for row in rows:
+        line = fit.fixed_s + fit.per_sequence_s * row.batch
+        interval = row.decode_step_interval
+        ends = (interval.low, interval.high)
+        if not interval.decisive or any(abs(line - end) / end > fit.holds_within for end in ends):
+            return False
+    return True
+
+
+def fit_within_supported(serve: Serve) -> bool:
+    """serve.fit_within's check: each fitted batch's passes, recomputed, within the bound."""
+    fit = serve.fit
+    rows = fitted_rows(serve)
+    for row in rows:
+        line = fit.fixed_s + fit.per_sequence_s * row.batch
+        span = decided(row.pass_step_s)
+        if span is None or max(abs(line - end) / end for end in span) > fit.holds_within:
+            return False
+    return fit.holds and len(rows) >= fit.least_batches
 
 
 def missed_target(serve: Serve) -> list[str]:
@@ -859,6 +878,16 @@ SENTENCES = (
             "{{ '; ' if not loop.last }}{% endfor %}(절벽)."
         ),
         check=cliffs_supported,
+    ),
+    Sentence(
+        "serve.fit_within",
+        holds=fit_within,
+        words=(
+            "B {{ serve.fit.fitted_batches[0] }}–{{ serve.fit.fitted_batches[1] }}에서 패스의"
+            " 구간째로 상대 오차가 모두 {{ serve.fit.holds_within|percent(0) }} 안, 중앙값"
+            " {{ serve.fit.median_relative_residual|percent }}"
+        ),
+        check=fit_within_supported,
     ),
     Sentence(
         "serve.growth",
