@@ -184,17 +184,6 @@ def sweep_spreads(records, about) -> tuple[tuple[float, float], tuple[float, flo
     return runs, steps
 
 
-def sweep_spreads_within(records, about) -> bool:
-    """ "변동계수가 ... 로 {noisy_cv} 이하이고, 한 생성 안의 ... 로 {step_noisy_cv} 이하다"."""
-    spreads = sweep_spreads(records, about)
-    sweep = records["sweep"]
-    return (
-        spreads is not None
-        and max(spreads[0]) <= sweep.noisy_cv
-        and max(spreads[1]) <= sweep.step_noisy_cv
-    )
-
-
 def sweep_runs_spread_over(records, about) -> bool:
     """ "생성 N회의 변동계수가 ... 로 {noisy_cv}를 넘는 쪽이 있다"."""
     spreads = sweep_spreads(records, about)
@@ -356,7 +345,6 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.fixed_exceeds": exceeds_said,
     "count.differs_from_formula": count_differs_from_formula,
     "sweep.longest_estimate": sweep_longest_estimate,
-    "sweep.spreads_within": sweep_spreads_within,
     "sweep.runs_spread_over": sweep_runs_spread_over,
     "sweep.steps_spread_over": sweep_steps_spread_over,
     "sweep.two_bands": sweep_two_bands,

@@ -976,8 +976,8 @@ def clocked_sweep(
 ) -> Sweep:
     """sweep.json from every cached step and the uncached steps clocked (None: not clocked), each
     step's runs ``runs_cv`` either side under ``noise`` (sweep_steps), the rest filled and each
-    length summed by mminfer.measures.sweep.measure's own functions, its doubts and verdict by
-    its own rules."""
+    length summed by mminfer.measures.sweep.measure's own functions, the spreads, doubts and
+    verdict by its own rules (``within``: a floor under the uncached steps' spread in a run)."""
     from mminfer.measures.sweep import measure
     from mminfer.records.spread import verdict_of
 
@@ -986,18 +986,19 @@ def clocked_sweep(
     steps = sweep_steps(with_steps, without_steps, prompt_len, runs_cv, runs, noise)
     figures = sweep_runs_figures(steps, lengths, prompt_len)
     points = figures["points"]
-    doubts = measure.spread_doubts(
-        {
-            "with_cache_runs_s": [sum(run) for run in steps["with_cache_runs_s"]],
-            "without_cache_runs_s": [
-                sum(v for v in run if v is not None) for run in steps["without_cache_runs_s"]
-            ],
-            "with_cache_cv_within_runs": within,
-            "without_cache_cv_within_runs": within,
-        },
-        runs,
-        points[-1]["time_ratio"],
-    )
+    leading = [step for step, seconds in enumerate(without_steps) if seconds is None]
+    short = min(16, longest, *leading)  # the first steps, every one clocked
+    measured = {
+        "with_cache_runs_s": [measure.run_total(run) for run in steps["with_cache_runs_s"]],
+        "without_cache_runs_s": [measure.run_total(run) for run in steps["without_cache_runs_s"]],
+        "with_cache_cv_within_runs": measure.spread_within_runs(
+            steps["with_cache_runs_s"], True, short
+        ),
+        "without_cache_cv_within_runs": max(
+            within, measure.spread_within_runs(steps["without_cache_runs_s"], False, short)
+        ),
+    }
+    doubts = measure.spread_doubts(measured, runs, points[-1]["time_ratio"])
     predictions = []
     for point in points:
         share = point["new_tokens"] * fixed_s_with_cache / point["with_cache_s"]
@@ -1026,10 +1027,10 @@ def clocked_sweep(
         "runs": runs,
         "all_steps_up_to": min(16, longest),
         "spread_steps": spread_steps,
-        "cv_with_cache": runs_cv,
-        "cv_without_cache": runs_cv,
-        "cv_with_cache_within_runs": within,
-        "cv_without_cache_within_runs": within,
+        "cv_with_cache": coefficient_of_variation(measured["with_cache_runs_s"]),
+        "cv_without_cache": coefficient_of_variation(measured["without_cache_runs_s"]),
+        "cv_with_cache_within_runs": measured["with_cache_cv_within_runs"],
+        "cv_without_cache_within_runs": measured["without_cache_cv_within_runs"],
         "doubts": doubts,
         "verdict": verdict_of(doubts, measure.CONTRADICTIONS),
         "steps": steps,

@@ -102,6 +102,7 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "sweep.fixed_share",
         "sweep.prefill",
         "sweep.prefill_against_latency",
+        "sweep.spreads_within",
         "sweep.time_below_tokens",
         "sweep.uncached_steps_grew",
         "temp.distinct_grows",
