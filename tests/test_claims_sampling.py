@@ -239,6 +239,9 @@ QUIET_KEYS = {  # rendered on the quiet golden before issue 47: still rendered (
     ),
     "repetition": ("changes_answers", "distinct_trend", "greedy_repeats_trend", "off_matches_temp"),
     "topk": ("cap", "counts", "lesson", "mass", "survivors"),
+    # sweep and serve (issue 47)
+    "sweep": ("spreads_within",),
+    "serve": ("fit_within",),
 }
 QUIET_VARIANTS = {  # the timed sentences' variants a quiet run's 7 rounds decide
     "repetition.share": "share",
