@@ -502,6 +502,11 @@ LONGEST = "sweep.points[-1]"
 RATIO = "{{ " + LONGEST + ".time_ratio_interval|x_in }}"
 RUNS = "실행 {{ sweep.runs }}회"
 FIRST = "{{ sweep.uncached_first_interval|ms_in }}"
+SHORT_OF_LEVEL = (  # why an interval decides nothing: its coverage, or where it lies
+    "{% set ratio = " + LONGEST + ".time_ratio_interval %}{{ '구간이 토큰 비율에 걸친다'"
+    " if ratio.decisive else '구간의 확률이 ' ~ (ratio.coverage * 100)|round|int ~ ' %로 수준 '"
+    " ~ (ratio.level * 100)|round|int ~ ' %에 못 미친다' }}"
+)
 
 # The section's sentences (mminfer.records.sentences), asked for by sweep.md.j2; each check
 # recomputes from the runs in steps.*_runs_s.
@@ -527,11 +532,10 @@ SENTENCES = (
             "not_below": "시간 비율(실행마다 짝지은 비율 " + RATIO + ")이 토큰 비율보다 크다",
             "undecided": (
                 RUNS
-                + "로는 시간 비율이 토큰 비율보다 작은지 가를 수 없다: 실행마다 짝지은 비율 "
-                + RATIO
-                + "가 토큰 비율 {{ "
+                + "로는 시간 비율이 토큰 비율 {{ "
                 + LONGEST
-                + ".token_ratio|fmt('.1f') }}배에 걸친다"
+                + ".token_ratio|fmt('.1f') }}배보다"
+                " 작은지 가를 수 없다(실행마다 짝지은 비율 " + RATIO + ": " + SHORT_OF_LEVEL + ")"
             ),
         },
         check=time_against_tokens_supported,
