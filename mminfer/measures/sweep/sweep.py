@@ -232,7 +232,9 @@ def run_sums(
     runs_s: list[list[float | None]], filled: list[float | None], new_tokens: int
 ) -> list[float] | None:
     """Each run's first ``new_tokens`` steps added up, a step the run did not clock counted with
-    its ``filled`` time (the same in every run); None where a step has no time at all."""
+    its ``filled`` time (the same in every run, so that the interval of a length with filled
+    steps spreads only as its clocked steps do: the section calls such a time an estimate, and
+    sweep.against_time never weighs it); None where a step has no time at all."""
     sums = []
     for run in runs_s:
         total = 0.0
