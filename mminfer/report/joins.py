@@ -25,17 +25,30 @@ from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
 from mminfer.measures.repetition.repetition import Repetition, repetition_facts
-from mminfer.measures.serve.serve import Serve, serve_facts
-from mminfer.measures.sweep.sweep import Sweep, clocked_among_first, ratio_range, sweep_facts
+from mminfer.measures.serve.serve import Serve, bound_of, bound_supported, serve_facts
+from mminfer.measures.sweep.sweep import (
+    Sweep,
+    SweepPoint,
+    clocked_among_first,
+    run_sums,
+    sweep_facts,
+)
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, latency_facts
 from mminfer.measures.time.time import Timing, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
-from mminfer.records import Glance, agree, rates, token_ratio
+from mminfer.records import Glance, rates, token_ratio
 from mminfer.records.claims import Claim, claim
-from mminfer.records.interval import FAMILY_LEVEL, Interval, look_level, median_interval
+from mminfer.records.interval import (
+    FAMILY_LEVEL,
+    Interval,
+    look_level,
+    median_interval,
+    paired_ratios,
+)
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention, is_busy, two_groups
+from mminfer.records.reconcile import reconcile, reconcile_runs
 from mminfer.records.sentences import Sentence
 
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
@@ -527,56 +540,54 @@ ANATOMY_SENTENCES = (
 
 def sweep_time_facts(sweep: Sweep, time: Timing | None = None) -> dict:
     """sweep.json's facts (mminfer.measures.sweep.sweep.sweep_facts) and, with time.json, how
-    the speedup at time.json's length relates to the sweep's time ratio (:func:`against_time`)."""
+    the speedup at time.json's length relates to the sweep's time ratio (:func:`against_time`,
+    the sentence sweep.against_time's variant)."""
     return sweep_facts(sweep) | {"against_time": against_time(sweep, time)}
 
 
-def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
-    """time.json's speedup beside the time ratio this sweep gives at the same prompt and length.
-
-    Where every uncached step of that length was clocked, the two ranges over the runs (the
-    speedup's: the uncached runs over the cached ones, fastest over slowest and back; the
-    ratio's: records.ratio_range) are judged by records.agree within the larger noise threshold
-    of the two runs: "meet", "within_noise" or "apart", a claim each. Where some were filled in
-    (fit, interpolation), the ratio is an estimate with no range: claim ``estimate``, never
-    judged the same. None: no length of this sweep is time.json's.
-    """
+def point_of(sweep: Sweep, time: Timing | None) -> SweepPoint | None:
+    """The sweep's length that is time.json's, after the same prompt, with a time ratio."""
     if time is None or time.prompt_len != sweep.prompt_len:
         return None
     point = None
     for candidate in sweep.points:
         if candidate.new_tokens == time.new_tokens and candidate.time_ratio is not None:
             point = candidate
+    return point
+
+
+def against_time(sweep: Sweep, time: Timing | None) -> str | None:
+    """time.json's speedup beside the time ratio this sweep gives at the same prompt and length
+    (mminfer.records.reconcile): "overlap", "apart" (which is which and why: the contention
+    each job measured, the threads, the methods), "undecided" (an interval short of its level);
+    "estimate" where some of the sweep's uncached steps at that length were filled in (fit,
+    interpolation), never judged against the speedup. None: no length of this sweep is
+    time.json's."""
+    point = point_of(sweep, time)
     if point is None:
         return None
-    clocked = clocked_among_first(sweep, point.new_tokens)
-    speedup_range = (
-        min(time.without_cache_runs_s) / max(time.with_cache_runs_s),
-        max(time.without_cache_runs_s) / min(time.with_cache_runs_s),
+    if clocked_among_first(sweep, point.new_tokens) < point.new_tokens:
+        return "estimate"
+    return reconcile(time.speedup_interval, point.time_ratio_interval)
+
+
+def against_time_supported(sweep: Sweep, time: Timing, chosen: str) -> bool:
+    """sweep.against_time's check: the speedup's per-round ratios (at the time job's level of
+    its looks) and the sweep's per-run ratios at that length, recomputed and reconciled."""
+    point = point_of(sweep, time)
+    if point is None:
+        return False
+    if clocked_among_first(sweep, point.new_tokens) < point.new_tokens:
+        return chosen == "estimate"
+    steps = sweep.steps
+    without = run_sums(steps.without_cache_runs_s, steps.filled_without_cache_s, point.new_tokens)
+    with_ = run_sums(steps.with_cache_runs_s, steps.with_cache_s, point.new_tokens)
+    level = look_level(time.runs, time.max_runs)
+    speedups = paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s)
+    found = reconcile(
+        median_interval(speedups, level), median_interval(paired_ratios(without, with_))
     )
-    relative = max(time.noisy_cv, sweep.noisy_cv)
-    if clocked == point.new_tokens:
-        sweep_range = ratio_range(sweep, point.new_tokens)
-        found = agree(speedup_range, sweep_range, relative)
-    else:
-        sweep_range = None
-        found = "estimate"
-    about = {
-        "new_tokens": point.new_tokens,
-        "sweep_ratio": point.time_ratio,
-        "speedup": time.speedup,
-        "speedup_range": speedup_range,
-        "sweep_range": sweep_range,
-        "relative": relative,
-    }
-    return about | {
-        "meet": claim("sweep.speedup_meet", found == "meet", **about),
-        "within_noise": claim("sweep.speedup_within_noise", found == "within_noise", **about),
-        "apart": claim("sweep.speedup_apart", found == "apart", **about),
-        "estimate": claim("sweep.speedup_estimate", found == "estimate", clocked=clocked, **about),
-        "threads_differ": time.threads != sweep.threads,
-        "time_threads": time.threads,
-    }
+    return found == chosen
 
 
 # --- latency.json beside sweep.json ----------------------------------------------------------
@@ -628,24 +639,30 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
 
 def users_bound(serve: Serve | None) -> str:
     """Which bound serve.json found first: "memory" (the formula's count decides the users per
-    card), "speed" (a batch's decode step missed the target, and no more users by speed than by
-    memory), or "unmeasured" (neither, or no serve.json: the cards' speed was not measured)."""
+    card), "speed" (serve.bound's: a batch's decode step decided over the target, and no more
+    users by speed than by memory), "undecided" (serve's passes cannot say whether a batch
+    missed the target), or "unmeasured" (neither, or no serve.json: the cards' speed was not
+    measured)."""
     users = serve.users if serve is not None else None
     memory_first = (
         users is not None
         and users.users_by_memory is not None
         and users.users_by_memory < users.users_by_speed
     )
-    speed_first = (
-        users is not None
-        and any(row.decode_step_s > users.step_target_s for row in serve.batches)
-        and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
-    )
     if memory_first:
         return "memory"
-    if speed_first:
-        return "speed"
-    return "unmeasured"
+    if serve is None:
+        return "unmeasured"
+    return {"speed": "speed", "undecided": "undecided"}.get(bound_of(serve), "unmeasured")
+
+
+def users_bound_supported(serve: Serve | None, chosen: str) -> bool:
+    """capacity.bound's check: serve.bound's, recomputed from the passes."""
+    if serve is None:
+        return chosen == "unmeasured"
+    if chosen in ("memory", "speed", "undecided"):
+        return bound_supported(serve, chosen)
+    return bound_supported(serve, "none")
 
 
 CAPACITY_SENTENCES = (
@@ -656,7 +673,11 @@ CAPACITY_SENTENCES = (
             "memory": "그 수가 카드당 사용자를 정한다",
             "speed": "그 수는 메모리의 상한이고, 이 기계에서는 속도가 먼저 묶었다",
             "unmeasured": "그 수는 메모리로 본 상한이다(속도는 재지 않았다)",
+            "undecided": (
+                "그 수는 메모리의 상한이다(속도가 먼저 묶는지는 `## 서빙`의 패스로 가를 수 없었다)"
+            ),
         },
+        check=users_bound_supported,
     ),
 )
 
@@ -670,29 +691,43 @@ def serve_sweep_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
     return serve_facts(serve) | {"prefill_against_sweep": prefill_against_sweep(serve, sweep)}
 
 
-def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
+def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> str | None:
     """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
-    same prompt: the passes' range of the one and the runs' range of the other judged by
-    records.agree (within serve's noisy_cv), a claim for each of its three findings. None where
-    the two did not measure the same prefill."""
+    same prompt timed by two jobs (mminfer.records.reconcile): "overlap", "apart" or
+    "undecided". None where the two did not measure the same prefill."""
     first = serve.batches[0]
-    if sweep is None or first.batch != 1 or not first.prefills_s:
+    if sweep is None or first.batch != 1 or first.prefill_interval is None:
         return None
     if sweep.prompt_len != serve.prompt_len:
         return None
-    low, high = min(first.prefills_s), max(first.prefills_s)
-    sweep_low, sweep_high = sweep.steps.with_cache_low_s[0], sweep.steps.with_cache_high_s[0]
-    found = agree((low, high), (sweep_low, sweep_high), serve.noisy_cv)
-    about = {
-        "prefill_s": first.prefill_s,
-        "ttft_s": sweep.ttft_s,
-        "relative": serve.noisy_cv,
-    }
-    return about | {
-        "meet": claim("serve.prefill_meet", found == "meet", **about),
-        "within_noise": claim("serve.prefill_within_noise", found == "within_noise", **about),
-        "apart": claim("serve.prefill_apart", found == "apart", **about),
-    }
+    return reconcile(first.prefill_interval, sweep.ttft_interval)
+
+
+def prefill_against_sweep_supported(serve: Serve, sweep: Sweep, chosen: str) -> bool:
+    """serve.prefill_against_sweep's check: serve's passes' prefills and the sweep's runs' first
+    cached steps, recomputed and reconciled."""
+    first = serve.batches[0]
+    if first.prefills_s is None or sweep.prompt_len != serve.prompt_len:
+        return False
+    ttfts = [run[0] for run in sweep.steps.with_cache_runs_s]
+    return reconcile_runs(first.prefills_s, ttfts) == chosen
+
+
+def prefill_against_latency(sweep: Sweep, latency: Latency | None) -> str | None:
+    """sweep.prefill_against_latency: sweep.json's time to first token (the cached generation's
+    first forward) beside latency.json's (the streamer's first token of time.json's cached runs),
+    the same P tokens prefilled (mminfer.records.reconcile); None where not the same prompt."""
+    if latency is None or latency.prompt_len != sweep.prompt_len:
+        return None
+    runs = [run.ttft_s for run in latency.with_cache.runs]
+    return reconcile(median_interval(runs), sweep.ttft_interval)
+
+
+def prefill_against_latency_supported(sweep: Sweep, latency: Latency, chosen: str) -> bool:
+    """sweep.prefill_against_latency's check, from both jobs' raw runs."""
+    runs = [run.ttft_s for run in latency.with_cache.runs]
+    ttfts = [run[0] for run in sweep.steps.with_cache_runs_s]
+    return reconcile_runs(runs, ttfts) == chosen
 
 
 # --- conversation.json beside serve.json -----------------------------------------------------
@@ -1050,6 +1085,91 @@ BUSY_SENTENCES = (
 )
 
 
+# --- sweep and serve: one quantity timed by two jobs (issue 47 point 4) -------------------------
+
+BUSY_TIME = "{{ 'time.json을 잴 때 기계가 바빴고, ' if time.contention and time.contention.busy }}"
+BUSY_SWEEP = "{{ '이 절을 잴 때 기계가 바빴고, ' if sweep.contention and sweep.contention.busy }}"
+BUSY_SERVE = "{{ '서빙을 잴 때 기계가 바빴고, ' if serve.contention and serve.contention.busy }}"
+SWEEP_POINT = (
+    "{% set point = sweep.point_at(time.new_tokens) %}N = {{ point.new_tokens }}의 시간 비율"
+)
+SPEEDUP = "`## KV 캐시`의 speedup {{ time.speedup_interval|x_in }}"
+SWEEP_TTFT = "이 절의 첫 토큰까지 시간 {{ sweep.ttft_interval|ms_in }}"
+LATENCY_TTFT = (
+    "{% set ttfts = latency.with_cache.runs|map(attribute='ttft_s')|list %}latency.json의"
+    " TTFT(캐시 사용, 실행 {{ ttfts|length }}회 중앙값 {{ latency.with_cache.ttft_s|ms }},"
+    " 범위 {{ ttfts|min|ms }}–{{ ttfts|max|ms }})"
+)
+SERVE_PREFILL = "B = 1의 프리필 {{ serve.batches[0].prefill_interval|ms_in }}"
+SCALE_SENTENCES = (
+    Sentence(
+        "sweep.against_time",
+        holds=against_time,
+        words={
+            "overlap": (
+                SWEEP_POINT + " {{ point.time_ratio_interval|x_in }}는 " + SPEEDUP + "와 구간이"
+                " 겹친다(겹친다고 같은 것은 아니다)."
+            ),
+            "apart": (
+                SWEEP_POINT + " {{ point.time_ratio_interval|x_in }}는 " + SPEEDUP + "와 구간이"
+                " 겹치지 않는다: " + BUSY_TIME + BUSY_SWEEP + "{{ '스레드도 %d개 대 %d개이며, '"
+                "|format(time.threads, sweep.threads) if time.threads != sweep.threads }}방법이"
+                " 다르다(time.json은 생성 전체를 한 번에, 이 절은 단계마다 잰 시간의 합)."
+            ),
+            "undecided": (
+                SWEEP_POINT + " {{ point.time_ratio_interval|x_in }}와 " + SPEEDUP + "는 구간이"
+                " 수준에 못 미쳐(실행이 적다) 같은지 다른지 말하지 않는다."
+            ),
+            "estimate": (
+                SWEEP_POINT + " ≈{{ point.time_ratio|fmt('.2f') }}배는 캐시 없는 단계 일부를 채운"
+                " 어림이라 `## KV 캐시`의 speedup과 견주지 않는다."
+            ),
+        },
+        check=against_time_supported,
+    ),
+    Sentence(
+        "sweep.prefill_against_latency",
+        holds=prefill_against_latency,
+        words={
+            "overlap": SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 구간이 겹친다.",
+            "apart": (
+                SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 같은 P토큰의 프리필인데 구간이 겹치지"
+                " 않는다: " + BUSY_TIME + BUSY_SWEEP + "방법이 다르다(latency.json은 스트리머가 첫"
+                " 토큰을 받기까지의 `generate`, 이 절은 직접 돈 그리디 루프의 첫 `forward`)."
+            ),
+            "undecided": (
+                SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 실행이 적어 구간이 수준에 못 미친다: 같은지"
+                " 다른지 말하지 않는다."
+            ),
+        },
+        check=prefill_against_latency_supported,
+    ),
+    Sentence(
+        "serve.prefill_against_sweep",
+        holds=prefill_against_sweep,
+        words={
+            "overlap": (
+                SERVE_PREFILL + "는 `## 길이에 따른 비용`의 첫 토큰까지 시간"
+                " {{ sweep.ttft_interval|ms_in }}와 같은 프롬프트의 같은 `forward`이고, 두 구간이"
+                " 겹친다."
+            ),
+            "apart": (
+                SERVE_PREFILL + "는 `## 길이에 따른 비용`의 첫 토큰까지 시간"
+                " {{ sweep.ttft_interval|ms_in }}와 같은 프롬프트의 같은 `forward`인데 구간이"
+                " 겹치지 않는다: " + BUSY_SERVE + BUSY_SWEEP + "방법이 다르다(여기는 모델의"
+                " `generate`가 B행을 한 번에, 저기는 직접 돈 그리디 루프의 첫 단계)."
+            ),
+            "undecided": (
+                SERVE_PREFILL + "와 `## 길이에 따른 비용`의 첫 토큰까지 시간"
+                " {{ sweep.ttft_interval|ms_in }}는 실행이 적어 구간이 수준에 못 미친다: 같은지"
+                " 다른지 말하지 않는다."
+            ),
+        },
+        check=prefill_against_sweep_supported,
+    ),
+)
+
+
 # The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
 SENTENCES = (
     *CAPACITY_SENTENCES,
@@ -1057,4 +1177,5 @@ SENTENCES = (
     *REPETITION_SENTENCES,
     *BUSY_SENTENCES,
     *ANATOMY_SENTENCES,
+    *SCALE_SENTENCES,
 )
