@@ -986,6 +986,26 @@ def test_a_jittered_run_writes_only_claims_its_records_support(jittered_demo_run
     assert JITTER_VARIABLE in records["time"].clock
     logged = (outdir / "logs" / "report.log").read_text(encoding="utf-8")
     assert log.summary() in logged
+    # the jitter stretches the wall time the timed runs' CPU time is shared over: a busy machine,
+    # said at report.md's top and in the first row of its glance, before anything else
+    assert records["time"].contention.busy
+    top, _, glance = (outdir / "report.md").read_text(encoding="utf-8").partition("## 한눈에")
+    assert "기계가 바빴다" in top and "snakemake -R time" in top
+    assert "바쁜 기계" in glance.split("\n")[4]
+    assert_checker_passes(outdir)
+
+
+def assert_checker_passes(outdir: Path) -> None:
+    """The shipped checker (python -m mminfer.report.check) finds every comparison the reports
+    wrote supported by the runs in the folder, and the reports current."""
+    result = subprocess.run(
+        [sys.executable, "-m", "mminfer.report.check", str(outdir)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert "comparisons written, 0 not supported" in result.stdout
 
 
 def test_a_quiet_course_run_writes_only_claims_its_records_support(course_run):
@@ -993,6 +1013,7 @@ def test_a_quiet_course_run_writes_only_claims_its_records_support(course_run):
     records, log = claims_of_run(outdir)
     assert log.rendered
     assert denied(records, log) == []
+    assert_checker_passes(outdir)
 
 
 def test_lint_is_clean():

@@ -85,6 +85,19 @@ class Contention:
     busy: bool  # cpu_share under BUSY_SHARE or cpu_pressure over BUSY_PRESSURE
 
 
+@dataclass
+class TimedOn:
+    """The machine an A/B timing's rounds ran on, the fields a timing record shares (batch.json's
+    and repetition.json's timing): its threads and cores, the load average before the warm-ups and
+    after the last round, and the contention during the rounds."""
+
+    threads: int
+    cpu_count: int | None
+    load_before: list[float] | None
+    load_after: list[float] | None
+    contention: Contention | None  # during the timed rounds (mminfer.records.machine)
+
+
 def is_busy(cpu_share: float | None, cpu_pressure: float | None) -> bool:
     """Whether a timed stretch ran on a busy machine (BUSY_SHARE, BUSY_PRESSURE)."""
     starved = cpu_share is not None and cpu_share < BUSY_SHARE
