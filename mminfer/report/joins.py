@@ -1003,24 +1003,32 @@ def timed_contentions(
     batch: Batch | None = None,
     conversation: Conversation | None = None,
     repetition: Repetition | None = None,
+    sweep: Sweep | None = None,
+    serve: Serve | None = None,
+    anatomy: Anatomy | None = None,
 ) -> dict[str, Contention]:
-    """The contention each timing record measured during its timed rounds, by measurement name
-    (time.json first); a record not given, or not timed, left out."""
-    repetition_timing = None if repetition is None else repetition.timing
-    found = {
-        "time": time.contention,
-        "batch": None if batch is None else batch.timing.contention,
-        "conversation": None if conversation is None else conversation.contention,
-        "repetition": None if repetition_timing is None else repetition_timing.contention,
+    """The contention each timing record measured during its timed runs, by measurement name
+    (time.json first, then in the reports' order); a record not given, or not timed, left out."""
+    timed = {
+        "time": time,
+        "sweep": sweep,
+        "anatomy": anatomy,
+        "serve": serve,
+        "conversation": conversation,
+        "repetition": None if repetition is None else repetition.timing,
+        "batch": None if batch is None else batch.timing,
     }
+    found = {name: getattr(record, "contention", None) for name, record in timed.items()}
     return {name: contention for name, contention in found.items() if contention is not None}
 
 
-def busy_of(time, batch=None, conversation=None, repetition=None) -> list[dict]:
+def busy_of(
+    time, batch=None, conversation=None, repetition=None, sweep=None, serve=None, anatomy=None
+) -> list[dict]:
     """What the busy line names: each timing record whose contention says the machine was busy
     (``Contention.busy``), its file, the rule that re-times it and its contention, time.json
     first (the reports' opening, time.busy). The records are :func:`timed_contentions`'s."""
-    measured = timed_contentions(time, batch, conversation, repetition)
+    measured = timed_contentions(time, batch, conversation, repetition, sweep, serve, anatomy)
     return [
         {"file": f"{name}.json", "rule": name, "contention": contention}
         for name, contention in measured.items()
@@ -1028,23 +1036,27 @@ def busy_of(time, batch=None, conversation=None, repetition=None) -> list[dict]:
     ]
 
 
-def machine_busy(time, batch=None, conversation=None, repetition=None) -> bool:
+def machine_busy(
+    time, batch=None, conversation=None, repetition=None, sweep=None, serve=None, anatomy=None
+) -> bool:
     """time.busy's predicate: a timing record's contention says the machine was busy."""
-    return bool(busy_of(time, batch, conversation, repetition))
+    return bool(busy_of(time, batch, conversation, repetition, sweep, serve, anatomy))
 
 
-def busy_recomputed(time, batch=None, conversation=None, repetition=None) -> bool:
+def busy_recomputed(
+    time, batch=None, conversation=None, repetition=None, sweep=None, serve=None, anatomy=None
+) -> bool:
     """time.busy's check: the busy records recomputed from their contention figures (the process's
     CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
     stored flag, are those the words name, and there is one at least."""
-    measured = timed_contentions(time, batch, conversation, repetition)
+    records = (time, batch, conversation, repetition, sweep, serve, anatomy)
     recomputed = [
         name
-        for name, contention in measured.items()
+        for name, contention in timed_contentions(*records).items()
         if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
         or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
     ]
-    named = [busy["rule"] for busy in busy_of(time, batch, conversation, repetition)]
+    named = [busy["rule"] for busy in busy_of(*records)]
     return bool(recomputed) and recomputed == named
 
 
