@@ -243,7 +243,7 @@ def measure_remedies(
 
     reference = minimind().tolist()[0]
     uncached = time_ab(
-        work=lambda side: minimind(use_cache=not side),
+        work=lambda side: minimind(use_cache=side),  # a cached, b uncached
         sides=REMEDY_SIDES,
         device=device,
         rounds=rounds,

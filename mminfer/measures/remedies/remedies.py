@@ -9,7 +9,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass
 
-from mminfer.records import RunInfo
+from mminfer.records import Glance, RunInfo
 from mminfer.records.interval import (
     Interval,
     look_level,
@@ -128,20 +128,6 @@ def saves_in_runs(remedy: Remedy, chosen: str) -> bool:
     return found[ratio_decision(ratio)] == chosen
 
 
-def remedy_rows(remedies: Remedies) -> dict[str, str]:
-    """remedies.row: each run remedy's variant, by name (the template loops over them)."""
-    return {
-        name: variant
-        for name, remedy in remedies.remedies.items()
-        if (variant := saves_of(remedy)) is not None
-    }
-
-
-def rows_in_runs(remedies: Remedies, chosen: dict) -> bool:
-    """remedies.row's check: every remedy's variant recomputed from its rounds."""
-    return all(saves_in_runs(remedies.remedies[name], word) for name, word in chosen.items())
-
-
 def keep_of(remedies: Remedies) -> str | None:
     """remedies.keep's variant: logits_to_keep=1's decision on the uncached path."""
     keep = remedies.logits_to_keep
@@ -171,8 +157,43 @@ def median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-MS_SAVED = "{{ (r.saved_per_step_interval)|ms_in }}"
+def remedies_glance(remedies: Remedies) -> Glance:
+    """## 고정 비용 줄이기's row: "differ" (a remedy's ids part from MiniMind's), "saves" (some
+    remedy's rounds decide a saving), "none" (none does); no verdict of its own."""
+    if differing(remedies):
+        lesson = "differ"
+    elif any(saves_of(r) == "saves" for r in remedies.remedies.values()):
+        lesson = "saves"
+    else:
+        lesson = "none"
+    return Glance(lesson=lesson, verdict=None, terms=("in_place_cache", "token_ratio"))
+
+
+SAVES_WORDS = {
+    "saves": "단계당 {{ r.saved_per_step_interval|ms_in }} 줄임 ({{ r.speedup_interval|x_in }})",
+    "costs": "**더 느림** ({{ r.speedup_interval|x_in }}): 같은 때 돈 다른 일을 먼저 의심할 것",
+    "same": "잡음 문턱(5 %) 안에서 같음 ({{ r.speedup_interval|x_in }})",
+    "undecided": "라운드로 가를 수 없음 ({{ r.speedup_interval|x_in }})",
+}
+
+
+def remedy_sentence(name: str) -> Sentence:
+    """remedies.<name>: the remedy's table cell, only what its rounds decide."""
+
+    def holds(remedies: Remedies) -> str | None:
+        remedy = remedies.remedies.get(name)
+        return None if remedy is None else saves_of(remedy)
+
+    def check(remedies: Remedies, chosen: str) -> bool:
+        return saves_in_runs(remedies.remedies[name], chosen)
+
+    prefix = "{% set r = remedies.remedies['" + name + "'] %}"
+    words = {variant: prefix + text for variant, text in SAVES_WORDS.items()}
+    return Sentence(f"remedies.{name}", holds=holds, words=words, check=check)
+
+
 SENTENCES = (
+    *(remedy_sentence(name) for name in REMEDIES),
     Sentence(
         "remedies.differ",
         holds=lambda remedies: bool(differing(remedies)),
