@@ -43,7 +43,7 @@ from mminfer.model.generation import GREEDY
 from mminfer.model.twin import apply_rotary, repeat_kv
 from mminfer.records import RunInfo
 from mminfer.records.interval import look_level, median_interval
-from mminfer.timing.ab import A_SPREAD, B_SPREAD, Rounds, Sides, time_ab
+from mminfer.timing.ab import A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 from mminfer.timing.clock import clock_name
 
 REMEDY_SIDES = Sides(  # the remedy as side a, MiniMind's generate as side b
@@ -321,8 +321,12 @@ def timed_remedy(
         device=device,
         rounds=rounds,
     )
-    steps = len(reference)
-    level = look_level(rounds.runs, rounds.max_runs)
+    return remedy_of(name, timed, steps=len(reference), without_cache_s=without_cache_s)
+
+
+def remedy_of(name: str, timed: ABTiming, *, steps: int, without_cache_s: float) -> Remedy:
+    """A remedy's record from its A/B timing (the remedy as side a), its ids MiniMind's."""
+    level = look_level(timed.runs, timed.max_runs)
     return Remedy(
         name=name,
         applies=True,
@@ -353,10 +357,15 @@ def keep_timing(*, minimind, reference, rounds: Rounds, device, cached_s: float)
         device=device,
         rounds=rounds,
     )
-    level = look_level(rounds.runs, rounds.max_runs)
+    return keep_of(timed, same_ids=kept == reference, cached_s=cached_s)
+
+
+def keep_of(timed: ABTiming, *, same_ids: bool, cached_s: float) -> KeepTiming:
+    """logits_to_keep=1's record from its A/B timing (kept as side a)."""
+    level = look_level(timed.runs, timed.max_runs)
     saved = [b - a for a, b in zip(timed.a_runs_s, timed.b_runs_s)]
     return KeepTiming(
-        same_ids=kept == reference,
+        same_ids=same_ids,
         kept_runs_s=timed.a_runs_s,
         full_runs_s=timed.b_runs_s,
         runs=timed.runs,
