@@ -1,5 +1,7 @@
-"""remedies.within_parts (mminfer.report.joins): each remedy's saving against anatomy.json's
-profiled category; nothing without a profile; the check follows the raw rounds under noise."""
+"""remedies.json's comparison sentences under noisy rounds: each remedy's saving and
+logits_to_keep's (mminfer.measures.remedies.remedies), and remedies.within_parts
+(mminfer.report.joins: each saving against anatomy.json's profiled category, nothing without a
+profile); each check follows the raw rounds."""
 
 from __future__ import annotations
 
@@ -8,7 +10,9 @@ from types import SimpleNamespace
 import pytest
 from reportdata import NOISES, anatomy_record, remedies_record, replayed, spread_runs
 
-from mminfer.measures.remedies.measure import REMEDY_SIDES, remedy_of
+from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
+from mminfer.measures.remedies.remedies import SENTENCES as RECORD_SENTENCES
+from mminfer.measures.remedies.remedies import Remedies
 from mminfer.report.joins import REMEDIES_SENTENCES, remedies_against_parts
 
 SENTENCE = REMEDIES_SENTENCES[0]
@@ -57,3 +61,41 @@ def test_a_part_between_the_savings_low_end_and_its_median_is_within():
     records = {"remedies": remedies, "anatomy": profiled(part, 1.0)}
     assert remedies_against_parts(**records) == "within"
     assert SENTENCE.supported(records, "within") and not SENTENCE.supported(records, "beyond")
+
+
+def noisy_remedies(noise: str, share: float, kept: float) -> Remedies:
+    """remedies_record with the in-place cache, the GQA attention and logits_to_keep timed from
+    runs under ``noise`` (spread_runs), the remedy at ``share`` of MiniMind's 0.4 s."""
+    remedies = remedies_record()
+
+    def runs(seconds: float, reverse: bool = False) -> list[float]:
+        return [run[0] for run in spread_runs([seconds], 0.05, 7, reverse=reverse, noise=noise)]
+
+    for name in ("in_place_cache", "gqa_without_repeat_kv"):
+        timed = replayed(runs(0.4 * share), runs(0.4, reverse=True), REMEDY_SIDES, runs=3)
+        remedies.remedies[name] = remedy_of(name, timed, steps=64, without_cache_s=2.0)
+    timed = replayed(runs(2.0 * kept), runs(2.0, reverse=True), REMEDY_SIDES, runs=3)
+    remedies.logits_to_keep = keep_of(timed, same_ids=True, cached_s=0.4)
+    return remedies
+
+
+@pytest.mark.parametrize("noise", NOISES)
+@pytest.mark.parametrize("share", [0.5, 0.9, 0.97, 1.0, 1.1])
+def test_the_remedies_sentences_say_only_what_their_rounds_decide(noise, share):
+    remedies = noisy_remedies(noise, share, kept=share)
+    said = 0
+    for sentence in RECORD_SENTENCES:
+        chosen = sentence.holds(remedies)
+        if sentence.check is not None and chosen is not None:
+            said += 1
+            assert sentence.supported({"remedies": remedies}, chosen), (sentence.key, chosen)
+    assert said >= 3
+
+
+def test_a_saving_written_where_the_rounds_do_not_decide_one_is_caught():
+    remedies = noisy_remedies("bimodal", 0.97, kept=0.97)
+    remedy = remedies.remedies["in_place_cache"]
+    assert remedy.saves != "above"
+    remedy.saves = "above"  # the medians' word, not the interval's
+    sentence = next(s for s in RECORD_SENTENCES if s.key == "remedies.in_place_cache")
+    assert not sentence.supported({"remedies": remedies}, sentence.holds(remedies))
