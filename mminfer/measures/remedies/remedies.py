@@ -7,7 +7,7 @@ Pure Python, no torch: the report reads the record without the model code.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 from mminfer.records import Glance, RunInfo
 from mminfer.records.interval import (
@@ -98,7 +98,7 @@ def remedies_facts(remedies: Remedies) -> dict:
     """remedies.json's facts: the remedies that ran, those that did not, whether every run one
     gave MiniMind's ids."""
     ran = [r for r in remedies.remedies.values() if r.applies]
-    return {
+    return {field.name: getattr(remedies, field.name) for field in fields(remedies)} | {
         "ran": ran,
         "skipped": [r for r in remedies.remedies.values() if not r.applies],
         "all_same": all(r.same_ids for r in ran),
