@@ -102,6 +102,8 @@ def remedies_facts(remedies: Remedies) -> dict:
         "ran": ran,
         "skipped": [r for r in remedies.remedies.values() if not r.applies],
         "all_same": all(r.same_ids for r in ran),
+        # another process shared the cores while some remedy was timed (mminfer.records.machine)
+        "busy": any(r.contention is not None and r.contention.busy for r in ran),
         "keep": remedies.logits_to_keep,
         "steps": remedies.new_tokens,
         "device": remedies.run.device,
