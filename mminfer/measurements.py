@@ -49,6 +49,7 @@ from mminfer.measures.cache.same import Same
 from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.conversation.conversation import Conversation
 from mminfer.measures.kvbytes.kvbytes import KvBytes
+from mminfer.measures.remedies.remedies import Remedies
 from mminfer.measures.repetition.repetition import Repetition
 from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep
@@ -332,6 +333,22 @@ MEASUREMENTS = (
             "interval of their rates (`per_s_interval`) and `reliable` (false where the runs "
             "part at their widest gap into two groups whose medians differ more than 2x: no "
             "term, share or fit is said from it), and the `contention` while the probes ran"
+        ),
+    ),
+    Measurement(
+        name="remedies",
+        record=Remedies,
+        rule="remedies",
+        reads=("pretrain", "tokenizer", "val_data"),
+        alone=True,
+        measured_by="mminfer.measures.remedies.measure:measure_remedies",
+        facts="mminfer.measures.remedies.remedies:remedies_facts",
+        glance="mminfer.measures.remedies.remedies:remedies_glance",
+        summary=(
+            "what removes the fixed cost per decode step: an own decode loop with an in-place "
+            "cache, GQA attention without repeat_kv, both, torch.compile (opt-in), each with "
+            "MiniMind's greedy ids (`same_ids`) and timed against its cached generate "
+            "(`saved_per_step_interval`, the speedup after it); logits_to_keep=1 apart"
         ),
     ),
     Measurement(

@@ -36,6 +36,7 @@ from reportdata import (
     differing,
     kv_record,
     latency_record,
+    remedies_record,
     repetition_record,
     repetition_timed,
     same_record,
@@ -95,6 +96,7 @@ def every() -> dict:
         "topk": topk_record(),
         "repetition": repetition_record(),
         "batch": batch_record(),
+        "remedies": remedies_record(),
     }
 
 
@@ -541,6 +543,12 @@ def written_cases() -> dict[str, dict]:
         "penalty_share_noisy": {
             **full,
             "records": every() | {"repetition": penalty_share_noisy()},
+        },
+        # issue 48: a remedy whose ids part is named and not compared; one within the noise
+        "remedies_ids_differ": {
+            **full,
+            "records": every()
+            | {"remedies": remedies_record({"loop": 0.99, "all": 0.75}, ("in_place_cache",))},
         },
         "batch_sequential_beat_median": {
             **full,

@@ -17,6 +17,7 @@ from mminfer.measures.cache.same import Same
 from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.conversation.conversation import Conversation
 from mminfer.measures.kvbytes.kvbytes import KvBytes
+from mminfer.measures.remedies.remedies import Remedies
 from mminfer.measures.repetition.repetition import Repetition
 from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep, steady_step
@@ -841,6 +842,50 @@ def batch_record(
     return from_json(Batch, record)
 
 
+# each remedy's time as a share of MiniMind's cached generate's, over 7 quiet rounds
+REMEDY_SHARES = {"loop": 0.99, "in_place_cache": 0.9, "gqa_without_repeat_kv": 0.85, "all": 0.75}
+
+
+def remedies_record(shares: dict = REMEDY_SHARES, differ: tuple[str, ...] = ()) -> Remedies:
+    """remedies.json of the course shape: each remedy timed against MiniMind's 0.4 s as ``shares``
+    of it (judged by mminfer.measures.remedies.measure's own code), compile off; ``differ``: the
+    remedies whose ids part at step 5 (not timed)."""
+    from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of, skipped
+
+    minimind = [0.4 * r for r in QUIET_SHUFFLED]
+    remedies = {}
+    for name, share in shares.items():
+        timed = replayed([0.4 * share * r for r in QUIET_ROUNDS], minimind, REMEDY_SIDES, runs=3)
+        remedies[name] = to_json(remedy_of(name, timed, steps=64, without_cache_s=2.0))
+        remedies[name]["contention"] = QUIET
+    for name in differ:
+        remedies[name] = to_json(skipped(name, None)) | {"applies": True, "same_ids": False}
+        remedies[name]["first_divergence"] = 5
+    if "compile" not in shares:
+        remedies["compile"] = to_json(
+            skipped("compile", "off: config key remedies.compile is false")
+        )
+    kept = replayed(
+        [1.6 * r for r in QUIET_ROUNDS], [2.0 * r for r in QUIET_SHUFFLED], REMEDY_SIDES, 3
+    )
+    keep = to_json(keep_of(kept, same_ids=True, cached_s=0.4)) | {"contention": QUIET}
+    record = {
+        "prompt_len": 201,
+        "new_tokens": 64,
+        "token_ratio": 37.8,
+        "without_cache_s": 2.0,
+        "without_cache_runs_s": [2.0 * r for r in QUIET_ROUNDS],
+        "with_cache_s": 0.4,
+        "remedies": remedies,
+        "compile_asked": False,
+        "logits_to_keep": keep,
+        "clock": "perf_counter",
+        "threads": 2,
+        "run": RUN,
+    }
+    return from_json(Remedies, record)
+
+
 def task_records(**replace) -> dict:
     """render_report's records of the six task files, by measurement name, hand-made; ``replace``
     swaps any."""
@@ -881,6 +926,7 @@ def every_record(**replace) -> dict:
         "topk": topk_record(),
         "repetition": repetition_record(),
         "batch": batch_record(),
+        "remedies": remedies_record(),
     }
     return task_records() | extras | replace
 

@@ -5,7 +5,14 @@ from __future__ import annotations
 import jinja2
 import pytest
 from reportcases import cases
-from reportdata import differing, every_record, kv_record, sampler_record
+from reportdata import (
+    REMEDY_SHARES,
+    differing,
+    every_record,
+    kv_record,
+    remedies_record,
+    sampler_record,
+)
 
 import mminfer.report.render as render
 from mminfer.records.claims import ClaimLog
@@ -93,6 +100,14 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "conversation.ttft_saved_grows",
         "count.differs_from_formula",
         "kvbytes.bytes",
+        "remedies.all",
+        "remedies.compile",
+        "remedies.differ",
+        "remedies.gqa_without_repeat_kv",
+        "remedies.in_place_cache",
+        "remedies.keep",
+        "remedies.loop",
+        "remedies.within_parts",
         "repetition.changes_answers",
         "repetition.distinct_trend",
         "repetition.glance_cost",
@@ -159,7 +174,7 @@ def test_every_variant_s_words_render_on_the_records():
     busy = {"busy": render.busy_of(cases()["machine_busy"]["records"]["time"])}  # its figures
     parted = {"same": differing(margin=1e-6, diff=2e-6)} | busy  # a step to name
     shapes = [
-        every_record() | parted,
+        every_record(remedies=remedies_record(REMEDY_SHARES | {"compile": 0.6})) | parted,
         every_record(sampler=sampler_record(identical=27)) | parted,
     ]
     for sentence in sentence_table().values():
@@ -189,6 +204,12 @@ QUIET_KEYS = [
     ("anatomy.arithmetic_share_without_cache", "share"),
     ("anatomy.memory_share_without_cache", "share"),
     ("anatomy.glance", "dispatch/arithmetic"),
+    # remedies
+    ("remedies.loop", "same"),
+    ("remedies.in_place_cache", "saves"),
+    ("remedies.gqa_without_repeat_kv", "saves"),
+    ("remedies.all", "saves"),
+    ("remedies.keep", "saves"),
 ]
 
 

@@ -24,6 +24,7 @@ from mminfer.measures.batch.batch import Batch
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
+from mminfer.measures.remedies.remedies import Remedies
 from mminfer.measures.repetition.repetition import Repetition, repetition_facts
 from mminfer.measures.serve.serve import Serve, bound_of, bound_supported, serve_facts
 from mminfer.measures.sweep.sweep import (
@@ -1182,6 +1183,85 @@ SCALE_SENTENCES = (
 )
 
 
+# --- remedies.json beside anatomy.json's profile (issue 48: consistency, not construction) ------
+
+# The profile's category (anatomy.json profile.with_cache.parts_s) each remedy removes, by the
+# names it may carry: the cache's torch.cat for the in-place cache, repeat_kv's copies for the
+# grouped attention. A category absent from the profile compares nothing.
+REMEDY_PARTS = {
+    "in_place_cache": ("cache_cat", "cat", "cache"),
+    "gqa_without_repeat_kv": ("repeat_kv",),
+}
+
+
+def profile_part_s(anatomy: Anatomy | None, remedy: str) -> float | None:
+    """The cached path's profiled seconds of ``remedy``'s category in step 1's generation; None
+    where anatomy.json has no ``profile`` (yet) or not that category."""
+
+    def get(holder, name):
+        return holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None)
+
+    parts = get(get(getattr(anatomy, "profile", None), "with_cache"), "parts_s") or {}
+    found = [parts[name] for name in REMEDY_PARTS[remedy] if name in parts]
+    part = found[0] if found else None
+    return get(part, "median") if isinstance(part, dict) or hasattr(part, "median") else part
+
+
+def beyond_parts(remedies: Remedies, anatomy: Anatomy | None) -> dict[str, bool]:
+    """Each remedy that ran with MiniMind's ids and whose category the profile holds: whether its
+    recorded saving's interval (per step, times the steps) lies wholly above the category's
+    profiled time (True: the two disagree)."""
+    found = {}
+    for name in REMEDY_PARTS:
+        remedy, part = remedies.remedies.get(name), profile_part_s(anatomy, name)
+        if remedy is None or part is None or not (remedy.applies and remedy.same_ids):
+            continue
+        found[name] = remedy.saved_per_step_interval.low * remedies.new_tokens > part
+    return found
+
+
+def remedies_against_parts(remedies: Remedies, anatomy: Anatomy | None = None) -> str | None:
+    """remedies.within_parts: "within" (every compared saving at most its category's time within
+    the intervals), "beyond" (some saving wholly above it), None (nothing to compare)."""
+    if anatomy is None or remedies.new_tokens != anatomy.new_tokens:
+        return None
+    found = beyond_parts(remedies, anatomy)
+    return None if not found else ("beyond" if any(found.values()) else "within")
+
+
+def against_parts_supported(remedies: Remedies, anatomy: Anatomy, chosen: str) -> bool:
+    """remedies.within_parts' check: each round's saving recomputed from the runs against the
+    profiled part, independent of the stored intervals."""
+    found = {}
+    for name in REMEDY_PARTS:
+        remedy, part = remedies.remedies.get(name), profile_part_s(anatomy, name)
+        if remedy is not None and part is not None and remedy.applies and remedy.same_ids:
+            saved = [b - a for a, b in zip(remedy.remedy_runs_s, remedy.minimind_runs_s)]
+            level = look_level(remedy.runs, remedy.max_runs)
+            found[name] = median_interval(saved, level).low > part
+    return chosen == ("beyond" if any(found.values()) else "within")
+
+
+REMEDIES_SENTENCES = (
+    Sentence(
+        "remedies.within_parts",
+        holds=remedies_against_parts,
+        words={
+            "within": (
+                "치료마다 줄인 시간(생성 한 번)은 `## 한 단계 해부`의 프로파일이 그 부분(캐시의"
+                " `torch.cat`, `repeat_kv`의 복사)에 잰 시간을 구간 안에서 넘지 않는다."
+            ),
+            "beyond": (
+                "**치료가 줄인 시간이 프로파일이 그 부분(캐시의 `torch.cat`, `repeat_kv`의 복사)에"
+                " 잰 시간보다 구간째 크다**: 프로파일러의 범주 나눔(그 부분을 덜 셌다)이나 치료의"
+                " A B 시간(같은 때 돈 다른 일)을 의심할 것."
+            ),
+        },
+        check=against_parts_supported,
+    ),
+)
+
+
 # The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
 SENTENCES = (
     *CAPACITY_SENTENCES,
@@ -1190,4 +1270,5 @@ SENTENCES = (
     *BUSY_SENTENCES,
     *ANATOMY_SENTENCES,
     *SCALE_SENTENCES,
+    *REMEDIES_SENTENCES,
 )
