@@ -91,3 +91,15 @@ def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, 
     written = [claim.key for claim in log.rendered if claim.key.startswith("time.busy")]
     assert written == (["time.busy", "time.busy_glance"] if busy else [])
     assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES) == busy
+
+
+@pytest.mark.parametrize("name", ["sweep", "serve", "anatomy"])
+def test_the_busy_line_names_each_busy_timing_and_its_rule(name):
+    from mminfer.records.machine import Contention
+
+    records = dict(reportcases.cases()["full"]["records"])
+    busy = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
+    records[name] = dataclasses.replace(records[name], contention=busy)
+    report = check.rendered(records)[0]["report.md"]
+    top = report.split("\n## ", 1)[0]
+    assert f"{name}.json(쓸 수 있던 CPU의 40%만 받음" in top and f"`snakemake -R {name}`" in top

@@ -1007,6 +1007,7 @@ def timed_contentions(
     sweep: Sweep | None = None,
     serve: Serve | None = None,
     anatomy: Anatomy | None = None,
+    remedies: Remedies | None = None,
 ) -> dict[str, Contention]:
     """The contention each timing record measured during its timed runs, by measurement name
     (time.json first, then in the reports' order); a record not given, or not timed, left out."""
@@ -1014,6 +1015,7 @@ def timed_contentions(
         "time": time,
         "sweep": sweep,
         "anatomy": anatomy,
+        "remedies": remedies,
         "serve": serve,
         "conversation": conversation,
         "repetition": None if repetition is None else repetition.timing,
@@ -1024,12 +1026,21 @@ def timed_contentions(
 
 
 def busy_of(
-    time, batch=None, conversation=None, repetition=None, sweep=None, serve=None, anatomy=None
+    time,
+    batch=None,
+    conversation=None,
+    repetition=None,
+    sweep=None,
+    serve=None,
+    anatomy=None,
+    remedies=None,
 ) -> list[dict]:
     """What the busy line names: each timing record whose contention says the machine was busy
     (``Contention.busy``), its file, the rule that re-times it and its contention, time.json
     first (the reports' opening, time.busy). The records are :func:`timed_contentions`'s."""
-    measured = timed_contentions(time, batch, conversation, repetition, sweep, serve, anatomy)
+    measured = timed_contentions(
+        time, batch, conversation, repetition, sweep, serve, anatomy, remedies
+    )
     return [
         {"file": f"{name}.json", "rule": name, "contention": contention}
         for name, contention in measured.items()
@@ -1038,19 +1049,33 @@ def busy_of(
 
 
 def machine_busy(
-    time, batch=None, conversation=None, repetition=None, sweep=None, serve=None, anatomy=None
+    time,
+    batch=None,
+    conversation=None,
+    repetition=None,
+    sweep=None,
+    serve=None,
+    anatomy=None,
+    remedies=None,
 ) -> bool:
     """time.busy's predicate: a timing record's contention says the machine was busy."""
-    return bool(busy_of(time, batch, conversation, repetition, sweep, serve, anatomy))
+    return bool(busy_of(time, batch, conversation, repetition, sweep, serve, anatomy, remedies))
 
 
 def busy_recomputed(
-    time, batch=None, conversation=None, repetition=None, sweep=None, serve=None, anatomy=None
+    time,
+    batch=None,
+    conversation=None,
+    repetition=None,
+    sweep=None,
+    serve=None,
+    anatomy=None,
+    remedies=None,
 ) -> bool:
     """time.busy's check: the busy records recomputed from their contention figures (the process's
     CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
     stored flag, are those the words name, and there is one at least."""
-    records = (time, batch, conversation, repetition, sweep, serve, anatomy)
+    records = (time, batch, conversation, repetition, sweep, serve, anatomy, remedies)
     recomputed = [
         name
         for name, contention in timed_contentions(*records).items()

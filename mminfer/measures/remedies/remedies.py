@@ -87,6 +87,17 @@ class Remedies:
     threads: int
     run: RunInfo
 
+    @property
+    def contention(self) -> Contention | None:
+        """What the reports' busy line reads: the first busy one of its timings' contention, or
+        the first measured (None where none was timed)."""
+        timed = [remedy.contention for remedy in self.remedies.values()]
+        if self.logits_to_keep is not None:
+            timed.append(self.logits_to_keep.contention)
+        measured = [contention for contention in timed if contention is not None]
+        busy = [contention for contention in measured if contention.busy]
+        return (busy + measured + [None])[0]
+
 
 def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], steps: int, level):
     """The median of each round's (minimind - remedy) / steps, with its interval."""
