@@ -39,6 +39,14 @@ def rendered(name: str, file: str = "report.md") -> str:
     return reports(name)[file]
 
 
+@pytest.mark.parametrize(("name", "file"), REPORTS)
+def test_every_heading_stands_after_a_blank_line(name, file):
+    # a heading right under </details> is read as part of the HTML block: no heading at all
+    lines = rendered(name, file).split("\n")
+    glued = [line for before, line in zip(lines, lines[1:]) if line.startswith("#") and before]
+    assert glued == []
+
+
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_report_md_reads_whole(name):
     assert len(report(name)) <= REPORT_LIMIT
