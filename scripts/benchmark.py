@@ -1,11 +1,10 @@
 """Benchmark (not a rule script, never a test): what the workflow costs, measured side by side.
 
-    python scripts/benchmark.py [--workdir DIR] [--cores 2] [--pairs 2] [--sets course,minimind-3]
-                                [--demo] [--json bench.json] [--time-job-against CHECKOUT]
-                                [--rules anatomy,...]
+    python scripts/benchmark.py [--workdir DIR] [--cores 2] [--pairs 2] [--sets course,...]
+        [--demo] [--json bench.json] [--time-job-against CHECKOUT] [--rules anatomy,...]
 
-Run it alone on a quiet machine: it times whole processes, and another heavy job beside it changes
-every figure. Everything is alternated in one run, so drift hits both sides of a ratio alike.
+Run it alone on a quiet machine (it times whole processes); everything is alternated in one run,
+so drift hits both sides of a ratio alike.
 
 Model sets (random weights made here, MiniMind's tokenizer from ../shared/fixtures, Korean
 validation documents from the demo corpus generator):
@@ -29,13 +28,12 @@ earlier one's), A B A B on each model set, both with the same launcher and threa
 side's job seconds, the rounds its adaptive timing ran, its seconds outside the timed runs,
 and the medians of the timed runs, with now / before for each.
 
-``--rules RULE,...`` runs only those rules' jobs, forced, ``--pairs`` rounds on each model set,
-and prints each job's median seconds from its benchmark file (the anatomy job beside its target).
+``--rules RULE,...``: only those rules' jobs, forced, ``--pairs`` rounds on each model set, each
+job's median seconds from its benchmark file (the anatomy job beside its target).
 
-Targets (printed beside the figures, never asserted): each beyond-task job <= time, at every
-size. (a)/(c) and (sweep + serve) / time are printed without a target: plain_task.py does not run
-the sampler check's uncached sampled generation, and serve and the sweep are held to the time job
-each (they clock in interleaved passes and runs, so that every figure carries its spread).
+Targets (printed, never asserted): each beyond-task job <= time, at every size. (a)/(c) and
+(sweep + serve) / time have none: plain_task.py does not run the sampler check's uncached sampled
+generation; serve and the sweep are each held to the time job.
 """
 
 from __future__ import annotations
@@ -62,13 +60,9 @@ from mminfer.measurements import MEASUREMENTS, REPORT, alone_rules, measurement,
 MEASUREMENT_RULES = rules()  # every rule that writes a measurement (mminfer.measurements)
 ALONE_RULES = alone_rules()  # the timing jobs take every core: they run alone
 MINIMIND_TOKENIZER = REPO.parent / "shared" / "fixtures" / "minimind-tokenizer"
+KV_2 = {"num_key_value_heads": 2}
 SHAPES = {
-    "course": {
-        "hidden_size": 256,
-        "num_hidden_layers": 4,
-        "num_attention_heads": 8,
-        "num_key_value_heads": 2,
-    },
+    "course": {"hidden_size": 256, "num_hidden_layers": 4, "num_attention_heads": 8} | KV_2,
     "minimind-3": {"hidden_size": 768, "num_hidden_layers": 8},
     "minimind-3-moe": {"hidden_size": 768, "num_hidden_layers": 8, "use_moe": True},
 }
@@ -88,12 +82,11 @@ def beyond_task_rules() -> list[str]:
 def job_lines(name: str, jobs: dict[str, float]) -> dict:
     """The temp job (temp.json and sampler.json) against the two jobs it replaced, and each
     beyond-task job beside the time job, as figures."""
-    figures = {"temp_s": jobs["temp"]}
-    before = TEMP_SAMPLER_BEFORE_S.get(name)
-    line = f"  temp job (temp.json + sampler.json, one load, shared draws): {jobs['temp']:.1f} s"
-    if before is not None:
-        line += f" against temp + sampler {before:.1f} s before (docs/benchmark.md)"
-    print(line)
+    figures, before = {"temp_s": jobs["temp"]}, TEMP_SAMPLER_BEFORE_S.get(name)
+    was = "" if before is None else f" against temp + sampler {before:.1f} s before (benchmark.md)"
+    print(
+        f"  temp job (temp.json + sampler.json, one load, shared draws): {jobs['temp']:.1f} s{was}"
+    )
     for rule in beyond_task_rules():
         ratio = jobs[rule] / jobs["time"]
         figures[f"{rule}/time"] = target_line(f"{rule} / time", ratio, BEYOND_TASK_TARGET)
@@ -103,18 +96,16 @@ def job_lines(name: str, jobs: dict[str, float]) -> dict:
 def timed_run(command: list[str], cwd: Path = REPO) -> float:
     start = time.perf_counter()
     result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
     if result.returncode != 0:
         sys.exit(f"{' '.join(command)} failed:\n{result.stdout[-2000:]}\n{result.stderr[-4000:]}")
-    return elapsed
+    return time.perf_counter() - start
 
 
 def flags(**named) -> list[str]:
     """A hand run's flags: ``--name value`` for each of ``named`` (``val_data``: ``--val-data``)."""
-    listed = []
-    for name, value in named.items():
-        listed += [f"--{name.replace('_', '-')}", str(value)]
-    return listed
+    return [
+        item for key, value in named.items() for item in (f"--{key.replace('_', '-')}", str(value))
+    ]
 
 
 def snakemake(args: list[str], cores: int) -> float:
@@ -123,12 +114,10 @@ def snakemake(args: list[str], cores: int) -> float:
 
 
 def target_line(name: str, value: float, target: float | None) -> dict:
-    if target is None:
-        print(f"  {name:30s} {value:6.2f}")
-    else:
-        verdict = "met" if value <= target else "NOT MET"
-        print(f"  {name:30s} {value:6.2f}  (target <= {target}: {verdict})")
-    return {"value": value, "target": target, "met": None if target is None else value <= target}
+    met = None if target is None else value <= target
+    note = "" if met is None else f"  (target <= {target}: {'met' if met else 'NOT MET'})"
+    print(f"  {name:30s} {value:6.2f}{note}")
+    return {"value": value, "target": target, "met": met}
 
 
 def runs_line(name: str, seconds: list[float]) -> None:
@@ -140,10 +129,8 @@ def runs_line(name: str, seconds: list[float]) -> None:
 
 
 def model_set(workdir: Path, name: str) -> Path | None:
-    """Random-weight pretrain and SFT checkpoints of one shape, with the shared inputs.
-
-    Returns the config file the workflow and plain_task.py both read (None without the tokenizer).
-    """
+    """Random-weight pretrain and SFT checkpoints of one shape, with the shared inputs: the config
+    file the workflow and plain_task.py both read (None without the tokenizer)."""
     if not (MINIMIND_TOKENIZER / "tokenizer.json").is_file():
         print(f"{name} skipped: MiniMind's tokenizer is not at {MINIMIND_TOKENIZER}")
         return None
@@ -162,16 +149,15 @@ def model_set(workdir: Path, name: str) -> Path | None:
         model = MiniMindForCausalLM(config)
         save_state_dict(model, root / f"{stage}.pth")
     print(f"{name}: {count_parameters(model):,} parameters, random weights")
-    settings = {
-        "outdir": str(root / "out"),
-        "pretrain": str(root / "pretrain.pth"),
-        "sft": str(root / "sft.pth"),
-        "tokenizer": str(root / "tokenizer"),
-        "val_data": str(root / "data" / "pretrain_val.jsonl"),
-        "minimind_src": "/nonexistent",
-        "backend": "builtin",
-        "demo": "never",
+    files = {
+        "outdir": "out",
+        "pretrain": "pretrain.pth",
+        "sft": "sft.pth",
+        "tokenizer": "tokenizer",
     }
+    settings = {key: str(root / path) for key, path in files.items()}
+    settings |= {"val_data": str(root / "data" / "pretrain_val.jsonl"), "demo": "never"}
+    settings |= {"minimind_src": "/nonexistent", "backend": "builtin"}
     config_file = root / "config.yaml"
     write_json(config_file, settings)  # JSON is YAML
     return config_file
@@ -188,8 +174,9 @@ def demo_set(workdir: Path, cores: int) -> Path:
     checks = quality_checks(folder / "out", facts[GARAM_VILLAGE])
     print(f"demo: cold build and every output in {seconds:.1f} s")
     for name, check in checks.items():
-        mark = "ok " if check["ok"] else "FAIL"
-        print(f"  {mark} {name}: {check['value']} (bar: {check['bar']})")
+        print(
+            f"  {'ok ' if check['ok'] else 'FAIL'} {name}: {check['value']} (bar: {check['bar']})"
+        )
     return config_file
 
 
@@ -213,30 +200,20 @@ def median_jobs(rounds: list[dict[str, float]]) -> dict[str, float]:
 
 
 def schedule_floor(jobs: dict[str, float], cores: int, start: float) -> float:
-    """The least wall time any scheduler could give these jobs on ``cores`` cores.
-
-    Each job takes the seconds given: Snakemake's start, the jobs that run alone one after
-    another, the rest packed perfectly (no core idle; dependencies ignored, so the bound only gets
-    lower), the report last.
-    """
+    """The least wall time any scheduler could give these jobs on ``cores`` cores: Snakemake's
+    start, the jobs that run alone one after another, the rest packed perfectly (no core idle;
+    dependencies ignored, so the bound only gets lower), the report last."""
     alone = sum(seconds for job, seconds in jobs.items() if job in ALONE_RULES)
     shared = [s for job, s in jobs.items() if job not in ALONE_RULES and job != "report"]
     packed = max(max(shared, default=0.0), sum(shared) / cores)
     return start + alone + packed + jobs.get("report", 0.0)
 
 
-def floor_line(
-    name: str, jobs: dict[str, float], cores: int, start: float, torch_s: float, plain: float
-) -> dict:
-    """Two lower bounds for a forced rerun of ``jobs``, against (c).
-
-    From the jobs' own seconds, and with every model job cut to nothing but a Python importing torch
-    (plots and report kept).
-    """
+def floor_line(name: str, jobs: dict, cores: int, start: float, torch_s: float, plain: float):
+    """Two lower bounds for a forced rerun of ``jobs``, against (c): from the jobs' own seconds,
+    and with every model job cut to a Python importing torch (plots and report kept)."""
     from_jobs = schedule_floor(jobs, cores, start)
-    only_import = {}
-    for job, seconds in jobs.items():
-        only_import[job] = torch_s if job in MEASUREMENT_RULES else seconds
+    only_import = {job: torch_s if job in MEASUREMENT_RULES else s for job, s in jobs.items()}
     from_import = schedule_floor(only_import, cores, start)
     print(
         f"  {name} floor: from its jobs' seconds {from_jobs:.1f} s = "
@@ -290,12 +267,11 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
     start, torch_s, plain_s = (statistics.median(seconds[k]) for k in ("dry", "torch", "c"))
     result["(a) floor"] = floor_line("(a)", jobs, cores, start, torch_s, plain_s)
     result["jobs"] = job_lines(name, jobs)
-    timing = read_json(outdir / measurement("time").filename)
+    t = read_json(outdir / measurement("time").filename)
     print(
-        f"  time.json: speedup {timing['speedup']:.2f} at {timing['threads']} threads, verdict "
-        f"{timing['verdict']}, CV {timing['cv_with_cache']:.1%} / "
-        f"{timing['cv_without_cache']:.1%}, {timing['runs_done']} runs"
+        f"  time.json: speedup {t['speedup']:.2f} at {t['threads']} threads, verdict {t['verdict']}"
     )
+    print(f"  CV {t['cv_with_cache']:.1%} / {t['cv_without_cache']:.1%}, {t['runs_done']} runs")
     return result
 
 
@@ -325,7 +301,7 @@ def rules_only(name: str, config_file: Path, rules: list[str], pairs: int, cores
     for rule, seconds in jobs.items():
         runs_line(f"{rule} job", [found[rule] for found in rounds])
         if rule == "anatomy":
-            target = ANATOMY_TARGET_S.get(name)
+            target = ANATOMY_TARGET_S.get(name)  # the anatomy job's seconds, beside its target
             figures["anatomy"] = target_line("anatomy job (s)", seconds, target)
     return figures
 
@@ -365,13 +341,8 @@ def time_job(checkout: Path, config_file: Path, out: Path, cores: int) -> dict:
     record = read_json(out)
     rounds = record["warmup"] + record["runs_done"]
     runs = sum(record["with_cache_runs_s"]) + sum(record["without_cache_runs_s"])
-    return {
-        "seconds": seconds,
-        "rounds": rounds,
-        "runs_s": runs,
-        "with_cache_s": record["with_cache_s"],
-        "without_cache_s": record["without_cache_s"],
-    }
+    medians = {key: record[key] for key in ("with_cache_s", "without_cache_s")}
+    return {"seconds": seconds, "rounds": rounds, "runs_s": runs, **medians}
 
 
 def time_job_against(before: Path, name: str, config_file: Path, pairs: int, cores: int) -> dict:
@@ -386,10 +357,9 @@ def time_job_against(before: Path, name: str, config_file: Path, pairs: int, cor
             results[side].append(
                 time_job(sides[side], config_file, folder / f"time-{side}.json", cores)
             )
+    print(f"{name}: {pairs} rounds of (now, before), the order flipped each round (A B B A),")
     print(
-        f"{name}: {pairs} rounds of (now, before), the order flipped each round (A B B A), "
-        f"{TIME_JOB_ROUNDS} timed rounds each (no extra rounds), the "
-        f"time job alone at {cores} threads"
+        f"  {TIME_JOB_ROUNDS} timed rounds each (no extra rounds), the time job at {cores} threads"
     )
     summary = {}
     for key in ("seconds", "rounds", "with_cache_s", "without_cache_s"):
@@ -404,10 +374,8 @@ def time_job_against(before: Path, name: str, config_file: Path, pairs: int, cor
     outside = {
         side: statistics.median(r["seconds"] - r["runs_s"] for r in results[side]) for side in sides
     }
-    print(
-        f"  job seconds outside the timed runs (start, warm-ups, the streamer's paired runs): now "
-        f"{outside['now']:.2f}, before {outside['before']:.2f}"
-    )
+    print("  job seconds outside the timed runs (start, warm-ups, the streamer's paired runs): now")
+    print(f"  {outside['now']:.2f}, before {outside['before']:.2f}")
     summary["outside_s"] = outside
     summary["results"] = results
     return summary
@@ -423,14 +391,9 @@ def main() -> None:
     parser.add_argument("--sets", default=",".join(SHAPES), help="model sets, comma-separated")
     parser.add_argument("--demo", action="store_true", help="also build the demo, check quality")
     parser.add_argument("--json", default=None, help="also write the figures to this JSON file")
-    parser.add_argument(
-        "--time-job-against",
-        default=None,
-        help="a checkout of an earlier commit: time only the time job, now against it",
-    )
-    parser.add_argument(
-        "--rules", default=None, help="only these rules' jobs, forced (comma-separated)"
-    )
+    against = "a checkout of an earlier commit: time only the time job, now against it"
+    parser.add_argument("--time-job-against", default=None, help=against)
+    parser.add_argument("--rules", default=None, help="only these rules' jobs, forced (a,b)")
     args = parser.parse_args()
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="mminfer-bench-")).resolve()

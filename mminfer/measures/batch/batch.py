@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from mminfer.records import Glance, PretrainPrompt, RunInfo, within_rounding
 from mminfer.records.interval import Interval, look_level, ratio_decision, ratio_interval
-from mminfer.records.machine import Contention
+from mminfer.records.machine import TimedOn
 from mminfer.records.sentences import Sentence
 
 
@@ -36,7 +36,7 @@ class BatchCase:
 
 
 @dataclass
-class BatchTiming:
+class BatchTiming(TimedOn):
     """The batch against its rows one after another, interleaved (as time.json)."""
 
     rows: int
@@ -66,11 +66,6 @@ class BatchTiming:
     clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     batch_runs_s: list[float]
     sequential_runs_s: list[float]
-    threads: int
-    cpu_count: int | None
-    load_before: list[float] | None
-    load_after: list[float] | None
-    contention: Contention | None  # during the timed rounds (mminfer.records.machine)
 
 
 @dataclass
@@ -222,7 +217,9 @@ def batch_glance(batch: Batch) -> Glance:
     else:
         lesson = "same"
     return Glance(
-        lesson=lesson, verdict=batch.timing.verdict, terms=("padding", "attention_mask", "cv")
+        lesson=lesson,
+        verdict=batch.timing.verdict,
+        terms=("prefill", "padding", "attention_mask", "cv"),
     )
 
 

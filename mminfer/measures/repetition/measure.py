@@ -35,15 +35,7 @@ from mminfer.model.draws import (
 from mminfer.model.finite import check_logits, finite_logits, model_named
 from mminfer.model.generation import GREEDY
 from mminfer.records.interval import Interval, median_interval
-from mminfer.timing.ab import (
-    A_NOT_FASTER,
-    A_SPREAD,
-    B_SPREAD,
-    ABTiming,
-    Rounds,
-    Sides,
-    time_ab,
-)
+from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,7 @@ from mminfer.records.interval import (
     ratio_decision,
     ratio_interval,
 )
-from mminfer.records.machine import Contention
+from mminfer.records.machine import TimedOn
 from mminfer.records.sentences import Sentence
 
 
@@ -36,7 +36,7 @@ class Penalty:
 
 
 @dataclass
-class PenaltyTiming:
+class PenaltyTiming(TimedOn):
     """What the penalty costs: the whole sampled generation with it and without, interleaved."""
 
     penalty: float
@@ -68,11 +68,6 @@ class PenaltyTiming:
     clock: str  # the clock the runs were read by: "perf_counter", or the tests' jitter
     with_penalty_runs_s: list[float]
     without_penalty_runs_s: list[float]
-    threads: int
-    cpu_count: int | None
-    load_before: list[float] | None
-    load_after: list[float] | None
-    contention: Contention | None  # during the timed rounds (mminfer.records.machine)
 
 
 @dataclass
@@ -219,7 +214,7 @@ def repetition_glance(repetition: Repetition) -> Glance:
     return Glance(
         lesson=moved or "alone",
         verdict=verdict,
-        terms=("repetition_penalty", "looping", "cv"),
+        terms=("repetition_penalty", "looping", "seed", "cv"),
     )
 
 

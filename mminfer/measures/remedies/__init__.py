@@ -1,0 +1,1 @@
+"""remedies.json: what removes the fixed cost per decode step (issue 48)."""

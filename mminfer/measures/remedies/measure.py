@@ -1,0 +1,378 @@
+"""What removes the fixed cost per decode step -> remedies.json.
+
+Its own greedy decode loop over the model's modules (mminfer's builtin model, or MiniMind's own
+class in the ``minimind`` backend: the same module names), the prompt's prefill by the model's own
+forward, then one token per step, each remedy switchable:
+
+- ``in_place_cache``: one (batch, P + N, KV heads, head_dim) tensor per layer for K and for V,
+  allocated once and written in place at the step's position (gpt-fast's KVCache, transformers'
+  StaticCache), where MiniMind's attention ``torch.cat``s the whole cache every step;
+- ``gqa_without_repeat_kv``: attention over the KV heads, the query heads grouped, q as
+  (B, KV, G, 1, D) against k and v as (B, KV, 1, S, D), where MiniMind's ``repeat_kv`` copies
+  every cached K and V G times every step;
+- ``all``: both; ``loop``: neither (the control: what the own loop saves by itself);
+- ``compile``: ``torch.compile`` of the one-token step over the in-place cache, opt-in, probed
+  first in a subprocess (a machine without a compiler records the reason, and it does not apply).
+
+Each remedy's greedy ids are compared with MiniMind's ``generate`` (the task's greedy arguments),
+then it is timed A B A B against it (mminfer.timing.ab). ``logits_to_keep=1`` on the uncached
+path (MiniMind's forward takes it) is timed apart, against generate without it.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+
+from mminfer.measures.remedies.remedies import (
+    REMEDIES,
+    KeepTiming,
+    Remedies,
+    Remedy,
+    saved_interval,
+)
+from mminfer.model.generation import GREEDY
+from mminfer.model.twin import apply_rotary, repeat_kv
+from mminfer.records import RunInfo
+from mminfer.records.interval import look_level, median_interval
+from mminfer.timing.ab import A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
+from mminfer.timing.clock import clock_name
+
+REMEDY_SIDES = Sides(  # the remedy as side a, MiniMind's generate as side b
+    doubts={A_SPREAD: "remedy_spread", B_SPREAD: "minimind_spread"},
+    contradictions=(),
+)
+# The switches of each remedy: (in-place cache, grouped attention, compiled step).
+SWITCHES = {
+    "loop": (False, False, False),
+    "in_place_cache": (True, False, False),
+    "gqa_without_repeat_kv": (False, True, False),
+    "all": (True, True, False),
+    "compile": (True, True, True),
+}
+PROBE = (
+    "import torch; f = torch.compile(lambda x: x * 2 + 1); "
+    "assert float(f(torch.ones(2)).sum()) == 6.0"
+)
+
+
+@dataclass(frozen=True)
+class RemedySettings:
+    """Config section remedies: whether torch.compile is tried, and the command that probes it."""
+
+    compile: bool = False
+    probe: tuple[str, ...] = (sys.executable, "-c", PROBE)
+
+
+class ConcatCache:
+    """MiniMind's cache: each step's K and V ``torch.cat``'d onto the cached ones."""
+
+    def __init__(self, presents):
+        self.layers = [list(kv) for kv in presents]
+
+    def update(self, layer: int, k, v, position: int):
+        cached = self.layers[layer]
+        cached[0] = torch.cat([cached[0], k], dim=1)
+        cached[1] = torch.cat([cached[1], v], dim=1)
+        return cached[0], cached[1]
+
+
+class InPlaceCache:
+    """One tensor per layer for K and V, (batch, positions, KV heads, head_dim), allocated once;
+    a step writes its position in place and attends over the view up to it."""
+
+    def __init__(self, presents, positions: int):
+        self.keys, self.values = [], []
+        for k, v in presents:
+            shape = (k.shape[0], positions, *k.shape[2:])
+            self.keys.append(k.new_zeros(shape))
+            self.values.append(v.new_zeros(shape))
+            self.keys[-1][:, : k.shape[1]] = k
+            self.values[-1][:, : v.shape[1]] = v
+
+    def update(self, layer: int, k, v, position: int):
+        self.keys[layer][:, position : position + 1] = k
+        self.values[layer][:, position : position + 1] = v
+        return self.keys[layer][:, : position + 1], self.values[layer][:, : position + 1]
+
+
+def attend_repeated(q, keys, values, groups: int):
+    """MiniMind's one-token attention: K and V repeated to every query head (repeat_kv)."""
+    q = q.transpose(1, 2)  # (b, heads, 1, d)
+    k = repeat_kv(keys, groups).transpose(1, 2)  # (b, heads, s, d)
+    v = repeat_kv(values, groups).transpose(1, 2)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.shape[-1])
+    out = F.softmax(scores.float(), dim=-1).type_as(q) @ v  # (b, heads, 1, d)
+    return out.transpose(1, 2).reshape(q.shape[0], 1, -1)
+
+
+def attend_grouped(q, keys, values, groups: int):
+    """The same attention over the KV heads: q (b, kv, g, 1, d) against k, v (b, kv, 1, s, d);
+    query head h = kv * g + its index in the group, as repeat_kv pairs them."""
+    batch, _, heads, dim = q.shape
+    q = q.view(batch, heads // groups, groups, 1, dim)
+    k = keys.permute(0, 2, 1, 3).unsqueeze(2)  # (b, kv, 1, s, d): a view, nothing copied
+    v = values.permute(0, 2, 1, 3).unsqueeze(2)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(dim)  # (b, kv, g, 1, s)
+    out = F.softmax(scores.float(), dim=-1).type_as(q) @ v  # (b, kv, g, 1, d)
+    return out.reshape(batch, 1, heads * dim)
+
+
+def decode_step(model, token, position: int, cache, attend: Callable):
+    """One token through the model's modules at ``position``: its (batch, vocab) logits."""
+    inner = model.model
+    config = model.config
+    heads, kv_heads = config.num_attention_heads, config.num_key_value_heads
+    dim = config.head_dim
+    cos = inner.freqs_cos[position : position + 1]
+    sin = inner.freqs_sin[position : position + 1]
+    hidden = inner.embed_tokens(token)  # (b, 1, hidden)
+    batch = hidden.shape[0]
+    for index, layer in enumerate(inner.layers):
+        attn = layer.self_attn
+        x = layer.input_layernorm(hidden)
+        q = attn.q_norm(attn.q_proj(x).view(batch, 1, heads, dim))
+        k = attn.k_norm(attn.k_proj(x).view(batch, 1, kv_heads, dim))
+        v = attn.v_proj(x).view(batch, 1, kv_heads, dim)
+        q, k = apply_rotary(q, k, cos, sin)
+        keys, values = cache.update(index, k, v, position)
+        hidden = hidden + attn.o_proj(attend(q, keys, values, heads // kv_heads))
+        hidden = hidden + layer.mlp(layer.post_attention_layernorm(hidden))
+    return model.lm_head(inner.norm(hidden))[:, -1, :]
+
+
+def own_decoder(model, *, in_place: bool, grouped: bool, compiled: bool = False):
+    """A greedy generation function ``decode(input_ids, new_tokens) -> new ids (1, N)`` with the
+    remedies switched on."""
+    attend = attend_grouped if grouped else attend_repeated
+    step = decode_step
+    if compiled:
+        step = torch.compile(decode_step, dynamic=True)
+
+    @torch.inference_mode()
+    def decode(input_ids, new_tokens: int):
+        prompt_len = input_ids.shape[1]
+        out = model(input_ids, use_cache=True)
+        token = out.logits[:, -1, :].argmax(dim=-1, keepdim=True)
+        tokens = [token]
+        if in_place:
+            cache = InPlaceCache(out.past_key_values, prompt_len + new_tokens)
+        else:
+            cache = ConcatCache(out.past_key_values)
+        for position in range(prompt_len, prompt_len + new_tokens - 1):
+            logits = step(model, token, position, cache, attend)
+            token = logits.argmax(dim=-1, keepdim=True)
+            tokens.append(token)
+        return torch.cat(tokens, dim=-1)
+
+    return decode
+
+
+def probe_compiler(command) -> str | None:
+    """None where ``command`` (a torch.compile of a tiny function, in a subprocess) succeeds; the
+    reason it failed otherwise: its last line of output, or its timeout."""
+    try:
+        done = subprocess.run(list(command), capture_output=True, text=True, timeout=600)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the probe did not run: {exc}"
+    if done.returncode == 0:
+        return None
+    lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit {done.returncode}"]
+    return f"torch.compile's probe failed: {lines[-1][:300]}"
+
+
+def first_divergence(ids: list[int], reference: list[int]) -> int | None:
+    for step, (a, b) in enumerate(zip(ids, reference)):
+        if a != b:
+            return step
+    return None if len(ids) == len(reference) else min(len(ids), len(reference))
+
+
+def skipped(name: str, reason: str) -> Remedy:
+    return Remedy(
+        name=name,
+        applies=False,
+        reason=reason,
+        same_ids=None,
+        first_divergence=None,
+        remedy_runs_s=[],
+        minimind_runs_s=[],
+        runs=0,
+        max_runs=0,
+        remedy_interval=None,
+        minimind_interval=None,
+        saved_per_step_interval=None,
+        speedup_interval=None,
+        saves=None,
+        speedup_after=None,
+        verdict=None,
+        contention=None,
+    )
+
+
+def takes_logits_to_keep(model) -> bool:
+    return "logits_to_keep" in inspect.signature(model.forward).parameters
+
+
+def measure_remedies(
+    *,
+    model,
+    prompt_ids: list[int],
+    new_tokens: int,
+    rounds: Rounds,
+    settings: RemedySettings,
+    device,
+    run: RunInfo,
+) -> Remedies:
+    """remedies.json (see the module's docstring)."""
+    input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    prompt_len = len(prompt_ids)
+
+    def minimind(use_cache: bool = True, **kwargs):
+        return model.generate(
+            input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY, **kwargs
+        )[:, prompt_len:]
+
+    reference = minimind().tolist()[0]
+    uncached = time_ab(
+        work=lambda side: minimind(use_cache=side),  # a cached, b uncached
+        sides=REMEDY_SIDES,
+        device=device,
+        rounds=rounds,
+    )
+    without_cache_s = uncached.b_s
+    reason = None
+    if settings.compile:
+        reason = probe_compiler(settings.probe)
+    remedies = {}
+    for name in REMEDIES:
+        in_place, grouped, compiled = SWITCHES[name]
+        if compiled and not settings.compile:
+            remedies[name] = skipped(name, "off: config key remedies.compile is false")
+            continue
+        if compiled and reason is not None:
+            remedies[name] = skipped(name, reason)
+            continue
+        decode = own_decoder(model, in_place=in_place, grouped=grouped, compiled=compiled)
+        remedies[name] = timed_remedy(
+            name=name,
+            decode=functools.partial(decode, input_ids, new_tokens),
+            minimind=minimind,
+            reference=reference,
+            rounds=rounds,
+            device=device,
+            without_cache_s=without_cache_s,
+        )
+    b_runs = [s for r in remedies.values() for s in r.minimind_runs_s] or uncached.a_runs_s
+    return Remedies(
+        prompt_len=prompt_len,
+        new_tokens=new_tokens,
+        token_ratio=tokens_fed(prompt_len, new_tokens, False) / tokens_fed(prompt_len, new_tokens),
+        without_cache_s=without_cache_s,
+        without_cache_runs_s=uncached.b_runs_s,
+        with_cache_s=median_interval(b_runs).median,
+        remedies=remedies,
+        compile_asked=settings.compile,
+        logits_to_keep=keep_timing(
+            minimind=minimind,
+            reference=reference,
+            rounds=rounds,
+            device=device,
+            cached_s=uncached.a_s,
+        )
+        if takes_logits_to_keep(model)
+        else None,
+        clock=clock_name(),
+        threads=torch.get_num_threads(),
+        run=run,
+    )
+
+
+def tokens_fed(prompt_len: int, new_tokens: int, use_cache: bool = True) -> int:
+    """The tokens forward is fed in one generation: the prompt, then one per step with the cache;
+    the whole sequence every step without it."""
+    if use_cache:
+        return prompt_len + new_tokens - 1
+    return sum(prompt_len + k for k in range(new_tokens))
+
+
+def timed_remedy(
+    *, name, decode, minimind, reference, rounds: Rounds, device, without_cache_s: float
+) -> Remedy:
+    """A remedy's ids against MiniMind's, then A B A B against MiniMind's cached generate; a
+    remedy whose ids differ is not timed."""
+    ids = decode().tolist()[0]
+    parted = first_divergence(ids, reference)
+    if parted is not None:
+        remedy = skipped(name, None)
+        remedy.applies, remedy.same_ids, remedy.first_divergence = True, False, parted
+        return remedy
+    timed = time_ab(
+        work=lambda side: decode() if side else minimind(),
+        sides=REMEDY_SIDES,
+        device=device,
+        rounds=rounds,
+    )
+    return remedy_of(name, timed, steps=len(reference), without_cache_s=without_cache_s)
+
+
+def remedy_of(name: str, timed: ABTiming, *, steps: int, without_cache_s: float) -> Remedy:
+    """A remedy's record from its A/B timing (the remedy as side a), its ids MiniMind's."""
+    level = look_level(timed.runs, timed.max_runs)
+    return Remedy(
+        name=name,
+        applies=True,
+        reason=None,
+        same_ids=True,
+        first_divergence=None,
+        remedy_runs_s=timed.a_runs_s,
+        minimind_runs_s=timed.b_runs_s,
+        runs=timed.runs,
+        max_runs=timed.max_runs,
+        remedy_interval=timed.a_interval,
+        minimind_interval=timed.b_interval,
+        saved_per_step_interval=saved_interval(timed.b_runs_s, timed.a_runs_s, steps, level),
+        speedup_interval=timed.ratio_interval,
+        saves=timed.decision,
+        speedup_after=without_cache_s / timed.a_s,
+        verdict=timed.verdict,
+        contention=timed.contention,
+    )
+
+
+def keep_timing(*, minimind, reference, rounds: Rounds, device, cached_s: float) -> KeepTiming:
+    """logits_to_keep=1 on the uncached path (side a) against generate without it (side b)."""
+    kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0]
+    timed = time_ab(
+        work=lambda side: minimind(use_cache=False, logits_to_keep=1) if side else minimind(False),
+        sides=REMEDY_SIDES,
+        device=device,
+        rounds=rounds,
+    )
+    return keep_of(timed, same_ids=kept == reference, cached_s=cached_s)
+
+
+def keep_of(timed: ABTiming, *, same_ids: bool, cached_s: float) -> KeepTiming:
+    """logits_to_keep=1's record from its A/B timing (kept as side a)."""
+    level = look_level(timed.runs, timed.max_runs)
+    saved = [b - a for a, b in zip(timed.a_runs_s, timed.b_runs_s)]
+    return KeepTiming(
+        same_ids=same_ids,
+        kept_runs_s=timed.a_runs_s,
+        full_runs_s=timed.b_runs_s,
+        runs=timed.runs,
+        max_runs=timed.max_runs,
+        saved_interval=median_interval(saved, level),
+        speedup_interval=timed.ratio_interval,
+        saves=timed.decision,
+        speedup_after=timed.a_s / cached_s,
+        contention=timed.contention,
+    )

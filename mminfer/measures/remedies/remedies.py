@@ -1,0 +1,245 @@
+"""remedies.json: what removes the fixed cost of a decode step, each remedy timed against
+MiniMind's cached generate. Its record and the facts its report section reads.
+
+Pure Python, no torch: the report reads the record without the model code.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, fields
+
+from mminfer.records import Glance, RunInfo
+from mminfer.records.interval import (
+    Interval,
+    look_level,
+    median_interval,
+    ratio_decision,
+    ratio_interval,
+)
+from mminfer.records.machine import Contention
+from mminfer.records.sentences import Sentence
+
+# The remedies, in report order: the own loop alone (the control: a saving there is the loop's,
+# not a remedy's), each remedy alone, all together, and torch.compile (opt-in).
+REMEDIES = ("loop", "in_place_cache", "gqa_without_repeat_kv", "all", "compile")
+
+
+@dataclass
+class Remedy:
+    """One remedy: the same greedy ids as MiniMind's cached generate, and its time against it.
+
+    Timed A B A B (side a the remedy, side b MiniMind's generate): each round's (b - a) / steps
+    is a second per step saved; its median's interval decides whether the remedy saves time."""
+
+    name: str
+    applies: bool  # False: not run here (``reason`` says why)
+    reason: str | None
+    same_ids: bool | None  # the remedy's greedy ids equal MiniMind's generate's (None: not run)
+    first_divergence: int | None  # the first step where they part; None where they do not
+    remedy_runs_s: list[float]  # timed runs, in round order
+    minimind_runs_s: list[float]
+    runs: int  # rounds asked for (looks from runs to max_runs: the level of the intervals)
+    max_runs: int
+    remedy_interval: Interval | None
+    minimind_interval: Interval | None
+    saved_per_step_interval: Interval | None  # seconds per step saved: per-round (b - a) / steps
+    speedup_interval: Interval | None  # per-round b / a: above 1 where the remedy is faster
+    saves: str | None  # the speedup's decision: "above" (saves), "below", "same", "undecided"
+    speedup_after: float | None  # MiniMind's uncached median / the remedy's: the task's speedup
+    # with this remedy in the cached path
+    verdict: str | None  # "ok", "noisy" or "untrusted" (mminfer.records.spread)
+    contention: Contention | None
+
+
+@dataclass
+class KeepTiming:
+    """``logits_to_keep=1`` on the uncached path: lm_head on the last position only, against
+    MiniMind's default (every position's logits, all but one thrown away). Reported apart."""
+
+    same_ids: bool
+    kept_runs_s: list[float]  # side a: generate(use_cache=False, logits_to_keep=1)
+    full_runs_s: list[float]  # side b: generate(use_cache=False)
+    runs: int
+    max_runs: int
+    saved_interval: Interval  # per-round b - a, seconds per generation
+    speedup_interval: Interval  # per-round b / a
+    saves: str  # the decision of speedup_interval
+    speedup_after: float  # the kept uncached median / MiniMind's cached median: the task's ratio
+    # without the uncached path's wasted lm_head rows
+    contention: Contention | None
+
+
+@dataclass
+class Remedies:
+    """remedies.json: each remedy's ids and time against MiniMind's cached generate."""
+
+    prompt_len: int
+    new_tokens: int  # forwards per generation: the steps a saving per step is divided by
+    token_ratio: float  # tokens fed without the cache / with it
+    without_cache_s: float  # MiniMind's uncached generate, median of its runs (the task's B)
+    without_cache_runs_s: list[float]
+    with_cache_s: float  # MiniMind's cached generate, median of every remedy's side b
+    remedies: dict[str, Remedy]  # in REMEDIES' order
+    compile_asked: bool  # config key remedies.compile
+    logits_to_keep: KeepTiming | None  # None: the model's forward takes no logits_to_keep
+    clock: str
+    threads: int
+    run: RunInfo
+
+    @property
+    def contention(self) -> Contention | None:
+        """What the reports' busy line reads: the first busy one of its timings' contention, or
+        the first measured (None where none was timed)."""
+        timed = [remedy.contention for remedy in self.remedies.values()]
+        if self.logits_to_keep is not None:
+            timed.append(self.logits_to_keep.contention)
+        measured = [contention for contention in timed if contention is not None]
+        busy = [contention for contention in measured if contention.busy]
+        return (busy + measured + [None])[0]
+
+
+def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], steps: int, level):
+    """The median of each round's (minimind - remedy) / steps, with its interval."""
+    saved = [(b - a) / steps for a, b in zip(remedy_runs_s, minimind_runs_s)]
+    return median_interval(saved, level)
+
+
+def remedies_facts(remedies: Remedies) -> dict:
+    """remedies.json's facts: the remedies that ran, those that did not, whether every run one
+    gave MiniMind's ids."""
+    ran = [r for r in remedies.remedies.values() if r.applies]
+    return {field.name: getattr(remedies, field.name) for field in fields(remedies)} | {
+        "ran": ran,
+        "skipped": [r for r in remedies.remedies.values() if not r.applies],
+        "all_same": all(r.same_ids for r in ran),
+        # another process shared the cores while some remedy was timed (mminfer.records.machine)
+        "busy": any(r.contention is not None and r.contention.busy for r in ran),
+        "keep": remedies.logits_to_keep,
+        "steps": remedies.new_tokens,
+        "device": remedies.run.device,
+        "dtype": remedies.run.dtype,
+    }
+
+
+def saves_of(remedy: Remedy) -> str | None:
+    """A remedy's sentence variant from its recorded decision; None where it did not run or its
+    ids differ (a faster wrong answer is no remedy)."""
+    if not remedy.applies or not remedy.same_ids:
+        return None
+    return {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}[
+        remedy.saves
+    ]
+
+
+def saves_in_runs(remedy: Remedy, chosen: str) -> bool:
+    """The check: the variant the raw rounds give, recomputed from the runs (each round's
+    minimind / remedy at the level of its looks), is the one written."""
+    level = look_level(remedy.runs, remedy.max_runs)
+    ratio = ratio_interval(remedy.minimind_runs_s, remedy.remedy_runs_s, level)
+    found = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
+    return found[ratio_decision(ratio)] == chosen
+
+
+def keep_of(remedies: Remedies) -> str | None:
+    """remedies.keep's variant: logits_to_keep=1's decision on the uncached path."""
+    keep = remedies.logits_to_keep
+    if keep is None or not keep.same_ids:
+        return None
+    return {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}[
+        keep.saves
+    ]
+
+
+def keep_in_runs(remedies: Remedies, chosen: str) -> bool:
+    """remedies.keep's check, from the raw rounds."""
+    keep = remedies.logits_to_keep
+    level = look_level(keep.runs, keep.max_runs)
+    ratio = ratio_interval(keep.full_runs_s, keep.kept_runs_s, level)
+    found = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
+    return found[ratio_decision(ratio)] == chosen
+
+
+def differing(remedies: Remedies) -> list[str]:
+    """remedies.differ: the remedies whose greedy ids part from MiniMind's (a bug, never a
+    saving)."""
+    return [r.name for r in remedies.remedies.values() if r.applies and r.same_ids is False]
+
+
+def median_or_none(values: list[float]) -> float | None:
+    return statistics.median(values) if values else None
+
+
+def remedies_glance(remedies: Remedies) -> Glance:
+    """## 고정 비용 줄이기's row: "differ" (a remedy's ids part from MiniMind's), "saves" (some
+    remedy's rounds decide a saving), "none" (none does); no verdict of its own."""
+    if differing(remedies):
+        lesson = "differ"
+    elif any(saves_of(r) == "saves" for r in remedies.remedies.values()):
+        lesson = "saves"
+    else:
+        lesson = "none"
+    return Glance(lesson=lesson, verdict=None, terms=("in_place_cache", "token_ratio"))
+
+
+SAVES_WORDS = {
+    "saves": "단계당 {{ r.saved_per_step_interval|ms_in }} 줄임 ({{ r.speedup_interval|x_in }})",
+    "costs": "**더 느림** ({{ r.speedup_interval|x_in }}): 같은 때 돈 다른 일을 먼저 의심할 것",
+    "same": "잡음 문턱(5 %) 안에서 같음 ({{ r.speedup_interval|x_in }})",
+    "undecided": "라운드로 가를 수 없음 ({{ r.speedup_interval|x_in }})",
+}
+
+
+def remedy_sentence(name: str) -> Sentence:
+    """remedies.<name>: the remedy's table cell, only what its rounds decide."""
+
+    def holds(remedies: Remedies) -> str | None:
+        remedy = remedies.remedies.get(name)
+        return None if remedy is None else saves_of(remedy)
+
+    def check(remedies: Remedies, chosen: str) -> bool:
+        return saves_in_runs(remedies.remedies[name], chosen)
+
+    prefix = "{% set r = remedies.remedies['" + name + "'] %}"
+    words = {variant: prefix + text for variant, text in SAVES_WORDS.items()}
+    return Sentence(f"remedies.{name}", holds=holds, words=words, check=check)
+
+
+SENTENCES = (
+    *(remedy_sentence(name) for name in REMEDIES),
+    Sentence(
+        "remedies.differ",
+        holds=lambda remedies: bool(differing(remedies)),
+        words=(
+            "**{{ remedies.remedies.values()|selectattr('same_ids', 'false')|map(attribute='name')"
+            "|join(', ') }}의 greedy id가 MiniMind의 generate와 달랐다**: 이 치료의 시간은"
+            " 비교하지 않는다(틀린 답을 빨리 내는 것은 치료가 아니다)."
+        ),
+    ),
+    Sentence(
+        "remedies.keep",
+        holds=keep_of,
+        words={
+            "saves": (
+                "캐시 없는 경로에 `logits_to_keep=1`을 주면 생성이"
+                " {{ remedies.logits_to_keep.speedup_interval|x_in }} 빨라졌다: 과제의 속도"
+                " 향상에는 버려지는 lm_head 행의 낭비가 들어 있고, 그것을 빼면 속도 향상은"
+                " {{ remedies.logits_to_keep.speedup_after|round(1) }}배다."
+            ),
+            "costs": (
+                "캐시 없는 경로에 `logits_to_keep=1`을 주자 오히려 느려졌다"
+                "({{ remedies.logits_to_keep.speedup_interval|x_in }}): 같은 때 돈 다른 일을"
+                " 먼저 의심할 것."
+            ),
+            "same": (
+                "캐시 없는 경로에 `logits_to_keep=1`을 주어도 시간이 잡음 문턱(5 %) 안에서"
+                " 같았다({{ remedies.logits_to_keep.speedup_interval|x_in }})."
+            ),
+            "undecided": (
+                "캐시 없는 경로의 `logits_to_keep=1`이 시간을 줄이는지는 라운드로 가를 수 없다"
+                "({{ remedies.logits_to_keep.speedup_interval|x_in }})."
+            ),
+        },
+        check=keep_in_runs,
+    ),
+)

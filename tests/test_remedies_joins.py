@@ -1,0 +1,101 @@
+"""remedies.json's comparison sentences under noisy rounds: each remedy's saving and
+logits_to_keep's (mminfer.measures.remedies.remedies), and remedies.within_parts
+(mminfer.report.joins: each saving against anatomy.json's profiled category, nothing without a
+profile); each check follows the raw rounds."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+from reportdata import NOISES, anatomy_record, remedies_record, replayed, spread_runs
+
+from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
+from mminfer.measures.remedies.remedies import SENTENCES as RECORD_SENTENCES
+from mminfer.measures.remedies.remedies import Remedies
+from mminfer.report.joins import REMEDIES_SENTENCES, remedies_against_parts
+
+SENTENCE = REMEDIES_SENTENCES[0]
+
+
+def profiled(cache_cat: float, repeat_kv: float, new_tokens: int = 64):
+    """anatomy.json with a cached path's profile (h-profile's shape: profile.with_cache.parts_s)."""
+    parts = {"cache_cat": cache_cat, "repeat_kv": repeat_kv, "rest": 0.1}
+    return SimpleNamespace(new_tokens=new_tokens, profile={"with_cache": {"parts_s": parts}})
+
+
+def test_nothing_is_said_without_a_profile_or_at_another_length():
+    remedies = remedies_record()
+    assert remedies_against_parts(remedies, None) is None
+    assert remedies_against_parts(remedies, anatomy_record()) is None  # no profile yet
+    assert remedies_against_parts(remedies, profiled(1.0, 1.0, new_tokens=32)) is None
+
+
+def test_a_saving_above_its_profiled_part_is_named():
+    remedies = remedies_record()  # the in-place cache saves 10 % of 0.4 s, the GQA 15 %
+    assert remedies_against_parts(remedies, profiled(1.0, 1.0)) == "within"
+    assert remedies_against_parts(remedies, profiled(0.001, 1.0)) == "beyond"
+    assert remedies_against_parts(remedies, profiled(1.0, 0.001)) == "beyond"
+
+
+@pytest.mark.parametrize("noise", NOISES)
+@pytest.mark.parametrize("part", [0.0, 0.02, 0.04, 0.06, 0.1])
+def test_the_words_chosen_are_the_ones_the_raw_rounds_support(noise, part):
+    remedies = remedies_record()
+    for name, seconds in (("in_place_cache", 0.36), ("gqa_without_repeat_kv", 0.34)):
+        remedy = [run[0] for run in spread_runs([seconds], 0.05, 7, noise=noise)]
+        minimind = [run[0] for run in spread_runs([0.4], 0.05, 7, reverse=True, noise=noise)]
+        timed = replayed(remedy, minimind, REMEDY_SIDES, runs=3)
+        remedies.remedies[name] = remedy_of(name, timed, steps=64, without_cache_s=2.0)
+    records = {"remedies": remedies, "anatomy": profiled(part, part)}
+    chosen = remedies_against_parts(**records)
+    assert chosen in ("within", "beyond")
+    assert SENTENCE.supported(records, chosen)
+
+
+def test_a_part_between_the_savings_low_end_and_its_median_is_within():
+    remedies = remedies_record()
+    saved = remedies.remedies["in_place_cache"].saved_per_step_interval
+    part = 64 * (saved.low + saved.median) / 2
+    assert saved.low < saved.median
+    records = {"remedies": remedies, "anatomy": profiled(part, 1.0)}
+    assert remedies_against_parts(**records) == "within"
+    assert SENTENCE.supported(records, "within") and not SENTENCE.supported(records, "beyond")
+
+
+def noisy_remedies(noise: str, share: float, kept: float) -> Remedies:
+    """remedies_record with the in-place cache, the GQA attention and logits_to_keep timed from
+    runs under ``noise`` (spread_runs), the remedy at ``share`` of MiniMind's 0.4 s."""
+    remedies = remedies_record()
+
+    def runs(seconds: float, reverse: bool = False) -> list[float]:
+        return [run[0] for run in spread_runs([seconds], 0.05, 7, reverse=reverse, noise=noise)]
+
+    for name in ("in_place_cache", "gqa_without_repeat_kv"):
+        timed = replayed(runs(0.4 * share), runs(0.4, reverse=True), REMEDY_SIDES, runs=3)
+        remedies.remedies[name] = remedy_of(name, timed, steps=64, without_cache_s=2.0)
+    timed = replayed(runs(2.0 * kept), runs(2.0, reverse=True), REMEDY_SIDES, runs=3)
+    remedies.logits_to_keep = keep_of(timed, same_ids=True, cached_s=0.4)
+    return remedies
+
+
+@pytest.mark.parametrize("noise", NOISES)
+@pytest.mark.parametrize("share", [0.5, 0.9, 0.97, 1.0, 1.1])
+def test_the_remedies_sentences_say_only_what_their_rounds_decide(noise, share):
+    remedies = noisy_remedies(noise, share, kept=share)
+    said = 0
+    for sentence in RECORD_SENTENCES:
+        chosen = sentence.holds(remedies)
+        if sentence.check is not None and chosen is not None:
+            said += 1
+            assert sentence.supported({"remedies": remedies}, chosen), (sentence.key, chosen)
+    assert said >= 3
+
+
+def test_a_saving_written_where_the_rounds_do_not_decide_one_is_caught():
+    remedies = noisy_remedies("bimodal", 0.97, kept=0.97)
+    remedy = remedies.remedies["in_place_cache"]
+    assert remedy.saves != "above"
+    remedy.saves = "above"  # the medians' word, not the interval's
+    sentence = next(s for s in RECORD_SENTENCES if s.key == "remedies.in_place_cache")
+    assert not sentence.supported({"remedies": remedies}, sentence.holds(remedies))
