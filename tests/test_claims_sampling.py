@@ -1,12 +1,8 @@
 """The sampling side's sentences held to their judges, on records of every shape a run can give.
 
 temp, topp, sampler and topk of every shape; repetition, batch and the conversation timed on noisy
-runs (bimodal, drifting, one outlier, steady contention, or quiet; 3 to 9 rounds at 3..9, as
-mminfer.timing.ab would stop): the whole report is rendered and no claim it wrote is denied by its
-oracle (tests/oracles.py), and no comparison sentence it wrote is unsupported by its check, which
-recomputes the comparison from the record's raw runs (mminfer.records.sentences). A planted bad
-predicate shows that they catch what the golden cases miss, and the quiet golden still says what
-its rounds decide.
+runs (bimodal, drifting, one outlier, steady contention, or quiet; 3 to 9 rounds): no claim the
+report wrote is denied by its oracle (tests/oracles.py) nor unsupported by its check.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ import dataclasses
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from oracles import denied
+from oracles import denied, unsupported
 from reportcases import cases, rendered_keys
 from reportdata import (
     RUN,
@@ -45,19 +41,6 @@ PROPERTY = settings(
 FIND = settings(PROPERTY, phases=[Phase.generate])  # a planted error: found, not shrunk
 
 COUNTS = st.integers(min_value=1, max_value=30)
-
-
-def unsupported(records: dict, log: ClaimLog) -> list[str]:
-    """The comparison sentences the report wrote that their raw runs do not support."""
-    found = []
-    for claim in log.rendered:
-        sentence = sentence_table().get(claim.key)
-        if sentence is None or not sentence.compares:
-            continue
-        chosen = claim.about.get("variant", True)
-        if not sentence.supported(records, chosen):
-            found.append(f"{claim.key}: {chosen}")
-    return found
 
 
 def check(records: dict) -> None:
