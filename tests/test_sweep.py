@@ -1,12 +1,8 @@
-"""The generation-length sweep (mminfer.measures.sweep.measure).
-
-Every length read off one clocked generation per method, counts against the formulas, and the
-per-step cost fit (recovers known costs, never negative, says where it holds, predicts nothing past
-the model's positions).
-"""
+"""The generation-length sweep (mminfer.measures.sweep.measure): lengths, counts, the step fit."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import random
 
@@ -149,12 +145,8 @@ def test_ttft_is_the_first_cached_step_and_decode_the_later_ones(tiny_sweep):
         assert point.decode_s_per_token == pytest.approx(sum(steps[1:n]) / (n - 1))
 
 
-def test_sweep_states_its_conditions(tiny_sweep):
+def test_sweep_states_its_conditions_and_survives_a_json_round_trip(tiny_sweep):
     assert tiny_sweep.threads >= 1 and tiny_sweep.runs == 2 and tiny_sweep.warmup == 1
-    assert hasattr(tiny_sweep, "load_before") and hasattr(tiny_sweep, "load_after")
-
-
-def test_sweep_result_survives_a_json_round_trip(tiny_sweep):
     assert from_json(Sweep, json.loads(json.dumps(to_json(tiny_sweep)))) == tiny_sweep
 
 
@@ -175,6 +167,7 @@ def test_uncached_steps_are_clocked_up_to_the_bound_and_at_the_spread(spread_swe
     assert steps.fed_without_cache == [9, 10, 11, 12, None, None, None, 16]  # P + i where clocked
     assert all(seconds is not None for seconds in steps.with_cache_s)  # the cached path: every step
     assert spread_sweep.uncached_ids_match is True  # each one-token generation picked the same id
+    assert spread_sweep.fit.steps == 8 + 5  # the fit: every cached step, the five clocked uncached
 
 
 def test_a_length_with_unclocked_steps_adds_their_fitted_times(spread_sweep):
@@ -204,10 +197,6 @@ def test_a_length_with_unclocked_steps_adds_their_fitted_times(spread_sweep):
     assert (
         steps.without_cache_how[:4] == ["clocked"] * 4 and steps.without_cache_how[7] == "clocked"
     )
-
-
-def test_the_fit_runs_over_the_clocked_steps_only(spread_sweep):
-    assert spread_sweep.fit.steps == 8 + 5  # every cached step, five uncached ones
 
 
 # --- fitting --------------------------------------------------------------------------------------
@@ -248,15 +237,10 @@ def test_fit_never_reports_a_negative_cost():
     assert fit.held_at_zero
 
 
-def test_nonnegative_least_squares_matches_plain_least_squares_when_it_is_positive():
+def test_nonnegative_least_squares_holds_only_a_negative_coefficient_at_zero():
     rows = [[1.0, float(x)] for x in range(10)]
-    y = [2.0 + 0.5 * x for x in range(10)]
-    x, held = nonnegative_least_squares(rows, y)
-    assert x == pytest.approx([2.0, 0.5]) and held == []
-
-
-def test_nonnegative_least_squares_holds_a_negative_coefficient_at_zero():
-    rows = [[1.0, float(x)] for x in range(10)]
+    x, held = nonnegative_least_squares(rows, [2.0 + 0.5 * x for x in range(10)])
+    assert x == pytest.approx([2.0, 0.5]) and held == []  # plain least squares where positive
     y = [5.0 - 0.5 * x for x in range(10)]  # the unconstrained slope is negative
     x, held = nonnegative_least_squares(rows, y)
     assert x[1] == 0 and held == [1] and x[0] == pytest.approx(sum(y) / len(y))
@@ -274,12 +258,10 @@ def test_a_fit_that_does_not_explain_the_steps_says_so():
 
 def test_predicted_time_is_the_sum_of_the_fitted_steps():
     steps = synthetic_steps(40, 16, COSTS)
-    for n in (1, 5, 16):
-        assert predicted_seconds(fit_of(COSTS), 40, n, True) == pytest.approx(
-            sum(steps["with_cache_s"][:n])
-        )
-        assert predicted_seconds(fit_of(COSTS), 40, n, False) == pytest.approx(
-            sum(steps["without_cache_s"][:n])
+    for n, cached in itertools.product((1, 5, 16), (True, False)):
+        method = "with_cache_s" if cached else "without_cache_s"
+        assert predicted_seconds(fit_of(COSTS), 40, n, cached) == pytest.approx(
+            sum(steps[method][:n])
         )
 
 
@@ -317,14 +299,8 @@ def test_every_clocked_step_carries_its_range_over_the_runs(tiny_sweep):
     assert "single_run" not in tiny_sweep.doubts  # two runs
 
 
-def runs_of(
-    with_cache: list[float],
-    without_cache: list[float],
-    with_cache_within: float = 0.0,
-    without_cache_within: float = 0.0,
-) -> dict:
-    """The per-run totals and the spreads within the runs measure_steps keeps, as a fake clock
-    gives them."""
+def runs_of(with_cache, without_cache, with_cache_within=0.0, without_cache_within=0.0) -> dict:
+    """The per-run totals and spreads within the runs that measure_steps keeps."""
     return {
         "with_cache_runs_s": with_cache,
         "without_cache_runs_s": without_cache,
@@ -358,10 +334,8 @@ def test_a_steady_busy_loop_that_slows_every_run_alike_is_noisy():
     within = spread_within_runs(runs, use_cache=True, short=16)
     totals = [run_total(seconds) for seconds in runs]
     doubts = spread_doubts(runs_of(totals, [5.0] * 3, with_cache_within=within), 3, 5.0)
-    assert (
-        doubts == ["with_cache_spread_within_runs"]
-        and verdict_of(doubts, CONTRADICTIONS) == "noisy"
-    )
+    assert doubts == ["with_cache_spread_within_runs"]
+    assert verdict_of(doubts, CONTRADICTIONS) == "noisy"
 
 
 def test_uncached_steps_that_grow_with_the_context_are_not_noise():
@@ -385,10 +359,8 @@ def test_uncached_steps_that_jump_around_their_trend_are_noisy():
     ]
     within = spread_within_runs([jumpy] * 3, use_cache=False, short=16)
     doubts = spread_doubts(runs_of([1.0] * 3, [5.0] * 3, without_cache_within=within), 3, 5.0)
-    assert (
-        doubts == ["without_cache_spread_within_runs"]
-        and verdict_of(doubts, CONTRADICTIONS) == "noisy"
-    )
+    assert doubts == ["without_cache_spread_within_runs"]
+    assert verdict_of(doubts, CONTRADICTIONS) == "noisy"
 
 
 def test_unclocked_steps_lie_on_the_line_between_the_clocked_ones():
