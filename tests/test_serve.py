@@ -1,7 +1,5 @@
-"""What one machine serves (mminfer.measures.serve.measure): the batch fit, where batching stops
-being nearly free,
-users by speed and by memory and the bound that binds, on hand-made steps (a fake clock); then one
-real decode of the tiny model."""
+"""What one machine serves (mminfer.measures.serve.measure) on hand-made steps, then one real
+decode of the tiny model."""
 
 from __future__ import annotations
 
@@ -29,8 +27,7 @@ PROMPT = prompt_of(21)
 
 
 def steps_of(seconds_by_batch: dict[int, float], kv_per_user: int = 1) -> list[BatchStep]:
-    """BatchStep rows whose decode step takes the given seconds in each of two passes (a machine
-    with a known clock), through serve.batch_step as serve() builds them."""
+    """serve.batch_step rows whose decode step takes the given seconds in each of two passes."""
     rows = []
     smaller = None
     for batch, seconds in seconds_by_batch.items():
@@ -53,13 +50,9 @@ def test_the_fit_recovers_fixed_and_per_sequence_costs():
     assert fit.measured_batches == [1, 64]
 
 
-def test_the_fit_says_when_it_does_not_hold():
-    rows = steps_of({1: 0.01, 2: 0.05, 4: 0.01, 8: 0.08, 16: 0.01})
-    assert not fit_batches(rows).holds
-
-
-def test_two_batches_fit_any_line_so_the_fit_claims_nothing():
-    fit = fit_batches(steps_of({1: 0.010, 2: 0.012}))
+def test_the_fit_says_when_it_does_not_hold_and_two_batches_claim_nothing():
+    assert not fit_batches(steps_of({1: 0.01, 2: 0.05, 4: 0.01, 8: 0.08, 16: 0.01})).holds
+    fit = fit_batches(steps_of({1: 0.010, 2: 0.012}))  # two batches fit any line
     assert fit.fixed_s == pytest.approx(0.008) and fit.per_sequence_s == pytest.approx(0.002)
     assert not fit.holds and fit.least_batches == 3
 
@@ -76,9 +69,7 @@ def test_users_by_speed_is_the_largest_batch_within_the_step_target():
     users, how, between = users_by_speed(rows, fit, 25.0)
     assert how == "fit" and between == [32, 64]
     assert users == 60  # (0.040 - 0.010) / 0.0005, between the measured 32 and 64
-    steps = steps_of(
-        {1: 0.001, 2: 0.039, 4: 0.5, 8: 0.6}
-    )  # no line fits: the measured batch stands
+    steps = steps_of({1: 0.001, 2: 0.039, 4: 0.5, 8: 0.6})  # no line fits: the measured batch
     assert users_by_speed(steps, fit_batches(steps), 25.0)[:2] == (2, "measured")
 
 
