@@ -53,9 +53,7 @@ def compare(tiny_tokenizer, tiny_run):
 
 def test_greedy_ids_are_the_same_with_and_without_cache(compare, tiny_model):
     same, _ = compare(tiny_model, prompt_of(21), 16)
-    assert same.same_ids is True
-    assert same.ids == same.ids_without_cache
-    assert len(same.ids) == 16
+    assert same.same_ids is True and same.ids == same.ids_without_cache and len(same.ids) == 16
     assert same.first_difference is None
 
 
@@ -205,9 +203,7 @@ def test_seeded_sampling_is_reproducible(tiny_sft, tiny_tokenizer, question_ids)
     torch.manual_seed(999)  # whatever happened to the global RNG before must not matter
     second = sample_answers(*args, seed=0, device="cpu")
     other = sample_answers(*args, seed=1, device="cpu")
-    assert first == second
-    assert first != other
-    assert len(first) == 6
+    assert first == second and first != other and len(first) == 6
 
 
 def experiment(model, tokenizer, prompt_ids, temperatures, run):
@@ -226,24 +222,14 @@ def experiment(model, tokenizer, prompt_ids, temperatures, run):
     )
 
 
-def test_temperature_experiment_reseeds_for_each_temperature(
+def test_temperature_experiment_reseeds_for_each_temperature_and_counts_distinct_answers(
     tiny_sft, tiny_tokenizer, question_ids, tiny_run
 ):
     both = experiment(tiny_sft, tiny_tokenizer, question_ids, [0.3, 1.0], tiny_run)
     alone = experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], tiny_run)
-    assert list(both) == ["0.3", "1.0"]
-    assert alone["1.0"] == both["1.0"]
-
-
-def test_temperature_experiment_counts_distinct_answers(
-    tiny_sft, tiny_tokenizer, question_ids, tiny_run
-):
-    result = experiment(tiny_sft, tiny_tokenizer, question_ids, [1.0], tiny_run)
-    answers = sample_answers(
-        tiny_sft, tiny_tokenizer, question_ids, 1.0, 6, 8, seed=0, device="cpu"
-    )
-    assert result["1.0"].distinct == len(set(answers))
-    assert result["1.0"].samples == 6
+    assert list(both) == ["0.3", "1.0"] and alone["1.0"] == both["1.0"]
+    answers = sample_answers(tiny_sft, tiny_tokenizer, question_ids, 1.0, 6, 8, 0, "cpu")
+    assert alone["1.0"].distinct == len(set(answers)) and alone["1.0"].samples == 6
 
 
 class EosShim:
@@ -256,14 +242,8 @@ class EosShim:
 
 def test_answers_are_cut_before_eos(tiny_sft, tiny_tokenizer, question_ids):
     # Row 0's first sampled token under seed 0 becomes "eos": row 0's answer must then be empty.
-    sampling = {
-        "do_sample": True,
-        "top_k": 0,
-        "top_p": 1.0,
-        "temperature": 1.5,
-        "max_new_tokens": 12,
-        "num_return_sequences": 8,
-    }
+    sampling = {"do_sample": True, "top_k": 0, "top_p": 1.0, "temperature": 1.5}
+    sampling |= {"max_new_tokens": 12, "num_return_sequences": 8}
     torch.manual_seed(0)
     free = tiny_sft.generate(torch.tensor([question_ids]), eos_token_id=None, **sampling)
     eos = free[0, len(question_ids)].item()
@@ -281,15 +261,18 @@ def test_answers_are_cut_before_eos(tiny_sft, tiny_tokenizer, question_ids):
 
 
 def test_cut_at_eos():
-    assert cut_at_eos([5, 6, 2, 7, 2], 2) == [5, 6]
+    assert cut_at_eos([5, 6, 2, 7, 2], 2) == [5, 6] and cut_at_eos([2, 5], 2) == []
     assert cut_at_eos([5, 6, 7], 2) == [5, 6, 7]
-    assert cut_at_eos([2, 5], 2) == []
 
 
 def test_temperature_keys_are_written_as_the_task_writes_them():
-    assert [temperature_key(t) for t in (0.3, 1.0, 1.5)] == ["0.3", "1.0", "1.5"]
-    assert temperature_key(1) == "1.0"
-    assert temperature_key(0.99) == "0.99"
+    assert [temperature_key(t) for t in (0.3, 1.0, 1.5, 1, 0.99)] == [
+        "0.3",
+        "1.0",
+        "1.5",
+        "1.0",
+        "0.99",
+    ]
 
 
 def test_distinct_n_on_hand_made_answers():
@@ -304,8 +287,7 @@ def test_distinct_n_on_hand_made_answers():
 
 def test_summarize_answers_counts_distinct_and_top_share(tiny_run):
     summary = summarize_answers(["사과", "배", "사과", "사과 "], 0, CHAT_PROMPT, tiny_run)
-    assert summary.distinct == 3  # whitespace makes a different answer
-    assert summary.samples == 4
+    assert summary.distinct == 3 and summary.samples == 4  # whitespace makes another answer
     assert summary.top_share == pytest.approx(0.5)
     assert summary.answers[0] == Answer(answer="사과", count=2)
 
