@@ -56,31 +56,18 @@ def test_its_key_is_one_snakemake_takes_and_its_rule_names_its_output_by_it(name
         assert written == key, entry.rule
 
 
-def test_count_json_is_keyed_count_json():
-    assert measurements.key("count") == "count_json"
-    assert measurements.key("same") == "same"
-
-
-def test_the_task_has_its_six_files():
+def test_count_json_is_keyed_count_json_and_the_task_has_its_six_files():
+    assert measurements.key("count") == "count_json" and measurements.key("same") == "same"
     assert sorted(measurements.task_files().values()) == sorted(
         ["same.json", "count.json", "time.json", "kvbytes.json", "temp.json", "topp.json"]
     )
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_its_record_is_a_record(name):
-    kind = measurements.measurement(name).record
-    assert dataclasses.is_dataclass(kind) or typing.get_origin(kind) is dict, kind
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_its_measuring_function_exists(name):
-    assert callable(measurements.resolve(measurements.measurement(name).measured_by))
-
-
-@pytest.mark.parametrize("name", NAMES)
-def test_its_rule_writes_it(name):
+def test_its_record_is_a_record_its_measuring_function_exists_and_its_rule_writes_it(name):
     entry = measurements.measurement(name)
+    assert dataclasses.is_dataclass(entry.record) or typing.get_origin(entry.record) is dict
+    assert callable(measurements.resolve(entry.measured_by))
     assert re.search(rf'measured\("{name}", ', rule_body(entry.rule)), entry.rule
 
 
