@@ -22,47 +22,18 @@ def prompt_tensor(ids=PROMPT) -> torch.Tensor:
 
 
 @torch.no_grad()
-def manual_greedy_without_cache(model, input_ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
-    ids = input_ids
-    for _ in range(new_tokens):
-        logits = model(ids).logits[:, -1, :]  # the whole sequence, every step
-        ids = torch.cat([ids, logits.argmax(dim=-1, keepdim=True)], dim=-1)
-    return ids
-
-
-@torch.no_grad()
-def manual_greedy_with_cache(model, input_ids: torch.Tensor, new_tokens: int) -> torch.Tensor:
-    ids = input_ids
+def manual_loop(model, ids: torch.Tensor, new_tokens: int, pick, use_cache: bool) -> torch.Tensor:
     past = None
     for _ in range(new_tokens):
-        past_len = past[0][0].shape[1] if past else 0
-        out = model(ids[:, past_len:], past_key_values=past, use_cache=True)
-        ids = torch.cat([ids, out.logits[:, -1, :].argmax(dim=-1, keepdim=True)], dim=-1)
-        past = out.past_key_values
-    return ids
-
-
-@torch.no_grad()
-def manual_sampling(
-    model,
-    input_ids: torch.Tensor,
-    new_tokens: int,
-    temperature: float,
-    rows: int,
-    seed: int,
-    use_cache: bool,
-) -> torch.Tensor:
-    torch.manual_seed(seed)
-    ids = input_ids.repeat(rows, 1)
-    past = None
-    for _ in range(new_tokens):
-        past_len = past[0][0].shape[1] if past else 0
+        past_len = past[0][0].shape[1] if past else 0  # no cache: the whole sequence, every step
         out = model(ids[:, past_len:], past_key_values=past, use_cache=use_cache)
-        logits = out.logits[:, -1, :] / temperature
-        next_token = torch.multinomial(torch.softmax(logits, dim=-1), num_samples=1)
-        ids = torch.cat([ids, next_token], dim=-1)
+        ids = torch.cat([ids, pick(out.logits[:, -1, :])], dim=-1)
         past = out.past_key_values if use_cache else None
     return ids
+
+
+def argmax(logits: torch.Tensor) -> torch.Tensor:
+    return logits.argmax(dim=-1, keepdim=True)
 
 
 def reference_top_p_mask(logits: torch.Tensor, top_p: float) -> torch.Tensor:
@@ -86,8 +57,7 @@ def survivors(probs: list[float], p: float) -> int:
 @pytest.mark.parametrize("use_cache", [False, True])
 def test_greedy_generate_equals_the_manual_loop(tiny_model, use_cache):
     out = tiny_model.generate(prompt_tensor(), max_new_tokens=12, use_cache=use_cache, **GREEDY)
-    loop = manual_greedy_with_cache if use_cache else manual_greedy_without_cache
-    assert torch.equal(out, loop(tiny_model, prompt_tensor(), 12))
+    assert torch.equal(out, manual_loop(tiny_model, prompt_tensor(), 12, argmax, use_cache))
 
 
 def test_generate_returns_prompt_followed_by_new_tokens(tiny_model):
@@ -96,14 +66,17 @@ def test_generate_returns_prompt_followed_by_new_tokens(tiny_model):
     assert out[0, : len(PROMPT)].tolist() == PROMPT
 
 
+def multinomial(logits: torch.Tensor) -> torch.Tensor:
+    return torch.multinomial(torch.softmax(logits / 0.7, dim=-1), num_samples=1)
+
+
 @pytest.mark.parametrize("use_cache", [True, False])
 def test_seeded_sampling_equals_manual_multinomial_loop(tiny_model, use_cache):
     sampling = UNFILTERED | {"do_sample": True, "temperature": 0.7, "num_return_sequences": 4}
     torch.manual_seed(123)
     out = tiny_model.generate(prompt_tensor(), max_new_tokens=8, use_cache=use_cache, **sampling)
-    expected = manual_sampling(
-        tiny_model, prompt_tensor(), 8, 0.7, rows=4, seed=123, use_cache=use_cache
-    )
+    torch.manual_seed(123)
+    expected = manual_loop(tiny_model, prompt_tensor().repeat(4, 1), 8, multinomial, use_cache)
     assert torch.equal(out, expected)
     assert len({tuple(row) for row in out[:, len(PROMPT) :].tolist()}) > 1  # really sampled
 
