@@ -212,15 +212,8 @@ def test_a_backend_is_chosen_by_the_key_and_the_source_given(tmp_path, load_tiny
     assert choose_backend("minimind", tmp_path) == "minimind"
     with pytest.raises(MminferError, match="config key 'backend'.*auto, minimind, builtin"):
         choose_backend("foo", None)
-
-
-def test_minimind_backend_without_source_is_an_error(load_tiny, tmp_path):
-    with pytest.raises(MminferError, match="minimind_src"):
+    with pytest.raises(MminferError, match="minimind_src"):  # minimind without its source
         load_tiny(backend="minimind", minimind_src=tmp_path)
-
-
-def test_auto_backend_with_minimind_source_is_minimind(minimind_src):
-    assert choose_backend("auto", minimind_src) == "minimind"
 
 
 def test_an_unknown_dtype_or_device_is_an_error_naming_its_key():
@@ -241,7 +234,8 @@ def test_forward_past_max_positions_is_an_error(tiny_model):
 def test_minimind_backend_loads_the_checkpoint_with_tied_embeddings(
     load_tiny, minimind_src, tiny_state
 ):
-    loaded = load_tiny(backend="minimind", minimind_src=minimind_src)
+    assert choose_backend("auto", minimind_src) == "minimind"
+    loaded = load_tiny(backend="auto", minimind_src=minimind_src)
     assert loaded.backend == "minimind"
     assert loaded.model.training is False
     assert loaded.model.lm_head.weight is loaded.model.model.embed_tokens.weight
