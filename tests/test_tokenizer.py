@@ -160,14 +160,13 @@ def test_config_without_chat_template_stops_naming_the_file(tokenizer_without_te
     assert "temp.chatml_fallback" in str(info.value)
 
 
-def test_config_without_chat_template_falls_back_to_chatml_when_asked(tokenizer_without_template):
+def test_config_without_chat_template_falls_back_to_chatml_when_asked(
+    tokenizer_without_template, tiny_tokenizer
+):
     ids, source = chat_prompt(tokenizer_without_template, "q", chatml_fallback=True)
     text = tokenizer_without_template.decode(ids, skip_special_tokens=False)
     assert text == "<|im_start|>user\nq<|im_end|>\n<|im_start|>assistant\n"
     assert source == "plain ChatML (config key temp.chatml_fallback)"
-
-
-def test_the_tokenizers_own_template_is_recorded_as_such(tiny_tokenizer):
     _, source = chat_prompt(tiny_tokenizer, "q", chatml_fallback=True)
     assert source == "tokenizer_config.json"  # the fallback is only for a tokenizer without one
 
@@ -225,9 +224,6 @@ def test_tokenizer_with_more_ids_than_embedding_rows_names_both_keys_and_sizes(t
     assert "config key 'tokenizer'" in message and "config key 'sft'" in message
     assert f"{tiny_tokenizer.id_count} token ids" in message and f"{rows} rows" in message
     assert str(tiny_tokenizer.folder) in message and "/ckpt/sft.pth" in message
-
-
-def test_tokenizer_smaller_than_the_embedding_is_fine(tiny_tokenizer):
     vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count, "p.pth", "pretrain", "course")
     vocab_fits(tiny_tokenizer, tiny_tokenizer.id_count + 64, "p.pth", "pretrain", "course")  # pad
 
