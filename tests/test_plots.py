@@ -184,13 +184,22 @@ def test_the_sweep_ratio_title_marks_an_estimate():
     assert title.endswith("N = 64: 시간 비율이 토큰 비율에 못 미친다 (≈ 어림)")
 
 
-def test_the_serve_picture_draws_ranges_the_peak_and_the_cliff(monkeypatch):
+def test_the_serve_picture_draws_ranges_the_peak_the_cliff_and_plain_numbers(monkeypatch):
     fig = drawn(monkeypatch, plots.plot_serve, course_serve_record())
     speed_ax, step_ax = fig.axes
     assert "정점: B = 32" in speed_ax.get_legend_handles_labels()[1]
     assert any("절벽: 배치 ×2에 한 단계 ×3.4" in text.get_text() for text in step_ax.texts)
     assert len(step_ax.containers) == 1  # the error bars of the passes' range
     assert speed_ax.get_title() == plots.serve_titles(course_serve_record())[0]
+    fig.canvas.draw()  # the log axes label plain numbers
+    assert step_ax.get_yscale() == "log"  # 2.33 ms to 48 ms
+    labels = []
+    for ax in (speed_ax, step_ax):
+        for minor in (False, True):
+            labels += [text.get_text() for text in ax.get_yticklabels(minor=minor)]
+    shown = [label for label in labels if label]
+    assert "40" in shown and "10" in shown  # milliseconds as they read
+    assert not [label for label in shown if "times" in label or "^" in label or "e+" in label]
     plots.plt.close(fig)
 
 
@@ -211,36 +220,19 @@ def fit_lines(step_ax) -> dict:
     return lines
 
 
-def test_the_serve_fit_is_solid_where_fitted_and_dotted_beyond(monkeypatch):
-    fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(16, holds=True))
-    lines = fit_lines(fig.axes[1])
-    assert lines == {
-        "적합: 고정비 + 사용자당 × B (B 1–16에서 맞음)": ("-", [1, 2, 4, 8, 16]),
-        "B 16 너머의 적합 직선 (거기서는 맞추지 않음)": (":", [16, 32, 64]),
-    }
-    plots.plt.close(fig)
+FITTED = {  # solid where fitted, dotted beyond
+    "적합: 고정비 + 사용자당 × B (B 1–16에서 맞음)": ("-", [1, 2, 4, 8, 16]),
+    "B 16 너머의 적합 직선 (거기서는 맞추지 않음)": (":", [16, 32, 64]),
+}
+NOT_HOLDING = {
+    "적합: 고정비 + 사용자당 × B (B 1–64에서 맞지 않음)": (":", [1, 2, 4, 8, 16, 32, 64])
+}
 
 
-def test_a_serve_fit_that_does_not_hold_is_dotted_and_says_so(monkeypatch):
-    fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(64, holds=False))
-    lines = fit_lines(fig.axes[1])
-    label = "적합: 고정비 + 사용자당 × B (B 1–64에서 맞지 않음)"
-    assert lines == {label: (":", [1, 2, 4, 8, 16, 32, 64])}
-    plots.plt.close(fig)
-
-
-def test_the_serve_log_axes_label_plain_numbers(monkeypatch):
-    fig = drawn(monkeypatch, plots.plot_serve, course_serve_record())
-    fig.canvas.draw()
-    speed_ax, step_ax = fig.axes
-    assert step_ax.get_yscale() == "log"  # 2.33 ms to 48 ms
-    labels = []
-    for ax in (speed_ax, step_ax):
-        for minor in (False, True):
-            labels += [text.get_text() for text in ax.get_yticklabels(minor=minor)]
-    shown = [label for label in labels if label]
-    assert "40" in shown and "10" in shown  # milliseconds as they read
-    assert not [label for label in shown if "times" in label or "^" in label or "e+" in label]
+@pytest.mark.parametrize("high, holds, lines", [(16, True, FITTED), (64, False, NOT_HOLDING)])
+def test_the_serve_fit_is_solid_only_where_fitted_and_holding(monkeypatch, high, holds, lines):
+    fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(high, holds))
+    assert fit_lines(fig.axes[1]) == lines
     plots.plt.close(fig)
 
 
