@@ -95,20 +95,18 @@ def test_pretrain_checkpoint_loads_strictly_with_the_spec_shape(pretrained, toke
     assert not path.with_name(path.name + ".tmp").exists()
 
 
-def test_pretrain_loss_decreases(pretrained):
-    _, summary, _ = pretrained
+def test_pretrain_loss_decreases_and_the_run_logs_its_progress_and_summary(pretrained):
+    _, summary, lines = pretrained
     assert summary["first_loss"] > math.log(TINY_VOCAB) * 0.8  # starts near a uniform guess
     assert summary["final_loss"] < 0.75 * summary["first_loss"]
-
-
-def test_pretrain_logs_progress_and_summarises_the_run(pretrained):
-    _, summary, lines = pretrained
     spec = MICRO_PRETRAIN
     progress = [line for line in lines if line.startswith("pretrain step")]
     assert len(progress) == spec.steps // spec.log_every
     assert all("loss" in line and "tokens/s" in line and "elapsed" in line for line in progress)
-    assert summary["steps"] == spec.steps
-    assert summary["tokens"] == spec.steps * spec.batch_size * spec.seq_len
+    assert (
+        summary["steps"] == spec.steps
+        and summary["tokens"] == spec.steps * spec.batch_size * spec.seq_len
+    )
     assert summary["parameters"] > 0 and summary["seconds"] > 0
 
 
