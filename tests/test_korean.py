@@ -137,16 +137,10 @@ def test_a_text_without_a_reading_takes_both_forms(unread):
     assert particle_for(unread, "이다/다") == "(이)다"
 
 
-def test_none_is_shown_as_the_reports_dash():
+def test_none_is_the_reports_dash_and_a_truth_value_or_an_unknown_pair_is_refused():
     assert particle(None, "이/가") == "—이(가)"
-
-
-def test_a_truth_value_is_not_a_number():
     with pytest.raises(TypeError):
         particle(True, "은/는")
-
-
-def test_an_unknown_pair_is_refused():
     with pytest.raises(ValueError, match="unknown particle pair"):
         particle(3, "에/에서")
 
@@ -155,12 +149,14 @@ def test_reading_final_names_the_consonant():
     assert reading_final(16) == "ㄱ" and reading_final(10) == "ㅂ" and reading_final(32) is None
 
 
-def test_the_report_templates_have_the_filter():
+def test_the_report_templates_have_the_filters():
     env = environment()
     text = env.from_string(
         'B = {{ b | particle("은/는") }}, {{ n | thousands | particle("이/가") }}'
     )
     assert text.render(b=32, n=1000) == "B = 32는, 1,000이"
+    text = env.from_string('최대 {{ x | sig | particle("으로/로") }}')  # sig: no e notation
+    assert text.render(x=2.29e-06) == "최대 2.29 × 10⁻⁶으로"
 
 
 @pytest.mark.parametrize(
@@ -186,12 +182,6 @@ def test_a_power_of_ten_ends_in_seung_and_takes_the_consonant_form(value):
     assert particle(text, "으로/로") == text + "으로"
     assert particle(text, "은/는") == text + "은"
     assert "(" not in particle_for(text, "이/가")
-
-
-def test_the_sig_filter_writes_no_e_notation():
-    env = environment()
-    text = env.from_string('최대 {{ x | sig | particle("으로/로") }}')
-    assert text.render(x=2.29e-06) == "최대 2.29 × 10⁻⁶으로"
 
 
 def test_no_golden_report_shows_e_notation_or_both_particle_forms():
