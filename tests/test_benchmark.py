@@ -1,8 +1,4 @@
-"""The benchmark's arithmetic (scripts/benchmark.py).
-
-The floors it prints beside the measured ratios. Only the arithmetic: the benchmark's timings
-themselves are never a test.
-"""
+"""The benchmark's arithmetic (scripts/benchmark.py): the floors it prints, never its timings."""
 
 import importlib.util
 from pathlib import Path

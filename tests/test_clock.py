@@ -1,10 +1,5 @@
-"""The one clock every timing reads (mminfer.timing.clock), and its seeded jitter for tests.
-
-With MMINFER_CLOCK_JITTER set to a seed, every read adds a seeded positive offset: the same seed
-gives the same offsets, time never runs backwards, and a timing read through it cannot come out
-"ok" (its runs spread far past NOISY_CV, with two runs a side too, on every seed); the records say
-which clock they were read by.
-"""
+"""The one clock every timing reads (mminfer.timing.clock), and its seeded jitter for tests
+(MMINFER_CLOCK_JITTER): a jittered timing is never "ok" and says its clock."""
 
 from __future__ import annotations
 

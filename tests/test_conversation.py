@@ -1,11 +1,5 @@
 """A conversation's cache (mminfer.measures.conversation.measure): carried across turns against
-recomputed.
-
-Tokens fed against their formulas, the same answers both ways (and a check that fails when the fed
-tokens' positions start at 0), a template that breaks the common prefix, the time to first token
-on a fake clock, the bytes of a prefix many users share, and generate's two cache pitfalls: in both
-backends, on dense, MoE, LoRA and YaRN models.
-"""
+recomputed, in both backends, on dense, MoE, LoRA and YaRN models."""
 
 from __future__ import annotations
 

@@ -1,10 +1,5 @@
-"""Nothing from a broken model: NaN or inf in the weights or the logits stops the job.
-
-Every model job, given a checkpoint with one NaN weight, stops with an error naming the checkpoint
-and the tensor, and writes no file. A checkpoint whose weights are finite but overflow (its logits
-are NaN) stops where the logits would become a figure, naming the checkpoint, the dtype and the
-step.
-"""
+"""Nothing from a broken model: NaN or inf in the weights or the logits stops the job, naming the
+checkpoint (the tensor, or the dtype and step), and writes no file."""
 
 from __future__ import annotations
 

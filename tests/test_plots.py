@@ -1,8 +1,4 @@
-"""The figures (mminfer.report.plots).
-
-Each is a valid, non-blank PNG drawn from a result as it is written to disk, Korean text never
-raises a missing-glyph warning, and nothing half-written is left behind.
-"""
+"""The figures (mminfer.report.plots): valid PNGs, Korean without missing glyphs, honest titles."""
 
 from __future__ import annotations
 
