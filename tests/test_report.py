@@ -486,7 +486,7 @@ def test_an_untrusted_serve_table_is_said_so():
     assert "B = 2에서는 더 큰 배치가 바로 작은 배치보다 패스마다 짝지어 더 빨랐다" in report
 
 
-def test_a_cliff_past_no_cache_size_names_no_cause():
+def test_a_cliff_past_no_cache_size_or_between_noisy_batches_names_no_cause():
     record = course_serve_record(cliffs=[course_cliff(cause="unknown")])
     data = to_json(record)
     data["caches"] = [{"name": "L2", "bytes": 2 << 20}, {"name": "L3", "bytes": 480 << 20}]
@@ -497,10 +497,7 @@ def test_a_cliff_past_no_cache_size_names_no_cause():
     data["caches_source"] = "unknown on this system"
     report = render_every(serve=from_json(Serve, data))
     assert "크기를 알 수 없었다(unknown on this system)" in report
-
-
-def test_a_cliff_between_noisy_batches_names_no_cause():
-    report = render_every(serve=course_serve_record(cliffs=[course_cliff("spread")]))
+    report = render_every(serve=course_serve_record(cliffs=[course_cliff("spread")]))  # noisy
     assert "| B = 32 → 64 |" in report and "| 판정이 ok가 아니라 원인을 짚지 않음 |" in report
     assert "(추정): L" not in report
 
@@ -554,15 +551,13 @@ def test_a_facts_parameter_that_names_no_measurement_is_an_error():
 
 
 def test_step_times_part_into_two_bands_only_where_they_jump():
+    from reportcases import serve_banded
+
     two = bands([0.006] * 8 + [0.014] * 8)
     assert [round(band["median_s"], 4) for band in two] == [0.006, 0.014]
     assert [band["share"] for band in two] == [0.5, 0.5]
     assert bands([0.010, 0.0102, 0.0099, 0.0101, 0.0103]) is None
-
-
-def test_serve_names_the_batches_whose_decode_steps_fall_in_two_bands():
-    from reportcases import serve_banded
-
+    # serve names the batches whose decode steps fall in two bands
     banded = serve_facts(serve_banded(True))["banded"]
     assert [item["batch"] for item in banded] == [1, 2]
     assert serve_facts(serve_banded(False))["banded"] == []
