@@ -46,14 +46,8 @@ def read(path: Path) -> dict:
 @pytest.fixture
 def prompt_flags(tiny_checkpoint, tiny_tokenizer_dir, val_data) -> dict:
     """The task's prompt from 2 documents, 20 tokens after bos, then 4 new tokens."""
-    return {
-        "pretrain": tiny_checkpoint,
-        "tokenizer": tiny_tokenizer_dir,
-        "val_data": val_data,
-        "docs": 2,
-        "prompt_tokens": 20,
-        "new_tokens": 4,
-    }
+    paths = {"pretrain": tiny_checkpoint, "tokenizer": tiny_tokenizer_dir, "val_data": val_data}
+    return paths | {"docs": 2, "prompt_tokens": 20, "new_tokens": 4}
 
 
 def test_cache_by_hand(prompt_flags, tmp_path):
