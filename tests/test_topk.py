@@ -106,10 +106,16 @@ def test_a_top_k_past_the_vocabulary_names_its_key(tiny_model, tiny_tokenizer, t
         measured(tiny_model, tiny_tokenizer, tiny_run, top_k=10**6)
 
 
-def test_the_section_says_whether_top_k_moved_the_counts():
+def test_the_counts_moved_only_where_a_temperature_s_count_differs_from_temp_json():
     same = render_every(topk=topk_record(distinct=(10, 24, 29)))
     assert "temp.json과 같았다" in same and "요구하는 까닭" not in same
     assert topk_temp_topp_facts(topk_record(), temp_record())["counts_moved"]
+    temp = temp_record()
+    assert counts_against_temp(topk_record(), temp) == "moved"
+    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), temp) == "same"
+    alone = dict([*temp.items()][:1])
+    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), alone) == "alone"
+    assert counts_against_temp(topk_record(), None) == "alone"
 
 
 def test_fewer_survive_at_every_p_and_the_renormalised_mass_says_why():
@@ -125,32 +131,20 @@ def test_fewer_survive_at_every_p_and_the_renormalised_mass_says_why():
 TOPP = {"0.5": 21, "0.9": 72, "0.99": 111}
 
 
-def test_the_counts_moved_only_where_a_temperature_s_count_differs_from_temp_json():
-    temp = temp_record()
-    assert counts_against_temp(topk_record(), temp) == "moved"
-    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), temp) == "same"
-    alone = dict([*temp.items()][:1])
-    assert counts_against_temp(topk_record(distinct=(10, 24, 29)), alone) == "alone"
-    assert counts_against_temp(topk_record(), None) == "alone"
-
-
 def test_fewer_survive_at_every_p_at_some_or_at_none():
     assert survivors_against_topp(topk_record(topp=(15, 39, 49)), TOPP) == "fewer"
     assert survivors_against_topp(topk_record(topp=(21, 39, 111)), TOPP) == "some"
     assert survivors_against_topp(topk_record(topp=(21, 72, 111)), TOPP) == "same"
     assert survivors_against_topp(topk_record(topp=(22, 39, 49)), TOPP) is None  # more at 0.5
     assert survivors_against_topp(topk_record(), None) is None
+    assert cap_reached(topk_record(topp=(17, 50, 50)))  # k bounds where every survivor survived
+    assert not cap_reached(topk_record(topp=(17, 39, 49)))
 
 
 def test_the_mass_is_renormalised_only_where_the_top_k_hold_less_than_all_of_it():
     assert mass_against_topp(topk_record(mass=0.802), TOPP) == "renormalised"
     assert mass_against_topp(topk_record(mass=1.0), TOPP) == "whole"
     assert mass_against_topp(topk_record(mass=0.802), None) is None
-
-
-def test_k_is_the_bound_only_at_a_p_where_every_survivor_of_top_k_survived():
-    assert cap_reached(topk_record(topp=(17, 50, 50)))
-    assert not cap_reached(topk_record(topp=(17, 39, 49)))
 
 
 def test_sampled_ids_past_the_tokenizer_are_counted(tiny_tokenizer, tmp_path):
