@@ -42,11 +42,17 @@ def test_a_rate_is_the_count_over_the_seconds_bit_for_bit(function):
         assert function(count, seconds) == count / seconds
 
 
-def test_one_a_second_is_one_over_the_seconds_as_the_records_wrote_it():
+def test_one_a_second_is_one_over_the_seconds_and_seconds_for_the_inverse():
     for seconds in [0.1, 0.0371, 3e-7, 12.5]:
         assert rates.tokens_per_s(1, seconds) == 1 / seconds
         assert rates.tokens_per_s(1.0, seconds) == 1.0 / seconds
     assert rates.per_s(5, 0) == rates.tokens_per_s(1, 0.0) == math.inf  # unbounded
+    # and seconds for a count, the count over the rate
+    assert rates.seconds_for(2000, 2.5e5) == 2000 / 2.5e5
+    assert rates.seconds_for(1, 2.5e5) == 1 / 2.5e5
+    assert rates.seconds_for(1, 0) == math.inf
+    assert rates.gflop_per_s(3e11) == 3e11 / 1e9 == 300.0  # the report's units: a billion a second
+    assert rates.gb_per_s(1.223e10) == 1.223e10 / 1e9
 
 
 @pytest.mark.parametrize("function", [rates.per_s, rates.seconds_for])
@@ -54,14 +60,6 @@ def test_one_a_second_is_one_over_the_seconds_as_the_records_wrote_it():
 def test_a_negative_or_missing_divisor_is_an_error_not_a_figure(function, bad):
     with pytest.raises(ValueError):
         function(5, bad)
-
-
-def test_seconds_for_a_count_is_the_count_over_the_rate():
-    assert rates.seconds_for(2000, 2.5e5) == 2000 / 2.5e5
-    assert rates.seconds_for(1, 2.5e5) == 1 / 2.5e5
-    assert rates.seconds_for(1, 0) == math.inf
-    assert rates.gflop_per_s(3e11) == 3e11 / 1e9 == 300.0  # the report's units: a billion a second
-    assert rates.gb_per_s(1.223e10) == 1.223e10 / 1e9
 
 
 # --- the records' rate fields come from it -------------------------------------------------------
