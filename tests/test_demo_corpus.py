@@ -62,20 +62,15 @@ def _next_words(text: str, context: str) -> Counter:
     return words
 
 
-def test_corpus_is_deterministic_for_a_seed_and_differs_for_another_seed():
+def test_corpus_is_deterministic_for_a_seed_and_differs_for_another_seed(tmp_path):
     first = build_corpus(SMALL_SPEC)
     again = build_corpus(SMALL_SPEC)
     other = build_corpus(CorpusSpec(seed=1, train_docs=400, val_docs=10, sft_conversations=200))
     assert first == again and first.facts == other.facts
     assert first.train != other.train and first.val != other.val and first.sft != other.sft
-
-
-def test_written_files_are_byte_identical_for_the_same_seed(tmp_path):
-    corpus = build_corpus(SMALL_SPEC)
-    first = write_corpus(corpus, tmp_path / "a")
-    again = write_corpus(build_corpus(SMALL_SPEC), tmp_path / "b")
-    for name, path in first.items():
-        assert path.read_bytes() == again[name].read_bytes(), name
+    written, rewritten = write_corpus(first, tmp_path / "a"), write_corpus(again, tmp_path / "b")
+    for name, path in written.items():  # byte-identical files
+        assert path.read_bytes() == rewritten[name].read_bytes(), name
 
 
 def test_particles_follow_the_final_consonant():

@@ -27,12 +27,9 @@ def config_docs():
     return module
 
 
-def test_the_configuration_page_is_generated_from_the_schema(config_docs):
+def test_the_configuration_and_outputs_pages_are_generated_from_schema_and_registry(config_docs):
     page = (REPO / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert page == config_docs.render(read_schema()), "run python scripts/config_docs.py"
-
-
-def test_the_outputs_page_is_generated_from_the_registry(config_docs):
     page = (REPO / "docs" / "outputs.md").read_text(encoding="utf-8")
     assert page == config_docs.render_outputs(), "run python scripts/config_docs.py"
 
