@@ -1,13 +1,13 @@
 """Every measurement of a results folder, declared once.
 
 One :class:`Measurement` per result file names it: the file, the record its JSON holds, the rule
-that writes it, the config section whose values change it, its section of report.md and its
-pictures. Everything that lists measurements is derived from :data:`MEASUREMENTS`: the workflow's
-final targets, the report rule's inputs and the timing rules' threads (rules/common.smk,
-rules/report.smk), the pictures the plot rule draws, reading a result file back as its record
-(:func:`read_result`), docs/outputs.md, the README's table of files and the timing jobs of
-docs/configuration.md (scripts/config_docs.py), the benchmark's rules (scripts/benchmark.py) and
-the tests' list of expected files. Adding a measurement is one entry here plus its own files
+that writes it, the config section whose values change it, its report (report.md or beyond.md), its
+section and its pictures. Everything that lists measurements is derived from :data:`MEASUREMENTS`:
+the workflow's final targets, the report rule's inputs and the timing rules' threads
+(rules/common.smk, rules/report.smk), the pictures the plot rule draws, reading a result file back
+as its record (:func:`read_result`), docs/outputs.md, the README's table of files and the timing
+jobs of docs/configuration.md (scripts/config_docs.py), the benchmark's rules (scripts/benchmark.py)
+and the tests' list of expected files. Adding a measurement is one entry here plus its own files
 (docs/development.md, "Adding a measurement"; tests/test_registry.py checks each entry has them).
 
 One name carries a measurement through: its file, <name>.json (the task fixed six of them:
@@ -60,6 +60,9 @@ from mminfer.measures.topk.topk import TopK
 from mminfer.measures.topp.topp import TopP, TopPDetail
 from mminfer.records import read_record
 
+# The two reports, by Measurement.report: the task's (report.md) and the rest (beyond.md).
+REPORTS = {"report": "report.md", "beyond": "beyond.md"}
+
 
 @dataclass(frozen=True)
 class Picture:
@@ -99,6 +102,13 @@ class Measurement:
     task: bool = False  # one of the task's six files (a report without another leaves it out)
     alone: bool = False  # its rule times and takes every core (rules/common.smk: rule_threads)
     compared: bool = False  # a column of comparison.md (config key models): compare_row reads it
+    # the report its section goes to: "report" (report.md, the task's: its six files and what
+    # rides with them) or "beyond" (beyond.md, every measurement beyond the task)
+    report: str = "beyond"
+
+    def __post_init__(self):
+        if self.report not in REPORTS:
+            raise ValueError(f"{self.name}: report {self.report!r} is none of {sorted(REPORTS)}")
 
     @property
     def filename(self) -> str:
@@ -153,17 +163,19 @@ def resolve(reference: str):
 MEASUREMENTS = (
     Measurement(
         name="same",
+        report="report",
         record=Same,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.measures.cache.measure:compare_cache",
         facts="mminfer.measures.cache.same:same_facts",
-        glance="mminfer.report.joins:same_time_glance",
+        glance="mminfer.report.joins:same_time_count_sweep_anatomy_glance",
         task=True,
         summary="greedy generation with and without the cache: the same ids, and where they part",
     ),
     Measurement(
         name="count",
+        report="report",
         record=Count,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -174,6 +186,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="time",
+        report="report",
         record=Timing,
         rule="time",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -190,6 +203,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="kvbytes",
+        report="report",
         record=KvBytes,
         rule="kvbytes",
         reads=("pretrain",),
@@ -201,6 +215,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="temp",
+        report="report",
         record=Temperatures,
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
@@ -223,6 +238,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="sampler",
+        report="report",
         record=SamplerCheck,
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
@@ -236,6 +252,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="topp",
+        report="report",
         record=TopP,
         rule="topp",
         reads=("pretrain", "tokenizer"),
@@ -248,6 +265,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="topp_detail",
+        report="report",
         record=TopPDetail,
         rule="topp",
         reads=("pretrain", "tokenizer"),
@@ -310,7 +328,10 @@ MEASUREMENTS = (
         summary=(
             "step 1's generate taken apart, both ways, per call of forward: tokens fed, "
             "context, logits rows, FLOPs (counted and by formula), bytes, kernels run; this "
-            "machine's op cost, matmul FLOP/s and bandwidth, with spreads"
+            "machine's op cost, matmul FLOP/s and bandwidth, each probe with its runs, the "
+            "interval of their rates (`per_s_interval`) and `reliable` (false where the runs "
+            "part at their widest gap into two groups whose medians differ more than 2x: no "
+            "term, share or fit is said from it), and the `contention` while the probes ran"
         ),
     ),
     Measurement(
@@ -447,7 +468,8 @@ MEASUREMENTS = (
 )
 
 TASK_SCRIPT = "cache.py"  # the task's script, copied beside its results (same.json, count.json)
-REPORT = "report.md"
+REPORT = REPORTS["report"]
+BEYOND = REPORTS["beyond"]
 COMPARISON = "comparison.md"  # outdir only, when config key models lists more models
 # The user's input files a rule may read, by config key, in the order rules name them.
 READS = ("pretrain", "sft", "sft_lora", "tokenizer", "val_data")
@@ -539,7 +561,7 @@ def alone_rules() -> list[str]:
 
 def result_files() -> list[str]:
     """Every file a results folder holds after a run (comparison.md aside)."""
-    return [*files().values(), TASK_SCRIPT, *map(picture_file, pictures()), REPORT]
+    return [*files().values(), TASK_SCRIPT, *map(picture_file, pictures()), *REPORTS.values()]
 
 
 def read_result(path: str | Path):

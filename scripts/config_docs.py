@@ -135,13 +135,15 @@ the report says the rounds cannot decide it. A timing that adds rounds while und
 each round; `level` is then the per-look level that keeps all its looks' chance of a wrong
 decision within 10 % (Bonferroni; 97.5 % at 3 to 9 rounds). `contention` is measured during the
 timed rounds: `cpu_share` (CPU time / (wall × threads)) under 0.75 or `cpu_pressure` (the
-kernel's PSI "some") over 0.2 is `busy`. `python -m mminfer.report.check RESULTS` recomputes every
-comparison the report writes from the raw runs and exits 1 on any they do not support.
+kernel's PSI "some") over 0.2 is `busy`, which both reports say first. `python -m
+mminfer.report.check RESULTS` recomputes every comparison the reports write from the raw runs and
+exits 1 on any they do not support. sweep.json: each point's `with_cache_interval`,
+`without_cache_interval`, `time_ratio_interval` (run by run), `ttft_interval`; serve.json: each
+batch's `decode_step_interval`, `prefill_interval` (its passes).
 """
 
-OUTPUTS_FOOTER = """The report's sentences live in each section's template and sentence table
-beside its record (`mminfer/measures/<rule>/`), or in `mminfer/report/joins.py` where a sentence
-reads another rule's record.
+OUTPUTS_FOOTER = """The reports' sentences live in each section's template and sentence table
+beside its record (`mminfer/measures/<rule>/`), or in `mminfer/report/joins.py` (a join).
 """
 
 
@@ -185,10 +187,9 @@ def render_outputs() -> str:
     extra = [entry for entry in measurements.MEASUREMENTS if not entry.task]
     text += [*head, *(file_row(entry) for entry in task)]
     text.append(f"| `{measurements.TASK_SCRIPT}` | | | the task's script, runnable by hand |")
-    text.append(
-        f"| `{measurements.REPORT}` | | | the report: `## 한눈에`, then a section per measurement |"
-    )
+    text.append(f"| `{measurements.REPORT}` | | | the task's report: its files' sections |")
     text += ["", "## Beyond the task", "", *head, *(file_row(entry) for entry in extra)]
+    text.append(f"| `{measurements.BEYOND}` | | | the report of every other section |")
     pictures = ", ".join(f"`{name}.png`" for name in measurements.pictures())
     text.append(f"| {pictures} | | | pictures, each drawn from its measurement's file |")
     text.append(
@@ -210,8 +211,9 @@ def render_outputs() -> str:
         )
     report_file, report_script = places["report"]
     text.append(
-        f"| `{measurements.REPORT}` | `report` ({report_file}) → {report_script} → "
-        "`report.render_report` and `report/report.md.j2` |"
+        f"| `{measurements.REPORT}`, `{measurements.BEYOND}` | `report` ({report_file}) → "
+        f"{report_script} → "
+        "`report.render_reports`, `report/report.md.j2` and `report/beyond.md.j2` |"
     )
     text += ["", "## The keys of each file", ""]
     text += ["| file | keys, in order |", "| --- | --- |"]
@@ -234,9 +236,9 @@ def render_readme_table() -> str:
         f"| `{measurements.TASK_SCRIPT}` | the script that wrote same.json and count.json "
         f"(`python {measurements.TASK_SCRIPT} --help`) |",
         f"| {pictures} | pictures, each drawn from its measurement's file |",
-        f"| `{measurements.REPORT}` | the report: `## 한눈에` (a row per section), `## 실행 정보`, "
-        "then a section per measurement in the order above; each its lesson first, the method "
-        "folded |",
+        f"| `{measurements.REPORT}`, `{measurements.BEYOND}` | the task's report (`## 한눈에`, "
+        "`## 실행 정보`, `## KV 캐시`, `## 온도`, `## top-p`) and the report beyond it (a section "
+        "per other measurement); each section its lesson first, the method folded |",
         f"| `{measurements.COMPARISON}` | with config key `models`: "
         f"{', '.join(measurements.compared())} of every model side by side |",
         "| `logs/`, `benchmarks/` | one log per rule; Snakemake's benchmark file (seconds, "

@@ -31,13 +31,11 @@ def serve_batches(model: ModelSource, prompt: PretrainPrompt, serve: ServeSettin
     )
     for row in served.batches:
         log.info(
-            "batch %d: prefill %s s, decode step %.4f s (passes %.4f-%.4f, spread %.1f%%: %s), "
+            "batch %d: prefill %s s, decode step %.4f s (spread of the passes %.1f%%: %s), "
             "%.1f tokens/s (%.1f per user), KV %d B (formula %d), experts touched %s",
             row.batch,
             row.prefill_s,
             row.decode_step_s,
-            row.step_low_s,
-            row.step_high_s,
             row.cv_decode_step * 100,
             row.verdict,
             row.tokens_per_second,

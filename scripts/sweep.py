@@ -27,11 +27,10 @@ def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, sweep: SweepSettin
         run=run_info(loaded),
         max_positions=loaded.config.max_position_embeddings,
     )
-    ratios = [None if p.time_ratio is None else round(p.time_ratio, 2) for p in swept.points]
     logging.getLogger("mminfer").info(
         "time ratio %s at N = %s (uncached steps from %s); fit holds: %s (R² %s); "
         "spread of the runs %.1f%% with, %.1f%% without the cache: %s",
-        ratios,
+        [None if p.time_ratio is None else round(p.time_ratio, 2) for p in swept.points],
         swept.lengths,
         [point.without_cache_from for point in swept.points],
         swept.fit.holds,

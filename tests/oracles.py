@@ -16,8 +16,6 @@ Each measurement's oracles live in a module of their own (tests/oracles_<topic>.
 
 from __future__ import annotations
 
-import itertools
-import math
 from collections.abc import Callable, Mapping
 
 from oracles_anatomy import ORACLES as ANATOMY_ORACLES
@@ -27,67 +25,8 @@ from oracles_timing import ORACLES as TIMING_ORACLES
 
 from mminfer.report.render import sentence_table
 
-
-def grew_by(before, after, growth: float) -> bool:
-    """Tokens per second rose by more than ``growth`` per doubling of the batch, from the rows'
-    own batch and decode step."""
-    doublings = math.log2(after.batch / before.batch)
-    rate_before = before.batch / before.decode_step_s
-    rate_after = after.batch / after.decode_step_s
-    return rate_after > rate_before * (1 + growth) ** doublings
-
-
-def serve_every_doubling_grew(records: Mapping, about: Mapping) -> bool:
-    """Every step up grew: "잰 가장 큰 배치 B = {last}까지 배치를 두 배로 할 때마다 초당 토큰이
-    {growth} 넘게 늘었다"."""
-    rows = records["serve"].batches
-    pairs = list(itertools.pairwise(rows))
-    return (
-        about["last"] == rows[-1].batch
-        and bool(pairs)
-        and all(grew_by(a, b, about["growth"]) for a, b in pairs)
-    )
-
-
-def serve_growth_stops_from(records: Mapping, about: Mapping) -> bool:
-    """ "B = {batch}부터는 배치를 두 배로 해도 초당 토큰이 {growth} 넘게 늘지 않는다(그때 한 단계
-    {step_s})": a measured batch below the largest, from which no step up grew so."""
-    rows = records["serve"].batches
-    batch = about["batch"]
-    at = [row for row in rows if row.batch == batch]
-    later = [row for row in rows if row.batch >= batch]
-    return (
-        len(at) == 1
-        and batch < rows[-1].batch
-        and at[0].decode_step_s == about["step_s"]
-        and not any(grew_by(a, b, about["growth"]) for a, b in itertools.pairwise(later))
-    )
-
-
-def serve_growth_mixed(records: Mapping, about: Mapping) -> bool:
-    """ "초당 토큰이 {growth} 넘게 는 곳도 있었지만, B = {not_grown}에서는 그만큼 늘지 않았다":
-    some step up grew so, and exactly the named ones did not."""
-    rows = records["serve"].batches
-    pairs = list(itertools.pairwise(rows))
-    growth = about["growth"]
-    not_grown = [(a.batch, b.batch) for a, b in pairs if not grew_by(a, b, growth)]
-    return (
-        any(grew_by(a, b, growth) for a, b in pairs)
-        and [tuple(pair) for pair in about["not_grown"]] == not_grown
-        and bool(not_grown)
-    )
-
-
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = (
-    {
-        "serve.every_doubling_grew": serve_every_doubling_grew,
-        "serve.growth_stops_from": serve_growth_stops_from,
-        "serve.growth_mixed": serve_growth_mixed,
-    }
-    | TIMING_ORACLES
-    | SAMPLING_ORACLES
-    | LATENCY_ORACLES
-    | ANATOMY_ORACLES
+    TIMING_ORACLES | SAMPLING_ORACLES | LATENCY_ORACLES | ANATOMY_ORACLES
 )
 
 
@@ -102,4 +41,18 @@ def denied(records: Mapping, claims) -> list[str]:
             found.append(f"{claim.key}: no oracle in tests/oracles.py")
         elif not oracle(records, claim.about):
             found.append(f"{claim.key} {dict(claim.about)}")
+    return found
+
+
+def unsupported(records: Mapping, claims) -> list[str]:
+    """The comparison sentences the report wrote that their check, recomputed from the raw runs
+    (mminfer.records.sentences), does not support."""
+    found = []
+    for claim in claims.rendered:
+        sentence = sentence_table().get(claim.key)
+        if sentence is None or not sentence.compares:
+            continue
+        chosen = claim.about.get("variant", True)
+        if not sentence.supported(records, chosen):
+            found.append(f"{claim.key}: {chosen}")
     return found

@@ -1,9 +1,10 @@
-"""The oracles of anatomy.json's claims and of the reason line it gives ## KV 캐시.
+"""The oracles of the reason line anatomy.json gives ## KV 캐시.
 
 Each reads its sentence's literal words on the raw numbers: the steps of each path (summed
 here, not the record's totals), the probes' runs (work over the median run), time.json's
 medians and speedup, never the facts' split. ``ORACLES[key](records, about)``: tests/oracles.py
-merges them.
+merges them. The section's own sentences (anatomy.*) are checked by their ``check`` beside
+their words (mminfer.measures.anatomy.anatomy, mminfer.report.joins), from the raw runs.
 """
 
 from __future__ import annotations
@@ -11,9 +12,7 @@ from __future__ import annotations
 import statistics
 from collections.abc import Callable, Mapping
 
-from oracles_timing import close, cv, fed_ratio
-
-TERMS = ("dispatch", "arithmetic", "memory")
+from oracles_timing import close, fed_ratio
 
 
 def rate(speed) -> float:
@@ -34,92 +33,6 @@ def kernels(anatomy, path: str) -> int:
 def measured(records, path: str) -> float:
     """time.json's median of the path (the record's own, as every timing oracle reads it)."""
     return getattr(records["time"], f"{path}_s")
-
-
-def terms(records, path: str) -> dict[str, float]:
-    """The three terms from the raw numbers."""
-    anatomy = records["anatomy"]
-    machine = anatomy.machine
-    bandwidth = next(probe.speed for probe in machine.bandwidth if probe.at == path)
-    return {
-        "dispatch": kernels(anatomy, path) / rate(machine.op),
-        "arithmetic": summed(anatomy, path, "flops_formula") / rate(machine.matmul),
-        "memory": summed(anatomy, path, "bytes_formula") / rate(bandwidth),
-    }
-
-
-def miss(records, path: str) -> float:
-    seconds = terms(records, path)
-    modeled = seconds["dispatch"] + max(seconds["arithmetic"], seconds["memory"])
-    return (modeled - measured(records, path)) / measured(records, path)
-
-
-def binds(term: str) -> Callable[[Mapping, Mapping], bool]:
-    def oracle(records, about) -> bool:
-        """ "모형에서 {path}는 {term} 항이 가장 크다": no other term has more seconds."""
-        seconds = terms(records, about["path"])
-        return close(about["seconds"], seconds[term]) and all(
-            seconds[term] >= seconds[other] for other in TERMS
-        )
-
-    return oracle
-
-
-def adds_up(records, about) -> bool:
-    """ "모형이 잰 시간과 ±tolerance 안에서 맞는다"."""
-    value = miss(records, about["path"])
-    return close(about["miss"], value) and abs(value) <= records["anatomy"].split_tolerance
-
-
-def misses_over(records, about) -> bool:
-    """ "모형이 잰 시간보다 X 길다" (past the tolerance)."""
-    value = miss(records, about["path"])
-    return close(about["miss"], value) and value > records["anatomy"].split_tolerance
-
-
-def misses_under(records, about) -> bool:
-    """ "모형은 잰 시간보다 X 짧다" (past the tolerance)."""
-    value = miss(records, about["path"])
-    return close(about["miss"], value) and value < -records["anatomy"].split_tolerance
-
-
-def formula_equals_counter(records, about) -> bool:
-    """ "카운터가 보는 op에서는 공식과 카운터가 호출마다 같다": every call, both paths, the counted
-    FLOPs are the formula's parts less those of the ops the counter has no entry for."""
-    anatomy = records["anatomy"]
-    for path in ("with_cache", "without_cache"):
-        for step in getattr(anatomy, path).steps:
-            unseen = sum(
-                step.formula_parts[part]
-                for op, part in anatomy.uncounted_ops.items()
-                if op in step.uncounted_ops
-            )
-            if step.flops_counted != sum(step.formula_parts.values()) - unseen:
-                return False
-    return True
-
-
-def fewer_flops_same_calls(records, about) -> bool:
-    """ "캐시는 FLOPs를 R배 줄이지만 forward 호출은 N회 그대로다"."""
-    anatomy = records["anatomy"]
-    flops = ratios(records)["flops"]
-    return (
-        same_calls(records)
-        and flops > 1
-        and close(about["flops"], flops)
-        and about["calls"] == len(anatomy.with_cache.steps)
-    )
-
-
-def probes_spread(records, about) -> bool:
-    """ "기계 측정이 흔들렸다: {probes}의 변동계수가 {threshold}를 넘는다": exactly the named
-    probes' runs spread past it."""
-    machine = records["anatomy"].machine
-    probes = {"op": machine.op, "matmul": machine.matmul}
-    probes |= {f"bandwidth_{probe.at}": probe.speed for probe in machine.bandwidth}
-    spread = [name for name, speed in probes.items() if cv(speed.runs_s) > about["threshold"]]
-    threshold = about["threshold"]
-    return bool(spread) and list(about["probes"]) == spread and close(threshold, machine.noisy_cv)
 
 
 # --- the reason line of ## KV 캐시 -------------------------------------------------------------
@@ -216,15 +129,6 @@ def lm_head(records, about) -> bool:
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "anatomy.dispatch_binds": binds("dispatch"),
-    "anatomy.arithmetic_binds": binds("arithmetic"),
-    "anatomy.memory_binds": binds("memory"),
-    "anatomy.adds_up": adds_up,
-    "anatomy.misses_over": misses_over,
-    "anatomy.misses_under": misses_under,
-    "anatomy.formula_equals_counter": formula_equals_counter,
-    "anatomy.fewer_flops_same_calls": fewer_flops_same_calls,
-    "anatomy.probes_spread": probes_spread,
     "time.anatomy_cuts_flops_not_calls": cuts_flops_not_calls,
     "time.anatomy_between": between,
     "time.anatomy_above_flops": above_flops,

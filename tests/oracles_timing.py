@@ -8,7 +8,6 @@ on the facts' intermediate values. ``ORACLES[key](records, about)``: tests/oracl
 
 from __future__ import annotations
 
-import itertools
 import math
 import statistics
 from collections.abc import Callable, Mapping
@@ -25,16 +24,6 @@ def cv(values: list[float]) -> float:
     if len(values) < 2:
         return 0.0
     return statistics.stdev(values) / statistics.mean(values)
-
-
-def relation(one: tuple[float, float], other: tuple[float, float], relative: float) -> str:
-    """What two ranges are to each other: overlapping, apart by a gap within ``relative`` of the
-    lower range's top, or further apart."""
-    lower, upper = sorted([one, other])
-    if upper[0] <= lower[1]:
-        return "meet"
-    gap = upper[0] - lower[1]
-    return "within_noise" if gap <= relative * lower[1] else "apart"
 
 
 # --- time.json --------------------------------------------------------------------------------
@@ -168,84 +157,11 @@ def clocked_uncached(sweep, new_tokens: int) -> int:
     return sum(seconds is not None for seconds in sweep.steps.without_cache_s[:new_tokens])
 
 
-def sweep_time_below_tokens(records, about) -> bool:
-    """ "시간 비율은 토큰 비율에 못 미친다" at the longest length."""
-    point = records["sweep"].points[-1]
-    return (
-        about["new_tokens"] == point.new_tokens
-        and point.time_ratio is not None
-        and point.time_ratio < point.token_ratio
-    )
-
-
-def sweep_time_not_below_tokens(records, about) -> bool:
-    """ "시간 비율이 토큰 비율 이상이다" at the longest length."""
-    point = records["sweep"].points[-1]
-    return (
-        about["new_tokens"] == point.new_tokens
-        and point.time_ratio is not None
-        and point.time_ratio >= point.token_ratio
-    )
-
-
 def sweep_longest_estimate(records, about) -> bool:
     """ "캐시 없는 단계 N개 중 K개만 재고 나머지를 채운 어림"."""
     sweep = records["sweep"]
     clocked = clocked_uncached(sweep, about["new_tokens"])
     return clocked == about["clocked"] and clocked < about["new_tokens"]
-
-
-def uncached_ends(sweep) -> tuple[float, float]:
-    steps = [seconds for seconds in sweep.steps.without_cache_s if seconds is not None]
-    return steps[0], steps[-1]
-
-
-def sweep_uncached_steps_grew(records, about) -> bool:
-    """ "캐시 없는 단계는 첫 단계 A에서 마지막 잰 단계 B로 늘었다"."""
-    first, last = uncached_ends(records["sweep"])
-    return close(about["first_s"], first) and close(about["last_s"], last) and last > first
-
-
-def sweep_uncached_steps_not_grown(records, about) -> bool:
-    """ "... 늘지 않았다"."""
-    first, last = uncached_ends(records["sweep"])
-    return close(about["first_s"], first) and close(about["last_s"], last) and last <= first
-
-
-def prefill_twice(records) -> str:
-    steps = records["sweep"].steps
-    cached = (steps.with_cache_low_s[0], steps.with_cache_high_s[0])
-    uncached = (steps.without_cache_low_s[0], steps.without_cache_high_s[0])
-    return relation(cached, uncached, records["sweep"].noisy_cv)
-
-
-def speedup_beside_ratio(records, about) -> str | None:
-    """time.json's speedup range against the sweep's ratio range at its length: a relation, or
-    None where some uncached step of that length was not clocked (no range)."""
-    time, sweep = records["time"], records["sweep"]
-    n = time.new_tokens
-    if about["new_tokens"] != n or not close(about["speedup"], time.speedup):
-        return None
-    if clocked_uncached(sweep, n) < n or len(sweep.steps.without_cache_s) < n:
-        return None
-    steps = sweep.steps
-    ratio = (
-        sum(steps.without_cache_low_s[:n]) / sum(steps.with_cache_high_s[:n]),
-        sum(steps.without_cache_high_s[:n]) / sum(steps.with_cache_low_s[:n]),
-    )
-    speedup = (
-        min(time.without_cache_runs_s) / max(time.with_cache_runs_s),
-        max(time.without_cache_runs_s) / min(time.with_cache_runs_s),
-    )
-    return relation(ratio, speedup, max(time.noisy_cv, sweep.noisy_cv))
-
-
-def sweep_speedup_estimate(records, about) -> bool:
-    """ "≈X배는 캐시 없는 단계 N개 중 K개만 재고 나머지를 채운 어림이라 범위가 없다"."""
-    sweep = records["sweep"]
-    n = about["new_tokens"]
-    clocked = clocked_uncached(sweep, n)
-    return clocked == about["clocked"] and clocked < n
 
 
 def sweep_spreads(records, about) -> tuple[tuple[float, float], tuple[float, float]] | None:
@@ -268,17 +184,6 @@ def sweep_spreads(records, about) -> tuple[tuple[float, float], tuple[float, flo
     return runs, steps
 
 
-def sweep_spreads_within(records, about) -> bool:
-    """ "변동계수가 ... 로 {noisy_cv} 이하이고, 한 생성 안의 ... 로 {step_noisy_cv} 이하다"."""
-    spreads = sweep_spreads(records, about)
-    sweep = records["sweep"]
-    return (
-        spreads is not None
-        and max(spreads[0]) <= sweep.noisy_cv
-        and max(spreads[1]) <= sweep.step_noisy_cv
-    )
-
-
 def sweep_runs_spread_over(records, about) -> bool:
     """ "생성 N회의 변동계수가 ... 로 {noisy_cv}를 넘는 쪽이 있다"."""
     spreads = sweep_spreads(records, about)
@@ -289,20 +194,6 @@ def sweep_steps_spread_over(records, about) -> bool:
     """ "한 생성 안의 단계 시간의 변동계수가 ... 로 {step_noisy_cv}를 넘는 쪽이 있다"."""
     spreads = sweep_spreads(records, about)
     return spreads is not None and max(spreads[1]) > records["sweep"].step_noisy_cv
-
-
-def sweep_interpolation_trusted(records, about) -> bool:
-    """ "잰 단계의 변동계수가 작으므로 보간한 길이도 그 직선만큼은 믿을 수 있다": some length
-    was interpolated, and the uncached runs and steps were within their thresholds."""
-    sweep = records["sweep"]
-    spreads = sweep_spreads(records, about)
-    interpolated = any(how == "interpolation" for how in sweep.steps.without_cache_how)
-    return (
-        spreads is not None
-        and interpolated
-        and spreads[0][1] <= sweep.noisy_cv
-        and spreads[1][1] <= sweep.step_noisy_cv
-    )
 
 
 def sweep_two_bands(records, about) -> bool:
@@ -321,48 +212,6 @@ def rates(serve) -> list[tuple[int, float]]:
 def peak_batch(serve) -> int:
     best = max(rate for _, rate in rates(serve))
     return min(batch for batch, rate in rates(serve) if rate == best)
-
-
-def serve_peak_at_first(records, about) -> bool:
-    """ "초당 토큰은 가장 작은 배치 B = X에서 가장 많았다"."""
-    serve = records["serve"]
-    return about["batch"] == serve.batches[0].batch == peak_batch(serve)
-
-
-def serve_peak_at(records, about) -> bool:
-    """ "초당 토큰은 B = X에서 ... 가장 많았고"."""
-    serve = records["serve"]
-    return about["batch"] == peak_batch(serve) != serve.batches[0].batch
-
-
-def serve_dips(records, about) -> bool:
-    """ "그 사이 B = ...에서는 바로 앞 배치보다 줄었다": exactly the batches below the peak whose
-    tokens per second fell below the batch before's."""
-    serve = records["serve"]
-    top = peak_batch(serve)
-    pairs = list(zip(rates(serve), rates(serve)[1:]))
-    fell = [b for (_, ra), (b, rb) in pairs if rb < ra and b < top]
-    return list(about["batches"]) == fell and bool(fell)
-
-
-def per_user(serve, batch: int) -> float:
-    return next(1 / row.decode_step_s for row in serve.batches if row.batch == batch)
-
-
-def serve_per_user_falls(records, about) -> bool:
-    """ "사용자 한 명의 속도는 A에서 B 토큰/초로 줄었다"."""
-    serve = records["serve"]
-    return about["peak"] == peak_batch(serve) and per_user(serve, about["peak"]) < per_user(
-        serve, about["first"]
-    )
-
-
-def serve_per_user_rises(records, about) -> bool:
-    """ "... 늘었다"."""
-    serve = records["serve"]
-    return about["peak"] == peak_batch(serve) and per_user(serve, about["peak"]) > per_user(
-        serve, about["first"]
-    )
 
 
 def serve_decode_spread_over(records, about) -> bool:
@@ -391,112 +240,6 @@ def serve_within_spread_over(records, about) -> bool:
     return list(about["batches"]) == over and bool(over)
 
 
-def serve_larger_faster(records, about) -> bool:
-    """ "B = ...에서 더 큰 배치가 더 빨랐다": each named batch's decode step or prefill faster
-    than the measured batch before it."""
-    rows = records["serve"].batches
-    faster = set()
-    for before, after in itertools.pairwise(rows):
-        prefills = after.prefill_s is not None and before.prefill_s is not None
-        if after.decode_step_s < before.decode_step_s or (
-            prefills and after.prefill_s < before.prefill_s
-        ):
-            faster.add(after.batch)
-    return bool(about["batches"]) and set(about["batches"]) <= faster
-
-
-def serve_nearly_free_up_to(records, about) -> bool:
-    """ "한 단계가 {share} 넘게 길어지지 않은 것은 B = X까지다": every step up to X within it,
-    the step past X (if measured) beyond it, X past the smallest batch."""
-    rows = records["serve"].batches
-    limit = 1 + about["share"]
-    batch = about["batch"]
-    pairs = list(itertools.pairwise(rows))
-    within = all(b.decode_step_s <= a.decode_step_s * limit for a, b in pairs if b.batch <= batch)
-    past = [b.decode_step_s > a.decode_step_s * limit for a, b in pairs if a.batch == batch]
-    return batch > rows[0].batch and within and all(past)
-
-
-def serve_first_step_up_costly(records, about) -> bool:
-    """ "배치를 처음 키울 때부터 한 단계가 {share} 넘게 길어졌다"."""
-    rows = records["serve"].batches
-    return len(rows) > 1 and rows[1].decode_step_s > rows[0].decode_step_s * (1 + about["share"])
-
-
-def target_of(serve) -> float:
-    return 1 / serve.users.tokens_per_second
-
-
-def serve_memory_binds(records, about) -> bool:
-    """ "사용자 수는 메모리가 먼저 묶는다: N명"."""
-    users = records["serve"].users
-    memory = users.users_by_memory
-    return memory is not None and memory == about["memory"] and memory < users.users_by_speed
-
-
-def some_batch_missed(serve) -> bool:
-    return any(row.decode_step_s > target_of(serve) for row in serve.batches)
-
-
-def serve_speed_binds(records, about) -> bool:
-    """ "사용자 수는 속도가 먼저 묶는다": some batch measured missed the target, and no more
-    users by speed than by memory."""
-    serve = records["serve"]
-    memory = serve.users.users_by_memory
-    by_speed = serve.users.users_by_speed
-    return some_batch_missed(serve) and (memory is None or by_speed <= memory)
-
-
-def serve_no_bound_reached(records, about) -> bool:
-    """ "잰 가장 큰 배치까지 속도 목표 안이었다: 어느 한계에도 닿지 않았다"."""
-    serve = records["serve"]
-    memory = serve.users.users_by_memory
-    return not some_batch_missed(serve) and (memory is None or memory >= serve.users.users_by_speed)
-
-
-def neighbours(serve, about):
-    by_batch = {row.batch: row for row in serve.batches}
-    batches = [row.batch for row in serve.batches]
-    under, over = about.get("under"), about.get("over")
-    if under not in by_batch or over not in by_batch:
-        return None
-    if batches.index(over) != batches.index(under) + 1:
-        return None
-    return by_batch[under], by_batch[over]
-
-
-def serve_speed_bound_firm(records, about) -> bool:
-    """A speed bound of N users stated flatly: B = N's slowest pass met the target, the next
-    measured batch's fastest pass missed it."""
-    serve = records["serve"]
-    pair = neighbours(serve, about)
-    if pair is None:
-        return False
-    under, over = pair
-    target = target_of(serve)
-    return (
-        about["users"] == under.batch == serve.users.users_by_speed
-        and max(under.pass_step_s) <= target
-        and min(over.pass_step_s) > target
-    )
-
-
-def serve_speed_bound_estimate(records, about) -> bool:
-    """ "≈N명 (어림: ...)": the fit's bound between two measured batches, or a bound whose
-    batches' pass ranges straddle the target."""
-    serve = records["serve"]
-    pair = neighbours(serve, about)
-    if pair is None:
-        return False
-    under, over = pair
-    target = target_of(serve)
-    if about["fitted"]:
-        return under.batch < about["users"] < over.batch
-    return about["users"] == under.batch and (
-        min(over.pass_step_s) <= target or max(under.pass_step_s) > target
-    )
-
-
 def split_in_two(steps: list[float], named: list) -> bool:
     """The sorted steps, cut where the first named share says, jump by 1.5x at the cut, each
     side at least a tenth of them, each side's median the one named."""
@@ -513,20 +256,6 @@ def split_in_two(steps: list[float], named: list) -> bool:
         and close(named[0]["median_s"], statistics.median(fast))
         and close(named[1]["median_s"], statistics.median(slow))
     )
-
-
-def serve_fit_within(records, about) -> bool:
-    """ "B a–b에서 상대 오차가 모두 {within} 안": each batch of that range, its measured decode
-    step against the line fixed + per_sequence x B."""
-    serve = records["serve"]
-    low, high = about["batches"]
-    rows = [row for row in serve.batches if low <= row.batch <= high]
-    fit = serve.fit
-    errors = [
-        abs(fit.fixed_s + fit.per_sequence_s * row.batch - row.decode_step_s) / row.decode_step_s
-        for row in rows
-    ]
-    return len(rows) >= 2 and max(errors) <= about["within"] + 1e-12
 
 
 def serve_cliff_cache(records, about) -> bool:
@@ -588,15 +317,6 @@ def serve_context_beyond_measured(records, about) -> bool:
     )
 
 
-def serve_prefill_relation(records) -> str:
-    first = records["serve"].batches[0]
-    steps = records["sweep"].steps
-    own = (min(first.prefills_s), max(first.prefills_s))
-    return relation(
-        own, (steps.with_cache_low_s[0], steps.with_cache_high_s[0]), records["serve"].noisy_cv
-    )
-
-
 # --- same, run ---------------------------------------------------------------------------
 
 
@@ -609,10 +329,6 @@ def run_course_folder(records, about) -> bool:
 
 def judged(found: Callable[[Mapping], str], word: str) -> Callable[[Mapping, Mapping], bool]:
     return lambda records, about: found(records) == word
-
-
-def speedup_judged(word: str) -> Callable[[Mapping, Mapping], bool]:
-    return lambda records, about: speedup_beside_ratio(records, about) == word
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
@@ -628,49 +344,17 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.fixed_share": share_said,
     "time.fixed_exceeds": exceeds_said,
     "count.differs_from_formula": count_differs_from_formula,
-    "sweep.time_below_tokens": sweep_time_below_tokens,
-    "sweep.time_not_below_tokens": sweep_time_not_below_tokens,
     "sweep.longest_estimate": sweep_longest_estimate,
-    "sweep.fixed_share": share_said,
-    "sweep.fixed_exceeds": exceeds_said,
-    "sweep.uncached_steps_grew": sweep_uncached_steps_grew,
-    "sweep.uncached_steps_not_grown": sweep_uncached_steps_not_grown,
-    "sweep.prefill_meet": judged(prefill_twice, "meet"),
-    "sweep.prefill_within_noise": judged(prefill_twice, "within_noise"),
-    "sweep.prefill_apart": judged(prefill_twice, "apart"),
-    "sweep.speedup_meet": speedup_judged("meet"),
-    "sweep.speedup_within_noise": speedup_judged("within_noise"),
-    "sweep.speedup_apart": speedup_judged("apart"),
-    "sweep.speedup_estimate": sweep_speedup_estimate,
-    "sweep.spreads_within": sweep_spreads_within,
     "sweep.runs_spread_over": sweep_runs_spread_over,
     "sweep.steps_spread_over": sweep_steps_spread_over,
-    "sweep.interpolation_trusted": sweep_interpolation_trusted,
     "sweep.two_bands": sweep_two_bands,
-    "serve.peak_at_first": serve_peak_at_first,
-    "serve.peak_at": serve_peak_at,
-    "serve.dips": serve_dips,
-    "serve.per_user_falls": serve_per_user_falls,
-    "serve.per_user_rises": serve_per_user_rises,
     "serve.decode_spread_over": serve_decode_spread_over,
     "serve.prefill_spread_over": serve_prefill_spread_over,
     "serve.within_spread_over": serve_within_spread_over,
-    "serve.larger_faster": serve_larger_faster,
-    "serve.nearly_free_up_to": serve_nearly_free_up_to,
-    "serve.first_step_up_costly": serve_first_step_up_costly,
-    "serve.memory_binds": serve_memory_binds,
-    "serve.speed_binds": serve_speed_binds,
-    "serve.no_bound_reached": serve_no_bound_reached,
-    "serve.speed_bound_firm": serve_speed_bound_firm,
-    "serve.speed_bound_estimate": serve_speed_bound_estimate,
-    "serve.fit_within": serve_fit_within,
     "serve.cliff_cache": serve_cliff_cache,
     "serve.experts_grow": serve_experts_grow,
     "serve.experts_same": serve_experts_same,
     "serve.two_bands": serve_two_bands,
     "serve.context_beyond_measured": serve_context_beyond_measured,
-    "serve.prefill_meet": judged(serve_prefill_relation, "meet"),
-    "serve.prefill_within_noise": judged(serve_prefill_relation, "within_noise"),
-    "serve.prefill_apart": judged(serve_prefill_relation, "apart"),
     "run.course_folder": run_course_folder,
 }

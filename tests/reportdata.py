@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import random
 from pathlib import Path
 
 from mminfer.measures.anatomy.anatomy import Anatomy
@@ -18,7 +19,7 @@ from mminfer.measures.conversation.conversation import Conversation
 from mminfer.measures.kvbytes.kvbytes import KvBytes
 from mminfer.measures.repetition.repetition import Repetition
 from mminfer.measures.serve.serve import Serve
-from mminfer.measures.sweep.sweep import Sweep
+from mminfer.measures.sweep.sweep import Sweep, steady_step
 from mminfer.measures.temp.sampler import SamplerCheck
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency
@@ -26,6 +27,8 @@ from mminfer.measures.time.time import Timing
 from mminfer.measures.topk.topk import TopK
 from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import RunInfo, from_json, to_json
+from mminfer.records.interval import median_interval, ratio_interval
+from mminfer.records.machine import speed_of
 from mminfer.records.spread import coefficient_of_variation
 
 RUN = {
@@ -125,6 +128,7 @@ def count_record(**changes) -> Count:
 
 
 QUIET = {"cpu_share": 0.98, "cpu_pressure": 0.01, "wall_s": 8.1, "threads": 2, "busy": False}
+BUSY = QUIET | {"cpu_share": 0.4, "busy": True}  # another process took the cores
 
 
 def time_json(**changes) -> dict:
@@ -258,44 +262,105 @@ def topp_detail_record(sharp=(1, 1, 7)) -> TopPDetail:
     return from_json(TopPDetail, detail)
 
 
-def sweep_point(
-    new_tokens: int,
-    fed_with_cache: int,
-    formula_with_cache: int,
-    fed_without_cache: int,
-    time_ratio: float,
-) -> dict:
+NOISES = ("quiet", "bimodal", "drifting", "outlier", "contention")
+
+
+def spread_runs(
+    values: list, cv: float, runs: int = 5, reverse: bool = False, noise: str = "quiet"
+) -> list[list]:
+    """``runs`` runs of ``values`` (None kept), run r scaled by a factor from 1 - cv to 1 + cv
+    (``reverse``: from 1 + cv down, so that paired ratios spread too), under a kind of noise
+    (NOISES): every other run 8 times slower (bimodal), a drift up 15 % a run, the second run
+    20 times slower (one outlier), or every run 2.5 times slower and spread 25 % (contention)."""
+    factors = [1.0] if runs < 2 else [1 - cv + 2 * cv * i / (runs - 1) for i in range(runs)]
+    if reverse:
+        factors.reverse()
+    for index in range(runs):
+        if noise == "bimodal" and index % 2:
+            factors[index] *= 8.0
+        elif noise == "drifting":
+            factors[index] *= 1 + 0.15 * index
+        elif noise == "outlier" and index == 1:
+            factors[index] *= 20.0
+        elif noise == "contention":
+            factors[index] *= 2.5 * (1 + 0.25 * (-1) ** (index + reverse))
+    return [[None if v is None else v * factor for v in values] for factor in factors]
+
+
+def sweep_steps(
+    with_steps: list, without_steps: list, fed_first: int, cv: float, runs: int, noise="quiet"
+):
+    """sweep.json's steps: each step's runs ``cv`` either side under ``noise`` (spread_runs), the
+    uncached runs in the other order; the uncached steps not clocked (None) filled by the fit's
+    stand-in between steady steps."""
+    from mminfer.measures.sweep import measure
+
+    with_runs = spread_runs(with_steps, cv, runs, noise=noise)
+    without_runs = spread_runs(without_steps, cv, runs, reverse=True, noise=noise)
+    steady = [
+        v is not None and steady_step([run[i] for run in without_runs], 0.2)
+        for i, v in enumerate(without_steps)
+    ]
+    fitted = interpolate_all(without_steps)
+    filled, how = measure.filled_steps(without_steps, fitted, False, steady)
+    prompt_len = fed_first
     return {
-        "new_tokens": new_tokens,
-        "fed_with_cache": fed_with_cache,
-        "fed_without_cache": fed_without_cache,
-        "formula_with_cache": formula_with_cache,
-        "formula_without_cache": fed_without_cache,
-        "clocked_with_cache": new_tokens,
-        "clocked_without_cache": new_tokens,
-        "with_cache_s": 0.05 * new_tokens,
-        "without_cache_s": 0.2 * new_tokens,
-        "without_cache_from": "clocked",
-        "token_ratio": fed_without_cache / formula_with_cache,
-        "time_ratio": time_ratio,
-        "decode_s_per_token": 0.0033,
+        "with_cache_s": with_steps,
+        "fed_with_cache": [fed_first] + [1] * (len(with_steps) - 1),
+        "without_cache_s": without_steps,
+        "fed_without_cache": [
+            None if v is None else prompt_len + i for i, v in enumerate(without_steps)
+        ],
+        "fitted_with_cache_s": with_steps,
+        "fitted_without_cache_s": fitted,
+        "with_cache_low_s": [min(run[i] for run in with_runs) for i in range(len(with_steps))],
+        "with_cache_high_s": [max(run[i] for run in with_runs) for i in range(len(with_steps))],
+        "without_cache_low_s": [None if v is None else v * (1 - cv) for v in without_steps],
+        "without_cache_high_s": [None if v is None else v * (1 + cv) for v in without_steps],
+        "filled_without_cache_s": filled,
+        "without_cache_how": how,
+        "with_cache_runs_s": with_runs,
+        "without_cache_runs_s": without_runs,
+        "without_cache_steady": steady,
+    }
+
+
+def sweep_runs_figures(steps: dict, lengths: list[int], prompt_len: int) -> dict:
+    """The sweep's figures read off its steps' runs, by mminfer.measures.sweep.measure's own
+    length_point: the lengths' points and the step intervals."""
+    from mminfer.measures.sweep import measure
+    from mminfer.measures.sweep.sweep import SweepSteps
+
+    typed = from_json(SweepSteps, steps)
+    without = typed.without_cache_runs_s
+    last = max(i for i, v in enumerate(typed.without_cache_s) if v is not None)
+    return {
+        "points": [to_json(measure.length_point(prompt_len, n, typed)) for n in lengths],
+        "ttft_interval": to_json(median_interval([run[0] for run in typed.with_cache_runs_s])),
+        "uncached_first_interval": to_json(median_interval([run[0] for run in without])),
+        "uncached_growth_interval": to_json(
+            ratio_interval([run[last] for run in without], [run[0] for run in without])
+        ),
     }
 
 
 def sweep_record(
     holds=True,
-    time_ratio=5.7,
+    time_ratio=None,
     per_token_s=19e-6,
     extrapolated=True,
     fed_with_cache=32,
     step_growth=0.0001,
     cv=0.02,
     within=0.03,
+    runs=5,
 ) -> Sweep:
     """Lengths 1 and 16 after a 17-token prompt; ``fed_with_cache`` at N = 16 (the formula says
-    32); ``cv`` the spread of both methods' runs, ``within`` of the steps within a run."""
+    32); the uncached steps start at the cached prefill's 4 ms and grow by ``step_growth`` a
+    step, or evenly so that N = 16 takes ``time_ratio`` times the cached time;
+    ``cv`` the spread of both methods' runs, ``within`` of the steps within a run."""
     doubts = []
-    if time_ratio <= 1:
+    if time_ratio is not None and time_ratio <= 1:
         doubts.append("cache_not_faster")
     if cv > 0.1:
         doubts += ["with_cache_spread", "without_cache_spread"]
@@ -318,13 +383,16 @@ def sweep_record(
         }
         predictions.append(prediction)
     with_cache_s = [0.004] + [0.0033] * 15
+    if time_ratio is not None:
+        step_growth = (time_ratio * sum(with_cache_s) - 16 * 0.004) / sum(range(16))
     without_cache_s = [0.004 + step_growth * step for step in range(16)]
+    steps = sweep_steps(with_cache_s, without_cache_s, fed_with_cache - 15, cv, runs)
     sweep = {
         "prompt_len": 17,
         "lengths": [1, 16],
         "longest": 16,
         "warmup": 1,
-        "runs": 3,
+        "runs": runs,
         "all_steps_up_to": 32,
         "spread_steps": 8,
         "how": "hand-made",
@@ -340,27 +408,11 @@ def sweep_record(
         "step_noisy_cv": 0.2,
         "doubts": doubts,
         "verdict": verdict,
-        "points": [
-            sweep_point(1, 17, 17, 17, 1.0),
-            sweep_point(16, fed_with_cache, 32, 392, time_ratio),
-        ],
-        "steps": {
-            "with_cache_s": with_cache_s,
-            "fed_with_cache": [17] + [1] * 15,
-            "without_cache_s": without_cache_s,
-            "fed_without_cache": list(range(17, 33)),
-            "fitted_with_cache_s": with_cache_s,
-            "fitted_without_cache_s": without_cache_s,
-            "with_cache_low_s": [seconds * 0.98 for seconds in with_cache_s],
-            "with_cache_high_s": [seconds * 1.02 for seconds in with_cache_s],
-            "without_cache_low_s": [seconds * 0.98 for seconds in without_cache_s],
-            "without_cache_high_s": [seconds * 1.02 for seconds in without_cache_s],
-            "filled_without_cache_s": without_cache_s,
-            "without_cache_how": ["clocked"] * 16,
-        },
+        "steps": steps,
         "uncached_ids_match": True,
         "ttft_s": 0.004,
         "decode_s_per_token": 0.0033,
+        "contention": QUIET,
         "fit": {
             "model": "step_s = fixed_s[method] + per_token_s x fed + per_pair_s x attended_pairs",
             "method": "least squares",
@@ -379,7 +431,7 @@ def sweep_record(
         "predictions": predictions,
         "run": RUN,
     }
-    return from_json(Sweep, sweep)
+    return from_json(Sweep, sweep | sweep_runs_figures(steps, [1, 16], 17))
 
 
 def capacity_record(matches=True) -> Capacity:
@@ -448,15 +500,15 @@ def sampler_record(identical=30, differ=28) -> SamplerCheck:
 
 
 def serve_row(
-    batch: int, step_s: float, experts=None, cv: float = 0.01, within: float = 0.02
+    batch: int, step_s: float, experts=None, cv: float = 0.01, within: float = 0.02, passes=5
 ) -> dict:
-    """One batch of serve.json: three passes whose medians spread by ``cv`` around ``step_s``,
-    their steps by ``within`` inside each pass."""
-    pass_step_s = [step_s * (1 - cv), step_s, step_s * (1 + cv)]
+    """One batch of serve.json: ``passes`` passes whose medians spread by ``cv`` around
+    ``step_s``, their steps by ``within`` inside each pass."""
+    pass_step_s = [runs[0] for runs in spread_runs([step_s], cv, passes)]
     prefills_s = None
     cv_prefill = None
     if batch <= 8:
-        prefills_s = [0.002 * batch] * 3
+        prefills_s = [0.002 * batch] * passes
         cv_prefill = 0.0
     doubts = ["decode_spread"] if cv > 0.1 else []
     if within > 0.2:
@@ -468,6 +520,8 @@ def serve_row(
         "decode_steps_s": [step_s] * 4,
         "prefills_s": prefills_s,
         "pass_step_s": pass_step_s,
+        "decode_step_interval": to_json(median_interval(pass_step_s)),
+        "prefill_interval": to_json(median_interval(prefills_s)) if prefills_s else None,
         "step_low_s": pass_step_s[0],
         "step_high_s": pass_step_s[-1],
         "cv_decode_step": cv,
@@ -529,7 +583,7 @@ def serve_record(
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
         "clock": "perf_counter",
-        "passes": 3,
+        "passes": 5,
         "order": "passes interleaved across the batch sizes: up, then down, then up ...",
         "noisy_cv": 0.1,
         "step_noisy_cv": 0.2,
@@ -577,6 +631,7 @@ def serve_record(
             "memory_formula": "floor(free_bytes / (kv_bytes_per_token x context))",
             "binding": binding,
         },
+        "contention": QUIET,
         "run": RUN,
     }
     return from_json(Serve, served)
@@ -831,10 +886,10 @@ def every_record(**replace) -> dict:
 
 
 def render_every(**replace) -> str:
-    """report.md as the rule renders it, from every_record(**replace)."""
-    from mminfer.report.render import render_report
+    """report.md then beyond.md as the rule renders them, from every_record(**replace)."""
+    from mminfer.report.render import render_reports
 
-    return render_report(every_record(**replace), PICTURES, "cache.py")
+    return "".join(render_reports(every_record(**replace), PICTURES, "cache.py").values())
 
 
 CONVERSATION = Path(__file__).resolve().parent / "data" / "conversation.json"
@@ -918,58 +973,35 @@ def clocked_sweep(
     holds: bool = False,
     fixed_s_with_cache: float = 0.0032,
     runs_cv: float = 0.02,
-    step_cv: float = 0.02,
     within: float = 0.03,
-    runs: int = 3,
+    runs: int = 5,
+    noise: str = "quiet",
 ) -> Sweep:
-    """sweep.json from every cached step and the uncached steps clocked (None: not clocked), the
-    rest filled and each length summed by mminfer.measures.sweep.measure's own functions
-    (filled_steps,
-    length_point), its doubts and verdict by its own rules; each step's range over the runs
-    ``step_cv`` either side, the runs' sums ``runs_cv``."""
+    """sweep.json from every cached step and the uncached steps clocked (None: not clocked), each
+    step's runs ``runs_cv`` either side under ``noise`` (sweep_steps), the rest filled and each
+    length summed by mminfer.measures.sweep.measure's own functions, the spreads, doubts and
+    verdict by its own rules (``within``: a floor under the uncached steps' spread in a run)."""
     from mminfer.measures.sweep import measure
     from mminfer.records.spread import verdict_of
 
     longest = len(with_steps)
-    fitted_without = interpolate_all(without_steps)
-    filled, how = measure.filled_steps(without_steps, fitted_without, holds)
     base = to_json(sweep_record(holds=holds))
-    steps = {
-        "with_cache_s": with_steps,
-        "fed_with_cache": [prompt_len] + [1] * (longest - 1),
-        "without_cache_s": without_steps,
-        "fed_without_cache": [
-            None if seconds is None else prompt_len + step
-            for step, seconds in enumerate(without_steps)
-        ],
-        "fitted_with_cache_s": with_steps,
-        "fitted_without_cache_s": fitted_without,
-        "with_cache_low_s": [seconds * (1 - step_cv) for seconds in with_steps],
-        "with_cache_high_s": [seconds * (1 + step_cv) for seconds in with_steps],
-        "without_cache_low_s": [
-            None if seconds is None else seconds * (1 - step_cv) for seconds in without_steps
-        ],
-        "without_cache_high_s": [
-            None if seconds is None else seconds * (1 + step_cv) for seconds in without_steps
-        ],
-        "filled_without_cache_s": filled,
-        "without_cache_how": how,
+    steps = sweep_steps(with_steps, without_steps, prompt_len, runs_cv, runs, noise)
+    figures = sweep_runs_figures(steps, lengths, prompt_len)
+    points = figures["points"]
+    leading = [step for step, seconds in enumerate(without_steps) if seconds is None]
+    short = min(16, longest, *leading)  # the first steps, every one clocked
+    measured = {
+        "with_cache_runs_s": [measure.run_total(run) for run in steps["with_cache_runs_s"]],
+        "without_cache_runs_s": [measure.run_total(run) for run in steps["without_cache_runs_s"]],
+        "with_cache_cv_within_runs": measure.spread_within_runs(
+            steps["with_cache_runs_s"], True, short
+        ),
+        "without_cache_cv_within_runs": max(
+            within, measure.spread_within_runs(steps["without_cache_runs_s"], False, short)
+        ),
     }
-    typed = from_json(Sweep, base | {"steps": steps}).steps
-    points = [to_json(measure.length_point(prompt_len, n, typed)) for n in lengths]
-    clocked_with = sum(with_steps)
-    clocked_without = sum(seconds for seconds in without_steps if seconds is not None)
-    spread = [1 - runs_cv, 1.0, 1 + runs_cv][: max(runs, 1)]
-    doubts = measure.spread_doubts(
-        {
-            "with_cache_runs_s": [clocked_with * factor for factor in spread],
-            "without_cache_runs_s": [clocked_without * factor for factor in spread],
-            "with_cache_cv_within_runs": within,
-            "without_cache_cv_within_runs": within,
-        },
-        runs,
-        points[-1]["time_ratio"],
-    )
+    doubts = measure.spread_doubts(measured, runs, points[-1]["time_ratio"])
     predictions = []
     for point in points:
         share = point["new_tokens"] * fixed_s_with_cache / point["with_cache_s"]
@@ -998,19 +1030,18 @@ def clocked_sweep(
         "runs": runs,
         "all_steps_up_to": min(16, longest),
         "spread_steps": spread_steps,
-        "cv_with_cache": runs_cv,
-        "cv_without_cache": runs_cv,
-        "cv_with_cache_within_runs": within,
-        "cv_without_cache_within_runs": within,
+        "cv_with_cache": coefficient_of_variation(measured["with_cache_runs_s"]),
+        "cv_without_cache": coefficient_of_variation(measured["without_cache_runs_s"]),
+        "cv_with_cache_within_runs": measured["with_cache_cv_within_runs"],
+        "cv_without_cache_within_runs": measured["without_cache_cv_within_runs"],
         "doubts": doubts,
         "verdict": verdict_of(doubts, measure.CONTRADICTIONS),
-        "points": points,
         "steps": steps,
         "ttft_s": with_steps[0],
         "decode_s_per_token": sum(with_steps[1:]) / (longest - 1) if longest > 1 else None,
         "predictions": predictions,
     }
-    return from_json(Sweep, sweep)
+    return from_json(Sweep, sweep | figures)
 
 
 def interpolate_all(seconds: list[float | None]) -> list[float]:
@@ -1066,15 +1097,17 @@ def served(
     prefill_cvs: dict[int, float] | None = None,
     free_bytes: int | None = 9000 * 1024 * 2048,
     tokens_per_second: float = 25.0,
-    passes: int = 3,
+    passes: int = 5,
     within: dict[int, float] | None = None,
+    noises: dict[int, str] | None = None,
 ) -> Serve:
     """serve.json from each batch's passes, summarised by mminfer.measures.serve.measure's own
     functions: every
     row (batch_step: the medians, spreads, doubts, verdict), the fit, the peak, where growth
     stops, where batching is nearly free, the cliffs and the users bound. ``cvs``: the spread of
     a batch's passes' median steps, ``prefill_cvs`` of its prefills, ``within`` the jitter of
-    the steps inside each pass (every other step that much slower)."""
+    the steps inside each pass (every other step that much slower), ``noises`` the kind of noise
+    of its passes (spread_runs)."""
     from mminfer.measures.serve import measure
     from mminfer.measures.serve.serve import CacheLevel
     from mminfer.records.spread import verdict_of
@@ -1083,16 +1116,16 @@ def served(
     rows = []
     for batch, step_s in steps.items():
         c = cvs.get(batch, 0.01)
-        spread = [1.0, 1 - c, 1 + c][:passes] if passes < 3 else [1 - c, 1.0, 1 + c]
+        noise = (noises or {}).get(batch, "quiet")
+        spread = [runs[0] for runs in spread_runs([1.0], c, passes, batch % 2 == 1, noise)]
         jitter = within.get(batch, 0.0)
         passes_s = [
             [step_s * factor * (1 + jitter * (i % 2)) for i in range(8)] for factor in spread
         ]
         prefills_s = None
         if batch <= 8:
-            p = prefill_cvs.get(batch, 0.0)
-            base = [1 - p, 1.0, 1 + p] if passes >= 3 else [1.0, 1 - p][:passes]
-            prefills_s = [0.002 * batch * factor for factor in base][:passes]
+            base = spread_runs([0.002 * batch], prefill_cvs.get(batch, 0.0), passes)
+            prefills_s = [runs[0] for runs in base]
         kv = 1024 * 217 * batch
         rows.append(
             measure.batch_step(
@@ -1239,11 +1272,24 @@ def anatomy_path(use_cache: bool, prompt_len: int = 201, new_tokens: int = 64) -
     }
 
 
-def speed(per_s: float, work: int, cv: float = 0.02) -> dict:
-    """A probe's record: seven runs around work / per_s, spread by about ``cv``."""
-    middle = work / per_s
-    runs = [middle * (1 + cv * offset) for offset in (-1.5, -1, -0.5, 0, 0.5, 1, 1.5)]
-    return {"per_s": per_s, "cv": coefficient_of_variation(runs), "runs_s": runs, "work": work}
+# A probe's (or a path's) seven runs, as factors of their middle, by the noise that shook them.
+NOISE = {
+    "quiet": (0.97, 0.98, 0.99, 1.0, 1.01, 1.02, 1.03),
+    "bimodal": (1.0, 1.0, 1.01, 0.99, 1.0, 1.02, 0.0072),  # issue 47's: six at 64 ms, one 0.46
+    "drifting": tuple(1 + 0.15 * i for i in range(7)),
+    "outlier": (1.0, 0.99, 1.01, 20.0, 1.0, 1.02, 0.98),
+    "contention": (2.1, 2.9, 2.4, 3.1, 2.2, 2.6, 2.8),
+}
+
+
+def speed(per_s: float, work: int, cv: float = 0.02, noise: str | None = None, seed=0) -> dict:
+    """A probe's record: seven runs around work / per_s, spread by about ``cv``, or shaken by a
+    ``noise`` of NOISE (its factors shuffled by ``seed``)."""
+    factors = [1 + cv * offset for offset in (-1.5, -1, -0.5, 0, 0.5, 1, 1.5)]
+    if noise is not None:
+        factors = random.Random(seed).sample(NOISE[noise], len(NOISE[noise]))
+    runs = [work / per_s * factor for factor in factors]
+    return to_json(speed_of(runs, work, coefficient_of_variation(runs)))
 
 
 def anatomy_record(
@@ -1252,18 +1298,21 @@ def anatomy_record(
     bytes_per_s: float = 3e10,
     noisy_probe: bool = False,
     new_tokens: int = 64,
+    noises: dict[str, str] | None = None,
+    seed: int = 0,
     **changes,
 ) -> Anatomy:
     """anatomy.json of RUN's model at time_record's P (and N, unless ``new_tokens``): the op's
     cost, the matmul FLOP/s and the bandwidth decide which term binds against time_record's
-    medians."""
+    medians; ``noises`` shakes probes (by name, as Anatomy.probes) with NOISE's kinds."""
+    noises = noises or {}
     with_cache = anatomy_path(True, new_tokens=new_tokens)
     without_cache = anatomy_path(False, new_tokens=new_tokens)
     bandwidth = [
         {
             "at": at,
             "working_set_bytes": size,
-            "speed": speed(bytes_per_s, 64 << 20),
+            "speed": speed(bytes_per_s, 64 << 20, noise=noises.get(f"bandwidth_{at}"), seed=seed),
         }
         for at, size in (
             ("with_cache", with_cache["working_set_bytes"]),
@@ -1281,9 +1330,9 @@ def anatomy_record(
         "flop_counter": "FlopCounterMode's flop_registry, op by op",
         "bytes_per_element": 4,
         "machine": {
-            "op": speed(1 / op_s, 2000, cv=0.2 if noisy_probe else 0.02),
+            "op": speed(1 / op_s, 2000, 0.2 if noisy_probe else 0.02, noises.get("op"), seed),
             "op_probe": "torch.add(a, b, out=c) on one-element tensors, under inference_mode",
-            "matmul": speed(flops_per_s, 2 * 1024**3),
+            "matmul": speed(flops_per_s, 2 * 1024**3, noise=noises.get("matmul"), seed=seed),
             "matmul_size": 1024,
             "bandwidth": bandwidth,
             "last_level_bytes": 32 << 20,
@@ -1295,5 +1344,6 @@ def anatomy_record(
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
         "run": RUN,
+        "contention": QUIET,
     }
     return from_json(Anatomy, data | changes)

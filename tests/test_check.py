@@ -12,12 +12,13 @@ from mminfer.report import check, render
 
 @pytest.fixture
 def results(tmp_path):
-    """A results folder holding the full golden case's records and its report.md."""
+    """A results folder holding the full golden case's records, its report.md and beyond.md."""
     records = reportcases.cases()["full"]["records"]
     for name, record in records.items():
         write_record(tmp_path / measurement(name).filename, record)
-    text, _ = check.rendered(check.read_folder(tmp_path))
-    (tmp_path / "report.md").write_text(text, encoding="utf-8")
+    texts, _ = check.rendered(check.read_folder(tmp_path))
+    for file, text in texts.items():
+        (tmp_path / file).write_text(text, encoding="utf-8")
     return tmp_path
 
 
@@ -35,12 +36,58 @@ def test_a_comparison_the_runs_do_not_support_fails_the_folder(results, monkeypa
     assert "UNSUPPORTED kvbytes.bytes" in capsys.readouterr().out
 
 
-def test_a_report_these_files_do_not_render_fails(results, capsys):
-    (results / "report.md").write_text("# edited by hand\n", encoding="utf-8")
+@pytest.mark.parametrize("file", ["report.md", "beyond.md"])
+def test_a_report_these_files_do_not_render_fails(results, capsys, file):
+    (results / file).write_text("# edited by hand\n", encoding="utf-8")
     assert check.main([str(results)]) == 1
-    assert "rerun the report rule" in capsys.readouterr().out
+    assert f"{file} is not what these files render" in capsys.readouterr().out
+
+
+def test_a_busy_line_the_contention_does_not_support_fails(results, monkeypatch, capsys):
+    # time.json's stored flag says busy, its figures say quiet: the check recomputes from them
+    records = reportcases.cases()["machine_busy"]["records"]
+    time = records["time"]
+    quiet = dataclasses.replace(time.contention, cpu_share=0.98, cpu_pressure=0.01)
+    write_record(results / "time.json", dataclasses.replace(time, contention=quiet))
+    texts, _ = check.rendered(check.read_folder(results))
+    (results / "report.md").write_text(texts["report.md"], encoding="utf-8")
+    (results / "beyond.md").write_text(texts["beyond.md"], encoding="utf-8")
+    assert "기계가 바빴다" in texts["report.md"]
+    assert check.main([str(results)]) == 1
+    assert "UNSUPPORTED time.busy" in capsys.readouterr().out
 
 
 def test_a_folder_without_the_task_s_files_is_a_clear_error(tmp_path, capsys):
     assert check.main([str(tmp_path)]) == 2
     assert "config key outdir" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("share", "pressure", "busy"),
+    [
+        (0.98, 0.01, False),
+        (0.76, 0.19, False),
+        (0.74, 0.0, True),
+        (0.9, 0.21, True),
+        (None, 0.3, True),
+        (None, None, False),
+        (0.5, None, True),
+    ],
+)
+def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, pressure, busy):
+    from mminfer.records.machine import is_busy
+    from mminfer.report.joins import BUSY_SENTENCES
+
+    records = dict(reportcases.cases()["full"]["records"])
+    time = records["time"]
+    contention = dataclasses.replace(
+        time.contention, cpu_share=share, cpu_pressure=pressure, busy=is_busy(share, pressure)
+    )
+    records["time"] = dataclasses.replace(time, contention=contention)
+    texts, log = check.rendered(records)
+    for text in texts.values():
+        assert ("기계가 바빴다" in text.split("\n## ", 1)[0]) == busy  # under the title
+        assert ("| **바쁜 기계** |" in text) == busy
+    written = [claim.key for claim in log.rendered if claim.key.startswith("time.busy")]
+    assert written == (["time.busy", "time.busy_glance"] if busy else [])
+    assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES) == busy

@@ -239,6 +239,9 @@ QUIET_KEYS = {  # rendered on the quiet golden before issue 47: still rendered (
     ),
     "repetition": ("changes_answers", "distinct_trend", "greedy_repeats_trend", "off_matches_temp"),
     "topk": ("cap", "counts", "lesson", "mass", "survivors"),
+    # sweep and serve (issue 47)
+    "sweep": ("spreads_within",),
+    "serve": ("fit_within",),
 }
 QUIET_VARIANTS = {  # the timed sentences' variants a quiet run's 7 rounds decide
     "repetition.share": "share",
@@ -246,6 +249,17 @@ QUIET_VARIANTS = {  # the timed sentences' variants a quiet run's 7 rounds decid
     "batch.faster": "faster",
     "conversation.carry_faster": "every",
     "conversation.ttft_saved_grows": "grows",
+    # sweep and serve (issue 47): 5 runs and 5 passes decide at 90 %
+    "sweep.time_below_tokens": "below",
+    "sweep.fixed_share": "share",
+    "sweep.prefill": "same",
+    "sweep.uncached_steps_grew": "grew",
+    "serve.peak_at": "at",
+    "serve.per_user_falls": "falls",
+    "serve.bound": "speed",
+    "serve.speed_bound": "fit",
+    "serve.growth": "every",
+    "serve.nearly_free": "up_to",
 }
 
 

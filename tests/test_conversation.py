@@ -789,7 +789,7 @@ for entry in measurements.MEASUREMENTS:
     records[entry.name] = measurements.read_result(folder / entry.filename)
     for picture in entry.pictures:
         pictures[picture.name] = f"{picture.name}.png"
-text = report.render_report(records, pictures, "cache.py")
+text = report.render_reports(records, pictures, "cache.py")["beyond.md"]
 assert "## 대화" in text, "the conversation's section is missing"
 print("torch" in sys.modules)
 """

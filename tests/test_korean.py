@@ -197,9 +197,9 @@ def test_the_sig_filter_writes_no_e_notation():
 def test_no_golden_report_shows_e_notation_or_both_particle_forms():
     import re
 
-    from reportcases import cases, report
+    from reportcases import both, cases
 
-    for name in sorted(cases()):  # each case's whole report (its golden file pins only a part)
-        text = report(name)
+    for name in sorted(cases()):  # each case's whole reports (its golden file pins only a part)
+        text = both(name)
         assert "(으)" not in text, name
         assert not re.search(r"\de[+-]\d", text), name

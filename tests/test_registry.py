@@ -25,7 +25,7 @@ from mminfer.workflow.inputs import read_schema
 REPO = Path(__file__).resolve().parents[1]
 NAMES = [entry.name for entry in MEASUREMENTS]
 FRAME_SECTIONS = {"run"}  # report.md.j2's own part, not a measurement
-OTHER_CAPTIONS = {"plot", "report_md", "workflow"}  # pictures, report.md, the workflow
+OTHER_CAPTIONS = {"plot", "report_md", "beyond_md", "workflow"}  # pictures, reports, workflow
 
 
 def rules_text() -> str:

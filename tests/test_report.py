@@ -41,7 +41,15 @@ from mminfer.measures.topp.topp import positions_compared, topp_facts
 from mminfer.records import bands, from_json, to_json
 from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
 from mminfer.report.joins import users_bound
-from mminfer.report.render import FILTERS, fmt_bytes, fmt_ms, render_report, run_facts, thousands
+from mminfer.report.render import (
+    FILTERS,
+    fmt_bytes,
+    fmt_ms,
+    render_report,
+    run_facts,
+    sentence_table,
+    thousands,
+)
 
 # --- same ids ------------------------------------------------------------------------------------
 
@@ -163,16 +171,20 @@ def test_sweep_cache_not_faster_at_the_longest_length():
     assert sweep_facts(sweep_record(time_ratio=0.9))["cache_not_faster"] is True
 
 
-def test_sweep_uncached_steps_grow_or_not():
-    assert sweep_facts(sweep_record())["uncached_steps_grow"] is True
-    assert sweep_facts(sweep_record(step_growth=-0.0001))["uncached_steps_grow"] is False
+def test_sweep_uncached_steps_grow_only_where_the_runs_decide():
+    grew = sentence_table()["sweep.uncached_steps_grew"]
+    assert grew.choose({"sweep": sweep_record()}) == "grew"
+    assert grew.choose({"sweep": sweep_record(step_growth=-0.0001)}) == "not_grown"
+    assert grew.choose({"sweep": sweep_record(runs=3)}) == "undecided"  # 75 % < 90 %
 
 
 def test_sweep_fit_holds_or_not():
-    facts = sweep_facts(sweep_record(holds=True))
+    sweep = sweep_record(holds=True)
+    facts = sweep_facts(sweep)
     assert facts["fit_holds"] and facts["fixed_share_at_longest"] == 0.9
-    share = facts["length_claims"]["share"]  # of the time measured, not the fit's prediction
-    assert share.holds and share.about["share"] == pytest.approx(16 * 0.0032 / (0.05 * 16))
+    share = sweep.longest_fixed_share()  # of the time measured, not the fit's prediction
+    assert share.median == pytest.approx(16 * 0.0032 / (0.004 + 15 * 0.0033))
+    assert sentence_table()["sweep.fixed_share"].choose({"sweep": sweep}) == "share"
     assert facts["fixed_in_tokens"] == pytest.approx(0.0032 / 19e-6)
     assert sweep_facts(sweep_record(holds=False))["fit_holds"] is False
 
@@ -333,13 +345,9 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
             "**가장 긴 길이(N = 16)에서도 캐시 쪽이 빠르지 않았다 (판정 untrusted)**",
         ),
         ({"sweep": sweep_record(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
-        ({"sweep": sweep_record()}, "마지막 잰 단계 5.50 ms로 늘었다"),
-        ({"sweep": sweep_record(step_growth=-0.0001)}, "마지막 잰 단계 2.50 ms로 늘지 않았다"),
-        (
-            {"sweep": sweep_record()},
-            "토큰 하나 비용의 168배를 낸다. N = 16에서 고정비 × N = 0.0512 s는 잰 캐시 경로 시간"
-            " 0.8000 s의 6%다",
-        ),
+        ({"sweep": sweep_record()}, "마지막 잰 단계까지 실행마다 1.38배 (94 % 구간"),
+        ({"sweep": sweep_record(step_growth=-0.0001)}, "마지막 잰 단계까지 늘지 않았다"),
+        ({"sweep": sweep_record()}, "토큰 하나 비용의 168배를 낸다."),
         ({"sweep": sweep_record()}, "N = 64까지 외삽하면"),
         ({"capacity": capacity_record(matches=True)}, "예측은 32,768 B — 같다."),
         ({"sampler": sampler_record()}, "| 시드 0: 캐시 사용 vs 미사용 | **30** / 30 | 0 |"),
@@ -347,7 +355,8 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ({"sampler": sampler_record(identical=27)}, "처음 다른 곳은 샘플 4의 2번째 토큰"),
         (
             {"serve": serve_record()},
-            "사용자 수는 **속도가 먼저 묶는다**: 목표 25 토큰/초에서 ≈48명(어림",
+            "사용자 수는 **속도가 먼저 묶는다**: 목표 25 토큰/초(한 단계 40.00 ms)에서 48명.\n\n"
+            "이 수는 어림이다: 잰 B = 32와 64 사이를 적합으로 읽은 값이다.",
         ),
         ({"serve": serve_record(binding="memory", users_by_memory=20)}, "**메모리가 먼저 묶는다**"),
         (
@@ -373,7 +382,7 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
             {"serve": serve_record()},
             "두 잰 배치 사이에서 적합이 목표에 닿는 곳 (B = 32는 목표 안, 64는 밖)",
         ),
-        ({"serve": serve_record()}, "한 단계가 25% 넘게 길어지지 않은 것은 B = 8까지다"),
+        ({"serve": serve_record()}, "넘게 길어지지 않은 것은(패스마다 짝지은 비율로) B = 8까지다"),
         ({"serve": serve_record()}, "가중치를 올린 뒤 잰 빈 메모리"),
         ({"capacity": capacity_record(matches=False)}, " — **다르다.**"),
     ],
@@ -418,6 +427,8 @@ def sweep_partly_fitted(holds=True, spread=True, **changes):
     else:
         fill = "none"
     steps["without_cache_how"] = ["clocked"] * 8 + [fill] * 7 + ["clocked" if spread else fill]
+    for run in steps["without_cache_runs_s"]:
+        run[8:] = [None] * 7 + ([run[15]] if spread else [None])
     if fill == "none":
         steps["filled_without_cache_s"] = clocked[:8] + [None] * 8
     data["points"][1]["fed_without_cache"] = None
@@ -435,29 +446,29 @@ def test_a_sweep_without_spread_steps_says_which_step_it_clocked_last():
 
 def test_partly_fitted_lengths_are_marked_and_hidden_when_the_fit_fails():
     marked = render_every(sweep=sweep_partly_fitted(holds=True))
-    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.8000 | ≈3.2000 | ≈5.70배 |" in marked
+    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.0535 | ≈0.0760 | ≈1.42배 |" in marked
+    assert "≈: 적합으로 채운 시간." in marked and "†:" not in marked
     # Issue 25: where the fit fails, the clocked steps either side give the others' times, so the
-    # row keeps them, marked; only without a clocked step past them is the row left blank.
+    # row keeps them, marked † alone (issue 47: interpolated, not fitted); only without a clocked
+    # step past them is the row left blank, "not measured".
     interpolated = render_every(sweep=sweep_partly_fitted(holds=False))
-    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.8000 | ≈3.2000† | ≈5.70배† |" in interpolated
+    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.0535 | 0.0760† | 1.42배† |" in interpolated
+    assert "†: 양옆의 잰 단계 사이를 보간한 시간." in interpolated and "≈:" not in interpolated
     hidden = render_every(sweep=sweep_partly_fitted(holds=False, spread=False))
-    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.8000 | — | — |" in hidden
-    assert "적합도 보간도 쓸 수 없다" in hidden and "적합도 보간도" not in interpolated
+    assert "| 16 | 32 | 392 (공식) | 12.2배 | 0.0535 | — | — |" in hidden
+    assert "—: 재지 않음" in hidden and "재지 않음" not in interpolated.split("## 길이")[1][:3000]
 
 
 def test_interpolated_lengths_are_trusted_as_far_as_the_verdict_says():
     quiet = render_every(sweep=sweep_partly_fitted(holds=False))
-    assert "양옆의 잰 단계를 직선으로 이어" in quiet
-    assert "보간한 길이도 그 직선만큼은 믿을 수 있다" in quiet
-    busy = render_every(sweep=sweep_partly_fitted(holds=False, cv=0.4))
-    assert "(판정 noisy) 보간한 길이는 어림이다" in busy
+    assert "양옆 단계가 모두 고른 곳(실행 간 구간이 중앙값의 ±20% 안)에서만 이었고" in quiet
 
 
 def test_a_time_ratio_above_the_token_ratio_is_not_called_below_it():
     report = render_every(sweep=sweep_record(time_ratio=30.0))
     assert (
-        "시간은 30.0배 더 걸린다: 시간 비율이 토큰 비율 이상이다(캐시 없는 경로의 어텐션이"
-        in report
+        "시간은 30.0배 더 걸린다: 시간 비율(실행마다 짝지은 비율 30배" in report
+        and ")이 토큰 비율보다 크다" in report
         and "못 미친다" not in report.split("## 길이에 따른 비용")[1].split("## 카드당")[0]
     )
 
@@ -547,9 +558,11 @@ def test_serve_names_the_peak_and_where_throughput_stops_growing():
     assert facts["growth_stops_at"] == 32 and facts["growth_stops_within"]
     assert facts["nearly_free_region"] is False and facts["still_pays"] is True
     report = render_every(serve=course_serve_record())
-    assert "초당 토큰은 B = 32에서 2,274로 가장 많았고(B = 1의 5.3배)" in report
+    assert (
+        "초당 토큰의 중앙값은 B = 32에서 2,274로 가장 많았고, 패스마다 짝지으면 B = 1의" in report
+    )
     assert "B = 32부터는 배치를 두 배로 해도 초당 토큰이" in report
-    assert "10% 넘게 늘지 않는다" in report
+    assert "10% 넘게 늘지 않는다(패스마다 짝지은 비율로" in report
 
 
 def test_no_nearly_free_region_is_called_nearly_free():
@@ -561,8 +574,10 @@ def test_no_nearly_free_region_is_called_nearly_free():
 
 def test_a_flat_region_is_nearly_free_and_batching_still_pays_past_it():
     report = render_every(serve=serve_record())
-    assert "한 단계가 25% 넘게 길어지지 않은 것은 B = 8까지다" in report
-    assert "(한 단계 10.00 ms → 11.00 ms)" in report and "거의 공짜다" in report
+    assert "넘게 길어지지 않은 것은(패스마다 짝지은 비율로) B = 8까지다" in report
+    assert (
+        "(한 단계 10.0 ms (94 % 구간 9.9–10.1 ms) → 11.0 ms" in report and "거의 공짜다" in report
+    )
     assert "잰 가장 큰 배치 B = 64까지 배치를 두 배로 할 때마다 초당 토큰이" in report
 
 
@@ -581,7 +596,8 @@ def test_serve_verdicts_are_said_in_the_report():
 
 def test_an_untrusted_serve_table_is_said_so():
     data = to_json(serve_record())
-    data["batches"][1]["prefill_s"] = 0.001  # faster than B = 1's 2 ms
+    data["batches"][1]["prefill_s"] = 0.001  # faster than B = 1's 2 ms, in every pass
+    data["batches"][1]["prefills_s"] = [0.001] * 5
     data["batches"][1]["doubts"] = ["prefill_faster_than_smaller_batch"]
     data["batches"][1]["verdict"] = "untrusted"
     data["doubts"] = ["prefill_faster_than_smaller_batch"]
@@ -589,7 +605,8 @@ def test_an_untrusted_serve_table_is_said_so():
     facts = serve_facts(from_json(Serve, data))
     assert facts["contradicting_batches"] == [2] and facts["verdict"] == "untrusted"
     report = render_every(serve=from_json(Serve, data))
-    assert "**판정 믿을 수 없음 (untrusted)**: B = 2에서 더 큰 배치가 더 빨랐다" in report
+    assert "**판정 믿을 수 없음 (untrusted)**:" in report
+    assert "B = 2에서는 더 큰 배치가 바로 작은 배치보다 패스마다 짝지어 더 빨랐다" in report
 
 
 def test_a_cliff_is_reported_with_the_cache_it_outgrew():
@@ -626,7 +643,7 @@ def test_the_serve_fit_says_its_range_and_what_lies_past_it():
     data = to_json(course_serve_record())
     data["fit"]["fitted_batches"] = [1, 32]
     report = render_every(serve=from_json(Serve, data))
-    assert "(B 1–32에서 상대 오차가 모두 25% 안" in report
+    assert "(B 1–32에서 패스의 구간째로 상대 오차가 모두 25% 안" in report
     assert "B = 64에서는 이 직선이 맞지 않는다" in report
     data["fit"]["holds"] = False
     report = render_every(serve=from_json(Serve, data))
@@ -634,10 +651,10 @@ def test_the_serve_fit_says_its_range_and_what_lies_past_it():
 
 
 def test_sweep_verdicts_are_said_in_the_report():
-    assert "판정: 믿을 만함 (ok) — 생성 3회의 변동계수가" in render_every()
+    assert "판정: 믿을 만함 (ok) — 생성 5회의 변동계수가" in render_every()
     busy = render_every(sweep=sweep_record(cv=0.4))
     assert "**판정 흔들림 (noisy)**: 아래 시간과 비율은 어림이다" in busy
-    assert "판정: 흔들림 (noisy) — 생성 3회의 변동계수가 캐시 사용 40.0%," in busy
+    assert "판정: 흔들림 (noisy) — 생성 5회의 변동계수가 캐시 사용 40.0%," in busy
     data = to_json(sweep_record())
     data["doubts"] = ["single_run"]
     data["verdict"] = "noisy"

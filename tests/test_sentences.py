@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import jinja2
 import pytest
+from reportcases import cases
 from reportdata import differing, every_record, kv_record, sampler_record
 
 import mminfer.report.render as render
@@ -67,6 +68,21 @@ def test_a_variant_without_words_is_an_error():
 
 def test_the_converted_sections_sentences_are_in_the_table():
     assert sorted(sentence_table()) == [
+        "anatomy.arithmetic_share_with_cache",
+        "anatomy.arithmetic_share_without_cache",
+        "anatomy.binds_with_cache",
+        "anatomy.binds_without_cache",
+        "anatomy.dispatch_share_with_cache",
+        "anatomy.dispatch_share_without_cache",
+        "anatomy.fewer_flops_same_calls",
+        "anatomy.fit_with_cache",
+        "anatomy.fit_without_cache",
+        "anatomy.formula_equals_counter",
+        "anatomy.glance",
+        "anatomy.memory_share_with_cache",
+        "anatomy.memory_share_without_cache",
+        "anatomy.probes",
+        "anatomy.probes_busy",
         "batch.cheaper",
         "batch.every_row_same",
         "batch.faster",
@@ -87,9 +103,29 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "same.ids",
         "same.paths",
         "sampler.cache",
+        "serve.bound",
+        "serve.cliffs",
+        "serve.dips",
+        "serve.fit_within",
+        "serve.growth",
+        "serve.larger_faster",
+        "serve.nearly_free",
+        "serve.peak_at",
+        "serve.per_user_falls",
+        "serve.prefill_against_sweep",
+        "serve.speed_bound",
+        "sweep.against_time",
+        "sweep.fixed_share",
+        "sweep.prefill",
+        "sweep.prefill_against_latency",
+        "sweep.spreads_within",
+        "sweep.time_below_tokens",
+        "sweep.uncached_steps_grew",
         "temp.distinct_grows",
         "temp.lesson",
         "temp.trend",
+        "time.busy",
+        "time.busy_glance",
         "topk.cap",
         "topk.counts",
         "topk.lesson",
@@ -120,7 +156,8 @@ def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
 
 
 def test_every_variant_s_words_render_on_the_records():
-    parted = {"same": differing(margin=1e-6, diff=2e-6)}  # a step to name
+    busy = {"busy": render.busy_of(cases()["machine_busy"]["records"]["time"])}  # its figures
+    parted = {"same": differing(margin=1e-6, diff=2e-6)} | busy  # a step to name
     shapes = [
         every_record() | parted,
         every_record(sampler=sampler_record(identical=27)) | parted,
@@ -136,3 +173,27 @@ def test_the_report_asks_each_converted_sentence_once():
     render_report(every_record(), claims=log)
     keys = [claim.key for claim in log.asked]
     assert {key: keys.count(key) for key in sentence_table()} == dict.fromkeys(sentence_table(), 1)
+
+
+# The comparison sentences the quiet golden (every_record: 7 quiet rounds, quiet probes) writes,
+# with the variant it writes: where the rounds decide, nothing is lost to caution (issue 47).
+QUIET_KEYS = [
+    # anatomy
+    ("anatomy.binds_with_cache", "dispatch"),
+    ("anatomy.binds_without_cache", "arithmetic"),
+    ("anatomy.fit_with_cache", "adds_up"),
+    ("anatomy.fit_without_cache", "adds_up"),
+    ("anatomy.arithmetic_share_with_cache", "share"),
+    ("anatomy.memory_share_with_cache", "share"),
+    ("anatomy.dispatch_share_without_cache", "share"),
+    ("anatomy.arithmetic_share_without_cache", "share"),
+    ("anatomy.memory_share_without_cache", "share"),
+    ("anatomy.glance", "dispatch/arithmetic"),
+]
+
+
+def test_the_quiet_golden_still_writes_the_comparisons_its_rounds_decide():
+    log = ClaimLog()
+    render_report(every_record(), claims=log)
+    written = {(claim.key, claim.about.get("variant")) for claim in log.rendered}
+    assert [key for key in QUIET_KEYS if key not in written] == []

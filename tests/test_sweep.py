@@ -29,7 +29,7 @@ from mminfer.measures.sweep.measure import (
     spread_within_runs,
     sweep,
 )
-from mminfer.measures.sweep.sweep import StepFit, Sweep, SweepSteps
+from mminfer.measures.sweep.sweep import StepFit, Sweep, SweepSteps, steady_step
 from mminfer.model.counting import fed_with_cache_formula, fed_without_cache_formula
 from mminfer.records import from_json, to_json
 from mminfer.records.spread import coefficient_of_variation, verdict_of
@@ -185,7 +185,11 @@ def test_a_length_with_unclocked_steps_adds_their_fitted_times(spread_sweep):
     assert long.fed_without_cache is None and long.clocked_without_cache == 5
     assert long.token_ratio == long.formula_without_cache / long.fed_with_cache
     # Issue 25: the fit's times fill the unclocked steps only where the fit holds; otherwise the
-    # line between the clocked steps either side does (steps 4-6 lie between 3 and 7).
+    # line between the clocked steps either side does (steps 4-6 lie between 3 and 7), where both
+    # are steady (issue 47: one run is never steady, so nothing is filled: no time).
+    if not spread_sweep.fit.holds and not all(steps.without_cache_steady[i] for i in (3, 7)):
+        assert long.without_cache_from == "none" and long.without_cache_s is None
+        return
     if spread_sweep.fit.holds:
         expected = sum(
             fitted if measured is None else measured
@@ -400,6 +404,15 @@ def test_filled_steps_come_from_the_fit_where_it_holds_else_from_the_line():
     assert times == [1.0, 2.0, 3.0, None] and how == ["clocked", "interpolation", "clocked", "none"]
 
 
+def test_no_step_is_interpolated_across_a_clocked_step_whose_runs_are_noisy():
+    # issue 47: N = 256 "≈7.0배" interpolated across one outlier step (174.7 ms, runs 45-676)
+    outlier = [0.045, 0.1747, 0.676, 0.17, 0.18]
+    steady = [steady_step([0.1, 0.101, 0.099, 0.1, 0.1], 0.2), steady_step(outlier, 0.2)]
+    assert steady == [True, False] and not steady_step([0.1], 0.2)  # one run: never steady
+    times, how = filled_steps([1.0, None, 3.0, None], [0.0] * 4, False, [True, False, False, False])
+    assert times == [1.0, None, 3.0, None] and how == ["clocked", "none", "clocked", "none"]
+
+
 def steps_with_a_gap(fit_holds: bool, last_clocked: bool = True) -> SweepSteps:
     """Four uncached steps of a busy machine's sweep after a 10-token prompt: steps 1 and 2 not
     clocked; the fit (which says 1 s a step) holds or not."""
@@ -420,6 +433,9 @@ def steps_with_a_gap(fit_holds: bool, last_clocked: bool = True) -> SweepSteps:
         without_cache_high_s=measured,
         filled_without_cache_s=filled,
         without_cache_how=how,
+        with_cache_runs_s=[[0.005] * 4] * 3,
+        without_cache_runs_s=[measured] * 3,
+        without_cache_steady=[seconds is not None for seconds in measured],
     )
 
 
@@ -440,3 +456,35 @@ def test_a_length_past_the_last_clocked_step_has_no_time_without_the_fit():
     point = length_point(10, 4, steps_with_a_gap(fit_holds=False, last_clocked=False))
     assert point.without_cache_from == "none"
     assert point.without_cache_s is None and point.time_ratio is None
+
+
+# --- one quantity timed by two jobs (issue 47 point 4) --------------------------------------------
+
+
+def test_two_timings_of_one_quantity_overlap_part_or_cannot_say():
+    from mminfer.records.interval import median_interval
+    from mminfer.records.reconcile import reconcile, reconcile_runs
+
+    quiet = median_interval([1.0, 1.01, 0.99, 1.02, 0.98])
+    assert reconcile(quiet, median_interval([1.005, 1.0, 1.03, 0.97, 1.01])) == "overlap"
+    assert reconcile(quiet, median_interval([1.5, 1.51, 1.49, 1.52, 1.48])) == "apart"
+    assert reconcile(quiet, median_interval([1.5, 1.51, 1.49])) == "undecided"  # 75 % < 90 %
+    assert reconcile_runs([1.0, 1.01, 0.99, 1.02, 0.98], [2.0] * 5) == "apart"
+
+
+def test_apart_timings_name_the_busy_machine_and_the_methods():
+    from dataclasses import replace
+
+    from reportcases import cases
+
+    from mminfer.records.machine import Contention
+    from mminfer.report.render import render_reports
+
+    def beyond(records):
+        return render_reports(records)["beyond.md"]
+
+    records = cases()["speedup_disagrees"]["records"]
+    busy = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
+    report = beyond(records | {"sweep": replace(records["sweep"], contention=busy)})
+    assert "겹치지 않는다: 이 절을 잴 때 기계가 바빴고, 방법이 다르다(time.json은" in report
+    assert "이 절을 잴 때 기계가 바빴고" not in beyond(records)

@@ -145,7 +145,7 @@ def test_the_report_warns_of_ids_past_the_tokenizer_only_where_answers_hold_some
     from mminfer.measures.conversation.conversation import Conversation
     from mminfer.measures.temp.temp import Temperatures
     from mminfer.records import from_json, to_json
-    from mminfer.report.render import render_report
+    from mminfer.report.render import render_reports
 
     records = every()
     temp = to_json(records["temp"])
@@ -154,7 +154,7 @@ def test_the_report_warns_of_ids_past_the_tokenizer_only_where_answers_hold_some
     conversation["turns"][-1]["ids_past_tokenizer"] = past
     records["temp"] = from_json(Temperatures, temp)
     records["conversation"] = from_json(Conversation, conversation)
-    report = render_report(records)
+    report = "".join(render_reports(records).values())  # temp's in report.md, the chat's beyond
     warning = f"**답에 토크나이저 끝 너머의 id가 {past}개 나왔다**"
     assert report.count(warning) == (2 if past else 0)
     assert ("토크나이저 끝 너머" in report) == bool(past)

@@ -29,6 +29,7 @@ from mminfer.io import sha256_of
 from mminfer.measurements import (
     MEASUREMENTS,
     REPORT,
+    REPORTS,
     TASK_SCRIPT,
     alone_rules,
     picture_file,
@@ -43,7 +44,7 @@ from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import from_json, to_json
 from mminfer.records.claims import ClaimLog
-from mminfer.report.render import render_report
+from mminfer.report.render import render_reports
 from mminfer.timing.clock import JITTER_VARIABLE
 from mminfer.workflow.resultslock import LOCK_NAME
 
@@ -269,10 +270,11 @@ def test_report_has_the_sections_and_numbers(course_run):
     assert f"{timing['speedup']:.2f}" in report
     assert f"**{kv['measured_bytes']}**" in report  # the plain number, as the task asks
     assert "builtin" in report and read(outdir, "same.json")["run"]["sha256"][:16] in report
+    beyond = (outdir / "beyond.md").read_text(encoding="utf-8")
     for section in ("## 길이에 따른 비용", "## 카드당 사용자 수"):
-        assert section in report
+        assert section in beyond and f"(beyond.md#{section[3:].replace(' ', '-')})" in report
     for picture in ("sweep.png", "temp.png", "topp.png"):
-        assert f"]({picture})" in report  # relative links next to report.md
+        assert f"]({picture})" in report + beyond  # relative links next to the reports
 
 
 @pytest.mark.parametrize("name", [name for name in OUTPUTS if name.endswith(".json")])
@@ -301,7 +303,7 @@ def test_the_knobs_are_exact_end_to_end(course_run):
         rounding = within_rounding(row["max_logit_diff"], row["max_abs_logit"], "float32")
         assert row["finite"] and (row["same_ids"] or rounding), row
     assert batch["rows"][0]["pad"] == 0 and batch["no_mask"]["rows"][0]["same_ids"]
-    report = (outdir / "report.md").read_text(encoding="utf-8")
+    report = (outdir / "beyond.md").read_text(encoding="utf-8")
     for heading in ("## top-k 함정", "## 반복 페널티", "## 배치와 패딩"):
         assert heading in report
 
@@ -343,7 +345,7 @@ def test_second_run_does_nothing(course_run):
     assert planned_jobs(*args) == set()
 
 
-RERUN_TIME = {"time.json", "latency.json", "latency.png", "report.md"}  # the README says so
+RERUN_TIME = {"time.json", "latency.json", "latency.png", "report.md", "beyond.md"}  # README
 
 
 def test_the_readme_says_what_rerun_time_redoes():
@@ -399,7 +401,7 @@ def jobs_after_new(key: str) -> set[str]:
 def files_after_new(key: str) -> set[str]:
     """The result files a new file of config key ``key`` rewrites (comparison.md aside)."""
     rules = readers(key)
-    files = {REPORT}
+    files = set(REPORTS.values())
     for entry in MEASUREMENTS:
         if entry.rule in rules:
             files |= {entry.filename, *(picture_file(picture.name) for picture in entry.pictures)}
@@ -947,18 +949,23 @@ def test_micro_demo_builds_and_measures(jittered_demo_run):
 
 
 def claims_of_run(outdir: Path) -> tuple[dict, ClaimLog]:
-    """A results folder's records and the claims of its report.md, rendered again as the report
-    rule renders it (the same text: the claims checked are the ones the run wrote)."""
+    """A results folder's records and the claims of its reports, rendered again as the report
+    rule renders them (the same text: the claims checked are the ones the run wrote)."""
     records = {entry.name: read_result(outdir / entry.filename) for entry in MEASUREMENTS}
     log = ClaimLog()
-    text = render_report(
+    texts = render_reports(
         records,
         pictures={name: picture_file(name) for name in pictures()},
         cache_script="cache.py",
         claims=log,
     )
-    assert text == (outdir / "report.md").read_text(encoding="utf-8")
+    assert "".join(texts.values()) == both_reports(outdir)
     return records, log
+
+
+def both_reports(folder: Path) -> str:
+    """A results folder's report.md, then its beyond.md."""
+    return "".join((folder / name).read_text(encoding="utf-8") for name in REPORTS.values())
 
 
 def test_a_jittered_run_writes_only_claims_its_records_support(jittered_demo_run):
@@ -1048,7 +1055,7 @@ def test_html_report_is_built_offline(course_run, tmp_path):
     html = tmp_path / "report.html"
     snakemake("--report", str(html), *args)
     text = html.read_text(encoding="utf-8", errors="replace")
-    assert html.stat().st_size > 10_000 and "kvbytes.json" in text and "report.md" in text
+    assert html.stat().st_size > 10_000 and "kvbytes.json" in text and "beyond.md" in text
 
 
 def test_bfloat16_run_counts_two_bytes_per_element(course_inputs, tmp_path):
@@ -1269,7 +1276,7 @@ def test_the_run_block_says_what_kind_of_model_ran(variants_run):
     lora = read(yarn_lora, "temp.json")["0.3"]["run"]["lora"]
     assert lora["path"] == str(variants_run["lora"]) and lora["rank"] == 4
     assert read(yarn_lora, "same.json")["run"]["lora"] is None  # the pretrained model has none
-    report = (moe_untied / "report.md").read_text(encoding="utf-8")
+    report = both_reports(moe_untied)
     assert (
         "MoE: 층마다 전문가 3개 중 토큰당 1개" in report and "전문가 3개가 모두 메모리에" in report
     )
@@ -1302,7 +1309,7 @@ def test_every_kind_of_model_carries_its_conversation_exactly(variants_run):
         assert conversation["same_answers"], folder
         reused = [turn["reused"] for turn in turns]
         assert reused == sorted(set(reused)), folder  # the tokens saved grow with the turn
-        report = (folder / "report.md").read_text(encoding="utf-8")
+        report = (folder / "beyond.md").read_text(encoding="utf-8")
         assert "## 대화" in report and "](conversation.png)" in report, folder
         assert (folder / "conversation.png").stat().st_size > 0, folder
     comparison = (outdir / "comparison.md").read_text(encoding="utf-8")

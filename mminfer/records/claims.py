@@ -45,7 +45,7 @@ class Claim:
 
 
 def claim(key: str, holds: bool, **about) -> Claim:
-    """A :class:`Claim`: ``claim("serve.every_doubling_grew", all(...), last=64)``."""
+    """A :class:`Claim`: ``claim("serve.two_bands", bool(banded), banded=banded)``."""
     return Claim(key=key, holds=holds, about=about)
 
 

@@ -6,7 +6,17 @@ by mminfer.timing.machine, which measures them.
 
 from __future__ import annotations
 
+import itertools
+import statistics
 from dataclasses import dataclass
+
+from mminfer.records import rates
+from mminfer.records.interval import FAMILY_LEVEL, Interval, median_interval
+
+# A probe whose sorted runs part at their widest gap (as a ratio) into two groups whose medians
+# differ by more than this factor ran in two states (a busy and an idle core, a cache and memory):
+# its median is one of them by chance, so it is named unreliable and nothing is concluded from it.
+PROBE_WIDE = 2.0
 
 
 @dataclass
@@ -17,6 +27,34 @@ class Speed:
     cv: float  # coefficient of variation of the runs' seconds
     runs_s: list[float]
     work: int  # ops, FLOPs or bytes of one run
+    per_s_interval: Interval  # the median of the runs' rates (work / seconds) and its interval
+    reliable: bool  # the runs do not fall into two groups (:func:`two_groups`, PROBE_WIDE)
+
+
+def two_groups(runs_s: list[float]) -> bool:
+    """Whether a probe's runs fall into two groups: split at the widest gap between neighbours
+    of the sorted runs (as a ratio), the upper group's median more than PROBE_WIDE times the
+    lower's."""
+    ordered = sorted(runs_s)
+    if len(ordered) < 2 or ordered[0] <= 0:
+        return len(ordered) >= 2
+    gaps = [upper / lower for lower, upper in itertools.pairwise(ordered)]
+    cut = gaps.index(max(gaps)) + 1
+    return statistics.median(ordered[cut:]) > PROBE_WIDE * statistics.median(ordered[:cut])
+
+
+def speed_of(runs_s: list[float], work: int, cv: float) -> Speed:
+    """A probe's record from its timed runs: the rate of the median run, the interval of the
+    runs' rates (one look: FAMILY_LEVEL), and whether the runs fall into two groups."""
+    per_run = [rates.per_s(work, seconds) for seconds in runs_s]
+    return Speed(
+        per_s=rates.per_s(work, statistics.median(runs_s)),
+        cv=cv,
+        runs_s=list(runs_s),
+        work=work,
+        per_s_interval=median_interval(per_run, FAMILY_LEVEL),
+        reliable=not two_groups(runs_s),
+    )
 
 
 @dataclass

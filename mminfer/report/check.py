@@ -5,7 +5,8 @@
 that compares timed figures (a :class:`~mminfer.records.sentences.Sentence` with a ``check``)
 recomputes from the JSON's raw runs, with mminfer.records.interval, whether the words are
 supported: a faster, slower, the same, within a limit, a share. One line per comparison; the exit
-status is 1 where any is not supported, 2 where the folder cannot be read, 0 otherwise.
+status is 1 where any is not supported, or where report.md or beyond.md in the folder is not what
+these files render (stale), 2 where the folder cannot be read, 0 otherwise.
 
 The check never reads the stored intervals or decisions of a record: each sentence's ``check``
 starts from the runs (``with_cache_runs_s``, a probe's ``runs_s``, ...). A report rendered by
@@ -21,9 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mminfer.errors import MminferError
-from mminfer.measurements import MEASUREMENTS, TASK_SCRIPT, picture_file, pictures, read_result
+from mminfer.measurements import (
+    MEASUREMENTS,
+    REPORTS,
+    TASK_SCRIPT,
+    picture_file,
+    pictures,
+    read_result,
+)
 from mminfer.records.claims import ClaimLog
-from mminfer.report.render import render_report, sentence_table
+from mminfer.report.render import render_reports, sentence_table
 
 
 @dataclass(frozen=True)
@@ -55,17 +63,18 @@ def read_folder(folder: Path) -> dict[str, object]:
     return records
 
 
-def rendered(records: dict[str, object]) -> tuple[str, ClaimLog]:
-    """report.md as the report rule renders it from ``records`` in the results folder (pictures
-    and cache.py linked from there), and the log of what it wrote."""
+def rendered(records: dict[str, object]) -> tuple[dict[str, str], ClaimLog]:
+    """report.md and beyond.md as the report rule renders them from ``records`` in the results
+    folder (pictures and cache.py linked from there), by file name, and the log of what they
+    wrote."""
     log = ClaimLog()
-    text = render_report(
+    texts = render_reports(
         records,
         pictures={name: picture_file(name) for name in pictures()},
         cache_script=TASK_SCRIPT,
         claims=log,
     )
-    return text, log
+    return texts, log
 
 
 def written_comparisons(log: ClaimLog, records: dict[str, object]) -> list[Finding]:
@@ -101,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
     except MminferError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    text, log = rendered(records)
+    texts, log = rendered(records)
     findings = written_comparisons(log, records)
     for finding in findings:
         print(finding.line())
@@ -110,11 +119,14 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(findings)} comparisons written, {len(unsupported)} not supported by their runs "
         f"({arguments.results})"
     )
-    report = arguments.results / "report.md"
-    stale = report.exists() and report.read_text(encoding="utf-8") != text
-    if stale:
+    stale = [
+        path
+        for path in (arguments.results / name for name in REPORTS.values())
+        if path.exists() and path.read_text(encoding="utf-8") != texts.get(path.name)
+    ]
+    for path in stale:
         print(
-            f"{report} is not what these files render with this version of mminfer: its "
+            f"{path} is not what these files render with this version of mminfer: its "
             "sentences were not the ones checked; rerun the report rule (snakemake -R report)"
         )
     return 1 if unsupported or stale else 0

@@ -12,31 +12,62 @@ above the measures, so this module imports any measurement's record at run time.
 
 from __future__ import annotations
 
-from mminfer.measures.anatomy.anatomy import Anatomy, anatomy_facts, path_splits
+from mminfer.measures.anatomy.anatomy import (
+    PATHS,
+    TERMS,
+    Anatomy,
+    PathSplit,
+    anatomy_facts,
+    path_splits,
+)
+from mminfer.measures.batch.batch import Batch
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, same_facts
 from mminfer.measures.conversation.conversation import Conversation, conversation_facts
 from mminfer.measures.repetition.repetition import Repetition, repetition_facts
-from mminfer.measures.serve.serve import Serve, serve_facts
-from mminfer.measures.sweep.sweep import Sweep, clocked_among_first, ratio_range, sweep_facts
+from mminfer.measures.serve.serve import Serve, bound_of, bound_supported, serve_facts
+from mminfer.measures.sweep.sweep import (
+    Sweep,
+    SweepPoint,
+    clocked_among_first,
+    run_sums,
+    sweep_facts,
+)
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, latency_facts
 from mminfer.measures.time.time import Timing, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
-from mminfer.records import Glance, agree, rates, token_ratio
+from mminfer.records import Glance, rates, token_ratio
 from mminfer.records.claims import Claim, claim
+from mminfer.records.interval import (
+    FAMILY_LEVEL,
+    Interval,
+    look_level,
+    median_interval,
+    paired_ratios,
+)
+from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention, is_busy, two_groups
+from mminfer.records.reconcile import reconcile, reconcile_runs
 from mminfer.records.sentences import Sentence
 
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
 
 
-def same_time_glance(same: Same, time: Timing) -> Glance:
+def same_time_count_sweep_anatomy_glance(
+    same: Same,
+    time: Timing,
+    count: Count | None = None,
+    sweep: Sweep | None = None,
+    anatomy: Anatomy | None = None,
+) -> Glance:
     """## KV 캐시's row: the task's three numbers (tokens, time, bytes) and what they teach.
 
     The lesson: "same_cheaper" (the same ids, the cache faster as measured), "same_untimed" (the
     same ids, the timing untrusted), "rounding" (ids parted where rounding explains it) or
-    "suspect" (parted beyond rounding). The row's numbers come from the sections' facts."""
+    "suspect" (parted beyond rounding). The row's numbers come from the sections' facts. Its
+    terms: the token ratio, the speedup and the CV the section states, and the words of the
+    reason line where it uses them (:func:`reason_terms`)."""
     facts = same_facts(same)
     if same.same_ids:
         lesson = "same_cheaper" if time.verdict != "untrusted" else "same_untimed"
@@ -44,11 +75,23 @@ def same_time_glance(same: Same, time: Timing) -> Glance:
         lesson = "rounding"
     else:
         lesson = "suspect"
-    return Glance(
-        lesson=lesson,
-        verdict=time.verdict,
-        terms=("prefill", "token_ratio", "speedup", "cv"),
-    )
+    terms = ("token_ratio", "speedup", "cv")
+    if count is not None:
+        terms += reason_terms(time_count_sweep_anatomy_facts(time, count, sweep, anatomy)["reason"])
+    return Glance(lesson=lesson, verdict=time.verdict, terms=terms)
+
+
+def reason_terms(reason: dict) -> tuple[str, ...]:
+    """The glossary's words the reason line (:func:`reason_of`) writes: the sweep's fit where it
+    reads it, the dispatch where anatomy's op cost is said."""
+    if reason["kind"] in ("fixed_share", "attention") or reason.get("sweep_fit") in (
+        "not_holding",
+        "holding",
+    ):
+        return ("fit",)
+    if reason["kind"] == "anatomy" and reason["dispatch_share"].holds:
+        return ("dispatch",)
+    return ()
 
 
 # --- time.json beside count.json, and the reason line from sweep.json or anatomy.json ------------
@@ -140,8 +183,9 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
     ``between``: the per-call work's ratios (kernels, bytes) no more than the speedup, the
     speedup no more than the FLOPs' ratio, the per-call work's below the token ratio
     (``tokens``); ``above_flops`` and ``below_per_call`` its alternatives. ``dispatch_share``:
-    the cached path's kernels at the op probe's cost, a share of its measured median (no more
-    than all of it). ``lm_head``: the uncached path computes more logits rows than it uses.
+    the cached path's kernels at the op probe's cost, a share of its measured median, said only
+    where the intervals put it below all of it (PathSplit.share_of: "share"). ``lm_head``: the
+    uncached path computes more logits rows than it uses.
     """
     cached = anatomy.with_cache.totals
     uncached = anatomy.without_cache.totals
@@ -158,7 +202,7 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
         "tokens": tokens,
     }
     same_calls = cached.calls == uncached.calls
-    split = anatomy.split("with_cache", time.with_cache_s)
+    split = anatomy.split("with_cache", time.with_cache_interval)
     dispatch_s = split.seconds["dispatch"]
     return {
         "kind": "anatomy",
@@ -181,7 +225,7 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
         ),
         "dispatch_share": claim(
             "time.anatomy_dispatch_share",
-            dispatch_s <= time.with_cache_s,
+            split.share_of("dispatch") == "share",
             ops=cached.ops,
             op_s=rates.seconds_for(1, anatomy.machine.op.per_s),
             dispatch_s=dispatch_s,
@@ -219,16 +263,20 @@ def comparable(anatomy: Anatomy, time: Timing | None) -> str:
 
 def anatomy_time_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
     """The counts and the machine (mminfer.measures.anatomy.anatomy.anatomy_facts), and where
-    time.json is :func:`comparable` the split of both paths against its medians."""
+    time.json is :func:`comparable` the split of both paths against its intervals."""
     joined = comparable(anatomy, time)
     facts = anatomy_facts(anatomy) | {
         "comparable": joined,
         "time_verdict": None if time is None else time.verdict,
     }
     if joined == "yes":
-        measured = {"with_cache": time.with_cache_s, "without_cache": time.without_cache_s}
-        facts["split"] = path_splits(anatomy, measured)
+        facts["split"] = path_splits(anatomy, measured_intervals(time))
     return facts
+
+
+def measured_intervals(time: Timing) -> dict[str, Interval]:
+    """time.json's interval of each path, by path."""
+    return {"with_cache": time.with_cache_interval, "without_cache": time.without_cache_interval}
 
 
 def anatomy_time_glance(anatomy: Anatomy, time: Timing | None = None) -> Glance:
@@ -238,61 +286,308 @@ def anatomy_time_glance(anatomy: Anatomy, time: Timing | None = None) -> Glance:
     return Glance(lesson="split", verdict=time.verdict, terms=("dispatch", "roofline"))
 
 
+def split_of(anatomy: Anatomy, time: Timing | None, path: str) -> PathSplit | None:
+    """Path ``path`` split against time.json's interval; None where time.json is not
+    :func:`comparable`."""
+    if comparable(anatomy, time) != "yes":
+        return None
+    return anatomy.split(path, measured_intervals(time)[path])
+
+
+def binding_of(path: str):
+    """anatomy.binds_<path>: the term the intervals decide binds (PathSplit.binding)."""
+
+    def binding(anatomy: Anatomy, time: Timing | None) -> str | None:
+        split = split_of(anatomy, time, path)
+        return None if split is None else split.binding()
+
+    return binding
+
+
+def fit_of(path: str):
+    """anatomy.fit_<path>: where the model lies against the measured time (PathSplit.fit); a
+    model short of it on a busy machine names the load first ("under_busy_time": time.json's
+    runs busy, "under_busy_probes": the probes')."""
+
+    def fit(anatomy: Anatomy, time: Timing | None) -> str | None:
+        split = split_of(anatomy, time, path)
+        if split is None:
+            return None
+        found = split.fit()
+        if found == "under" and time.contention is not None and time.contention.busy:
+            return "under_busy_time"
+        if found == "under" and anatomy.contention is not None and anatomy.contention.busy:
+            return "under_busy_probes"
+        return found
+
+    return fit
+
+
+def share_of(path: str, term: str):
+    """anatomy.<term>_share_<path>: a term's share of the measured time (PathSplit.share_of)."""
+
+    def share(anatomy: Anatomy, time: Timing | None) -> str | None:
+        split = split_of(anatomy, time, path)
+        return None if split is None else split.share_of(term)
+
+    return share
+
+
+def glance_binding(anatomy: Anatomy, time: Timing | None) -> str | None:
+    """anatomy.glance: both paths' binding terms, "<with_cache>/<without_cache>"."""
+    found = [binding_of(path)(anatomy, time) for path in PATHS]
+    return None if None in found else "/".join(found)
+
+
+# --- the checks: the same verdicts recomputed from the probes' and time.json's raw runs -----------
+
+
+def terms_in_runs(anatomy: Anatomy, path: str) -> dict[str, tuple[Interval, bool]]:
+    """Each term of ``path`` from its probe's runs: every run's seconds scaled to the term's work
+    (its interval at FAMILY_LEVEL), and whether the runs part into two groups."""
+    probes = anatomy.probes()
+    work = anatomy.term_work(path)
+    found = {}
+    for term, name in anatomy.term_probes(path).items():
+        speed = probes[name]
+        seconds = [run_s * work[term] / speed.work for run_s in speed.runs_s]
+        found[term] = (median_interval(seconds, FAMILY_LEVEL), two_groups(speed.runs_s))
+    return found
+
+
+def verdicts_in_runs(anatomy: Anatomy, time: Timing, path: str) -> dict[str, str]:
+    """binding, fit and each term's share of ``path``, decided from the raw runs alone: a decision
+    only where every interval it reads holds together at FAMILY_LEVEL (their misses summed)."""
+    found = terms_in_runs(anatomy, path)
+    runs = getattr(time, f"{path}_runs_s")
+    measured = median_interval(runs, look_level(time.runs, time.max_runs))
+    terms = {term: seconds for term, (seconds, _) in found.items()}
+    parted = {term for term, (_, two) in found.items() if two}
+    missed = sum(1 - seconds.coverage for seconds in terms.values())
+    missed_all = missed + 1 - measured.coverage
+    floor = 1 - FAMILY_LEVEL + 1e-12
+    verdicts = {"binding": "undecided", "fit": "undecided"}
+    if missed <= floor:
+        for term, seconds in terms.items():
+            if all(seconds.low > terms[other].high for other in terms if other != term):
+                verdicts["binding"] = term
+    low = terms["dispatch"].low + max(terms["arithmetic"].low, terms["memory"].low)
+    high = terms["dispatch"].high + max(terms["arithmetic"].high, terms["memory"].high)
+    low, high = low / measured.high, high / measured.low
+    tolerance = anatomy.split_tolerance
+    if missed_all <= floor and measured.runs > 1:
+        if high < 1 - tolerance:
+            verdicts["fit"] = "under"
+        elif low > 1 + tolerance:
+            verdicts["fit"] = "over"
+        elif 1 - tolerance <= low and high <= 1 + tolerance:
+            verdicts["fit"] = "adds_up"
+    for term, seconds in terms.items():
+        share = "undecided"
+        missed_share = 1 - seconds.coverage + 1 - measured.coverage
+        if missed_share <= floor and measured.runs > 1:
+            if seconds.high / measured.low < 1:
+                share = "share"
+            elif seconds.low / measured.high > 1:
+                share = "exceeds"
+        verdicts[term] = "unreliable" if term in parted else share
+    if parted:
+        verdicts["binding"] = verdicts["fit"] = "unreliable"
+    return verdicts
+
+
+def binding_in_runs(path: str):
+    """anatomy.binds_<path>'s check."""
+
+    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+        return verdicts_in_runs(anatomy, time, path)["binding"] == chosen
+
+    return check
+
+
+def fit_in_runs(path: str):
+    """anatomy.fit_<path>'s check; a busy variant also needs the contention it names."""
+
+    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+        busy = {"under_busy_time": time.contention, "under_busy_probes": anatomy.contention}
+        if chosen in busy:
+            load = busy[chosen]
+            named = load is not None and is_busy(load.cpu_share, load.cpu_pressure)
+            return named and verdicts_in_runs(anatomy, time, path)["fit"] == "under"
+        return verdicts_in_runs(anatomy, time, path)["fit"] == chosen
+
+    return check
+
+
+def share_in_runs(path: str, term: str):
+    """anatomy.<term>_share_<path>'s check."""
+
+    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+        return verdicts_in_runs(anatomy, time, path)[term] == chosen
+
+    return check
+
+
+def glance_in_runs(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
+    """anatomy.glance's check: both paths' binding terms from the raw runs."""
+    found = [verdicts_in_runs(anatomy, time, path)["binding"] for path in PATHS]
+    return "/".join(found) == chosen
+
+
+TERM_WORDS = {"dispatch": "디스패치", "arithmetic": "연산", "memory": "메모리"}
+BINDING_WORDS = TERM_WORDS | {"undecided": "가를 수 없음", "unreliable": "믿을 수 없는 측정"}
+PATH_WORDS = {"with_cache": "캐시 경로", "without_cache": "캐시 없는 경로"}
+
+
+def split_words(path: str) -> str:
+    """The Jinja that sets ``split``, path ``path``'s PathSplit, from the records."""
+    return '{% set split = anatomy.split("' + path + '", time.' + path + "_interval) %}"
+
+
+def fit_words(path: str) -> dict[str, str]:
+    """anatomy.fit_<path>'s words, one per variant (the model's and the measured time's
+    intervals are the table's)."""
+    start = split_words(path) + PATH_WORDS[path] + "는 모형이 "
+    ratio = "(모형 ÷ 잰 시간 {{ split.ratio|x_in }})"
+    within = "잰 시간의 ±{{ anatomy.split_tolerance|percent(0) }} 안에 "
+    shorter = start + "잰 시간보다 짧다" + ratio + ". "
+    unseen = "이 모형이 보지 못하는 시간(커널이 이 기계의 한계 아래에서 돌거나, op 밖의 Python)"
+    load = "먼저 의심할 것은 이 기계의 부하다: "  # then the model's blind spots
+    return {
+        "adds_up": start + within + "든다" + ratio + ".",
+        "under": shorter + "나머지는 " + unseen + "이다.",
+        "under_busy_time": (
+            shorter
+            + load
+            + "time.json의 라운드가 바쁜 기계에서 돌아(CPU 몫"
+            + " {{ time.contention.cpu_share|percent(0) }}) 잰 시간이 늘었을 수 있다. 그다음이 "
+            + unseen
+            + "이다."
+        ),
+        "under_busy_probes": (
+            shorter
+            + load
+            + "기계 측정이 바쁜 기계에서 돌았다(CPU 몫"
+            + " {{ anatomy.contention.cpu_share|percent(0) }}). 그다음이 "
+            + unseen
+            + "이다."
+        ),
+        "over": start + "잰 시간보다 길다" + ratio + ": 세 항이 겹쳐 돈다(디스패치를 따로 더했다).",
+        "undecided": start + within + "드는지 구간으로 가를 수 없다" + ratio + ".",
+        "unreliable": PATH_WORDS[path] + "의 모형은 잰 시간과 견주지 않는다(믿을 수 없는 측정).",
+    }
+
+
+def binding_words(path: str) -> dict[str, str]:
+    """anatomy.binds_<path>'s words, one per variant."""
+    words = {
+        term: f"{PATH_WORDS[path]}는 {word} 항이 가장 크다." for term, word in TERM_WORDS.items()
+    }
+    return words | {
+        "undecided": PATH_WORDS[path] + "는 가장 큰 항을 구간으로 가를 수 없다.",
+        "unreliable": PATH_WORDS[path] + "의 가장 큰 항은 말하지 않는다(믿을 수 없는 측정).",
+    }
+
+
+def share_words(path: str, term: str) -> dict[str, str]:
+    """anatomy.<term>_share_<path>'s words (a table cell), one per variant."""
+    return {
+        "share": split_words(path) + '몫 {{ split.share_interval("' + term + '")|percent_in }}',
+        "exceeds": "잰 시간보다 길다: 프로브가 한계를 낮게 잡았다",
+        "undecided": "몫: 구간으로 가를 수 없음",
+        "unreliable": "믿을 수 없는 측정",
+    }
+
+
+# one sentence per path of each: its predicate, words and check, each made for the path
+PATH_SENTENCES = {
+    "binds": (binding_of, binding_words, binding_in_runs),
+    "fit": (fit_of, fit_words, fit_in_runs),
+}
+ANATOMY_SENTENCES = (
+    *(
+        Sentence(f"anatomy.{name}_{path}", holds=holds(path), words=words(path), check=check(path))
+        for name, (holds, words, check) in PATH_SENTENCES.items()
+        for path in PATHS
+    ),
+    *(
+        Sentence(
+            f"anatomy.{term}_share_{path}",
+            holds=share_of(path, term),
+            words=share_words(path, term),
+            check=share_in_runs(path, term),
+        )
+        for path in PATHS
+        for term in TERMS
+    ),
+    Sentence(
+        "anatomy.glance",
+        holds=glance_binding,
+        words={
+            f"{cached}/{uncached}": (
+                f"캐시 경로: {BINDING_WORDS[cached]}, 미사용: {BINDING_WORDS[uncached]}"
+            )
+            for cached in BINDING_WORDS
+            for uncached in BINDING_WORDS
+        },
+        check=glance_in_runs,
+    ),
+)
+
+
 # --- sweep.json beside time.json -------------------------------------------------------------
 
 
 def sweep_time_facts(sweep: Sweep, time: Timing | None = None) -> dict:
     """sweep.json's facts (mminfer.measures.sweep.sweep.sweep_facts) and, with time.json, how
-    the speedup at time.json's length relates to the sweep's time ratio (:func:`against_time`)."""
+    the speedup at time.json's length relates to the sweep's time ratio (:func:`against_time`,
+    the sentence sweep.against_time's variant)."""
     return sweep_facts(sweep) | {"against_time": against_time(sweep, time)}
 
 
-def against_time(sweep: Sweep, time: Timing | None) -> dict | None:
-    """time.json's speedup beside the time ratio this sweep gives at the same prompt and length.
-
-    Where every uncached step of that length was clocked, the two ranges over the runs (the
-    speedup's: the uncached runs over the cached ones, fastest over slowest and back; the
-    ratio's: records.ratio_range) are judged by records.agree within the larger noise threshold
-    of the two runs: "meet", "within_noise" or "apart", a claim each. Where some were filled in
-    (fit, interpolation), the ratio is an estimate with no range: claim ``estimate``, never
-    judged the same. None: no length of this sweep is time.json's.
-    """
+def point_of(sweep: Sweep, time: Timing | None) -> SweepPoint | None:
+    """The sweep's length that is time.json's, after the same prompt, with a time ratio."""
     if time is None or time.prompt_len != sweep.prompt_len:
         return None
     point = None
     for candidate in sweep.points:
         if candidate.new_tokens == time.new_tokens and candidate.time_ratio is not None:
             point = candidate
+    return point
+
+
+def against_time(sweep: Sweep, time: Timing | None) -> str | None:
+    """time.json's speedup beside the time ratio this sweep gives at the same prompt and length
+    (mminfer.records.reconcile): "overlap", "apart" (which is which and why: the contention
+    each job measured, the threads, the methods), "undecided" (an interval short of its level);
+    "estimate" where some of the sweep's uncached steps at that length were filled in (fit,
+    interpolation), never judged against the speedup. None: no length of this sweep is
+    time.json's."""
+    point = point_of(sweep, time)
     if point is None:
         return None
-    clocked = clocked_among_first(sweep, point.new_tokens)
-    speedup_range = (
-        min(time.without_cache_runs_s) / max(time.with_cache_runs_s),
-        max(time.without_cache_runs_s) / min(time.with_cache_runs_s),
+    if clocked_among_first(sweep, point.new_tokens) < point.new_tokens:
+        return "estimate"
+    return reconcile(time.speedup_interval, point.time_ratio_interval)
+
+
+def against_time_supported(sweep: Sweep, time: Timing, chosen: str) -> bool:
+    """sweep.against_time's check: the speedup's per-round ratios (at the time job's level of
+    its looks) and the sweep's per-run ratios at that length, recomputed and reconciled."""
+    point = point_of(sweep, time)
+    if point is None:
+        return False
+    if clocked_among_first(sweep, point.new_tokens) < point.new_tokens:
+        return chosen == "estimate"
+    steps = sweep.steps
+    without = run_sums(steps.without_cache_runs_s, steps.filled_without_cache_s, point.new_tokens)
+    with_ = run_sums(steps.with_cache_runs_s, steps.with_cache_s, point.new_tokens)
+    level = look_level(time.runs, time.max_runs)
+    speedups = paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s)
+    found = reconcile(
+        median_interval(speedups, level), median_interval(paired_ratios(without, with_))
     )
-    relative = max(time.noisy_cv, sweep.noisy_cv)
-    if clocked == point.new_tokens:
-        sweep_range = ratio_range(sweep, point.new_tokens)
-        found = agree(speedup_range, sweep_range, relative)
-    else:
-        sweep_range = None
-        found = "estimate"
-    about = {
-        "new_tokens": point.new_tokens,
-        "sweep_ratio": point.time_ratio,
-        "speedup": time.speedup,
-        "speedup_range": speedup_range,
-        "sweep_range": sweep_range,
-        "relative": relative,
-    }
-    return about | {
-        "meet": claim("sweep.speedup_meet", found == "meet", **about),
-        "within_noise": claim("sweep.speedup_within_noise", found == "within_noise", **about),
-        "apart": claim("sweep.speedup_apart", found == "apart", **about),
-        "estimate": claim("sweep.speedup_estimate", found == "estimate", clocked=clocked, **about),
-        "threads_differ": time.threads != sweep.threads,
-        "time_threads": time.threads,
-    }
+    return found == chosen
 
 
 # --- latency.json beside sweep.json ----------------------------------------------------------
@@ -344,24 +639,30 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
 
 def users_bound(serve: Serve | None) -> str:
     """Which bound serve.json found first: "memory" (the formula's count decides the users per
-    card), "speed" (a batch's decode step missed the target, and no more users by speed than by
-    memory), or "unmeasured" (neither, or no serve.json: the cards' speed was not measured)."""
+    card), "speed" (serve.bound's: a batch's decode step decided over the target, and no more
+    users by speed than by memory), "undecided" (serve's passes cannot say whether a batch
+    missed the target), or "unmeasured" (neither, or no serve.json: the cards' speed was not
+    measured)."""
     users = serve.users if serve is not None else None
     memory_first = (
         users is not None
         and users.users_by_memory is not None
         and users.users_by_memory < users.users_by_speed
     )
-    speed_first = (
-        users is not None
-        and any(row.decode_step_s > users.step_target_s for row in serve.batches)
-        and (users.users_by_memory is None or users.users_by_speed <= users.users_by_memory)
-    )
     if memory_first:
         return "memory"
-    if speed_first:
-        return "speed"
-    return "unmeasured"
+    if serve is None:
+        return "unmeasured"
+    return {"speed": "speed", "undecided": "undecided"}.get(bound_of(serve), "unmeasured")
+
+
+def users_bound_supported(serve: Serve | None, chosen: str) -> bool:
+    """capacity.bound's check: serve.bound's, recomputed from the passes."""
+    if serve is None:
+        return chosen == "unmeasured"
+    if chosen in ("memory", "speed", "undecided"):
+        return bound_supported(serve, chosen)
+    return bound_supported(serve, "none")
 
 
 CAPACITY_SENTENCES = (
@@ -372,7 +673,11 @@ CAPACITY_SENTENCES = (
             "memory": "그 수가 카드당 사용자를 정한다",
             "speed": "그 수는 메모리의 상한이고, 이 기계에서는 속도가 먼저 묶었다",
             "unmeasured": "그 수는 메모리로 본 상한이다(속도는 재지 않았다)",
+            "undecided": (
+                "그 수는 메모리의 상한이다(속도가 먼저 묶는지는 `## 서빙`의 패스로 가를 수 없었다)"
+            ),
         },
+        check=users_bound_supported,
     ),
 )
 
@@ -386,29 +691,43 @@ def serve_sweep_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
     return serve_facts(serve) | {"prefill_against_sweep": prefill_against_sweep(serve, sweep)}
 
 
-def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> dict | None:
+def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> str | None:
     """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
-    same prompt: the passes' range of the one and the runs' range of the other judged by
-    records.agree (within serve's noisy_cv), a claim for each of its three findings. None where
-    the two did not measure the same prefill."""
+    same prompt timed by two jobs (mminfer.records.reconcile): "overlap", "apart" or
+    "undecided". None where the two did not measure the same prefill."""
     first = serve.batches[0]
-    if sweep is None or first.batch != 1 or not first.prefills_s:
+    if sweep is None or first.batch != 1 or first.prefill_interval is None:
         return None
     if sweep.prompt_len != serve.prompt_len:
         return None
-    low, high = min(first.prefills_s), max(first.prefills_s)
-    sweep_low, sweep_high = sweep.steps.with_cache_low_s[0], sweep.steps.with_cache_high_s[0]
-    found = agree((low, high), (sweep_low, sweep_high), serve.noisy_cv)
-    about = {
-        "prefill_s": first.prefill_s,
-        "ttft_s": sweep.ttft_s,
-        "relative": serve.noisy_cv,
-    }
-    return about | {
-        "meet": claim("serve.prefill_meet", found == "meet", **about),
-        "within_noise": claim("serve.prefill_within_noise", found == "within_noise", **about),
-        "apart": claim("serve.prefill_apart", found == "apart", **about),
-    }
+    return reconcile(first.prefill_interval, sweep.ttft_interval)
+
+
+def prefill_against_sweep_supported(serve: Serve, sweep: Sweep, chosen: str) -> bool:
+    """serve.prefill_against_sweep's check: serve's passes' prefills and the sweep's runs' first
+    cached steps, recomputed and reconciled."""
+    first = serve.batches[0]
+    if first.prefills_s is None or sweep.prompt_len != serve.prompt_len:
+        return False
+    ttfts = [run[0] for run in sweep.steps.with_cache_runs_s]
+    return reconcile_runs(first.prefills_s, ttfts) == chosen
+
+
+def prefill_against_latency(sweep: Sweep, latency: Latency | None) -> str | None:
+    """sweep.prefill_against_latency: sweep.json's time to first token (the cached generation's
+    first forward) beside latency.json's (the streamer's first token of time.json's cached runs),
+    the same P tokens prefilled (mminfer.records.reconcile); None where not the same prompt."""
+    if latency is None or latency.prompt_len != sweep.prompt_len:
+        return None
+    runs = [run.ttft_s for run in latency.with_cache.runs]
+    return reconcile(median_interval(runs), sweep.ttft_interval)
+
+
+def prefill_against_latency_supported(sweep: Sweep, latency: Latency, chosen: str) -> bool:
+    """sweep.prefill_against_latency's check, from both jobs' raw runs."""
+    runs = [run.ttft_s for run in latency.with_cache.runs]
+    ttfts = [run[0] for run in sweep.steps.with_cache_runs_s]
+    return reconcile_runs(runs, ttfts) == chosen
 
 
 # --- conversation.json beside serve.json -----------------------------------------------------
@@ -473,7 +792,9 @@ def topk_temp_topp_facts(
 
 def topk_temp_glance(topk: TopK, temp: Temperatures | None = None) -> Glance:
     """## top-k's row: its lesson the sentence topk.lesson's variant."""
-    return Glance(lesson=counts_against_temp(topk, temp), terms=("top_k", "distinct"))
+    return Glance(
+        lesson=counts_against_temp(topk, temp), terms=("top_k", "distinct", "survivor", "seed")
+    )
 
 
 def direction(after: int, before: int) -> str:
@@ -674,5 +995,187 @@ REPETITION_SENTENCES = (
 )
 
 
+# --- the busy machine: said first, in both reports (time.json and every timing record) -------
+
+
+def timed_contentions(
+    time: Timing,
+    batch: Batch | None = None,
+    conversation: Conversation | None = None,
+    repetition: Repetition | None = None,
+) -> dict[str, Contention]:
+    """The contention each timing record measured during its timed rounds, by measurement name
+    (time.json first); a record not given, or not timed, left out."""
+    repetition_timing = None if repetition is None else repetition.timing
+    found = {
+        "time": time.contention,
+        "batch": None if batch is None else batch.timing.contention,
+        "conversation": None if conversation is None else conversation.contention,
+        "repetition": None if repetition_timing is None else repetition_timing.contention,
+    }
+    return {name: contention for name, contention in found.items() if contention is not None}
+
+
+def busy_of(time, batch=None, conversation=None, repetition=None) -> list[dict]:
+    """What the busy line names: each timing record whose contention says the machine was busy
+    (``Contention.busy``), its file, the rule that re-times it and its contention, time.json
+    first (the reports' opening, time.busy). The records are :func:`timed_contentions`'s."""
+    measured = timed_contentions(time, batch, conversation, repetition)
+    return [
+        {"file": f"{name}.json", "rule": name, "contention": contention}
+        for name, contention in measured.items()
+        if contention.busy
+    ]
+
+
+def machine_busy(time, batch=None, conversation=None, repetition=None) -> bool:
+    """time.busy's predicate: a timing record's contention says the machine was busy."""
+    return bool(busy_of(time, batch, conversation, repetition))
+
+
+def busy_recomputed(time, batch=None, conversation=None, repetition=None) -> bool:
+    """time.busy's check: the busy records recomputed from their contention figures (the process's
+    CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
+    stored flag, are those the words name, and there is one at least."""
+    measured = timed_contentions(time, batch, conversation, repetition)
+    recomputed = [
+        name
+        for name, contention in measured.items()
+        if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
+        or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
+    ]
+    named = [busy["rule"] for busy in busy_of(time, batch, conversation, repetition)]
+    return bool(recomputed) and recomputed == named
+
+
+# Each busy record's figures: "time.json(쓸 수 있던 CPU의 41%만 받음, CPU 대기 35%)"; the
+# template passes ``busy`` (busy_of).
+BUSY_FIGURES = (
+    "{% for b in busy %}{{ b.file }}({% set c = b.contention %}"
+    "{% if c.cpu_share is not none %}쓸 수 있던 CPU의 {{ c.cpu_share|percent(0) }}만 받음"
+    "{% endif %}"
+    '{{ ", " if c.cpu_share is not none and c.cpu_pressure is not none }}'
+    "{% if c.cpu_pressure is not none %}CPU 대기 {{ c.cpu_pressure|percent(0) }}{% endif %})"
+    '{{ ", " if not loop.last }}{% endfor %}'
+)
+RETIME = '다시 잴 것: `snakemake -R {{ busy|map(attribute="rule")|join(" ") }}`'
+BUSY_SENTENCES = (
+    Sentence(
+        "time.busy",
+        holds=machine_busy,
+        words=(
+            "**시간을 재는 동안 기계가 바빴다**: " + BUSY_FIGURES + ". 토큰 수, 바이트, 답 같은"
+            " 정확한 수치는 그대로지만 시간은 조용한 기계에서 " + RETIME + "(규칙"
+            ' {{ busy|map(attribute="rule")|join(", ") }}만 다시 잰다).'
+        ),
+        check=busy_recomputed,
+    ),
+    Sentence(
+        "time.busy_glance",
+        holds=machine_busy,
+        words=(
+            "| **바쁜 기계** | "
+            + BUSY_FIGURES
+            + " | — | 정확한 수치는 그대로, 시간은 조용한 기계에서 "
+            + RETIME
+            + " |"
+        ),
+        check=busy_recomputed,
+    ),
+)
+
+
+# --- sweep and serve: one quantity timed by two jobs (issue 47 point 4) -------------------------
+
+BUSY_TIME = "{{ 'time.json을 잴 때 기계가 바빴고, ' if time.contention and time.contention.busy }}"
+BUSY_SWEEP = "{{ '이 절을 잴 때 기계가 바빴고, ' if sweep.contention and sweep.contention.busy }}"
+BUSY_SERVE = "{{ '서빙을 잴 때 기계가 바빴고, ' if serve.contention and serve.contention.busy }}"
+SWEEP_POINT = (
+    "{% set point = sweep.point_at(time.new_tokens) %}N = {{ point.new_tokens }}의 시간 비율"
+)
+SPEEDUP = "`## KV 캐시`의 speedup {{ time.speedup_interval|x_in }}"
+SWEEP_TTFT = "이 절의 첫 토큰까지 시간 {{ sweep.ttft_interval|ms_in }}"
+LATENCY_TTFT = (
+    "{% set ttfts = latency.with_cache.runs|map(attribute='ttft_s')|list %}latency.json의"
+    " TTFT(캐시 사용, 실행 {{ ttfts|length }}회 중앙값 {{ latency.with_cache.ttft_s|ms }},"
+    " 범위 {{ ttfts|min|ms }}–{{ ttfts|max|ms }})"
+)
+SERVE_PREFILL = "B = 1의 프리필 {{ serve.batches[0].prefill_interval|ms_in }}"
+SCALE_SENTENCES = (
+    Sentence(
+        "sweep.against_time",
+        holds=against_time,
+        words={
+            "overlap": (
+                SWEEP_POINT + " {{ point.time_ratio_interval|x_in }}는 " + SPEEDUP + "와 구간이"
+                " 겹친다(겹친다고 같은 것은 아니다)."
+            ),
+            "apart": (
+                SWEEP_POINT + " {{ point.time_ratio_interval|x_in }}는 " + SPEEDUP + "와 구간이"
+                " 겹치지 않는다: " + BUSY_TIME + BUSY_SWEEP + "{{ '스레드도 %d개 대 %d개이며, '"
+                "|format(time.threads, sweep.threads) if time.threads != sweep.threads }}방법이"
+                " 다르다(time.json은 생성 전체를 한 번에, 이 절은 단계마다 잰 시간의 합)."
+            ),
+            "undecided": (
+                SWEEP_POINT + " {{ point.time_ratio_interval|x_in }}와 " + SPEEDUP + "는 구간이"
+                " 수준에 못 미쳐(실행이 적다) 같은지 다른지 말하지 않는다."
+            ),
+            "estimate": (
+                SWEEP_POINT + " ≈{{ point.time_ratio|fmt('.2f') }}배는 캐시 없는 단계 일부를 채운"
+                " 어림이라 `## KV 캐시`의 speedup과 견주지 않는다."
+            ),
+        },
+        check=against_time_supported,
+    ),
+    Sentence(
+        "sweep.prefill_against_latency",
+        holds=prefill_against_latency,
+        words={
+            "overlap": SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 구간이 겹친다.",
+            "apart": (
+                SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 같은 P토큰의 프리필인데 구간이 겹치지"
+                " 않는다: " + BUSY_TIME + BUSY_SWEEP + "방법이 다르다(latency.json은 스트리머가 첫"
+                " 토큰을 받기까지의 `generate`, 이 절은 직접 돈 그리디 루프의 첫 `forward`)."
+            ),
+            "undecided": (
+                SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 실행이 적어 구간이 수준에 못 미친다: 같은지"
+                " 다른지 말하지 않는다."
+            ),
+        },
+        check=prefill_against_latency_supported,
+    ),
+    Sentence(
+        "serve.prefill_against_sweep",
+        holds=prefill_against_sweep,
+        words={
+            "overlap": (
+                SERVE_PREFILL + "는 `## 길이에 따른 비용`의 첫 토큰까지 시간"
+                " {{ sweep.ttft_interval|ms_in }}와 같은 프롬프트의 같은 `forward`이고, 두 구간이"
+                " 겹친다."
+            ),
+            "apart": (
+                SERVE_PREFILL + "는 `## 길이에 따른 비용`의 첫 토큰까지 시간"
+                " {{ sweep.ttft_interval|ms_in }}와 같은 프롬프트의 같은 `forward`인데 구간이"
+                " 겹치지 않는다: " + BUSY_SERVE + BUSY_SWEEP + "방법이 다르다(여기는 모델의"
+                " `generate`가 B행을 한 번에, 저기는 직접 돈 그리디 루프의 첫 단계)."
+            ),
+            "undecided": (
+                SERVE_PREFILL + "와 `## 길이에 따른 비용`의 첫 토큰까지 시간"
+                " {{ sweep.ttft_interval|ms_in }}는 실행이 적어 구간이 수준에 못 미친다: 같은지"
+                " 다른지 말하지 않는다."
+            ),
+        },
+        check=prefill_against_sweep_supported,
+    ),
+)
+
+
 # The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
-SENTENCES = (*CAPACITY_SENTENCES, *TOPK_SENTENCES, *REPETITION_SENTENCES)
+SENTENCES = (
+    *CAPACITY_SENTENCES,
+    *TOPK_SENTENCES,
+    *REPETITION_SENTENCES,
+    *BUSY_SENTENCES,
+    *ANATOMY_SENTENCES,
+    *SCALE_SENTENCES,
+)

@@ -22,8 +22,16 @@ from matplotlib import font_manager, ticker
 from mminfer.io import atomic_writer
 from mminfer.measures.anatomy.anatomy import PATHS, TERMS, Anatomy
 from mminfer.measures.conversation.conversation import Conversation, falls_as_prompt_grows
-from mminfer.measures.serve.serve import Serve, ServeFit, bound_claims, growth_claims, shape_claims
-from mminfer.measures.sweep.sweep import Sweep, length_claims
+from mminfer.measures.serve.serve import (
+    Serve,
+    ServeFit,
+    bound_of,
+    growth_of,
+    nearly_free_of,
+    peak_of,
+    speed_bound_of,
+)
+from mminfer.measures.sweep.sweep import Sweep, length_claims, time_against_tokens
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency
 from mminfer.measures.time.latency import growth_claims as latency_growth
@@ -236,16 +244,19 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
 
 def sweep_ratio_title(sweep: Sweep) -> str:
     """The ratio panel's title: what the cache saves, and at the longest length the relation the
-    section states (mminfer.measures.sweep.sweep.length_claims), marked where its time is an
-    estimate."""
+    section states (mminfer.measures.sweep.sweep.time_against_tokens: the runs' interval), marked
+    where its time is an estimate."""
     claims = length_claims(sweep)
     title = "캐시가 아끼는 것"
     n = sweep.points[-1].new_tokens
     mark = " (≈ 어림)" if claims["estimate"].holds else ""
-    if claims["below"].holds:
+    found = time_against_tokens(sweep)
+    if found == "below":
         title += f"\nN = {n}: 시간 비율이 토큰 비율에 못 미친다{mark}"
-    elif claims["not_below"].holds:
-        title += f"\nN = {n}: 시간 비율이 토큰 비율 이상이다{mark}"
+    elif found == "not_below":
+        title += f"\nN = {n}: 시간 비율이 토큰 비율보다 크다{mark}"
+    elif found == "undecided":
+        title += f"\nN = {n}: 실행 {sweep.runs}회로는 시간 비율과 토큰 비율을 가를 수 없다"
     return title
 
 
@@ -351,56 +362,55 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
 
 
 def serve_titles(serve: Serve) -> tuple[str, str]:
-    """The serve picture's two titles, from the same claims as the section's sentences
-    (mminfer.measures.serve.serve: shape_claims, growth_claims): where tokens per second peak and
-    how
-    they grow per doubling, only what holds; where batching is nearly free, if anywhere, and the
-    table's verdict."""
+    """The serve picture's two titles, from the same predicates as the section's sentences
+    (mminfer.measures.serve.serve: peak_of, growth_of, nearly_free_of, the passes' intervals):
+    where tokens per second peak and how they grow per doubling, only what the passes decide;
+    where batching is nearly free, if anywhere, and the table's verdict."""
     first = serve.batches[0].batch
-    shape = shape_claims(serve)
-    growth = growth_claims(serve)
-    if shape["peak_first"].holds:
+    peak = peak_of(serve)
+    speed = f"초당 토큰(중앙값)은 B = {serve.peak_batch}에서 가장 많다"
+    if peak == "first":
         speed = f"초당 토큰은 가장 작은 배치 B = {first}에서 가장 많다"
-    else:
-        speed = f"초당 토큰은 B = {serve.peak_batch}에서 가장 많다 (B = {first}의 "
-        speed += f"{serve.peak_gain:.1f}배)"
+    elif peak == "at":
+        speed += f" (B = {first}의 {serve.peak_gain:.1f}배)"
     rate = f"{serve.growth_per_doubling:.0%}"
-    if growth["stops_from"].holds:
-        batch = growth["stops_from"].about["batch"]
-        speed += f"\nB = {batch}부터 두 배마다 +{rate} 미만"
-    elif growth["every_doubling_grew"].holds:
+    growth = growth_of(serve)
+    if growth == "stops":
+        speed += f"\nB = {serve.growth_stops_from()}부터 두 배마다 +{rate} 미만"
+    elif growth == "every":
         speed += f"\nB = {serve.batches[-1].batch}까지 두 배마다 +{rate} 넘게"
-    elif growth["mixed"].holds:
-        steps = ", ".join(f"{a}→{b}" for a, b in growth["mixed"].about["not_grown"])
+    elif growth == "mixed":
+        steps = ", ".join(f"{a}→{b}" for a, b, found in serve.growth_steps() if found != "grew")
         speed += f"\n두 배에 +{rate} 넘게 늘지 않은 곳: B {steps}"
-    if serve.nearly_free_up_to > first:
-        step = f"B = {serve.nearly_free_up_to}까지 거의 공짜"
-    else:
+    free = nearly_free_of(serve)
+    if free == "up_to":
+        step = f"B = {serve.free_up_to()}까지 거의 공짜"
+    elif free == "not_free":
         step = (
             f"거의 공짜인 배치 없음: B = {first}부터 한 단계가 {serve.nearly_free:.0%} 넘게 늘었다"
         )
+    else:
+        step = f"패스 {serve.passes}번으로는 거의 공짜인지 가를 수 없다"
     step += f"\n판정 {serve.verdict} (패스 {serve.passes}번, 범위는 패스 사이)"
     return speed, step
 
 
 def serve_bounds(serve: Serve) -> str:
     """The speed panel's legend title: the users by speed (≈ where an estimate, ≥ a lower bound)
-    and by memory, and which binds, from the section's claims (bound_claims)."""
+    and by memory, and which binds, from the section's predicates (bound_of, speed_bound_of)."""
     users = serve.users
-    bound = bound_claims(serve)
     by_speed = f"{users.users_by_speed:,}"
     if users.speed_how == "lower bound":
         by_speed = "≥ " + by_speed
-    elif bound["estimate"].holds:
+    elif speed_bound_of(serve) in ("fit", "straddles"):
         by_speed = "≈ " + by_speed
     memory = "모름" if users.users_by_memory is None else f"{users.users_by_memory:,}"
     text = f"속도로 본 사용자: {by_speed}; 메모리로\n(사용자마다 {users.context:,}토큰): {memory}"
-    if bound["memory"].holds:
-        text += "; 메모리가 먼저 묶는다"
-    elif bound["speed"].holds:
-        text += "; 속도가 먼저 묶는다"
-    elif bound["none"].holds:
-        text += "; 어느 한계에도 닿지 않음"
+    text += {
+        "memory": "; 메모리가 먼저 묶는다",
+        "speed": "; 속도가 먼저 묶는다",
+        "none": "; 어느 한계에도 닿지 않음",
+    }.get(bound_of(serve), "")
     return text
 
 

@@ -25,15 +25,21 @@ from pathlib import Path
 
 import jinja2
 
-from mminfer.measurements import MEASUREMENTS, declared, resolve
+from mminfer.measurements import MEASUREMENTS, REPORTS, declared, resolve
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records.claims import ClaimLog, Tally, claim
 from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.sentences import Sentence
+from mminfer.report.joins import busy_of
 from mminfer.report.korean import particle, written
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "report" / "report.md.j2"
+TEMPLATE = Path(__file__).resolve().parents[2] / "report" / "report.md.j2"  # beyond.md.j2 beside
+# The reports' titles, by file (Measurement.report's REPORTS): the tests tell the two apart by them.
+TITLES = {
+    "report.md": "MiniMind generate 측정: KV 캐시와 샘플링",
+    "beyond.md": "MiniMind generate 측정: 과제 너머",
+}
 # The measurements' section templates, each in its rule's folder (<rule>/<name>.md.j2).
 MEASURES = Path(__file__).resolve().parents[1] / "measures"
 
@@ -252,64 +258,96 @@ def section_facts(function, records: Mapping[str, object]) -> dict:
     return function(**arguments)
 
 
-def render_report(
+def render_reports(
     records: Mapping[str, object],
     pictures: dict | None = None,
     cache_script: str | None = None,
-    template=TEMPLATE,
+    folder: Path = TEMPLATE.parent,
     claims: ClaimLog | None = None,
-) -> str:
-    """report.md from the records, keyed by measurement name (mminfer.measurements).
+) -> dict[str, str]:
+    """The reports from the records, keyed by measurement name (mminfer.measurements): report.md
+    (the task's sections) and beyond.md (every other section), by file name.
 
-    The rule passes every measurement; a plain run of the task (scripts/plain_task.py) only the
-    six task files, and the report leaves out the sections of what is absent. ``pictures`` maps
-    each picture to a PNG path relative to the report, ``cache_script`` is the task's cache.py
-    relative to it; ``template`` is the rule's template input (report/report.md.j2, which
-    includes each measurement's section from its rule's folder). ``claims``, where given, collects
-    every claim the
-    report asked about (mminfer.records.claims): those it wrote and those it suppressed.
+    Each measurement's section goes to the report its entry names (``Measurement.report``); a
+    report of no section is left out (a plain run of the task, scripts/plain_task.py, passes only
+    the six task files: no beyond.md). ``pictures`` maps each picture to a PNG path relative to
+    the reports, ``cache_script`` is the task's cache.py relative to them; ``folder`` holds the
+    reports' templates (report/: report.md.j2 and beyond.md.j2, which include each measurement's
+    section from its rule's folder). Both open with the busy line where a timing record's
+    contention shows a busy machine (mminfer.report.joins, time.busy). Each report's glossary
+    defines exactly the terms its sections declare (their Glance's ``terms``). ``claims``, where
+    given, collects every claim the reports asked about (mminfer.records.claims): those they
+    wrote and those they suppressed.
     """
     missing = [entry.name for entry in MEASUREMENTS if entry.task and entry.name not in records]
     if missing:
         raise KeyError(f"render_report needs the task's measurements; missing {missing}")
     facts = {
         "run": section_facts(run_facts, records),
+        "busy": section_facts(busy_of, records),
         "cache_script": cache_script,
         "pictures": pictures,
     }
-    sections = []
-    glances = []
+    sections = {report: [] for report in REPORTS}
+    glances = {report: [] for report in REPORTS}
     for entry in MEASUREMENTS:
         if entry.section is None or entry.name not in records:
             continue
         facts[entry.name] = section_facts(resolve(entry.facts), records)
-        sections.append(entry.section)
+        sections[entry.report].append(entry.section)
         if entry.glance is not None:
-            glances.append((entry.section, section_facts(resolve(entry.glance), records)))
-    facts["sections"] = sections
-    template = Path(template)
+            glance = section_facts(resolve(entry.glance), records)
+            glances[entry.report].append((entry.section, glance))
     log = claims if claims is not None else ClaimLog()
-    env = environment(template.parent.resolve())
+    env = environment(Path(folder).resolve())
     tally = env.globals["said"]
     env.globals["say"].records = records
     tally.log = ClaimLog()  # the modules' bodies are rendered only to reach their macros
-    modules = {section: env.get_template(section).make_module(facts) for section, _ in glances}
+    every = [*glances["report"], *glances["beyond"]]
+    modules = {section: env.get_template(section).make_module(facts) for section, _ in every}
     tally.log = log
-    facts["glance_rows"] = [modules[section].glance(glance) for section, glance in glances]
-    facts["glossary"] = [
-        modules[section].term(key) for key, section in glossary_owners(glances).items()
-    ]
-    return unwrap(env.get_template(template.name).render(facts)).rstrip() + "\n"
+    # the busy line and row, asked once, open both reports (mminfer.report.joins, time.busy)
+    say = env.globals["say"]
+    facts["busy_line"] = say("time.busy", busy=facts["busy"])
+    facts["busy_row"] = say("time.busy_glance", busy=facts["busy"])
+    texts = {}
+    for report, file in REPORTS.items():
+        if not sections[report]:
+            continue
+        own = glances[report]
+        texts[file] = env.get_template(f"{file}.j2").render(
+            facts,
+            title=TITLES[file],
+            sections=sections[report],
+            glance_rows=[modules[section].glance(glance) for section, glance in own],
+            glossary=glossary(own, modules),
+            beyond=[modules[section].heading for section, _ in glances["beyond"]],
+        )
+    return {file: unwrap(text).rstrip() + "\n" for file, text in texts.items()}
 
 
-def glossary_owners(glances: list) -> dict:
-    """Each glossary key and the section that defines it: the first, in report order, whose
-    Glance lists it (a word is defined once, where it first appears)."""
-    owners = {}
-    for section, glance in glances:
-        for key in glance.terms:
-            owners.setdefault(key, section)
-    return owners
+def render_report(
+    records: Mapping[str, object],
+    pictures: dict | None = None,
+    cache_script: str | None = None,
+    claims: ClaimLog | None = None,
+) -> str:
+    """report.md alone, as :func:`render_reports` renders it; ``claims`` collects both reports'."""
+    return render_reports(records, pictures, cache_script, claims=claims)[REPORTS["report"]]
+
+
+def glossary(glances: list, modules: dict) -> list[str]:
+    """A report's glossary: each term its sections' Glances declare, once, in report order, defined
+    by the first section template (of either report, in report order) whose ``term`` macro defines
+    it (a word is defined where it first appears, and again in the other report that uses it)."""
+    lines = []
+    for key in dict.fromkeys(key for _, glance in glances for key in glance.terms):
+        definitions = [str(module.term(key)).strip() for module in modules.values()]
+        defined = [text for text in definitions if text]
+        if not defined:
+            raise KeyError(f"glossary term {key!r}: no section's term macro defines it")
+        lines.append(defined[0])
+    return lines
 
 
 def starts_a_block(line: str) -> bool:

@@ -10,15 +10,13 @@ a warm-up, their median and spread, read by the one clock every timing reads (mm
 from __future__ import annotations
 
 import os
-import statistics
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import torch
 
-from mminfer.records import rates
-from mminfer.records.machine import CacheLevel, Contention, Speed, is_busy
+from mminfer.records.machine import CacheLevel, Contention, Speed, is_busy, speed_of
 from mminfer.records.spread import coefficient_of_variation
 from mminfer.timing.clock import device_clock
 
@@ -230,7 +228,8 @@ def probe(
     *, run: Callable[[], None], work: int, device, runs: int = PROBE_RUNS, clock=None
 ) -> Speed:
     """``run()`` once to warm up, then ``runs`` timed runs: ``work`` (ops, FLOPs, bytes) per run
-    over the median run's seconds, and the runs' spread."""
+    over the median run's seconds, the runs' spread, the interval of their rates and whether
+    they fall into two groups (mminfer.records.machine.speed_of)."""
     clock = clock or device_clock(device)
     run()
     seconds = []
@@ -238,12 +237,7 @@ def probe(
         start = clock()
         run()
         seconds.append(clock() - start)
-    return Speed(
-        per_s=rates.per_s(work, statistics.median(seconds)),
-        cv=coefficient_of_variation(seconds),
-        runs_s=seconds,
-        work=work,
-    )
+    return speed_of(seconds, work, coefficient_of_variation(seconds))
 
 
 @torch.inference_mode()

@@ -2,11 +2,20 @@
 
 The record holds exact counts (mminfer.measures.anatomy.measure: per call of forward, the tokens
 fed, the context, the logits rows, the FLOPs as torch's counter and the formula give them, the
-bytes a call reads and writes by the formula, the ops dispatched) and this machine's speeds with
-their spreads (the cost of one dispatched op, the matmul FLOP/s, the bandwidth at each path's
-working set and past the last-level cache). The time split is not in the file: the report joins
-the record with time.json (:meth:`Anatomy.split`, called by mminfer.report.joins), so that
-re-timing (``snakemake -R time``) never reruns the anatomy. Torch-free: the report rule imports it.
+bytes a call reads and writes by the formula, the ops dispatched) and this machine's speeds, each
+probe with its runs, the interval of their rates and whether they fall into two groups (the cost
+of one dispatched op, the matmul FLOP/s, the bandwidth at each path's working set and past the
+last-level cache), and how busy the machine was while they ran. The time split is not in the
+file: the report joins the record with time.json (:meth:`Anatomy.split`, called by
+mminfer.report.joins), so that re-timing (``snakemake -R time``) never reruns the anatomy.
+
+Every figure of the split is an interval: a term's seconds from its probe's, the model's sum and
+its ratio to the measured time bound by bound, each missing at most as often as the intervals it
+reads together (:func:`joined`). Which term binds, whether the model adds up and a term's share
+of the measured time are said only where those intervals decide them at FAMILY_LEVEL, and never
+from a probe whose runs fall into two groups. Its sentences (``SENTENCES`` here for the record
+alone, mminfer.report.joins's beside time.json) each carry a check that decides again from the
+raw runs. Torch-free: the report rule imports it.
 """
 
 from __future__ import annotations
@@ -14,8 +23,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import RunInfo, rates
-from mminfer.records.claims import claim
-from mminfer.records.machine import Speed
+from mminfer.records.interval import FAMILY_LEVEL, Interval
+from mminfer.records.machine import Contention, Speed, two_groups
+from mminfer.records.sentences import Sentence
+from mminfer.records.spread import coefficient_of_variation
 
 PATHS = ("with_cache", "without_cache")
 # The three terms of a path's modeled time; the larger of the last two overlaps the other.
@@ -105,76 +116,212 @@ class Anatomy:
     flop_counter: str
     bytes_per_element: int
     machine: Machine
-    split_tolerance: float  # anatomy.split_tolerance: the modeled time "adds up" within this share
+    split_tolerance: float  # anatomy.split_tolerance: the model "adds up" where modeled / measured
+    # lies wholly within 1 ± this share
     threads: int
     cpu_count: int | None
     load_before: list[float] | None
     load_after: list[float] | None
     run: RunInfo
+    contention: Contention | None  # during the probes' runs (mminfer.records.machine)
 
     def path(self, name: str) -> PathCounts:
         return {"with_cache": self.with_cache, "without_cache": self.without_cache}[name]
 
-    def bandwidth_at(self, name: str) -> Speed:
-        """The bandwidth probed at path ``name``'s working set."""
-        for probe in self.machine.bandwidth:
-            if probe.at == name:
-                return probe.speed
-        raise KeyError(f"anatomy.json has no bandwidth probe at {name!r}")
+    def probes(self) -> dict[str, Speed]:
+        """Every probe by name: "op", "matmul", "bandwidth_<at>"."""
+        machine = self.machine
+        probes = {"op": machine.op, "matmul": machine.matmul}
+        return probes | {f"bandwidth_{probe.at}": probe.speed for probe in machine.bandwidth}
+
+    def unreliable_probes(self) -> list[str]:
+        """The probes whose runs fall into two groups (Speed.reliable false): nothing is
+        concluded from them."""
+        return [name for name, speed in self.probes().items() if not speed.reliable]
+
+    def noisy_probes(self) -> list[str]:
+        """The reliable probes whose runs spread more than the machine's noisy_cv."""
+        return [
+            name
+            for name, speed in self.probes().items()
+            if speed.reliable and speed.cv > self.machine.noisy_cv
+        ]
+
+    def term_probes(self, name: str) -> dict[str, str]:
+        """The probe each of path ``name``'s TERMS is timed by."""
+        return {"dispatch": "op", "arithmetic": "matmul", "memory": f"bandwidth_{name}"}
+
+    def term_work(self, name: str) -> dict[str, int]:
+        """What each of path ``name``'s TERMS counts: its kernels, its FLOPs, its bytes."""
+        totals = self.path(name).totals
+        return {
+            "dispatch": totals.ops,
+            "arithmetic": totals.flops_formula,
+            "memory": totals.bytes_formula,
+        }
 
     def modeled_terms(self, name: str) -> dict[str, float]:
         """Path ``name``'s three terms in seconds: its kernels at the op probe's cost, its FLOPs
         (the formula's) at the matmul probe's rate, its bytes at its working set's bandwidth."""
-        totals = self.path(name).totals
+        probes = self.probes()
+        work = self.term_work(name)
         return {
-            "dispatch": rates.seconds_for(totals.ops, self.machine.op.per_s),
-            "arithmetic": rates.seconds_for(totals.flops_formula, self.machine.matmul.per_s),
-            "memory": rates.seconds_for(totals.bytes_formula, self.bandwidth_at(name).per_s),
+            term: rates.seconds_for(work[term], probes[probe].per_s)
+            for term, probe in self.term_probes(name).items()
         }
 
-    def split(self, name: str, measured_s: float) -> PathSplit:
-        """Path ``name``'s time split against ``measured_s`` (time.json's median)."""
+    def split(self, name: str, measured: Interval) -> PathSplit:
+        """Path ``name``'s time split against ``measured`` (time.json's median and interval)."""
         totals = self.path(name).totals
-        seconds = self.modeled_terms(name)
-        modeled = seconds["dispatch"] + max(seconds["arithmetic"], seconds["memory"])
+        probes = self.probes()
+        work = self.term_work(name)
+        terms = {
+            term: seconds_interval(work[term], probes[probe].per_s_interval)
+            for term, probe in self.term_probes(name).items()
+        }
+        unreliable = self.unreliable_probes()
         return PathSplit(
             path=name,
-            seconds=seconds,
-            modeled_s=modeled,
-            measured_s=measured_s,
-            miss=(modeled - measured_s) / measured_s,
-            achieved_flops_per_s=rates.flops_per_s(totals.flops_formula, measured_s),
-            achieved_bytes_per_s=rates.bytes_per_s(totals.bytes_formula, measured_s),
-            machine_flops_per_s=self.machine.matmul.per_s,
-            machine_bytes_per_s=self.bandwidth_at(name).per_s,
+            seconds=self.modeled_terms(name),
+            terms=terms,
+            unreliable=tuple(
+                term for term, probe in self.term_probes(name).items() if probe in unreliable
+            ),
+            measured=measured,
+            achieved_flops_per_s=rates.flops_per_s(totals.flops_formula, measured.median),
+            achieved_bytes_per_s=rates.bytes_per_s(totals.bytes_formula, measured.median),
             tolerance=self.split_tolerance,
         )
+
+
+def seconds_interval(work: int, rate: Interval) -> Interval:
+    """``work`` at a probe's rate, in seconds: the rate's interval turned over (its high rate
+    the fewest seconds); its coverage the rate's."""
+    return Interval(
+        median=rates.seconds_for(work, rate.median),
+        low=rates.seconds_for(work, rate.high),
+        high=rates.seconds_for(work, rate.low),
+        coverage=rate.coverage,
+        level=rate.level,
+        runs=rate.runs,
+    )
+
+
+def joined(median: float, low: float, high: float, parts: list[Interval]) -> Interval:
+    """A figure computed from independent intervals (sums, ratios of their bounds): it lies in
+    [low, high] whenever every part holds its value, so it misses at most as often as all the
+    parts together (Bonferroni: coverage 1 - the sum of the parts' misses), decided at
+    FAMILY_LEVEL like any one look."""
+    missed = sum(1.0 - part.coverage for part in parts)
+    return Interval(
+        median=median,
+        low=low,
+        high=high,
+        coverage=max(0.0, 1.0 - missed),
+        level=FAMILY_LEVEL,
+        runs=min(part.runs for part in parts),
+    )
+
+
+def over(top: Interval, bottom: Interval, parts: list[Interval]) -> Interval:
+    """``top`` / ``bottom`` as an interval (both positive), from ``parts``' coverage."""
+    return joined(top.median / bottom.median, top.low / bottom.high, top.high / bottom.low, parts)
 
 
 @dataclass(frozen=True)
 class PathSplit:
     """A path's modeled time (dispatch + the larger of arithmetic and memory) against its
-    measured median, and what it achieved."""
+    measured median, each an interval; what it achieved; what the intervals decide."""
 
     path: str
-    seconds: dict[str, float]  # each of TERMS
-    modeled_s: float
-    measured_s: float
-    miss: float  # (modeled - measured) / measured
+    seconds: dict[str, float]  # each of TERMS, at the probes' medians
+    terms: dict[str, Interval]  # each of TERMS, from its probe's interval
+    unreliable: tuple[str, ...]  # the TERMS whose probe's runs fall into two groups
+    measured: Interval  # time.json's median and interval of the path
     achieved_flops_per_s: float
     achieved_bytes_per_s: float
-    machine_flops_per_s: float  # the matmul probe's: what the achieved FLOP/s is set against
-    machine_bytes_per_s: float  # the bandwidth probe's at the path's working set
     tolerance: float
 
     @property
-    def adds_up(self) -> bool:
-        """The modeled time within the tolerance of the measured one, either way."""
-        return abs(self.miss) <= self.tolerance
+    def measured_s(self) -> float:
+        return self.measured.median
+
+    @property
+    def modeled(self) -> Interval:
+        """dispatch + max(arithmetic, memory), bound by bound."""
+        dispatch, arithmetic, memory = (self.terms[term] for term in TERMS)
+        return joined(
+            dispatch.median + max(arithmetic.median, memory.median),
+            dispatch.low + max(arithmetic.low, memory.low),
+            dispatch.high + max(arithmetic.high, memory.high),
+            list(self.terms.values()),
+        )
+
+    @property
+    def modeled_s(self) -> float:
+        return self.modeled.median
+
+    @property
+    def miss(self) -> float:
+        """(modeled - measured) / measured, at the medians."""
+        return (self.modeled_s - self.measured_s) / self.measured_s
+
+    @property
+    def ratio(self) -> Interval:
+        """modeled / measured: 1 where the model adds up exactly."""
+        return over(self.modeled, self.measured, [*self.terms.values(), self.measured])
+
+    def share_interval(self, term: str) -> Interval:
+        """A term's seconds over the measured time; for arithmetic and memory also the achieved
+        rate over the probe's (the same ratio: work / measured over work / term)."""
+        return over(self.terms[term], self.measured, [self.terms[term], self.measured])
 
     def share(self, term: str) -> float:
-        """A term's seconds over the measured median."""
-        return self.seconds[term] / self.measured_s
+        return self.share_interval(term).median
+
+    def binding(self) -> str:
+        """The term whose interval lies wholly above both others': "dispatch", "arithmetic",
+        "memory"; "unreliable" where a probe ran in two groups, else "undecided"."""
+        if self.unreliable:
+            return "unreliable"
+        terms = list(self.terms.values())
+        if not joined(0.0, 0.0, 0.0, terms).decisive:
+            return "undecided"
+        for term, found in self.terms.items():
+            if all(found.low > other.high for name, other in self.terms.items() if name != term):
+                return term
+        return "undecided"
+
+    def fit(self) -> str:
+        """Where modeled / measured lies against 1 ± the tolerance: "adds_up" (wholly within),
+        "under" (wholly below: the model short), "over" (wholly above); "unreliable",
+        "undecided"."""
+        if self.unreliable:
+            return "unreliable"
+        ratio = self.ratio
+        if not ratio.decisive:
+            return "undecided"
+        if ratio.high < 1 - self.tolerance:
+            return "under"
+        if ratio.low > 1 + self.tolerance:
+            return "over"
+        if 1 - self.tolerance <= ratio.low and ratio.high <= 1 + self.tolerance:
+            return "adds_up"
+        return "undecided"
+
+    def share_of(self, term: str) -> str:
+        """A term's share of the measured time: "share" (wholly below 100 %), "exceeds" (wholly
+        above: the probe underestimates what generate achieved), "unreliable", "undecided"."""
+        if term in self.unreliable:
+            return "unreliable"
+        share = self.share_interval(term)
+        if not share.decisive:
+            return "undecided"
+        if share.high < 1:
+            return "share"
+        if share.low > 1:
+            return "exceeds"
+        return "undecided"
 
     @property
     def achieved_gflop_per_s(self) -> float:
@@ -186,98 +333,115 @@ class PathSplit:
         """achieved_bytes_per_s in GB/s, as the section prints it."""
         return rates.gb_per_s(self.achieved_bytes_per_s)
 
-    @property
-    def flops_share_of_machine(self) -> float:
-        """The achieved FLOP/s over the matmul probe's: how near the arithmetic ceiling."""
-        return self.achieved_flops_per_s / self.machine_flops_per_s
-
-    @property
-    def bytes_share_of_machine(self) -> float:
-        """The achieved bytes a second over the bandwidth probe's: how near the memory ceiling."""
-        return self.achieved_bytes_per_s / self.machine_bytes_per_s
-
-
-def split_claims(split: PathSplit) -> dict:
-    """A path's sentences: which term binds (one claim per term, side by side: the term with no
-    fewer seconds than either other), and whether the modeled time adds up to the measured one
-    within the tolerance, or misses it (over, under)."""
-    about = {
-        "path": split.path,
-        "modeled_s": split.modeled_s,
-        "measured_s": split.measured_s,
-        "miss": split.miss,
-        "tolerance": split.tolerance,
-    }
-
-    def binds(term: str) -> bool:
-        return all(split.seconds[term] >= split.seconds[other] for other in TERMS)
-
-    def figures(term: str) -> dict:
-        return {"path": split.path, "seconds": split.seconds[term], "share": split.share(term)}
-
-    return {
-        "binds": {
-            "dispatch": claim("anatomy.dispatch_binds", binds("dispatch"), **figures("dispatch")),
-            "arithmetic": claim(
-                "anatomy.arithmetic_binds", binds("arithmetic"), **figures("arithmetic")
-            ),
-            "memory": claim("anatomy.memory_binds", binds("memory"), **figures("memory")),
-        },
-        "adds_up": claim("anatomy.adds_up", split.adds_up, **about),
-        "over": claim("anatomy.misses_over", split.miss > split.tolerance, **about),
-        "under": claim("anatomy.misses_under", split.miss < -split.tolerance, **about),
-    }
-
-
-def noisy_probes(anatomy: Anatomy) -> list[str]:
-    """The probes whose runs spread more than the machine's noisy_cv."""
-    machine = anatomy.machine
-    probes = {"op": machine.op, "matmul": machine.matmul}
-    probes |= {f"bandwidth_{probe.at}": probe.speed for probe in machine.bandwidth}
-    return [name for name, speed in probes.items() if speed.cv > machine.noisy_cv]
-
 
 def anatomy_facts(anatomy: Anatomy) -> dict:
     """The counts and the machine; time.json's split of both paths is the report's join
     (mminfer.report.joins), absent here: ``comparable`` "absent", no ``split``."""
-    cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
-    spread = noisy_probes(anatomy)
     machine = anatomy.machine
     return vars(anatomy) | {
         # "op 하나 {op_s}, 행렬곱 {matmul_gflop_per_s} GFLOP/s, 복사 대역폭 ... {gb_per_s} GB/s"
         "op_s": rates.seconds_for(1, machine.op.per_s),
         "matmul_gflop_per_s": rates.gflop_per_s(machine.matmul.per_s),
         "bandwidth_gb_per_s": [rates.gb_per_s(probe.speed.per_s) for probe in machine.bandwidth],
-        # "캐시는 FLOPs를 R배 줄이지만 forward 호출은 N회 그대로다"
-        "fewer_flops_same_calls": claim(
-            "anatomy.fewer_flops_same_calls",
-            cached.calls == uncached.calls and uncached.flops_formula > cached.flops_formula,
-            flops=uncached.flops_formula / cached.flops_formula,
-            calls=cached.calls,
-        ),
         "comparable": "absent",
-        # "**기계 측정이 흔들렸다**: {probes}의 변동계수가 {noisy_cv}를 넘는다"
-        "probes_spread": claim(
-            "anatomy.probes_spread",
-            bool(spread),
-            probes=spread,
-            threshold=anatomy.machine.noisy_cv,
-        ),
         "counter_gap": bool(anatomy.uncounted_ops),
-        "formula_equals_counter": claim(
-            "anatomy.formula_equals_counter",
-            all(
-                step.flops_counted == step.flops_formula - step.flops_unseen
-                for name in PATHS
-                for step in anatomy.path(name).steps
-            ),
-        ),
         "time_verdict": None,
         "split": None,
     }
 
 
-def path_splits(anatomy: Anatomy, measured: dict[str, float]) -> dict:
-    """Each path split against its measured median (``measured``, by path) with its claims."""
-    splits = {name: anatomy.split(name, measured[name]) for name in PATHS}
-    return {name: {"split": split, "claims": split_claims(split)} for name, split in splits.items()}
+def path_splits(anatomy: Anatomy, measured: dict[str, Interval]) -> dict[str, PathSplit]:
+    """Each path split against its measured interval (``measured``, by path)."""
+    return {name: anatomy.split(name, measured[name]) for name in PATHS}
+
+
+def fewer_flops_same_calls(anatomy: Anatomy) -> bool:
+    """anatomy.fewer_flops_same_calls: the cache cuts the FLOPs, not the calls of forward."""
+    cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
+    return cached.calls == uncached.calls and uncached.flops_formula > cached.flops_formula
+
+
+def formula_equals_counter(anatomy: Anatomy) -> bool:
+    """anatomy.formula_equals_counter: every call's counted FLOPs are the formula's less the
+    parts the counter has no entry for."""
+    return all(
+        step.flops_counted == step.flops_formula - step.flops_unseen
+        for name in PATHS
+        for step in anatomy.path(name).steps
+    )
+
+
+def probes_doubt(anatomy: Anatomy) -> str | None:
+    """anatomy.probes: "unreliable" where some probe's runs fall into two groups (its recorded
+    flag), else "spread" where some probe's runs spread past noisy_cv; None where none does."""
+    if anatomy.unreliable_probes():
+        return "unreliable"
+    if anatomy.noisy_probes():
+        return "spread"
+    return None
+
+
+def probes_doubt_in_runs(anatomy: Anatomy, chosen: str) -> bool:
+    """anatomy.probes's check, from each probe's runs: the named probes are exactly those whose
+    runs part into two groups (or, for "spread", spread past noisy_cv)."""
+    probes = anatomy.probes()
+    parted = [name for name, speed in probes.items() if two_groups(speed.runs_s)]
+    if chosen == "unreliable":
+        return bool(parted) and parted == anatomy.unreliable_probes()
+    spread = [
+        name
+        for name, speed in probes.items()
+        if coefficient_of_variation(speed.runs_s) > anatomy.machine.noisy_cv
+    ]
+    return not parted and bool(spread) and spread == anatomy.noisy_probes()
+
+
+def probes_busy(anatomy: Anatomy) -> bool:
+    """anatomy.probes_busy: the machine was busy while the probes ran."""
+    return anatomy.contention is not None and anatomy.contention.busy
+
+
+PROBES = "anatomy.machine"
+SENTENCES = (
+    Sentence(
+        "anatomy.fewer_flops_same_calls",
+        holds=fewer_flops_same_calls,
+        words=(
+            "P = {{ anatomy.prompt_len }}, N = {{ anatomy.new_tokens }}에서 캐시는 FLOPs를"
+            " {{ (anatomy.without_cache.totals.flops_formula"
+            ' / anatomy.with_cache.totals.flops_formula)|fmt(".1f") }}배 줄이지만 forward 호출은'
+            " {{ anatomy.with_cache.totals.calls }}회 그대로다."
+        ),
+    ),
+    Sentence(
+        "anatomy.formula_equals_counter",
+        holds=formula_equals_counter,
+        words="카운터가 보는 op에서는 공식과 카운터가 호출마다 같다.",
+    ),
+    Sentence(
+        "anatomy.probes",
+        holds=probes_doubt,
+        words={
+            "unreliable": (
+                '**기계 측정을 믿을 수 없다**: {{ anatomy.unreliable_probes()|join(", ") }}의'
+                " 실행이 두 무리로 갈렸다(정렬한 실행의 가장 넓은 틈 양쪽의 중앙값이 2배 넘게"
+                " 다르다). 그 측정에 기댄 항으로는 가장 큰 항도, 잰 시간에 대한 몫도 말하지 않는다."
+            ),
+            "spread": (
+                '**기계 측정이 흔들렸다**: {{ anatomy.noisy_probes()|join(", ") }}의 변동계수가'
+                " {{ " + PROBES + ".noisy_cv|percent(0) }}를 넘는다. 그 항은 어림이다."
+            ),
+        },
+        check=probes_doubt_in_runs,
+    ),
+    Sentence(
+        "anatomy.probes_busy",
+        holds=probes_busy,
+        words=(
+            "**기계 측정은 바쁜 기계에서 돌았다**(CPU 몫"
+            " {{ anatomy.contention.cpu_share|percent(0) }}, CPU 압력"
+            " {{ anatomy.contention.cpu_pressure|percent(0) }}): 다른 일이 코어를 나눠 썼다면"
+            " 프로브는 이 기계의 한계를 낮게 잡는다."
+        ),
+    ),
+)

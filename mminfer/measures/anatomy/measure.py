@@ -46,6 +46,7 @@ from mminfer.model.twin import wrapped_forward
 from mminfer.records import RunInfo
 from mminfer.records.spread import NOISY_CV
 from mminfer.timing import machine
+from mminfer.timing.clock import device_clock
 
 # Ops that multiply and add over a reduced axis: a FLOP counter owes each of them a count.
 CONTRACTIONS = ("aten.mm", "aten.bmm", "aten.addmm", "aten.baddbmm", "aten.convolution")
@@ -445,7 +446,7 @@ def measure_anatomy(
     """anatomy.json: step 1's greedy generation taken apart both ways, and the machine beside it.
 
     Counts first (one generate call each way), then the probes, with torch's threads as the job set
-    them (time.json's: the rule times alone).
+    them (time.json's: the rule times alone), and how busy the machine was while they ran.
     """
     load_before = machine.load_average()
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
@@ -459,6 +460,7 @@ def measure_anatomy(
         for name in PATHS
     }
     threads = torch.get_num_threads()
+    meter = machine.ContentionMeter(device, device_clock(device), load_before)
     measured_machine = measure_machine(
         device=device,
         dtype=next(model.parameters()).dtype,
@@ -487,4 +489,5 @@ def measure_anatomy(
         load_before=load_before,
         load_after=machine.load_average(),
         run=run,
+        contention=meter.read(),
     )

@@ -222,7 +222,9 @@ def batch_glance(batch: Batch) -> Glance:
     else:
         lesson = "same"
     return Glance(
-        lesson=lesson, verdict=batch.timing.verdict, terms=("padding", "attention_mask", "cv")
+        lesson=lesson,
+        verdict=batch.timing.verdict,
+        terms=("prefill", "padding", "attention_mask", "cv"),
     )
 
 

@@ -536,7 +536,7 @@ def conversation_glance(conversation: Conversation) -> Glance:
     return Glance(
         lesson="same_saves" if same else "differs",
         verdict=verdict,
-        terms=("carry", "recompute"),
+        terms=("prefill", "carry", "recompute"),
     )
 
 

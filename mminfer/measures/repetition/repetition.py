@@ -219,7 +219,7 @@ def repetition_glance(repetition: Repetition) -> Glance:
     return Glance(
         lesson=moved or "alone",
         verdict=verdict,
-        terms=("repetition_penalty", "looping", "cv"),
+        terms=("repetition_penalty", "looping", "seed", "cv"),
     )
 
 

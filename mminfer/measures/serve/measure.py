@@ -48,6 +48,7 @@ from mminfer.model.cachebytes import GIB, cache_tensor_bytes, kv_formula_bytes, 
 from mminfer.model.counting import ForwardRecorder
 from mminfer.model.generation import GREEDY
 from mminfer.records import RunInfo, rates
+from mminfer.records.interval import median_interval
 from mminfer.records.spread import (
     NOISY_CV,
     STEP_NOISY_CV,
@@ -57,7 +58,12 @@ from mminfer.records.spread import (
 )
 from mminfer.timing.clock import clock_name, device_clock
 from mminfer.timing.fit import nonnegative_least_squares
-from mminfer.timing.machine import available_bytes, device_caches, load_average
+from mminfer.timing.machine import (
+    ContentionMeter,
+    available_bytes,
+    device_caches,
+    load_average,
+)
 
 NEARLY_FREE = 0.25  # a doubling of the batch is "nearly free" while the step grows less than this
 HOLDS_WITHIN = 0.25  # the fit holds where every batch of its range is within this relative error
@@ -253,9 +259,11 @@ def batch_step(
     step_s = statistics.median(every_step)
     prefill_s = None
     cv_prefill = None
+    prefill_interval = None
     if prefills_s is not None:
         prefill_s = statistics.median(prefills_s)
         cv_prefill = coefficient_of_variation(prefills_s)
+        prefill_interval = median_interval(prefills_s)
     doubts = batch_doubts(passes_s, prefills_s, smaller)
     return BatchStep(
         batch=batch,
@@ -264,6 +272,8 @@ def batch_step(
         decode_steps_s=every_step,
         prefills_s=prefills_s,
         pass_step_s=pass_step_s,
+        decode_step_interval=median_interval(pass_step_s),
+        prefill_interval=prefill_interval,
         step_low_s=min(pass_step_s),
         step_high_s=max(pass_step_s),
         cv_decode_step=coefficient_of_variation(pass_step_s),
@@ -566,7 +576,9 @@ def serve(
     for _ in range(settings.warmup):  # first-call costs: the prefill and decode kernels, once
         clocked_prefill(model, prompt_ids, within[0], device)
         decode_batch(model, config, prompt_ids, within[0], 1, device, start)
+    meter = ContentionMeter(device, device_clock(device), load_before)
     clocked = measure_passes(model, config, prompt_ids, within, settings, device, start)
+    contention = meter.read()
     load_after = load_average()
     measured = []
     smaller = None
@@ -633,5 +645,6 @@ def serve(
         caches=caches,
         caches_source=caches_source,
         users=bound,
+        contention=contention,
         run=run,
     )

@@ -11,7 +11,17 @@ from dataclasses import dataclass
 
 from mminfer.records import Glance, RunInfo, bands
 from mminfer.records.claims import Claim, claim
-from mminfer.records.machine import CacheLevel
+from mminfer.records.interval import (
+    FAMILY_LEVEL,
+    SAME_WITHIN,
+    Interval,
+    against,
+    median_interval,
+    ratio_decision,
+    ratio_interval,
+)
+from mminfer.records.machine import CacheLevel, Contention
+from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -29,7 +39,10 @@ class BatchStep:
     decode_step_s: float  # the median of every decode step of every pass
     decode_steps_s: list[float]  # every decode step, pass after pass
     prefills_s: list[float] | None  # each pass's prefill
-    pass_step_s: list[float]  # each pass's median decode step
+    pass_step_s: list[float]  # each pass's median decode step: the raw runs, paired by pass
+    decode_step_interval: Interval  # the passes' median steps: median and interval (one look at
+    # FAMILY_LEVEL, mminfer.records.interval)
+    prefill_interval: Interval | None  # the passes' prefills; None past serve.prefill_up_to
     step_low_s: float  # the fastest pass's median step
     step_high_s: float  # the slowest pass's median step
     cv_decode_step: float  # coefficient of variation of the passes' median steps
@@ -155,7 +168,105 @@ class Serve:
     caches: list[CacheLevel]
     caches_source: str
     users: UsersBound
+    contention: Contention | None  # during the timed passes (mminfer.records.machine)
     run: RunInfo
+
+    # The sentences' figures, from the passes (paired: every pass visits every batch).
+
+    def row(self, batch: int) -> BatchStep:
+        return next(row for row in self.batches if row.batch == batch)
+
+    def peak_gain_interval(self) -> Interval:
+        """Tokens per second at the peak over the smallest batch's, pass by pass."""
+        return tokens_ratio(self.row(self.peak_batch), self.batches[0])
+
+    def per_user_interval(self) -> Interval:
+        """The decode step at the peak over the smallest batch's, pass by pass: above 1, each
+        user is slower at the peak."""
+        return ratio_interval(self.row(self.peak_batch).pass_step_s, self.batches[0].pass_step_s)
+
+    def dips(self) -> list[int]:
+        """The batches below the peak whose tokens per second the passes decide fell from the
+        batch before's."""
+        found = []
+        for before, after in itertools.pairwise(self.batches):
+            falls = ratio_decision(tokens_ratio(after, before)) == "below"
+            if falls and after.batch < self.peak_batch:
+                found.append(after.batch)
+        return found
+
+    def growth_steps(self) -> list[tuple[int, int, str]]:
+        """Each step up: (from, to, "grew" / "flat" / "undecided"): tokens per second grew by
+        more than growth_per_doubling per doubling, or not, as the passes decide."""
+        steps = []
+        for before, after in itertools.pairwise(self.batches):
+            steps.append((before.batch, after.batch, grew(before, after, self.growth_per_doubling)))
+        return steps
+
+    def growth_stops_from(self) -> int:
+        """The smallest batch from which every step up is decided flat (the largest batch where
+        the last one is not)."""
+        stops = self.batches[-1].batch
+        for before, _, found in reversed(self.growth_steps()):
+            if found != "flat":
+                break
+            stops = before
+        return stops
+
+    def free_steps(self) -> list[tuple[int, int, str]]:
+        """Each step up: (from, to, "free" / "costly" / "undecided"): the decode step grew by at
+        most nearly_free, or more, as the passes decide."""
+        steps = []
+        for before, after in itertools.pairwise(self.batches):
+            ratio = ratio_interval(after.pass_step_s, before.pass_step_s)
+            found = against(ratio, 1 + self.nearly_free)
+            steps.append(
+                (
+                    before.batch,
+                    after.batch,
+                    {"below": "free", "above": "costly"}.get(found, "undecided"),
+                )
+            )
+        return steps
+
+    def faster_batches(self) -> list[int]:
+        """The batches whose decode step (or prefill) the passes decide faster than the next
+        smaller batch's: more work done faster contradicts physics (a measuring problem)."""
+        found = []
+        for before, after in itertools.pairwise(self.batches):
+            step = ratio_interval(after.pass_step_s, before.pass_step_s)
+            prefill = None
+            if after.prefills_s and before.prefills_s:
+                prefill = ratio_interval(after.prefills_s, before.prefills_s)
+            if "below" in (against(step, 1.0), against(prefill, 1.0) if prefill else None):
+                found.append(after.batch)
+        return found
+
+    def decided_cliffs(self) -> list[Cliff]:
+        """The cliffs whose decode step grew faster than the batch in every pass's terms: the
+        per-pass step ratio's interval above the batch ratio."""
+        found = []
+        for cliff in self.cliffs:
+            before, after = self.row(cliff.from_batch), self.row(cliff.to_batch)
+            ratio = ratio_interval(after.pass_step_s, before.pass_step_s)
+            if against(ratio, cliff.batch_ratio) == "above":
+                found.append(cliff)
+        return found
+
+    def cliff_interval(self, cliff: Cliff) -> Interval:
+        """A cliff's decode step after over before, pass by pass."""
+        return ratio_interval(
+            self.row(cliff.to_batch).pass_step_s, self.row(cliff.from_batch).pass_step_s
+        )
+
+    def free_up_to(self) -> int:
+        """The largest batch reached while every step up was decided nearly free."""
+        reached = self.batches[0].batch
+        for _, after, found in self.free_steps():
+            if found != "free":
+                break
+            reached = after
+        return reached
 
 
 SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
@@ -220,54 +331,27 @@ def serve_facts(serve: Serve) -> dict:
         "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
-        # batches below the peak whose tokens per second fell below the batch before's (a dip
-        # on the way up; past the peak the drop is the peak's own story)
-        "dips": [
-            b.batch
-            for a, b in itertools.pairwise(rows)
-            if b.tokens_per_second < a.tokens_per_second and b.batch < serve.peak_batch
-        ],
         "prefill_against_sweep": None,
+        "decided_cliffs": serve.decided_cliffs(),  # serve.cliffs's: the passes decide them
+        "speed_bound": speed_bound_of(serve),  # serve.speed_bound's variant: "≈" where not firm
         # batches whose decode steps (every pass's) fall in two bands (records.bands): their
         # median stands for neither; said with the load the run recorded, no cause named
         "banded": banded,
-        # each user slower at the peak than in the smallest batch
-        "per_user_falls": top.per_user_tokens_per_second < first.per_user_tokens_per_second,
-        "growth": growth_claims(serve),
         "texts": text_claims(serve),
-        "shape": shape_claims(serve),
         "spread": spread_claims(serve),
-        "bound": bound_claims(serve),
-        "contradicting": contradiction_claim(serve),
-        "free": free_claim(serve),
-        # "배치를 처음 키울 때부터 한 단계가 {nearly_free} 넘게 길어졌다"
-        "not_free": claim(
-            "serve.first_step_up_costly",
-            len(rows) > 1
-            and rows[1].decode_step_s > rows[0].decode_step_s * (1 + serve.nearly_free),
-            share=serve.nearly_free,
-        ),
     }
 
 
 def text_claims(serve: Serve) -> dict:
-    """The fit's range, the cliffs' likely cause, the experts, the two bands and the context
+    """The cliffs' likely cause, the experts, the two bands and the context
     caveat, each as the claim of its sentence's words.
 
-    ``fit_range``: every batch of the fitted range within holds_within of the line;
     ``cliff_caches``: per cliff, every level named lies between the step's bytes before and
     after (and one is named); ``experts_grow`` / ``experts_same``: the experts a step touches at
     the largest batch against the smallest; ``two_bands``: the batches whose decode steps part
     into two bands (records.bands); ``context_beyond``: the users' context past the one measured.
     """
     rows = serve.batches
-    fit = serve.fit
-    fitted = [row for row in rows if fit.fitted_batches[0] <= row.batch <= fit.fitted_batches[1]]
-    errors = []
-    for row in fitted:
-        line = fit.fixed_s + fit.per_sequence_s * row.batch
-        errors.append(abs(line - row.decode_step_s) / row.decode_step_s)
-    within = bool(errors) and max(errors) <= fit.holds_within and len(fitted) >= fit.least_batches
     cliff_caches = []
     for cliff in serve.cliffs:
         between = all(
@@ -295,12 +379,6 @@ def text_claims(serve: Serve) -> dict:
         if parts is not None:
             banded.append({"batch": row.batch, "bands": parts})
     return {
-        "fit_range": claim(
-            "serve.fit_within",
-            fit.holds and within,
-            batches=list(fit.fitted_batches),
-            within=fit.holds_within,
-        ),
         "cliff_caches": cliff_caches,
         "experts_grow": claim(
             "serve.experts_grow",
@@ -318,73 +396,6 @@ def text_claims(serve: Serve) -> dict:
             serve.users.context > serve.decode_context,
             context=serve.users.context,
             measured=serve.decode_context,
-        ),
-    }
-
-
-def contradiction_claim(serve: Serve) -> Claim:
-    """ "B = ...에서 더 큰 배치가 더 빨랐다": the untrusted batches, each faster (its decode step
-    or its prefill) than the next smaller batch."""
-    rows = serve.batches
-    named = [row.batch for row in rows if row.verdict == "untrusted"]
-    faster = []
-    for before, after in itertools.pairwise(rows):
-        step_faster = after.decode_step_s < before.decode_step_s
-        prefill_faster = (
-            after.prefill_s is not None
-            and before.prefill_s is not None
-            and after.prefill_s < before.prefill_s
-        )
-        if step_faster or prefill_faster:
-            faster.append(after.batch)
-    holds = bool(named) and all(batch in faster for batch in named)
-    return claim("serve.larger_faster", holds, batches=named)
-
-
-def free_claim(serve: Serve) -> Claim:
-    """ "B = X까지 ... 한 단계가 {nearly_free} 넘게 길어지지 않은 것은": every step up to X made
-    the decode step at most that much longer, and the next one (if any) more."""
-    rows = serve.batches
-    reached = serve.nearly_free_up_to
-    within = True
-    stopped = True
-    for before, after in itertools.pairwise(rows):
-        longer = after.decode_step_s > before.decode_step_s * (1 + serve.nearly_free)
-        if after.batch <= reached:
-            within &= not longer
-        elif before.batch == reached:
-            stopped = longer
-    return claim(
-        "serve.nearly_free_up_to",
-        within and stopped and reached > rows[0].batch,
-        batch=reached,
-        share=serve.nearly_free,
-    )
-
-
-def shape_claims(serve: Serve) -> dict[str, Claim]:
-    """The lesson's relations: the peak (the most tokens per second, at the smallest batch or at
-    ``batch``), the batches below it that fell from the one before (``dips``), and each user's
-    speed at the peak against the smallest batch's (falls or rises)."""
-    rows = serve.batches
-    by_batch = {row.batch: row for row in rows}
-    first, top = rows[0], by_batch[serve.peak_batch]
-    dips = [
-        b.batch
-        for a, b in itertools.pairwise(rows)
-        if b.tokens_per_second < a.tokens_per_second and b.batch < serve.peak_batch
-    ]
-    falls = top.per_user_tokens_per_second < first.per_user_tokens_per_second
-    users = {"first": first.batch, "peak": top.batch}
-    return {
-        "peak_first": claim("serve.peak_at_first", top.batch == first.batch, batch=first.batch),
-        "peak": claim("serve.peak_at", top.batch != first.batch, batch=top.batch),
-        "dips": claim("serve.dips", bool(dips), batches=dips),
-        "per_user_falls": claim("serve.per_user_falls", falls, **users),
-        "per_user_rises": claim(
-            "serve.per_user_rises",
-            top.per_user_tokens_per_second > first.per_user_tokens_per_second,
-            **users,
         ),
     }
 
@@ -412,118 +423,522 @@ def spread_claims(serve: Serve) -> dict[str, Claim]:
     }
 
 
-def bound_claims(serve: Serve) -> dict[str, Claim]:
-    """Which bound binds, and how firm the speed bound is.
+# --- the sentences: the predicates read the passes through the record's figures, each check
+# recomputes the same comparison from the passes' raw medians (pass_step_s) on its own ------
 
-    ``memory``: fewer users by memory than by speed; ``speed``: no more by speed than by memory
-    (or memory unknown) and some batch measured missed the target; ``firm``: the speed bound is
-    the largest measured batch whose slowest pass met the target, the next one's fastest pass
-    missing it; ``estimate``: a bound between measured batches where a pass range straddles the
-    target, or the fit's (``over_by_s``: how far the next batch's median missed it, ``cv`` its
-    passes' spread)."""
+
+def tokens_ratio(after: BatchStep, before: BatchStep) -> Interval:
+    """Tokens per second at ``after`` over ``before``, pass by pass (one look at FAMILY_LEVEL)."""
+    rates_after = [after.batch / step for step in after.pass_step_s]
+    rates_before = [before.batch / step for step in before.pass_step_s]
+    return ratio_interval(rates_after, rates_before)
+
+
+def grew(before: BatchStep, after: BatchStep, growth: float) -> str:
+    """ "grew" (tokens per second up by more than ``growth`` per doubling), "flat" or
+    "undecided", from the passes' paired ratio."""
+    doublings = math.log2(after.batch / before.batch)
+    found = against(tokens_ratio(after, before), (1 + growth) ** doublings)
+    return {"above": "grew", "below": "flat"}.get(found, "undecided")
+
+
+def passes_of(serve: Serve) -> dict[int, list[float]]:
+    """The checks' raw runs: each batch's passes' median steps."""
+    return {row.batch: list(row.pass_step_s) for row in serve.batches}
+
+
+def decided(values: list[float]) -> tuple[float, float] | None:
+    """The checks' own interval: [min, max] of the values where it covers FAMILY_LEVEL or more
+    (five passes and up), a narrower order-statistic one where more values allow; None where too
+    few values decide anything."""
+    interval = median_interval(values, FAMILY_LEVEL)
+    if not interval.decisive:
+        return None
+    return interval.low, interval.high
+
+
+def per_pass(serve: Serve, top: int, bottom: int, rates: bool) -> tuple[float, float] | None:
+    """The checks' paired ratio ``top`` over ``bottom``: of tokens per second (``rates``) or of
+    the decode step, pass by pass, decided or None."""
+    steps = passes_of(serve)
+    if rates:
+        values = [(top / a) / (bottom / b) for a, b in zip(steps[top], steps[bottom])]
+    else:
+        values = [a / b for a, b in zip(steps[top], steps[bottom])]
+    return decided(values)
+
+
+def growth_of(serve: Serve) -> str | None:
+    """serve.growth's variant: "every" step up grew, growth "stops" from a batch below the
+    largest (every step up from there decided flat), "mixed" (every step decided, some grew,
+    some not), else "undecided"; None with one batch."""
+    steps = [found for _, _, found in serve.growth_steps()]
+    if not steps:
+        return None
+    if all(found == "grew" for found in steps):
+        return "every"
+    if serve.growth_stops_from() < serve.batches[-1].batch:
+        return "stops"
+    if "undecided" not in steps:
+        return "mixed"
+    return "undecided"
+
+
+def growth_supported(serve: Serve, chosen: str) -> bool:
+    """serve.growth's check: each step up's tokens-per-second ratio, from the raw passes."""
+    batches = [row.batch for row in serve.batches]
+    found = []
+    for a, b in itertools.pairwise(batches):
+        bar = (1 + serve.growth_per_doubling) ** math.log2(b / a)
+        ratio = per_pass(serve, b, a, rates=True)
+        if ratio is not None and ratio[0] > bar:
+            found.append("grew")
+        elif ratio is not None and ratio[1] < bar:
+            found.append("flat")
+        else:
+            found.append("undecided")
+    if chosen == "every":
+        return all(f == "grew" for f in found)
+    if chosen == "stops":
+        start = batches.index(serve.growth_stops_from())
+        return start < len(found) and all(f == "flat" for f in found[start:])
+    if chosen == "mixed":
+        return "undecided" not in found and "grew" in found and "flat" in found
+    return "undecided" in found
+
+
+def peak_of(serve: Serve) -> str | None:
+    """serve.peak_at's variant: "at" (the peak's tokens per second decided above the smallest
+    batch's), "first" (the smallest batch the peak, every other decided below it or the same),
+    "undecided"; None with one batch."""
+    first = serve.batches[0]
+    if len(serve.batches) < 2:
+        return None
+    if serve.peak_batch != first.batch:
+        return "at" if ratio_decision(serve.peak_gain_interval()) == "above" else "undecided"
+    others = [ratio_decision(tokens_ratio(row, first)) for row in serve.batches[1:]]
+    return "first" if all(found in ("below", "same") for found in others) else "undecided"
+
+
+def peak_supported(serve: Serve, chosen: str) -> bool:
+    """serve.peak_at's check, from the raw passes."""
+    first = serve.batches[0].batch
+    if chosen == "at":
+        ratio = per_pass(serve, serve.peak_batch, first, rates=True)
+        return ratio is not None and ratio[0] > 1
+    if chosen == "first":
+        for row in serve.batches[1:]:
+            ratio = per_pass(serve, row.batch, first, rates=True)
+            if ratio is None or ratio[1] > 1 + SAME_WITHIN:
+                return False
+        return serve.peak_batch == first
+    return chosen == "undecided"
+
+
+def dips_supported(serve: Serve) -> bool:
+    """serve.dips's check: each named batch's tokens per second decided below the batch
+    before's, from the raw passes, and below the peak."""
+    batches = [row.batch for row in serve.batches]
+    for batch in serve.dips():
+        before = batches[batches.index(batch) - 1]
+        ratio = per_pass(serve, batch, before, rates=True)
+        if ratio is None or ratio[1] >= 1 or batch >= serve.peak_batch:
+            return False
+    return bool(serve.dips())
+
+
+def per_user_of(serve: Serve) -> str | None:
+    """serve.per_user_falls's variant: each user's speed at the peak against the smallest
+    batch's, "falls" (the step decided longer), "rises", "same" or "undecided"; None where the
+    peak is the smallest batch."""
+    if serve.peak_batch == serve.batches[0].batch:
+        return None
+    found = ratio_decision(serve.per_user_interval())
+    return {"above": "falls", "below": "rises", "same": "same"}.get(found, "undecided")
+
+
+def per_user_supported(serve: Serve, chosen: str) -> bool:
+    """serve.per_user_falls's check, from the raw passes."""
+    ratio = per_pass(serve, serve.peak_batch, serve.batches[0].batch, rates=False)
+    if ratio is None:
+        return chosen == "undecided"
+    low, high = ratio
+    if chosen == "falls":
+        return low > 1
+    if chosen == "rises":
+        return high < 1
+    if chosen == "same":
+        return low >= 1 / (1 + SAME_WITHIN) and high <= 1 + SAME_WITHIN
+    return True  # the words only say the passes cannot tell
+
+
+def larger_faster_supported(serve: Serve) -> bool:
+    """serve.larger_faster's check: each named batch's steps or prefills, pass by pass against
+    the next smaller batch's, recomputed: decided below 1."""
+    batches = [row.batch for row in serve.batches]
+    for batch in serve.faster_batches():
+        before = batches[batches.index(batch) - 1]
+        step = per_pass(serve, batch, before, rates=False)
+        prefill = None
+        after_row, before_row = serve.row(batch), serve.row(before)
+        if after_row.prefills_s and before_row.prefills_s:
+            ratios = [a / b for a, b in zip(after_row.prefills_s, before_row.prefills_s)]
+            prefill = decided(ratios)
+        if not any(span is not None and span[1] < 1 for span in (step, prefill)):
+            return False
+    return bool(serve.faster_batches())
+
+
+def cliffs_supported(serve: Serve) -> bool:
+    """serve.cliffs's check: each named cliff's per-pass step ratio, recomputed, above its batch
+    ratio."""
+    for cliff in serve.decided_cliffs():
+        span = per_pass(serve, cliff.to_batch, cliff.from_batch, rates=False)
+        if span is None or span[0] <= cliff.to_batch / cliff.from_batch:
+            return False
+    return bool(serve.decided_cliffs())
+
+
+def fitted_rows(serve: Serve) -> list[BatchStep]:
+    low, high = serve.fit.fitted_batches
+    return [row for row in serve.batches if low <= row.batch <= high]
+
+
+def fit_within(serve: Serve) -> bool:
+    """serve.fit_within: the fit holds and every batch of its range lies within holds_within of
+    the line at both ends of its passes' interval (decided, at least least_batches batches)."""
+    fit = serve.fit
+    rows = fitted_rows(serve)
+    if not fit.holds or len(rows) < fit.least_batches:
+        return False
+    for row in rows:
+        line = fit.fixed_s + fit.per_sequence_s * row.batch
+        interval = row.decode_step_interval
+        ends = (interval.low, interval.high)
+        if not interval.decisive or any(abs(line - end) / end > fit.holds_within for end in ends):
+            return False
+    return True
+
+
+def fit_within_supported(serve: Serve) -> bool:
+    """serve.fit_within's check: each fitted batch's passes, recomputed, within the bound."""
+    fit = serve.fit
+    rows = fitted_rows(serve)
+    for row in rows:
+        line = fit.fixed_s + fit.per_sequence_s * row.batch
+        span = decided(row.pass_step_s)
+        if span is None or max(abs(line - end) / end for end in span) > fit.holds_within:
+            return False
+    return fit.holds and len(rows) >= fit.least_batches
+
+
+def missed_target(serve: Serve) -> list[str]:
+    """Each batch's decode step against the per-user target: "above", "below", "undecided"."""
+    target = serve.users.step_target_s
+    return [against(row.decode_step_interval, target) for row in serve.batches]
+
+
+def bound_of(serve: Serve) -> str:
+    """serve.bound's variant: "memory" (fewer users by memory than by speed), "speed" (some
+    batch's step decided over the target, no more users by speed than by memory), "none" (every
+    batch decided within it), or "undecided"."""
     users = serve.users
-    by_batch = {row.batch: row for row in serve.batches}
-    target = users.step_target_s
     memory = users.users_by_memory
-    by_speed = users.users_by_speed
-    missed = any(row.decode_step_s > target for row in serve.batches)
-    firm = False
-    estimate = False
-    about = {"users": by_speed, "target_s": target}
-    between = users.speed_between or []
-    if all(batch in by_batch for batch in between) and users.speed_how in ("measured", "fit"):
-        under, over = (by_batch[batch] for batch in users.speed_between)
-        firm = (
-            users.speed_how == "measured"
-            and over.step_low_s > target
-            and under.step_high_s <= target
-        )
-        estimate = not firm
-        about |= {
-            "under": under.batch,
-            "over": over.batch,
-            "over_by_s": over.decode_step_s - target,
-            "cv": over.cv_decode_step,
-            "fitted": users.speed_how == "fit",
-        }
-    return {
-        "memory": claim(
-            "serve.memory_binds", memory is not None and memory < by_speed, memory=memory
-        ),
-        "speed": claim(
-            "serve.speed_binds",
-            missed and (memory is None or by_speed <= memory),
-            users=by_speed,
-        ),
-        "none": claim(
-            "serve.no_bound_reached",
-            not missed and not (memory is not None and memory < by_speed),
-            users=by_speed,
-        ),
-        "firm": claim("serve.speed_bound_firm", firm, **about),
-        "estimate": claim("serve.speed_bound_estimate", estimate, **about),
-    }
+    found = missed_target(serve)
+    if memory is not None and memory < users.users_by_speed:
+        return "memory"
+    if "above" in found and (memory is None or users.users_by_speed <= memory):
+        return "speed"
+    if all(f == "below" for f in found):
+        return "none"
+    return "undecided"
 
 
-def doubling_gains(rows: list[BatchStep]) -> list[tuple[int, int, float]]:
-    """Each step up the measured batches: (from, to, the growth of tokens per second per doubling
-    of the batch)."""
-    gains = []
-    for before, after in itertools.pairwise(rows):
-        doublings = math.log2(after.batch / before.batch)
-        ratio = after.tokens_per_second / before.tokens_per_second
-        gains.append((before.batch, after.batch, ratio ** (1 / doublings) - 1))
-    return gains
+def bound_supported(serve: Serve, chosen: str) -> bool:
+    """serve.bound's check: the passes of every batch against the target, recomputed."""
+    users = serve.users
+    target = users.step_target_s
+    spans = [decided(row.pass_step_s) for row in serve.batches]
+    over = any(span is not None and span[0] > target for span in spans)
+    under = all(span is not None and span[1] < target for span in spans)
+    memory = users.users_by_memory
+    if chosen == "memory":
+        return memory is not None and memory < users.users_by_speed
+    if chosen == "speed":
+        return over and (memory is None or users.users_by_speed <= memory)
+    if chosen == "none":
+        return under
+    return not under
 
 
-def growth_claims(serve: Serve) -> dict[str, Claim]:
-    """How tokens per second grow as the batch doubles, each sentence checked on every step up.
+def speed_bound_of(serve: Serve) -> str | None:
+    """serve.speed_bound's variant, where speed binds between two measured batches: "firm" (the
+    one within the target and the next over it, both decided, the bound a measured batch),
+    "fit" (read off the fit between them), "straddles" (an interval spans the target)."""
+    users = serve.users
+    if bound_of(serve) != "speed" or not users.speed_between:
+        return None
+    if users.speed_how == "fit":
+        return "fit"
+    under, over = (serve.row(batch) for batch in users.speed_between)
+    target = users.step_target_s
+    firm = against(under.decode_step_interval, target) == "below"
+    firm &= against(over.decode_step_interval, target) == "above"
+    return "firm" if firm else "straddles"
 
-    ``every_doubling_grew``: every step up gained more than serve.growth_per_doubling;
-    ``stops_from``: from ``batch`` on, no step up gained that much (``batch`` the smallest such,
-    below the largest measured); ``mixed``: neither (it grew so at some steps and not at others
-    before the last), naming the steps up that did not grow so.
-    """
-    rows = serve.batches
-    growth = serve.growth_per_doubling
-    gains = doubling_gains(rows)
-    grew = [gain > growth for _, _, gain in gains]
-    stops_from = rows[-1].batch
-    for (before, _, _), grew_here in reversed(list(zip(gains, grew))):
-        if grew_here:
-            break
-        stops_from = before
-    stopped = stops_from < rows[-1].batch
-    step_s = {row.batch: row.decode_step_s for row in rows}
-    not_grown = [(before, after) for (before, after, _), up in zip(gains, grew) if not up]
-    return {
-        "every_doubling_grew": claim(
-            "serve.every_doubling_grew",
-            bool(gains) and all(grew),
-            last=rows[-1].batch,
-            growth=growth,
-        ),
-        "stops_from": claim(
-            "serve.growth_stops_from",
-            stopped,
-            batch=stops_from,
-            growth=growth,
-            step_s=step_s[stops_from],
-        ),
-        "mixed": claim(
-            "serve.growth_mixed",
-            bool(gains) and any(grew) and not all(grew) and not stopped,
-            not_grown=not_grown,
-            growth=growth,
-        ),
-    }
+
+def speed_bound_supported(serve: Serve, chosen: str) -> bool:
+    """serve.speed_bound's check: the two batches' passes against the target, recomputed."""
+    between = serve.users.speed_between or []
+    if chosen == "fit":
+        return serve.users.speed_how == "fit"
+    if len(between) != 2:
+        return False
+    target = serve.users.step_target_s
+    under = decided(serve.row(between[0]).pass_step_s)
+    over = decided(serve.row(between[1]).pass_step_s)
+    firm = under is not None and over is not None and under[1] < target < over[0]
+    return firm == (chosen == "firm")
+
+
+def nearly_free_of(serve: Serve) -> str | None:
+    """serve.nearly_free's variant: "up_to" (every step up to a batch past the smallest decided
+    nearly free), "not_free" (the first step up decided costlier), "undecided"; None with one
+    batch."""
+    steps = serve.free_steps()
+    if not steps:
+        return None
+    if serve.free_up_to() > serve.batches[0].batch:
+        return "up_to"
+    if steps[0][2] == "costly":
+        return "not_free"
+    return "undecided"
+
+
+def nearly_free_supported(serve: Serve, chosen: str) -> bool:
+    """serve.nearly_free's check: the steps' ratios up to the batch named, from the raw
+    passes."""
+    batches = [row.batch for row in serve.batches]
+    bar = 1 + serve.nearly_free
+    if chosen == "up_to":
+        end = batches.index(serve.free_up_to())
+        pairs = itertools.pairwise(batches[: end + 1])
+        spans = [per_pass(serve, b, a, rates=False) for a, b in pairs]
+        return end > 0 and all(span is not None and span[1] < bar for span in spans)
+    if chosen == "not_free":
+        span = per_pass(serve, batches[1], batches[0], rates=False)
+        return span is not None and span[0] > bar
+    return True  # the words only say the passes cannot tell
 
 
 def serve_glance(serve: Serve) -> Glance:
     """## 서빙's row: the peak throughput; the lesson is which bound binds ("speed", "memory",
     "not reached")."""
+    lessons = {"memory": "memory", "speed": "speed", "none": "not reached"}
     return Glance(
-        lesson=serve.users.binding,
+        lesson=lessons.get(bound_of(serve), "undecided"),
         verdict=serve.verdict,
-        terms=("batch", "user", "throughput", "cliff", "bound"),
+        terms=("prefill", "batch", "user", "throughput", "cliff", "bound"),
     )
+
+
+PASSES = "패스 {{ serve.passes }}회"
+GAIN = "{{ serve.peak_gain_interval()|x_in }}"
+PER_USER = "{{ serve.per_user_interval()|x_in }}"
+TARGET = (
+    "목표 {{ serve.users.tokens_per_second|fmt('g') }} 토큰/초(한 단계"
+    " {{ serve.users.step_target_s|ms }})"
+)
+SPEEDS = (
+    "사용자 한 명의 속도는 {{ serve.batches[0].per_user_tokens_per_second|fmt(',.1f') }}에서"
+    " {{ serve.row(serve.peak_batch).per_user_tokens_per_second|fmt(',.1f') }} 토큰/초로"
+)
+NOT_GROWN = (
+    "{% for before, after, found in serve.growth_steps() if found != 'grew' %}"
+    "{{ before }} → {{ after }}{{ ', ' if not loop.last }}{% endfor %}"
+)
+STOPS = "{% set stops = serve.row(serve.growth_stops_from()) %}"
+
+# The section's sentences (mminfer.records.sentences), asked for by serve.md.j2; each check
+# recomputes its comparison from the passes' medians (pass_step_s), paired by pass.
+SENTENCES = (
+    Sentence(
+        "serve.peak_at",
+        holds=peak_of,
+        words={
+            "at": (
+                "초당 토큰의 중앙값은 B = {{ serve.peak_batch }}에서"
+                " {{ serve.peak_tokens_per_second|fmt(',.0f') }}로 가장 많았고, 패스마다 짝지으면"
+                " B = {{ serve.batches[0].batch }}의 " + GAIN + "다."
+            ),
+            "first": (
+                "초당 토큰은 가장 작은 배치 B = {{ serve.batches[0].batch }}에서 가장"
+                " 많았다({{ serve.peak_tokens_per_second|fmt(',.0f') }}): 이 기계에서는 배치를"
+                " 키워도 처리량이 늘지 않았다(패스마다 짝지어 어느 배치도 더 많지 않다)."
+            ),
+            "undecided": (
+                PASSES + "로는 배치를 키워 초당 토큰이 늘었는지 가를 수 없다: 중앙값이 가장 많은"
+                " B = {{ serve.peak_batch }}도 패스마다 짝지으면 B = {{ serve.batches[0].batch }}의"
+                " " + GAIN + "다."
+            ),
+        },
+        check=peak_supported,
+    ),
+    Sentence(
+        "serve.dips",
+        holds=lambda serve: bool(serve.dips()),
+        words=(
+            "그 사이 B = {{ serve.dips()|join(', ') }}에서는 초당 토큰이 바로 앞 배치보다 줄었다"
+            "(패스마다 짝지은 비율이 1 아래)."
+        ),
+        check=dips_supported,
+    ),
+    Sentence(
+        "serve.per_user_falls",
+        holds=per_user_of,
+        words={
+            "falls": (SPEEDS + " 줄었다(한 단계가 패스마다 " + PER_USER + ")."),
+            "rises": (SPEEDS + " 늘었다(한 단계가 패스마다 " + PER_USER + ")."),
+            "same": (
+                "사용자 한 명의 속도는 정점에서도 잡음 문턱(5 %) 안에서 같았다(한 단계가 패스마다 "
+                + PER_USER
+                + ")."
+            ),
+            "undecided": (
+                PASSES + "로는 정점에서 사용자 한 명의 속도가 줄었는지 가를 수 없다(한 단계가"
+                " 패스마다 " + PER_USER + ")."
+            ),
+        },
+        check=per_user_supported,
+    ),
+    Sentence(
+        "serve.bound",
+        holds=bound_of,
+        words={
+            "memory": (
+                "사용자 수는 **메모리가 먼저 묶는다**:"
+                " {{ serve.users.users_by_memory|thousands }}명."
+            ),
+            "speed": (
+                "사용자 수는 **속도가 먼저 묶는다**: " + TARGET + "에서"
+                " {{ serve.users.users_by_speed|thousands }}명."
+            ),
+            "none": (
+                "잰 가장 큰 배치({{ serve.users.users_by_speed }}명)까지 모든 패스가 속도 목표"
+                " 안이었다: 어느 한계에도 닿지 않았다."
+            ),
+            "undecided": (
+                PASSES + "로는 어느 배치가 " + TARGET + "를 넘는지 가를 수 없어, 어느 한계가"
+                " 먼저인지 말하지 않는다."
+            ),
+        },
+        check=bound_supported,
+    ),
+    Sentence(
+        "serve.speed_bound",
+        holds=speed_bound_of,
+        words={
+            "firm": (
+                "B = {{ serve.users.speed_between[0] }}의 한 단계"
+                " {{ serve.row(serve.users.speed_between[0]).decode_step_interval|ms_in }}는 목표"
+                " 안, B = {{ serve.users.speed_between[1] }}의"
+                " {{ serve.row(serve.users.speed_between[1]).decode_step_interval|ms_in }}는 목표"
+                " 밖이다."
+            ),
+            "fit": (
+                "이 수는 어림이다: 잰 B = {{ serve.users.speed_between[0] }}와"
+                " {{ serve.users.speed_between[1] }} 사이를 적합으로 읽은 값이다."
+            ),
+            "straddles": (
+                "이 수는 어림이다: B = {{ serve.users.speed_between[0] }}와"
+                " {{ serve.users.speed_between[1] }}의 한 단계 구간"
+                " ({{ serve.row(serve.users.speed_between[0]).decode_step_interval|ms_in }},"
+                " {{ serve.row(serve.users.speed_between[1]).decode_step_interval|ms_in }}) 중"
+                " 목표에 걸치는 것이 있다."
+            ),
+        },
+        check=speed_bound_supported,
+    ),
+    Sentence(
+        "serve.larger_faster",
+        holds=lambda serve: bool(serve.faster_batches()),
+        words=(
+            "B = {{ serve.faster_batches()|join(', ') }}에서는 더 큰 배치가 바로 작은 배치보다"
+            " 패스마다 짝지어 더 빨랐다: 더 많은 일을 더 빨리 할 수는 없으니 측정 문제다."
+        ),
+        check=larger_faster_supported,
+    ),
+    Sentence(
+        "serve.cliffs",
+        holds=lambda serve: bool(serve.decided_cliffs()),
+        words=(
+            "{% for cliff in serve.decided_cliffs() %}B = {{ cliff.from_batch }} →"
+            " {{ cliff.to_batch }}에서 한 단계가 패스마다 {{ serve.cliff_interval(cliff)|x_in }}"
+            " 길어져 배치 배율 {{ cliff.batch_ratio|fmt('g') }}배보다 컸다"
+            "{{ '; ' if not loop.last }}{% endfor %}(절벽)."
+        ),
+        check=cliffs_supported,
+    ),
+    Sentence(
+        "serve.fit_within",
+        holds=fit_within,
+        words=(
+            "B {{ serve.fit.fitted_batches[0] }}–{{ serve.fit.fitted_batches[1] }}에서 패스의"
+            " 구간째로 상대 오차가 모두 {{ serve.fit.holds_within|percent(0) }} 안, 중앙값"
+            " {{ serve.fit.median_relative_residual|percent }}"
+        ),
+        check=fit_within_supported,
+    ),
+    Sentence(
+        "serve.growth",
+        holds=growth_of,
+        words={
+            "every": (
+                "잰 가장 큰 배치 B = {{ serve.batches[-1].batch }}까지 배치를 두 배로 할 때마다"
+                " 초당 토큰이 {{ serve.growth_per_doubling|percent(0) }} 넘게 늘었다(패스마다"
+                " 짝지은 비율로)."
+            ),
+            "stops": (
+                STOPS + "B = {{ stops.batch }}부터는 배치를 두 배로 해도 초당 토큰이"
+                " {{ serve.growth_per_doubling|percent(0) }} 넘게 늘지 않는다(패스마다 짝지은"
+                " 비율로; 그때 한 단계 {{ stops.decode_step_interval|ms_in }})."
+            ),
+            "mixed": (
+                "배치를 두 배로 할 때 초당 토큰이 {{ serve.growth_per_doubling|percent(0) }} 넘게"
+                " 는 곳도 있었지만, B = " + NOT_GROWN + "에서는 그만큼 늘지 않았다."
+            ),
+            "undecided": (
+                PASSES + "로는 배치를 두 배로 할 때마다 초당 토큰이"
+                " {{ serve.growth_per_doubling|percent(0) }} 넘게 느는지 모두 가를 수는 없다"
+                "(가를 수 없는 곳: B = {% for before, after, found in serve.growth_steps()"
+                " if found == 'undecided' %}{{ before }} → {{ after }}{{ ', ' if not loop.last }}"
+                "{% endfor %})."
+            ),
+        },
+        check=growth_supported,
+    ),
+    Sentence(
+        "serve.nearly_free",
+        holds=nearly_free_of,
+        words={
+            "up_to": (
+                "배치를 한 단계씩 키울 때 한 단계가 {{ serve.nearly_free|percent(0) }} 넘게"
+                " 길어지지 않은 것은(패스마다 짝지은 비율로) B = {{ serve.free_up_to() }}까지다"
+                "(한 단계 {{ serve.batches[0].decode_step_interval|ms_in }} →"
+                " {{ serve.row(serve.free_up_to()).decode_step_interval|ms_in }})"
+                "{{ ': 거기까지는 고정비가 지배해 사용자를 더 받는 것이 거의 공짜다.'"
+                " if serve.free_up_to() < serve.batches[-1].batch"
+                " else ': 잰 가장 큰 배치까지 거의 공짜였다.' }}"
+            ),
+            "not_free": (
+                "배치를 처음 키울 때부터 한 단계가 {{ serve.nearly_free|percent(0) }} 넘게"
+                " 길어졌다(패스마다 짝지은 비율로)."
+            ),
+            "undecided": (
+                PASSES + "로는 배치를 처음 키울 때 한 단계가 {{ serve.nearly_free|percent(0) }}"
+                " 넘게 길어지는지 가를 수 없다."
+            ),
+        },
+        check=nearly_free_supported,
+    ),
+)

@@ -36,7 +36,16 @@ from dataclasses import dataclass
 
 import torch
 
-from mminfer.measures.sweep.sweep import Prediction, StepFit, Sweep, SweepPoint, SweepSteps
+from mminfer.measures.sweep.sweep import (
+    Prediction,
+    StepFit,
+    Sweep,
+    SweepPoint,
+    SweepSteps,
+    run_sums,
+    steady_step,
+    step_runs,
+)
 from mminfer.model.counting import (
     ForwardRecorder,
     fed_with_cache_formula,
@@ -44,6 +53,7 @@ from mminfer.model.counting import (
 )
 from mminfer.model.generation import greedy_generate
 from mminfer.records import RunInfo
+from mminfer.records.interval import median_interval, ratio_interval
 from mminfer.records.spread import (
     NOISY_CV,
     STEP_NOISY_CV,
@@ -54,7 +64,7 @@ from mminfer.records.spread import (
 from mminfer.timing.ab import alternate
 from mminfer.timing.clock import clock_name, device_clock
 from mminfer.timing.fit import nonnegative_least_squares
-from mminfer.timing.machine import load_average
+from mminfer.timing.machine import ContentionMeter, load_average
 
 
 @dataclass(frozen=True)
@@ -158,9 +168,11 @@ def measure_steps(
     def measure(use_cache: bool):
         return with_cache() if use_cache else without_cache()
 
+    load_before = load_average()
     alternate(warm, warmup)
+    meter = ContentionMeter(device, device_clock(device), load_before)
     measured = alternate(measure, runs)  # (step seconds, fed per step) of each run
-    steps = {"uncached_ids_match": ids_match}
+    steps = {"uncached_ids_match": ids_match, "contention": meter.read()}
     for method, use_cache in METHODS.items():
         runs_of = measured[use_cache]
         per_step = list(zip(*(seconds for seconds, _ in runs_of)))
@@ -170,6 +182,7 @@ def measure_steps(
         steps[f"fed_{method}"] = list(runs_of[0][1])
         steps[f"{method}_runs_s"] = [run_total(seconds) for seconds, _ in runs_of]
         every_run = [seconds for seconds, _ in runs_of]
+        steps[f"{method}_each_run_s"] = every_run
         steps[f"{method}_cv_within_runs"] = spread_within_runs(every_run, use_cache, short)
     return steps
 
@@ -223,24 +236,33 @@ def spread_doubts(steps: dict, runs: int, longest_ratio: float | None) -> list[s
     return doubts
 
 
-def interpolated(seconds: list[float | None]) -> list[float | None]:
-    """Each step not clocked (None) on the straight line between the clocked steps either side.
+def interpolated(seconds: list[float | None], steady: list[bool] | None = None) -> list:
+    """Each step not clocked (None) on the straight line between the clocked steps either side,
+    where both are ``steady`` (their runs agree: sweep.steady_step; all, where not given).
 
-    Steps before the first or after the last clocked step stay None: that would be extrapolation.
+    Steps before the first or after the last clocked step stay None: that would be extrapolation;
+    so do the steps beside a clocked step whose runs are noisy or hold an outlier.
     """
     clocked = [step for step, value in enumerate(seconds) if value is not None]
     filled = list(seconds)
     for left, right in itertools.pairwise(clocked):
+        if steady is not None and not (steady[left] and steady[right]):
+            continue
         for step in range(left + 1, right):
             share = (step - left) / (right - left)
             filled[step] = seconds[left] + share * (seconds[right] - seconds[left])
     return filled
 
 
-def filled_steps(measured: list[float | None], fitted: list[float], fit_holds: bool):
+def filled_steps(
+    measured: list[float | None],
+    fitted: list[float],
+    fit_holds: bool,
+    steady: list[bool] | None = None,
+):
     """(every uncached step's time, where each comes from): clocked; else the fit's where the fit
-    holds; else interpolated between clocked steps; else None ("none")."""
-    between = interpolated(measured)
+    holds; else interpolated between steady clocked steps; else None ("none")."""
+    between = interpolated(measured, steady)
     times, how = [], []
     for clocked, fit_s, line_s in zip(measured, fitted, between):
         if clocked is not None:
@@ -413,6 +435,13 @@ def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPo
             if how in sources:
                 source = how
     with_cache_s = sum(steps.with_cache_s[:new_tokens])
+    with_sums = run_sums(steps.with_cache_runs_s, steps.with_cache_s, new_tokens)
+    without_sums = run_sums(steps.without_cache_runs_s, filled, new_tokens)
+    without_cache_interval = None
+    time_ratio_interval = None
+    if without_sums is not None:
+        without_cache_interval = median_interval(without_sums)
+        time_ratio_interval = ratio_interval(without_sums, with_sums)
     later = steps.with_cache_s[1:new_tokens]
     fed_with_cache = sum(fed_with)
     if measured_without is None:
@@ -433,6 +462,9 @@ def length_point(prompt_len: int, new_tokens: int, steps: SweepSteps) -> SweepPo
         token_ratio=known_without / fed_with_cache,
         time_ratio=None if without_cache_s is None else without_cache_s / with_cache_s,
         decode_s_per_token=sum(later) / len(later) if later else None,
+        with_cache_interval=median_interval(with_sums),
+        without_cache_interval=without_cache_interval,
+        time_ratio_interval=time_ratio_interval,
     )
 
 
@@ -463,7 +495,14 @@ def sweep(
     load_after = load_average()
     fit = fit_step_costs(prompt_len, measured)
     fitted_without = [fitted_step_seconds(fit, prompt_len, step, False) for step in range(longest)]
-    filled, filled_how = filled_steps(measured["without_cache_s"], fitted_without, fit.holds)
+    uncached_runs = measured["without_cache_each_run_s"]
+    steady = [
+        seconds is not None and steady_step(step_runs(uncached_runs, step), STEP_NOISY_CV)
+        for step, seconds in enumerate(measured["without_cache_s"])
+    ]
+    filled, filled_how = filled_steps(
+        measured["without_cache_s"], fitted_without, fit.holds, steady
+    )
     steps = SweepSteps(
         with_cache_s=measured["with_cache_s"],
         fed_with_cache=measured["fed_with_cache"],
@@ -479,6 +518,9 @@ def sweep(
         without_cache_high_s=measured["without_cache_high_s"],
         filled_without_cache_s=filled,
         without_cache_how=filled_how,
+        with_cache_runs_s=measured["with_cache_each_run_s"],
+        without_cache_runs_s=uncached_runs,
+        without_cache_steady=steady,
     )
     points = [length_point(prompt_len, n, steps) for n in lengths]
     longest_ratio = None
@@ -486,12 +528,15 @@ def sweep(
         longest_ratio = points[-1].time_ratio
     doubts = spread_doubts(measured, runs, longest_ratio)
     clocked = sum(seconds is not None for seconds in steps.without_cache_s)
+    last_clocked_step = max(
+        i for i, seconds in enumerate(steps.without_cache_s) if seconds is not None
+    )
     how = (
         f"with the cache: one greedy generation of {longest} tokens per run, every forward call "
         f"clocked; without: every step of the first {min(all_steps_up_to, longest)} tokens and "
         f"{clocked - min(all_steps_up_to, longest)} steps spread up to the last, each a one-token "
         f"generation from the cached generation's first P + i tokens, the rest from the fit where "
-        f"it holds, else interpolated between clocked steps; each step the median of {runs} "
+        f"it holds, else interpolated between steady clocked steps; each step the median of {runs} "
         f"run(s); each "
         f"length N is the sum of the first N steps; {warmup} warm-up(s) of {WARMUP_TOKENS} tokens "
         "per method first; the methods interleaved"
@@ -521,6 +566,12 @@ def sweep(
         steps=steps,
         uncached_ids_match=measured["uncached_ids_match"],
         ttft_s=steps.with_cache_s[0],
+        ttft_interval=median_interval(step_runs(steps.with_cache_runs_s, 0)),
+        uncached_first_interval=median_interval(step_runs(uncached_runs, 0)),
+        uncached_growth_interval=ratio_interval(
+            step_runs(uncached_runs, last_clocked_step), step_runs(uncached_runs, 0)
+        ),
+        contention=measured["contention"],
         decode_s_per_token=points[-1].decode_s_per_token,
         fit=fit,
         predictions=predict(fit, prompt_len, longest, max_positions),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from mminfer.records import Glance, RunInfo, agree, bands
+from mminfer.records import Glance, RunInfo, bands, interval, spread
 from mminfer.records.claims import Claim, claim
+from mminfer.records.interval import Interval, median_interval, ratio_interval
+from mminfer.records.machine import Contention
+from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -27,6 +29,11 @@ class SweepPoint:
     token_ratio: float
     time_ratio: float | None
     decode_s_per_token: float | None  # the mean cached step after the prefill
+    with_cache_interval: Interval  # each run's first N cached steps added up: their median
+    # and interval (mminfer.records.interval; the runs fixed, so one look at FAMILY_LEVEL)
+    without_cache_interval: Interval | None  # the same uncached; a step not clocked counts with
+    # its filled time in every run alike (None: one has no time)
+    time_ratio_interval: Interval | None  # each run's uncached sum over its cached sum
 
 
 @dataclass
@@ -52,6 +59,10 @@ class SweepSteps:
     without_cache_high_s: list[float | None]
     filled_without_cache_s: list[float | None]
     without_cache_how: list[str]
+    with_cache_runs_s: list[list[float]]  # every run's every step: the raw runs
+    without_cache_runs_s: list[list[float | None]]  # None: a step not clocked
+    without_cache_steady: list[bool]  # a clocked uncached step whose runs agree (steady_step):
+    # only between two such steps is a step interpolated
 
 
 @dataclass
@@ -115,9 +126,24 @@ class Sweep:
     uncached_ids_match: bool  # every clocked uncached step picked the cached generation's token
     ttft_s: float
     decode_s_per_token: float | None
+    ttft_interval: Interval  # the first cached step over the runs
+    uncached_first_interval: Interval  # the first uncached step: the same forward of P tokens
+    uncached_growth_interval: Interval  # each run's last clocked uncached step over its first
+    contention: Contention | None  # during the timed runs (mminfer.records.machine)
     fit: StepFit
     predictions: list[Prediction]
     run: RunInfo
+
+    def point_at(self, new_tokens: int) -> SweepPoint:
+        """The length ``new_tokens``'s point (the longest where this sweep has no such length)."""
+        found = [point for point in self.points if point.new_tokens == new_tokens]
+        return (found or self.points)[-1]
+
+    def longest_fixed_share(self) -> Interval:
+        """The fit's fixed cost x N over the cached time measured at the longest length, with
+        its interval (:func:`fixed_share`): what sweep.fixed_share prints."""
+        longest = self.points[-1]
+        return fixed_share(self.fit, longest.new_tokens, longest.with_cache_interval)
 
 
 SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the runs
@@ -140,8 +166,7 @@ def sweep_facts(sweep: Sweep) -> dict:
     furthest = sweep.predictions[-1]
     all_steps = min(sweep.all_steps_up_to, sweep.longest)
     clocked = sum(seconds is not None for seconds in steps_without)
-    last_step = max(step for step, seconds in enumerate(steps_without) if seconds is not None)
-    last_clocked = steps_without[last_step]
+    last_step = last_clocked(steps_without)
     counts_match = True
     for point in points:
         counts_match &= point.fed_with_cache == point.formula_with_cache
@@ -162,13 +187,13 @@ def sweep_facts(sweep: Sweep) -> dict:
             "counts_match": counts_match,
             "longest_point": longest,
             "first_step_without_cache_s": steps_without[0],
-            "last_step_without_cache_s": last_clocked,
+            "last_step_without_cache_s": steps_without[last_step],
             "last_clocked_step": last_step,
-            "uncached_steps_grow": last_clocked > steps_without[0],
             "uncached_all_steps": all_steps,
             "uncached_spread_clocked": clocked - all_steps,
             "partly_fitted": any(point.fed_without_cache is None for point in points),
             "interpolated": any(point.without_cache_from == "interpolation" for point in points),
+            "fitted": any(point.without_cache_from == "fit" for point in points),
             "unfilled": any(point.without_cache_from == "none" for point in points),
             "single_run": "single_run" in sweep.doubts,
             "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
@@ -184,17 +209,13 @@ def sweep_facts(sweep: Sweep) -> dict:
             "extrapolated": None if furthest.measured else furthest,
             "rows": sweep_rows(sweep),
             "last_step_before_longest": last_step != sweep.longest - 1,
-            "time_below_tokens": (
-                longest.time_ratio is not None and longest.time_ratio < longest.token_ratio
-            ),
+            "time_against_tokens": time_against_tokens(sweep),
             "bands": bands(steps_with[1:]),
             "verdict_claims": verdict_claims(sweep),
             "bands_claim": bands_claim(sweep),
-            "prefill_twice": prefill_twice(sweep),
             "against_time": None,
             "longest_estimated": longest.without_cache_from != "clocked",
             "length_claims": length_claims(sweep),
-            "steps_claims": steps_claims(sweep),
         }
     )
 
@@ -204,73 +225,216 @@ def clocked_among_first(sweep: Sweep, new_tokens: int) -> int:
     return sum(seconds is not None for seconds in sweep.steps.without_cache_s[:new_tokens])
 
 
-def fixed_share_claims(fit: StepFit, point: SweepPoint, prefix_ok: bool = True) -> dict:
-    """The share of the cached path's measured time at ``point`` that the fit's fixed cost per
-    step takes: N steps x fixed_s_with_cache over the time measured (not the fit's own
-    prediction). ``share``: it holds (the fit holds and N x fixed is at most the time measured);
-    ``exceeds``: the fit holds but N x fixed passes the time measured, so no share is said."""
-    fixed_total = point.new_tokens * fit.fixed_s_with_cache
-    share = fixed_total / point.with_cache_s if point.with_cache_s > 0 else math.inf
-    about = {
-        "new_tokens": point.new_tokens,
-        "share": share,
-        "fixed_s": fit.fixed_s_with_cache,
-        "fixed_total_s": fixed_total,
-        "measured_s": point.with_cache_s,
-    }
-    return {
-        "share": claim("sweep.fixed_share", prefix_ok and fit.holds and share <= 1, **about),
-        "exceeds": claim("sweep.fixed_exceeds", prefix_ok and fit.holds and share > 1, **about),
-    }
+# --- the runs: every timed figure's interval comes from them -------------------------------------
+
+
+def run_sums(
+    runs_s: list[list[float | None]], filled: list[float | None], new_tokens: int
+) -> list[float] | None:
+    """Each run's first ``new_tokens`` steps added up, a step the run did not clock counted with
+    its ``filled`` time (the same in every run, so that the interval of a length with filled
+    steps spreads only as its clocked steps do: the section calls such a time an estimate, and
+    sweep.against_time never weighs it); None where a step has no time at all."""
+    sums = []
+    for run in runs_s:
+        total = 0.0
+        for step in range(new_tokens):
+            seconds = run[step] if run[step] is not None else filled[step]
+            if seconds is None:
+                return None
+            total += seconds
+        sums.append(total)
+    return sums
+
+
+def steady_step(values: list[float], within: float) -> bool:
+    """A clocked step whose runs agree: two runs or more, and the interval of their median
+    (mminfer.records.interval, at FAMILY_LEVEL) within ``within`` of it on either side. A step
+    with one outlier run among few is not steady: no step is interpolated across it."""
+    if len(values) < 2:
+        return False
+    runs = median_interval(values)
+    return runs.high - runs.low <= 2 * within * runs.median
+
+
+def step_runs(runs_s: list[list[float | None]], step: int) -> list[float]:
+    """One step's time in every run."""
+    return [run[step] for run in runs_s]
+
+
+def last_clocked(steps: list[float | None]) -> int:
+    return max(step for step, seconds in enumerate(steps) if seconds is not None)
+
+
+def fixed_share(fit: StepFit, new_tokens: int, with_cache: Interval) -> Interval:
+    """N x the fit's fixed cost per cached step over the cached time measured at N: its median
+    and interval from the cached time's (a larger time, a smaller share)."""
+    fixed_total = new_tokens * fit.fixed_s_with_cache
+    return Interval(
+        median=fixed_total / with_cache.median,
+        low=fixed_total / with_cache.high,
+        high=fixed_total / with_cache.low,
+        coverage=with_cache.coverage,
+        level=with_cache.level,
+        runs=with_cache.runs,
+    )
+
+
+# --- the sentences: each predicate reads the stored intervals, each check the raw runs -----------
+
+
+def time_against_tokens(sweep: Sweep) -> str | None:
+    """sweep.time_below_tokens's variant: the longest length's time ratio interval against its
+    token ratio, "below", "not_below" (above) or "undecided"; None where it has no time."""
+    point = sweep.points[-1]
+    if point.time_ratio_interval is None or point.new_tokens < 2:
+        return None
+    found = interval.against(point.time_ratio_interval, point.token_ratio)
+    return {"below": "below", "above": "not_below", "undecided": "undecided"}[found]
+
+
+def time_against_tokens_supported(sweep: Sweep, chosen: str) -> bool:
+    """sweep.time_below_tokens's check: each run's sums at the longest length, recomputed."""
+    point = sweep.points[-1]
+    steps = sweep.steps
+    without = run_sums(steps.without_cache_runs_s, steps.filled_without_cache_s, point.new_tokens)
+    with_ = run_sums(steps.with_cache_runs_s, steps.with_cache_s, point.new_tokens)
+    if without is None:
+        return False
+    ratio = ratio_interval(without, with_, interval.FAMILY_LEVEL)
+    found = interval.against(ratio, point.token_ratio)
+    return {"below": "below", "above": "not_below", "undecided": "undecided"}[found] == chosen
+
+
+def fixed_share_of(sweep: Sweep) -> str | None:
+    """sweep.fixed_share's variant at the longest length, where the fit holds and the cached
+    time's interval decides: "share" (N x fixed at most the fastest run's time, so a share of it
+    whatever run is taken) or "exceeds" (more than the slowest run's); None otherwise."""
+    point = sweep.points[-1]
+    if not sweep.fit.holds or not point.with_cache_interval.decisive:
+        return None
+    share = fixed_share(sweep.fit, point.new_tokens, point.with_cache_interval)
+    if share.high <= 1:
+        return "share"
+    if share.low > 1:
+        return "exceeds"
+    return None
+
+
+def fixed_share_supported(sweep: Sweep, chosen: str) -> bool:
+    """sweep.fixed_share's check: the cached runs' sums at N, recomputed, against N x fixed."""
+    point = sweep.points[-1]
+    sums = run_sums(sweep.steps.with_cache_runs_s, sweep.steps.with_cache_s, point.new_tokens)
+    runs = median_interval(sums, interval.FAMILY_LEVEL)
+    fixed_total = point.new_tokens * sweep.fit.fixed_s_with_cache
+    if not (sweep.fit.holds and runs.decisive):
+        return False
+    if chosen == "share":
+        return fixed_total <= runs.low
+    return fixed_total > runs.high
+
+
+def uncached_growth(sweep: Sweep) -> str:
+    """sweep.uncached_steps_grew's variant: each run's last clocked uncached step over its first
+    (the same run, so paired) decided "grew" (above 1), "not_grown" (the same within the noise
+    threshold, or below) or "undecided"."""
+    found = interval.ratio_decision(sweep.uncached_growth_interval)
+    return {"above": "grew", "same": "not_grown", "below": "not_grown"}.get(found, "undecided")
+
+
+def uncached_growth_supported(sweep: Sweep, chosen: str) -> bool:
+    """sweep.uncached_steps_grew's check: the first and last clocked steps' runs, recomputed."""
+    runs = sweep.steps.without_cache_runs_s
+    last = last_clocked(sweep.steps.without_cache_s)
+    ratio = ratio_interval(step_runs(runs, last), step_runs(runs, 0), interval.FAMILY_LEVEL)
+    found = interval.ratio_decision(ratio)
+    return {"above": "grew", "same": "not_grown", "below": "not_grown"}.get(
+        found, "undecided"
+    ) == chosen and last > 0
+
+
+def prefill_twice(sweep: Sweep) -> str:
+    """sweep.prefill's variant: the prompt's prefill clocked twice in each run (the cached
+    generation's first step, the uncached one's), the same forward of P tokens, their per-run
+    ratio "same" within the noise threshold, "apart" (decided off 1) or "undecided"."""
+    ratio = ratio_interval(
+        step_runs(sweep.steps.without_cache_runs_s, 0),
+        step_runs(sweep.steps.with_cache_runs_s, 0),
+        sweep.ttft_interval.level,
+    )
+    found = interval.ratio_decision(ratio)
+    return {"same": "same", "above": "apart", "below": "apart"}.get(found, "undecided")
+
+
+def prefill_twice_supported(sweep: Sweep, chosen: str) -> bool:
+    """sweep.prefill's check: each run's two first steps, recomputed at FAMILY_LEVEL."""
+    pairs = [
+        (uncached[0], cached[0])
+        for uncached, cached in zip(sweep.steps.without_cache_runs_s, sweep.steps.with_cache_runs_s)
+    ]
+    ratio = median_interval([a / b for a, b in pairs if b > 0], interval.FAMILY_LEVEL)
+    within = ratio.low >= 1 / (1 + interval.SAME_WITHIN) and ratio.high <= 1 + interval.SAME_WITHIN
+    off_one = ratio.low > 1 or ratio.high < 1
+    if not ratio.decisive:
+        return chosen == "undecided"
+    if chosen == "same":
+        return within
+    if chosen == "apart":
+        return off_one
+    return not within and not off_one
+
+
+def spreads_within(sweep: Sweep) -> bool:
+    """sweep.spreads_within: the runs' spread (each run's clocked steps added up) and the steps'
+    spread within the runs, as recorded, each at most its threshold, over two runs or more."""
+    runs = max(sweep.cv_with_cache, sweep.cv_without_cache) <= sweep.noisy_cv
+    steps = max(sweep.cv_with_cache_within_runs, sweep.cv_without_cache_within_runs)
+    return sweep.runs > 1 and runs and steps <= sweep.step_noisy_cv
+
+
+def spreads_within_supported(sweep: Sweep) -> bool:
+    """sweep.spreads_within's check: the spreads recomputed from the runs themselves (the sums'
+    coefficient of variation; within each run, the cached decode steps and the uncached steps of
+    one generation around their trend)."""
+    unclocked = [
+        step for step, seconds in enumerate(sweep.steps.without_cache_s) if seconds is None
+    ]
+    short = min(sweep.all_steps_up_to, sweep.longest, *unclocked)  # one generation's steps
+    cached = sweep.steps.with_cache_runs_s
+    uncached = sweep.steps.without_cache_runs_s
+    totals = [[sum(v for v in run if v is not None) for run in runs] for runs in (cached, uncached)]
+    within = [
+        spread.cv_within_runs([run[1:] for run in cached]) if sweep.longest > 1 else 0.0,
+        spread.cv_within_runs([run[:short] for run in uncached]),
+    ]
+    runs = max(spread.coefficient_of_variation(values) for values in totals)
+    close = 1e-9  # the recorded figures, recomputed: equal but for rounding
+    return (
+        len(cached) > 1
+        and runs <= sweep.noisy_cv + close
+        and max(within) <= sweep.step_noisy_cv + close
+    )
 
 
 def length_claims(sweep: Sweep) -> dict[str, Claim]:
-    """The lesson's relations at the longest length: the time ratio below the token ratio or not,
-    the fixed cost's share of the cached path's measured time, and whether the longest length's
-    uncached time is an estimate (some of its steps filled, not clocked)."""
+    """Whether the longest length's uncached time is an estimate (some of its steps filled, not
+    clocked)."""
     longest = sweep.points[-1]
-    ratio = longest.time_ratio
-    about = {
-        "new_tokens": longest.new_tokens,
-        "time_ratio": ratio,
-        "token_ratio": longest.token_ratio,
-    }
     clocked = clocked_among_first(sweep, longest.new_tokens)
     return {
-        "below": claim(
-            "sweep.time_below_tokens", ratio is not None and ratio < longest.token_ratio, **about
-        ),
-        "not_below": claim(
-            "sweep.time_not_below_tokens",
-            ratio is not None and ratio >= longest.token_ratio,
-            **about,
-        ),
         "estimate": claim(
             "sweep.longest_estimate",
             clocked < longest.new_tokens,
             new_tokens=longest.new_tokens,
             clocked=clocked,
         ),
-        **fixed_share_claims(sweep.fit, longest),
-    }
-
-
-def steps_claims(sweep: Sweep) -> dict[str, Claim]:
-    """The uncached steps from the first to the last clocked: grew, or did not."""
-    steps = sweep.steps.without_cache_s
-    last = max(step for step, seconds in enumerate(steps) if seconds is not None)
-    about = {"first_s": steps[0], "last_s": steps[last], "last_step": last}
-    return {
-        "grew": claim("sweep.uncached_steps_grew", steps[last] > steps[0], **about),
-        "flat": claim("sweep.uncached_steps_not_grown", steps[last] <= steps[0], **about),
     }
 
 
 def verdict_claims(sweep: Sweep) -> dict[str, Claim]:
-    """The verdict's relations to its thresholds: every spread at most its threshold
-    (``within``), the runs' spread over noisy_cv on some side (``runs_over``), the steps' spread
-    within a run over step_noisy_cv on some side (``steps_over``), and ``interpolation_trusted``:
-    interpolated lengths, the uncached runs and steps both within their thresholds."""
+    """The verdict's relations to its thresholds: the runs' spread over noisy_cv on some side
+    (``runs_over``), the steps' spread within a run over step_noisy_cv on some side
+    (``steps_over``); every spread within its threshold is sweep.spreads_within's."""
     runs = (sweep.cv_with_cache, sweep.cv_without_cache)
     within_runs = (sweep.cv_with_cache_within_runs, sweep.cv_without_cache_within_runs)
     about = {
@@ -283,18 +447,9 @@ def verdict_claims(sweep: Sweep) -> dict[str, Claim]:
     }
     runs_within = max(runs) <= sweep.noisy_cv
     steps_within = max(within_runs) <= sweep.step_noisy_cv
-    interpolated = any(point.without_cache_from == "interpolation" for point in sweep.points)
-    uncached_within = (
-        sweep.cv_without_cache <= sweep.noisy_cv
-        and sweep.cv_without_cache_within_runs <= sweep.step_noisy_cv
-    )
     return {
-        "within": claim("sweep.spreads_within", runs_within and steps_within, **about),
         "runs_over": claim("sweep.runs_spread_over", not runs_within, **about),
         "steps_over": claim("sweep.steps_spread_over", not steps_within, **about),
-        "interpolation_trusted": claim(
-            "sweep.interpolation_trusted", interpolated and uncached_within, **about
-        ),
     }
 
 
@@ -305,43 +460,12 @@ def bands_claim(sweep: Sweep) -> Claim:
     return claim("sweep.two_bands", parts is not None, bands=parts or [])
 
 
-def prefill_twice(sweep: Sweep) -> dict:
-    """The prefill of the prompt measured twice in one run: the cached generation's first step
-    (ttft_s) and the uncached one's first step, the same forward of P tokens, their runs' ranges
-    judged by records.agree (within the sweep's noisy_cv): a claim for each of its three
-    findings."""
-    steps = sweep.steps
-    cached = (steps.with_cache_low_s[0], steps.with_cache_high_s[0])
-    uncached = (steps.without_cache_low_s[0], steps.without_cache_high_s[0])
-    found = agree(cached, uncached, sweep.noisy_cv)
-    about = {
-        "ttft_s": sweep.ttft_s,
-        "uncached_first_s": steps.without_cache_s[0],
-        "relative": sweep.noisy_cv,
-    }
-    return about | {
-        "meet": claim("sweep.prefill_meet", found == "meet", **about),
-        "within_noise": claim("sweep.prefill_within_noise", found == "within_noise", **about),
-        "apart": claim("sweep.prefill_apart", found == "apart", **about),
-    }
-
-
-def ratio_range(sweep: Sweep, new_tokens: int) -> tuple[float, float]:
-    """The time ratio's range over the runs at ``new_tokens``: the uncached steps' fastest runs
-    over the cached steps' slowest, and the other way round (every step clocked)."""
-    steps = sweep.steps
-    with_low = sum(steps.with_cache_low_s[:new_tokens])
-    with_high = sum(steps.with_cache_high_s[:new_tokens])
-    without_low = sum(steps.without_cache_low_s[:new_tokens])
-    without_high = sum(steps.without_cache_high_s[:new_tokens])
-    return without_low / with_high, without_high / with_low
-
-
 def sweep_rows(sweep: Sweep) -> list[dict]:
     """The table's rows: each length, and how its uncached time is marked.
 
-    ``mark`` before the time: "≈" where some steps were filled (an estimate); ``after`` it: "†"
-    where they were interpolated between clocked steps; ``hidden``: no time could be filled in (—).
+    ``mark`` before the time: "≈" where some steps came from the fit; ``after`` it: "†" where
+    some were interpolated between steady clocked steps; ``hidden``: no time could be filled in
+    (—, not measured).
     ``fed_from_formula``: not every uncached step ran, so fed_without_cache is the formula's
     value (formula_without_cache, marked), not a count.
     """
@@ -352,7 +476,7 @@ def sweep_rows(sweep: Sweep) -> list[dict]:
             {
                 "point": point,
                 "hidden": how == "none",
-                "mark": "≈" if how in ("fit", "interpolation") else "",
+                "mark": "≈" if how == "fit" else "",
                 "after": "†" if how == "interpolation" else "",
                 "fed_from_formula": point.fed_without_cache is None,
             }
@@ -362,13 +486,119 @@ def sweep_rows(sweep: Sweep) -> list[dict]:
 
 def sweep_glance(sweep: Sweep) -> Glance:
     """## 길이에 따른 비용's row: the ratios at the longest length; the lesson "time_below"
-    (time falls short of the token ratio), "time_not_below" or "not_faster" (the cache was not
-    faster: nothing to learn from the times)."""
+    (the time ratio's interval below the token ratio), "time_not_below", "undecided" (the runs
+    cannot say), "unknown" (no time) or "not_faster" (the cache was not faster: nothing to learn
+    from the times)."""
     facts = sweep_facts(sweep)
+    found = time_against_tokens(sweep)
     if facts["cache_not_faster"]:
         lesson = "not_faster"
-    elif facts["time_below_tokens"]:
-        lesson = "time_below"
+    elif found is None:
+        lesson = "unknown"
     else:
-        lesson = "time_not_below"
-    return Glance(lesson=lesson, verdict=sweep.verdict, terms=("fit", "decode_step"))
+        lesson = {"below": "time_below", "not_below": "time_not_below"}.get(found, "undecided")
+    return Glance(
+        lesson=lesson, verdict=sweep.verdict, terms=("token_ratio", "speedup", "fit", "decode_step")
+    )
+
+
+LONGEST = "sweep.points[-1]"
+RATIO = "{{ " + LONGEST + ".time_ratio_interval|x_in }}"
+RUNS = "실행 {{ sweep.runs }}회"
+FIRST = "{{ sweep.uncached_first_interval|ms_in }}"
+SHORT_OF_LEVEL = (  # why an interval decides nothing: its coverage, or where it lies
+    "{% set ratio = " + LONGEST + ".time_ratio_interval %}{{ '구간이 토큰 비율에 걸친다'"
+    " if ratio.decisive else '구간의 확률이 ' ~ (ratio.coverage * 100)|round|int ~ ' %로 수준 '"
+    " ~ (ratio.level * 100)|round|int ~ ' %에 못 미친다' }}"
+)
+
+# The section's sentences (mminfer.records.sentences), asked for by sweep.md.j2; each check
+# recomputes from the runs in steps.*_runs_s.
+SENTENCES = (
+    Sentence(
+        "sweep.spreads_within",
+        holds=spreads_within,
+        words=(
+            "생성 {{ sweep.runs }}회의 변동계수가 캐시 사용 {{ sweep.cv_with_cache|percent }},"
+            " 미사용 {{ sweep.cv_without_cache|percent }}로 {{ sweep.noisy_cv|percent(0) }}"
+            " 이하이고, 한 생성 안의 단계의 변동계수(길이에 따른 증가를 뺀 것)가"
+            " {{ sweep.cv_with_cache_within_runs|percent }},"
+            " {{ sweep.cv_without_cache_within_runs|percent }}로"
+            " {{ sweep.step_noisy_cv|percent(0) }} 이하다."
+        ),
+        check=spreads_within_supported,
+    ),
+    Sentence(
+        "sweep.time_below_tokens",
+        holds=time_against_tokens,
+        words={
+            "below": "시간 비율(실행마다 짝지은 비율 " + RATIO + ")은 토큰 비율에 못 미친다",
+            "not_below": "시간 비율(실행마다 짝지은 비율 " + RATIO + ")이 토큰 비율보다 크다",
+            "undecided": (
+                RUNS
+                + "로는 시간 비율이 토큰 비율 {{ "
+                + LONGEST
+                + ".token_ratio|fmt('.1f') }}배보다"
+                " 작은지 가를 수 없다(실행마다 짝지은 비율 " + RATIO + ": " + SHORT_OF_LEVEL + ")"
+            ),
+        },
+        check=time_against_tokens_supported,
+    ),
+    Sentence(
+        "sweep.fixed_share",
+        holds=fixed_share_of,
+        words={
+            "share": (
+                "잰 캐시 경로 시간의 {{ sweep.longest_fixed_share()|percent_in }}가 단계마다의"
+                " 고정비다"
+            ),
+            "exceeds": (
+                "적합의 고정비 × N이 잰 캐시 경로 시간의 가장 느린 실행보다도 커서 그 몫은 말할 수"
+                " 없다: 이 적합은 캐시 경로의 고정비를 넘게 잡는다"
+            ),
+        },
+        check=fixed_share_supported,
+    ),
+    Sentence(
+        "sweep.uncached_steps_grew",
+        holds=uncached_growth,
+        words={
+            "grew": (
+                "캐시 없는 단계는 첫 단계 " + FIRST + "에서 마지막 잰 단계까지 실행마다"
+                " {{ sweep.uncached_growth_interval|x_in }}로 늘었다."
+            ),
+            "not_grown": (
+                "캐시 없는 단계는 첫 단계 " + FIRST + "에서 마지막 잰 단계까지 늘지 않았다(실행마다"
+                " {{ sweep.uncached_growth_interval|x_in }}: 잡음이나 고정비에 묻혔다)."
+            ),
+            "undecided": (
+                RUNS + "로는 캐시 없는 단계가 첫 단계 " + FIRST + "에서 마지막 잰 단계까지 늘었는지"
+                " 가를 수 없다(실행마다 {{ sweep.uncached_growth_interval|x_in }})."
+            ),
+        },
+        check=uncached_growth_supported,
+    ),
+    Sentence(
+        "sweep.prefill",
+        holds=prefill_twice,
+        words={
+            "same": (
+                "같은 P토큰의 `forward`인 캐시 없는 첫 단계 " + FIRST + "와 실행마다 짝지은 비율이"
+                " 잡음 문턱(5 %) 안이다."
+            ),
+            "apart": (
+                "같은 P토큰의 `forward`인 캐시 없는 첫 단계 " + FIRST + "와는 실행마다 짝지은"
+                " 비율이 1에서 떨어진다: 같은 연산이라 차이는 방법이 아니라 이 실행의 흔들림이다"
+                "{{ '(실행 중 기계가 바빴다)' if sweep.contention and sweep.contention.busy }}."
+            ),
+            "undecided": (
+                "같은 P토큰의 `forward`인 캐시 없는 첫 단계 "
+                + FIRST
+                + "와 같은지 "
+                + RUNS
+                + "로는 가를 수 없다."
+            ),
+        },
+        check=prefill_twice_supported,
+    ),
+)

@@ -263,4 +263,4 @@ def latency_glance(latency: Latency) -> Glance:
             lesson = "cached_within"
         else:
             lesson = "none"
-    return Glance(lesson=lesson, verdict=latency.verdict, terms=("ttft", "tpot", "itl"))
+    return Glance(lesson=lesson, verdict=latency.verdict, terms=("prefill", "ttft", "tpot", "itl"))

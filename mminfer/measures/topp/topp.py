@@ -86,9 +86,8 @@ def positions_compared(topp: TopP, topp_detail: TopPDetail | None) -> str | None
 
 def topp_glance(topp: TopP, topp_detail: TopPDetail | None = None) -> Glance:
     """## top-p's row: the survivors per p; its lesson the sentence topp.lesson's variant."""
-    return Glance(
-        lesson=positions_compared(topp, topp_detail) or "alone", terms=("survivor", "entropy")
-    )
+    terms = ("survivor",) if topp_detail is None else ("survivor", "entropy")
+    return Glance(lesson=positions_compared(topp, topp_detail) or "alone", terms=terms)
 
 
 # The section's sentences (mminfer.records.sentences): topp.md.j2 asks say("topp.positions") under
