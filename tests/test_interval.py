@@ -95,7 +95,8 @@ def test_an_interval_prints_its_ends_in_their_own_order_of_magnitude(
 def test_no_printed_end_rounds_to_zero_or_another_magnitude(low, width):
     import math
 
-    high = low * width
+    low = float(f"{low:.3g}")  # ends of 3 significant figures, the finest a figure is shown at
+    high = float(f"{low * width:.3g}")
     found = Interval(median=high, low=low, high=high, coverage=0.9, level=0.9, runs=9)
     for end in (low, high):
         shown = interval.rounded(end, found)

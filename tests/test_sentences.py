@@ -126,6 +126,10 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "temp.trend",
         "time.busy",
         "time.busy_glance",
+        "time.cache_faster",
+        "time.extra_rounds",
+        "time.reason",
+        "time.spread",
         "topk.cap",
         "topk.counts",
         "topk.lesson",
@@ -189,6 +193,9 @@ QUIET_KEYS = [
     ("anatomy.arithmetic_share_without_cache", "share"),
     ("anatomy.memory_share_without_cache", "share"),
     ("anatomy.glance", "dispatch/arithmetic"),
+    # time (## KV 캐시)
+    ("time.cache_faster", "faster"),
+    ("time.reason", "short"),
 ]
 
 
