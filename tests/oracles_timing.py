@@ -26,6 +26,11 @@ def cv(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values)
 
 
+def fed_ratio(records) -> float:
+    count = records["count"]
+    return count.fed_without_cache / count.fed_with_cache
+
+
 def fixed_share_of(records, about) -> float | None:
     """N x the sweep fit's fixed cost per cached step over the cached time measured at N."""
     sweep = records["sweep"]

@@ -79,7 +79,7 @@ def interval_text(interval: Interval, scale: float = 1.0, unit: str = "") -> str
         runs=interval.runs,
     )
     shown = [value for value in (scaled.median, scaled.low, scaled.high) if value]
-    digits = max(0, *(-place(value, scaled) for value in shown))
+    digits = max([0, *(-place(value, scaled) for value in shown)])
 
     def text(value: float) -> str:
         return f"{rounded(value, scaled):,.{digits}f}"
