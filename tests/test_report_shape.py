@@ -216,3 +216,9 @@ def render_every_with(**replace) -> str:
     from reportdata import render_every
 
     return render_every(**replace)
+
+
+def test_the_kv_cache_section_of_the_course_report_reads_quickly():
+    """## KV 캐시 of the course's report.md, folded blocks included: the task's three numbers and
+    the one line on why the speedup is not the token ratio (issue 47), at most 2,500 characters."""
+    assert len(sections(rendered("full"))["KV 캐시"]) <= 2500
