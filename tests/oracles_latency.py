@@ -36,34 +36,6 @@ def path(records, name):
     return getattr(records["latency"], name)
 
 
-def within_limits(name: str) -> Callable:
-    def oracle(records, about) -> bool:
-        """ "… TTFT …, TPOT …로 대화형 한계 안이다": every run's TTFT and TPOT at or under the
-        limits (the sentence compares the slowest run)."""
-        latency = records["latency"]
-        runs = path(records, name).runs
-        return (
-            all(ttft(run) <= latency.ttft_limit_s for run in runs)
-            and all(tpot(run) <= latency.tpot_limit_s for run in runs)
-            and close(about["ttft_s"], max(map(ttft, runs)))
-            and math.isclose(about["tpot_s"], max(map(tpot, runs)), rel_tol=1e-9)
-        )
-
-    return oracle
-
-
-def over_limits(name: str) -> Callable:
-    def oracle(records, about) -> bool:
-        """ "… 대화형 한계를 넘는다": some run's TTFT or TPOT over its limit."""
-        latency = records["latency"]
-        runs = path(records, name).runs
-        return any(ttft(run) > latency.ttft_limit_s for run in runs) or any(
-            tpot(run) > latency.tpot_limit_s for run in runs
-        )
-
-    return oracle
-
-
 def step_gaps(records) -> list[list[float]]:
     """The uncached path's gaps per step, every run's."""
     return [list(step) for step in zip(*(gaps(run) for run in path(records, "without_cache").runs))]
@@ -257,10 +229,6 @@ def cost_apart_faster(records, about) -> bool:
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "latency.with_cache_within_limits": within_limits("with_cache"),
-    "latency.with_cache_over_limits": over_limits("with_cache"),
-    "latency.without_cache_within_limits": within_limits("without_cache"),
-    "latency.without_cache_over_limits": over_limits("without_cache"),
     "latency.uncached_gap_grows": uncached_gap_grows,
     "latency.uncached_gap_not_grows": uncached_gap_not_grows,
     "latency.sweep_crosses": sweep_crosses,

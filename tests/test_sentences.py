@@ -93,6 +93,9 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "conversation.ttft_saved_grows",
         "count.differs_from_formula",
         "kvbytes.bytes",
+        "latency.cached_limits",
+        "latency.lesson",
+        "latency.uncached_limits",
         "repetition.changes_answers",
         "repetition.distinct_trend",
         "repetition.glance_cost",
@@ -196,6 +199,9 @@ QUIET_KEYS = [
     # time (## KV 캐시)
     ("time.cache_faster", "faster"),
     ("time.reason", "short"),
+    ("latency.cached_limits", "within"),
+    ("latency.uncached_limits", "within"),
+    ("latency.lesson", "both_within"),
 ]
 
 

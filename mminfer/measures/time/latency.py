@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING
 
 from mminfer.records import AGREEMENTS, Glance, RunInfo, agree
 from mminfer.records.claims import Claim, claim
+from mminfer.records.interval import Interval, against, look_level, median_interval
+from mminfer.records.machine import Contention
+from mminfer.records.sentences import Sentence
 
 if TYPE_CHECKING:
     from mminfer.measures.time.time import Timing
@@ -58,6 +61,8 @@ class PathLatency:
 
     ttft_s: float  # medians over the runs
     tpot_s: float
+    ttft_interval: Interval  # ttft_s and its order-statistic interval (mminfer.records.interval)
+    tpot_interval: Interval  # at the time job's per-look level
     e2e_s: float
     cv_ttft: float
     cv_tpot: float
@@ -114,6 +119,7 @@ class Latency:
     limits_source: str
     clock: str
     threads: int
+    contention: Contention | None  # during the timed rounds (time.json's, the same runs)
     run: RunInfo
 
 
@@ -121,20 +127,57 @@ def paths(latency: Latency) -> dict[str, PathLatency]:
     return {"with_cache": latency.with_cache, "without_cache": latency.without_cache}
 
 
-def limit_claims(latency: Latency) -> dict[str, dict[str, Claim]]:
-    """Per path: ``within``, every run's TTFT and TPOT at or under the interactive limits;
-    ``over``, some run's TTFT or TPOT over one (the runs' worst of each named)."""
-    found = {}
-    for name, path in paths(latency).items():
-        worst_ttft = max(run.ttft_s for run in path.runs)
-        worst_tpot = max(run.tpot_s for run in path.runs)
-        within = worst_ttft <= latency.ttft_limit_s and worst_tpot <= latency.tpot_limit_s
-        about = {"ttft_s": worst_ttft, "tpot_s": worst_tpot}
-        found[name] = {
-            "within": claim(f"latency.{name}_within_limits", within, **about),
-            "over": claim(f"latency.{name}_over_limits", not within, **about),
-        }
-    return found
+def limits(latency: Latency, name: str) -> str:
+    """A path against the interactive limits: "within" where its TTFT's and its TPOT's intervals
+    lie wholly below their limits, "over" where either lies wholly above, else "undecided"."""
+    path = paths(latency)[name]
+    found = {
+        against(path.ttft_interval, latency.ttft_limit_s),
+        against(path.tpot_interval, latency.tpot_limit_s),
+    }
+    if found == {"below"}:
+        return "within"
+    return "over" if "above" in found else "undecided"
+
+
+def limits_in_runs(latency: Latency, time: Timing, name: str) -> str:
+    """:func:`limits` recomputed from the runs' stamps (TTFT the first new token's put, TPOT the
+    rest over N - 1), their intervals at the time job's per-look level."""
+    level = look_level(time.runs, time.max_runs)
+    runs = paths(latency)[name].runs
+    ttft = [run.stamps_s[1] for run in runs]
+    tpot = [(run.stamps_s[-1] - run.stamps_s[1]) / max(len(run.stamps_s) - 2, 1) for run in runs]
+    found = {
+        against(median_interval(ttft, level), latency.ttft_limit_s),
+        against(median_interval(tpot, level), latency.tpot_limit_s),
+    }
+    if found == {"below"}:
+        return "within"
+    return "over" if "above" in found else "undecided"
+
+
+def lesson(latency: Latency) -> str:
+    """latency.lesson: "untrusted" (the time job's verdict), "both_within", "cached_within" (the
+    uncached path over), "over" (the cached path over), else "undecided"."""
+    if latency.verdict == "untrusted":
+        return "untrusted"
+    cached, uncached = limits(latency, "with_cache"), limits(latency, "without_cache")
+    if cached == "within":
+        return {"within": "both_within", "over": "cached_within"}.get(uncached, "undecided")
+    return "over" if cached == "over" else "undecided"
+
+
+def lesson_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
+    """latency.lesson's check: the paths' limits recomputed from the runs give the lesson."""
+    if latency.verdict == "untrusted":
+        return chosen == "untrusted"
+    cached = limits_in_runs(latency, time, "with_cache")
+    uncached = limits_in_runs(latency, time, "without_cache")
+    if cached == "within":
+        found = {"within": "both_within", "over": "cached_within"}.get(uncached, "undecided")
+    else:
+        found = "over" if cached == "over" else "undecided"
+    return found == chosen
 
 
 def growth_claims(latency: Latency) -> dict[str, Claim]:
@@ -207,7 +250,6 @@ def latency_facts(latency: Latency, time: Timing | None = None) -> dict:
     return vars(latency) | {
         "trusted": latency.verdict != "untrusted",
         "estimate": latency.verdict == "noisy",
-        "limits": limit_claims(latency),
         "growth": growth_claims(latency),
         "crossing": None,
         "agreement": agreement_claims(latency, time),
@@ -252,15 +294,47 @@ def cost_claims(latency: Latency) -> dict[str, Claim]:
 
 
 def latency_glance(latency: Latency) -> Glance:
-    """``lesson``: "untrusted"; "both_within", "cached_within" (the uncached path over), "none"."""
-    if latency.verdict == "untrusted":
-        lesson = "untrusted"
-    else:
-        limits = limit_claims(latency)
-        if limits["without_cache"]["within"].holds and limits["with_cache"]["within"].holds:
-            lesson = "both_within"
-        elif limits["with_cache"]["within"].holds:
-            lesson = "cached_within"
-        else:
-            lesson = "none"
-    return Glance(lesson=lesson, verdict=latency.verdict, terms=("prefill", "ttft", "tpot", "itl"))
+    """``lesson``: the sentence latency.lesson's variant (:func:`lesson`)."""
+    return Glance(lesson=lesson(latency), verdict=latency.verdict, terms=("ttft", "tpot", "itl"))
+
+
+LIMITS = {
+    "within": "대화형 한계 안이다",
+    "over": "대화형 한계를 넘는다",
+    "undecided": "실행 {{ latency.runs_done }}회로는 대화형 한계 안인지 가를 수 없다",
+}
+CACHED = (
+    "캐시를 쓰면 첫 토큰까지(TTFT) {{ latency.with_cache.ttft_interval|ms_in }}, 그 뒤"
+    " 토큰마다(TPOT) {{ latency.with_cache.tpot_interval|ms_in }}로 "
+)
+UNCACHED = "캐시 없이는 TPOT {{ latency.without_cache.tpot_interval|ms_in }}로 "
+
+# The section's sentences (mminfer.records.sentences): latency.md.j2 asks for them.
+SENTENCES = (
+    Sentence(
+        "latency.cached_limits",
+        holds=lambda latency: limits(latency, "with_cache"),
+        words={variant: CACHED + words + "." for variant, words in LIMITS.items()},
+        check=lambda latency, time, chosen: limits_in_runs(latency, time, "with_cache") == chosen,
+    ),
+    Sentence(
+        "latency.uncached_limits",
+        holds=lambda latency: limits(latency, "without_cache"),
+        words={variant: UNCACHED + words + "." for variant, words in LIMITS.items()},
+        check=lambda latency, time, chosen: (
+            limits_in_runs(latency, time, "without_cache") == chosen
+        ),
+    ),
+    Sentence(
+        "latency.lesson",
+        holds=lesson,
+        words={
+            "untrusted": "시간을 믿을 수 없다: 조용한 기계에서 다시 잴 것",
+            "both_within": "두 경로 모두 대화형 한계 안이다",
+            "cached_within": "캐시를 쓸 때만 대화형 한계 안이다",
+            "over": "캐시를 써도 대화형 한계를 넘는다",
+            "undecided": "실행으로는 대화형 한계 안인지 가를 수 없다",
+        },
+        check=lesson_in_runs,
+    ),
+)
