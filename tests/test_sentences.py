@@ -94,7 +94,13 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "count.differs_from_formula",
         "kvbytes.bytes",
         "latency.cached_limits",
+        "latency.cost",
         "latency.lesson",
+        "latency.prefill_most",
+        "latency.speed",
+        "latency.tpot_agrees",
+        "latency.ttft_paths",
+        "latency.uncached_gap",
         "latency.uncached_limits",
         "repetition.changes_answers",
         "repetition.distinct_trend",
@@ -202,6 +208,10 @@ QUIET_KEYS = [
     ("latency.cached_limits", "within"),
     ("latency.uncached_limits", "within"),
     ("latency.lesson", "both_within"),
+    ("latency.speed", "below"),
+    ("latency.ttft_paths", "same"),
+    ("latency.tpot_agrees", "agrees"),
+    ("latency.uncached_gap", "grows"),
 ]
 
 
