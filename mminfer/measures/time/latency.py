@@ -246,6 +246,21 @@ def uncached_gap(latency: Latency, time: Timing | None, stamps: bool = False) ->
     return "grows" if found == "above" else "undecided"
 
 
+def gap_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
+    """latency.uncached_gap's check, apart from its predicate: "grows" only where every run's
+    last-quarter median gap over its first's, taken as an interval at the level of the time
+    job's looks, lies above 1; "undecided" only where it does not."""
+    k = max(1, (latency.new_tokens - 1) // 4)
+    ratios = []
+    for run in latency.without_cache.runs:
+        gaps = [b - a for a, b in zip(run.stamps_s[1:-1], run.stamps_s[2:])]
+        first = statistics.median(gaps[:k])
+        ratios.append(statistics.median(gaps[-k:]) / first if first > 0 else math.inf)
+    found = median_interval(ratios, look_level(time.runs, time.max_runs))
+    grows = found.decisive and found.low > 1.0
+    return chosen == ("grows" if grows else "undecided")
+
+
 def ttft_paths(latency: Latency, time: Timing | None, stamps: bool = False) -> str:
     """latency.ttft_paths: the uncached over the cached TTFT, round by round (the same prefill
     of P tokens): "same" within the noise threshold, "differs", or "undecided"."""
@@ -368,7 +383,7 @@ SENTENCES = (
             ),
             "undecided": "캐시 없는 간격이 문맥과 함께 느는지는 이 실행들로는 가를 수 없다.",
         },
-        check=lambda latency, time, chosen: uncached_gap(latency, time, stamps=True) == chosen,
+        check=gap_in_runs,
     ),
     Sentence(
         "latency.ttft_paths",
