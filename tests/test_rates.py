@@ -94,6 +94,7 @@ def test_time_latency_speeds_come_from_the_module(spied):
         prompt_len=4,
         use_cache=True,
         speed_tokens=[2, 4],
+        level=0.9,
     )
     assert path.decode_tokens_per_s == RATE
     for speed in path.speed:

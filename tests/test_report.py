@@ -264,7 +264,8 @@ def test_report_has_the_task_sections_and_numbers():
     ):
         assert re.search(rf"^{re.escape(heading)}$", report, re.M), heading
     assert (
-        "**5.00배**" in report and "| **102400** | 102400 | (1, 100, 2, 32) | float32 |" in report
+        "speedup 5.0배 (98 % 구간 4.8–5.1배)" in report
+        and "| **102400** | 102400 | (1, 100, 2, 32) | float32 |" in report
     )
     assert "| 0.5 | **17** | 1 |" in report and "| float32 | 2,048 | 11 | 39 |" in report
     assert "[`cache.py`](cache.py)" in report and "![길이에 따른 시간과 토큰](sweep.png)" in report
@@ -299,15 +300,15 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
                     without_cache_runs_s=[0.96, 0.965, 0.97, 0.962, 0.968],
                 )
             },
-            "10.0% 이하다(처음 3회로는 의심스러워 2라운드를 더 쟀다).",
+            "10.0% 이하다 (처음 3회로는 speedup을 가를 수 없어 2라운드를 더 쟀다).",
         ),
         (  # anatomy.json of another N: the reason comes from the sweep's fit
             {"time": time_record(speedup=5.0), "anatomy": anatomy_record(new_tokens=32)},
-            "토큰 비율(56.4배)에 못 미친다. `## 길이에 따른 비용`의 적합으로는",
+            "`## 길이에 따른 비용`의 적합으로는 P = 17, N = 16에서 잰 캐시 경로 시간",
         ),
         (  # anatomy.json at time.json's P and N: the reason is its counts
             {"time": time_record(speedup=5.0)},
-            "토큰 비율(56.4배)에 못 미친다. `## 한 단계의 해부`(anatomy.json, 같은 P = 201,"
+            "`## 한 단계의 해부`(anatomy.json, 같은 P = 201,"
             " N = 64)로 보면 캐시는 FLOPs를 57.2배 줄이지만 `forward` 호출은 두 경로 모두 64회",
         ),
         (
@@ -316,7 +317,7 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
         ),
         (
             {"time": time_record(speedup=60.0), "anatomy": anatomy_record(new_tokens=32)},
-            "토큰 비율(56.4배) 이상이다. `## 길이에 따른 비용`의 적합에서 어텐션",
+            "`## 길이에 따른 비용`의 적합에서 어텐션 쌍당 비용이 0보다 크다",
         ),
         ({"time": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
         ({"kvbytes": kv_record()}, "캐시의 실제 바이트는 공식과 정확히 같다"),
@@ -345,7 +346,7 @@ def test_report_of_the_plain_task_leaves_out_what_it_was_not_given():
             "**가장 긴 길이(N = 16)에서도 캐시 쪽이 빠르지 않았다 (판정 untrusted)**",
         ),
         ({"sweep": sweep_record(holds=False)}, "**적합이 단계 시간을 잘 설명하지 못한다**"),
-        ({"sweep": sweep_record()}, "마지막 잰 단계까지 실행마다 1.38배 (94 % 구간"),
+        ({"sweep": sweep_record()}, "마지막 잰 단계까지 실행마다 1.38배 (93 % 구간"),
         ({"sweep": sweep_record(step_growth=-0.0001)}, "마지막 잰 단계까지 늘지 않았다"),
         ({"sweep": sweep_record()}, "토큰 하나 비용의 168배를 낸다."),
         ({"sweep": sweep_record()}, "N = 64까지 외삽하면"),
@@ -576,7 +577,8 @@ def test_a_flat_region_is_nearly_free_and_batching_still_pays_past_it():
     report = render_every(serve=serve_record())
     assert "넘게 길어지지 않은 것은(패스마다 짝지은 비율로) B = 8까지다" in report
     assert (
-        "(한 단계 10.0 ms (94 % 구간 9.9–10.1 ms) → 11.0 ms" in report and "거의 공짜다" in report
+        "(한 단계 10.00 ms (93 % 구간 9.90–10.10 ms) → 11.0 ms" in report
+        and "거의 공짜다" in report
     )
     assert "잰 가장 큰 배치 B = 64까지 배치를 두 배로 할 때마다 초당 토큰이" in report
 
