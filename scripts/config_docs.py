@@ -138,8 +138,8 @@ timed rounds: `cpu_share` (CPU time / (wall × threads)) under 0.75 or `cpu_pres
 kernel's PSI "some") over 0.2 is `busy`, which both reports say first. `python -m
 mminfer.report.check RESULTS` recomputes every comparison the reports write from the raw runs and
 exits 1 on any they do not support. sweep.json: each point's `with_cache_interval`,
-`without_cache_interval`, `time_ratio_interval` (run by run), `ttft_interval`; serve.json: each
-batch's `decode_step_interval`, `prefill_interval` (its passes).
+`without_cache_interval`, `time_ratio_interval`, `ttft_interval`; serve.json: each batch's
+`decode_step_interval`, `prefill_interval`; latency.json: `ttft_interval`, `tpot_interval` per path.
 """
 
 OUTPUTS_FOOTER = """The reports' sentences live in each section's template and sentence table

@@ -26,90 +26,9 @@ def cv(values: list[float]) -> float:
     return statistics.stdev(values) / statistics.mean(values)
 
 
-# --- time.json --------------------------------------------------------------------------------
-
-
 def fed_ratio(records) -> float:
     count = records["count"]
     return count.fed_without_cache / count.fed_with_cache
-
-
-def time_speedup_below_tokens(records, about) -> bool:
-    """ "speedup(X배)이 토큰 비율(Y배)에 못 미친다"."""
-    time = records["time"]
-    return close(about["speedup"], time.speedup) and time.speedup < fed_ratio(records)
-
-
-def time_speedup_not_below_tokens(records, about) -> bool:
-    """ "speedup(X배)이 토큰 비율(Y배) 이상이다"."""
-    time = records["time"]
-    return close(about["speedup"], time.speedup) and time.speedup >= fed_ratio(records)
-
-
-def rounds_of(time) -> list[tuple[float, float]]:
-    return list(zip(time.with_cache_runs_s, time.without_cache_runs_s))
-
-
-def time_cache_faster_every_round(records, about) -> bool:
-    """ "N라운드 모두 캐시 쪽이 빨랐지만": each round's cached run beat its uncached one."""
-    rounds = rounds_of(records["time"])
-    return about["rounds"] == len(rounds) and all(w < wo for w, wo in rounds) and bool(rounds)
-
-
-def time_cache_slower_in_rounds(records, about) -> bool:
-    """ "N라운드 중 K라운드는 캐시 쪽이 빠르지 않았다"."""
-    rounds = rounds_of(records["time"])
-    slower = sum(w >= wo for w, wo in rounds)
-    return about["rounds"] == len(rounds) and about["slower"] == slower and slower > 0
-
-
-def time_cache_faster(records, about) -> bool:
-    """ "생성이 X배 빠르다": the uncached runs' median over the cached runs' is above one, and
-    the timing is not untrusted."""
-    time = records["time"]
-    faster = statistics.median(time.without_cache_runs_s) > statistics.median(
-        time.with_cache_runs_s
-    )
-    return close(about["speedup"], time.speedup) and faster and time.verdict != "untrusted"
-
-
-def time_spreads_within(records, about) -> bool:
-    """ "변동계수는 ... 둘 다 {threshold} 이하다", from the runs themselves."""
-    time = records["time"]
-    spreads = (cv(time.with_cache_runs_s), cv(time.without_cache_runs_s))
-    return max(spreads) <= about["threshold"] + 1e-12
-
-
-def time_spread_over(records, about) -> bool:
-    """ "변동계수는 ...로 {threshold}를 넘는 쪽이 있다", from the runs themselves."""
-    time = records["time"]
-    spreads = (cv(time.with_cache_runs_s), cv(time.without_cache_runs_s))
-    return max(spreads) > about["threshold"] - 1e-12
-
-
-def time_cache_not_faster(records, about) -> bool:
-    """ "방법당 N회까지 재고도 캐시 쪽이 빠르지 않았다": the cached runs' median no faster."""
-    time = records["time"]
-    slower = statistics.median(time.with_cache_runs_s) >= statistics.median(
-        time.without_cache_runs_s
-    )
-    return slower and about["runs"] == len(time.with_cache_runs_s)
-
-
-def time_extra_rounds(records, about) -> bool:
-    """ "처음 N회로는 의심스러워 M라운드를 더 쟀다": N + M runs of each method, M > 0, and in
-    the first N the cached median no faster or a spread over the threshold."""
-    time = records["time"]
-    n, m = about["runs"], about["extra"]
-    with_runs, without_runs = time.with_cache_runs_s, time.without_cache_runs_s
-    if m <= 0 or len(with_runs) != n + m or len(without_runs) != n + m or n < 2:
-        return False
-    first_with, first_without = with_runs[:n], without_runs[:n]
-    return (
-        statistics.median(first_with) >= statistics.median(first_without)
-        or cv(first_with) > time.noisy_cv
-        or cv(first_without) > time.noisy_cv
-    )
 
 
 def fixed_share_of(records, about) -> float | None:
@@ -332,15 +251,6 @@ def judged(found: Callable[[Mapping], str], word: str) -> Callable[[Mapping, Map
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "time.speedup_below_tokens": time_speedup_below_tokens,
-    "time.speedup_not_below_tokens": time_speedup_not_below_tokens,
-    "time.cache_faster_every_round": time_cache_faster_every_round,
-    "time.cache_slower_in_rounds": time_cache_slower_in_rounds,
-    "time.cache_faster": time_cache_faster,
-    "time.spreads_within": time_spreads_within,
-    "time.spread_over": time_spread_over,
-    "time.cache_not_faster": time_cache_not_faster,
-    "time.extra_rounds": time_extra_rounds,
     "time.fixed_share": share_said,
     "time.fixed_exceeds": exceeds_said,
     "count.differs_from_formula": count_differs_from_formula,

@@ -71,3 +71,34 @@ def test_two_measurements_are_ordered_only_when_their_intervals_part():
     assert interval.order(low, high) == "below" and interval.order(high, low) == "above"
     assert interval.order(low, near) == "undecided"
     assert interval.against(low, 1.5) == "below" and interval.against(near, 1.1) == "undecided"
+
+
+@pytest.mark.parametrize(
+    "median, low, high, coverage, expected",
+    [
+        (5.0, 0.5, 5.0, 0.996, "5.0배 (99.6 % 구간 0.5–5.0배)"),  # the low end keeps its digit
+        (62.3, 20.0, 110.0, 0.961, "60배 (96 % 구간 20–110배)"),  # coverage floored
+        (1.0, 0.96, 1.04, 0.9, "1.00배 (90 % 구간 0.96–1.04배)"),  # 0.96 not rounded to 1.0
+        (5.0, 4.9, 5.1, 1.0, "5.00배 (100 % 구간 4.90–5.10배)"),
+    ],
+)
+def test_an_interval_prints_its_ends_in_their_own_order_of_magnitude(
+    median, low, high, coverage, expected
+):
+    from mminfer.report.render import interval_text
+
+    found = Interval(median=median, low=low, high=high, coverage=coverage, level=0.9, runs=9)
+    assert interval_text(found, 1.0, "배") == expected
+
+
+@given(st.floats(1e-3, 1e3), st.floats(1.0, 1e3))
+def test_no_printed_end_rounds_to_zero_or_another_magnitude(low, width):
+    import math
+
+    low = float(f"{low:.3g}")  # ends of 3 significant figures, the finest a figure is shown at
+    high = float(f"{low * width:.3g}")
+    found = Interval(median=high, low=low, high=high, coverage=0.9, level=0.9, runs=9)
+    for end in (low, high):
+        shown = interval.rounded(end, found)
+        assert shown and math.floor(math.log10(shown)) == math.floor(math.log10(end))
+    assert interval.coverage_text(0.9999) != "100 %" and interval.coverage_text(1.0) == "100 %"

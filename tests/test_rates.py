@@ -69,8 +69,14 @@ def test_time_latency_speeds_come_from_the_module(spied):
     from mminfer.measures.time.measure import path_latency
 
     stamps = [0.0, 0.01, 0.02, 0.03, 0.04, 0.05]
-    runs = {"stamped": [(stamps, 0.06)] * 3, "seconds": [0.05] * 3}
-    path = path_latency(**runs, prompt_len=4, use_cache=True, speed_tokens=[2, 4])
+    path = path_latency(
+        stamped=[(stamps, 0.06)] * 3,
+        seconds=[0.05] * 3,
+        prompt_len=4,
+        use_cache=True,
+        speed_tokens=[2, 4],
+        level=0.9,
+    )
     assert path.decode_tokens_per_s == RATE
     for speed in path.speed:
         assert speed.tokens_per_s == RATE

@@ -303,11 +303,11 @@ FREE = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.012, 32: 0.013, 64: 0.01
                     without_cache_runs_s=[0.96, 0.965, 0.97, 0.962, 0.968],
                 )
             },
-            "10.0% 이하다(처음 3회로는 의심스러워 2라운드를 더 쟀다).",
+            "10.0% 이하다 (처음 3회로는 speedup을 가를 수 없어 2라운드를 더 쟀다).",
         ),
         (  # anatomy.json of another N: the reason comes from the sweep's fit
             {"time": time_record(speedup=5.0), "anatomy": anatomy_record(new_tokens=32)},
-            "토큰 비율(56.4배)에 못 미친다. `## 길이에 따른 비용`의 적합으로는",
+            "`## 길이에 따른 비용`의 적합으로는 P = 17, N = 16에서 잰 캐시 경로 시간",
         ),
         (
             {"time": time_record(speedup=60.0)},
@@ -315,7 +315,7 @@ FREE = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.012, 32: 0.013, 64: 0.01
         ),
         (
             {"time": time_record(speedup=60.0), "anatomy": anatomy_record(new_tokens=32)},
-            "토큰 비율(56.4배) 이상이다. `## 길이에 따른 비용`의 적합에서 어텐션",
+            "`## 길이에 따른 비용`의 적합에서 어텐션 쌍당 비용이 0보다 크다",
         ),
         ({"time": time_record(load_before=None)}, "부하 평균은 이 시스템에서 읽을 수 없다"),
         (

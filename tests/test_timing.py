@@ -167,7 +167,7 @@ def report_of(timing: Timing) -> str:
 
 def test_report_presents_a_quiet_speedup_as_fact():
     text = report_of(time_json(timed(FakeMachine())))
-    assert "**5.00배**" in text and "믿을 만함 (ok)" in text and "스레드 2개" in text
+    assert "빠르다(라운드" in text and "믿을 만함 (ok)" in text and "스레드 2개" in text
     assert "1분 부하 평균 1 → 2.5" in text
 
 
@@ -175,11 +175,11 @@ def test_report_says_the_timing_was_noisy():
     text = report_of(
         time_json(timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True)))
     )
-    assert "측정이 흔들렸다" in text and "9회" in text
+    assert "흔들림 (noisy)" in text and "9회" in text
 
 
 def test_report_never_presents_an_untrusted_speedup_as_fact():
     result = time_json(timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True)))
     text = report_of(result)
     assert "이 시간은 믿으면 안 된다" in text and "측정의 문제다" in text
-    assert f"**{result.speedup:.2f}배**" not in text and "(믿을 수 없음)" in text
+    assert "빠르다(라운드" not in text and "토큰 비율(" not in text

@@ -161,14 +161,32 @@ def order(one: Interval, other: Interval) -> str:
     return "undecided"
 
 
+def magnitude(value: float) -> int:
+    """The decimal place of ``value``'s leading digit (0: units, -1: tenths)."""
+    return math.floor(math.log10(abs(value)))
+
+
 def place(value: float, interval: Interval) -> int:
     """The decimal place ``value`` is known to given its interval: that of the half-width's
-    leading digit, never finer than 3 significant figures of ``value`` (-1: tenths)."""
-    finest = math.floor(math.log10(abs(value))) - 2 if math.isfinite(value) and value else 0
+    leading digit, never finer than 3 significant figures of ``value`` (-1: tenths), and never so
+    coarse that an end of the interval loses its leading digit or rounds into another order of
+    magnitude (0.5 to 5 is printed 0.5–5.0, not 0–5)."""
+    finest = magnitude(value) - 2 if math.isfinite(value) and value else 0
     half = (interval.high - interval.low) / 2
     if half <= 0 or not math.isfinite(half):
         return finest
-    return max(math.floor(math.log10(half)), finest)
+    chosen = magnitude(half)
+    ends = [end for end in (interval.low, interval.high) if math.isfinite(end) and end]
+    if ends:
+        chosen = min(chosen, min(magnitude(end) for end in ends))
+
+    def moved(end: float) -> bool:
+        shown = round(end, -chosen)
+        return not shown or magnitude(shown) != magnitude(end)
+
+    while chosen > finest and any(moved(end) for end in ends):
+        chosen -= 1
+    return max(chosen, finest)
 
 
 def rounded(value: float, interval: Interval) -> float:
@@ -177,3 +195,14 @@ def rounded(value: float, interval: Interval) -> float:
     if not math.isfinite(value) or value == 0:
         return value
     return round(value, -place(value, interval))
+
+
+def coverage_text(value: float) -> str:
+    """A coverage as a percentage, floored: never "100 %" unless it is 1 (0.996 is "99.6 %",
+    0.961 "96 %")."""
+    if value >= 1.0:
+        return "100 %"
+    percent = value * 100
+    digits = 1 if percent >= 99 else 0
+    shown = math.floor(percent * 10**digits + 1e-9) / 10**digits
+    return f"{shown:.{digits}f} %".replace(".0 %", " %")

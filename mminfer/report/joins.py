@@ -36,7 +36,7 @@ from mminfer.measures.sweep.sweep import (
 )
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, latency_facts
-from mminfer.measures.time.time import Timing, time_facts
+from mminfer.measures.time.time import Timing, speedup_in_runs, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, rates, token_ratio
@@ -44,6 +44,7 @@ from mminfer.records.claims import Claim, claim
 from mminfer.records.interval import (
     FAMILY_LEVEL,
     Interval,
+    against,
     look_level,
     median_interval,
     paired_ratios,
@@ -106,10 +107,7 @@ def time_count_sweep_anatomy_facts(
     (:func:`reason_of`)."""
     ratio = token_ratio(count)
     below = time.speedup < ratio
-    about = {"speedup": time.speedup, "token_ratio": ratio}
     return time_facts(time) | {
-        "below_claim": claim("time.speedup_below_tokens", below, **about),
-        "not_below_claim": claim("time.speedup_not_below_tokens", not below, **about),
         "token_ratio": ratio,
         "speedup_below_token_ratio": below,
         "reason": reason_of(time, below, sweep, anatomy, ratio),
@@ -241,6 +239,50 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
             flops_share=uncached.formula_parts["lm_head"] / uncached.flops_formula,
         ),
     }
+
+
+def reason(time: Timing, count: Count) -> str | None:
+    """time.reason: the speedup's interval against the token ratio (count.json): "short" (wholly
+    below it), "past" (wholly above), "undecided"; None where the cache was not decided faster
+    (time.cache_faster says why)."""
+    if time.cache_faster != "yes":
+        return None
+    return REASONS[against(time.speedup_interval, token_ratio(count))]
+
+
+def reason_in_runs(time: Timing, count: Count, chosen: str) -> bool:
+    """time.reason's check: the speedup's interval recomputed from the raw rounds, against the
+    token ratio counted from count.json's fed tokens, gives the variant written."""
+    ratio = count.fed_without_cache / count.fed_with_cache
+    return REASONS[against(speedup_in_runs(time), ratio)] == chosen
+
+
+REASONS = {"below": "short", "above": "past", "undecided": "undecided"}
+RATIO = "{{ (count.fed_without_cache / count.fed_with_cache)|fmt('.1f') }}배"
+TIME_SENTENCES = (
+    Sentence(
+        "time.reason",
+        holds=reason,
+        words={
+            "short": (
+                "그런데 speedup은 구간째로 토큰 비율("
+                + RATIO
+                + ")에 못 미친다: 작은 모델에서는 넣는"
+                " 토큰 수와 무관하게 단계마다 드는 고정비(파이썬과 커널 호출)가 커서, 캐시는 넣는"
+                " 토큰을 줄여도 단계 수(N = {{ time.new_tokens }})는 줄이지 못한다."
+            ),
+            "past": (
+                "speedup이 토큰 비율(" + RATIO + ")보다 크다: 캐시 없는 경로는 어텐션이 문맥"
+                " 길이의 제곱으로 커져 넣는 토큰보다 시간이 더 빨리 는다."
+            ),
+            "undecided": (
+                "라운드 {{ time.runs_done }}회로는 speedup이 토큰 비율(" + RATIO + ")에 못"
+                " 미치는지 가를 수 없다."
+            ),
+        },
+        check=reason_in_runs,
+    ),
+)
 
 
 # --- anatomy.json split against time.json's medians ------------------------------------------
@@ -1296,4 +1338,5 @@ SENTENCES = (
     *ANATOMY_SENTENCES,
     *SCALE_SENTENCES,
     *REMEDIES_SENTENCES,
+    *TIME_SENTENCES,
 )

@@ -33,8 +33,7 @@ from mminfer.measures.serve.serve import (
 )
 from mminfer.measures.sweep.sweep import Sweep, length_claims, time_against_tokens
 from mminfer.measures.temp.temp import Temperatures
-from mminfer.measures.time.latency import Latency
-from mminfer.measures.time.latency import growth_claims as latency_growth
+from mminfer.measures.time.latency import Latency, uncached_gap
 from mminfer.measures.topp.topp import Position, TopPDetail
 from mminfer.records import rates
 
@@ -698,7 +697,7 @@ def plot_latency(latency: Latency, out_png) -> Path:
     title = f"토큰 사이 간격 (스레드 {latency.threads}개, 판정 {latency.verdict})"
     if latency.verdict != "ok":
         title += ": 어림"
-    elif latency_growth(latency)["grows"].holds:
+    elif uncached_gap(latency, None) == "grows":  # the sentence latency.uncached_gap's
         title += ": 캐시 없이는 문맥과 함께 는다"
     finish_axis(
         ax,

@@ -29,7 +29,7 @@ from mminfer.measurements import MEASUREMENTS, REPORTS, declared, resolve
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records.claims import ClaimLog, Tally, claim
-from mminfer.records.interval import Interval, place, rounded
+from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.sentences import Sentence
 from mminfer.report.joins import busy_of
 from mminfer.report.korean import particle, written
@@ -78,7 +78,8 @@ def interval_text(interval: Interval, scale: float = 1.0, unit: str = "") -> str
         level=interval.level,
         runs=interval.runs,
     )
-    digits = max(0, -place(scaled.median, scaled))
+    shown = [value for value in (scaled.median, scaled.low, scaled.high) if value]
+    digits = max([0, *(-place(value, scaled) for value in shown)])
 
     def text(value: float) -> str:
         return f"{rounded(value, scaled):,.{digits}f}"
@@ -86,7 +87,7 @@ def interval_text(interval: Interval, scale: float = 1.0, unit: str = "") -> str
     if interval.runs < 2:
         return f"{text(scaled.median)}{unit} (1회)"
     return (
-        f"{text(scaled.median)}{unit} ({interval.coverage * 100:.0f} % 구간 "
+        f"{text(scaled.median)}{unit} ({coverage_text(interval.coverage)} 구간 "
         f"{text(scaled.low)}–{text(scaled.high)}{unit})"
     )
 

@@ -27,6 +27,7 @@ from mminfer.measures.time.latency import (
 from mminfer.measures.time.time import Timing
 from mminfer.model.generation import GREEDY
 from mminfer.records import RunInfo, rates
+from mminfer.records.interval import look_level, median_interval
 from mminfer.records.spread import coefficient_of_variation
 from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 from mminfer.timing.clock import LastRead, StampingStreamer, device_clock, stamp_clock
@@ -195,8 +196,10 @@ def path_latency(
     prompt_len: int,
     use_cache: bool,
     speed_tokens: list[int],
+    level: float,
 ) -> PathLatency:
-    """One path's latency over its timed runs (stamps and the time job's seconds, in order)."""
+    """One path's latency over its timed runs (stamps and the time job's seconds, in order); its
+    TTFT's and TPOT's intervals at ``level`` (the time job's per-look level)."""
     runs = [run_latency(stamps, streamed, s) for (stamps, streamed), s in zip(stamped, seconds)]
     gaps = [
         [later - earlier for earlier, later in zip(run.stamps_s[1:], run.stamps_s[2:])]
@@ -210,6 +213,8 @@ def path_latency(
     return PathLatency(
         ttft_s=statistics.median(run.ttft_s for run in runs),
         tpot_s=tpot,
+        ttft_interval=median_interval([run.ttft_s for run in runs], level),
+        tpot_interval=median_interval([run.tpot_s for run in runs], level),
         e2e_s=statistics.median(run.e2e_s for run in runs),
         cv_ttft=coefficient_of_variation([run.ttft_s for run in runs]),
         cv_tpot=coefficient_of_variation([run.tpot_s for run in runs]),
@@ -240,6 +245,7 @@ def latency_record(
     cost: StreamerCost,
 ) -> Latency:
     """latency.json from the timed runs' stamps of both paths, beside time.json's record."""
+    level = look_level(timing.runs, timing.max_runs)
     both = {
         "with_cache": path_latency(
             stamped=with_cache,
@@ -247,6 +253,7 @@ def latency_record(
             prompt_len=timing.prompt_len,
             use_cache=True,
             speed_tokens=speed_tokens,
+            level=level,
         ),
         "without_cache": path_latency(
             stamped=without_cache,
@@ -254,6 +261,7 @@ def latency_record(
             prompt_len=timing.prompt_len,
             use_cache=False,
             speed_tokens=speed_tokens,
+            level=level,
         ),
     }
     return Latency(
@@ -271,6 +279,7 @@ def latency_record(
         limits_source=LIMITS_SOURCE,
         clock=timing.clock,
         threads=timing.threads,
+        contention=timing.contention,
         run=timing.run,
         **both,
     )

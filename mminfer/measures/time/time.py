@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass
 
 from mminfer.records import RunInfo
-from mminfer.records.claims import Claim, claim
-from mminfer.records.interval import Interval
+from mminfer.records.interval import Interval, look_level, ratio_decision, ratio_interval
 from mminfer.records.machine import Contention
+from mminfer.records.sentences import Sentence
 from mminfer.records.spread import coefficient_of_variation
 
 
@@ -53,73 +52,109 @@ def time_facts(time: Timing) -> dict:
     """time.json and its verdict (see mminfer.measures.time.measure): ok, noisy, or untrusted.
 
     Its own record only: the speedup against the token ratio (count.json) and the reason they
-    differ (sweep.json, anatomy.json) are the report's join, mminfer.report.joins."""
+    differ (sweep.json, anatomy.json) are the report's join, mminfer.report.joins. Its sentences
+    are :data:`SENTENCES`."""
     return vars(time) | {
-        "rounds": round_claims(time),
         "estimate": time.verdict == "noisy",  # the speedup is said as an estimate (≈)
-        # "캐시를 쓰면 생성이 N배 빠르다": the cache's median faster, the timing not untrusted
-        # "둘 다 {noisy_cv} 이하다": both methods' runs spread no more than the threshold
-        "spreads_within": claim(
-            "time.spreads_within",
-            max(time.cv_with_cache, time.cv_without_cache) <= time.noisy_cv,
-            threshold=time.noisy_cv,
-        ),
-        # "... 로 {noisy_cv}를 넘는 쪽이 있다"
-        "spread_over": claim(
-            "time.spread_over",
-            max(time.cv_with_cache, time.cv_without_cache) > time.noisy_cv,
-            threshold=time.noisy_cv,
-        ),
-        # "방법당 N회까지 재고도 캐시 쪽이 빠르지 않았다": the cached median no faster
-        "not_faster": claim(
-            "time.cache_not_faster",
-            time.with_cache_s >= time.without_cache_s,
-            runs=time.runs_done,
-        ),
-        "faster": claim(
-            "time.cache_faster",
-            time.verdict != "untrusted" and time.speedup > 1,
-            speedup=time.speedup,
-        ),
         "trusted": time.verdict != "untrusted",
-        "took_extra_rounds": time.extra_rounds > 0,
-        "extra_rounds_claim": extra_rounds_claim(time),
         # one step of each way, on average: the measured terms when no record gives the reason
         "step_with_cache_s": time.with_cache_s / time.new_tokens,
         "step_without_cache_s": time.without_cache_s / time.new_tokens,
     }
 
 
-def round_claims(time: Timing) -> dict[str, Claim]:
-    """The rounds (one run of each method, interleaved): ``every``, the cache faster in every
-    round; ``some_slower``, the cache slower (or as slow) in ``slower`` of the ``rounds``."""
-    pairs = list(zip(time.with_cache_runs_s, time.without_cache_runs_s))
-    slower = sum(with_s >= without_s for with_s, without_s in pairs)
-    return {
-        "every": claim(
-            "time.cache_faster_every_round", bool(pairs) and slower == 0, rounds=len(pairs)
-        ),
-        "some_slower": claim(
-            "time.cache_slower_in_rounds", slower > 0, slower=slower, rounds=len(pairs)
-        ),
-    }
+def speedup_in_runs(time: Timing) -> Interval:
+    """The speedup's interval recomputed from the raw rounds (each round's without / with), at
+    the level of the timing's looks (mminfer.records.interval.look_level): what a check reads."""
+    level = look_level(time.runs, time.max_runs)
+    return ratio_interval(time.without_cache_runs_s, time.with_cache_runs_s, level)
 
 
-def extra_rounds_claim(time: Timing) -> Claim:
-    """ "처음 N회로는 의심스러워 M라운드를 더 쟀다": each method's runs are N + M, M > 0, and the
-    first N of them were in doubt (the cache's median not faster, or a spread over noisy_cv)."""
-    first_with = time.with_cache_runs_s[: time.runs]
-    first_without = time.without_cache_runs_s[: time.runs]
+FASTER = {"yes": "faster", "no": "slower", "same": "same", "undecided": "undecided"}
+DECIDED = {"above": "faster", "below": "slower", "same": "same", "undecided": "undecided"}
+
+
+def cache_faster(time: Timing) -> str:
+    """time.cache_faster: the recorded decision of the speedup's interval (``cache_faster``)."""
+    return FASTER[time.cache_faster]
+
+
+def faster_in_runs(time: Timing, chosen: str) -> bool:
+    """time.cache_faster's check: the decision the raw rounds give is the variant written."""
+    return DECIDED[ratio_decision(speedup_in_runs(time))] == chosen
+
+
+def spread(time: Timing) -> str:
+    """time.spread: both methods' runs spread within the noise threshold, or some over it."""
+    spreads = (
+        coefficient_of_variation(time.with_cache_runs_s),
+        coefficient_of_variation(time.without_cache_runs_s),
+    )
+    return "within" if max(spreads) <= time.noisy_cv else "over"
+
+
+def extra_rounds(time: Timing) -> bool:
+    """time.extra_rounds: each method's runs are N + M, M > 0, and the first N of them left the
+    speedup undecided (time_ab times more rounds only while its interval decides nothing)."""
     counted = (
         time.extra_rounds > 0
         and len(time.with_cache_runs_s) == time.runs + time.extra_rounds
         and len(time.without_cache_runs_s) == time.runs + time.extra_rounds
     )
-    doubted = False
-    if counted and len(first_with) > 1:
-        doubted = (
-            statistics.median(first_with) >= statistics.median(first_without)
-            or coefficient_of_variation(first_with) > time.noisy_cv
-            or coefficient_of_variation(first_without) > time.noisy_cv
-        )
-    return claim("time.extra_rounds", counted and doubted, runs=time.runs, extra=time.extra_rounds)
+    if not counted:
+        return False
+    level = look_level(time.runs, time.max_runs)
+    first = ratio_interval(
+        time.without_cache_runs_s[: time.runs], time.with_cache_runs_s[: time.runs], level
+    )
+    return ratio_decision(first) == "undecided"
+
+
+ROUNDS = "라운드 {{ time.runs_done }}회"
+SPEEDUP = "{{ time.speedup_interval|x_in }}"
+SPREADS = (
+    "변동계수는 캐시 사용 {{ time.cv_with_cache|percent }},"
+    " 미사용 {{ time.cv_without_cache|percent }}"
+)
+
+# The section's sentences (mminfer.records.sentences): time.md.j2 and same.md.j2 ask for them;
+# the speedup against the token ratio (time.reason) and the anatomy's reading are
+# mminfer.report.joins's.
+SENTENCES = (
+    Sentence(
+        "time.cache_faster",
+        holds=cache_faster,
+        words={
+            "faster": "생성은 " + SPEEDUP + " 빠르다(" + ROUNDS + "의 중앙값과 구간).",
+            "same": ("생성 시간은 잡음 문턱(5 %) 안에서 같았다: speedup " + SPEEDUP + "."),
+            "slower": (
+                "**이 시간은 믿으면 안 된다**: 넣는 토큰이 적은 캐시 쪽이 " + ROUNDS + "에서 더"
+                " 느렸다(speedup " + SPEEDUP + "). 모델이 아니라 측정의 문제다: 조용한 기계에서"
+                " `snakemake -R time`으로 다시 잴 것."
+            ),
+            "undecided": (
+                ROUNDS
+                + "로는 캐시 쪽이 빠른지 가를 수 없다: 라운드마다 짝지은 speedup이 "
+                + SPEEDUP
+                + "다. 조용한 기계에서 `snakemake -R time`으로 다시 잴 것."
+            ),
+        },
+        check=faster_in_runs,
+    ),
+    Sentence(
+        "time.spread",
+        holds=spread,
+        words={
+            "within": SPREADS + "로 둘 다 {{ time.noisy_cv|percent }} 이하다",
+            "over": SPREADS + "로 {{ time.noisy_cv|percent }}를 넘는 쪽이 있다",
+        },
+    ),
+    Sentence(
+        "time.extra_rounds",
+        holds=extra_rounds,
+        words=(
+            "처음 {{ time.runs }}회로는 speedup을 가를 수 없어 {{ time.extra_rounds }}라운드를 더"
+            " 쟀다"
+        ),
+    ),
+)
