@@ -37,13 +37,10 @@ def test_an_existing_folder_that_cannot_be_written_is_named(immutable_folder):
     assert "--config demo_dir=results" in problem
 
 
-def test_a_folder_that_can_be_written_or_created_passes(tmp_path):
+def test_a_folder_that_can_be_written_or_created_passes_and_a_file_in_the_way_stops(tmp_path):
     assert unwritable_folder(tmp_path, "outdir") is None
     assert unwritable_folder(tmp_path / "new" / "deeper", "outdir") is None
     assert unwritable_folder("results", "outdir") is None  # below the working directory
-
-
-def test_a_file_in_the_way_stops_the_same_walk(tmp_path):
     (tmp_path / "file").write_text("x", encoding="utf-8")
     with pytest.raises(MminferError, match="config key 'outdir': .* is a file, not a folder"):
         unwritable_folder(tmp_path / "file" / "out", "outdir")
