@@ -331,7 +331,12 @@ MEASUREMENTS = (
             "machine's op cost, matmul FLOP/s and bandwidth, each probe with its runs, the "
             "interval of their rates (`per_s_interval`) and `reliable` (false where the runs "
             "part at their widest gap into two groups whose medians differ more than 2x: no "
-            "term, share or fit is said from it), and the `contention` while the probes ran"
+            "term, share or fit is said from it), and the `contention` while the probes ran; "
+            "`profile.with_cache` and `profile.without_cache`: the generate under torch.profiler "
+            "in a few rounds, each category's leaf self time (`parts_s`, `parts_interval`; "
+            "`rest`: the wall minus the top-level ops' time), `wall_s`, the `rounds` and the "
+            "`profiler_cost` (profiled / unprofiled wall); `fixed_step_s`: the decode step's "
+            "interval at minimal width, a lower bound of the fixed cost per step"
         ),
     ),
     Measurement(

@@ -1345,5 +1345,48 @@ def anatomy_record(
         "load_after": [0.6, 0.4, 0.3],
         "run": RUN,
         "contention": QUIET,
+        "profile": {
+            "with_cache": profile_data(0.45, 0.30),
+            "without_cache": profile_data(1.9, 0.1),
+        },
+        "fixed_step_s": interval_data([2.1e-3, 2.0e-3, 2.3e-3, 2.2e-3, 2.05e-3]),
     }
     return from_json(Anatomy, data | changes)
+
+
+# A profiled path's shares of the ops' time (anatomy's CATEGORIES), the rest given apart.
+PROFILE_SHARES = {
+    "matmul": 0.40,
+    "attention": 0.10,
+    "kv_cat": 0.08,
+    "repeat_kv": 0.17,
+    "elementwise": 0.15,
+    "lm_head": 0.07,
+    "sampling": 0.03,
+}
+
+
+def interval_data(values: list[float]) -> dict:
+    return to_json(median_interval(values))
+
+
+def profile_data(wall_s: float, rest: float) -> dict:
+    """A Profile's JSON: three rounds around ``wall_s``, ``rest`` its share of the wall."""
+    rounds = []
+    for shake in (0.97, 1.0, 1.04):
+        wall = wall_s * shake
+        ops = wall * (1 - rest * shake)
+        parts = {name: ops * share for name, share in PROFILE_SHARES.items()}
+        rounds.append(parts | {"rest": wall - ops, "wall": wall})
+    keys = [*PROFILE_SHARES, "rest"]
+    intervals = {key: median_interval([r[key] for r in rounds]) for key in keys}
+    walls = [r["wall"] for r in rounds]
+    return {
+        "rounds": rounds,
+        "unprofiled_s": [w / 1.3 for w in walls],
+        "parts_s": {key: intervals[key].median for key in keys},
+        "parts_interval": to_json(intervals),
+        "wall_s": median_interval(walls).median,
+        "wall_interval": to_json(median_interval(walls)),
+        "profiler_cost": to_json(ratio_interval(walls, [w / 1.3 for w in walls])),
+    }

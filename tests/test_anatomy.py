@@ -23,7 +23,7 @@ from knob_models import KINDS, models_of_kind
 from reportdata import BUSY, NOISE, QUIET, anatomy_record, every_record, timed
 from torch.utils.flop_counter import FlopCounterMode
 
-from mminfer.measures.anatomy.anatomy import PATHS, TERMS, Anatomy, PathSplit
+from mminfer.measures.anatomy.anatomy import CATEGORIES, PATHS, REST, TERMS, Anatomy, PathSplit
 from mminfer.measures.anatomy.measure import (
     SDPA_CPU,
     counted_calls,
@@ -31,6 +31,13 @@ from mminfer.measures.anatomy.measure import (
     measure_anatomy,
     path_counts,
     shape_of,
+)
+from mminfer.measures.anatomy.profile import (
+    FIXED_ROUNDS,
+    PROFILE_ROUNDS,
+    fixed_step,
+    minimal_width,
+    profile_path,
 )
 from mminfer.model.generation import GREEDY
 from mminfer.model.tokenizer import load_tokenizer
@@ -266,6 +273,53 @@ def test_minimind_s_own_forward_gives_the_same_bytes_per_call(minimind, name, us
     assert theirs.totals.bytes_formula == ours.totals.bytes_formula > 0
 
 
+# --- under torch.profiler: where the time goes, and the fixed step --------------------------------
+
+
+def profiled(model, use_cache: bool):
+    return profile_path(
+        model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache, device="cpu"
+    )
+
+
+def assert_adds_up(profile) -> None:
+    """Each round: the rest is never negative, the parts (the rest included) add up to no more
+    than the wall; only the cached path has a cache to cat."""
+    for parts in profile.rounds:
+        assert parts[REST] >= 0, parts
+        assert sum(parts[key] for key in (*CATEGORIES, REST)) <= parts["wall"] * (1 + 1e-9)
+    assert profile.parts_interval[REST].runs == PROFILE_ROUNDS
+
+
+@pytest.mark.parametrize("name", ["dense", "moe_top2", "lora", "yarn"])
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_profiled_generate_adds_up_to_its_wall(name, use_cache):
+    profile = profiled(builtin(name), use_cache)
+    assert_adds_up(profile)
+    assert (profile.parts_s["kv_cat"] > 0) == use_cache
+    assert min(profile.parts_s["matmul"], profile.parts_s["repeat_kv"]) > 0
+
+
+def test_the_minimal_width_keeps_the_layers_and_heads_and_times_a_step():
+    model = builtin("moe_top2")
+    small = minimal_width(model)
+    for key in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "use_moe"):
+        assert getattr(small.config, key) == getattr(model.config, key)
+    assert small.config.hidden_size < model.config.hidden_size
+    step = fixed_step(model=model, prompt_len=10, new_tokens=3, device="cpu")
+    assert (
+        step.runs == FIXED_ROUNDS
+        and fixed_step(model=model, prompt_len=10, new_tokens=1, device="cpu") is None
+    )
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_minimind_s_own_model_profiles_into_the_same_categories(minimind, use_cache):
+    profile = profiled(minimind_twin(minimind, "dense", builtin("dense")), use_cache)
+    assert_adds_up(profile)
+    assert (profile.parts_s["kv_cat"] > 0) == use_cache and profile.parts_s["repeat_kv"] > 0
+
+
 # --- the record: anatomy.json -----------------------------------------------------------------
 
 
@@ -294,6 +348,9 @@ def test_the_record_sums_its_calls_names_the_gap_and_reads_back(tmp_path, tiny_r
     machine = record.machine
     assert min(machine.op.per_s, machine.matmul.per_s) > 0 and len(machine.op.runs_s) == 2
     assert [probe.at for probe in machine.bandwidth] == [*PATHS, "past_last_level"]
+    for name in PATHS:
+        assert_adds_up(record.profile[name])
+    assert record.fixed_step_s.median > 0
     write_record(tmp_path / "anatomy.json", record)
     assert read_record(tmp_path / "anatomy.json", Anatomy) == record
 

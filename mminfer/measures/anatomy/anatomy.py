@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import RunInfo, rates
-from mminfer.records.interval import FAMILY_LEVEL, Interval
+from mminfer.records.interval import FAMILY_LEVEL, Interval, median_interval
 from mminfer.records.machine import Contention, Speed, two_groups
 from mminfer.records.sentences import Sentence
 from mminfer.records.spread import coefficient_of_variation
@@ -103,6 +103,43 @@ class Machine:
     noisy_cv: float  # a probe whose runs spread more than this is named as noisy
 
 
+# The categories of a profiled generate (mminfer.measures.anatomy.profile): the leaf ops' self
+# time within each scope, and the rest: wall time minus the top-level ops' (Python and the
+# framework between ops).
+CATEGORIES = (
+    "matmul",  # the projections and the MLP's (and LoRA's) linear layers
+    "attention",  # the attention's own ops: scores, softmax, weighted values (or SDPA)
+    "kv_cat",  # the cache's torch.cat, in the attention's own scope
+    "repeat_kv",  # repeat_kv's copies
+    "elementwise",  # normalisation, RoPE, activations, residual adds, the embedding
+    "lm_head",
+    "sampling",  # generate's own work between the calls of forward (argmax, the cat of the ids)
+)
+REST = "rest"
+
+
+@dataclass
+class Profile:
+    """One path's generate (step 1's, greedy) under torch.profiler, in a few rounds."""
+
+    rounds: list[dict[str, float]]  # each profiled round: CATEGORIES and REST -> s, and "wall"
+    unprofiled_s: list[float]  # the same generate unprofiled, each before a profiled round
+    parts_s: dict[str, float]  # the rounds' medians, REST included
+    parts_interval: dict[str, Interval]
+    wall_s: float  # the profiled rounds' median wall time
+    wall_interval: Interval
+    profiler_cost: Interval  # profiled ÷ unprofiled wall, paired by round
+
+    def rest_share(self) -> Interval:
+        """The rest's share of the wall, its interval from the rounds' shares."""
+        return median_interval([r[REST] / r["wall"] for r in self.rounds if r["wall"] > 0])
+
+    def largest(self, count: int = 3) -> list[str]:
+        """The ``count`` largest categories by median, the rest aside."""
+        named = [(s, c) for c, s in self.parts_s.items() if c != REST]
+        return [c for _, c in sorted(named, reverse=True)[:count]]
+
+
 @dataclass
 class Anatomy:
     """anatomy.json: one greedy generate taken apart, both ways, and the machine beside it."""
@@ -124,6 +161,12 @@ class Anatomy:
     load_after: list[float] | None
     run: RunInfo
     contention: Contention | None  # during the probes' runs (mminfer.records.machine)
+    # each path's generate under torch.profiler ("with_cache", "without_cache"): Profile
+    profile: dict[str, Profile] | None = None
+    # the decode step of the same model class at minimal width (same layers, heads, KV heads;
+    # hidden, intermediate, vocabulary as small as the architecture allows): a lower bound of the
+    # fixed cost per step (its small ops skip the thread start-up the real width pays)
+    fixed_step_s: Interval | None = None
 
     def path(self, name: str) -> PathCounts:
         return {"with_cache": self.with_cache, "without_cache": self.without_cache}[name]
