@@ -336,7 +336,8 @@ MEASUREMENTS = (
             "in a few rounds, each category's leaf self time (`parts_s`, `parts_interval`; "
             "`rest`: the wall minus the top-level ops' time), `wall_s`, the `rounds` and the "
             "`profiler_cost` (profiled / unprofiled wall); `fixed_step_s`: the decode step's "
-            "interval at minimal width, a lower bound of the fixed cost per step"
+            "interval at minimal width (its runs `fixed_step_runs_s`), a lower bound of the fixed "
+            "cost per step"
         ),
     ),
     Measurement(

@@ -45,6 +45,7 @@ from mminfer.measures.anatomy.profile import fixed_step, profile_path
 from mminfer.model.generation import GREEDY
 from mminfer.model.twin import wrapped_forward
 from mminfer.records import RunInfo
+from mminfer.records.interval import median_interval
 from mminfer.records.spread import NOISY_CV
 from mminfer.timing import machine
 from mminfer.timing.clock import device_clock
@@ -507,5 +508,6 @@ def measure_anatomy(
         run=run,
         contention=meter.read(),
         profile=profile,
-        fixed_step_s=fixed,
+        fixed_step_s=None if fixed is None else median_interval(fixed),
+        fixed_step_runs_s=fixed,
     )

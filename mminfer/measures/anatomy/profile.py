@@ -31,7 +31,7 @@ from mminfer.records.interval import median_interval, ratio_interval
 
 SCOPE = "mminfer::"  # the prefix of every scope pushed here
 PROFILE_ROUNDS = 3  # profiled rounds per path, each after an unprofiled one
-FIXED_ROUNDS = 5  # pairs of minimal-width generates (N tokens, one token)
+FIXED_ROUNDS = 7  # pairs of minimal-width generates (N tokens, one token)
 ROTARY = ("apply_rotary", "apply_rotary_pos_emb")  # the builtin's name, MiniMind's
 
 
@@ -174,10 +174,9 @@ def minimal_width(model: nn.Module) -> nn.Module:
     return type(model)(config).to(device=parameter.device, dtype=parameter.dtype).eval()
 
 
-def fixed_step(*, model, prompt_len: int, new_tokens: int, device):
-    """The minimal-width model's decode step (mminfer.records.interval.Interval): per pair of
-    rounds, (generate of N tokens - generate of one) / (N - 1), cached, at the anatomy's P; None
-    where N < 2."""
+def fixed_step(*, model, prompt_len: int, new_tokens: int, device) -> list[float] | None:
+    """The minimal-width model's decode step, one per pair of rounds: (generate of N tokens -
+    generate of one) / (N - 1), cached, at the anatomy's P; None where N < 2."""
     if new_tokens < 2:
         return None
     small = minimal_width(model)
@@ -193,4 +192,4 @@ def fixed_step(*, model, prompt_len: int, new_tokens: int, device):
     steps = []
     for _ in range(FIXED_ROUNDS):
         steps.append((generate(new_tokens) - generate(1)) / (new_tokens - 1))
-    return median_interval(steps)
+    return steps
