@@ -14,6 +14,7 @@ checkpoint of every kind (with the tokenizer fixture); a twin that keeps one log
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -398,7 +399,8 @@ def unsupported(records: dict) -> list[str]:
     table = sentence_table()
     found = []
     for claim in log.rendered:
-        sentence = table[claim.key] if claim.key.startswith("anatomy.") else None
+        ours = claim.key.startswith("anatomy.") or claim.key == "time.fixed_cost_measured"
+        sentence = table[claim.key] if ours else None
         chosen = claim.about.get("variant", True)
         if sentence is not None and sentence.compares and not sentence.supported(records, chosen):
             found.append(f"{claim.key}: {chosen}")
@@ -429,6 +431,9 @@ def noisy_records(draw) -> dict:
         [modeled["without_cache"] * scale * NOISE[without_kind][i % 7] for i in range(rounds)],
         contention=draw(st.sampled_from([QUIET, BUSY])),
     )
+    fixed = time.with_cache_s / 64 * draw(st.sampled_from([0.3, 0.8, 1.0, 1.3]))
+    runs = [fixed * factor for factor in NOISE[draw(kinds)]]
+    record = replace(record, fixed_step_s=median_interval(runs), fixed_step_runs_s=runs)
     return EVERY | {"anatomy": record, "time": time}
 
 
@@ -467,6 +472,19 @@ def test_the_property_test_catches_a_share_printed_past_its_limit(monkeypatch):
         return "share" if split.share(term) < 1 else "exceeds"
 
     monkeypatch.setattr(PathSplit, "share_of", planted)
+    with pytest.raises(AssertionError):
+        FIND(given(noisy_records())(supported))()
+
+
+def test_the_property_test_catches_a_fixed_share_read_off_the_medians(monkeypatch):
+    """The fixed cost's share of the cached time said wherever its median is under 100 %."""
+    share = Anatomy.fixed_share
+
+    def planted(anatomy, calls, measured):
+        found = share(anatomy, calls, measured)
+        return replace(found, low=found.median, high=found.median, coverage=1.0)
+
+    monkeypatch.setattr(Anatomy, "fixed_share", planted)
     with pytest.raises(AssertionError):
         FIND(given(noisy_records())(supported))()
 
