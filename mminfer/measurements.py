@@ -324,6 +324,14 @@ MEASUREMENTS = (
                     "memory) against time.json's median (from anatomy.json and time.json)."
                 ),
             ),
+            Picture(
+                "anatomy_profile",
+                "mminfer.report.plots:plot_profile",
+                caption=(
+                    "One stacked bar per path: its generate under torch.profiler, each part's "
+                    "share of the wall time and the rest (from anatomy.json)."
+                ),
+            ),
         ),
         summary=(
             "step 1's generate taken apart, both ways, per call of forward: tokens fed, "

@@ -858,6 +858,7 @@ def task_records(**replace) -> dict:
 PICTURES = {
     "sweep": "sweep.png",
     "anatomy": "anatomy.png",
+    "anatomy_profile": "anatomy_profile.png",
     "temp": "temp.png",
     "topp": "topp.png",
     "serve": "serve.png",

@@ -123,7 +123,7 @@ CATEGORY_WORDS = {
     "kv_cat": "캐시의 torch.cat",
     "repeat_kv": "repeat_kv의 복사",
     "elementwise": "정규화, RoPE, 활성화",
-    "lm_head": "lm_head",
+    "lm_head": "lm_head(어휘 투영)",
     "sampling": "샘플링(generate 자신의 일)",
     REST: "나머지(op 사이의 Python과 프레임워크)",
 }
