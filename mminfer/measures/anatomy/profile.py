@@ -129,7 +129,8 @@ def categorized(events, wall_s: float) -> dict[str, float]:
 
 def profile_path(*, model, input_ids, new_tokens: int, use_cache: bool, device) -> Profile:
     """One path's generate, PROFILE_ROUNDS times under torch.profiler (each after an unprofiled
-    run): its categories' seconds per round, their medians and intervals, the profiler's cost."""
+    run): its categories' seconds per round, their medians and intervals, the profiler's cost.
+    The ops' CPU time only: on CUDA the device's own time is not read here."""
     read = clock(device)
 
     def generate():
@@ -137,8 +138,7 @@ def profile_path(*, model, input_ids, new_tokens: int, use_cache: bool, device) 
         model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
         return read() - start
 
-    generate()  # warm: the first call pays allocations the others do not
-    rounds, unprofiled = [], []
+    rounds, unprofiled = [], []  # no warm-up: measure_anatomy's counting generate ran first
     for _ in range(PROFILE_ROUNDS):
         unprofiled.append(generate())
         with (
