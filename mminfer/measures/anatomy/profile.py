@@ -27,6 +27,7 @@ from torch.autograd.profiler import record_function
 
 from mminfer.measures.anatomy.anatomy import CATEGORIES, REST, Profile
 from mminfer.model.generation import GREEDY
+from mminfer.model.twin import wrapped_forward
 from mminfer.records.interval import median_interval, ratio_interval
 
 SCOPE = "mminfer::"  # the prefix of every scope pushed here
@@ -87,7 +88,10 @@ def scopes(model: nn.Module):
                     patched.append((source, function, original))
                     setattr(source, function, scoped(original, category))
     try:
-        yield
+        # generate calls self.forward, which runs no hooks: the model's own ops (the logits'
+        # slice) in a scope of their own, not taken for generate's
+        with wrapped_forward(model, lambda original: scoped(original, "elementwise")):
+            yield
     finally:
         for handle in handles:
             handle.remove()
