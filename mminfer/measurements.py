@@ -325,6 +325,14 @@ MEASUREMENTS = (
                     "memory) against time.json's median (from anatomy.json and time.json)."
                 ),
             ),
+            Picture(
+                "anatomy_profile",
+                "mminfer.report.plots:plot_profile",
+                caption=(
+                    "One stacked bar per path: its generate under torch.profiler, each part's "
+                    "share of the wall time and the rest (from anatomy.json)."
+                ),
+            ),
         ),
         summary=(
             "step 1's generate taken apart, both ways, per call of forward: tokens fed, "
@@ -332,7 +340,13 @@ MEASUREMENTS = (
             "machine's op cost, matmul FLOP/s and bandwidth, each probe with its runs, the "
             "interval of their rates (`per_s_interval`) and `reliable` (false where the runs "
             "part at their widest gap into two groups whose medians differ more than 2x: no "
-            "term, share or fit is said from it), and the `contention` while the probes ran"
+            "term, share or fit is said from it), and the `contention` while the probes ran; "
+            "`profile.with_cache` and `profile.without_cache`: the generate under torch.profiler "
+            "in a few rounds, each category's leaf self time (`parts_s`, `parts_interval`; "
+            "`rest`: the wall minus the top-level ops' time), `wall_s`, the `rounds` and the "
+            "`profiler_cost` (profiled / unprofiled wall); `fixed_step_s`: the decode step's "
+            "interval at minimal width (its runs `fixed_step_runs_s`), a lower bound of the fixed "
+            "cost per step"
         ),
     ),
     Measurement(

@@ -62,6 +62,7 @@ from mminfer.records.interval import median_interval
 PICTURES = {
     "sweep": "sweep.png",
     "anatomy": "anatomy.png",
+    "anatomy_profile": "anatomy_profile.png",
     "temp": "temp.png",
     "topp": "topp.png",
     "serve": "serve.png",

@@ -903,6 +903,7 @@ def task_records(**replace) -> dict:
 PICTURES = {
     "sweep": "sweep.png",
     "anatomy": "anatomy.png",
+    "anatomy_profile": "anatomy_profile.png",
     "temp": "temp.png",
     "topp": "topp.png",
     "serve": "serve.png",
@@ -1391,5 +1392,48 @@ def anatomy_record(
         "load_after": [0.6, 0.4, 0.3],
         "run": RUN,
         "contention": QUIET,
+        "profile": {
+            "with_cache": profile_data(0.45, 0.30),
+            "without_cache": profile_data(1.9, 0.1, cat=0.0),
+        },
+        "fixed_step_s": to_json(median_interval(FIXED_STEP_RUNS)),
+        "fixed_step_runs_s": FIXED_STEP_RUNS,
     }
     return from_json(Anatomy, data | changes)
+
+
+FIXED_STEP_RUNS = [2.1e-3, 2.0e-3, 2.3e-3, 2.2e-3, 2.05e-3, 2.15e-3, 2.25e-3]
+# A profiled path's shares of the ops' time (anatomy's CATEGORIES), the rest given apart.
+PROFILE_SHARES = {
+    "matmul": 0.40,
+    "attention": 0.10,
+    "kv_cat": 0.08,
+    "repeat_kv": 0.17,
+    "elementwise": 0.15,
+    "lm_head": 0.07,
+    "sampling": 0.03,
+}
+
+
+def profile_data(wall_s: float, rest: float, cat: float = 0.08) -> dict:
+    """A Profile's JSON: three rounds around ``wall_s``, ``rest`` its share of the wall, ``cat``
+    the cache's cat's share of the ops (none without the cache)."""
+    rounds = []
+    for shake in (0.97, 1.0, 1.04):
+        wall = wall_s * shake
+        ops = wall * (1 - rest * shake)
+        shares = PROFILE_SHARES | {"kv_cat": cat}
+        parts = {name: ops * share / sum(shares.values()) for name, share in shares.items()}
+        rounds.append(parts | {"rest": wall - ops, "wall": wall})
+    keys = [*PROFILE_SHARES, "rest"]
+    intervals = {key: median_interval([r[key] for r in rounds]) for key in keys}
+    walls = [r["wall"] for r in rounds]
+    return {
+        "rounds": rounds,
+        "unprofiled_s": [w / 1.3 for w in walls],
+        "parts_s": {key: intervals[key].median for key in keys},
+        "parts_interval": to_json(intervals),
+        "wall_s": median_interval(walls).median,
+        "wall_interval": to_json(median_interval(walls)),
+        "profiler_cost": to_json(ratio_interval(walls, [w / 1.3 for w in walls])),
+    }

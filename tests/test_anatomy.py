@@ -14,6 +14,7 @@ checkpoint of every kind (with the tokenizer fixture); a twin that keeps one log
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import pytest
 import torch
@@ -23,7 +24,7 @@ from knob_models import KINDS, models_of_kind
 from reportdata import BUSY, NOISE, QUIET, anatomy_record, every_record, timed
 from torch.utils.flop_counter import FlopCounterMode
 
-from mminfer.measures.anatomy.anatomy import PATHS, TERMS, Anatomy, PathSplit
+from mminfer.measures.anatomy.anatomy import CATEGORIES, PATHS, REST, TERMS, Anatomy, PathSplit
 from mminfer.measures.anatomy.measure import (
     SDPA_CPU,
     counted_calls,
@@ -31,6 +32,13 @@ from mminfer.measures.anatomy.measure import (
     measure_anatomy,
     path_counts,
     shape_of,
+)
+from mminfer.measures.anatomy.profile import (
+    FIXED_ROUNDS,
+    PROFILE_ROUNDS,
+    fixed_step,
+    minimal_width,
+    profile_path,
 )
 from mminfer.model.generation import GREEDY
 from mminfer.model.tokenizer import load_tokenizer
@@ -266,6 +274,54 @@ def test_minimind_s_own_forward_gives_the_same_bytes_per_call(minimind, name, us
     assert theirs.totals.bytes_formula == ours.totals.bytes_formula > 0
 
 
+# --- under torch.profiler: where the time goes, and the fixed step --------------------------------
+
+
+def profiled(model, use_cache: bool):
+    return profile_path(
+        model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache, device="cpu"
+    )
+
+
+def assert_adds_up(profile) -> None:
+    """Each round: the rest is never negative and is the wall minus the categories (the ops' self
+    times add up to the top-level ops' time), so the parts add up to no more than the wall."""
+    for parts in profile.rounds:
+        ops = sum(parts[key] for key in CATEGORIES)
+        assert parts[REST] >= 0 and ops <= parts["wall"], parts
+        assert parts[REST] == pytest.approx(parts["wall"] - ops, abs=1e-9)
+    assert profile.parts_interval[REST].runs == PROFILE_ROUNDS
+
+
+@pytest.mark.parametrize("name", ["dense", "moe_top2", "lora", "yarn"])
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_a_profiled_generate_adds_up_to_its_wall(name, use_cache):
+    profile = profiled(builtin(name), use_cache)
+    assert_adds_up(profile)
+    assert (profile.parts_s["kv_cat"] > 0) == use_cache
+    assert min(profile.parts_s["matmul"], profile.parts_s["repeat_kv"]) > 0
+
+
+def test_the_minimal_width_keeps_the_layers_and_heads_and_times_a_step():
+    model = builtin("moe_top2")
+    small = minimal_width(model)
+    for key in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "use_moe"):
+        assert getattr(small.config, key) == getattr(model.config, key)
+    assert small.config.hidden_size < model.config.hidden_size
+    step = fixed_step(model=model, prompt_len=10, new_tokens=3, device="cpu")
+    assert (
+        len(step) == FIXED_ROUNDS
+        and fixed_step(model=model, prompt_len=10, new_tokens=1, device="cpu") is None
+    )
+
+
+@pytest.mark.parametrize("use_cache", [True, False])
+def test_minimind_s_own_model_profiles_into_the_same_categories(minimind, use_cache):
+    profile = profiled(minimind_twin(minimind, "dense", builtin("dense")), use_cache)
+    assert_adds_up(profile)
+    assert (profile.parts_s["kv_cat"] > 0) == use_cache and profile.parts_s["repeat_kv"] > 0
+
+
 # --- the record: anatomy.json -----------------------------------------------------------------
 
 
@@ -294,6 +350,9 @@ def test_the_record_sums_its_calls_names_the_gap_and_reads_back(tmp_path, tiny_r
     machine = record.machine
     assert min(machine.op.per_s, machine.matmul.per_s) > 0 and len(machine.op.runs_s) == 2
     assert [probe.at for probe in machine.bandwidth] == [*PATHS, "past_last_level"]
+    for name in PATHS:
+        assert_adds_up(record.profile[name])
+    assert record.fixed_step_s == median_interval(record.fixed_step_runs_s)
     write_record(tmp_path / "anatomy.json", record)
     assert read_record(tmp_path / "anatomy.json", Anatomy) == record
 
@@ -340,7 +399,8 @@ def unsupported(records: dict) -> list[str]:
     table = sentence_table()
     found = []
     for claim in log.rendered:
-        sentence = table[claim.key] if claim.key.startswith("anatomy.") else None
+        ours = claim.key.startswith("anatomy.") or claim.key == "time.fixed_cost_measured"
+        sentence = table[claim.key] if ours else None
         chosen = claim.about.get("variant", True)
         if sentence is not None and sentence.compares and not sentence.supported(records, chosen):
             found.append(f"{claim.key}: {chosen}")
@@ -371,6 +431,9 @@ def noisy_records(draw) -> dict:
         [modeled["without_cache"] * scale * NOISE[without_kind][i % 7] for i in range(rounds)],
         contention=draw(st.sampled_from([QUIET, BUSY])),
     )
+    fixed = time.with_cache_s / 64 * draw(st.sampled_from([0.3, 0.8, 1.0, 1.3]))
+    runs = [fixed * factor for factor in NOISE[draw(kinds)]]
+    record = replace(record, fixed_step_s=median_interval(runs), fixed_step_runs_s=runs)
     return EVERY | {"anatomy": record, "time": time}
 
 
@@ -409,6 +472,19 @@ def test_the_property_test_catches_a_share_printed_past_its_limit(monkeypatch):
         return "share" if split.share(term) < 1 else "exceeds"
 
     monkeypatch.setattr(PathSplit, "share_of", planted)
+    with pytest.raises(AssertionError):
+        FIND(given(noisy_records())(supported))()
+
+
+def test_the_property_test_catches_a_fixed_share_read_off_the_medians(monkeypatch):
+    """The fixed cost's share of the cached time said wherever its median is under 100 %."""
+    share = Anatomy.fixed_share
+
+    def planted(anatomy, calls, measured):
+        found = share(anatomy, calls, measured)
+        return replace(found, low=found.median, high=found.median, coverage=1.0)
+
+    monkeypatch.setattr(Anatomy, "fixed_share", planted)
     with pytest.raises(AssertionError):
         FIND(given(noisy_records())(supported))()
 

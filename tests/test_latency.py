@@ -178,10 +178,11 @@ def test_latency_comes_from_time_s_own_timed_runs(timed):
             assert len(run.stamps_s) == 1 + 6
             assert 0 < run.stamps_s[0] < run.ttft_s < run.e2e_s <= run.streamed_s
             # the streamer's end-to-end is the time job's clock of the run: what lies between is
-            # generate's return and the timing's read, well under a millisecond on a CPU
-            assert run.seconds - run.streamed_s == pytest.approx(0, abs=2e-3)
+            # generate's return and the timing's read (at most 5 ms or 5 %, on a busy machine too)
+            sliver = max(5e-3, 0.05 * run.seconds)
+            assert 0 <= run.seconds - run.streamed_s <= sliver
             # (run seconds - TTFT) / (N - 1): TPOT but for the same sliver after the last put
-            assert (run.seconds - run.ttft_s) / 5 == pytest.approx(run.tpot_s, abs=2e-3 / 5)
+            assert (run.seconds - run.ttft_s) / 5 == pytest.approx(run.tpot_s, abs=sliver / 5)
         assert path.ttft_s == sorted(run.ttft_s for run in path.runs)[1]
         assert len(path.step_gap_s) == 5
     assert latency.without_cache.fed == [8 + k for k in range(1, 6)]

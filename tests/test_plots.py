@@ -297,6 +297,7 @@ PICTURE_CASES = {
     "topp": (plots.plot_topp, lambda: reportdata.topp_detail_record()),
     "conversation": (plots.plot_conversation, lambda: reportdata.conversation_record()),
     "latency": (plots.plot_latency, lambda: reportdata.latency_record()),
+    "anatomy_profile": (plots.plot_profile, lambda: reportdata.anatomy_record()),
 }
 
 
@@ -314,7 +315,7 @@ def hangul(text: str) -> bool:
     return any("\uac00" <= char <= "\ud7a3" for char in text)
 
 
-@pytest.mark.parametrize("case", ["temp", "topp", "conversation", "latency"])
+@pytest.mark.parametrize("case", ["temp", "topp", "conversation", "latency", "anatomy_profile"])
 def test_the_sampling_pictures_speak_korean(monkeypatch, case):
     draw, record = PICTURE_CASES[case]
     figure = drawn(monkeypatch, draw, record())

@@ -5,6 +5,7 @@ profile); each check follows the raw rounds."""
 
 from __future__ import annotations
 
+import dataclasses
 from types import SimpleNamespace
 
 import pytest
@@ -18,16 +19,18 @@ from mminfer.report.joins import REMEDIES_SENTENCES, remedies_against_parts
 SENTENCE = REMEDIES_SENTENCES[0]
 
 
-def profiled(cache_cat: float, repeat_kv: float, new_tokens: int = 64):
-    """anatomy.json with a cached path's profile (h-profile's shape: profile.with_cache.parts_s)."""
-    parts = {"cache_cat": cache_cat, "repeat_kv": repeat_kv, "rest": 0.1}
-    return SimpleNamespace(new_tokens=new_tokens, profile={"with_cache": {"parts_s": parts}})
+def profiled(kv_cat: float, repeat_kv: float, new_tokens: int = 64):
+    """anatomy.json with a cached path's profile: only its parts_s are read."""
+    parts = {"kv_cat": kv_cat, "repeat_kv": repeat_kv, "rest": 0.1}
+    with_cache = SimpleNamespace(parts_s=parts)
+    return SimpleNamespace(new_tokens=new_tokens, profile={"with_cache": with_cache})
 
 
 def test_nothing_is_said_without_a_profile_or_at_another_length():
     remedies = remedies_record()
     assert remedies_against_parts(remedies, None) is None
-    assert remedies_against_parts(remedies, anatomy_record()) is None  # no profile yet
+    unprofiled = dataclasses.replace(anatomy_record(), profile=None)
+    assert remedies_against_parts(remedies, unprofiled) is None  # no profile
     assert remedies_against_parts(remedies, profiled(1.0, 1.0, new_tokens=32)) is None
 
 

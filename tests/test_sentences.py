@@ -84,12 +84,15 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "anatomy.fewer_flops_same_calls",
         "anatomy.fit_with_cache",
         "anatomy.fit_without_cache",
+        "anatomy.fixed_beside_sweep",
         "anatomy.formula_equals_counter",
         "anatomy.glance",
         "anatomy.memory_share_with_cache",
         "anatomy.memory_share_without_cache",
         "anatomy.probes",
         "anatomy.probes_busy",
+        "anatomy.profile_with_cache",
+        "anatomy.profile_without_cache",
         "batch.cheaper",
         "batch.every_row_same",
         "batch.faster",
@@ -152,6 +155,7 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "time.busy_glance",
         "time.cache_faster",
         "time.extra_rounds",
+        "time.fixed_cost_measured",
         "time.reason",
         "time.spread",
         "topk.cap",
@@ -233,6 +237,10 @@ QUIET_KEYS = [
     ("latency.ttft_paths", "same"),
     ("latency.tpot_agrees", "agrees"),
     ("latency.uncached_gap", "grows"),
+    # the profile and the fixed cost per step (issue 48)
+    ("anatomy.profile_with_cache", None),
+    ("anatomy.profile_without_cache", None),
+    ("time.fixed_cost_measured", None),
 ]
 
 

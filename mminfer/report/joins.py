@@ -1252,26 +1252,21 @@ SCALE_SENTENCES = (
 
 # --- remedies.json beside anatomy.json's profile (issue 48: consistency, not construction) ------
 
-# The profile's category (anatomy.json profile.with_cache.parts_s) each remedy removes, by the
-# names it may carry: the cache's torch.cat for the in-place cache, repeat_kv's copies for the
-# grouped attention. A category absent from the profile compares nothing.
+# The profile's category (anatomy.json profile.with_cache.parts_s, mminfer.measures.anatomy's
+# CATEGORIES) each remedy removes: the cache's torch.cat for the in-place cache, repeat_kv's copies
+# for the grouped attention.
 REMEDY_PARTS = {
-    "in_place_cache": ("cache_cat", "cat", "cache"),
-    "gqa_without_repeat_kv": ("repeat_kv",),
+    "in_place_cache": "kv_cat",
+    "gqa_without_repeat_kv": "repeat_kv",
 }
 
 
 def profile_part_s(anatomy: Anatomy | None, remedy: str) -> float | None:
-    """The cached path's profiled seconds of ``remedy``'s category in step 1's generation; None
-    where anatomy.json has no ``profile`` (yet) or not that category."""
-
-    def get(holder, name):
-        return holder.get(name) if isinstance(holder, dict) else getattr(holder, name, None)
-
-    parts = get(get(getattr(anatomy, "profile", None), "with_cache"), "parts_s") or {}
-    found = [parts[name] for name in REMEDY_PARTS[remedy] if name in parts]
-    part = found[0] if found else None
-    return get(part, "median") if isinstance(part, dict) or hasattr(part, "median") else part
+    """The cached path's profiled seconds of ``remedy``'s category in step 1's generation (the
+    rounds' median); None where anatomy.json has no profile."""
+    if anatomy is None or anatomy.profile is None or "with_cache" not in anatomy.profile:
+        return None
+    return anatomy.profile["with_cache"].parts_s.get(REMEDY_PARTS[remedy])
 
 
 def beyond_parts(remedies: Remedies, anatomy: Anatomy | None) -> dict[str, bool]:
@@ -1329,6 +1324,100 @@ REMEDIES_SENTENCES = (
 )
 
 
+# --- the fixed cost per step, measured (anatomy.json's fixed_step_s beside count, time, sweep) ---
+
+
+def fixed_cost_share(anatomy: Anatomy | None, count: Count | None, time: Timing | None):
+    """time.fixed_cost_measured's figure: anatomy's fixed step x count.json's calls with the cache,
+    a share of time.json's cached interval (Anatomy.fixed_share); None where anatomy.json was not
+    measured at time.json's P and N (:func:`comparable`) or has no fixed step."""
+    if anatomy is None or count is None or comparable(anatomy, time) != "yes":
+        return None
+    return anatomy.fixed_share(count.calls_with_cache, time.with_cache_interval)
+
+
+def fixed_cost_said(anatomy: Anatomy | None, count: Count | None, time: Timing | None) -> bool:
+    """time.fixed_cost_measured's predicate: the share's interval decides it lies within the
+    cached time (its high end at most 1, at FAMILY_LEVEL)."""
+    share = fixed_cost_share(anatomy, count, time)
+    return share is not None and share.coverage >= FAMILY_LEVEL and share.high <= 1
+
+
+def fixed_cost_in_runs(anatomy: Anatomy, count: Count, time: Timing) -> bool:
+    """time.fixed_cost_measured's check, from the runs: the fixed step's runs x the calls, bound
+    by bound over the cached runs' interval, recomputed, at most 1, at FAMILY_LEVEL."""
+    step = median_interval(anatomy.fixed_step_runs_s or [], FAMILY_LEVEL)
+    measured = median_interval(time.with_cache_runs_s, FAMILY_LEVEL)
+    missed = (1 - step.coverage) + (1 - measured.coverage)
+    calls = count.calls_with_cache
+    return 1 - missed >= FAMILY_LEVEL and step.high * calls <= measured.low
+
+
+def fixed_beside_sweep(anatomy: Anatomy, sweep: Sweep | None) -> str | None:
+    """anatomy.fixed_beside_sweep's variant: the sweep's fitted per-step intercept (each call's
+    weight reads in it) against the fixed step plus the weight bytes of a cached call over the
+    bandwidth at its working set: "explained" where it lies within their intervals' sum,
+    "unexplained" where outside; None without a holding fit or a fixed step."""
+    if sweep is None or not sweep.fit.holds or anatomy.fixed_step_s is None:
+        return None
+    low, high = fixed_plus_weights(
+        anatomy.fixed_step_s, anatomy, anatomy.probes()["bandwidth_with_cache"].per_s_interval
+    )
+    return "explained" if low <= sweep.fit.fixed_s_with_cache <= high else "unexplained"
+
+
+def fixed_plus_weights(step: Interval, anatomy: Anatomy, bandwidth: Interval):
+    """(low, high): the fixed step plus one cached call's weight bytes at the bandwidth."""
+    weights = anatomy.with_cache.steps[-1].bytes_parts["weights"]
+    return step.low + weights / bandwidth.high, step.high + weights / bandwidth.low
+
+
+def fixed_beside_sweep_in_runs(anatomy: Anatomy, sweep: Sweep, chosen: str) -> bool:
+    """anatomy.fixed_beside_sweep's check: the fixed step's and the bandwidth probe's intervals
+    recomputed from their runs, the intercept placed against their sum again."""
+    probe = anatomy.probes()["bandwidth_with_cache"]
+    rates_of = median_interval([probe.work / run for run in probe.runs_s], FAMILY_LEVEL)
+    step = median_interval(anatomy.fixed_step_runs_s or [], FAMILY_LEVEL)
+    low, high = fixed_plus_weights(step, anatomy, rates_of)
+    inside = low <= sweep.fit.fixed_s_with_cache <= high
+    return sweep.fit.holds and inside == (chosen == "explained")
+
+
+PROFILE_SENTENCES = (
+    Sentence(
+        "time.fixed_cost_measured",
+        holds=fixed_cost_said,
+        words=(
+            "캐시 경로 시간의 {{ anatomy.fixed_share(count.calls_with_cache,"
+            " time.with_cache_interval)|percent_in }}가 단계마다의 고정비다: 최소 폭의 같은"
+            " 모델(층, 헤드, KV 헤드는 그대로)로 따로 잰 한 단계 적어도"
+            " {{ anatomy.fixed_step_s|ms_in }} × `forward` 호출 {{ count.calls_with_cache }}회"
+            "(`## 한 단계의 해부`)."
+        ),
+        check=fixed_cost_in_runs,
+    ),
+    Sentence(
+        "anatomy.fixed_beside_sweep",
+        holds=fixed_beside_sweep,
+        words={
+            "explained": (
+                "`## 길이에 따른 비용`의 적합이 준 단계마다의 절편"
+                " {{ (sweep.fit.fixed_s_with_cache * 1000)|fmt('.2f') }} ms는 이 고정비에 캐시"
+                " 경로 한 호출의 가중치 바이트 ÷ 잰 대역폭을 더한 구간 안에 든다: 그 차이는"
+                " 가중치를 읽는 시간으로 설명된다."
+            ),
+            "unexplained": (
+                "`## 길이에 따른 비용`의 적합이 준 단계마다의 절편"
+                " {{ (sweep.fit.fixed_s_with_cache * 1000)|fmt('.2f') }} ms는 이 고정비에 캐시"
+                " 경로 한 호출의 가중치 바이트 ÷ 잰 대역폭을 더한 구간 밖이다: 그 차이는 이"
+                " 측정들로 설명되지 않는다."
+            ),
+        },
+        check=fixed_beside_sweep_in_runs,
+    ),
+)
+
+
 # The joins' sentences (mminfer.records.sentences), collected by render.sentence_table.
 SENTENCES = (
     *CAPACITY_SENTENCES,
@@ -1339,4 +1428,5 @@ SENTENCES = (
     *SCALE_SENTENCES,
     *REMEDIES_SENTENCES,
     *TIME_SENTENCES,
+    *PROFILE_SENTENCES,
 )

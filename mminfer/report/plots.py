@@ -20,7 +20,14 @@ import matplotlib.pyplot as plt
 from matplotlib import font_manager, ticker
 
 from mminfer.io import atomic_writer
-from mminfer.measures.anatomy.anatomy import PATHS, TERMS, Anatomy
+from mminfer.measures.anatomy.anatomy import (
+    CATEGORIES,
+    CATEGORY_WORDS,
+    PATHS,
+    REST,
+    TERMS,
+    Anatomy,
+)
 from mminfer.measures.conversation.conversation import Conversation, falls_as_prompt_grows
 from mminfer.measures.serve.serve import (
     Serve,
@@ -760,4 +767,42 @@ def plot_anatomy(anatomy: Anatomy, out_png) -> Path:
         "FLOPs (공식)",
         f"호출마다의 FLOPs (P = {anatomy.prompt_len}, N = {anatomy.new_tokens})",
     )
+    return save_figure(fig, out_png)
+
+
+def plot_profile(anatomy: Anatomy, out_png) -> Path:
+    """One stacked bar per path: its generate's wall time under torch.profiler, parted into the
+    categories' medians (leaf ops' self time within each scope) and the rest (Python and the
+    framework between ops), each a share of the path's median wall; drawn from anatomy.json
+    alone. Without a profile (an anatomy.json of an earlier version) the panel says so."""
+    fig, ax = plt.subplots(figsize=(10, 3.6))
+    names = {"with_cache": "캐시 사용", "without_cache": "캐시 미사용"}
+    if not anatomy.profile:
+        ax.text(0.5, 0.5, "anatomy.json에 프로파일이 없다", ha="center", va="center")
+        ax.set_axis_off()
+        return save_figure(fig, out_png)
+    colors = plt.get_cmap("tab10").colors
+    keys = [*CATEGORIES, REST]
+    for row, path in enumerate(PATHS):
+        profile = anatomy.profile[path]
+        left = 0.0
+        for index, key in enumerate(keys):
+            share = profile.parts_s[key] / profile.wall_s if profile.wall_s > 0 else 0.0
+            ax.barh(
+                row,
+                100 * share,
+                left=100 * left,
+                color="lightgray" if key == REST else colors[index % len(colors)],
+                label=CATEGORY_WORDS[key] if row == 0 else None,
+            )
+            left += share
+    ax.set_yticks(range(len(PATHS)), [names[path] for path in PATHS])
+    ax.invert_yaxis()
+    ax.set(
+        xlabel="벽시계의 몫 (%, 라운드의 중앙값)",
+        ylabel="경로",
+        title=f"torch.profiler로 본 생성 (P = {anatomy.prompt_len}, N = {anatomy.new_tokens})",
+    )
+    ax.grid(True, axis="x", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", title="부분")
     return save_figure(fig, out_png)

@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import RunInfo, rates
-from mminfer.records.interval import FAMILY_LEVEL, Interval
+from mminfer.records.interval import FAMILY_LEVEL, Interval, median_interval
 from mminfer.records.machine import Contention, Speed, two_groups
 from mminfer.records.sentences import Sentence
 from mminfer.records.spread import coefficient_of_variation
@@ -103,6 +103,58 @@ class Machine:
     noisy_cv: float  # a probe whose runs spread more than this is named as noisy
 
 
+# The categories of a profiled generate (mminfer.measures.anatomy.profile): the leaf ops' self
+# time within each scope, and the rest: wall time minus the top-level ops' (Python and the
+# framework between ops).
+CATEGORIES = (
+    "matmul",  # the projections and the MLP's (and LoRA's) linear layers
+    "attention",  # the attention's own ops: scores, softmax, weighted values (or SDPA)
+    "kv_cat",  # the cache's torch.cat, in the attention's own scope
+    "repeat_kv",  # repeat_kv's copies
+    "elementwise",  # normalisation, RoPE, activations, residual adds, the embedding
+    "lm_head",
+    "sampling",  # generate's own work between the calls of forward (argmax, the cat of the ids)
+)
+REST = "rest"
+# Korean names of the profile's CATEGORIES and the rest
+CATEGORY_WORDS = {
+    "matmul": "투영과 MLP의 행렬곱",
+    "attention": "어텐션",
+    "kv_cat": "캐시의 torch.cat",
+    "repeat_kv": "repeat_kv의 복사",
+    "elementwise": "정규화, RoPE, 활성화",
+    "lm_head": "lm_head(어휘 투영)",
+    "sampling": "샘플링(generate 자신의 일)",
+    REST: "나머지(op 사이의 Python과 프레임워크)",
+}
+
+
+@dataclass
+class Profile:
+    """One path's generate (step 1's, greedy) under torch.profiler, in a few rounds."""
+
+    rounds: list[dict[str, float]]  # each profiled round: CATEGORIES and REST -> s, and "wall"
+    unprofiled_s: list[float]  # the same generate unprofiled, each before a profiled round
+    parts_s: dict[str, float]  # the rounds' medians, REST included
+    parts_interval: dict[str, Interval]
+    wall_s: float  # the profiled rounds' median wall time
+    wall_interval: Interval
+    profiler_cost: Interval  # profiled ÷ unprofiled wall, paired by round
+
+    def rest_share(self) -> Interval:
+        """The rest's share of the wall, its interval from the rounds' shares."""
+        return median_interval([r[REST] / r["wall"] for r in self.rounds if r["wall"] > 0])
+
+    def largest(self, count: int = 3) -> list[str]:
+        """The ``count`` largest categories by median, the rest aside."""
+        named = [(s, c) for c, s in self.parts_s.items() if c != REST]
+        return [c for _, c in sorted(named, reverse=True)[:count]]
+
+    def largest_named(self, count: int = 3) -> list[tuple[str, Interval]]:
+        """The largest categories' Korean names and intervals (:meth:`largest`)."""
+        return [(CATEGORY_WORDS[c], self.parts_interval[c]) for c in self.largest(count)]
+
+
 @dataclass
 class Anatomy:
     """anatomy.json: one greedy generate taken apart, both ways, and the machine beside it."""
@@ -124,9 +176,25 @@ class Anatomy:
     load_after: list[float] | None
     run: RunInfo
     contention: Contention | None  # during the probes' runs (mminfer.records.machine)
+    # each path's generate under torch.profiler ("with_cache", "without_cache"): Profile
+    profile: dict[str, Profile] | None = None
+    # the decode step of the same model class at minimal width (same layers, heads, KV heads;
+    # hidden, intermediate, vocabulary as small as the architecture allows): a lower bound of the
+    # fixed cost per step (its small ops skip the thread start-up the real width pays)
+    fixed_step_s: Interval | None = None
+    fixed_step_runs_s: list[float] | None = None  # its runs, one per pair of rounds
 
     def path(self, name: str) -> PathCounts:
         return {"with_cache": self.with_cache, "without_cache": self.without_cache}[name]
+
+    def fixed_share(self, calls: int, measured: Interval) -> Interval | None:
+        """The fixed step x ``calls`` (count.json's calls with the cache) as a share of the
+        cached path's ``measured`` time, bound by bound (:func:`joined`); None without one."""
+        step = self.fixed_step_s
+        if step is None or measured.low <= 0:
+            return None
+        low, high = step.low * calls / measured.high, step.high * calls / measured.low
+        return joined(step.median * calls / measured.median, low, high, [step, measured])
 
     def probes(self) -> dict[str, Speed]:
         """Every probe by name: "op", "matmul", "bandwidth_<at>"."""
@@ -401,8 +469,58 @@ def probes_busy(anatomy: Anatomy) -> bool:
     return anatomy.contention is not None and anatomy.contention.busy
 
 
+def profiled(path: str):
+    """anatomy.profile_<path>'s predicate: the path was profiled."""
+
+    def holds(anatomy: Anatomy) -> bool:
+        return anatomy.profile is not None and path in anatomy.profile
+
+    return holds
+
+
+def profile_in_rounds(path: str):
+    """anatomy.profile_<path>'s check, from the rounds: in each, the rest (the wall minus the
+    categories' seconds, recomputed) is never negative; the largest parts named are those of the
+    medians recomputed from the rounds, and the rest's share printed is their median's."""
+
+    def check(anatomy: Anatomy) -> bool:
+        profile = anatomy.profile[path]
+        rests = [r["wall"] - sum(r[c] for c in CATEGORIES) for r in profile.rounds]
+        if min(rests) < -1e-9 * max(r["wall"] for r in profile.rounds):
+            return False
+        medians = {c: median_interval([r[c] for r in profile.rounds]).median for c in CATEGORIES}
+        named = profile.largest()
+        largest = sorted(medians, key=medians.get, reverse=True)[: len(named)]
+        shares = [rest / r["wall"] for rest, r in zip(rests, profile.rounds)]
+        share = median_interval(shares).median
+        return largest == named and abs(share - profile.rest_share().median) <= 1e-9
+
+    return check
+
+
+def profile_words(path: str) -> str:
+    """anatomy.profile_<path>'s words: the wall, the three largest parts, the rest's share."""
+    p = f'anatomy.profile["{path}"]'
+    label = {"with_cache": "캐시 사용", "without_cache": "캐시 미사용"}[path]
+    return (
+        f"{label} 경로는 프로파일러 아래 {{{{ {p}.wall_interval|ms_in }}}} 걸렸고 그중"
+        f" 큰 부분은 중앙값으로 {{% for name, part in {p}.largest_named() %}}{{{{ name }}}}"
+        f' {{{{ part|ms_in }}}}{{{{ ", " if not loop.last }}}}{{% endfor %}},'
+        f" 나머지(op 사이의 Python과 프레임워크)가 {{{{ {p}.rest_share()|percent_in }}}}다."
+    )
+
+
 PROBES = "anatomy.machine"
 SENTENCES = (
+    *(
+        Sentence(
+            f"anatomy.profile_{path}",
+            holds=profiled(path),
+            words=profile_words(path),
+            check=profile_in_rounds(path),
+        )
+        for path in PATHS
+    ),
     Sentence(
         "anatomy.fewer_flops_same_calls",
         holds=fewer_flops_same_calls,

@@ -41,9 +41,11 @@ from mminfer.measures.anatomy.anatomy import (
     Step,
     Totals,
 )
+from mminfer.measures.anatomy.profile import fixed_step, profile_path
 from mminfer.model.generation import GREEDY
 from mminfer.model.twin import wrapped_forward
 from mminfer.records import RunInfo
+from mminfer.records.interval import median_interval
 from mminfer.records.spread import NOISY_CV
 from mminfer.timing import machine
 from mminfer.timing.clock import device_clock
@@ -445,8 +447,10 @@ def measure_anatomy(
 ) -> Anatomy:
     """anatomy.json: step 1's greedy generation taken apart both ways, and the machine beside it.
 
-    Counts first (one generate call each way), then the probes, with torch's threads as the job set
-    them (time.json's: the rule times alone), and how busy the machine was while they ran.
+    Counts first (one generate call each way), then the probes, then each path under torch's
+    profiler and the minimal width's step (mminfer.measures.anatomy.profile), with torch's
+    threads as the job set them (time.json's: the rule times alone), and how busy the machine
+    was while the probes ran.
     """
     load_before = machine.load_average()
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
@@ -467,6 +471,19 @@ def measure_anatomy(
         working_sets={name: counts.working_set_bytes for name, counts in paths.items()},
         threads=threads,
         runs=probe_runs,
+    )
+    profile = {
+        name: profile_path(
+            model=model,
+            input_ids=input_ids,
+            new_tokens=new_tokens,
+            use_cache=name == "with_cache",
+            device=device,
+        )
+        for name in PATHS
+    }
+    fixed = fixed_step(
+        model=model, prompt_len=len(prompt_ids), new_tokens=new_tokens, device=device
     )
     uncounted = {}  # every op the counter missed, named with the formula's part it computes
     for counts in paths.values():
@@ -490,4 +507,7 @@ def measure_anatomy(
         load_after=machine.load_average(),
         run=run,
         contention=meter.read(),
+        profile=profile,
+        fixed_step_s=None if fixed is None else median_interval(fixed),
+        fixed_step_runs_s=fixed,
     )
