@@ -14,6 +14,8 @@ from collections.abc import Callable, Mapping
 
 from oracles_timing import close, fed_ratio
 
+from mminfer.records.interval import against, look_level, ratio_interval
+
 
 def rate(speed) -> float:
     """A probe's work a second, from its runs."""
@@ -66,6 +68,12 @@ def cites_ratios(records, about) -> bool:
     )
 
 
+def speedup_in_runs(time):
+    """The speedup's interval from time.json's raw rounds at its looks' level."""
+    level = look_level(time.runs, time.max_runs)
+    return ratio_interval(time.without_cache_runs_s, time.with_cache_runs_s, level)
+
+
 def cuts_flops_not_calls(records, about) -> bool:
     """ "캐시는 FLOPs를 R배 줄이지만 forward 호출은 두 경로 모두 N회이고 ..."."""
     return cites_ratios(records, about) and same_calls(records) and ratios(records)["flops"] > 1
@@ -76,11 +84,12 @@ def between(records, about) -> bool:
     토큰(R배)만큼 줄지 않는다"."""
     found = ratios(records)
     per_call = max(found["ops"], found["bytes"])
-    speedup = records["time"].speedup
+    speedup = speedup_in_runs(records["time"])
     return (
         cites_ratios(records, about)
         and same_calls(records)
-        and per_call <= speedup <= found["flops"]
+        and against(speedup, per_call) == "above"
+        and against(speedup, found["flops"]) == "below"
         and per_call < fed_ratio(records)
         and close(about["tokens"], fed_ratio(records))
     )
@@ -88,15 +97,18 @@ def between(records, about) -> bool:
 
 def above_flops(records, about) -> bool:
     """ "speedup은 FLOPs의 비보다도 크다"."""
-    speedup = records["time"].speedup
-    return cites_ratios(records, about) and speedup > ratios(records)["flops"]
+    speedup = speedup_in_runs(records["time"])
+    return cites_ratios(records, about) and against(speedup, ratios(records)["flops"]) == "above"
 
 
 def below_per_call(records, about) -> bool:
     """ "speedup은 그 호출마다의 일의 비보다도 작다"."""
     found = ratios(records)
-    speedup = records["time"].speedup
-    return cites_ratios(records, about) and speedup < max(found["ops"], found["bytes"])
+    per_call = max(found["ops"], found["bytes"])
+    return (
+        cites_ratios(records, about)
+        and against(speedup_in_runs(records["time"]), per_call) == "below"
+    )
 
 
 def dispatch_share(records, about) -> bool:

@@ -211,16 +211,24 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
         "cuts_flops_not_calls": claim(
             "time.anatomy_cuts_flops_not_calls", same_calls and ratios["flops"] > 1, **about
         ),
+        # the speedup's interval (its rounds) against the ratios: said only where it decides
         "between": claim(
             "time.anatomy_between",
-            same_calls and per_call <= time.speedup <= ratios["flops"] and per_call < tokens,
+            same_calls
+            and against(time.speedup_interval, per_call) == "above"
+            and against(time.speedup_interval, ratios["flops"]) == "below"
+            and per_call < tokens,
             **about,
         ),
         "above_flops": claim(
-            "time.anatomy_above_flops", same_calls and time.speedup > ratios["flops"], **about
+            "time.anatomy_above_flops",
+            same_calls and against(time.speedup_interval, ratios["flops"]) == "above",
+            **about,
         ),
         "below_per_call": claim(
-            "time.anatomy_below_per_call", same_calls and time.speedup < per_call, **about
+            "time.anatomy_below_per_call",
+            same_calls and against(time.speedup_interval, per_call) == "below",
+            **about,
         ),
         "dispatch_share": claim(
             "time.anatomy_dispatch_share",
