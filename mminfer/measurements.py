@@ -65,6 +65,13 @@ from mminfer.records import read_record
 REPORTS = {"report": "report.md", "beyond": "beyond.md"}
 
 
+# The version of the results a rule writes, in every measuring rule's params (rules/common.smk's
+# ``named``): change it with a record's fields or a measurement's method, and a results folder
+# written before reruns every measurement once (Snakemake reruns a rule whose script changed,
+# not one whose imported code did).
+RESULTS_VERSION = "2026-12-05"
+
+
 @dataclass(frozen=True)
 class Picture:
     """A PNG drawn from a measurement's record: <name>.png, by ``draw(record, out)``."""

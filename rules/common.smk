@@ -155,10 +155,14 @@ def named(**params):
     Snakemake tells a changed param by the set of the params' values, without their names: two
     params of equal value hide a change of either (time.warmup 1 -> 2 beside time.runs 2 reran
     nothing). ``named`` is one value that holds every name: editing any config key a rule reads
-    reruns it. Params functions (``contents``, ``model_params``, ``torch_threads``) are evaluated
+    reruns it, and so does a new results version. Params functions (``contents``, ``model_params``, ``torch_threads``) are evaluated
     per job, and their values are records with their keys already; they stay out of it.
     """
     plain = {name: value for name, value in params.items() if not callable(value)}
+    if "model" in params:  # a measuring rule: it loads the model
+        # the results' version (mminfer.measurements.RESULTS_VERSION): a folder written before a
+        # record or a method changed reruns every measurement once
+        plain["results_version"] = measurements.RESULTS_VERSION
     return {**params, "named": plain}
 
 
