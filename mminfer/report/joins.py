@@ -12,6 +12,8 @@ above the measures, so this module imports any measurement's record at run time.
 
 from __future__ import annotations
 
+import inspect
+
 from mminfer.measures.anatomy.anatomy import (
     PATHS,
     TERMS,
@@ -1098,42 +1100,22 @@ def busy_of(
     ]
 
 
-def machine_busy(
-    time,
-    batch=None,
-    conversation=None,
-    repetition=None,
-    sweep=None,
-    serve=None,
-    anatomy=None,
-    remedies=None,
-) -> bool:
-    """time.busy's predicate: a timing record's contention says the machine was busy."""
-    return bool(busy_of(time, batch, conversation, repetition, sweep, serve, anatomy, remedies))
-
-
-def busy_recomputed(
-    time,
-    batch=None,
-    conversation=None,
-    repetition=None,
-    sweep=None,
-    serve=None,
-    anatomy=None,
-    remedies=None,
-) -> bool:
+def busy_recomputed(**records) -> bool:
     """time.busy's check: the busy records recomputed from their contention figures (the process's
     CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
-    stored flag, are those the words name, and there is one at least."""
-    records = (time, batch, conversation, repetition, sweep, serve, anatomy, remedies)
+    stored flag, are those the words name, and there is one at least. Its parameters are
+    busy_of's (the records by measurement name: its ``__signature__`` below)."""
     recomputed = [
         name
-        for name, contention in timed_contentions(*records).items()
+        for name, contention in timed_contentions(**records).items()
         if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
         or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
     ]
-    named = [busy["rule"] for busy in busy_of(*records)]
+    named = [busy["rule"] for busy in busy_of(**records)]
     return bool(recomputed) and recomputed == named
+
+
+busy_recomputed.__signature__ = inspect.signature(busy_of)
 
 
 # Each busy record's figures: "time.json(쓸 수 있던 CPU의 41%만 받음, CPU 대기 35%)"; the
@@ -1150,7 +1132,7 @@ RETIME = '다시 잴 것: `snakemake -R {{ busy|map(attribute="rule")|join(" ") 
 BUSY_SENTENCES = (
     Sentence(
         "time.busy",
-        holds=machine_busy,
+        holds=busy_of,
         words=(
             "**시간을 재는 동안 기계가 바빴다**: " + BUSY_FIGURES + ". 토큰 수, 바이트, 답 같은"
             " 정확한 수치는 그대로지만 시간은 조용한 기계에서 " + RETIME + "(규칙"
@@ -1160,7 +1142,7 @@ BUSY_SENTENCES = (
     ),
     Sentence(
         "time.busy_glance",
-        holds=machine_busy,
+        holds=busy_of,
         words=(
             "| **바쁜 기계** | "
             + BUSY_FIGURES
