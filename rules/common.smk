@@ -155,8 +155,9 @@ def named(**params):
     Snakemake tells a changed param by the set of the params' values, without their names: two
     params of equal value hide a change of either (time.warmup 1 -> 2 beside time.runs 2 reran
     nothing). ``named`` is one value that holds every name: editing any config key a rule reads
-    reruns it, and so does a new results version. Params functions (``contents``, ``model_params``, ``torch_threads``) are evaluated
-    per job, and their values are records with their keys already; they stay out of it.
+    reruns it, and so does a new results version. Params functions (``contents``,
+    ``model_params``, ``torch_threads``) are evaluated per job, and their values are records with
+    their keys already; they stay out of it.
     """
     plain = {name: value for name, value in params.items() if not callable(value)}
     if "model" in params:  # a measuring rule: it loads the model
