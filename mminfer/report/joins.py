@@ -656,8 +656,11 @@ def latency_time_sweep_facts(
 
 
 def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] | None:
-    """Where the sweep's clocked uncached steps pass the TPOT limit: ``crosses`` (the first such
-    step and its context), ``never`` (none up to the last clocked one); None without a sweep."""
+    """Where the sweep's clocked uncached steps pass the TPOT limit, each step's interval from its
+    runs (one look, FAMILY_LEVEL) against the limit: ``crosses`` (a step wholly above it, every
+    clocked step before it wholly below: the first such step and its context), ``never`` (every
+    clocked step wholly below, up to the last); neither where a step's runs cannot decide. None
+    without a sweep."""
     if sweep is None or sweep.verdict == "untrusted":
         return None
     clocked = [
@@ -667,8 +670,18 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
     ]
     if not clocked:
         return None
-    over = [(step, seconds) for step, seconds in clocked if seconds > latency.tpot_limit_s]
-    first = over[0] if over else None
+    sides = []
+    for step, seconds in clocked:
+        runs = [run[step] for run in sweep.steps.without_cache_runs_s if run[step] is not None]
+        sides.append(
+            (step, seconds, against(median_interval(runs, FAMILY_LEVEL), latency.tpot_limit_s))
+        )
+    first = None
+    for step, seconds, side in sides:
+        if side != "below":
+            first = (step, seconds) if side == "above" else None
+            break
+    never = all(side == "below" for _, _, side in sides)
     return {
         "crosses": claim(
             "latency.sweep_crosses",
@@ -679,7 +692,7 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
         ),
         "never": claim(
             "latency.sweep_never_crosses",
-            first is None,
+            never,
             new_tokens=clocked[-1][0] + 1,
             context=sweep.prompt_len + clocked[-1][0],
             step_s=clocked[-1][1],
