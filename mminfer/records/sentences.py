@@ -68,9 +68,13 @@ class Sentence:
 
     def supported(self, records: Mapping[str, object], chosen: bool | str) -> bool:
         """Whether the raw runs in ``records`` support the words written for ``chosen``: the
-        ``check`` with the records its parameters name, and ``chosen`` where it takes it."""
+        ``check`` with the records its parameters name (a check taking ``**records``: those
+        the predicate names), and ``chosen`` where it takes it."""
         parameters = inspect.signature(self.check).parameters
-        given = {name: records.get(name) for name in parameters if name != "chosen"}
+        names = [name for name in parameters if name != "chosen"]
+        if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters.values()):
+            names = self.parameters
+        given = {name: records.get(name) for name in names}
         if "chosen" in parameters:
             given["chosen"] = chosen
         return bool(self.check(**given))

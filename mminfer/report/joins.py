@@ -12,8 +12,6 @@ above the measures, so this module imports any measurement's record at run time.
 
 from __future__ import annotations
 
-import inspect
-
 from mminfer.measures.anatomy.anatomy import (
     PATHS,
     TERMS,
@@ -1116,8 +1114,8 @@ def busy_of(
 def busy_recomputed(**records) -> bool:
     """time.busy's check: the busy records recomputed from their contention figures (the process's
     CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
-    stored flag, are those the words name, and there is one at least. Its parameters are
-    busy_of's (the records by measurement name: its ``__signature__`` below)."""
+    stored flag, are those the words name, and there is one at least. It takes the records
+    busy_of names, by measurement name (mminfer.records.sentences.Sentence.supported)."""
     recomputed = [
         name
         for name, contention in timed_contentions(**records).items()
@@ -1126,9 +1124,6 @@ def busy_recomputed(**records) -> bool:
     ]
     named = [busy["rule"] for busy in busy_of(**records)]
     return bool(recomputed) and recomputed == named
-
-
-busy_recomputed.__signature__ = inspect.signature(busy_of)
 
 
 # Each busy record's figures: "time.json(쓸 수 있던 CPU의 41%만 받음, CPU 대기 35%)"; the

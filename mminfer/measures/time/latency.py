@@ -16,16 +16,8 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo
-from mminfer.records.interval import (
-    FAMILY_LEVEL,
-    Interval,
-    against,
-    look_level,
-    median_interval,
-    paired_ratios,
-    ratio_decision,
-)
+from mminfer.records import Glance, RunInfo, interval
+from mminfer.records.interval import Interval, paired_ratios
 from mminfer.records.machine import Contention
 from mminfer.records.sentences import Sentence
 
@@ -142,8 +134,8 @@ def limits(latency: Latency, name: str) -> str:
     lie wholly below their limits, "over" where either lies wholly above, else "undecided"."""
     path = paths(latency)[name]
     found = {
-        against(path.ttft_interval, latency.ttft_limit_s),
-        against(path.tpot_interval, latency.tpot_limit_s),
+        interval.against(path.ttft_interval, latency.ttft_limit_s),
+        interval.against(path.tpot_interval, latency.tpot_limit_s),
     }
     if found == {"below"}:
         return "within"
@@ -153,13 +145,13 @@ def limits(latency: Latency, name: str) -> str:
 def limits_in_runs(latency: Latency, time: Timing, name: str) -> str:
     """:func:`limits` recomputed from the runs' stamps (TTFT the first new token's put, TPOT the
     rest over N - 1), their intervals at the time job's per-look level."""
-    level = look_level(time.runs, time.max_runs)
+    level = interval.look_level(time.runs, time.max_runs)
     runs = paths(latency)[name].runs
     ttft = [run.stamps_s[1] for run in runs]
     tpot = [(run.stamps_s[-1] - run.stamps_s[1]) / max(len(run.stamps_s) - 2, 1) for run in runs]
     found = {
-        against(median_interval(ttft, level), latency.ttft_limit_s),
-        against(median_interval(tpot, level), latency.tpot_limit_s),
+        interval.against(interval.median_interval(ttft, level), latency.ttft_limit_s),
+        interval.against(interval.median_interval(tpot, level), latency.tpot_limit_s),
     }
     if found == {"below"}:
         return "within"
@@ -203,18 +195,6 @@ def latency_facts(latency: Latency, time: Timing | None = None) -> dict:
     }
 
 
-# Each run's figures, from the record's summaries (the predicates) or recomputed from the run's
-# stamps (the checks): stamps_s[0] the prompt's put, [1] the first new token's.
-def ttft_of(run: RunLatency, stamps: bool) -> float:
-    return run.stamps_s[1] if stamps else run.ttft_s
-
-
-def tpot_of(run: RunLatency, stamps: bool) -> float:
-    if not stamps:
-        return run.tpot_s
-    return (run.stamps_s[-1] - run.stamps_s[1]) / max(len(run.stamps_s) - 2, 1)
-
-
 def quarter(latency: Latency) -> int:
     """The steps compared at each end of the uncached path's gaps: a quarter of them."""
     return max(1, (latency.new_tokens - 1) // 4)
@@ -234,15 +214,25 @@ def gap_ratios(latency: Latency) -> list[float]:
 
 
 def level_of(time: Timing | None) -> float:
-    return FAMILY_LEVEL if time is None else look_level(time.runs, time.max_runs)
+    return interval.FAMILY_LEVEL if time is None else interval.look_level(time.runs, time.max_runs)
 
 
-def uncached_gap(latency: Latency, time: Timing | None, stamps: bool = False) -> str | None:
+def decided(values: list[float], time: Timing | None) -> str:
+    """Per-round values' interval at the time job's level of its looks: "above" or "below" 1,
+    "same" within the noise threshold, or "undecided" (mminfer.records.interval)."""
+    return interval.ratio_decision(interval.median_interval(values, level_of(time)))
+
+
+# --- the sentences' predicates (the record's per-run summaries) and their checks (each run's
+# stamps alone: [0] the prompt's put, [1] the first new token's, [-1] the last's) -----------------
+
+
+def uncached_gap(latency: Latency, time: Timing | None) -> str | None:
     """latency.uncached_gap: "grows" where the uncached runs' last steps over their first lie
     wholly above 1, else "undecided"; None for fewer than two gaps."""
     if latency.new_tokens < 3:
         return None
-    found = against(median_interval(gap_ratios(latency), level_of(time)), 1.0)
+    found = interval.against(interval.median_interval(gap_ratios(latency), level_of(time)), 1.0)
     return "grows" if found == "above" else "undecided"
 
 
@@ -256,76 +246,149 @@ def gap_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
         gaps = [b - a for a, b in zip(run.stamps_s[1:-1], run.stamps_s[2:])]
         first = statistics.median(gaps[:k])
         ratios.append(statistics.median(gaps[-k:]) / first if first > 0 else math.inf)
-    found = median_interval(ratios, look_level(time.runs, time.max_runs))
+    found = interval.median_interval(ratios, interval.look_level(time.runs, time.max_runs))
     grows = found.decisive and found.low > 1.0
     return chosen == ("grows" if grows else "undecided")
 
 
-def ttft_paths(latency: Latency, time: Timing | None, stamps: bool = False) -> str:
+PAIRED = {"same": "same", "undecided": "undecided", "above": "differs", "below": "differs"}
+
+
+def ttft_paths(latency: Latency, time: Timing | None) -> str:
     """latency.ttft_paths: the uncached over the cached TTFT, round by round (the same prefill
     of P tokens): "same" within the noise threshold, "differs", or "undecided"."""
-    ratios = paired_ratios(
-        [ttft_of(run, stamps) for run in latency.without_cache.runs],
-        [ttft_of(run, stamps) for run in latency.with_cache.runs],
-    )
-    found = ratio_decision(median_interval(ratios, level_of(time)))
-    return {"same": "same", "undecided": "undecided"}.get(found, "differs")
+    without = [run.ttft_s for run in latency.without_cache.runs]
+    return PAIRED[
+        decided(paired_ratios(without, [run.ttft_s for run in latency.with_cache.runs]), time)
+    ]
 
 
-def tpot_agrees(latency: Latency, time: Timing | None, stamps: bool = False) -> str | None:
+def ttft_paths_in_runs(latency: Latency, time: Timing | None, chosen: str) -> bool:
+    """latency.ttft_paths's check: each round's first-token stamps, uncached over cached."""
+    pairs = zip(latency.without_cache.runs, latency.with_cache.runs, strict=True)
+    return PAIRED[decided([a.stamps_s[1] / b.stamps_s[1] for a, b in pairs], time)] == chosen
+
+
+AGREES = {"same": "agrees", "undecided": "undecided", "above": "apart", "below": "apart"}
+
+
+def tpot_agrees(latency: Latency, time: Timing | None) -> str | None:
     """latency.tpot_agrees: the cached TPOT over time.json's time after the first token per
     token ((run seconds - TTFT) / (N - 1)), run by run: "agrees" within the noise threshold,
-    "apart", "undecided"; None without time.json, or where its runs are not these (another
-    count of runs: a latency.json from another time job)."""
-    runs = latency.with_cache.runs
-    if time is None or latency.new_tokens < 2 or len(time.with_cache_runs_s) != len(runs):
+    "apart", "undecided"; None without time.json."""
+    if time is None or latency.new_tokens < 2:
         return None
-    after = [
-        (seconds - ttft_of(run, stamps)) / (latency.new_tokens - 1)
-        for seconds, run in zip(time.with_cache_runs_s, runs)
+    runs = zip(time.with_cache_runs_s, latency.with_cache.runs, strict=True)
+    after = [(seconds - run.ttft_s) / (latency.new_tokens - 1) for seconds, run in runs]
+    return AGREES[
+        decided(paired_ratios([run.tpot_s for run in latency.with_cache.runs], after), time)
     ]
-    ratios = paired_ratios([tpot_of(run, stamps) for run in runs], after)
-    found = ratio_decision(median_interval(ratios, level_of(time)))
-    return {"same": "agrees", "undecided": "undecided"}.get(found, "apart")
 
 
-def speed(latency: Latency, time: Timing | None, stamps: bool = False) -> str | None:
+def tpot_agrees_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
+    """latency.tpot_agrees's check: each run's first to last new token's stamps over time.json's
+    run less its first token's stamp (the N - 1 tokens after the first, both ways)."""
+    runs = zip(time.with_cache_runs_s, latency.with_cache.runs, strict=True)
+    ratios = [(run.stamps_s[-1] - run.stamps_s[1]) / (s - run.stamps_s[1]) for s, run in runs]
+    return AGREES[decided(ratios, time)] == chosen
+
+
+SPEED = {"below": "below", "above": "not_below", "undecided": "undecided"}
+
+
+def speed(latency: Latency, time: Timing | None) -> str | None:
     """latency.speed: eval_llm's [Speed] at the smallest n over the decode rate (1 / TPOT), run
     by run: "below", "not_below" (wholly above 1), "undecided"; None without a [Speed]."""
     path = latency.with_cache
     if not path.speed:
         return None
-    n = path.speed[0].n
+    runs = zip(path.runs, path.speed[0].runs_tokens_per_s, strict=True)
+    ratios = [tokens_per_s * run.tpot_s for run, tokens_per_s in runs]
+    found = interval.against(interval.median_interval(ratios, level_of(time)), 1.0)
+    return SPEED[found]
+
+
+def speed_in_runs(latency: Latency, time: Timing | None, chosen: str) -> bool:
+    """latency.speed's check: each run's n over its n-th token's stamp, times its gaps' mean
+    from its stamps (first to last new token over N - 1)."""
+    n = latency.with_cache.speed[0].n
     ratios = [
-        (n / run.stamps_s[n] if stamps else speed_run) * tpot_of(run, stamps)
-        for run, speed_run in zip(path.runs, path.speed[0].runs_tokens_per_s)
+        n / run.stamps_s[n] * (run.stamps_s[-1] - run.stamps_s[1]) / (len(run.stamps_s) - 2)
+        for run in latency.with_cache.runs
     ]
-    found = against(median_interval(ratios, level_of(time)), 1.0)
-    return {"below": "below", "above": "not_below"}.get(found, "undecided")
+    found = interval.median_interval(ratios, level_of(time))
+    side = "undecided"
+    if found.decisive and found.high < 1.0:
+        side = "below"
+    elif found.decisive and found.low > 1.0:
+        side = "above"
+    return SPEED[side] == chosen
 
 
-def prefill_most(latency: Latency, time: Timing | None, stamps: bool = False) -> bool:
-    """latency.prefill_most: the TTFT's share of the time to the n-th token lies wholly above
-    half, run by run."""
+def prefill_most(latency: Latency, time: Timing | None) -> bool:
+    """latency.prefill_most: the TTFT's share of the time to the n-th token (n over [Speed]'s
+    tokens per second) lies wholly above half, run by run."""
     path = latency.with_cache
     if not path.speed:
         return False
     n = path.speed[0].n
-    shares = [ttft_of(run, stamps) / run.stamps_s[n] for run in path.runs]
-    return against(median_interval(shares, level_of(time)), 0.5) == "above"
+    runs = zip(path.runs, path.speed[0].runs_tokens_per_s, strict=True)
+    shares = [run.ttft_s * tokens_per_s / n for run, tokens_per_s in runs]
+    return interval.against(interval.median_interval(shares, level_of(time)), 0.5) == "above"
 
 
-def cost(latency: Latency, stamps: bool = False) -> str:
+def prefill_most_in_runs(latency: Latency, time: Timing | None) -> bool:
+    """latency.prefill_most's check: each run's first token's stamp over its n-th's."""
+    if not latency.with_cache.speed:
+        return False
+    n = latency.with_cache.speed[0].n
+    shares = [run.stamps_s[1] / run.stamps_s[n] for run in latency.with_cache.runs]
+    found = interval.median_interval(shares, level_of(time))
+    return found.decisive and found.low > 0.5
+
+
+COST = {"above": "adds", "below": "faster", "same": "same", "undecided": "undecided"}
+
+
+def cost(latency: Latency) -> str:
     """latency.cost: the paired rounds' cached run with the streamer over the one without it:
     "adds", "faster", "same" or "undecided" (one look, at FAMILY_LEVEL)."""
     cost = latency.cost
-    runs = latency.with_cache.runs[: cost.rounds]
-    with_s = [run.seconds for run in runs] if stamps else cost.with_streamer_s
-    ratios = paired_ratios(with_s, cost.without_streamer_s)
+    ratios = paired_ratios(cost.with_streamer_s, cost.without_streamer_s)
     if not ratios:
         return "undecided"
-    found = ratio_decision(median_interval(ratios, FAMILY_LEVEL))
-    return {"above": "adds", "below": "faster"}.get(found, found)
+    return COST[interval.ratio_decision(interval.median_interval(ratios))]
+
+
+def cost_in_runs(latency: Latency, chosen: str) -> bool:
+    """latency.cost's check: the timed cached runs themselves (the runs' own clock) over the
+    runs without the streamer after them, round by round."""
+    without = latency.cost.without_streamer_s
+    runs = latency.with_cache.runs[: len(without)]
+    if not runs:
+        return chosen == "undecided"
+    found = interval.median_interval([run.seconds / s for run, s in zip(runs, without)])
+    return COST[interval.ratio_decision(found)] == chosen
+
+
+def cached_limits(latency: Latency) -> str:
+    """latency.cached_limits: the cached path against the interactive limits (:func:`limits`)."""
+    return limits(latency, "with_cache")
+
+
+def uncached_limits(latency: Latency) -> str:
+    """latency.uncached_limits: the uncached path against the interactive limits."""
+    return limits(latency, "without_cache")
+
+
+def cached_limits_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
+    """latency.cached_limits's check (:func:`limits_in_runs`)."""
+    return limits_in_runs(latency, time, "with_cache") == chosen
+
+
+def uncached_limits_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
+    """latency.uncached_limits's check (:func:`limits_in_runs`)."""
+    return limits_in_runs(latency, time, "without_cache") == chosen
 
 
 def latency_glance(latency: Latency) -> Glance:
@@ -348,17 +411,15 @@ UNCACHED = "캐시 없이는 TPOT {{ latency.without_cache.tpot_interval|ms_in }
 SENTENCES = (
     Sentence(
         "latency.cached_limits",
-        holds=lambda latency: limits(latency, "with_cache"),
+        holds=cached_limits,
         words={variant: CACHED + words + "." for variant, words in LIMITS.items()},
-        check=lambda latency, time, chosen: limits_in_runs(latency, time, "with_cache") == chosen,
+        check=cached_limits_in_runs,
     ),
     Sentence(
         "latency.uncached_limits",
-        holds=lambda latency: limits(latency, "without_cache"),
+        holds=uncached_limits,
         words={variant: UNCACHED + words + "." for variant, words in LIMITS.items()},
-        check=lambda latency, time, chosen: (
-            limits_in_runs(latency, time, "without_cache") == chosen
-        ),
+        check=uncached_limits_in_runs,
     ),
     Sentence(
         "latency.lesson",
@@ -374,7 +435,7 @@ SENTENCES = (
     ),
     Sentence(
         "latency.uncached_gap",
-        holds=lambda latency, time: uncached_gap(latency, time),
+        holds=uncached_gap,
         words={
             "grows": (
                 "캐시 없는 간격은 문맥과 함께 는다: 실행마다 끝 4분의 1 단계의 간격이 첫 4분의"
@@ -388,7 +449,7 @@ SENTENCES = (
     ),
     Sentence(
         "latency.ttft_paths",
-        holds=lambda latency, time: ttft_paths(latency, time),
+        holds=ttft_paths,
         words={
             "same": (
                 "두 경로의 TTFT는 같은 P토큰의 프리필이라, 실행마다 짝지은 비가 잡음 문턱(5 %)"
@@ -406,11 +467,11 @@ SENTENCES = (
                 "두 경로의 TTFT(같은 P토큰의 프리필)가 같은지는 이 실행들로는 가를 수 없다."
             ),
         },
-        check=lambda latency, time, chosen: ttft_paths(latency, time, stamps=True) == chosen,
+        check=ttft_paths_in_runs,
     ),
     Sentence(
         "latency.tpot_agrees",
-        holds=lambda latency, time: tpot_agrees(latency, time),
+        holds=tpot_agrees,
         words={
             "agrees": (
                 "캐시 사용 TPOT는 `time.json`의 실행 시간에서 TTFT를 뺀 토큰당 시간과 실행마다"
@@ -425,11 +486,11 @@ SENTENCES = (
                 " 이 실행들로는 가를 수 없다."
             ),
         },
-        check=lambda latency, time, chosen: tpot_agrees(latency, time, stamps=True) == chosen,
+        check=tpot_agrees_in_runs,
     ),
     Sentence(
         "latency.speed",
-        holds=lambda latency, time: speed(latency, time),
+        holds=speed,
         words={
             "below": (
                 "eval_llm.py식 `[Speed]`는 n = {{ latency.with_cache.speed[0].n }}에서"
@@ -444,17 +505,17 @@ SENTENCES = (
                 "eval_llm.py식 `[Speed]`가 디코드 속도보다 느린지는 이 실행들로는 가를 수 없다."
             ),
         },
-        check=lambda latency, time, chosen: speed(latency, time, stamps=True) == chosen,
+        check=speed_in_runs,
     ),
     Sentence(
         "latency.prefill_most",
-        holds=lambda latency, time: prefill_most(latency, time),
+        holds=prefill_most,
         words="그 시간의 절반 넘게가 첫 토큰까지다.",
-        check=lambda latency, time: prefill_most(latency, time, stamps=True),
+        check=prefill_most_in_runs,
     ),
     Sentence(
         "latency.cost",
-        holds=lambda latency: cost(latency),
+        holds=cost,
         words={
             "adds": "`streamer`는 캐시 사용 실행을 라운드마다 짝지은 비로 느리게 한다.",
             "faster": (
@@ -464,6 +525,6 @@ SENTENCES = (
             "same": "그 차이는 잡음 문턱(5 %) 안이다.",
             "undecided": "라운드 {{ latency.cost.rounds }}회로는 그 몫을 가를 수 없다.",
         },
-        check=lambda latency, chosen: cost(latency, stamps=True) == chosen,
+        check=cost_in_runs,
     ),
 )
