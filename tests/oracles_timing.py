@@ -31,33 +31,6 @@ def fed_ratio(records) -> float:
     return count.fed_without_cache / count.fed_with_cache
 
 
-def fixed_share_of(records, about) -> float | None:
-    """N x the sweep fit's fixed cost per cached step over the cached time measured at N."""
-    sweep = records["sweep"]
-    for point in sweep.points:
-        if point.new_tokens == about["new_tokens"] and point.with_cache_s > 0:
-            return point.new_tokens * sweep.fit.fixed_s_with_cache / point.with_cache_s
-    return None
-
-
-def share_said(records, about) -> bool:
-    """ "잰 캐시 경로 시간 T s의 S%가 단계마다의 고정비": the share of the time measured, at most
-    all of it, the fit holding."""
-    share = fixed_share_of(records, about)
-    return (
-        share is not None
-        and share <= 1
-        and close(about["share"], share)
-        and records["sweep"].fit.holds
-    )
-
-
-def exceeds_said(records, about) -> bool:
-    """ "고정비 × N이 잰 캐시 경로 시간보다 크다"."""
-    share = fixed_share_of(records, about)
-    return share is not None and share > 1 and records["sweep"].fit.holds
-
-
 def count_differs_from_formula(records, about) -> bool:
     """ "`forward`에 넣은 토큰이 공식과 다르다": a count against its formula, computed here from
     P and N (P + (N - 1) with the cache, N P + N (N - 1) / 2 without); the words print the
@@ -251,8 +224,6 @@ def judged(found: Callable[[Mapping], str], word: str) -> Callable[[Mapping, Map
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "time.fixed_share": share_said,
-    "time.fixed_exceeds": exceeds_said,
     "count.differs_from_formula": count_differs_from_formula,
     "sweep.longest_estimate": sweep_longest_estimate,
     "sweep.runs_spread_over": sweep_runs_spread_over,

@@ -919,7 +919,7 @@ def every_record(**replace) -> dict:
         "topp_detail": topp_detail_record(),
         "sweep": sweep_record(),
         "anatomy": anatomy_record(),
-        "latency": latency_record(),
+        "latency": latency_record(replace.get("time")),  # the time job's own runs
         "capacity": capacity_record(),
         "sampler": sampler_record(),
         "serve": serve_record(),

@@ -21,7 +21,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 from knob_models import KINDS, models_of_kind
-from reportdata import BUSY, NOISE, QUIET, anatomy_record, every_record, timed
+from reportdata import BUSY, NOISE, QUIET, anatomy_record, every_record, latency_record, timed
 from torch.utils.flop_counter import FlopCounterMode
 
 from mminfer.measures.anatomy.anatomy import CATEGORIES, PATHS, REST, TERMS, Anatomy, PathSplit
@@ -434,7 +434,7 @@ def noisy_records(draw) -> dict:
     fixed = time.with_cache_s / 64 * draw(st.sampled_from([0.3, 0.8, 1.0, 1.3]))
     runs = [fixed * factor for factor in NOISE[draw(kinds)]]
     record = replace(record, fixed_step_s=median_interval(runs), fixed_step_runs_s=runs)
-    return EVERY | {"anatomy": record, "time": time}
+    return EVERY | {"anatomy": record, "time": time, "latency": latency_record(time)}
 
 
 EVERY = every_record()

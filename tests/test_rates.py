@@ -138,7 +138,7 @@ def test_the_time_sections_op_cost_comes_from_the_module(spied):
     from mminfer.report.joins import anatomy_reason
 
     reason = anatomy_reason(time_record(), anatomy_record(), 10.0)
-    assert reason["dispatch_share"].about["op_s"] == SECONDS
+    assert reason["dispatch"]["op_s"] == SECONDS
 
 
 # --- the templates print rates, never compute them ----------------------------------------------

@@ -14,6 +14,7 @@ from reportdata import (
     sampler_record,
 )
 
+import mminfer.report.joins as joins
 import mminfer.report.render as render
 from mminfer.records.claims import ClaimLog
 from mminfer.records.sentences import Sentence
@@ -108,6 +109,7 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "latency.lesson",
         "latency.prefill_most",
         "latency.speed",
+        "latency.sweep_crosses",
         "latency.tpot_agrees",
         "latency.ttft_paths",
         "latency.uncached_gap",
@@ -151,11 +153,16 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "temp.distinct_grows",
         "temp.lesson",
         "temp.trend",
+        "time.anatomy_cuts_flops_not_calls",
+        "time.anatomy_dispatch_share",
+        "time.anatomy_lm_head",
+        "time.anatomy_speedup",
         "time.busy",
         "time.busy_glance",
         "time.cache_faster",
         "time.extra_rounds",
         "time.fixed_cost_measured",
+        "time.fixed_share",
         "time.reason",
         "time.spread",
         "topk.cap",
@@ -189,6 +196,10 @@ def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
 
 def test_every_variant_s_words_render_on_the_records():
     busy = {"busy": render.busy_of(cases()["machine_busy"]["records"]["time"])}  # its figures
+    every = every_record()  # the figures time.md.j2 and latency.md.j2 pass
+    time, sweep, latency = every["time"], every["sweep"], every["latency"]
+    reason = joins.reason_of(time, True, sweep) | joins.anatomy_reason(time, every["anatomy"], 9)
+    busy |= {"reason": reason, "crossing": joins.crossing_of(latency, sweep)}
     parted = {"same": differing(margin=1e-6, diff=2e-6)} | busy  # a step to name
     shapes = [
         every_record(remedies=remedies_record(REMEDY_SHARES | {"compile": 0.6})) | parted,

@@ -40,7 +40,7 @@ from mminfer.measures.time.time import Timing, speedup_in_runs, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, rates, token_ratio
-from mminfer.records.claims import Claim, claim
+from mminfer.records.claims import claim
 from mminfer.records.interval import (
     FAMILY_LEVEL,
     Interval,
@@ -91,7 +91,7 @@ def reason_terms(reason: dict) -> tuple[str, ...]:
         "holding",
     ):
         return ("fit",)
-    if reason["kind"] == "anatomy" and reason["dispatch_share"].holds:
+    if reason["kind"] == "anatomy" and reason["dispatch_share"]:
         return ("dispatch",)
     return ()
 
@@ -106,13 +106,20 @@ def time_count_sweep_anatomy_facts(
     count.json beside the speedup, and the reason the two differ, as far as the records show it
     (:func:`reason_of`)."""
     ratio = token_ratio(count)
-    below = time.speedup < ratio
     return time_facts(time) | {
         "token_ratio": ratio,
-        "speedup_below_token_ratio": below,
-        "reason": reason_of(time, below, sweep, anatomy, ratio),
+        "speedup_below_token_ratio": time.speedup < ratio,
+        "reason": reason_in(time, count, sweep, anatomy),
         "tokens_per_step_without_cache": count.fed_without_cache / time.new_tokens,
     }
+
+
+def reason_in(
+    time: Timing, count: Count, sweep: Sweep | None = None, anatomy: Anatomy | None = None
+) -> dict:
+    """:func:`reason_of` on the records: the speedup's median against count.json's token ratio."""
+    ratio = token_ratio(count)
+    return reason_of(time, time.speedup < ratio, sweep, anatomy, ratio)
 
 
 def reason_of(
@@ -126,11 +133,10 @@ def reason_of(
 
     ``kind``: "untrusted" (the time itself must not be believed: no comparison); "anatomy"
     (anatomy.json counted this very generation, at time.json's P and N, on its model and
-    threads: :func:`anatomy_reason`); "fixed_share"
-    (the speedup falls short and sweep.json's step fit holds: claims of the share of the cached
-    path's measured time N x its per-step fixed cost takes, or that it passes that time, at
-    ``new_tokens``, time.json's length where the sweep clocked it, else the sweep's longest
-    clocked); "attention" (the speedup passes the token ratio and
+    threads: :func:`anatomy_reason`); "fixed_share" (the speedup falls short and sweep.json's
+    step fit holds: N x its per-step fixed cost against the cached path's measured time at
+    ``new_tokens`` (:func:`fixed_point`), ``fixed`` its figures and ``fixed_share`` the
+    sentence time.fixed_share's variant); "attention" (the speedup passes the token ratio and
     the fit holds with a cost per attention pair above 0); "unknown" (no record shows it;
     ``sweep_fit``: "absent", "not_holding" or "holding", what the sweep could say).
     """
@@ -146,45 +152,59 @@ def reason_of(
         if sweep.fit.per_pair_s > 0:
             return {"kind": "attention", "per_pair_s": sweep.fit.per_pair_s}
         return {"kind": "unknown", "sweep_fit": "holding"}
-    measured = [point for point in sweep.points if point.without_cache_from == "clocked"]
-    measured = [point for point in measured if point.with_cache_s > 0] or sweep.points
-    chosen = measured[-1]
-    for point in measured:
-        if point.new_tokens == time.new_tokens:
-            chosen = point
+    chosen = fixed_point(sweep, time)
     fixed_total = chosen.new_tokens * sweep.fit.fixed_s_with_cache
+    measured = chosen.with_cache_interval
+    # the fixed cost's share of the cached path's time measured there (N x the fit's fixed cost
+    # per step over it), said only where that time's interval lies wholly on one side of it
+    variant = "undecided"
+    if measured.decisive and 0 < fixed_total <= measured.low:
+        variant = "share"
+    elif measured.decisive and fixed_total > measured.high:
+        variant = "exceeds"
     share = fixed_total / chosen.with_cache_s if chosen.with_cache_s > 0 else float("inf")
-    about = {
-        "new_tokens": chosen.new_tokens,
-        "share": share,
-        "fixed_total_s": fixed_total,
-        "measured_s": chosen.with_cache_s,
-    }
     return {
         "kind": "fixed_share",
         "new_tokens": chosen.new_tokens,
         "prompt_len": sweep.prompt_len,
         "same_length": chosen.new_tokens == time.new_tokens,
         "same_prompt": sweep.prompt_len == time.prompt_len,
-        # the fixed cost's share of the cached path's time measured there (N x the fit's fixed
-        # cost per step over it), not of the fit's own prediction; none where it passes it
-        "share": claim("time.fixed_share", share <= 1, **about),
-        "exceeds": claim("time.fixed_exceeds", share > 1, **about),
+        "fixed_share": variant,
+        "fixed": {
+            "new_tokens": chosen.new_tokens,
+            "share": share,
+            "fixed_total_s": fixed_total,
+            "measured_s": chosen.with_cache_s,
+        },
     }
 
 
-def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
-    """The reason line from anatomy.json, at time.json's own P and N.
+def fixed_point(sweep: Sweep, time: Timing) -> SweepPoint:
+    """The sweep's length whose cached time the fixed cost is set against: time.json's length
+    where the sweep clocked it, else the sweep's longest clocked."""
+    measured = [point for point in sweep.points if point.without_cache_from == "clocked"]
+    measured = [point for point in measured if point.with_cache_s > 0] or sweep.points
+    chosen = measured[-1]
+    for point in measured:
+        if point.new_tokens == time.new_tokens:
+            chosen = point
+    return chosen
 
-    What the cache cuts, as ratios of the uncached path's totals over the cached one's: its
-    FLOPs, against the calls of forward, the kernels run and the bytes moved, which every call
-    pays whatever it is fed. ``cuts_flops_not_calls``: fewer FLOPs, the same calls.
-    ``between``: the per-call work's ratios (kernels, bytes) no more than the speedup, the
-    speedup no more than the FLOPs' ratio, the per-call work's below the token ratio
-    (``tokens``); ``above_flops`` and ``below_per_call`` its alternatives. ``dispatch_share``:
-    the cached path's kernels at the op probe's cost, a share of its measured median, said only
-    where the intervals put it below all of it (PathSplit.share_of: "share"). ``lm_head``: the
-    uncached path computes more logits rows than it uses.
+
+def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
+    """The reason line from anatomy.json, at time.json's own P and N: its figures and the
+    variants of its sentences (time.anatomy_*).
+
+    ``ratios``: what the cache cuts, the uncached path's totals over the cached one's: its FLOPs,
+    against the calls of forward, the kernels run and the bytes moved, which every call pays
+    whatever it is fed. ``cuts_flops_not_calls``: fewer FLOPs, the same calls. ``speedup``, where
+    it does: "between" (the per-call work's ratios (kernels, bytes) wholly below the speedup's
+    interval, the FLOPs' ratio wholly above it, the per-call work's below the token ratio
+    ``tokens``), "above_flops" or "below_per_call" (the interval wholly above the FLOPs' ratio,
+    below the per-call work's), else None. ``dispatch_share``: the cached path's kernels at the
+    op probe's cost (``dispatch``), a share of its measured time where the intervals put it below
+    all of it (PathSplit.share_of: "share"). ``lm_head``: the uncached path computes more logits
+    rows than it uses (``head``).
     """
     cached = anatomy.with_cache.totals
     uncached = anatomy.without_cache.totals
@@ -194,59 +214,105 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
         "bytes": uncached.bytes_formula / cached.bytes_formula,
     }
     per_call = max(ratios["ops"], ratios["bytes"])
-    about = ratios | {
-        "speedup": time.speedup,
-        "calls": cached.calls,
-        "per_call": per_call,
-        "tokens": tokens,
-    }
-    same_calls = cached.calls == uncached.calls
+    cuts = cached.calls == uncached.calls and ratios["flops"] > 1
+    # the speedup's interval (its rounds) against the ratios: said only where it decides
+    speedup = None
+    if cuts:
+        flops = against(time.speedup_interval, ratios["flops"])
+        calls = against(time.speedup_interval, per_call)
+        if flops == "above":
+            speedup = "above_flops"
+        elif calls == "below":
+            speedup = "below_per_call"
+        elif flops == "below" and calls == "above" and per_call < tokens:
+            speedup = "between"
     split = anatomy.split("with_cache", time.with_cache_interval)
     dispatch_s = split.seconds["dispatch"]
     return {
         "kind": "anatomy",
         "prompt_len": anatomy.prompt_len,
         "new_tokens": anatomy.new_tokens,
-        # "캐시는 FLOPs를 R배 줄이지만 forward 호출은 두 경로 모두 N회이고 ..."
-        "cuts_flops_not_calls": claim(
-            "time.anatomy_cuts_flops_not_calls", same_calls and ratios["flops"] > 1, **about
-        ),
-        # the speedup's interval (its rounds) against the ratios: said only where it decides
-        "between": claim(
-            "time.anatomy_between",
-            same_calls
-            and against(time.speedup_interval, per_call) == "above"
-            and against(time.speedup_interval, ratios["flops"]) == "below"
-            and per_call < tokens,
-            **about,
-        ),
-        "above_flops": claim(
-            "time.anatomy_above_flops",
-            same_calls and against(time.speedup_interval, ratios["flops"]) == "above",
-            **about,
-        ),
-        "below_per_call": claim(
-            "time.anatomy_below_per_call",
-            same_calls and against(time.speedup_interval, per_call) == "below",
-            **about,
-        ),
-        "dispatch_share": claim(
-            "time.anatomy_dispatch_share",
-            split.share_of("dispatch") == "share",
-            ops=cached.ops,
-            op_s=rates.seconds_for(1, anatomy.machine.op.per_s),
-            dispatch_s=dispatch_s,
-            measured_s=time.with_cache_s,
-            share=dispatch_s / time.with_cache_s,
-        ),
-        "lm_head": claim(
-            "time.anatomy_lm_head",
-            uncached.logits_rows > uncached.logits_rows_keep_one,
-            rows=uncached.logits_rows,
-            rows_keep_one=uncached.logits_rows_keep_one,
-            flops_share=uncached.formula_parts["lm_head"] / uncached.flops_formula,
-        ),
+        "ratios": ratios | {"calls": cached.calls, "per_call": per_call, "tokens": tokens},
+        "cuts_flops_not_calls": cuts,
+        "speedup": speedup,
+        "dispatch_share": split.share_of("dispatch") == "share",
+        "dispatch": {
+            "ops": cached.ops,
+            "op_s": rates.seconds_for(1, anatomy.machine.op.per_s),
+            "dispatch_s": dispatch_s,
+            "share": dispatch_s / time.with_cache_s,
+        },
+        "lm_head": uncached.logits_rows > uncached.logits_rows_keep_one,
+        "head": {
+            "rows": uncached.logits_rows,
+            "rows_keep_one": uncached.logits_rows_keep_one,
+            "flops_share": uncached.formula_parts["lm_head"] / uncached.flops_formula,
+        },
     }
+
+
+def reason_part(name: str):
+    """The predicate of the reason line's sentence that reads :func:`reason_in`'s ``name``:
+    None where the line reads another record (its ``kind``)."""
+
+    def holds(
+        time: Timing | None, count: Count | None, sweep: Sweep | None, anatomy: Anatomy | None
+    ) -> bool | str | None:
+        if time is None or count is None:
+            return None
+        return reason_in(time, count, sweep, anatomy).get(name)
+
+    return holds
+
+
+def fixed_share_in_runs(time: Timing, sweep: Sweep, chosen: str) -> bool:
+    """time.fixed_share's check: the sweep's cached runs each summed over the first N steps
+    (N the length :func:`fixed_point` names), their interval at FAMILY_LEVEL, against N x the
+    fit's fixed cost per step: "share" wholly at or below the fastest, "exceeds" wholly above
+    the slowest, "undecided" neither."""
+    n = fixed_point(sweep, time).new_tokens
+    sums = run_sums(sweep.steps.with_cache_runs_s, sweep.steps.with_cache_s, n)
+    runs = median_interval(sums, FAMILY_LEVEL)
+    fixed_total = n * sweep.fit.fixed_s_with_cache
+    found = "undecided"
+    if runs.decisive and 0 < fixed_total <= runs.low:
+        found = "share"
+    elif runs.decisive and fixed_total > runs.high:
+        found = "exceeds"
+    return found == chosen
+
+
+def speedup_against_counts(time: Timing, count: Count, anatomy: Anatomy, chosen: str) -> bool:
+    """time.anatomy_speedup's check: time.json's speedup round by round (its interval at the
+    level of its looks, never the record's) against anatomy.json's counted ratios (the FLOPs,
+    the kernels, the bytes) and count.json's token ratio."""
+    speedup = median_interval(
+        paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s),
+        look_level(time.runs, time.max_runs),
+    )
+
+    cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
+    flops = uncached.flops_formula / cached.flops_formula
+    per_call = max(uncached.ops / cached.ops, uncached.bytes_formula / cached.bytes_formula)
+    if not speedup.decisive:
+        return False
+    if chosen == "above_flops":
+        return speedup.low > flops
+    if chosen == "below_per_call":
+        return speedup.high < per_call
+    tokens = count.fed_without_cache / count.fed_with_cache
+    return (
+        chosen == "between"
+        and per_call < speedup.low
+        and speedup.high < flops
+        and per_call < tokens
+    )
+
+
+def dispatch_share_in_runs(anatomy: Anatomy, time: Timing) -> bool:
+    """time.anatomy_dispatch_share's check: the cached path's dispatch share decided from the
+    op probe's and time.json's raw runs (:func:`verdicts_in_runs`)."""
+    return verdicts_in_runs(anatomy, time, "with_cache")["dispatch"] == "share"
 
 
 def reason(time: Timing, count: Count) -> str | None:
@@ -289,6 +355,91 @@ TIME_SENTENCES = (
             ),
         },
         check=reason_in_runs,
+    ),
+)
+
+
+SAID_SPEEDUP = ": speedup {{ '≈' if time.verdict == 'noisy' }}{{ time.speedup|fmt('.2f') }}배는 "
+FIXED_AT = (
+    "`## 길이에 따른 비용`의 적합으로는 P = {{ reason.prompt_len }}, N ="
+    " {{ reason.fixed.new_tokens }}에서 "
+)
+FIXED_TOTAL = "{{ reason.fixed.fixed_total_s|fmt('.4f') }} s"
+MEASURED = "잰 캐시 경로 시간 {{ reason.fixed.measured_s|fmt('.4f') }} s"
+# The reason line's sentences beside time.reason: the template (time.md.j2) passes ``reason``
+# (:func:`reason_in`), whose figures they print; each predicate reads its part of it.
+REASON_SENTENCES = (
+    Sentence(
+        "time.fixed_share",
+        holds=reason_part("fixed_share"),
+        words={
+            "share": (
+                FIXED_AT
+                + MEASURED
+                + "의 {{ reason.fixed.share|percent(0) }}가 단계마다의 고정비(넣는"
+                " 토큰 수와 무관하게 매 단계 드는 시간, N × 고정비 = " + FIXED_TOTAL + ")다: 캐시는"
+                " 넣는 토큰을 줄여도 단계 수는 줄이지 못한다{% if not (reason.same_prompt and"
+                " reason.same_length) %}(이 절의 시간은 P = {{ time.prompt_len }}, N ="
+                " {{ time.new_tokens }}에서 잰 것이라 그 몫은 다를 수 있다){% endif %}."
+            ),
+            "exceeds": (
+                FIXED_AT + "단계마다의 고정비 × N = " + FIXED_TOTAL + "가 " + MEASURED + "보다"
+                " 크다: 이 적합으로는 고정비의 몫을 말할 수 없고, 이 측정만으로는 그 까닭을 가를 수"
+                " 없다."
+            ),
+            "undecided": (
+                FIXED_AT + "단계마다의 고정비 × N = " + FIXED_TOTAL + "가 잰 캐시 경로 시간의"
+                " 몫인지는 그 실행들로는 가를 수 없다."
+            ),
+        },
+        check=fixed_share_in_runs,
+    ),
+    Sentence(
+        "time.anatomy_cuts_flops_not_calls",
+        holds=reason_part("cuts_flops_not_calls"),
+        words=(
+            "`## 한 단계의 해부`(anatomy.json, 같은 P = {{ reason.prompt_len }}, N ="
+            " {{ reason.new_tokens }})로 보면 캐시는 FLOPs를 {{ reason.ratios.flops|fmt('.1f') }}배"
+            " 줄이지만 `forward` 호출은 두 경로 모두 {{ reason.ratios.calls }}회이고, 커널 수와"
+            " 읽고 쓰는 바이트의 비(미사용 ÷ 사용)는 {{ reason.ratios.ops|fmt('.2f') }}배,"
+            " {{ reason.ratios.bytes|fmt('.2f') }}배다"
+        ),
+    ),
+    Sentence(
+        "time.anatomy_speedup",
+        holds=reason_part("speedup"),
+        words={
+            "between": (
+                SAID_SPEEDUP + "그 둘과 FLOPs의 비 사이에 있다. 호출마다 드는 일(커널, 바이트)은"
+                " 넣는 토큰({{ reason.ratios.tokens|fmt('.1f') }}배)만큼 줄지 않는다."
+            ),
+            "above_flops": SAID_SPEEDUP + "FLOPs의 비보다도 크다. 이 셈으로는 설명되지 않는다.",
+            "below_per_call": (
+                SAID_SPEEDUP + "그 호출마다의 일의 비보다도 작다. 이 셈으로는 설명되지 않는다."
+            ),
+        },
+        check=speedup_against_counts,
+    ),
+    Sentence(
+        "time.anatomy_dispatch_share",
+        holds=reason_part("dispatch_share"),
+        words=(
+            "이 기계의 op 비용(op당 {{ reason.dispatch.op_s|us }})으로는 캐시 경로 커널"
+            " {{ reason.dispatch.ops|thousands }}개의 디스패치만"
+            " {{ reason.dispatch.dispatch_s|fmt('.4f') }} s, 잰 시간의"
+            " {{ reason.dispatch.share|percent(0) }}다."
+        ),
+        check=dispatch_share_in_runs,
+    ),
+    Sentence(
+        "time.anatomy_lm_head",
+        holds=reason_part("lm_head"),
+        words=(
+            "캐시 없는 경로는 lm_head가 매 호출 넣은 모든 위치의 logits를"
+            " 계산해(`logits_to_keep=0`) {{ reason.head.rows|thousands }}행, 쓰는"
+            " {{ reason.head.rows_keep_one|thousands }}행의 밖까지 FLOPs의"
+            " {{ reason.head.flops_share|percent(0) }}를 쓴다."
+        ),
     ),
 )
 
@@ -649,16 +800,17 @@ def latency_time_sweep_facts(
 ) -> dict:
     """latency.json's facts (mminfer.measures.time.latency.latency_facts, time.json its own
     rule's) and where sweep.json's clocked uncached steps pass the TPOT limit
-    (:func:`crossing_claims`)."""
-    return latency_facts(latency, time) | {"crossing": crossing_claims(latency, sweep)}
+    (:func:`crossing_of`: the figures latency.sweep_crosses prints)."""
+    return latency_facts(latency, time) | {"crossing": crossing_of(latency, sweep)}
 
 
-def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] | None:
+def crossing_of(latency: Latency, sweep: Sweep | None) -> dict | None:
     """Where the sweep's clocked uncached steps pass the TPOT limit, each step's interval from its
-    runs (one look, FAMILY_LEVEL) against the limit: ``crosses`` (a step wholly above it, every
-    clocked step before it wholly below: the first such step and its context), ``never`` (every
-    clocked step wholly below, up to the last); neither where a step's runs cannot decide. None
-    without a sweep."""
+    runs (one look, FAMILY_LEVEL) against the limit. ``variant``: "crosses" (a step wholly above
+    it, every clocked step before it wholly below: ``new_tokens``, ``context`` and ``step_s`` are
+    that step's), "never" (every clocked step wholly below: the last clocked one's), "undecided"
+    (the first step not wholly below is not wholly above either: that step's). None without a
+    trusted sweep or a clocked uncached step."""
     if sweep is None or sweep.verdict == "untrusted":
         return None
     clocked = [
@@ -668,34 +820,66 @@ def crossing_claims(latency: Latency, sweep: Sweep | None) -> dict[str, Claim] |
     ]
     if not clocked:
         return None
-    sides = []
-    for step, seconds in clocked:
-        runs = [run[step] for run in sweep.steps.without_cache_runs_s if run[step] is not None]
-        sides.append(
-            (step, seconds, against(median_interval(runs, FAMILY_LEVEL), latency.tpot_limit_s))
-        )
-    first = None
-    for step, seconds, side in sides:
+    variant, (step, seconds) = "never", clocked[-1]
+    for candidate, median in clocked:
+        runs = [run[candidate] for run in sweep.steps.without_cache_runs_s]
+        side = against(median_interval(runs, FAMILY_LEVEL), latency.tpot_limit_s)
         if side != "below":
-            first = (step, seconds) if side == "above" else None
+            variant = "crosses" if side == "above" else "undecided"
+            step, seconds = candidate, median
             break
-    never = all(side == "below" for _, _, side in sides)
     return {
-        "crosses": claim(
-            "latency.sweep_crosses",
-            first is not None,
-            new_tokens=(first[0] + 1) if first else None,
-            context=(sweep.prompt_len + first[0]) if first else None,
-            step_s=first[1] if first else None,
-        ),
-        "never": claim(
-            "latency.sweep_never_crosses",
-            never,
-            new_tokens=clocked[-1][0] + 1,
-            context=sweep.prompt_len + clocked[-1][0],
-            step_s=clocked[-1][1],
-        ),
+        "variant": variant,
+        "new_tokens": step + 1,
+        "context": sweep.prompt_len + step,
+        "step_s": seconds,
     }
+
+
+def sweep_crossing(latency: Latency, sweep: Sweep | None) -> str | None:
+    """latency.sweep_crosses: :func:`crossing_of`'s variant."""
+    found = crossing_of(latency, sweep)
+    return None if found is None else found["variant"]
+
+
+def crossing_in_runs(latency: Latency, sweep: Sweep, chosen: str) -> bool:
+    """latency.sweep_crosses's check: every uncached step clocked in all the sweep's runs, in
+    step order, its runs' interval at FAMILY_LEVEL against the TPOT limit: "crosses" where the
+    first step not wholly below lies wholly above, "undecided" where it lies across, "never"
+    where there is none."""
+    limit = latency.tpot_limit_s
+    for step in range(len(sweep.steps.without_cache_s)):
+        runs = [run[step] for run in sweep.steps.without_cache_runs_s]
+        if None in runs:
+            continue
+        found = median_interval(runs, FAMILY_LEVEL)
+        if not (found.decisive and found.high < limit):
+            return chosen == ("crosses" if found.decisive and found.low > limit else "undecided")
+    return chosen == "never"
+
+
+CROSSING_FROM = "`## 길이에 따른 비용`의 캐시 없는 단계"
+LATENCY_SENTENCES = (
+    Sentence(
+        "latency.sweep_crosses",
+        holds=sweep_crossing,
+        words={
+            "crosses": (
+                CROSSING_FROM + "는 N = {{ crossing.new_tokens }}(문맥 {{ crossing.context }})에서"
+                " {{ crossing.step_s|ms }}로 TPOT 한계를 처음 넘었다."
+            ),
+            "never": (
+                "`## 길이에 따른 비용`이 잰 캐시 없는 단계는 N = {{ crossing.new_tokens }}(문맥"
+                " {{ crossing.context }})까지 TPOT 한계를 넘지 않았다; 그 너머는 재지 않았다."
+            ),
+            "undecided": (
+                CROSSING_FROM + "가 TPOT 한계를 넘는지는 N = {{ crossing.new_tokens }}(문맥"
+                " {{ crossing.context }})에서부터 단계마다의 실행으로는 가를 수 없다."
+            ),
+        },
+        check=crossing_in_runs,
+    ),
+)
 
 
 # --- capacity.json beside serve.json ---------------------------------------------------------
@@ -1427,4 +1611,6 @@ SENTENCES = (
     *REMEDIES_SENTENCES,
     *TIME_SENTENCES,
     *PROFILE_SENTENCES,
+    *LATENCY_SENTENCES,
+    *REASON_SENTENCES,
 )
