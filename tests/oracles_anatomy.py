@@ -72,7 +72,7 @@ def cuts_flops_not_calls(records, about) -> bool:
 def speedup_against(records, about) -> bool:
     """ "speedup은 그 둘(커널, 바이트의 비)과 FLOPs의 비 사이에 있다. 호출마다 드는 일은 넣는
     토큰(R배)만큼 줄지 않는다" (between), "FLOPs의 비보다도 크다" (above_flops), "그 호출마다의
-    일의 비보다도 작다" (below_per_call)."""
+    일의 비보다도 작다" (below_per_call), none of them (undecided)."""
     found = ratios(records)
     per_call = max(found["ops"], found["bytes"])
     speedup = speedup_in_runs(records["time"])
@@ -83,6 +83,7 @@ def speedup_against(records, about) -> bool:
         "above_flops": against(speedup, found["flops"]) == "above",
         "below_per_call": against(speedup, per_call) == "below",
     }
+    said["undecided"] = not any(said.values())
     return same_calls(records) and said[about["variant"]]
 
 

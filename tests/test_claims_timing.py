@@ -19,6 +19,7 @@ issue 36) is caught.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import math
 import random
@@ -155,6 +156,7 @@ def serves(draw):
 
 
 EVERY = every_record()  # the other sections' records, built once (rendering never changes them)
+OTHER_LENGTH = anatomy_record(new_tokens=32)  # anatomy.json of another N than time.json's
 
 
 @st.composite
@@ -311,12 +313,36 @@ def test_the_property_test_catches_the_interactive_limit_judged_from_the_median(
         FIND(given(timing_records())(check))()
 
 
-def test_the_property_test_catches_the_prefill_said_inside_every_speed(monkeypatch):
-    """eval_llm's [Speed] said slower than the decode rate wherever it was measured: wrong where
-    the first token came sooner than a gap, or the runs cannot decide it."""
-    plant(monkeypatch, "latency.speed", lambda latency, time: "below")
+@pytest.mark.parametrize(
+    ("key", "found", "said"),
+    [
+        ("latency.sweep_crosses", "undecided", "never"),
+        ("time.fixed_share", "undecided", "share"),
+        ("time.anatomy_speedup", "undecided", "between"),
+        ("time.anatomy_dispatch_share", False, True),
+        ("latency.ttft_paths", "undecided", "same"),
+        ("latency.tpot_agrees", "undecided", "agrees"),
+        ("latency.speed", "undecided", "below"),
+        ("latency.prefill_most", False, True),
+        ("latency.cost", "undecided", "adds"),
+    ],
+)
+def test_the_property_test_catches_words_the_runs_do_not_decide(monkeypatch, key, found, said):
+    """A sentence written as ``said`` where its predicate found ``found`` (the runs too few or
+    too spread to decide it): its check, recomputed from the raw runs, rejects it."""
+    honest = sentence_table()[key].holds
+
+    @functools.wraps(honest)  # the predicate's parameters: the records it reads
+    def planted(**records):
+        chosen = honest(**records)
+        return said if chosen == found else chosen
+
+    plant(monkeypatch, key, planted)
+    drawn = timing_records()
+    if key == "time.fixed_share":  # the sweep's fit gives the reason where anatomy.json cannot
+        drawn = drawn.map(lambda records: records | {"anatomy": OTHER_LENGTH})
     with pytest.raises(AssertionError):
-        FIND(given(timing_records())(check))()
+        FIND(given(drawn)(check))()
 
 
 def test_the_property_test_catches_the_uncached_growth_judged_from_the_medians(monkeypatch):

@@ -36,7 +36,7 @@ from mminfer.measures.sweep.sweep import (
 )
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, latency_facts
-from mminfer.measures.time.time import Timing, speedup_in_runs, time_facts
+from mminfer.measures.time.time import Timing, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, rates, token_ratio
@@ -216,7 +216,7 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
     per_call = max(ratios["ops"], ratios["bytes"])
     cuts = cached.calls == uncached.calls and ratios["flops"] > 1
     # the speedup's interval (its rounds) against the ratios: said only where it decides
-    speedup = None
+    speedup = "undecided" if cuts else None
     if cuts:
         flops = against(time.speedup_interval, ratios["flops"])
         calls = against(time.speedup_interval, per_call)
@@ -285,28 +285,23 @@ def fixed_share_in_runs(time: Timing, sweep: Sweep, chosen: str) -> bool:
 def speedup_against_counts(time: Timing, count: Count, anatomy: Anatomy, chosen: str) -> bool:
     """time.anatomy_speedup's check: time.json's speedup round by round (its interval at the
     level of its looks, never the record's) against anatomy.json's counted ratios (the FLOPs,
-    the kernels, the bytes) and count.json's token ratio."""
+    the kernels, the bytes) and count.json's token ratio; "undecided" where it lies against none
+    of them as the words say."""
     speedup = median_interval(
         paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s),
         look_level(time.runs, time.max_runs),
     )
-
     cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
     flops = uncached.flops_formula / cached.flops_formula
     per_call = max(uncached.ops / cached.ops, uncached.bytes_formula / cached.bytes_formula)
-    if not speedup.decisive:
-        return False
-    if chosen == "above_flops":
-        return speedup.low > flops
-    if chosen == "below_per_call":
-        return speedup.high < per_call
     tokens = count.fed_without_cache / count.fed_with_cache
-    return (
-        chosen == "between"
-        and per_call < speedup.low
-        and speedup.high < flops
-        and per_call < tokens
-    )
+    between = per_call < speedup.low and speedup.high < flops and per_call < tokens
+    found = {
+        "above_flops": speedup.decisive and speedup.low > flops,
+        "below_per_call": speedup.decisive and speedup.high < per_call,
+        "between": speedup.decisive and between,
+    }
+    return found.get(chosen, chosen == "undecided" and not any(found.values()))
 
 
 def dispatch_share_in_runs(anatomy: Anatomy, time: Timing) -> bool:
@@ -328,7 +323,9 @@ def reason_in_runs(time: Timing, count: Count, chosen: str) -> bool:
     """time.reason's check: the speedup's interval recomputed from the raw rounds, against the
     token ratio counted from count.json's fed tokens, gives the variant written."""
     ratio = count.fed_without_cache / count.fed_with_cache
-    return REASONS[against(speedup_in_runs(time), ratio)] == chosen
+    speedups = paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s)
+    found = median_interval(speedups, look_level(time.runs, time.max_runs))
+    return REASONS[against(found, ratio)] == chosen
 
 
 REASONS = {"below": "short", "above": "past", "undecided": "undecided"}
@@ -417,6 +414,7 @@ REASON_SENTENCES = (
             "below_per_call": (
                 SAID_SPEEDUP + "그 호출마다의 일의 비보다도 작다. 이 셈으로는 설명되지 않는다."
             ),
+            "undecided": ".",  # the rounds place the speedup against none of them
         },
         check=speedup_against_counts,
     ),
