@@ -252,6 +252,9 @@ QUIET_KEYS = [
     ("anatomy.profile_with_cache", None),
     ("anatomy.profile_without_cache", None),
     ("time.fixed_cost_measured", None),
+    # time's reason line from anatomy.json, latency beside the sweep (issues 46, 47)
+    ("time.anatomy_speedup", "between"),
+    ("latency.sweep_crosses", "never"),
 ]
 
 
