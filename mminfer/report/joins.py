@@ -31,6 +31,7 @@ from mminfer.measures.sweep.sweep import (
     Sweep,
     SweepPoint,
     clocked_among_first,
+    fixed_share,
     run_sums,
     sweep_facts,
 )
@@ -173,6 +174,10 @@ def reason_of(
         "fixed": {
             "new_tokens": chosen.new_tokens,
             "share": share,
+            # its interval from the measured time's (mminfer.measures.sweep.sweep.fixed_share)
+            "share_interval": fixed_share(sweep.fit, chosen.new_tokens, measured)
+            if measured.low > 0
+            else None,
             "fixed_total_s": fixed_total,
             "measured_s": chosen.with_cache_s,
         },
@@ -240,7 +245,7 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
             "ops": cached.ops,
             "op_s": rates.seconds_for(1, anatomy.machine.op.per_s),
             "dispatch_s": dispatch_s,
-            "share": dispatch_s / time.with_cache_s,
+            "share_interval": split.share_interval("dispatch"),
         },
         "lm_head": uncached.logits_rows > uncached.logits_rows_keep_one,
         "head": {
@@ -373,7 +378,7 @@ REASON_SENTENCES = (
             "share": (
                 FIXED_AT
                 + MEASURED
-                + "의 {{ reason.fixed.share|percent(0) }}가 단계마다의 고정비(넣는"
+                + "의 {{ reason.fixed.share_interval|percent_in }}가 단계마다의 고정비(넣는"
                 " 토큰 수와 무관하게 매 단계 드는 시간, N × 고정비 = " + FIXED_TOTAL + ")다: 캐시는"
                 " 넣는 토큰을 줄여도 단계 수는 줄이지 못한다{% if not (reason.same_prompt and"
                 " reason.same_length) %}(이 절의 시간은 P = {{ time.prompt_len }}, N ="
@@ -425,7 +430,7 @@ REASON_SENTENCES = (
             "이 기계의 op 비용(op당 {{ reason.dispatch.op_s|us }})으로는 캐시 경로 커널"
             " {{ reason.dispatch.ops|thousands }}개의 디스패치만"
             " {{ reason.dispatch.dispatch_s|fmt('.4f') }} s, 잰 시간의"
-            " {{ reason.dispatch.share|percent(0) }}다."
+            " {{ reason.dispatch.share_interval|percent_in }}다."
         ),
         check=dispatch_share_in_runs,
     ),
