@@ -257,10 +257,9 @@ PAIRED = {"same": "same", "undecided": "undecided", "above": "differs", "below":
 def ttft_paths(latency: Latency, time: Timing | None) -> str:
     """latency.ttft_paths: the uncached over the cached TTFT, round by round (the same prefill
     of P tokens): "same" within the noise threshold, "differs", or "undecided"."""
-    without = [run.ttft_s for run in latency.without_cache.runs]
-    return PAIRED[
-        decided(paired_ratios(without, [run.ttft_s for run in latency.with_cache.runs]), time)
-    ]
+    without, with_ = latency.without_cache.runs, latency.with_cache.runs
+    ratios = paired_ratios([run.ttft_s for run in without], [run.ttft_s for run in with_])
+    return PAIRED[decided(ratios, time)]
 
 
 def ttft_paths_in_runs(latency: Latency, time: Timing | None, chosen: str) -> bool:
@@ -278,11 +277,10 @@ def tpot_agrees(latency: Latency, time: Timing | None) -> str | None:
     "apart", "undecided"; None without time.json."""
     if time is None or latency.new_tokens < 2:
         return None
-    runs = zip(time.with_cache_runs_s, latency.with_cache.runs, strict=True)
-    after = [(seconds - run.ttft_s) / (latency.new_tokens - 1) for seconds, run in runs]
-    return AGREES[
-        decided(paired_ratios([run.tpot_s for run in latency.with_cache.runs], after), time)
-    ]
+    runs = latency.with_cache.runs
+    pairs = zip(time.with_cache_runs_s, runs, strict=True)
+    after = [(seconds - run.ttft_s) / (latency.new_tokens - 1) for seconds, run in pairs]
+    return AGREES[decided(paired_ratios([run.tpot_s for run in runs], after), time)]
 
 
 def tpot_agrees_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
