@@ -100,7 +100,7 @@ def test_speedup_below_the_token_ratio():
 
 def test_the_fixed_cost_is_named_as_the_reason_only_where_the_sweep_fit_shows_it():
     reason = time_section(time_record(speedup=5.0), count_record(), sweep_record())["reason"]
-    assert reason["kind"] == "fixed_share" and reason["fixed"]["share"] > 0
+    assert reason["kind"] == "fixed_share" and reason["fixed"]["share_interval"].median > 0
     broken = sweep_record(holds=False)
     reason = time_section(time_record(speedup=5.0), count_record(), broken)["reason"]
     assert reason == {"kind": "unknown", "sweep_fit": "not_holding"}

@@ -163,7 +163,6 @@ def reason_of(
         variant = "share"
     elif measured.decisive and fixed_total > measured.high:
         variant = "exceeds"
-    share = fixed_total / chosen.with_cache_s if chosen.with_cache_s > 0 else float("inf")
     return {
         "kind": "fixed_share",
         "new_tokens": chosen.new_tokens,
@@ -173,8 +172,7 @@ def reason_of(
         "fixed_share": variant,
         "fixed": {
             "new_tokens": chosen.new_tokens,
-            "share": share,
-            # its interval from the measured time's (mminfer.measures.sweep.sweep.fixed_share)
+            # N x fixed over the measured time, with its interval (sweep.fixed_share)
             "share_interval": fixed_share(sweep.fit, chosen.new_tokens, measured)
             if measured.low > 0
             else None,
@@ -206,10 +204,10 @@ def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
     it does: "between" (the per-call work's ratios (kernels, bytes) wholly below the speedup's
     interval, the FLOPs' ratio wholly above it, the per-call work's below the token ratio
     ``tokens``), "above_flops" or "below_per_call" (the interval wholly above the FLOPs' ratio,
-    below the per-call work's), else None. ``dispatch_share``: the cached path's kernels at the
-    op probe's cost (``dispatch``), a share of its measured time where the intervals put it below
-    all of it (PathSplit.share_of: "share"). ``lm_head``: the uncached path computes more logits
-    rows than it uses (``head``).
+    below the per-call work's), else "undecided". ``dispatch_share``: the cached path's kernels
+    at the op probe's cost (``dispatch``), a share of its measured time where the intervals put
+    it below all of it (PathSplit.share_of: "share"). ``lm_head``: the uncached path computes
+    more logits rows than it uses (``head``).
     """
     cached = anatomy.with_cache.totals
     uncached = anatomy.without_cache.totals
