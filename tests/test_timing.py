@@ -20,7 +20,7 @@ from mminfer.records.spread import (
     cv_within_runs,
 )
 from mminfer.report.render import render_report
-from mminfer.timing.ab import Rounds, time_ab
+from mminfer.timing.ab import Rounds, time_ab, time_sides
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -183,3 +183,31 @@ def test_report_never_presents_an_untrusted_speedup_as_fact():
     text = report_of(result)
     assert "이 시간은 믿으면 안 된다" in text and "측정의 문제다" in text
     assert "빠르다(라운드" not in text and "토큰 비율(" not in text
+
+
+def test_k_sides_turn_their_order_pair_by_round_and_add_rounds_only_while_undecided():
+    now, calls, base = [0.0], [], {"a": 1.0, "b": 2.0, "c": 1.0}
+
+    def work(name):  # the machine slows round by round, every side alike; c swings 1.3 / 0.8
+        def run():
+            swing = (1.3 if calls.count(name) % 2 else 0.8) if name == "c" else 1.0
+            now[0] += base[name] * (1 + calls.count(name)) * swing
+            calls.append(name)
+
+        return run
+
+    def timed(pairs, max_runs=12):
+        calls.clear()
+        rounds = Rounds(warmup=0, runs=3, max_runs=max_runs)
+        work_of = {name: work(name) for name in base}
+        return time_sides(
+            work=work_of, pairs=pairs, device="cpu", rounds=rounds, warmup=1, clock=lambda: now[0]
+        )
+
+    steady = timed([("a", "b")])
+    assert calls[:3] == ["a", "b", "c"] and len(calls) == 3 * (1 + len(steady.orders))
+    assert steady.orders[:3] == [("a", "b", "c"), ("c", "b", "a"), ("b", "c", "a")]
+    assert steady.runs_s["b"] == pytest.approx([2 * a for a in steady.runs_s["a"]])
+    assert 3 < len(steady.orders) < 12  # decided before the bound
+    assert len(timed([("a", "b"), ("a", "c")]).orders) == 12  # c undecided: up to max_runs
+    assert len(timed([("a", "c")], max_runs=2).orders) == 3  # never fewer than runs

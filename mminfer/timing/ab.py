@@ -237,3 +237,71 @@ def ab_record(
         decision=ratio_decision(ratio),
         contention=None if meter is None else meter.read(),
     )
+
+
+@dataclass(frozen=True)
+class SidesTiming:
+    """The runs of k sides interleaved: every round runs each side once, in ``orders``' order."""
+
+    runs_s: dict[str, list[float]]  # each side's timed runs, in round order
+    orders: list[tuple[str, ...]]  # each timed round's order of the sides
+    runs: int  # rounds asked for
+    max_runs: int  # the most rounds, extra rounds included
+    contention: Contention  # during the timed rounds
+
+
+def order_of(sides: list[str], round_number: int) -> tuple[str, ...]:
+    """A round's order: the sides rotated by one every second round and reversed every odd
+    round (A B C, C B A, B C A, A C B, ...), so that each side of a pair runs first in some
+    rounds and second in others, and a drift hits every side alike over the rounds."""
+    shift = (round_number // 2) % len(sides)
+    turned = sides[shift:] + sides[:shift]
+    return tuple(reversed(turned) if round_number % 2 else turned)
+
+
+def time_sides(
+    *,
+    work: dict[str, Callable[[], object]],
+    pairs: list[tuple[str, str]],
+    device,
+    rounds: Rounds,
+    warmup: int,
+    clock: Callable[[], float] | None = None,
+) -> SidesTiming:
+    """Time every side of ``work`` (name -> one run), interleaved (:func:`order_of`): ``warmup``
+    untimed rounds (0 where the caller's own checks ran each side's same work once), then
+    ``rounds.runs`` timed rounds, then one more round at a time while the per-round ratio b / a
+    of any pair (a, b) in ``pairs`` is undecided at the per-look level, up to
+    ``rounds.max_runs`` rounds. ``clock`` replaces the device's clock (a test's fake clock)."""
+    if clock is None:
+        clock = device_clock(device)
+    names = list(work)
+
+    def one_round(number: int) -> tuple[tuple[str, ...], dict[str, float]]:
+        order, seconds = order_of(names, number), {}
+        for name in order:
+            start = clock()
+            work[name]()
+            seconds[name] = clock() - start
+        return order, seconds
+
+    for number in range(warmup):
+        one_round(number)
+    meter = ContentionMeter(device, clock, load_average())
+    runs_s, orders = {name: [] for name in names}, []
+    level = look_level(rounds.runs, rounds.max_runs)
+    while len(orders) < rounds.runs or (
+        len(orders) < rounds.max_runs
+        and any(undecided({True: runs_s[a], False: runs_s[b]}, level) for a, b in pairs)
+    ):
+        order, seconds = one_round(len(orders))
+        orders.append(order)
+        for name in names:
+            runs_s[name].append(seconds[name])
+    return SidesTiming(
+        runs_s=runs_s,
+        orders=orders,
+        runs=rounds.runs,
+        max_runs=max(rounds.runs, rounds.max_runs),
+        contention=meter.read(),
+    )
