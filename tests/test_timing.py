@@ -7,6 +7,8 @@ of slowness stands in for the machine.
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import reportdata
 
@@ -188,21 +190,16 @@ def test_report_never_presents_an_untrusted_speedup_as_fact():
 def test_k_sides_turn_their_order_pair_by_round_and_add_rounds_only_while_undecided():
     now, calls, base = [0.0], [], {"a": 1.0, "b": 2.0, "c": 1.0}
 
-    def work(name):  # the machine slows round by round, every side alike; c swings 1.3 / 0.8
-        def run():
-            swing = (1.3 if calls.count(name) % 2 else 0.8) if name == "c" else 1.0
-            now[0] += base[name] * (1 + calls.count(name)) * swing
-            calls.append(name)
-
-        return run
+    def run(name):  # the machine slows round by round, every side alike; c swings 1.3 / 0.8
+        swing = (1.3 if calls.count(name) % 2 else 0.8) if name == "c" else 1.0
+        now[0] += base[name] * (1 + calls.count(name)) * swing
+        calls.append(name)
 
     def timed(pairs, max_runs=12):
         calls.clear()
+        work, fake = {n: partial(run, n) for n in base}, {"clock": lambda: now[0]}
         rounds = Rounds(warmup=0, runs=3, max_runs=max_runs)
-        work_of = {name: work(name) for name in base}
-        return time_sides(
-            work=work_of, pairs=pairs, device="cpu", rounds=rounds, warmup=1, clock=lambda: now[0]
-        )
+        return time_sides(work=work, pairs=pairs, device="cpu", rounds=rounds, warmup=1, **fake)
 
     steady = timed([("a", "b")])
     assert calls[:3] == ["a", "b", "c"] and len(calls) == 3 * (1 + len(steady.orders))
