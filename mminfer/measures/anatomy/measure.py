@@ -435,6 +435,11 @@ def measure_machine(
     )
 
 
+def each_path(function, **arguments) -> dict:
+    """{path: ``function(**arguments, use_cache=...)``} for each of PATHS."""
+    return {name: function(**arguments, use_cache=name == "with_cache") for name in PATHS}
+
+
 def measure_anatomy(
     *,
     model,
@@ -455,15 +460,7 @@ def measure_anatomy(
     load_before = machine.load_average()
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     with machine.phase("counts", "one counted generation of each path"):
-        paths = {
-            name: path_counts(
-                model=model,
-                input_ids=input_ids,
-                new_tokens=new_tokens,
-                use_cache=name == "with_cache",
-            )
-            for name in PATHS
-        }
+        paths = each_path(path_counts, model=model, input_ids=input_ids, new_tokens=new_tokens)
     threads = torch.get_num_threads()
     meter = machine.ContentionMeter(device, device_clock(device), load_before)
     with machine.phase("probes", f"{probe_runs} runs and a warm-up of each of 5 probes"):
@@ -475,16 +472,9 @@ def measure_anatomy(
             runs=probe_runs,
         )
     with machine.phase("profile", f"{PROFILE_ROUNDS} profiled generations of each path"):
-        profile = {
-            name: profile_path(
-                model=model,
-                input_ids=input_ids,
-                new_tokens=new_tokens,
-                use_cache=name == "with_cache",
-                device=device,
-            )
-            for name in PATHS
-        }
+        profile = each_path(
+            profile_path, model=model, input_ids=input_ids, new_tokens=new_tokens, device=device
+        )
     with machine.phase("fixed_step", f"{FIXED_ROUNDS} pairs of minimal-width generations"):
         fixed = fixed_step(
             model=model, prompt_len=len(prompt_ids), new_tokens=new_tokens, device=device
