@@ -471,11 +471,13 @@ def measure_anatomy(
             threads=threads,
             runs=probe_runs,
         )
-    with machine.phase("profile", f"{PROFILE_ROUNDS} profiled generations of each path"):
+    rounds = f"{PROFILE_ROUNDS} profiled generations of each path, each after an unprofiled one"
+    with machine.phase("profile", rounds):
         profile = each_path(
             profile_path, model=model, input_ids=input_ids, new_tokens=new_tokens, device=device
         )
-    with machine.phase("fixed_step", f"{FIXED_ROUNDS} pairs of minimal-width generations"):
+    pairs = f"a warm-up and {FIXED_ROUNDS} pairs (N tokens, one) of minimal-width generations"
+    with machine.phase("fixed_step", pairs):
         fixed = fixed_step(
             model=model, prompt_len=len(prompt_ids), new_tokens=new_tokens, device=device
         )
