@@ -9,6 +9,10 @@ per-look level that keeps all looks' error within 10 %. The contention during th
 (the process's CPU share, the kernel's CPU pressure) is measured beside them. Each run is clocked
 by the device's clock (mminfer.timing.clock). The record names its sides ``a`` and ``b`` and its
 doubts as the caller names them: each measurement maps it onto its own record's fields.
+
+:func:`time_sides` is the same for k sides (remedies.json's): each round runs every side once,
+in an order that turns from round to round (:func:`order_of`), the pairs compared round by round,
+more rounds while any pair is undecided; the caller's own checks may be its warm-ups.
 """
 
 from __future__ import annotations
