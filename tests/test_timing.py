@@ -201,10 +201,10 @@ def test_k_sides_turn_their_order_pair_by_round_and_add_rounds_only_while_undeci
         rounds = Rounds(warmup=0, runs=3, max_runs=max_runs)
         return time_sides(work=work, pairs=pairs, device="cpu", rounds=rounds, warmup=1, **fake)
 
-    steady = timed([("a", "b")])
-    assert calls[:3] == ["a", "b", "c"] and len(calls) == 3 * (1 + len(steady.orders))
-    assert steady.orders[:3] == [("a", "b", "c"), ("c", "b", "a"), ("b", "c", "a")]
-    assert steady.runs_s["b"] == pytest.approx([2 * a for a in steady.runs_s["a"]])
-    assert 3 < len(steady.orders) < 12  # decided before the bound
-    assert len(timed([("a", "b"), ("a", "c")]).orders) == 12  # c undecided: up to max_runs
+    steady = timed([("a", "b")])  # decided before the bound; c in no pair: the rounds asked for
+    assert calls[:3] == ["a", "b", "c"] and calls.count("c") == 4 < calls.count("b") < 13
+    assert steady.orders[:4] == [("a", "b", "c"), ("c", "b", "a"), ("b", "c", "a"), ("a", "b")]
+    assert steady.runs_of("b") == pytest.approx([2 * a for a in steady.runs_of("a")])
+    both = timed([("a", "b"), ("a", "c")])  # c undecided: up to max_runs; b stops when decided
+    assert len(both.runs_of("c")) == 12 and len(both.runs_of("b")) == len(steady.orders)
     assert len(timed([("a", "c")], max_runs=2).orders) == 3  # never fewer than runs

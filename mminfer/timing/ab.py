@@ -245,13 +245,31 @@ def ab_record(
 
 @dataclass(frozen=True)
 class SidesTiming:
-    """The runs of k sides interleaved: every round runs each side once, in ``orders``' order."""
+    """The runs of k sides interleaved: each round runs every side once (after the rounds asked
+    for, only the sides of a pair still undecided), each round in the order it ran."""
 
-    runs_s: dict[str, list[float]]  # each side's timed runs, in round order
-    orders: list[tuple[str, ...]]  # each timed round's order of the sides
+    rounds_s: list[dict[str, float]]  # each timed round: each side's seconds, in the round's order
     runs: int  # rounds asked for
     max_runs: int  # the most rounds, extra rounds included
     contention: Contention  # during the timed rounds
+
+    @property
+    def orders(self) -> list[tuple[str, ...]]:
+        """Each timed round's order of its sides."""
+        return [tuple(seconds) for seconds in self.rounds_s]
+
+    def runs_of(self, side: str) -> list[float]:
+        """``side``'s timed runs, in round order."""
+        return [seconds[side] for seconds in self.rounds_s if side in seconds]
+
+    def paired(self, a: str, b: str) -> tuple[list[float], list[float]]:
+        """The runs of ``a`` and of ``b`` in the rounds that ran both, paired by round."""
+        return paired(self.rounds_s, a, b)
+
+
+def paired(rounds_s: list[dict[str, float]], a: str, b: str) -> tuple[list[float], list[float]]:
+    both = [seconds for seconds in rounds_s if a in seconds and b in seconds]
+    return [seconds[a] for seconds in both], [seconds[b] for seconds in both]
 
 
 def order_of(sides: list[str], round_number: int) -> tuple[str, ...]:
@@ -274,37 +292,41 @@ def time_sides(
 ) -> SidesTiming:
     """Time every side of ``work`` (name -> one run), interleaved (:func:`order_of`): ``warmup``
     untimed rounds (0 where the caller's own checks ran each side's same work once), then
-    ``rounds.runs`` timed rounds, then one more round at a time while the per-round ratio b / a
-    of any pair (a, b) in ``pairs`` is undecided at the per-look level, up to
-    ``rounds.max_runs`` rounds. ``clock`` replaces the device's clock (a test's fake clock)."""
+    ``rounds.runs`` timed rounds, then one more round at a time of the sides of each pair (a, b)
+    in ``pairs`` whose per-round ratio b / a is undecided at the per-look level, up to
+    ``rounds.max_runs`` rounds (a decided pair stops, as time_ab does). ``clock`` replaces the
+    device's clock (a test's fake clock)."""
     if clock is None:
         clock = device_clock(device)
     names = list(work)
 
-    def one_round(number: int) -> tuple[tuple[str, ...], dict[str, float]]:
-        order, seconds = order_of(names, number), {}
-        for name in order:
+    def one_round(sides: list[str], number: int) -> dict[str, float]:
+        seconds = {}
+        for name in order_of(sides, number):
             start = clock()
             work[name]()
             seconds[name] = clock() - start
-        return order, seconds
+        return seconds
 
     for number in range(warmup):
-        one_round(number)
+        one_round(names, number)
     meter = ContentionMeter(device, clock, load_average())
-    runs_s, orders = {name: [] for name in names}, []
+    rounds_s: list[dict[str, float]] = []
     level = look_level(rounds.runs, rounds.max_runs)
-    while len(orders) < rounds.runs or (
-        len(orders) < rounds.max_runs
-        and any(undecided({True: runs_s[a], False: runs_s[b]}, level) for a, b in pairs)
-    ):
-        order, seconds = one_round(len(orders))
-        orders.append(order)
-        for name in names:
-            runs_s[name].append(seconds[name])
+    while len(rounds_s) < max(rounds.runs, rounds.max_runs):
+        sides = names
+        if len(rounds_s) >= rounds.runs:
+            open_pairs = [
+                (a, b)
+                for a, b in pairs
+                if undecided(dict(zip((True, False), paired(rounds_s, a, b))), level)
+            ]
+            sides = [name for name in names if any(name in pair for pair in open_pairs)]
+            if not sides:
+                break
+        rounds_s.append(one_round(sides, len(rounds_s)))
     return SidesTiming(
-        runs_s=runs_s,
-        orders=orders,
+        rounds_s=rounds_s,
         runs=rounds.runs,
         max_runs=max(rounds.runs, rounds.max_runs),
         contention=meter.read(),

@@ -19,8 +19,8 @@ that run of each side is its warm-up. Then one interleaved timing (mminfer.timin
 each round runs every side once, MiniMind's cached generate, each remedy whose ids agree, generate
 without the cache and without it at ``logits_to_keep=1`` (MiniMind's forward takes it), in an
 order that turns from round to round; each remedy is paired round by round with the same round's
-cached generate, ``logits_to_keep=1`` with the uncached one (reported apart); more rounds while
-any pair is undecided, up to time.max_runs.
+cached generate, ``logits_to_keep=1`` with the uncached one (reported apart); more rounds of the
+sides of each pair still undecided, up to time.max_runs.
 """
 
 from __future__ import annotations
@@ -275,9 +275,9 @@ def measure_remedies(
         pairs.append((KEPT, UNCACHED))
     with phase("rounds", f"{len(work)} sides a round: {', '.join(work)}"):
         timed = time_sides(work=work, pairs=pairs, device=device, rounds=rounds, warmup=0)
-    logging.getLogger("mminfer").info("rounds: %d (%d asked for)", len(timed.orders), rounds.runs)
-    without_cache_s = statistics.median(timed.runs_s[UNCACHED])
-    with_cache_s = statistics.median(timed.runs_s[CACHED])
+    logging.getLogger("mminfer").info("rounds: %d (%d asked for)", len(timed.rounds_s), rounds.runs)
+    without_cache_s = statistics.median(timed.runs_of(UNCACHED))
+    with_cache_s = statistics.median(timed.runs_of(CACHED))
     for name in remedies:
         if name in work:
             timing = pair_of(timed, name, CACHED)
@@ -289,7 +289,7 @@ def measure_remedies(
         new_tokens=new_tokens,
         token_ratio=tokens_fed(prompt_len, new_tokens, False) / tokens_fed(prompt_len, new_tokens),
         without_cache_s=without_cache_s,
-        without_cache_runs_s=timed.runs_s[UNCACHED],
+        without_cache_runs_s=timed.runs_of(UNCACHED),
         with_cache_s=with_cache_s,
         remedies=remedies,
         compile_asked=settings.compile,
@@ -332,9 +332,10 @@ def checked_remedies(model, input_ids, new_tokens: int, reference: list[int], se
 def pair_of(timed: SidesTiming, a: str, b: str) -> ABTiming:
     """The A/B record of sides ``a`` and ``b`` of one interleaved timing: their runs paired by
     round, the level of the timing's looks, its contention."""
+    a_runs_s, b_runs_s = timed.paired(a, b)
     record = ab_record(
-        a_runs_s=timed.runs_s[a],
-        b_runs_s=timed.runs_s[b],
+        a_runs_s=a_runs_s,
+        b_runs_s=b_runs_s,
         a_warmup_s=[],
         b_warmup_s=[],
         sides=REMEDY_SIDES,
