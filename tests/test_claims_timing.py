@@ -121,7 +121,6 @@ def sweeps(draw, speedup: float):
         holds=holds,
         fixed_s_with_cache=fixed,
         runs_cv=draw(st.sampled_from([0.02, 0.09, 0.005, 0.3])),
-        within=draw(st.sampled_from([0.03, 0.3])),
         runs=draw(st.sampled_from([5, 1, 3, 7])),
         noise=draw(st.sampled_from(NOISES)),
     )
