@@ -329,3 +329,13 @@ def test_the_property_test_catches_the_uncached_growth_judged_from_the_medians(m
     plant(monkeypatch, "latency.uncached_gap", medians)
     with pytest.raises(AssertionError):
         FIND(given(timing_records())(check))()
+
+
+def test_growth_named_step_by_step_only_at_holm_s_levels():
+    """ "mixed" names each step's growth: 5 passes (93.75 % a step at best) cannot reach Holm's
+    level for 6 steps, 9 passes can for 2; the rule before (each step at 90 %) is rejected."""
+    growth = sentence_table()["serve.growth"]
+    five = cases()["serve_dips_at_2"]["records"]
+    assert growth.choose(five) == "uncorrected" and not growth.supported(five, "mixed")
+    nine = {"serve": served({1: 0.01, 2: 0.03, 4: 0.03}, passes=9)}
+    assert growth.choose(nine) == "mixed" and growth.supported(nine, "mixed")

@@ -385,7 +385,7 @@ def serve_titles(serve: Serve) -> tuple[str, str]:
     elif growth == "every":
         speed += f"\nB = {serve.batches[-1].batch}까지 두 배마다 +{rate} 넘게"
     elif growth == "mixed":
-        steps = ", ".join(f"{a}→{b}" for a, b, found in serve.growth_steps() if found != "grew")
+        steps = ", ".join(f"{a}→{b}" for a, b, found in serve.growth_steps(True) if found != "grew")
         speed += f"\n두 배에 +{rate} 넘게 늘지 않은 곳: B {steps}"
     free = nearly_free_of(serve)
     if free == "up_to":
