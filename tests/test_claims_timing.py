@@ -38,6 +38,7 @@ from reportdata import (
     latency_record,
     served,
     spread_runs,
+    sweep_record,
     timed,
 )
 
@@ -339,3 +340,20 @@ def test_growth_named_step_by_step_only_at_holm_s_levels():
     assert growth.choose(five) == "uncorrected" and not growth.supported(five, "mixed")
     nine = {"serve": served({1: 0.01, 2: 0.03, 4: 0.03}, passes=9)}
     assert growth.choose(nine) == "mixed" and growth.supported(nine, "mixed")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["sweep.runs_spread_over", "sweep.steps_spread_over", "sweep.two_bands"]
+    + [f"serve.{name}" for name in ("decode_spread_over", "prefill_spread_over")]
+    + ["serve.within_spread_over", "serve.two_bands"],
+)
+def test_the_spread_and_band_checks_reject_their_inverted_predicates(key):
+    """Each check, from the raw runs, agrees with its predicate on every golden case and a noisy
+    sweep: where the predicate does not hold, its inverse's words are rejected."""
+    sentence, section = sentence_table()[key], key.split(".")[0]
+    shapes = [case["records"] for case in cases().values() if case["records"].get(section)]
+    shapes.append({"sweep": sweep_record(cv=0.3)})
+    said = [sentence.choose(records) for records in shapes if records.get(section)]
+    assert True in said and False in said
+    assert [sentence.supported(r, True) for r in shapes if r.get(section)] == said

@@ -261,6 +261,9 @@ QUIET_KEYS = [
     ("anatomy.profile_with_cache", None),
     ("anatomy.profile_without_cache", None),
     ("time.fixed_cost_measured", None),
+    # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
+    ("serve.growth", "every"),
+    ("conversation.answers", "same_fewer"),
 ]
 
 
