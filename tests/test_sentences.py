@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jinja2
 import pytest
-from reportcases import cases
+from reportcases import cases, serve_banded, sweep_banded
 from reportdata import (
     REMEDY_SHARES,
     differing,
@@ -98,7 +98,15 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "batch.faster",
         "capacity.bound",
         "capacity.formula",
+        "conversation.answers",
         "conversation.carry_faster",
+        "conversation.formulas",
+        "conversation.logits",
+        "conversation.no_breaks",
+        "conversation.prefix_copied",
+        "conversation.reused",
+        "conversation.same_context",
+        "conversation.shared_bytes",
         "conversation.ttft_falls_as_prompt_grows",
         "conversation.ttft_saved_grows",
         "count.differs_from_formula",
@@ -132,7 +140,10 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "sampler.cache",
         "serve.bound",
         "serve.cliffs",
+        "serve.context_beyond_measured",
+        "serve.decode_spread_over",
         "serve.dips",
+        "serve.experts",
         "serve.fit_within",
         "serve.growth",
         "serve.larger_faster",
@@ -140,13 +151,20 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "serve.peak_at",
         "serve.per_user_falls",
         "serve.prefill_against_sweep",
+        "serve.prefill_spread_over",
         "serve.speed_bound",
+        "serve.two_bands",
+        "serve.within_spread_over",
         "sweep.against_time",
         "sweep.fixed_share",
+        "sweep.longest_estimate",
         "sweep.prefill",
         "sweep.prefill_against_latency",
+        "sweep.runs_spread_over",
         "sweep.spreads_within",
+        "sweep.steps_spread_over",
         "sweep.time_below_tokens",
+        "sweep.two_bands",
         "sweep.uncached_steps_grew",
         "temp.distinct_grows",
         "temp.lesson",
@@ -190,8 +208,10 @@ def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
 def test_every_variant_s_words_render_on_the_records():
     busy = {"busy": render.busy_of(cases()["machine_busy"]["records"]["time"])}  # its figures
     parted = {"same": differing(margin=1e-6, diff=2e-6)} | busy  # a step to name
+    banded = {"sweep": sweep_banded(True), "serve": serve_banded(True)}  # two bands to name
     shapes = [
         every_record(remedies=remedies_record(REMEDY_SHARES | {"compile": 0.6})) | parted,
+        cases()["moe"]["records"] | parted | banded,  # a MoE model's experts
         every_record(sampler=sampler_record(identical=27)) | parted,
     ]
     for sentence in sentence_table().values():
@@ -241,6 +261,9 @@ QUIET_KEYS = [
     ("anatomy.profile_with_cache", None),
     ("anatomy.profile_without_cache", None),
     ("time.fixed_cost_measured", None),
+    # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
+    ("serve.growth", "every"),
+    ("conversation.answers", "same_fewer"),
 ]
 
 
