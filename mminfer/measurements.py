@@ -369,7 +369,9 @@ MEASUREMENTS = (
             "what removes the fixed cost per decode step: an own decode loop with an in-place "
             "cache, GQA attention without repeat_kv, both, torch.compile (opt-in), each with "
             "MiniMind's greedy ids (`same_ids`) and timed against its cached generate "
-            "(`saved_per_step_interval`, the speedup after it); logits_to_keep=1 apart"
+            "(`saved_per_step_interval`, the speedup after it); logits_to_keep=1 apart; every "
+            "side in one interleaved timing, each remedy's `minimind_runs_s` the shared cached "
+            "side's runs of the same rounds"
         ),
     ),
     Measurement(

@@ -1020,14 +1020,13 @@ def clocked_sweep(
     holds: bool = False,
     fixed_s_with_cache: float = 0.0032,
     runs_cv: float = 0.02,
-    within: float = 0.03,
     runs: int = 5,
     noise: str = "quiet",
 ) -> Sweep:
     """sweep.json from every cached step and the uncached steps clocked (None: not clocked), each
     step's runs ``runs_cv`` either side under ``noise`` (sweep_steps), the rest filled and each
     length summed by mminfer.measures.sweep.measure's own functions, the spreads, doubts and
-    verdict by its own rules (``within``: a floor under the uncached steps' spread in a run)."""
+    verdict by its own rules."""
     from mminfer.measures.sweep import measure
     from mminfer.records.spread import verdict_of
 
@@ -1044,8 +1043,8 @@ def clocked_sweep(
         "with_cache_cv_within_runs": measure.spread_within_runs(
             steps["with_cache_runs_s"], True, short
         ),
-        "without_cache_cv_within_runs": max(
-            within, measure.spread_within_runs(steps["without_cache_runs_s"], False, short)
+        "without_cache_cv_within_runs": measure.spread_within_runs(
+            steps["without_cache_runs_s"], False, short
         ),
     }
     doubts = measure.spread_doubts(measured, runs, points[-1]["time_ratio"])

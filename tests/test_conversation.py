@@ -509,10 +509,10 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
     return from_json(Conversation, json.loads(json.dumps(to_json(measured))))
 
 
-def render(facts: dict, pictures=None) -> str:
+def render(facts: dict, pictures=None, serve=None) -> str:
     """The section alone, its wrapped lines joined as Markdown reads them."""
     env = environment(REPORT)
-    env.globals["say"].records = {"conversation": facts["record"]}  # its sentences' records
+    env.globals["say"].records = {"conversation": facts["record"], "serve": serve}
     template = env.get_template("conversation/conversation.md.j2")
     return unwrap(template.render(conversation=facts, pictures=pictures))
 
@@ -586,7 +586,7 @@ def test_serves_users_by_memory_stand_beside_the_shared_prefixs(record):
     shared = record.shared_prefix
     assert facts["same_context"] is False  # serve's context is not P + N here
     assert serve.users.context != shared.prompt_len + shared.new_tokens
-    text = render(facts)
+    text = render(facts, serve=serve)
     assert f"메모리에 {serve.users.users_by_memory:,}명을" in text
     assert "컨텍스트가 달라" in text
     matching = dataclasses.replace(
@@ -595,7 +595,7 @@ def test_serves_users_by_memory_stand_beside_the_shared_prefixs(record):
     )
     facts = conversation_serve_facts(record, matching)
     assert facts["same_context"] is True
-    assert "바로 견줄 수 있다" in render(facts)
+    assert "바로 견줄 수 있다" in render(facts, serve=matching)
 
 
 def test_a_pitfalls_lesson_follows_what_generate_did(record):

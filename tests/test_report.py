@@ -35,7 +35,7 @@ from mminfer.measures.sweep.sweep import Sweep, sweep_facts
 from mminfer.measures.temp.sampler import against_cache
 from mminfer.measures.temp.temp import distinct_grows, distinct_trend
 from mminfer.measures.topp.topp import positions_compared, topp_facts
-from mminfer.records import bands, from_json, to_json
+from mminfer.records import bands, decided_bands, from_json, to_json, two_bands_in
 from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
 from mminfer.report.joins import users_bound
 from mminfer.report.render import (
@@ -561,9 +561,19 @@ def test_step_times_part_into_two_bands_only_where_they_jump():
     assert [band["share"] for band in two] == [0.5, 0.5]
     assert bands([0.010, 0.0102, 0.0099, 0.0101, 0.0103]) is None
     # serve names the batches whose decode steps fall in two bands
-    banded = serve_facts(serve_banded(True))["banded"]
-    assert [item["batch"] for item in banded] == [1, 2]
-    assert serve_facts(serve_banded(False))["banded"] == []
+    assert [item["batch"] for item in serve_banded(True).banded()] == [1, 2]
+    assert serve_banded(False).banded() == []
+    # a band of 3 steps: its median's interval reaches no 90 %, so no group is named (issue 47)
+    few = [0.006] * 17 + [0.014] * 3
+    assert bands(few) is not None and decided_bands(few) is None and not two_bands_in(few)
+    assert two_bands_in([0.006] * 8 + [0.014] * 8) and not two_bands_in([0.01] * 16)
+    data = to_json(serve_banded(True))
+    for row in data["batches"]:
+        row["decode_steps_s"] = few
+    sparse = from_json(Serve, data)
+    assert "두 무리로 갈린" not in render_every(serve=sparse)  # not said: the rounds cannot
+    two_bands = sentence_table()["serve.two_bands"]
+    assert not two_bands.supported({"serve": sparse}, True)  # the old rule's words: rejected
 
 
 def test_a_config_key_is_named_as_code_at_the_end_where_a_reader_acts_on_it():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import jinja2
 import pytest
-from reportcases import cases
+from reportcases import cases, serve_banded, sweep_banded
 from reportdata import (
     REMEDY_SHARES,
     differing,
@@ -99,7 +99,15 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "batch.faster",
         "capacity.bound",
         "capacity.formula",
+        "conversation.answers",
         "conversation.carry_faster",
+        "conversation.formulas",
+        "conversation.logits",
+        "conversation.no_breaks",
+        "conversation.prefix_copied",
+        "conversation.reused",
+        "conversation.same_context",
+        "conversation.shared_bytes",
         "conversation.ttft_falls_as_prompt_grows",
         "conversation.ttft_saved_grows",
         "count.differs_from_formula",
@@ -134,7 +142,10 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "sampler.cache",
         "serve.bound",
         "serve.cliffs",
+        "serve.context_beyond_measured",
+        "serve.decode_spread_over",
         "serve.dips",
+        "serve.experts",
         "serve.fit_within",
         "serve.growth",
         "serve.larger_faster",
@@ -142,13 +153,20 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "serve.peak_at",
         "serve.per_user_falls",
         "serve.prefill_against_sweep",
+        "serve.prefill_spread_over",
         "serve.speed_bound",
+        "serve.two_bands",
+        "serve.within_spread_over",
         "sweep.against_time",
         "sweep.fixed_share",
+        "sweep.longest_estimate",
         "sweep.prefill",
         "sweep.prefill_against_latency",
+        "sweep.runs_spread_over",
         "sweep.spreads_within",
+        "sweep.steps_spread_over",
         "sweep.time_below_tokens",
+        "sweep.two_bands",
         "sweep.uncached_steps_grew",
         "temp.distinct_grows",
         "temp.lesson",
@@ -201,8 +219,10 @@ def test_every_variant_s_words_render_on_the_records():
     reason = joins.reason_of(time, True, sweep) | joins.anatomy_reason(time, every["anatomy"], 9)
     busy |= {"reason": reason, "crossing": joins.crossing_of(latency, sweep)}
     parted = {"same": differing(margin=1e-6, diff=2e-6)} | busy  # a step to name
+    banded = {"sweep": sweep_banded(True), "serve": serve_banded(True)}  # two bands to name
     shapes = [
         every_record(remedies=remedies_record(REMEDY_SHARES | {"compile": 0.6})) | parted,
+        cases()["moe"]["records"] | parted | banded,  # a MoE model's experts
         every_record(sampler=sampler_record(identical=27)) | parted,
     ]
     for sentence in sentence_table().values():
@@ -252,6 +272,9 @@ QUIET_KEYS = [
     ("anatomy.profile_with_cache", None),
     ("anatomy.profile_without_cache", None),
     ("time.fixed_cost_measured", None),
+    # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
+    ("serve.growth", "every"),
+    ("conversation.answers", "same_fewer"),
     # time's reason line from anatomy.json, latency beside the sweep (issues 46, 47)
     ("time.anatomy_speedup", "between"),
     ("latency.sweep_crosses", "never"),

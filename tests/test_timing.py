@@ -7,6 +7,8 @@ of slowness stands in for the machine.
 
 from __future__ import annotations
 
+from functools import partial
+
 import pytest
 import reportdata
 
@@ -20,7 +22,7 @@ from mminfer.records.spread import (
     cv_within_runs,
 )
 from mminfer.report.render import render_report
-from mminfer.timing.ab import Rounds, time_ab
+from mminfer.timing.ab import Rounds, time_ab, time_sides
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
 
@@ -183,3 +185,26 @@ def test_report_never_presents_an_untrusted_speedup_as_fact():
     text = report_of(result)
     assert "이 시간은 믿으면 안 된다" in text and "측정의 문제다" in text
     assert "빠르다(라운드" not in text and "토큰 비율(" not in text
+
+
+def test_k_sides_turn_their_order_pair_by_round_and_add_rounds_only_while_undecided():
+    now, calls, base = [0.0], [], {"a": 1.0, "b": 2.0, "c": 1.0}
+
+    def run(name):  # the machine slows round by round, every side alike; c swings 1.3 / 0.8
+        swing = (1.3 if calls.count(name) % 2 else 0.8) if name == "c" else 1.0
+        now[0] += base[name] * (1 + calls.count(name)) * swing
+        calls.append(name)
+
+    def timed(pairs, max_runs=12):
+        calls.clear()
+        work, fake = {n: partial(run, n) for n in base}, {"clock": lambda: now[0]}
+        rounds = Rounds(warmup=0, runs=3, max_runs=max_runs)
+        return time_sides(work=work, pairs=pairs, device="cpu", rounds=rounds, warmup=1, **fake)
+
+    steady = timed([("a", "b")])  # decided before the bound; c in no pair: the rounds asked for
+    assert calls[:3] == ["a", "b", "c"] and calls.count("c") == 4 < calls.count("b") < 13
+    assert steady.orders[:4] == [("a", "b", "c"), ("c", "b", "a"), ("b", "c", "a"), ("a", "b")]
+    assert steady.runs_of("b") == pytest.approx([2 * a for a in steady.runs_of("a")])
+    both = timed([("a", "b"), ("a", "c")])  # c undecided: up to max_runs; b stops when decided
+    assert len(both.runs_of("c")) == 12 and len(both.runs_of("b")) == len(steady.orders)
+    assert len(timed([("a", "c")], max_runs=2).orders) == 3  # never fewer than runs

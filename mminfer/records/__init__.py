@@ -29,6 +29,7 @@ from typing import Any, Union
 
 from mminfer.errors import MminferError
 from mminfer.io import read_json, write_json
+from mminfer.records.interval import median_interval
 
 # --- provenance ----------------------------------------------------------------------------------
 
@@ -204,6 +205,38 @@ def bands(steps_s: list[float]) -> list[dict] | None:
     return [
         {"median_s": statistics.median(part), "share": len(part) / len(ordered)} for part in parts
     ]
+
+
+def decided_bands(steps_s: list[float]) -> list[dict] | None:
+    """:func:`bands` said only where the two groups' intervals separate: each band's median with
+    its order-statistic interval (mminfer.records.interval, one look at FAMILY_LEVEL) reaching
+    its level, the fast band's wholly below the slow band's. A band of too few steps (under five
+    at 90 %) names no group: None, as for times that form one."""
+    parts = bands(steps_s)
+    if parts is None:
+        return None
+    ordered = sorted(steps_s)
+    cut = round(parts[0]["share"] * len(ordered))
+    fast, slow = median_interval(ordered[:cut]), median_interval(ordered[cut:])
+    if not (fast.decisive and slow.decisive and fast.high < slow.low):
+        return None
+    return parts
+
+
+def two_bands_in(values: list[float]) -> bool:
+    """The two-bands sentences' check, from the values themselves: some cut of the sorted values
+    where they jump by BAND_GAP, each side at least BAND_SHARE of them and holding enough values
+    that its median's interval reaches FAMILY_LEVEL, the two intervals apart."""
+    ordered = sorted(values)
+    for cut in range(1, len(ordered)):
+        low, high = ordered[:cut], ordered[cut:]
+        if min(len(low), len(high)) < BAND_SHARE * len(ordered) or ordered[cut - 1] <= 0:
+            continue
+        sides = [median_interval(side) for side in (low, high)]
+        apart = all(side.decisive for side in sides) and sides[0].high < sides[1].low
+        if apart and ordered[cut] >= BAND_GAP * ordered[cut - 1]:
+            return True
+    return False
 
 
 def token_ratio(count) -> float:

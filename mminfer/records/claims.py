@@ -45,7 +45,7 @@ class Claim:
 
 
 def claim(key: str, holds: bool, **about) -> Claim:
-    """A :class:`Claim`: ``claim("serve.two_bands", bool(banded), banded=banded)``."""
+    """A :class:`Claim`: ``claim("serve.cliff_cache", between, levels=names)``."""
     return Claim(key=key, holds=holds, about=about)
 
 

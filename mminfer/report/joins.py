@@ -41,7 +41,6 @@ from mminfer.measures.time.time import Timing, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance, rates, token_ratio
-from mminfer.records.claims import claim
 from mminfer.records.interval import (
     FAMILY_LEVEL,
     Interval,
@@ -986,19 +985,41 @@ def conversation_serve_facts(conversation: Conversation, serve: Serve | None = N
     """conversation.json's facts (mminfer.measures.conversation.conversation.conversation_facts)
     and, with serve.json, its users by memory beside the shared prefix's: ``serve_users`` where
     both counted them, ``same_context`` where serve.json counted at this P + N."""
-    facts = conversation_facts(conversation)
-    counted = conversation.shared_prefix.users_copied is not None
-    serve_users = None
-    if counted and serve is not None and serve.users.users_by_memory is not None:
-        serve_users = serve.users
-    user_tokens = facts["user_tokens"]
-    same_context = serve_users is not None and serve_users.context == user_tokens
-    return facts | {
+    serve_users = users_beside(conversation, serve)
+    return conversation_facts(conversation) | {
         "serve_users": serve_users,
-        "same_context": same_context,
-        "claims": facts["claims"]
-        | {"same_context": claim("conversation.same_context", same_context, context=user_tokens)},
+        "same_context": same_context(conversation, serve) == "same",
     }
+
+
+def users_beside(conversation: Conversation, serve: Serve | None):
+    """serve.json's users by memory, where both it and the conversation counted them."""
+    counted = conversation.shared_prefix.users_copied is not None
+    if counted and serve is not None and serve.users.users_by_memory is not None:
+        return serve.users
+    return None
+
+
+def same_context(conversation: Conversation, serve: Serve | None) -> str | None:
+    """conversation.same_context: serve.json counted its users at this P + N ("same") or at
+    another context ("other"); None where either did not count them."""
+    users = users_beside(conversation, serve)
+    if users is None:
+        return None
+    shared = conversation.shared_prefix
+    return "same" if users.context == shared.prompt_len + shared.new_tokens else "other"
+
+
+CONVERSATION_SENTENCES = (
+    Sentence(
+        "conversation.same_context",
+        holds=same_context,
+        words={
+            "same": "컨텍스트가 같으므로 위의 두 수와 바로 견줄 수 있다.",
+            "other": "여기의 P + N과 컨텍스트가 달라 위의 두 수와 바로 견줄 수는 없다.",
+        },
+    ),
+)
 
 
 # --- topk.json beside temp.json and topp.json ------------------------------------------------
@@ -1612,6 +1633,7 @@ SENTENCES = (
     *REMEDIES_SENTENCES,
     *TIME_SENTENCES,
     *PROFILE_SENTENCES,
+    *CONVERSATION_SENTENCES,
     *LATENCY_SENTENCES,
     *REASON_SENTENCES,
 )

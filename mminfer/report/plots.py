@@ -38,7 +38,7 @@ from mminfer.measures.serve.serve import (
     peak_of,
     speed_bound_of,
 )
-from mminfer.measures.sweep.sweep import Sweep, length_claims, time_against_tokens
+from mminfer.measures.sweep.sweep import Sweep, longest_estimate, time_against_tokens
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, uncached_gap
 from mminfer.measures.topp.topp import Position, TopPDetail
@@ -252,10 +252,9 @@ def sweep_ratio_title(sweep: Sweep) -> str:
     """The ratio panel's title: what the cache saves, and at the longest length the relation the
     section states (mminfer.measures.sweep.sweep.time_against_tokens: the runs' interval), marked
     where its time is an estimate."""
-    claims = length_claims(sweep)
     title = "캐시가 아끼는 것"
     n = sweep.points[-1].new_tokens
-    mark = " (≈ 어림)" if claims["estimate"].holds else ""
+    mark = " (≈ 어림)" if longest_estimate(sweep) else ""
     found = time_against_tokens(sweep)
     if found == "below":
         title += f"\nN = {n}: 시간 비율이 토큰 비율에 못 미친다{mark}"
@@ -386,7 +385,7 @@ def serve_titles(serve: Serve) -> tuple[str, str]:
     elif growth == "every":
         speed += f"\nB = {serve.batches[-1].batch}까지 두 배마다 +{rate} 넘게"
     elif growth == "mixed":
-        steps = ", ".join(f"{a}→{b}" for a, b, found in serve.growth_steps() if found != "grew")
+        steps = ", ".join(f"{a}→{b}" for a, b, found in serve.growth_steps(True) if found != "grew")
         speed += f"\n두 배에 +{rate} 넘게 늘지 않은 곳: B {steps}"
     free = nearly_free_of(serve)
     if free == "up_to":

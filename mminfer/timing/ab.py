@@ -9,6 +9,10 @@ per-look level that keeps all looks' error within 10 %. The contention during th
 (the process's CPU share, the kernel's CPU pressure) is measured beside them. Each run is clocked
 by the device's clock (mminfer.timing.clock). The record names its sides ``a`` and ``b`` and its
 doubts as the caller names them: each measurement maps it onto its own record's fields.
+
+:func:`time_sides` is the same for k sides (remedies.json's): each round runs every side once,
+in an order that turns from round to round (:func:`order_of`), the pairs compared round by round,
+more rounds while any pair is undecided; the caller's own checks may be its warm-ups.
 """
 
 from __future__ import annotations
@@ -236,4 +240,94 @@ def ab_record(
         ratio_interval=ratio,
         decision=ratio_decision(ratio),
         contention=None if meter is None else meter.read(),
+    )
+
+
+@dataclass(frozen=True)
+class SidesTiming:
+    """The runs of k sides interleaved: each round runs every side once (after the rounds asked
+    for, only the sides of a pair still undecided), each round in the order it ran."""
+
+    rounds_s: list[dict[str, float]]  # each timed round: each side's seconds, in the round's order
+    runs: int  # rounds asked for
+    max_runs: int  # the most rounds, extra rounds included
+    contention: Contention  # during the timed rounds
+
+    @property
+    def orders(self) -> list[tuple[str, ...]]:
+        """Each timed round's order of its sides."""
+        return [tuple(seconds) for seconds in self.rounds_s]
+
+    def runs_of(self, side: str) -> list[float]:
+        """``side``'s timed runs, in round order."""
+        return [seconds[side] for seconds in self.rounds_s if side in seconds]
+
+    def paired(self, a: str, b: str) -> tuple[list[float], list[float]]:
+        """The runs of ``a`` and of ``b`` in the rounds that ran both, paired by round."""
+        return paired(self.rounds_s, a, b)
+
+
+def paired(rounds_s: list[dict[str, float]], a: str, b: str) -> tuple[list[float], list[float]]:
+    both = [seconds for seconds in rounds_s if a in seconds and b in seconds]
+    return [seconds[a] for seconds in both], [seconds[b] for seconds in both]
+
+
+def order_of(sides: list[str], round_number: int) -> tuple[str, ...]:
+    """A round's order: the sides rotated by one every second round and reversed every odd
+    round (A B C, C B A, B C A, A C B, ...), so that each side of a pair runs first in some
+    rounds and second in others, and a drift hits every side alike over the rounds."""
+    shift = (round_number // 2) % len(sides)
+    turned = sides[shift:] + sides[:shift]
+    return tuple(reversed(turned) if round_number % 2 else turned)
+
+
+def time_sides(
+    *,
+    work: dict[str, Callable[[], object]],
+    pairs: list[tuple[str, str]],
+    device,
+    rounds: Rounds,
+    warmup: int,
+    clock: Callable[[], float] | None = None,
+) -> SidesTiming:
+    """Time every side of ``work`` (name -> one run), interleaved (:func:`order_of`): ``warmup``
+    untimed rounds (0 where the caller's own checks ran each side's same work once), then
+    ``rounds.runs`` timed rounds, then one more round at a time of the sides of each pair (a, b)
+    in ``pairs`` whose per-round ratio b / a is undecided at the per-look level, up to
+    ``rounds.max_runs`` rounds (a decided pair stops, as time_ab does). ``clock`` replaces the
+    device's clock (a test's fake clock)."""
+    if clock is None:
+        clock = device_clock(device)
+    names = list(work)
+
+    def one_round(sides: list[str], number: int) -> dict[str, float]:
+        seconds = {}
+        for name in order_of(sides, number):
+            start = clock()
+            work[name]()
+            seconds[name] = clock() - start
+        return seconds
+
+    for number in range(warmup):
+        one_round(names, number)
+    meter = ContentionMeter(device, clock, load_average())
+    rounds_s: list[dict[str, float]] = []
+    level = look_level(rounds.runs, rounds.max_runs)
+    while len(rounds_s) < max(rounds.runs, rounds.max_runs):
+        sides = names
+        if len(rounds_s) >= rounds.runs:
+            open_pairs = [
+                (a, b)
+                for a, b in pairs
+                if undecided(dict(zip((True, False), paired(rounds_s, a, b))), level)
+            ]
+            sides = [name for name in names if any(name in pair for pair in open_pairs)]
+            if not sides:
+                break
+        rounds_s.append(one_round(sides, len(rounds_s)))
+    return SidesTiming(
+        rounds_s=rounds_s,
+        runs=rounds.runs,
+        max_runs=max(rounds.runs, rounds.max_runs),
+        contention=meter.read(),
     )

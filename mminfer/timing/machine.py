@@ -9,6 +9,8 @@ a warm-up, their median and spread, read by the one clock every timing reads (mm
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable
@@ -290,3 +292,19 @@ def last_level_bytes(device, threads: int) -> int | None:
     """The largest cache ``threads`` threads hold together (:func:`device_caches`), or None."""
     levels, _ = device_caches(device, threads)
     return levels[-1].bytes if levels else None
+
+
+@contextlib.contextmanager
+def phase(name: str, work: str):
+    """Log one phase of a job: its wall and CPU seconds and its ``work`` in units to count
+    (generations of each path), the line that shows where a job's time goes (its seconds are
+    only as good as the machine was quiet; the work is exact)."""
+    wall, cpu = time.perf_counter(), time.process_time()
+    yield
+    logging.getLogger("mminfer").info(
+        "phase %s: %.2f s wall, %.2f s CPU; %s",
+        name,
+        time.perf_counter() - wall,
+        time.process_time() - cpu,
+        work,
+    )

@@ -41,7 +41,7 @@ from mminfer.measures.anatomy.anatomy import (
     Step,
     Totals,
 )
-from mminfer.measures.anatomy.profile import fixed_step, profile_path
+from mminfer.measures.anatomy.profile import FIXED_ROUNDS, PROFILE_ROUNDS, fixed_step, profile_path
 from mminfer.model.generation import GREEDY
 from mminfer.model.twin import wrapped_forward
 from mminfer.records import RunInfo
@@ -435,6 +435,11 @@ def measure_machine(
     )
 
 
+def each_path(function, **arguments) -> dict:
+    """{path: ``function(**arguments, use_cache=...)``} for each of PATHS."""
+    return {name: function(**arguments, use_cache=name == "with_cache") for name in PATHS}
+
+
 def measure_anatomy(
     *,
     model,
@@ -454,37 +459,28 @@ def measure_anatomy(
     """
     load_before = machine.load_average()
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
-    paths = {
-        name: path_counts(
-            model=model,
-            input_ids=input_ids,
-            new_tokens=new_tokens,
-            use_cache=name == "with_cache",
-        )
-        for name in PATHS
-    }
+    with machine.phase("counts", "one counted generation of each path"):
+        paths = each_path(path_counts, model=model, input_ids=input_ids, new_tokens=new_tokens)
     threads = torch.get_num_threads()
     meter = machine.ContentionMeter(device, device_clock(device), load_before)
-    measured_machine = measure_machine(
-        device=device,
-        dtype=next(model.parameters()).dtype,
-        working_sets={name: counts.working_set_bytes for name, counts in paths.items()},
-        threads=threads,
-        runs=probe_runs,
-    )
-    profile = {
-        name: profile_path(
-            model=model,
-            input_ids=input_ids,
-            new_tokens=new_tokens,
-            use_cache=name == "with_cache",
+    with machine.phase("probes", f"{probe_runs} runs and a warm-up of each of 5 probes"):
+        measured_machine = measure_machine(
             device=device,
+            dtype=next(model.parameters()).dtype,
+            working_sets={name: counts.working_set_bytes for name, counts in paths.items()},
+            threads=threads,
+            runs=probe_runs,
         )
-        for name in PATHS
-    }
-    fixed = fixed_step(
-        model=model, prompt_len=len(prompt_ids), new_tokens=new_tokens, device=device
-    )
+    rounds = f"{PROFILE_ROUNDS} profiled generations of each path, each after an unprofiled one"
+    with machine.phase("profile", rounds):
+        profile = each_path(
+            profile_path, model=model, input_ids=input_ids, new_tokens=new_tokens, device=device
+        )
+    pairs = f"a warm-up and {FIXED_ROUNDS} pairs (N tokens, one) of minimal-width generations"
+    with machine.phase("fixed_step", pairs):
+        fixed = fixed_step(
+            model=model, prompt_len=len(prompt_ids), new_tokens=new_tokens, device=device
+        )
     uncounted = {}  # every op the counter missed, named with the formula's part it computes
     for counts in paths.values():
         for step in counts.steps:

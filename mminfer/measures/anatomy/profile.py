@@ -23,6 +23,7 @@ import time
 
 import torch
 from torch import nn
+from torch.autograd import DeviceType
 from torch.autograd.profiler import record_function
 
 from mminfer.measures.anatomy.anatomy import CATEGORIES, REST, Profile
@@ -108,26 +109,47 @@ def clock(device):
 
 
 def categorized(events, wall_s: float) -> dict[str, float]:
-    """One profiled round: each op's self time under its innermost scope's category (an op
-    outside every scope is generate's: sampling), REST the wall minus the top-level ops' time
-    (an op without an op above it), and the wall."""
+    """One profiled round from the profiler's raw events (its kineto results: torch's own event
+    tree, ``prof.events()``, costs about 50 µs an event in Python, more than the generate it
+    describes), nested as torch nests them: each thread's CPU events (async ones aside) sorted by
+    start, the longer first, each the child of the innermost open event that contains it. Each
+    op's self time (its time minus its children's) counts under its innermost scope's category
+    (an op outside every scope is generate's: sampling; a ``cat`` directly in the attention's
+    scope is the cache's), REST is the wall minus the top-level ops' time (an op without an op
+    above it), and the wall."""
     parts = dict.fromkeys(CATEGORIES, 0.0)
     top = 0.0
+    threads: dict[int, list] = {}
     for event in events:
-        if event.name.startswith(SCOPE):
-            continue
-        category, nested, parent = "sampling", False, event.cpu_parent
-        while parent is not None:
-            if not parent.name.startswith(SCOPE):
-                nested = True
-            elif category == "sampling":
-                category = parent.name[len(SCOPE) :]
-                if category == "attention" and event.name == "aten::cat" and not nested:
-                    category = "kv_cat"
-            parent = parent.cpu_parent
-        parts[category] += event.self_cpu_time_total / 1e6
-        if not nested:
-            top += event.cpu_time_total / 1e6
+        if event.device_type() == DeviceType.CPU and not event.is_async():
+            span = (event.start_ns(), -event.end_ns(), event.name())
+            threads.setdefault(event.start_thread_id(), []).append(span)
+    selfs = []  # [category (None for a scope), self ns] of each event
+    for spans in threads.values():
+        spans.sort()
+        stack = []  # the open events: (end, innermost scope's category, an op at or above, slot)
+        for start, minus_end, name in spans:
+            end = -minus_end
+            while stack and (start >= stack[-1][0] or end > stack[-1][0]):
+                stack.pop()
+            inner, nested, parent = None, False, None
+            if stack:
+                _, inner, nested, parent = stack[-1]
+                selfs[parent][1] -= end - start
+            if name.startswith(SCOPE):
+                stack.append((end, name[len(SCOPE) :], nested, len(selfs)))
+                selfs.append([None, end - start])
+                continue
+            category = inner or "sampling"
+            if category == "attention" and name == "aten::cat" and selfs[parent][0] is None:
+                category = "kv_cat"  # the cat the attention's own scope runs, not an op's part
+            if not nested:
+                top += (end - start) / 1e9
+            stack.append((end, inner, True, len(selfs)))
+            selfs.append([category, end - start])
+    for category, self_ns in selfs:
+        if category is not None:
+            parts[category] += self_ns / 1e9
     return parts | {REST: wall_s - top, "wall": wall_s}
 
 
@@ -150,7 +172,7 @@ def profile_path(*, model, input_ids, new_tokens: int, use_cache: bool, device) 
             torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof,
         ):
             wall = generate()
-        rounds.append(categorized(prof.events(), wall))
+        rounds.append(categorized(prof.profiler.kineto_results.events(), wall))
     keys = [*CATEGORIES, REST]
     return Profile(
         rounds=rounds,

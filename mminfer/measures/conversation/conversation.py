@@ -14,7 +14,6 @@ import itertools
 from dataclasses import dataclass
 
 from mminfer.records import FirstDifference, Glance, RunInfo, within_rounding
-from mminfer.records.claims import Claim, claim
 from mminfer.records.interval import (
     Interval,
     look_level,
@@ -281,9 +280,7 @@ def conversation_facts(conversation: Conversation) -> dict:
     """
     turns = conversation.turns
     diverged = []
-    for turn in turns:
-        if turn.same_ids and turn.close_logits:
-            continue
+    for turn in diverged_turns(conversation):
         difference = turn.first_difference
         rounding = None
         if difference is not None:
@@ -347,86 +344,59 @@ def conversation_facts(conversation: Conversation) -> dict:
         "dtype": run.dtype,
         "backend": run.backend,
         "threads": conversation.threads,
-        "claims": conversation_claims(conversation, diverged, user_tokens),
+        "answers": answers_of(conversation),
+        "formulas": formulas_of(conversation),
+        "glance_lesson": glance_lesson(conversation),
     }
 
 
-def conversation_claims(
-    conversation: Conversation, diverged: list[dict], user_tokens: int
-) -> dict[str, Claim]:
-    """The section's claims on tokens and answers.
+def diverged_turns(conversation: Conversation) -> list[ConversationTurn]:
+    """The turns whose answers parted: other ids, or logits apart beyond rounding."""
+    return [turn for turn in conversation.turns if not (turn.same_ids and turn.close_logits)]
 
-    ``same_fewer``: every turn's answer the same both ways and fewer tokens fed in all by
-    carrying (the share saved); ``diverged``: the answers parted at exactly the turns named;
-    ``fed_on_formulas`` / ``fed_off_formulas``: every count on its formula, or some not;
-    ``reused_grows`` / ``reused_not_grows``: the tokens reused rise every turn, or not;
-    ``logits_equal`` / ``logits_within_rounding``: the same ids, with logits bit for bit equal or
-    apart within rounding; ``no_breaks``: every turn's held ids a prefix of the new prompt;
-    ``shared_bytes_match``: the shared prefix's cache on its formula; ``prefix_copied``: its
-    first S positions the same in every row (copies); ``same_context``: serve.json counted users
-    at this P + N (the report's join, mminfer.report.joins, decides it: it does not hold here).
-    """
-    turns = conversation.turns
-    same = not diverged
-    fewer = conversation.total_fed_carry < conversation.total_fed_recompute
-    on_formulas = all(turn.fed_match for turn in turns) and conversation.totals_match
-    reused = [turn.reused for turn in turns]
+
+def answers_of(conversation: Conversation) -> str | None:
+    """conversation.answers: "diverged" (the answers parted at the turns named), "same_fewer"
+    (every turn's answer the same both ways and fewer tokens fed in all by carrying); None
+    (the same answers, not fewer tokens)."""
+    if diverged_turns(conversation):
+        return "diverged"
+    if conversation.total_fed_carry < conversation.total_fed_recompute:
+        return "same_fewer"
+    return None
+
+
+def formulas_of(conversation: Conversation) -> str:
+    """conversation.formulas: every count on its formula ("on"), or some not ("off")."""
+    on = all(turn.fed_match for turn in conversation.turns) and conversation.totals_match
+    return "on" if on else "off"
+
+
+def reused_of(conversation: Conversation) -> str:
+    """conversation.reused: the tokens reused rise every turn ("grows"), or not."""
+    reused = [turn.reused for turn in conversation.turns]
     grows = len(reused) > 1 and all(b > a for a, b in itertools.pairwise(reused))
-    last = turns[-1]
-    largest_diff = max(turn.max_abs_logit_diff for turn in turns)
+    return "grows" if grows else "not_grows"
+
+
+def logits_of(conversation: Conversation) -> str | None:
+    """conversation.logits: the same ids at every turn, with logits bit for bit "equal" or
+    apart "within_rounding"; None where an answer parted."""
+    if diverged_turns(conversation):
+        return None
+    largest = max(turn.max_abs_logit_diff for turn in conversation.turns)
+    return "equal" if largest == 0 else "within_rounding"
+
+
+def shared_bytes_of(conversation: Conversation) -> str:
+    """conversation.shared_bytes: the shared prefix's cache on its formula, or not."""
     shared = conversation.shared_prefix
-    return {
-        "same_fewer": claim(
-            "conversation.same_fewer",
-            same and fewer,
-            share=conversation.total_saved_tokens / conversation.total_fed_recompute,
-        ),
-        "diverged": claim(
-            "conversation.diverged",
-            bool(diverged),
-            turns=[row["turn"].turn for row in diverged],
-        ),
-        "fed_on_formulas": claim(
-            "conversation.fed_on_formulas",
-            on_formulas,
-        ),
-        "fed_off_formulas": claim(
-            "conversation.fed_off_formulas",
-            not on_formulas,
-        ),
-        "reused_grows": claim(
-            "conversation.reused_grows",
-            grows,
-            last_share=last.reused / last.prompt_len_carry,
-        ),
-        "reused_not_grows": claim(
-            "conversation.reused_not_grows",
-            not grows,
-        ),
-        "logits_equal": claim(
-            "conversation.logits_equal",
-            same and largest_diff == 0,
-        ),
-        "logits_within_rounding": claim(
-            "conversation.logits_within_rounding",
-            same and largest_diff > 0,
-            largest=largest_diff,
-        ),
-        "no_breaks": claim(
-            "conversation.no_breaks",
-            all(turn.prefix_break is None for turn in turns),
-        ),
-        "shared_bytes_match": claim(
-            "conversation.shared_bytes_match",
-            shared.measured_bytes == shared.formula_bytes,
-        ),
-        "prefix_copied": claim(
-            "conversation.prefix_copied",
-            shared.prefix_rows_identical,
-            users=shared.users,
-        ),
-        "same_context": claim("conversation.same_context", False, context=user_tokens),
-    }
+    return "match" if shared.measured_bytes == shared.formula_bytes else "differs"
+
+
+def prefix_copied_of(conversation: Conversation) -> str:
+    """conversation.prefix_copied: the first S positions the same in every row (copies)."""
+    return "copied" if conversation.shared_prefix.prefix_rows_identical else "differ"
 
 
 def timed_turns(conversation: Conversation) -> list[ConversationTurn]:
@@ -528,6 +498,18 @@ def falls_supported(conversation: Conversation) -> bool:
     return found is not None
 
 
+def glance_lesson(conversation: Conversation) -> str:
+    """## 한눈에's lesson of the section's row: "same_saves" (the same answers, fewer tokens, the
+    counts on their formulas), "differs" (an answer parted or a count off its formula), else
+    "counted"."""
+    answers, formulas = answers_of(conversation), formulas_of(conversation)
+    if answers == "same_fewer" and formulas == "on":
+        return "same_saves"
+    if answers == "diverged" or formulas == "off":
+        return "differs"
+    return "counted"
+
+
 def conversation_glance(conversation: Conversation) -> Glance:
     """## 대화's row: the tokens carrying saves; the lesson "same_saves" (the same answers, the
     counts on their formulas), "differs" (an answer or a count differs)."""
@@ -559,8 +541,106 @@ SLOWER_TURNS = (
     '{{ turn.turn }}{{ ", " if not loop.last }}{% endfor %}'
 )
 
-# The section's timed sentences (mminfer.records.sentences), asked for by conversation.md.j2.
+DTYPE = "{{ conversation.run.dtype }}"
+DEVICE = "{{ conversation.run.device_name if conversation.run.device == 'cuda' else 'cpu' }}"
+PARTED = (
+    "{% for turn in conversation.turns if not (turn.same_ids and turn.close_logits) %}"
+    '{{ turn.turn }}{{ ", " if not loop.last }}{% endfor %}'
+)
+LAST = "conversation.turns[-1]"
+SHARED = "conversation.shared_prefix"
+
+# The section's sentences (mminfer.records.sentences), asked for by conversation.md.j2: the
+# counts and ids exact (no check), the timed ones with a check from the raw runs.
 SENTENCES = (
+    Sentence(
+        "conversation.answers",
+        holds=answers_of,
+        words={
+            "diverged": (
+                "**턴 "
+                + PARTED
+                + "에서 이어 쓰기와 다시\n계산의 답이 갈렸다**("
+                + DTYPE
+                + ", "
+                + DEVICE
+                + "): 아래 「같은 답인가」를 볼 것."
+            ),
+            "same_fewer": (
+                "{{ conversation.turns|length }}턴 대화에서 직전 턴의 캐시를 이어 쓰자 `forward`에"
+                " 넣은 토큰이\n{{ (conversation.total_saved_tokens"
+                " / conversation.total_fed_recompute)|percent(0) }} 줄었고, 답은 모든 턴에서 다시"
+                " 계산과 같았다(" + DTYPE + ",\n" + DEVICE + ")."
+            ),
+        },
+    ),
+    Sentence(
+        "conversation.formulas",
+        holds=formulas_of,
+        words={
+            "on": "모든 턴에서 두 방법의 측정이 공식과 같다 (첫 호출과 전체 모두).",
+            "off": (
+                "**공식과 다른 턴이 있다: `forward`에 들어간 토큰이 설명되지 않으므로 이 절의"
+                " 숫자를 믿지 말 것.**"
+            ),
+        },
+    ),
+    Sentence(
+        "conversation.reused",
+        holds=reused_of,
+        words={
+            "grows": (
+                "재사용한 토큰은 턴마다 늘어, 마지막 턴에는 프롬프트의\n{{ ("
+                + LAST
+                + ".reused / "
+                + LAST
+                + ".prompt_len_carry)|percent }}를 캐시에서 다시 써 다시 계산하지 않았다."
+            ),
+            "not_grows": "재사용한 토큰이 턴마다 늘지는 않았다.",
+        },
+    ),
+    Sentence(
+        "conversation.logits",
+        holds=logits_of,
+        words={
+            "equal": "모든 턴에서 두 방법의 답 id가 같고, 로짓도 비트 단위로 같다.",
+            "within_rounding": (
+                "모든 턴에서 두 방법의 답 id가 같다. 로짓 차이는 최대 {{ conversation.turns"
+                "|map(attribute='max_abs_logit_diff')|max|sig|particle('으로/로') }},\n반올림이"
+                " 낼 만한 허용치({{ conversation.logit_rtol|sig }} × (1 + 최대 로짓)) 안이다."
+            ),
+        },
+    ),
+    Sentence(
+        "conversation.no_breaks",
+        holds=lambda conversation: all(turn.prefix_break is None for turn in conversation.turns),
+        words=(
+            "모든 턴에서 캐시가 가진 id 전체가 새 프롬프트의 접두사였다: 템플릿이 답을 생성된 id"
+            " 그대로 다시\n렌더링했다(공통 접두사가 끊긴 턴이 없다)."
+        ),
+    ),
+    Sentence(
+        "conversation.shared_bytes",
+        holds=shared_bytes_of,
+        words={
+            "match": "공식과 같다",
+            "differs": "**공식과 다르다: 공식은\n{{ " + SHARED + ".formula_bytes|fmt_bytes }}**",
+        },
+    ),
+    Sentence(
+        "conversation.prefix_copied",
+        holds=prefix_copied_of,
+        words={
+            "copied": (
+                "모든 행에서 앞 {{ " + SHARED + ".shared_tokens }}개 위치의 K, V가 같다 — 공유한"
+                " 접두사가 사용자 수만큼 복사돼 있다."
+            ),
+            "differ": (
+                "**행마다 앞 {{ " + SHARED + ".shared_tokens }}개 위치의 K, V가 달랐다: 같은"
+                " 접두사면 같아야 하므로 확인이\n필요하다.**"
+            ),
+        },
+    ),
     Sentence(
         "conversation.carry_faster",
         holds=carry_faster,

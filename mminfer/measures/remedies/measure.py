@@ -14,16 +14,23 @@ forward, then one token per step, each remedy switchable:
 - ``compile``: ``torch.compile`` of the one-token step over the in-place cache, opt-in, probed
   first in a subprocess (a machine without a compiler records the reason, and it does not apply).
 
-Each remedy's greedy ids are compared with MiniMind's ``generate`` (the task's greedy arguments),
-then it is timed A B A B against it (mminfer.timing.ab). ``logits_to_keep=1`` on the uncached
-path (MiniMind's forward takes it) is timed apart, against generate without it.
+Each remedy's greedy ids are compared with MiniMind's ``generate`` (the task's greedy arguments);
+that run of each side is its warm-up. Then one interleaved timing (mminfer.timing.ab.time_sides):
+each round runs every side once, MiniMind's cached generate, each remedy whose ids agree, generate
+without the cache and without it at ``logits_to_keep=1`` (MiniMind's forward takes it), in an
+order that turns from round to round; each remedy is paired round by round with the same round's
+cached generate, ``logits_to_keep=1`` with the uncached one (reported apart); more rounds of the
+sides of each pair still undecided, up to time.max_runs.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import inspect
+import logging
 import math
+import statistics
 import subprocess
 import sys
 from collections.abc import Callable
@@ -43,13 +50,26 @@ from mminfer.model.generation import GREEDY
 from mminfer.model.twin import apply_rotary, repeat_kv
 from mminfer.records import RunInfo
 from mminfer.records.interval import look_level, median_interval
-from mminfer.timing.ab import A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
+from mminfer.timing.ab import (
+    A_SPREAD,
+    B_SPREAD,
+    ABTiming,
+    Rounds,
+    Sides,
+    SidesTiming,
+    ab_record,
+    time_sides,
+)
 from mminfer.timing.clock import clock_name
+from mminfer.timing.machine import phase
 
 REMEDY_SIDES = Sides(  # the remedy as side a, MiniMind's generate as side b
     doubts={A_SPREAD: "remedy_spread", B_SPREAD: "minimind_spread"},
     contradictions=(),
 )
+# The sides besides the remedies: MiniMind's generate with the cache (every remedy's pair), without
+# it, and without it at logits_to_keep=1 (paired with the one before).
+CACHED, UNCACHED, KEPT = "minimind", "minimind_without_cache", "logits_to_keep"
 # The switches of each remedy: (in-place cache, grouped attention, compiled step).
 SWITCHES = {
     "loop": (False, False, False),
@@ -232,7 +252,8 @@ def measure_remedies(
     device,
     run: RunInfo,
 ) -> Remedies:
-    """remedies.json (see the module's docstring)."""
+    """remedies.json (see the module's docstring): every side's check, which is its warm-up, then
+    one interleaved timing of every side (mminfer.timing.ab.time_sides)."""
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     prompt_len = len(prompt_ids)
 
@@ -241,18 +262,54 @@ def measure_remedies(
             input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY, **kwargs
         )[:, prompt_len:]
 
-    reference = minimind().tolist()[0]
-    uncached = time_ab(
-        work=lambda side: minimind(use_cache=side),  # a cached, b uncached
-        sides=REMEDY_SIDES,
-        device=device,
-        rounds=rounds,
+    keeps = takes_logits_to_keep(model)
+    with phase("checks", "one generation of every side (its ids and its warm-up)"):
+        reference = minimind().tolist()[0]
+        minimind(use_cache=False)  # the uncached side's warm-up: the same work as its runs
+        remedies, work = checked_remedies(model, input_ids, new_tokens, reference, settings)
+        kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0] if keeps else None
+    work = {CACHED: minimind, **work, UNCACHED: functools.partial(minimind, use_cache=False)}
+    pairs = [(name, CACHED) for name in remedies if name in work]
+    if keeps:
+        work[KEPT] = functools.partial(minimind, use_cache=False, logits_to_keep=1)
+        pairs.append((KEPT, UNCACHED))
+    with phase("rounds", f"{len(work)} sides a round: {', '.join(work)}"):
+        timed = time_sides(work=work, pairs=pairs, device=device, rounds=rounds, warmup=0)
+    logging.getLogger("mminfer").info("rounds: %d (%d asked for)", len(timed.rounds_s), rounds.runs)
+    without_cache_s = statistics.median(timed.runs_of(UNCACHED))
+    with_cache_s = statistics.median(timed.runs_of(CACHED))
+    for name in remedies:
+        if name in work:
+            timing = pair_of(timed, name, CACHED)
+            remedies[name] = remedy_of(
+                name, timing, steps=len(reference), without_cache_s=without_cache_s
+            )
+    return Remedies(
+        prompt_len=prompt_len,
+        new_tokens=new_tokens,
+        token_ratio=tokens_fed(prompt_len, new_tokens, False) / tokens_fed(prompt_len, new_tokens),
+        without_cache_s=without_cache_s,
+        without_cache_runs_s=timed.runs_of(UNCACHED),
+        with_cache_s=with_cache_s,
+        remedies=remedies,
+        compile_asked=settings.compile,
+        logits_to_keep=keep_of(
+            pair_of(timed, KEPT, UNCACHED), same_ids=kept == reference, cached_s=with_cache_s
+        )
+        if keeps
+        else None,
+        clock=clock_name(),
+        threads=torch.get_num_threads(),
+        run=run,
     )
-    without_cache_s = uncached.b_s
-    reason = None
-    if settings.compile:
-        reason = probe_compiler(settings.probe)
-    remedies = {}
+
+
+def checked_remedies(model, input_ids, new_tokens: int, reference: list[int], settings):
+    """Every remedy's greedy ids against MiniMind's ``reference``: {name: its record so far}
+    (not applying, or ids that part: not timed; the rest filled in once timed) and the decode
+    of each one to time, whose run here was its warm-up."""
+    reason = probe_compiler(settings.probe) if settings.compile else None
+    remedies, work = {}, {}
     for name in REMEDIES:
         in_place, grouped, compiled = SWITCHES[name]
         if compiled and not settings.compile:
@@ -261,39 +318,32 @@ def measure_remedies(
         if compiled and reason is not None:
             remedies[name] = skipped(name, reason)
             continue
-        decode = own_decoder(model, in_place=in_place, grouped=grouped, compiled=compiled)
-        remedies[name] = timed_remedy(
-            name=name,
-            decode=functools.partial(decode, input_ids, new_tokens),
-            minimind=minimind,
-            reference=reference,
-            rounds=rounds,
-            device=device,
-            without_cache_s=without_cache_s,
-        )
-    b_runs = [s for r in remedies.values() for s in r.minimind_runs_s] or uncached.a_runs_s
-    return Remedies(
-        prompt_len=prompt_len,
-        new_tokens=new_tokens,
-        token_ratio=tokens_fed(prompt_len, new_tokens, False) / tokens_fed(prompt_len, new_tokens),
-        without_cache_s=without_cache_s,
-        without_cache_runs_s=uncached.b_runs_s,
-        with_cache_s=median_interval(b_runs).median,
-        remedies=remedies,
-        compile_asked=settings.compile,
-        logits_to_keep=keep_timing(
-            minimind=minimind,
-            reference=reference,
-            rounds=rounds,
-            device=device,
-            cached_s=uncached.a_s,
-        )
-        if takes_logits_to_keep(model)
-        else None,
-        clock=clock_name(),
-        threads=torch.get_num_threads(),
-        run=run,
+        decoder = own_decoder(model, in_place=in_place, grouped=grouped, compiled=compiled)
+        decode = functools.partial(decoder, input_ids, new_tokens)
+        parted = first_divergence(decode().tolist()[0], reference)
+        remedies[name] = skipped(name, None)  # a remedy whose ids part is not timed
+        remedies[name].applies, remedies[name].same_ids = True, parted is None
+        remedies[name].first_divergence = parted
+        if parted is None:
+            work[name] = decode
+    return remedies, work
+
+
+def pair_of(timed: SidesTiming, a: str, b: str) -> ABTiming:
+    """The A/B record of sides ``a`` and ``b`` of one interleaved timing: their runs paired by
+    round, the level of the timing's looks, its contention."""
+    a_runs_s, b_runs_s = timed.paired(a, b)
+    record = ab_record(
+        a_runs_s=a_runs_s,
+        b_runs_s=b_runs_s,
+        a_warmup_s=[],
+        b_warmup_s=[],
+        sides=REMEDY_SIDES,
+        runs=timed.runs,
+        max_runs=timed.max_runs,
+        meter=None,
     )
+    return dataclasses.replace(record, contention=timed.contention)
 
 
 def tokens_fed(prompt_len: int, new_tokens: int, use_cache: bool = True) -> int:
@@ -302,26 +352,6 @@ def tokens_fed(prompt_len: int, new_tokens: int, use_cache: bool = True) -> int:
     if use_cache:
         return prompt_len + new_tokens - 1
     return sum(prompt_len + k for k in range(new_tokens))
-
-
-def timed_remedy(
-    *, name, decode, minimind, reference, rounds: Rounds, device, without_cache_s: float
-) -> Remedy:
-    """A remedy's ids against MiniMind's, then A B A B against MiniMind's cached generate; a
-    remedy whose ids differ is not timed."""
-    ids = decode().tolist()[0]
-    parted = first_divergence(ids, reference)
-    if parted is not None:
-        remedy = skipped(name, None)
-        remedy.applies, remedy.same_ids, remedy.first_divergence = True, False, parted
-        return remedy
-    timed = time_ab(
-        work=lambda side: decode() if side else minimind(),
-        sides=REMEDY_SIDES,
-        device=device,
-        rounds=rounds,
-    )
-    return remedy_of(name, timed, steps=len(reference), without_cache_s=without_cache_s)
 
 
 def remedy_of(name: str, timed: ABTiming, *, steps: int, without_cache_s: float) -> Remedy:
@@ -346,18 +376,6 @@ def remedy_of(name: str, timed: ABTiming, *, steps: int, without_cache_s: float)
         verdict=timed.verdict,
         contention=timed.contention,
     )
-
-
-def keep_timing(*, minimind, reference, rounds: Rounds, device, cached_s: float) -> KeepTiming:
-    """logits_to_keep=1 on the uncached path (side a) against generate without it (side b)."""
-    kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0]
-    timed = time_ab(
-        work=lambda side: minimind(use_cache=False, logits_to_keep=1) if side else minimind(False),
-        sides=REMEDY_SIDES,
-        device=device,
-        rounds=rounds,
-    )
-    return keep_of(timed, same_ids=kept == reference, cached_s=cached_s)
 
 
 def keep_of(timed: ABTiming, *, same_ids: bool, cached_s: float) -> KeepTiming:

@@ -29,8 +29,9 @@ REMEDIES = ("loop", "in_place_cache", "gqa_without_repeat_kv", "all", "compile")
 class Remedy:
     """One remedy: the same greedy ids as MiniMind's cached generate, and its time against it.
 
-    Timed A B A B (side a the remedy, side b MiniMind's generate): each round's (b - a) / steps
-    is a second per step saved; its median's interval decides whether the remedy saves time."""
+    Timed in one interleaved timing with every other side (side a the remedy, side b MiniMind's
+    cached generate, shared by every remedy): each round's (b - a) / steps is a second per step
+    saved; its median's interval decides whether the remedy saves time."""
 
     name: str
     applies: bool  # False: not run here (``reason`` says why)
@@ -38,7 +39,8 @@ class Remedy:
     same_ids: bool | None  # the remedy's greedy ids equal MiniMind's generate's (None: not run)
     first_divergence: int | None  # the first step where they part; None where they do not
     remedy_runs_s: list[float]  # timed runs, in round order
-    minimind_runs_s: list[float]
+    minimind_runs_s: list[float]  # MiniMind's cached generate in the same rounds: one side, the
+    # same runs in every remedy's record
     runs: int  # rounds asked for (looks from runs to max_runs: the level of the intervals)
     max_runs: int
     remedy_interval: Interval | None
@@ -49,7 +51,7 @@ class Remedy:
     speedup_after: float | None  # MiniMind's uncached median / the remedy's: the task's speedup
     # with this remedy in the cached path
     verdict: str | None  # "ok", "noisy" or "untrusted" (mminfer.records.spread)
-    contention: Contention | None
+    contention: Contention | None  # over the whole interleaved timing: every side's alike
 
 
 @dataclass
@@ -59,7 +61,8 @@ class KeepTiming:
 
     same_ids: bool
     kept_runs_s: list[float]  # side a: generate(use_cache=False, logits_to_keep=1)
-    full_runs_s: list[float]  # side b: generate(use_cache=False)
+    full_runs_s: list[float]  # side b: generate(use_cache=False), the same runs as
+    # Remedies.without_cache_runs_s
     runs: int
     max_runs: int
     saved_interval: Interval  # per-round b - a, seconds per generation
@@ -79,7 +82,7 @@ class Remedies:
     token_ratio: float  # tokens fed without the cache / with it
     without_cache_s: float  # MiniMind's uncached generate, median of its runs (the task's B)
     without_cache_runs_s: list[float]
-    with_cache_s: float  # MiniMind's cached generate, median of every remedy's side b
+    with_cache_s: float  # MiniMind's cached generate, median of its runs (every remedy's pair)
     remedies: dict[str, Remedy]  # in REMEDIES' order
     compile_asked: bool  # config key remedies.compile
     logits_to_keep: KeepTiming | None  # None: the model's forward takes no logits_to_keep

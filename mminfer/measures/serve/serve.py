@@ -9,8 +9,8 @@ import itertools
 import math
 from dataclasses import dataclass
 
-from mminfer.records import Glance, RunInfo, bands
-from mminfer.records.claims import Claim, claim
+from mminfer.records import Glance, RunInfo, decided_bands, spread, two_bands_in
+from mminfer.records.claims import claim
 from mminfer.records.interval import (
     FAMILY_LEVEL,
     SAME_WITHIN,
@@ -195,13 +195,28 @@ class Serve:
                 found.append(after.batch)
         return found
 
-    def growth_steps(self) -> list[tuple[int, int, str]]:
+    def growth_steps(self, holm: bool = False) -> list[tuple[int, int, str]]:
         """Each step up: (from, to, "grew" / "flat" / "undecided"): tokens per second grew by
-        more than growth_per_doubling per doubling, or not, as the passes decide."""
-        steps = []
-        for before, after in itertools.pairwise(self.batches):
-            steps.append((before.batch, after.batch, grew(before, after, self.growth_per_doubling)))
-        return steps
+        more than growth_per_doubling per doubling, or not, as the passes decide: each step at
+        FAMILY_LEVEL, or (``holm``) at Holm's step-down levels over all the steps (with L steps
+        left undecided, each at 1 - 10 % / L, until no more is decided), so that every step
+        named together is right with 90 % (serve.growth's "mixed")."""
+        steps = list(itertools.pairwise(self.batches))
+        found: dict[int, str] = {}
+        while len(found) < len(steps):
+            level = 1 - (1 - FAMILY_LEVEL) / (len(steps) - len(found)) if holm else FAMILY_LEVEL
+            new = {}
+            for index, (before, after) in enumerate(steps):
+                word = grew(before, after, self.growth_per_doubling, level)
+                if index not in found and word != "undecided":
+                    new[index] = word
+            found |= new
+            if not new or not holm:
+                break
+        return [
+            (before.batch, after.batch, found.get(index, "undecided"))
+            for index, (before, after) in enumerate(steps)
+        ]
 
     def growth_stops_from(self) -> int:
         """The smallest batch from which every step up is decided flat (the largest batch where
@@ -259,6 +274,20 @@ class Serve:
             self.row(cliff.to_batch).pass_step_s, self.row(cliff.from_batch).pass_step_s
         )
 
+    def banded(self) -> list[dict]:
+        """The batches whose decode steps (every pass's) part into two bands whose intervals
+        separate (records.decided_bands): each batch and its bands."""
+        found = []
+        for row in self.batches:
+            parts = decided_bands(row.decode_steps_s)
+            if parts is not None:
+                found.append({"batch": row.batch, "bands": parts})
+        return found
+
+    def spread_over(self, doubt: str) -> list[int]:
+        """The batches whose recorded spread (``doubt``) passed its threshold."""
+        return [row.batch for row in self.batches if doubt in row.doubts]
+
     def free_up_to(self) -> int:
         """The largest batch reached while every step up was decided nearly free."""
         reached = self.batches[0].batch
@@ -294,11 +323,6 @@ def serve_facts(serve: Serve) -> dict:
             within_batches.append(row.batch)
         if row.verdict == "untrusted":
             contradicting_batches.append(row.batch)
-    banded = []
-    for row in rows:
-        parts = bands(row.decode_steps_s)
-        if parts is not None:
-            banded.append({"batch": row.batch, "bands": parts})
     fit = serve.fit
     outside_fit = [row.batch for row in rows if row.batch > fit.fitted_batches[1]]
     return vars(serve) | {
@@ -334,31 +358,20 @@ def serve_facts(serve: Serve) -> dict:
         "prefill_against_sweep": None,
         "decided_cliffs": serve.decided_cliffs(),  # serve.cliffs's: the passes decide them
         "speed_bound": speed_bound_of(serve),  # serve.speed_bound's variant: "≈" where not firm
-        # batches whose decode steps (every pass's) fall in two bands (records.bands): their
-        # median stands for neither; said with the load the run recorded, no cause named
-        "banded": banded,
-        "texts": text_claims(serve),
-        "spread": spread_claims(serve),
+        "cliff_caches": cliff_claims(serve),
     }
 
 
-def text_claims(serve: Serve) -> dict:
-    """The cliffs' likely cause, the experts, the two bands and the context
-    caveat, each as the claim of its sentence's words.
-
-    ``cliff_caches``: per cliff, every level named lies between the step's bytes before and
-    after (and one is named); ``experts_grow`` / ``experts_same``: the experts a step touches at
-    the largest batch against the smallest; ``two_bands``: the batches whose decode steps part
-    into two bands (records.bands); ``context_beyond``: the users' context past the one measured.
-    """
-    rows = serve.batches
-    cliff_caches = []
+def cliff_claims(serve: Serve) -> list:
+    """Per cliff, the claim that every level named lies between the step's bytes before and
+    after (and one is named): the table's likely cause."""
+    found = []
     for cliff in serve.cliffs:
         between = all(
             cliff.step_bytes_before < level.bytes <= cliff.step_bytes_after
             for level in cliff.crossed
         )
-        cliff_caches.append(
+        found.append(
             claim(
                 "serve.cliff_cache",
                 cliff.likely_cause == "cache" and bool(cliff.crossed) and between,
@@ -367,78 +380,68 @@ def text_claims(serve: Serve) -> dict:
                 levels=[level.name for level in cliff.crossed],
             )
         )
-    experts = [row.experts_touched for row in rows if row.experts_touched is not None]
-    complete = bool(experts) and len(experts) == len(rows)
-    about_experts = {
-        "first": experts[0] if experts else None,
-        "last": experts[-1] if experts else None,
-    }
-    banded = []
-    for row in rows:
-        parts = bands(row.decode_steps_s)
-        if parts is not None:
-            banded.append({"batch": row.batch, "bands": parts})
-    return {
-        "cliff_caches": cliff_caches,
-        "experts_grow": claim(
-            "serve.experts_grow",
-            complete and experts[-1] > experts[0],
-            **about_experts,
-        ),
-        "experts_same": claim(
-            "serve.experts_same",
-            complete and experts[-1] == experts[0],
-            **about_experts,
-        ),
-        "two_bands": claim("serve.two_bands", bool(banded), banded=banded),
-        "context_beyond": claim(
-            "serve.context_beyond_measured",
-            serve.users.context > serve.decode_context,
-            context=serve.users.context,
-            measured=serve.decode_context,
-        ),
-    }
+    return found
 
 
-def spread_claims(serve: Serve) -> dict[str, Claim]:
-    """Which batches' spreads passed the threshold, each spread named: the passes' median decode
-    steps (``decode``), the passes' prefills (``prefill``), the steps within a pass
-    (``within``)."""
-    decode = [row.batch for row in serve.batches if "decode_spread" in row.doubts]
-    prefill = [row.batch for row in serve.batches if "prefill_spread" in row.doubts]
-    within = [row.batch for row in serve.batches if "decode_spread_within_passes" in row.doubts]
-    return {
-        "decode": claim(
-            "serve.decode_spread_over", bool(decode), batches=decode, threshold=serve.noisy_cv
-        ),
-        "prefill": claim(
-            "serve.prefill_spread_over", bool(prefill), batches=prefill, threshold=serve.noisy_cv
-        ),
-        "within": claim(
-            "serve.within_spread_over",
-            bool(within),
-            batches=within,
-            threshold=serve.step_noisy_cv,
-        ),
-    }
+def experts_of(serve: Serve) -> str | None:
+    """serve.experts: a MoE model's experts a decode step touches (routing counts, not times:
+    exact), at the largest batch against the smallest, "grow" or the "same"; None where a batch
+    has no count or they fell."""
+    experts = [row.experts_touched for row in serve.batches]
+    if not experts or None in experts or experts[-1] < experts[0]:
+        return None
+    return "grow" if experts[-1] > experts[0] else "same"
+
+
+def two_bands_supported(serve: Serve) -> bool:
+    """serve.two_bands's check: each named batch's decode steps, every pass's, part into two
+    groups whose intervals separate (records.two_bands_in)."""
+    named = [item["batch"] for item in serve.banded()]
+    return bool(named) and all(two_bands_in(serve.row(batch).decode_steps_s) for batch in named)
+
+
+CLOSE = 1e-9  # a recorded spread, recomputed: equal but for rounding
+
+
+def pass_steps(row: BatchStep, passes: int) -> list[list[float]]:
+    """A batch's decode steps, pass by pass."""
+    size = len(row.decode_steps_s) // passes
+    return [row.decode_steps_s[index * size : (index + 1) * size] for index in range(passes)]
+
+
+def spread_supported(serve: Serve, doubt: str) -> bool:
+    """The spread sentences' check: each named batch's spread recomputed from its raw passes
+    (the passes' median steps, their prefills, or the steps within each pass around their
+    trend) over its threshold, and one batch named at least."""
+    named = serve.spread_over(doubt)
+    for batch in named:
+        row = serve.row(batch)
+        if doubt == "decode_spread_within_passes":
+            found, limit = spread.cv_within_runs(pass_steps(row, serve.passes)), serve.step_noisy_cv
+        else:
+            values = row.pass_step_s if doubt == "decode_spread" else row.prefills_s or []
+            found, limit = spread.coefficient_of_variation(values), serve.noisy_cv
+        if found <= limit - CLOSE:
+            return False
+    return bool(named)
 
 
 # --- the sentences: the predicates read the passes through the record's figures, each check
 # recomputes the same comparison from the passes' raw medians (pass_step_s) on its own ------
 
 
-def tokens_ratio(after: BatchStep, before: BatchStep) -> Interval:
+def tokens_ratio(after: BatchStep, before: BatchStep, level: float = FAMILY_LEVEL) -> Interval:
     """Tokens per second at ``after`` over ``before``, pass by pass (one look at FAMILY_LEVEL)."""
     rates_after = [after.batch / step for step in after.pass_step_s]
     rates_before = [before.batch / step for step in before.pass_step_s]
-    return ratio_interval(rates_after, rates_before)
+    return ratio_interval(rates_after, rates_before, level)
 
 
-def grew(before: BatchStep, after: BatchStep, growth: float) -> str:
+def grew(before: BatchStep, after: BatchStep, growth: float, level: float = FAMILY_LEVEL) -> str:
     """ "grew" (tokens per second up by more than ``growth`` per doubling), "flat" or
-    "undecided", from the passes' paired ratio."""
+    "undecided", from the passes' paired ratio at ``level``."""
     doublings = math.log2(after.batch / before.batch)
-    found = against(tokens_ratio(after, before), (1 + growth) ** doublings)
+    found = against(tokens_ratio(after, before, level), (1 + growth) ** doublings)
     return {"above": "grew", "below": "flat"}.get(found, "undecided")
 
 
@@ -470,8 +473,16 @@ def per_pass(serve: Serve, top: int, bottom: int, rates: bool) -> tuple[float, f
 
 def growth_of(serve: Serve) -> str | None:
     """serve.growth's variant: "every" step up grew, growth "stops" from a batch below the
-    largest (every step up from there decided flat), "mixed" (every step decided, some grew,
-    some not), else "undecided"; None with one batch."""
+    largest (every step up from there decided flat), "mixed" (every step decided at Holm's
+    levels, some grew, some not), else "undecided"; None with one batch.
+
+    "every" is one claim on all the steps (it is wrong only where some step's own decision is,
+    so each at 90 % keeps it within 10 %: an intersection-union test); "stops" tests the steps
+    one by one from the largest down and stops at the first not decided flat (a fixed
+    sequence: 90 % each, 10 % in all). "mixed" names which steps grew and which did not, so
+    each step is a claim of its own: Holm over the steps, which 5 passes (at best 93.75 % a
+    step) cannot reach for two steps or more: there it says so ("uncorrected": each step decided
+    alone, not all together)."""
     steps = [found for _, _, found in serve.growth_steps()]
     if not steps:
         return None
@@ -479,31 +490,48 @@ def growth_of(serve: Serve) -> str | None:
         return "every"
     if serve.growth_stops_from() < serve.batches[-1].batch:
         return "stops"
-    if "undecided" not in steps:
+    if all(found != "undecided" for _, _, found in serve.growth_steps(holm=True)):
         return "mixed"
-    return "undecided"
+    return "uncorrected" if "undecided" not in steps else "undecided"
+
+
+def sign_miss(values: list[float], bar: float, above: bool) -> float:
+    """The chance that the order-statistic interval first lying wholly above (below) ``bar``
+    misses the median: 2 P(Binomial(n, 1/2) <= n - the values beyond ``bar``)."""
+    n = len(values)
+    beyond = sum(value > bar if above else value < bar for value in values)
+    return 2 * sum(math.comb(n, i) for i in range(n - beyond + 1)) / 2**n
 
 
 def growth_supported(serve: Serve, chosen: str) -> bool:
-    """serve.growth's check: each step up's tokens-per-second ratio, from the raw passes."""
+    """serve.growth's check: each step up's tokens-per-second ratio from the raw passes, its
+    sign test's miss against the bar; each step at 10 %, and Holm's step-down over the steps
+    (the smallest miss at 10 % / L, the next at 10 % / (L - 1), ...) for "mixed"."""
     batches = [row.batch for row in serve.batches]
-    found = []
+    steps = passes_of(serve)
+    misses = []
     for a, b in itertools.pairwise(batches):
         bar = (1 + serve.growth_per_doubling) ** math.log2(b / a)
-        ratio = per_pass(serve, b, a, rates=True)
-        if ratio is not None and ratio[0] > bar:
-            found.append("grew")
-        elif ratio is not None and ratio[1] < bar:
-            found.append("flat")
-        else:
-            found.append("undecided")
+        ratios = [(b / x) / (a / y) for x, y in zip(steps[b], steps[a])]
+        misses.append(
+            min((sign_miss(ratios, bar, True), "grew"), (sign_miss(ratios, bar, False), "flat"))
+        )
+    allowed = 1 - FAMILY_LEVEL + 1e-12
+    found = [word if miss <= allowed else "undecided" for miss, word in misses]
+    holm = ["undecided"] * len(misses)
+    for rank, index in enumerate(sorted(range(len(misses)), key=lambda i: misses[i][0])):
+        if misses[index][0] > (1 - FAMILY_LEVEL) / (len(misses) - rank) + 1e-12:
+            break
+        holm[index] = misses[index][1]
     if chosen == "every":
         return all(f == "grew" for f in found)
     if chosen == "stops":
         start = batches.index(serve.growth_stops_from())
         return start < len(found) and all(f == "flat" for f in found[start:])
     if chosen == "mixed":
-        return "undecided" not in found and "grew" in found and "flat" in found
+        return "undecided" not in holm and "grew" in holm and "flat" in holm
+    if chosen == "uncorrected":
+        return "undecided" not in found and "undecided" in holm
     return "undecided" in found
 
 
@@ -754,14 +782,84 @@ SPEEDS = (
     " {{ serve.row(serve.peak_batch).per_user_tokens_per_second|fmt(',.1f') }} 토큰/초로"
 )
 NOT_GROWN = (
-    "{% for before, after, found in serve.growth_steps() if found != 'grew' %}"
+    "{% for before, after, found in serve.growth_steps(holm=True) if found != 'grew' %}"
     "{{ before }} → {{ after }}{{ ', ' if not loop.last }}{% endfor %}"
 )
 STOPS = "{% set stops = serve.row(serve.growth_stops_from()) %}"
 
+SPREADS = {  # serve.<key>: the doubt naming its batches, what spread, its threshold
+    "decode_spread_over": ("decode_spread", "패스 사이 디코드 한 단계", "noisy_cv"),
+    "prefill_spread_over": ("prefill_spread", "패스 사이 프리필", "noisy_cv"),
+    "within_spread_over": ("decode_spread_within_passes", "한 패스 안의 단계들", "step_noisy_cv"),
+}
+
+
+def spread_sentence(key: str) -> Sentence:
+    """serve.<key>: the batches whose recorded spread passed its threshold, named."""
+    doubt, what, threshold = SPREADS[key]
+
+    def holds(serve: Serve) -> bool:
+        return bool(serve.spread_over(doubt))
+
+    def check(serve: Serve) -> bool:
+        return spread_supported(serve, doubt)
+
+    return Sentence(
+        "serve." + key,
+        holds=holds,
+        words=(
+            "B = {{ serve.spread_over('" + doubt + "')|join(', ') }}에서 " + what + "의"
+            " 변동계수가\n{{ serve." + threshold + "|percent(0) }}를 넘었다."
+        ),
+        check=check,
+    )
+
+
+FIRST_EXPERTS = "{{ serve.batches[0].experts_touched|fmt('.2f') }}개"
+
 # The section's sentences (mminfer.records.sentences), asked for by serve.md.j2; each check
 # recomputes its comparison from the passes' medians (pass_step_s), paired by pass.
 SENTENCES = (
+    *(spread_sentence(key) for key in SPREADS),
+    Sentence(
+        "serve.two_bands",
+        holds=lambda serve: bool(serve.banded()),
+        words=(
+            '{% from "macros.md.j2" import load_average %}디코드 한 단계(모든 패스의 단계)가 두'
+            " 무리로 갈린 배치가\n있다({{ load_average(serve.load_before, serve.load_after) }}):"
+            "\n{% for item in serve.banded() %}{% set fast, slow = item.bands %}"
+            "B = {{ item.batch|particle('은/는') }} 약 {{ fast.median_s|ms }}(단계의"
+            " {{ fast.share|percent(0) }})와 약\n{{ slow.median_s|ms }}"
+            "({{ slow.share|percent(0) }}){{ ',' if not loop.last else '.' }}\n{% endfor %}"
+            "그 배치의 중앙값은 어느 무리도 대표하지 않는다."
+        ),
+        check=two_bands_supported,
+    ),
+    Sentence(
+        "serve.experts",
+        holds=experts_of,
+        words={
+            "grow": (
+                "MoE 모델이라 B가 늘면 한 단계가 쓰는 전문가도 늘어난다(층마다 평균\n"
+                + FIRST_EXPERTS
+                + " → {{ serve.batches[-1].experts_touched|fmt('.2f') }}개)."
+            ),
+            "same": (
+                "MoE 모델이지만 B가 늘어도 한 단계가 쓰는 전문가는 층마다 평균\n"
+                + FIRST_EXPERTS
+                + " 그대로였다."
+            ),
+        },
+    ),
+    Sentence(
+        "serve.context_beyond_measured",
+        holds=lambda serve: serve.users.context > serve.decode_context,
+        words=(
+            "이 한계는 사용자마다 캐시가 {{ serve.decode_context|thousands }}토큰일 때 잰 것이다:"
+            " 컨텍스트\n{{ serve.users.context|thousands }}토큰에서는 어텐션이 길어 한 단계가 더"
+            " 걸리므로 이보다 작을 수 있다."
+        ),
+    ),
     Sentence(
         "serve.peak_at",
         holds=peak_of,
@@ -913,6 +1011,12 @@ SENTENCES = (
                 "(가를 수 없는 곳: B = {% for before, after, found in serve.growth_steps()"
                 " if found == 'undecided' %}{{ before }} → {{ after }}{{ ', ' if not loop.last }}"
                 "{% endfor %})."
+            ),
+            "uncorrected": (
+                PASSES + "로는 배치를 두 배로 할 때 초당 토큰이"
+                " {{ serve.growth_per_doubling|percent(0) }} 넘게 늘었는지 단계마다는 갈리지만,"
+                " {{ serve.batches|length - 1 }}단계를 함께 말하기에는 모자란다(단계 수로 보정한"
+                " 수준에 못 미친다)."
             ),
         },
         check=growth_supported,

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
-from mminfer.records import Glance, RunInfo, bands, interval, spread
-from mminfer.records.claims import Claim, claim
+from mminfer.records import Glance, RunInfo, decided_bands, interval, spread, two_bands_in
 from mminfer.records.interval import Interval, median_interval, ratio_interval
 from mminfer.records.machine import Contention
 from mminfer.records.sentences import Sentence
@@ -145,6 +145,10 @@ class Sweep:
         longest = self.points[-1]
         return fixed_share(self.fit, longest.new_tokens, longest.with_cache_interval)
 
+    def cached_bands(self) -> list[dict] | None:
+        """The cached decode steps' two bands, where their intervals separate (sweep.two_bands)."""
+        return decided_bands(self.steps.with_cache_s[1:])
+
 
 SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the runs
 SWEEP_STEP_DOUBTS = ("with_cache_spread_within_runs", "without_cache_spread_within_runs")
@@ -181,43 +185,34 @@ def sweep_facts(sweep: Sweep) -> dict:
         fixed_in_tokens = fit.fixed_s_with_cache / fit.per_token_s
     else:
         fixed_in_tokens = None
-    return (
-        vars(sweep)
-        | {
-            "counts_match": counts_match,
-            "longest_point": longest,
-            "first_step_without_cache_s": steps_without[0],
-            "last_step_without_cache_s": steps_without[last_step],
-            "last_clocked_step": last_step,
-            "uncached_all_steps": all_steps,
-            "uncached_spread_clocked": clocked - all_steps,
-            "partly_fitted": any(point.fed_without_cache is None for point in points),
-            "interpolated": any(point.without_cache_from == "interpolation" for point in points),
-            "fitted": any(point.without_cache_from == "fit" for point in points),
-            "unfilled": any(point.without_cache_from == "none" for point in points),
-            "single_run": "single_run" in sweep.doubts,
-            "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
-            "steps_spread": any(doubt in sweep.doubts for doubt in SWEEP_STEP_DOUBTS),
-            "cached_step_s": cached_step_s,
-            "cache_not_faster": "cache_not_faster"
-            in sweep.doubts,  # decided in sweep.spread_doubts
-            "fit_holds": fit.holds,
-            "fixed_share_at_longest": None
-            if at_longest is None
-            else at_longest.fixed_share_with_cache,
-            "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
-            "extrapolated": None if furthest.measured else furthest,
-            "rows": sweep_rows(sweep),
-            "last_step_before_longest": last_step != sweep.longest - 1,
-            "time_against_tokens": time_against_tokens(sweep),
-            "bands": bands(steps_with[1:]),
-            "verdict_claims": verdict_claims(sweep),
-            "bands_claim": bands_claim(sweep),
-            "against_time": None,
-            "longest_estimated": longest.without_cache_from != "clocked",
-            "length_claims": length_claims(sweep),
-        }
-    )
+    return vars(sweep) | {
+        "counts_match": counts_match,
+        "longest_point": longest,
+        "first_step_without_cache_s": steps_without[0],
+        "last_step_without_cache_s": steps_without[last_step],
+        "last_clocked_step": last_step,
+        "uncached_all_steps": all_steps,
+        "uncached_spread_clocked": clocked - all_steps,
+        "partly_fitted": any(point.fed_without_cache is None for point in points),
+        "interpolated": any(point.without_cache_from == "interpolation" for point in points),
+        "fitted": any(point.without_cache_from == "fit" for point in points),
+        "unfilled": any(point.without_cache_from == "none" for point in points),
+        "single_run": "single_run" in sweep.doubts,
+        "runs_spread": any(doubt in sweep.doubts for doubt in SWEEP_RUN_DOUBTS),
+        "steps_spread": any(doubt in sweep.doubts for doubt in SWEEP_STEP_DOUBTS),
+        "cached_step_s": cached_step_s,
+        "cache_not_faster": "cache_not_faster" in sweep.doubts,  # decided in sweep.spread_doubts
+        "fit_holds": fit.holds,
+        "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
+        "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
+        "extrapolated": None if furthest.measured else furthest,
+        "rows": sweep_rows(sweep),
+        "last_step_before_longest": last_step != sweep.longest - 1,
+        "time_against_tokens": time_against_tokens(sweep),
+        "against_time": None,
+        "longest_estimated": longest.without_cache_from != "clocked",
+        "estimate": longest_estimate(sweep),
+    }
 
 
 def clocked_among_first(sweep: Sweep, new_tokens: int) -> int:
@@ -392,10 +387,10 @@ def spreads_within(sweep: Sweep) -> bool:
     return sweep.runs > 1 and runs and steps <= sweep.step_noisy_cv
 
 
-def spreads_within_supported(sweep: Sweep) -> bool:
-    """sweep.spreads_within's check: the spreads recomputed from the runs themselves (the sums'
-    coefficient of variation; within each run, the cached decode steps and the uncached steps of
-    one generation around their trend)."""
+def recomputed_spreads(sweep: Sweep) -> tuple[float, float]:
+    """The largest spread of the runs and of the steps within them, recomputed from the runs
+    themselves (the sums' coefficient of variation; within each run, the cached decode steps and
+    the uncached steps of one generation around their trend): the spread sentences' checks."""
     unclocked = [
         step for step, seconds in enumerate(sweep.steps.without_cache_s) if seconds is None
     ]
@@ -407,57 +402,64 @@ def spreads_within_supported(sweep: Sweep) -> bool:
         spread.cv_within_runs([run[1:] for run in cached]) if sweep.longest > 1 else 0.0,
         spread.cv_within_runs([run[:short] for run in uncached]),
     ]
-    runs = max(spread.coefficient_of_variation(values) for values in totals)
-    close = 1e-9  # the recorded figures, recomputed: equal but for rounding
+    return max(spread.coefficient_of_variation(values) for values in totals), max(within)
+
+
+CLOSE = 1e-9  # the recorded spreads, recomputed: equal but for rounding
+
+
+def spreads_within_supported(sweep: Sweep) -> bool:
+    """sweep.spreads_within's check: both spreads recomputed (:func:`recomputed_spreads`)."""
+    runs, within = recomputed_spreads(sweep)
     return (
-        len(cached) > 1
-        and runs <= sweep.noisy_cv + close
-        and max(within) <= sweep.step_noisy_cv + close
+        len(sweep.steps.with_cache_runs_s) > 1
+        and runs <= sweep.noisy_cv + CLOSE
+        and within <= sweep.step_noisy_cv + CLOSE
     )
 
 
-def length_claims(sweep: Sweep) -> dict[str, Claim]:
-    """Whether the longest length's uncached time is an estimate (some of its steps filled, not
-    clocked)."""
+def runs_over_supported(sweep: Sweep) -> bool:
+    """sweep.runs_spread_over's check: the runs' spread recomputed, over its threshold."""
+    return recomputed_spreads(sweep)[0] > sweep.noisy_cv - CLOSE
+
+
+def steps_over_supported(sweep: Sweep) -> bool:
+    """sweep.steps_spread_over's check: the steps' spread recomputed, over its threshold."""
+    return recomputed_spreads(sweep)[1] > sweep.step_noisy_cv - CLOSE
+
+
+def longest_estimate(sweep: Sweep) -> bool:
+    """sweep.longest_estimate: the longest length's uncached time an estimate (some of its
+    steps filled, not clocked)."""
     longest = sweep.points[-1]
-    clocked = clocked_among_first(sweep, longest.new_tokens)
-    return {
-        "estimate": claim(
-            "sweep.longest_estimate",
-            clocked < longest.new_tokens,
-            new_tokens=longest.new_tokens,
-            clocked=clocked,
-        ),
-    }
+    return clocked_among_first(sweep, longest.new_tokens) < longest.new_tokens
 
 
-def verdict_claims(sweep: Sweep) -> dict[str, Claim]:
-    """The verdict's relations to its thresholds: the runs' spread over noisy_cv on some side
-    (``runs_over``), the steps' spread within a run over step_noisy_cv on some side
-    (``steps_over``); every spread within its threshold is sweep.spreads_within's."""
-    runs = (sweep.cv_with_cache, sweep.cv_without_cache)
-    within_runs = (sweep.cv_with_cache_within_runs, sweep.cv_without_cache_within_runs)
-    about = {
-        "cv_with_cache": sweep.cv_with_cache,
-        "cv_without_cache": sweep.cv_without_cache,
-        "cv_with_cache_within_runs": sweep.cv_with_cache_within_runs,
-        "cv_without_cache_within_runs": sweep.cv_without_cache_within_runs,
-        "noisy_cv": sweep.noisy_cv,
-        "step_noisy_cv": sweep.step_noisy_cv,
-    }
-    runs_within = max(runs) <= sweep.noisy_cv
-    steps_within = max(within_runs) <= sweep.step_noisy_cv
-    return {
-        "runs_over": claim("sweep.runs_spread_over", not runs_within, **about),
-        "steps_over": claim("sweep.steps_spread_over", not steps_within, **about),
-    }
+def runs_spread_over(sweep: Sweep) -> bool:
+    """sweep.runs_spread_over: the runs' spread (each run's clocked steps added up), as
+    recorded, over noisy_cv on some side."""
+    return max(sweep.cv_with_cache, sweep.cv_without_cache) > sweep.noisy_cv
 
 
-def bands_claim(sweep: Sweep) -> Claim:
-    """ "캐시 경로의 디코드 한 단계는 두 무리로 갈렸다": the cached steps after the prefill part
-    into two bands (records.bands), each band's median and share cited."""
-    parts = bands(sweep.steps.with_cache_s[1:])
-    return claim("sweep.two_bands", parts is not None, bands=parts or [])
+def steps_spread_over(sweep: Sweep) -> bool:
+    """sweep.steps_spread_over: the steps' spread within a run, as recorded, over step_noisy_cv
+    on some side."""
+    within = (sweep.cv_with_cache_within_runs, sweep.cv_without_cache_within_runs)
+    return max(within) > sweep.step_noisy_cv
+
+
+def two_bands(sweep: Sweep) -> bool:
+    """sweep.two_bands: the cached steps after the prefill part into two bands whose medians'
+    intervals separate (records.decided_bands)."""
+    return sweep.cached_bands() is not None
+
+
+def two_bands_supported(sweep: Sweep) -> bool:
+    """sweep.two_bands's check: each cached step's median over the runs, recomputed from the
+    runs, parts into two groups whose intervals separate (records.two_bands_in)."""
+    runs = sweep.steps.with_cache_runs_s
+    steps = [statistics.median(run[step] for run in runs) for step in range(1, len(runs[0]))]
+    return two_bands_in(steps)
 
 
 def sweep_rows(sweep: Sweep) -> list[dict]:
@@ -512,9 +514,56 @@ SHORT_OF_LEVEL = (  # why an interval decides nothing: its coverage, or where it
     " ~ (ratio.level * 100)|round|int ~ ' %에 못 미친다' }}"
 )
 
+CACHED_STEP = (  # a cached step after the prefill: the mean over all of them, else the first
+    "{{ (sweep.decode_s_per_token if sweep.decode_s_per_token is not none"
+    " else sweep.steps.with_cache_s[0])|ms }}"
+)
+
 # The section's sentences (mminfer.records.sentences), asked for by sweep.md.j2; each check
 # recomputes from the runs in steps.*_runs_s.
 SENTENCES = (
+    Sentence(
+        "sweep.longest_estimate",
+        holds=longest_estimate,
+        words=(
+            "(캐시 없는 단계 {{ " + LONGEST + ".new_tokens }}개 중\n{{ sweep.steps.without_cache_s"
+            "[:" + LONGEST + ".new_tokens]|reject('none')|list|length }}개만 재고 나머지를 채운"
+            " 어림)"
+        ),
+    ),
+    Sentence(
+        "sweep.runs_spread_over",
+        holds=runs_spread_over,
+        words=(
+            "생성 {{ sweep.runs }}회의 변동계수가 캐시 사용 {{ sweep.cv_with_cache|percent }},"
+            " 미사용\n{{ sweep.cv_without_cache|percent }}로 {{ sweep.noisy_cv|percent(0) }}를"
+            " 넘는 쪽이 있다."
+        ),
+        check=runs_over_supported,
+    ),
+    Sentence(
+        "sweep.steps_spread_over",
+        holds=steps_spread_over,
+        words=(
+            "한 생성 안의 단계 시간의 변동계수가 길이에 따른 증가를 빼고도 캐시 사용"
+            "\n{{ sweep.cv_with_cache_within_runs|percent }}, 미사용"
+            "\n{{ sweep.cv_without_cache_within_runs|percent }}로"
+            " {{ sweep.step_noisy_cv|percent(0) }}를 넘는 쪽이\n있다."
+        ),
+        check=steps_over_supported,
+    ),
+    Sentence(
+        "sweep.two_bands",
+        holds=two_bands,
+        words=(
+            '{% from "macros.md.j2" import load_average %}{% set b = sweep.cached_bands() %}'
+            "캐시 경로의 디코드 한 단계는 두 무리로 갈렸다: 약 {{ b[0].median_s|ms }}(단계의"
+            "\n{{ b[0].share|percent(0) }})와 약 {{ b[1].median_s|ms }}"
+            "({{ b[1].share|percent(0) }};\n{{ load_average(sweep.load_before, sweep.load_after)"
+            " }}). 평균 " + CACHED_STEP + "는 어느\n무리도 대표하지 않는다."
+        ),
+        check=two_bands_supported,
+    ),
     Sentence(
         "sweep.spreads_within",
         holds=spreads_within,
