@@ -523,7 +523,7 @@ def written_cases() -> dict[str, dict]:
             **full,
             "records": every()
             | {
-                "time": time_record(speedup=5.75),
+                "time": time_record(speedup=5.05),
                 "sweep": same_prompt_as_time(0.004, ratio=5.0),
                 "serve": serve_prefill(0.004),
             },

@@ -61,7 +61,7 @@ def test_every_claim_key_in_the_facts_has_an_oracle():
     keys = set()
     for path in (ROOT / "mminfer").rglob("*.py"):  # records, measures and report alike
         keys |= set(re.findall(r'claim\(\s*"([a-z_]+\.[a-z_]+)"', path.read_text()))
-    assert len(keys) > 10, "the claims of mminfer/ were not found"
+    assert "run.course_folder" in keys, "the claims of mminfer/ were not found"
     assert sorted(keys - set(ORACLES)) == []
 
 

@@ -176,7 +176,7 @@ def reason_of(
             if measured.low > 0
             else None,
             "fixed_total_s": fixed_total,
-            "measured_s": chosen.with_cache_s,
+            "measured": measured,
         },
     }
 
@@ -358,13 +358,13 @@ TIME_SENTENCES = (
 )
 
 
-SAID_SPEEDUP = ": speedup {{ '≈' if time.verdict == 'noisy' }}{{ time.speedup|fmt('.2f') }}배는 "
+SAID_SPEEDUP = ": speedup {{ time.speedup_interval|x_in }}는 "
 FIXED_AT = (
     "`## 길이에 따른 비용`의 적합으로는 P = {{ reason.prompt_len }}, N ="
     " {{ reason.fixed.new_tokens }}에서 "
 )
 FIXED_TOTAL = "{{ reason.fixed.fixed_total_s|fmt('.4f') }} s"
-MEASURED = "잰 캐시 경로 시간 {{ reason.fixed.measured_s|fmt('.4f') }} s"
+MEASURED = "잰 캐시 경로 시간 {{ reason.fixed.measured|ms_in }}"
 # The reason line's sentences beside time.reason: the template (time.md.j2) passes ``reason``
 # (:func:`reason_in`), whose figures they print; each predicate reads its part of it.
 REASON_SENTENCES = (

@@ -128,8 +128,8 @@ SENTENCES = (
             "faster": "생성은 " + SPEEDUP + " 빠르다(" + ROUNDS + "의 중앙값과 구간).",
             "same": ("생성 시간은 잡음 문턱(5 %) 안에서 같았다: speedup " + SPEEDUP + "."),
             "slower": (
-                "**이 시간은 믿으면 안 된다**: 넣는 토큰이 적은 캐시 쪽이 " + ROUNDS + "에서 더"
-                " 느렸다(speedup " + SPEEDUP + "). 모델이 아니라 측정의 문제다: 조용한 기계에서"
+                "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 " + ROUNDS + "에서 더"
+                " 느렸다(speedup " + SPEEDUP + "). 측정의 문제다: 조용한 기계에서"
                 " `snakemake -R time`으로 다시 잴 것."
             ),
             "undecided": (
