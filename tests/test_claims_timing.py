@@ -332,14 +332,21 @@ def test_the_property_test_catches_the_uncached_growth_judged_from_the_medians(m
         FIND(given(timing_records())(check))()
 
 
-def test_growth_named_step_by_step_only_at_holm_s_levels():
-    """ "mixed" names each step's growth: 5 passes (93.75 % a step at best) cannot reach Holm's
-    level for 6 steps, 9 passes can for 2; the rule before (each step at 90 %) is rejected."""
-    growth = sentence_table()["serve.growth"]
-    five = cases()["serve_dips_at_2"]["records"]
-    assert growth.choose(five) == "uncorrected" and not growth.supported(five, "mixed")
-    nine = {"serve": served({1: 0.01, 2: 0.03, 4: 0.03}, passes=9)}
-    assert growth.choose(nine) == "mixed" and growth.supported(nine, "mixed")
+@pytest.mark.parametrize(
+    ("key", "five"),
+    [("serve.growth", "serve_dips_at_2"), ("serve.cliffs", "course")]
+    + [(key, "serve_dips_at_2") for key in ("serve.dips", "serve.larger_faster")],
+)
+def test_steps_named_one_by_one_only_at_holm_s_levels(key, five):
+    """A step decided at 90 % alone is named only at Holm's levels over every step: 5 passes
+    (93.75 % a step at best) cannot reach them for 6 steps, 9 passes can for 2; each check
+    rejects the variant its predicate did not choose (the rule before, each step at 90 %)."""
+    sentence, named = sentence_table()[key], "mixed" if key == "serve.growth" else "named"
+    five = cases()[five]["records"]
+    assert sentence.choose(five) == "uncorrected" and not sentence.supported(five, named)
+    nine = {"serve": served({1: 0.01, 2: 0.03, 4: 0.02}, passes=9)}  # a cliff, a dip, faster
+    assert sentence.choose(nine) == named and sentence.supported(nine, named)
+    assert sentence.supported(five, "uncorrected") and not sentence.supported(nine, "uncorrected")
 
 
 @pytest.mark.parametrize(

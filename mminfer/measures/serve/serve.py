@@ -886,8 +886,12 @@ STEPS = "{{ serve.batches|length - 1 }}단계"
 def not_together(seen: str, tests: str) -> str:
     """An "uncorrected" variant's words: ``seen`` decided one test at a time, not together."""
     return (
-        seen + "이 하나씩 따로 가르면 보이지만, " + PASSES + "로는 " + tests + "를 함께 말하기에는"
-        " 모자라 어디인지 단정하지 않는다(비교 수로 보정한 수준에 못 미친다)."
+        seen
+        + "은 하나씩 따로 가를 때만 보인다("
+        + PASSES
+        + "로는 "
+        + tests
+        + "를 함께 가르지 못한다)."
     )
 
 
