@@ -499,6 +499,8 @@ def doubled(record: Serve) -> dict:
 
 
 def test_a_cliff_past_no_cache_size_or_between_noisy_batches_names_no_cause():
+    cached = render_every(serve=from_json(Serve, doubled(course_serve_record())))  # decided
+    assert "| 장치 캐시를 넘음(추정): L3 |" in cached and "배치 배율 2배보다 컸다(절벽)" in cached
     data = doubled(course_serve_record(cliffs=[course_cliff(cause="unknown")]))
     data["caches"] = [{"name": "L2", "bytes": 2 << 20}, {"name": "L3", "bytes": 480 << 20}]
     report = render_every(serve=from_json(Serve, data))
