@@ -187,6 +187,7 @@ class Serve:
         return ratio_interval(self.row(self.peak_batch).pass_step_s, self.batches[0].pass_step_s)
 
     def steps_up(self) -> list[tuple[BatchStep, BatchStep]]:
+        """Each batch beside the next larger: every step up the sentences test together."""
         return list(itertools.pairwise(self.batches))
 
     def dips(self, holm: bool = True) -> list[int]:
