@@ -358,14 +358,18 @@ def test_the_property_test_catches_the_uncached_growth_judged_from_the_medians(m
         FIND(given(timing_records())(check))()
 
 
-def test_growth_named_step_by_step_only_at_holm_s_levels():
-    """ "mixed" names each step's growth: 5 passes (93.75 % a step at best) cannot reach Holm's
-    level for 6 steps, 9 passes can for 2; the rule before (each step at 90 %) is rejected."""
-    growth = sentence_table()["serve.growth"]
-    five = cases()["serve_dips_at_2"]["records"]
-    assert growth.choose(five) == "uncorrected" and not growth.supported(five, "mixed")
-    nine = {"serve": served({1: 0.01, 2: 0.03, 4: 0.03}, passes=9)}
-    assert growth.choose(nine) == "mixed" and growth.supported(nine, "mixed")
+@pytest.mark.parametrize(
+    "key", [f"serve.{k}" for k in ("growth", "dips", "larger_faster", "cliffs")]
+)
+def test_steps_named_one_by_one_only_at_holm_s_levels(key):
+    """A step decided at 90 % alone is named only at Holm's levels over every step (2 here): 5
+    passes (93.75 % a step at best) cannot reach them, 9 can; each check rejects the variant
+    its predicate did not choose (the rule before, each step at 90 %)."""
+    sentence, named = sentence_table()[key], "mixed" if key == "serve.growth" else "named"
+    five, nine = ({"serve": served({1: 0.01, 2: 0.03, 4: 0.02}, passes=n)} for n in (5, 9))
+    assert sentence.choose(five) == "uncorrected" and not sentence.supported(five, named)
+    assert sentence.choose(nine) == named and sentence.supported(nine, named)  # a cliff, a dip
+    assert sentence.supported(five, "uncorrected") and not sentence.supported(nine, "uncorrected")
 
 
 @pytest.mark.parametrize(

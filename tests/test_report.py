@@ -483,12 +483,22 @@ def test_an_untrusted_serve_table_is_said_so():
     assert facts["contradicting_batches"] == [2] and facts["verdict"] == "untrusted"
     report = render_every(serve=from_json(Serve, data))
     assert "**판정 믿을 수 없음 (untrusted)**:" in report
-    assert "B = 2에서는 더 큰 배치가 바로 작은 배치보다 패스마다 짝지어 더 빨랐다" in report
+    assert "더 큰 배치가 바로 작은 배치보다 더 빠른 곳은 하나씩 따로 가를 때만 보인다" in report
+
+
+def doubled(record: Serve) -> dict:
+    """serve.json with its passes twice over (10): one cliff among 6 steps decided (Holm)."""
+    data = to_json(record)
+    for row in data["batches"]:
+        for key in ("pass_step_s", "prefills_s", "decode_steps_s"):
+            row[key] = row[key] and row[key] * 2
+    return data | {"passes": 2 * data["passes"]}
 
 
 def test_a_cliff_past_no_cache_size_or_between_noisy_batches_names_no_cause():
-    record = course_serve_record(cliffs=[course_cliff(cause="unknown")])
-    data = to_json(record)
+    cached = render_every(serve=from_json(Serve, doubled(course_serve_record())))  # decided
+    assert "| 장치 캐시를 넘음(추정): L3 |" in cached and "배치 배율 2배보다 컸다(절벽)" in cached
+    data = doubled(course_serve_record(cliffs=[course_cliff(cause="unknown")]))
     data["caches"] = [{"name": "L2", "bytes": 2 << 20}, {"name": "L3", "bytes": 480 << 20}]
     report = render_every(serve=from_json(Serve, data))
     assert "| B = 32 → 64 |" in report and "| 이 비교로는 모름 |" in report
@@ -497,7 +507,8 @@ def test_a_cliff_past_no_cache_size_or_between_noisy_batches_names_no_cause():
     data["caches_source"] = "unknown on this system"
     report = render_every(serve=from_json(Serve, data))
     assert "크기를 알 수 없었다(unknown on this system)" in report
-    report = render_every(serve=course_serve_record(cliffs=[course_cliff("spread")]))  # noisy
+    noisy = from_json(Serve, doubled(course_serve_record(cliffs=[course_cliff("spread")])))
+    report = render_every(serve=noisy)
     assert "| B = 32 → 64 |" in report and "| 판정이 ok가 아니라 원인을 짚지 않음 |" in report
     assert "(추정): L" not in report
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from mminfer.records import Glance, RunInfo, decided_bands, spread, two_bands_in
@@ -185,38 +186,36 @@ class Serve:
         user is slower at the peak."""
         return ratio_interval(self.row(self.peak_batch).pass_step_s, self.batches[0].pass_step_s)
 
-    def dips(self) -> list[int]:
+    def steps_up(self) -> list[tuple[BatchStep, BatchStep]]:
+        """Each batch beside the next larger: every step up the sentences test together."""
+        return list(itertools.pairwise(self.batches))
+
+    def dips(self, holm: bool = True) -> list[int]:
         """The batches below the peak whose tokens per second the passes decide fell from the
-        batch before's."""
-        found = []
-        for before, after in itertools.pairwise(self.batches):
-            falls = ratio_decision(tokens_ratio(after, before)) == "below"
-            if falls and after.batch < self.peak_batch:
-                found.append(after.batch)
-        return found
+        batch before's: every step up tested (fell or rose), at Holm's levels over them
+        (:func:`step_down`), or each at FAMILY_LEVEL (``holm`` False)."""
+        steps = self.steps_up()
+        found = step_down(
+            lambda i, level: against(tokens_ratio(steps[i][1], steps[i][0], level), 1.0),
+            len(steps),
+            holm,
+        )
+        return [
+            after.batch
+            for (_, after), word in zip(steps, found)
+            if word == "below" and after.batch < self.peak_batch
+        ]
 
     def growth_steps(self, holm: bool = False) -> list[tuple[int, int, str]]:
         """Each step up: (from, to, "grew" / "flat" / "undecided"): tokens per second grew by
         more than growth_per_doubling per doubling, or not, as the passes decide: each step at
-        FAMILY_LEVEL, or (``holm``) at Holm's step-down levels over all the steps (with L steps
-        left undecided, each at 1 - 10 % / L, until no more is decided), so that every step
-        named together is right with 90 % (serve.growth's "mixed")."""
-        steps = list(itertools.pairwise(self.batches))
-        found: dict[int, str] = {}
-        while len(found) < len(steps):
-            level = 1 - (1 - FAMILY_LEVEL) / (len(steps) - len(found)) if holm else FAMILY_LEVEL
-            new = {}
-            for index, (before, after) in enumerate(steps):
-                word = grew(before, after, self.growth_per_doubling, level)
-                if index not in found and word != "undecided":
-                    new[index] = word
-            found |= new
-            if not new or not holm:
-                break
-        return [
-            (before.batch, after.batch, found.get(index, "undecided"))
-            for index, (before, after) in enumerate(steps)
-        ]
+        FAMILY_LEVEL, or (``holm``) at Holm's step-down levels over all the steps
+        (:func:`step_down`; serve.growth's "mixed")."""
+        steps = self.steps_up()
+        found = step_down(
+            lambda i, level: grew(*steps[i], self.growth_per_doubling, level), len(steps), holm
+        )
+        return [(before.batch, after.batch, word) for (before, after), word in zip(steps, found)]
 
     def growth_stops_from(self) -> int:
         """The smallest batch from which every step up is decided flat (the largest batch where
@@ -244,29 +243,42 @@ class Serve:
             )
         return steps
 
-    def faster_batches(self) -> list[int]:
-        """The batches whose decode step (or prefill) the passes decide faster than the next
-        smaller batch's: more work done faster contradicts physics (a measuring problem)."""
-        found = []
-        for before, after in itertools.pairwise(self.batches):
-            step = ratio_interval(after.pass_step_s, before.pass_step_s)
-            prefill = None
+    def faster_tests(self) -> list[tuple[int, list[float], list[float]]]:
+        """larger_faster's tests: per step up, (the larger batch, its passes' decode steps, the
+        smaller's), and the same of their prefills where both clocked them."""
+        tests = []
+        for before, after in self.steps_up():
+            tests.append((after.batch, after.pass_step_s, before.pass_step_s))
             if after.prefills_s and before.prefills_s:
-                prefill = ratio_interval(after.prefills_s, before.prefills_s)
-            if "below" in (against(step, 1.0), against(prefill, 1.0) if prefill else None):
-                found.append(after.batch)
-        return found
+                tests.append((after.batch, after.prefills_s, before.prefills_s))
+        return tests
 
-    def decided_cliffs(self) -> list[Cliff]:
+    def faster_batches(self, holm: bool = True) -> list[int]:
+        """The batches whose decode step (or prefill) the passes decide faster than the next
+        smaller batch's (more work done faster contradicts physics: a measuring problem): every
+        test of faster_tests (faster or slower), at Holm's levels over them, or each at
+        FAMILY_LEVEL (``holm`` False)."""
+        tests = self.faster_tests()
+        found = step_down(
+            lambda i, level: against(ratio_interval(*tests[i][1:], level), 1.0), len(tests), holm
+        )
+        named = {batch for (batch, _, _), word in zip(tests, found) if word == "below"}
+        return sorted(named)
+
+    def decided_cliffs(self, holm: bool = True) -> list[Cliff]:
         """The cliffs whose decode step grew faster than the batch in every pass's terms: the
-        per-pass step ratio's interval above the batch ratio."""
-        found = []
-        for cliff in self.cliffs:
-            before, after = self.row(cliff.from_batch), self.row(cliff.to_batch)
-            ratio = ratio_interval(after.pass_step_s, before.pass_step_s)
-            if against(ratio, cliff.batch_ratio) == "above":
-                found.append(cliff)
-        return found
+        per-pass step ratio's interval above the batch ratio, every step up tested (above or
+        below it) at Holm's levels over them, or each at FAMILY_LEVEL (``holm`` False)."""
+        steps = self.steps_up()
+
+        def decide(index: int, level: float) -> str:
+            before, after = steps[index]
+            ratio = ratio_interval(after.pass_step_s, before.pass_step_s, level)
+            return against(ratio, after.batch / before.batch)
+
+        found = step_down(decide, len(steps), holm)
+        above = {after.batch for (_, after), word in zip(steps, found) if word == "above"}
+        return [cliff for cliff in self.cliffs if cliff.to_batch in above]
 
     def cliff_interval(self, cliff: Cliff) -> Interval:
         """A cliff's decode step after over before, pass by pass."""
@@ -296,6 +308,25 @@ class Serve:
                 break
             reached = after
         return reached
+
+
+def step_down(decide: Callable[[int, float], str], count: int, holm: bool) -> list[str]:
+    """Each of ``count`` tests' word (``decide(index, level)``: "undecided" where the passes do
+    not decide it), each at FAMILY_LEVEL, or (``holm``) at Holm's step-down levels over all of
+    them: with L tests left undecided, each at 1 - 10 % / L, until no more is decided, so that
+    every test decided together is right with 90 %."""
+    found: dict[int, str] = {}
+    while len(found) < count:
+        level = 1 - (1 - FAMILY_LEVEL) / (count - len(found)) if holm else FAMILY_LEVEL
+        new = {}
+        for index in range(count):
+            word = "undecided" if index in found else decide(index, level)
+            if word != "undecided":
+                new[index] = word
+        found |= new
+        if not new or not holm:
+            break
+    return [found.get(index, "undecided") for index in range(count)]
 
 
 SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
@@ -357,6 +388,7 @@ def serve_facts(serve: Serve) -> dict:
         "caches_known": bool(serve.caches),
         "prefill_against_sweep": None,
         "decided_cliffs": serve.decided_cliffs(),  # serve.cliffs's: the passes decide them
+        "alone_cliffs": serve.decided_cliffs(holm=False),  # each decided alone, not together
         "speed_bound": speed_bound_of(serve),  # serve.speed_bound's variant: "≈" where not firm
         "cliff_caches": cliff_claims(serve),
     }
@@ -503,6 +535,44 @@ def sign_miss(values: list[float], bar: float, above: bool) -> float:
     return 2 * sum(math.comb(n, i) for i in range(n - beyond + 1)) / 2**n
 
 
+ALONE = 1 - FAMILY_LEVEL + 1e-12  # the miss a test decided on its own may have
+
+
+def sign_word(values: list[float], bar: float, words: tuple[str, str]) -> tuple[float, str]:
+    """The checks' two-sided sign test of ``values`` against ``bar``: the smaller miss and its
+    word, ``words[0]`` above the bar or ``words[1]`` below it."""
+    return min((sign_miss(values, bar, True), words[0]), (sign_miss(values, bar, False), words[1]))
+
+
+def holm_of(misses: list[tuple[float, str]]) -> list[str]:
+    """The checks' Holm step-down over the tests' (miss, word): the smallest miss decided at
+    10 % / L, the next at 10 % / (L - 1), ..., until one is not; the rest "undecided"."""
+    found = ["undecided"] * len(misses)
+    for rank, index in enumerate(sorted(range(len(misses)), key=lambda i: misses[i][0])):
+        if misses[index][0] > (1 - FAMILY_LEVEL) / (len(misses) - rank) + 1e-12:
+            break
+        found[index] = misses[index][1]
+    return found
+
+
+def named_of(together: list, alone: list) -> str | None:
+    """dips', cliffs' and larger_faster's variant: "named" (some batch decided at Holm's levels
+    over every test), "uncorrected" (none, but one decided alone at 90 %), else None."""
+    return "named" if together else "uncorrected" if alone else None
+
+
+def named_supported(named: list[int], found: list[tuple[int, float, str]], chosen: str) -> bool:
+    """The named sentences' check from the tests recomputed (``found``: each test's batch, miss
+    and word, only the word naming a batch kept): "named": every batch named decided at Holm's
+    levels over all the tests; "uncorrected": none so, one alone at 90 %."""
+    holm = holm_of([(miss, word) for _, miss, word in found])
+    together = {batch for (batch, _, word), held in zip(found, holm) if word == held == "named"}
+    alone = {batch for batch, miss, word in found if word == "named" and miss <= ALONE}
+    if chosen == "named":
+        return bool(named) and set(named) <= together
+    return not together and bool(alone)
+
+
 def growth_supported(serve: Serve, chosen: str) -> bool:
     """serve.growth's check: each step up's tokens-per-second ratio from the raw passes, its
     sign test's miss against the bar; each step at 10 %, and Holm's step-down over the steps
@@ -513,16 +583,9 @@ def growth_supported(serve: Serve, chosen: str) -> bool:
     for a, b in itertools.pairwise(batches):
         bar = (1 + serve.growth_per_doubling) ** math.log2(b / a)
         ratios = [(b / x) / (a / y) for x, y in zip(steps[b], steps[a])]
-        misses.append(
-            min((sign_miss(ratios, bar, True), "grew"), (sign_miss(ratios, bar, False), "flat"))
-        )
-    allowed = 1 - FAMILY_LEVEL + 1e-12
-    found = [word if miss <= allowed else "undecided" for miss, word in misses]
-    holm = ["undecided"] * len(misses)
-    for rank, index in enumerate(sorted(range(len(misses)), key=lambda i: misses[i][0])):
-        if misses[index][0] > (1 - FAMILY_LEVEL) / (len(misses) - rank) + 1e-12:
-            break
-        holm[index] = misses[index][1]
+        misses.append(sign_word(ratios, bar, ("grew", "flat")))
+    found = [word if miss <= ALONE else "undecided" for miss, word in misses]
+    holm = holm_of(misses)
     if chosen == "every":
         return all(f == "grew" for f in found)
     if chosen == "stops":
@@ -563,16 +626,17 @@ def peak_supported(serve: Serve, chosen: str) -> bool:
     return chosen == "undecided"
 
 
-def dips_supported(serve: Serve) -> bool:
-    """serve.dips's check: each named batch's tokens per second decided below the batch
-    before's, from the raw passes, and below the peak."""
+def dips_supported(serve: Serve, chosen: str) -> bool:
+    """serve.dips's check: every step up's tokens-per-second ratio from the raw passes, its sign
+    test against 1 (fell or rose), a fall named only below the peak (named_supported)."""
     batches = [row.batch for row in serve.batches]
-    for batch in serve.dips():
-        before = batches[batches.index(batch) - 1]
-        ratio = per_pass(serve, batch, before, rates=True)
-        if ratio is None or ratio[1] >= 1 or batch >= serve.peak_batch:
-            return False
-    return bool(serve.dips())
+    steps = passes_of(serve)
+    found = []
+    for a, b in itertools.pairwise(batches):
+        ratios = [(b / x) / (a / y) for x, y in zip(steps[b], steps[a])]
+        miss, word = sign_word(ratios, 1.0, ("rose", "named"))
+        found.append((b, miss, word if b < serve.peak_batch else "rose"))
+    return named_supported(serve.dips(), found, chosen)
 
 
 def per_user_of(serve: Serve) -> str | None:
@@ -600,31 +664,32 @@ def per_user_supported(serve: Serve, chosen: str) -> bool:
     return True  # the words only say the passes cannot tell
 
 
-def larger_faster_supported(serve: Serve) -> bool:
-    """serve.larger_faster's check: each named batch's steps or prefills, pass by pass against
-    the next smaller batch's, recomputed: decided below 1."""
-    batches = [row.batch for row in serve.batches]
-    for batch in serve.faster_batches():
-        before = batches[batches.index(batch) - 1]
-        step = per_pass(serve, batch, before, rates=False)
-        prefill = None
-        after_row, before_row = serve.row(batch), serve.row(before)
-        if after_row.prefills_s and before_row.prefills_s:
-            ratios = [a / b for a, b in zip(after_row.prefills_s, before_row.prefills_s)]
-            prefill = decided(ratios)
-        if not any(span is not None and span[1] < 1 for span in (step, prefill)):
-            return False
-    return bool(serve.faster_batches())
+def larger_faster_supported(serve: Serve, chosen: str) -> bool:
+    """serve.larger_faster's check: every step up's decode steps, and prefills where both
+    batches clocked them, pass by pass against the next smaller batch's, their sign tests
+    against 1 (faster or slower) recomputed (named_supported)."""
+    found = []
+    for before, after in itertools.pairwise(serve.batches):
+        pairs = [(after.pass_step_s, before.pass_step_s), (after.prefills_s, before.prefills_s)]
+        for top, bottom in pairs:
+            if top and bottom:
+                miss, word = sign_word(
+                    [a / b for a, b in zip(top, bottom)], 1.0, ("slower", "named")
+                )
+                found.append((after.batch, miss, word))
+    return named_supported(serve.faster_batches(), found, chosen)
 
 
-def cliffs_supported(serve: Serve) -> bool:
-    """serve.cliffs's check: each named cliff's per-pass step ratio, recomputed, above its batch
-    ratio."""
-    for cliff in serve.decided_cliffs():
-        span = per_pass(serve, cliff.to_batch, cliff.from_batch, rates=False)
-        if span is None or span[0] <= cliff.to_batch / cliff.from_batch:
-            return False
-    return bool(serve.decided_cliffs())
+def cliffs_supported(serve: Serve, chosen: str) -> bool:
+    """serve.cliffs's check: every step up's per-pass step ratio, recomputed, its sign test
+    against the batch ratio (above or below); only a recorded cliff named (named_supported)."""
+    steps = passes_of(serve)
+    recorded = {(cliff.from_batch, cliff.to_batch) for cliff in serve.cliffs}
+    found = []
+    for a, b in itertools.pairwise(steps):
+        miss, word = sign_word([x / y for x, y in zip(steps[b], steps[a])], b / a, ("named", "no"))
+        found.append((b, miss, word if (a, b) in recorded else "no"))
+    return named_supported([cliff.to_batch for cliff in serve.decided_cliffs()], found, chosen)
 
 
 def fitted_rows(serve: Serve) -> list[BatchStep]:
@@ -816,6 +881,20 @@ def spread_sentence(key: str) -> Sentence:
 
 
 FIRST_EXPERTS = "{{ serve.batches[0].experts_touched|fmt('.2f') }}개"
+STEPS = "{{ serve.batches|length - 1 }}단계"
+
+
+def not_together(seen: str, tests: str) -> str:
+    """An "uncorrected" variant's words: ``seen`` decided one test at a time, not together."""
+    return (
+        seen
+        + "은 하나씩 따로 가를 때만 보인다("
+        + PASSES
+        + "로는 "
+        + tests
+        + "를 함께 가르지 못한다)."
+    )
+
 
 # The section's sentences (mminfer.records.sentences), asked for by serve.md.j2; each check
 # recomputes its comparison from the passes' medians (pass_step_s), paired by pass.
@@ -884,11 +963,14 @@ SENTENCES = (
     ),
     Sentence(
         "serve.dips",
-        holds=lambda serve: bool(serve.dips()),
-        words=(
-            "그 사이 B = {{ serve.dips()|join(', ') }}에서는 초당 토큰이 바로 앞 배치보다 줄었다"
-            "(패스마다 짝지은 비율이 1 아래)."
-        ),
+        holds=lambda serve: named_of(serve.dips(), serve.dips(holm=False)),
+        words={
+            "named": (
+                "그 사이 B = {{ serve.dips()|join(', ') }}에서는 초당 토큰이 바로 앞 배치보다"
+                " 줄었다(패스마다 짝지은 비율이 1 아래)."
+            ),
+            "uncorrected": not_together("그 사이 초당 토큰이 바로 앞 배치보다 줄어든 곳", STEPS),
+        },
         check=dips_supported,
     ),
     Sentence(
@@ -959,22 +1041,32 @@ SENTENCES = (
     ),
     Sentence(
         "serve.larger_faster",
-        holds=lambda serve: bool(serve.faster_batches()),
-        words=(
-            "B = {{ serve.faster_batches()|join(', ') }}에서는 더 큰 배치가 바로 작은 배치보다"
-            " 패스마다 짝지어 더 빨랐다: 더 많은 일을 더 빨리 할 수는 없으니 측정 문제다."
-        ),
+        holds=lambda serve: named_of(serve.faster_batches(), serve.faster_batches(holm=False)),
+        words={
+            "named": (
+                "B = {{ serve.faster_batches()|join(', ') }}에서는 더 큰 배치가 바로 작은 배치보다"
+                " 패스마다 짝지어 더 빨랐다: 더 많은 일을 더 빨리 할 수는 없으니 측정 문제다."
+            ),
+            "uncorrected": not_together(
+                "더 큰 배치가 바로 작은 배치보다 더 빠른 곳",
+                "{{ serve.faster_tests()|length }}번의 비교",
+            ),
+        },
         check=larger_faster_supported,
     ),
     Sentence(
         "serve.cliffs",
-        holds=lambda serve: bool(serve.decided_cliffs()),
-        words=(
-            "{% for cliff in serve.decided_cliffs() %}B = {{ cliff.from_batch }} →"
-            " {{ cliff.to_batch }}에서 한 단계가 패스마다 {{ serve.cliff_interval(cliff)|x_in }}"
-            " 길어져 배치 배율 {{ cliff.batch_ratio|fmt('g') }}배보다 컸다"
-            "{{ '; ' if not loop.last }}{% endfor %}(절벽)."
-        ),
+        holds=lambda serve: named_of(serve.decided_cliffs(), serve.decided_cliffs(holm=False)),
+        words={
+            "named": (
+                "{% for cliff in serve.decided_cliffs() %}B = {{ cliff.from_batch }} →"
+                " {{ cliff.to_batch }}에서 한 단계가 패스마다"
+                " {{ serve.cliff_interval(cliff)|x_in }} 길어져 배치 배율"
+                " {{ cliff.batch_ratio|fmt('g') }}배보다 컸다{{ '; ' if not loop.last }}"
+                "{% endfor %}(절벽)."
+            ),
+            "uncorrected": not_together("한 단계가 배치 배율보다 더 길어진 곳(절벽)", STEPS),
+        },
         check=cliffs_supported,
     ),
     Sentence(
