@@ -564,12 +564,16 @@ def serve_record(
     growth_stops_at=64,
     nearly_free_up_to=8,
     cliffs=(),
+    passes=5,
 ) -> Serve:
     """serve.json of the demo (``steps``: {batch: decode step}, ``cvs``: {batch: spread}); the
     peak, where growth stops and where batching is nearly free as serve.py finds them there."""
     steps = DEMO_STEPS if steps is None else steps
     cvs = cvs or {}
-    rows = [serve_row(batch, step, cv=cvs.get(batch, 0.01)) for batch, step in steps.items()]
+    rows = [
+        serve_row(batch, step, cv=cvs.get(batch, 0.01), passes=passes)
+        for batch, step in steps.items()
+    ]
     doubts = []
     for row in rows:
         doubts += [doubt for doubt in row["doubts"] if doubt not in doubts]
@@ -588,7 +592,7 @@ def serve_record(
         "load_before": [0.5, 0.4, 0.3],
         "load_after": [0.6, 0.4, 0.3],
         "clock": "perf_counter",
-        "passes": 5,
+        "passes": passes,
         "order": "passes interleaved across the batch sizes: up, then down, then up ...",
         "noisy_cv": 0.1,
         "step_noisy_cv": 0.2,
@@ -675,6 +679,7 @@ def course_serve_record(**changes) -> Serve:
         "cliffs": [course_cliff()],
         "how": "measured",
         "users_by_speed": 32,
+        "passes": 7,  # serve.passes' default: Holm's levels over its six steps reached
     }
     data = to_json(serve_record(**(settings | changes)))
     # its own line, fitted up to B = 32 (2.38 ms at B = 1, 14.2 ms at 32); B = 64 lies past it

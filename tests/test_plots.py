@@ -158,7 +158,7 @@ def test_the_serve_titles_say_what_the_table_shows():
     speed, step = plots.serve_titles(course_serve_record())
     assert speed.startswith("초당 토큰(중앙값)은 B = 32에서 가장 많다 (B = 1의 5.3배)")
     assert "B = 32부터 두 배마다 +10% 미만" in speed
-    assert step.startswith("거의 공짜인 배치 없음") and "판정 ok (패스 5번" in step
+    assert step.startswith("거의 공짜인 배치 없음") and "판정 ok (패스 7번" in step
     speed, step = plots.serve_titles(demo_serve_record())
     assert "B = 64까지 두 배마다 +10% 넘게" in speed
     assert step.startswith("B = 8까지 거의 공짜")
