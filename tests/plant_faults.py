@@ -1,6 +1,7 @@
 """Plant each fault of tests/faults.yaml in a copy of a tree and run the tests that must catch it.
 
     python tests/plant_faults.py --tree PATH [--faults FILE] [--only NAME ...] [--list] [--check]
+                                 [--skip-absent] [--whole-suite]
 
 The tree is copied once into a temporary folder (without .git, __pycache__, results, .snakemake);
 for each fault the one file holding its ``find`` has ``find`` replaced by ``replace``, its
@@ -10,6 +11,15 @@ the copy), and the file is put back. A fault is "caught" when pytest fails a tes
 broke more than the tests look at; reported apart, not counted as caught), "unappliable" when its
 ``find`` is not exactly once in the searched folders. The table is printed; the exit status is 1
 when any fault is not caught. ``--check`` only checks that every ``find`` is there exactly once.
+
+An older tree (77d9d50, before the folder redesign) wrote some code another way: a fault's
+``find`` may list one string per way (each tree holds exactly one), and its ``tests`` may name
+tests that only one tree has: those the tree lacks are left out (none left: "error").
+``--skip-absent`` lists a fault none of whose finds is anywhere in the tree as "absent" (code the
+tree does not have, such as issue 47's intervals on 77d9d50) and does not count it.
+``--whole-suite`` runs the tree's whole suite but its slow end-to-end runs (``-m "not slow"``,
+about a minute on 2 cores) for each fault instead of its tests: whether any test of the tree
+catches it.
 """
 
 from __future__ import annotations
@@ -118,7 +128,25 @@ def test_args(fault: dict) -> list[str]:
     return shlex.split(tests) if isinstance(tests, str) else list(tests)
 
 
-def plant(copy: Path, plugins: Path, fault: dict) -> Outcome:
+def present(tree: Path, test: str) -> bool:
+    """Whether the tree has the test file, and the test function where one is named (a pytest
+    option such as ``-k top_p`` is kept as it is)."""
+    if not test.startswith("tests/"):
+        return True
+    file, _, name = test.partition("::")
+    path = tree / file
+    if not path.is_file():
+        return False
+    function = name.split("[")[0].split("::")[-1]
+    return not function or f"def {function}(" in path.read_text(encoding="utf-8")
+
+
+def absent(tree: Path, fault: dict) -> bool:
+    """Whether none of the fault's finds is anywhere in the tree (code the tree does not have)."""
+    return all(not occurrences(tree, find) for find, _ in pairs(fault))
+
+
+def plant(copy: Path, plugins: Path, fault: dict, whole_suite: bool = False) -> Outcome:
     started = time.monotonic()
 
     def outcome(result: str, detail: str = "") -> Outcome:
@@ -129,16 +157,21 @@ def plant(copy: Path, plugins: Path, fault: dict) -> Outcome:
         path, find, replace = located(copy, fault)
     except ValueError as error:
         return outcome("unappliable", str(error))
+    if whole_suite:
+        tests = ["-m", "not slow"]
+    else:
+        tests = [test for test in test_args(fault) if present(copy, test)]
+    if not tests:
+        return outcome("error", "none of its tests is in this tree")
     original = path.read_text(encoding="utf-8")
     path.write_text(original.replace(find, replace), encoding="utf-8")
     try:
         command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
-        command += ["-p", PLUGIN]
+        # pytest-benchmark, where installed, owns the fixture `benchmark` 77d9d50's tests define
+        command += ["-p", PLUGIN, "-p", "no:benchmark"]
         search = os.pathsep.join([str(copy), str(plugins)])
         env = os.environ | {"PYTHONPATH": search, "PYTHONDONTWRITEBYTECODE": "1"}
-        done = subprocess.run(
-            command + test_args(fault), cwd=copy, env=env, capture_output=True, text=True
-        )
+        done = subprocess.run(command + tests, cwd=copy, env=env, capture_output=True, text=True)
     finally:
         path.write_text(original, encoding="utf-8")
     lines = (done.stdout + done.stderr).strip().splitlines()
@@ -169,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", action="append", default=[], help="this fault only (repeatable)")
     parser.add_argument("--list", action="store_true", help="list the faults and stop")
     parser.add_argument("--check", action="store_true", help="only check each find is there once")
+    parser.add_argument(
+        "--skip-absent", action="store_true", help="leave out faults in code the tree lacks"
+    )
+    parser.add_argument(
+        "--whole-suite", action="store_true", help="run the suite but its slow tests per fault"
+    )
     args = parser.parse_args(argv)
 
     faults = load_faults(args.faults)
@@ -182,6 +221,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{fault['name']:<40} {fault['measurement']:<14} {fault['kind']}")
         return 0
     tree = args.tree.resolve()
+    skipped = []
+    if args.skip_absent:
+        skipped = [fault["name"] for fault in faults if absent(tree, fault)]
+        faults = [fault for fault in faults if fault["name"] not in skipped]
     if args.check:
         bad = 0
         for fault in faults:
@@ -191,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
                 bad += 1
                 print(f"{fault['name']}: {error}")
         print(f"{len(faults) - bad} of {len(faults)} faults apply to {tree}")
+        if skipped:
+            print(f"absent ({len(skipped)}, code the tree lacks): {', '.join(skipped)}")
         return 1 if bad else 0
 
     started = time.monotonic()
@@ -202,7 +247,7 @@ def main(argv: list[str] | None = None) -> int:
         plugins.mkdir()
         (plugins / f"{PLUGIN}.py").write_text(PLUGIN_SOURCE, encoding="utf-8")
         for fault in faults:
-            outcome = plant(copy, plugins, fault)
+            outcome = plant(copy, plugins, fault, args.whole_suite)
             print(f"{outcome.name}: {outcome.result} ({outcome.seconds:.1f} s)", flush=True)
             outcomes.append(outcome)
     print()
@@ -213,6 +258,8 @@ def main(argv: list[str] | None = None) -> int:
         tally[o.result] = tally.get(o.result, 0) + 1
     summary = ", ".join(f"{count} {result}" for result, count in sorted(tally.items()))
     print(f"{len(outcomes)} faults: {summary}; {time.monotonic() - started:.0f} s")
+    if skipped:
+        print(f"absent ({len(skipped)}, code the tree lacks): {', '.join(skipped)}")
     return 0 if all(o.result == "caught" for o in outcomes) else 1
 
 
