@@ -15,8 +15,8 @@ when any fault is not caught. ``--check`` only checks that every ``find`` is the
 An older tree (77d9d50, before the folder redesign) wrote some code another way: a fault's
 ``find`` may list one string per way (each tree holds exactly one), and its ``tests`` may name
 tests that only one tree has: those the tree lacks are left out (none left: "error").
-``--skip-absent`` lists a fault none of whose finds is anywhere in the tree as "absent" (code the
-tree does not have, such as issue 47's intervals on 77d9d50) and does not count it.
+A fault none of whose finds is anywhere in the tree is "absent" (code the tree does not have, such
+as issue 47's intervals on 77d9d50); ``--skip-absent`` does not count it against the exit status.
 ``--whole-suite`` runs the tree's whole suite but its slow end-to-end runs (``-m "not slow"``,
 about a minute on 2 cores) for each fault instead of its tests: whether any test of the tree
 catches it.
@@ -60,7 +60,7 @@ class Outcome:
     name: str
     measurement: str
     kind: str
-    result: str  # caught, missed, error, unappliable
+    result: str  # caught, missed, error, unappliable, absent
     seconds: float
     detail: str = ""
 
@@ -106,9 +106,14 @@ def pairs(fault: dict) -> list[tuple[str, str]]:
     return list(zip(finds, replaces))
 
 
+class Absent(ValueError):
+    """None of the fault's finds is anywhere in the tree: code the tree does not have."""
+
+
 def located(tree: Path, fault: dict) -> tuple[Path, str, str]:
     """The one file holding one of the fault's finds once, that find and its replacement; raises
-    ValueError where no find, or more than one, is there exactly once."""
+    Absent where no find is there at all, ValueError where one is there more than once or more
+    than one is there once."""
     seen = []
     for find, replace in pairs(fault):
         found = occurrences(tree, find)
@@ -118,7 +123,9 @@ def located(tree: Path, fault: dict) -> tuple[Path, str, str]:
         elif total > 1:
             places = ", ".join(f"{path.relative_to(tree)} x{count}" for path, count in found)
             raise ValueError(f"find occurs {total} times ({places})")
-    if len(seen) != 1:
+    if not seen:
+        raise Absent("none of its finds is in this tree")
+    if len(seen) > 1:
         raise ValueError(f"{len(seen)} of its finds occur once (one must)")
     return seen[0]
 
@@ -141,11 +148,6 @@ def present(tree: Path, test: str) -> bool:
     return not function or f"def {function}(" in path.read_text(encoding="utf-8")
 
 
-def absent(tree: Path, fault: dict) -> bool:
-    """Whether none of the fault's finds is anywhere in the tree (code the tree does not have)."""
-    return all(not occurrences(tree, find) for find, _ in pairs(fault))
-
-
 def plant(copy: Path, plugins: Path, fault: dict, whole_suite: bool = False) -> Outcome:
     started = time.monotonic()
 
@@ -155,6 +157,8 @@ def plant(copy: Path, plugins: Path, fault: dict, whole_suite: bool = False) -> 
 
     try:
         path, find, replace = located(copy, fault)
+    except Absent as error:
+        return outcome("absent", str(error))
     except ValueError as error:
         return outcome("unappliable", str(error))
     if whole_suite:
@@ -221,22 +225,21 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{fault['name']:<40} {fault['measurement']:<14} {fault['kind']}")
         return 0
     tree = args.tree.resolve()
-    skipped = []
-    if args.skip_absent:
-        skipped = [fault["name"] for fault in faults if absent(tree, fault)]
-        faults = [fault for fault in faults if fault["name"] not in skipped]
+    counted = {"caught", "absent"} if args.skip_absent else {"caught"}
     if args.check:
-        bad = 0
+        bad = absent = 0
         for fault in faults:
             try:
                 located(tree, fault)
+            except Absent as error:
+                absent += 1
+                print(f"{fault['name']}: {error}")
             except ValueError as error:
                 bad += 1
                 print(f"{fault['name']}: {error}")
-        print(f"{len(faults) - bad} of {len(faults)} faults apply to {tree}")
-        if skipped:
-            print(f"absent ({len(skipped)}, code the tree lacks): {', '.join(skipped)}")
-        return 1 if bad else 0
+        applying = len(faults) - bad - absent
+        print(f"{applying} of {len(faults)} faults apply to {tree}; {absent} absent")
+        return 1 if bad or (absent and not args.skip_absent) else 0
 
     started = time.monotonic()
     outcomes = []
@@ -258,9 +261,7 @@ def main(argv: list[str] | None = None) -> int:
         tally[o.result] = tally.get(o.result, 0) + 1
     summary = ", ".join(f"{count} {result}" for result, count in sorted(tally.items()))
     print(f"{len(outcomes)} faults: {summary}; {time.monotonic() - started:.0f} s")
-    if skipped:
-        print(f"absent ({len(skipped)}, code the tree lacks): {', '.join(skipped)}")
-    return 0 if all(o.result == "caught" for o in outcomes) else 1
+    return 0 if all(o.result in counted for o in outcomes) else 1
 
 
 if __name__ == "__main__":
