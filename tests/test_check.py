@@ -103,3 +103,23 @@ def test_the_busy_line_names_each_busy_timing_and_its_rule(name):
     report = check.rendered(records)[0]["report.md"]
     top = report.split("\n## ", 1)[0]
     assert f"{name}.json(쓸 수 있던 CPU의 40%만 받음" in top and f"`snakemake -R {name}`" in top
+
+
+def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_recomputes():
+    # CI's quiet course run, 746e064: one short turn starved among quiet ones; the turns'
+    # wall-weighted figures said quiet while the flag said busy, so the checker refused the line
+    from mminfer.measures.conversation.conversation import taken_together
+    from mminfer.records.machine import Contention, is_busy
+    from mminfer.report.joins import BUSY_SENTENCES
+
+    quiet = Contention(cpu_share=0.97, cpu_pressure=0.02, wall_s=9.0, threads=2, busy=False)
+    starved = Contention(cpu_share=0.6, cpu_pressure=0.05, wall_s=1.0, threads=2, busy=True)
+    together = taken_together([quiet, starved, None, quiet])
+    assert together.busy and is_busy(together.cpu_share, together.cpu_pressure)
+    assert together.wall_s == 19.0
+    assert taken_together([quiet, quiet]).busy is False
+    records = dict(reportcases.cases()["full"]["records"])
+    records["conversation"] = dataclasses.replace(records["conversation"], contention=together)
+    top = check.rendered(records)[0]["report.md"].split("\n## ", 1)[0]
+    assert "conversation.json(쓸 수 있던 CPU의 60%만 받음" in top
+    assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES)

@@ -212,34 +212,30 @@ class Conversation:
     threads: int
     load_before: list[float] | None
     load_after: list[float] | None
-    contention: Contention | None  # the timed turns' together (taken_together); None: none timed
+    contention: Contention | None  # the timed turns' worst (taken_together); None: none timed
     shared_prefix: SharedPrefix
     pitfalls: list[Pitfall]
     run: RunInfo
 
 
 def taken_together(contentions: list[Contention | None]) -> Contention | None:
-    """The contention of several timed stretches as one: the CPU share and pressure weighted by
-    each stretch's wall time, the walls summed; None where none was measured."""
+    """The contention of several timed stretches as one: each figure at its worst over the
+    stretches (the lowest CPU share, the highest pressure), the walls summed; None where none was
+    measured. Worst, not averaged: the record is busy exactly where one stretch was, and its
+    figures say so (the reports' check recomputes busy from them, never from the flag)."""
     measured = [one for one in contentions if one is not None]
     if not measured:
         return None
-    wall = sum(one.wall_s for one in measured)
-
-    def weighted(name: str) -> float | None:
-        values = [(getattr(one, name), one.wall_s) for one in measured]
-        if wall <= 0 or any(value is None for value, _ in values):
-            return None
-        return sum(value * seconds for value, seconds in values) / wall
-
-    share = weighted("cpu_share")
-    pressure = weighted("cpu_pressure")
+    shares = [one.cpu_share for one in measured]
+    pressures = [one.cpu_pressure for one in measured]
+    share = None if None in shares else min(shares)
+    pressure = None if None in pressures else max(pressures)
     return Contention(
         cpu_share=share,
         cpu_pressure=pressure,
-        wall_s=wall,
+        wall_s=sum(one.wall_s for one in measured),
         threads=max(one.threads for one in measured),
-        busy=is_busy(share, pressure) or any(one.busy for one in measured),
+        busy=is_busy(share, pressure),
     )
 
 
