@@ -30,6 +30,7 @@ from mminfer.measures.anatomy.measure import (
     counted_calls,
     formula_parts,
     measure_anatomy,
+    past_last_level_bytes,
     path_counts,
     shape_of,
 )
@@ -85,6 +86,24 @@ def calls_of(model, use_cache: bool):
         model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache
     )
     return calls, output
+
+
+@pytest.mark.parametrize(
+    ("last_level", "available", "past"),
+    [
+        (480 << 20, 16 << 30, 960 << 20),  # twice a server's 480 MiB L3
+        (480 << 20, 3 << 30, 768 << 20),  # a quarter of what a 4 GB SLURM job has left
+        (480 << 20, 1 << 30, 256 << 20),  # the cap wins over the cache: the log says it fits
+        (8 << 20, 16 << 30, 64 << 20),  # a laptop's L3: at least 64 MiB
+        (None, 16 << 30, 256 << 20),  # caches unknown
+        (None, None, 256 << 20),
+        (480 << 20, None, 960 << 20),  # memory unknown: no cap
+    ],
+)
+def test_the_probe_past_the_last_level_is_twice_the_cache_within_a_quarter_of_the_memory(
+    last_level, available, past
+):
+    assert past_last_level_bytes(last_level, available) == past
 
 
 @pytest.mark.parametrize("name", list(VARIANTS))

@@ -23,6 +23,7 @@ joins it with time.json at report time (mminfer.measures.anatomy.anatomy).
 from __future__ import annotations
 
 import functools
+import logging
 from collections import Counter
 from dataclasses import dataclass
 
@@ -57,10 +58,14 @@ SDPA_CPU = "aten._scaled_dot_product_flash_attention_for_cpu"  # CPU SDPA's kern
 # The formula's part an uncounted contraction computes.
 PART_OF_OP = {SDPA: "attention"}
 FLOP_COUNTER = "FlopCounterMode's flop_registry, op by op"
-# A bandwidth probe past the last-level cache: at least this many times its size, and this much.
-PAST_LAST_LEVEL_TIMES = 4
+# A bandwidth probe past the last-level cache: at least this many times its size, and this much
+# (a copy of twice the cache streams through it: past a 480 MiB L3, 1 GiB and 2 GiB gave the same
+# rate, 25.6 and 26.1 GB/s, and 2 GiB cost 3 s more to allocate), never more than this share of
+# the memory the job may still use (four times a 480 MiB L3 was 2 GiB of a SLURM job's 4 GB).
+PAST_LAST_LEVEL_TIMES = 2
 PAST_LAST_LEVEL_LEAST = 64 << 20
 PAST_LAST_LEVEL_UNKNOWN = 256 << 20  # where the system does not say its caches
+PAST_LAST_LEVEL_MEMORY_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -408,16 +413,38 @@ def path_counts(*, model, input_ids: torch.Tensor, new_tokens: int, use_cache: b
     )
 
 
+def past_last_level_bytes(last_level: int | None, available: int | None) -> int:
+    """The working set of the bandwidth probe past the last-level cache: PAST_LAST_LEVEL_TIMES the
+    cache and at least PAST_LAST_LEVEL_LEAST (PAST_LAST_LEVEL_UNKNOWN where the system does not say
+    its caches), but at most PAST_LAST_LEVEL_MEMORY_SHARE of the ``available`` bytes (None:
+    unknown, no cap)."""
+    if last_level is None:
+        wanted = PAST_LAST_LEVEL_UNKNOWN
+    else:
+        wanted = max(PAST_LAST_LEVEL_TIMES * last_level, PAST_LAST_LEVEL_LEAST)
+    if available is None:
+        return wanted
+    return min(wanted, int(PAST_LAST_LEVEL_MEMORY_SHARE * available))
+
+
 def measure_machine(
     *, device, dtype, working_sets: dict[str, int], threads: int, runs: int = machine.PROBE_RUNS
 ) -> Machine:
     """This machine's speeds (mminfer.timing.machine): an op's dispatch, the matmul FLOP/s, and the
     bandwidth at each path's working set and past the last-level cache."""
     last_level = machine.last_level_bytes(device, threads)
-    if last_level is None:
-        past = PAST_LAST_LEVEL_UNKNOWN
-    else:
-        past = max(PAST_LAST_LEVEL_TIMES * last_level, PAST_LAST_LEVEL_LEAST)
+    available, source = machine.available_bytes(device)
+    past = past_last_level_bytes(last_level, available)
+    if last_level is not None and past <= last_level:
+        logging.getLogger("mminfer").warning(
+            "the bandwidth probe past the last-level cache (%d B) fits in it (%d B): %s leaves"
+            " %s B, of which it takes at most %.0f%%; its rate is the cache's, not memory's",
+            past,
+            last_level,
+            source,
+            available,
+            100 * PAST_LAST_LEVEL_MEMORY_SHARE,
+        )
     sizes = working_sets | {"past_last_level": past}
     return Machine(
         op=machine.op_speed(device, runs=runs),
