@@ -5,6 +5,7 @@ import re
 import sys
 from pathlib import Path
 
+from snakemake.settings.types import DeploymentMethod
 from snakemake.utils import min_version
 
 min_version("9.0")
@@ -25,6 +26,7 @@ from mminfer.workflow import cluster
 from mminfer.workflow import fingerprint
 
 from mminfer.workflow import inputs
+from mminfer.workflow.interpreter import interpreter_problem
 from mminfer.errors import MminferError
 from mminfer.workflow.inputs import check_config, resolve_runs
 from mminfer.workflow.resultslock import hold_results_folder, release_results_folder
@@ -65,11 +67,16 @@ DEMO_DIR = Path(config["demo_dir"])
 
 
 # A folder this user cannot write (UNWRITABLE: the task's default /root/mm/infer, for a person
-# who is not root) stops a run before any job, in onstart; a dry run, --lint or --dag only warns.
-if UNWRITABLE and workflow.output_settings.dryrun:
+# who is not root), or a Python whose path Snakemake's shell would split when it starts a script
+# (mminfer/workflow/interpreter.py), stops a run before any job, in onstart; a dry run, --lint or
+# --dag only warns.
+CONDA = DeploymentMethod.CONDA in workflow.deployment_settings.deployment_method
+INTERPRETER = interpreter_problem(sys.executable, CONDA)
+BEFORE_ANY_JOB = [*UNWRITABLE, *([INTERPRETER] if INTERPRETER else [])]
+if BEFORE_ANY_JOB and workflow.output_settings.dryrun:
     from snakemake.logging import logger
 
-    for problem in UNWRITABLE:
+    for problem in BEFORE_ANY_JOB:
         logger.warning(f"mminfer: {problem} A run (without -n) stops here.")
 
 
@@ -259,8 +266,8 @@ def all_outputs():
 # --dag, --summary, --report, --unlock, nor in a job, which Snakemake starts with --no-hooks);
 # the lock ends with the process.
 onstart:
-    if UNWRITABLE:
-        raise WorkflowError("mminfer: " + " ".join(UNWRITABLE))
+    if BEFORE_ANY_JOB:
+        raise WorkflowError("mminfer: " + " ".join(BEFORE_ANY_JOB))
     try:
         hold_results_folder(OUTDIR)
     except MminferError as error:
