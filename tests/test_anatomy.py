@@ -508,6 +508,30 @@ def test_the_property_test_catches_a_fixed_share_read_off_the_medians(monkeypatc
         FIND(given(noisy_records())(supported))()
 
 
+def test_a_fixed_step_about_the_whole_cached_step_is_said_as_its_low_end_in_the_visible_line():
+    """The demo's case: the minimal-width step x 64 calls overlaps the cached time (the share's
+    interval passes 100 %): ## KV 캐시 says at least its low end, visibly, as the runs support."""
+    time = EVERY["time"]
+    runs = [time.with_cache_s / 64 * factor for factor in (0.97, 1.0, 1.03, 0.99, 1.01, 0.98, 1.02)]
+    anatomy = replace(EVERY["anatomy"], fixed_step_s=median_interval(runs), fixed_step_runs_s=runs)
+    records = EVERY | {"anatomy": anatomy}
+    share = anatomy.fixed_share(64, time.with_cache_interval)
+    assert share.low < 1 < share.high
+    log = ClaimLog()
+    report = render_report(records, claims=log)
+    written = {claim.key: claim.about.get("variant") for claim in log.rendered}
+    assert written["time.fixed_cost_measured"] == "most"
+    section = report.split("## KV 캐시", 1)[1].split("<details>", 1)[0]
+    assert f"캐시 경로 시간의 적어도 {share.low * 100:.0f}%가 단계마다의 고정비다" in section
+    assert unsupported(records) == []
+    # past 100 % at its low end too: nothing is said
+    slow = [run * 1.3 for run in runs]
+    anatomy = replace(anatomy, fixed_step_s=median_interval(slow), fixed_step_runs_s=slow)
+    log = ClaimLog()
+    render_report(EVERY | {"anatomy": anatomy}, claims=log)
+    assert "time.fixed_cost_measured" not in {claim.key for claim in log.rendered}
+
+
 # --- the files a user has: MiniMind's checkpoint in both backends, MiniMind's tokenizer ----------
 
 TEXT = (

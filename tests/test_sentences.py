@@ -271,7 +271,7 @@ QUIET_KEYS = [
     # the profile and the fixed cost per step (issue 48)
     ("anatomy.profile_with_cache", None),
     ("anatomy.profile_without_cache", None),
-    ("time.fixed_cost_measured", None),
+    ("time.fixed_cost_measured", "share"),
     # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
     ("serve.growth", "every"),
     ("conversation.answers", "same_fewer"),
