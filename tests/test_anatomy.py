@@ -48,7 +48,7 @@ from mminfer.records import read_record, write_record
 from mminfer.records.claims import ClaimLog
 from mminfer.records.interval import median_interval
 from mminfer.records.machine import speed_of, two_groups
-from mminfer.report.render import render_report, sentence_table
+from mminfer.report.render import render_report, render_reports, sentence_table, unwrap
 
 SHAPE = {
     "hidden_size": 64,
@@ -86,6 +86,21 @@ def calls_of(model, use_cache: bool):
         model=model, input_ids=PROMPT, new_tokens=NEW_TOKENS, use_cache=use_cache
     )
     return calls, output
+
+
+@pytest.mark.parametrize(("past", "inside"), [(128 << 20, False), (16 << 20, True)])
+def test_a_probe_past_the_last_level_capped_inside_it_is_called_the_cache_s(past, inside):
+    anatomy = EVERY["anatomy"]
+    machine = anatomy.machine
+    assert machine.last_level_bytes == 32 << 20
+    probes = [
+        replace(probe, working_set_bytes=past) if probe.at == "past_last_level" else probe
+        for probe in machine.bandwidth
+    ]
+    anatomy = replace(anatomy, machine=replace(machine, bandwidth=probes))
+    beyond = render_reports(EVERY | {"anatomy": anatomy})["beyond.md"]
+    said = "보다 작아, 메모리가 아닌 캐시의 대역폭이다" in unwrap(beyond)
+    assert said == inside
 
 
 @pytest.mark.parametrize(
