@@ -84,6 +84,20 @@ class Contention:
     threads: int
     busy: bool  # cpu_share under BUSY_SHARE or cpu_pressure over BUSY_PRESSURE
 
+    @classmethod
+    def measured(
+        cls, *, cpu_share: float | None, cpu_pressure: float | None, wall_s: float, threads: int
+    ) -> Contention:
+        """A measured stretch's contention, its flag derived from its figures (:func:`is_busy`),
+        as the reports' check derives it again."""
+        return cls(
+            cpu_share=cpu_share,
+            cpu_pressure=cpu_pressure,
+            wall_s=wall_s,
+            threads=threads,
+            busy=is_busy(cpu_share, cpu_pressure),
+        )
+
 
 @dataclass
 class TimedOn:

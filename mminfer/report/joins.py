@@ -1597,21 +1597,25 @@ def fixed_beside_sweep_in_runs(anatomy: Anatomy, sweep: Sweep, chosen: str) -> b
     return sweep.fit.holds and inside == (chosen == "explained")
 
 
-FIXED_STEP_CALLS = " {{ anatomy.fixed_step_s|ms_in }} × 호출 {{ count.calls_with_cache }}회"
+# time.fixed_cost_measured's variants: the share they give (a filter follows), then the step
+# and the calls behind it.
+FIXED_SHARE = (
+    "캐시 경로 시간의 적어도 {{ anatomy.fixed_share(count.calls_with_cache,"
+    " time.with_cache_interval)"
+)
+FIXED_STEP_CALLS = (
+    "가 단계마다의 고정비다: 최소 폭으로 잰 한 단계 {{ anatomy.fixed_step_s|ms_in }} × 호출"
+    " {{ count.calls_with_cache }}회"
+)
 PROFILE_SENTENCES = (
     Sentence(
         "time.fixed_cost_measured",
         holds=fixed_cost_said,
         words={
-            "share": (
-                "캐시 경로 시간의 적어도 {{ anatomy.fixed_share(count.calls_with_cache,"
-                " time.with_cache_interval)|percent_in }}가 단계마다의 고정비다: 최소 폭으로 잰"
-                " 한 단계" + FIXED_STEP_CALLS + "."
-            ),
+            "share": FIXED_SHARE + "|percent_in }}" + FIXED_STEP_CALLS + ".",
             "most": (
-                "캐시 경로 시간의 적어도 {{ anatomy.fixed_share(count.calls_with_cache,"
-                " time.with_cache_interval).low|percent(0) }}가 단계마다의 고정비다: 최소 폭으로"
-                " 잰 한 단계" + FIXED_STEP_CALLS + "가 잰 시간과 구간이 겹쳐 상한은 가를 수 없다."
+                FIXED_SHARE + ".low|percent(0) }}" + FIXED_STEP_CALLS + "가 잰 시간과 구간이 겹쳐"
+                " 상한은 가를 수 없다."
             ),
         },
         check=fixed_cost_in_runs,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import torch
 
-from mminfer.records.machine import CacheLevel, Contention, Speed, is_busy, speed_of
+from mminfer.records.machine import CacheLevel, Contention, Speed, speed_of
 from mminfer.records.spread import coefficient_of_variation
 from mminfer.timing.clock import device_clock
 
@@ -79,12 +79,8 @@ class ContentionMeter:
         cpu_pressure = None
         if self.pressure_start is not None and pressure_now is not None and wall_s > 0:
             cpu_pressure = round(min(1.0, (pressure_now - self.pressure_start) / wall_s), 3)
-        return Contention(
-            cpu_share=cpu_share,
-            cpu_pressure=cpu_pressure,
-            wall_s=wall_s,
-            threads=threads,
-            busy=is_busy(cpu_share, cpu_pressure),
+        return Contention.measured(
+            cpu_share=cpu_share, cpu_pressure=cpu_pressure, wall_s=wall_s, threads=threads
         )
 
 

@@ -102,6 +102,14 @@ class Machine:
     last_level_bytes: int | None  # the largest cache the threads hold together (None: unknown)
     noisy_cv: float  # a probe whose runs spread more than this is named as noisy
 
+    def past_in_cache(self) -> bool:
+        """Whether the probe past the last-level cache fits in it (the memory cap of
+        mminfer.measures.anatomy.measure made it so): its rate is the cache's, not memory's."""
+        past = [probe for probe in self.bandwidth if probe.at == "past_last_level"]
+        if not past or self.last_level_bytes is None:
+            return False
+        return past[0].working_set_bytes <= self.last_level_bytes
+
 
 # The categories of a profiled generate (mminfer.measures.anatomy.profile): the leaf ops' self
 # time within each scope, and the rest: wall time minus the top-level ops' (Python and the

@@ -434,19 +434,8 @@ def measure_machine(
     bandwidth at each path's working set and past the last-level cache."""
     last_level = machine.last_level_bytes(device, threads)
     available, source = machine.available_bytes(device)
-    past = past_last_level_bytes(last_level, available)
-    if last_level is not None and past <= last_level:
-        logging.getLogger("mminfer").warning(
-            "the bandwidth probe past the last-level cache (%d B) fits in it (%d B): %s leaves"
-            " %s B, of which it takes at most %.0f%%; its rate is the cache's, not memory's",
-            past,
-            last_level,
-            source,
-            available,
-            100 * PAST_LAST_LEVEL_MEMORY_SHARE,
-        )
-    sizes = working_sets | {"past_last_level": past}
-    return Machine(
+    sizes = working_sets | {"past_last_level": past_last_level_bytes(last_level, available)}
+    measured = Machine(
         op=machine.op_speed(device, runs=runs),
         op_probe=machine.OP_PROBE,
         matmul=machine.matmul_speed(device=device, dtype=dtype, runs=runs),
@@ -460,6 +449,17 @@ def measure_machine(
         last_level_bytes=last_level,
         noisy_cv=NOISY_CV,
     )
+    if measured.past_in_cache():
+        logging.getLogger("mminfer").warning(
+            "the bandwidth probe past the last-level cache (%d B) fits in it (%d B): %s leaves"
+            " %s B, of which it takes at most %.0f%%; its rate is the cache's, not memory's",
+            sizes["past_last_level"],
+            last_level,
+            source,
+            available,
+            100 * PAST_LAST_LEVEL_MEMORY_SHARE,
+        )
+    return measured
 
 
 def each_path(function, **arguments) -> dict:

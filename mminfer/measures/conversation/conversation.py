@@ -22,7 +22,7 @@ from mminfer.records.interval import (
     ratio_decision,
     ratio_interval,
 )
-from mminfer.records.machine import Contention, is_busy
+from mminfer.records.machine import Contention
 from mminfer.records.sentences import Sentence
 
 
@@ -230,12 +230,11 @@ def taken_together(contentions: list[Contention | None]) -> Contention | None:
     pressures = [one.cpu_pressure for one in measured]
     share = None if None in shares else min(shares)
     pressure = None if None in pressures else max(pressures)
-    return Contention(
+    return Contention.measured(
         cpu_share=share,
         cpu_pressure=pressure,
         wall_s=sum(one.wall_s for one in measured),
         threads=max(one.threads for one in measured),
-        busy=is_busy(share, pressure),
     )
 
 
