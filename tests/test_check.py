@@ -123,3 +123,16 @@ def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_re
     top = check.rendered(records)[0]["report.md"].split("\n## ", 1)[0]
     assert "conversation.json(쓸 수 있던 CPU의 60%만 받음" in top
     assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES)
+
+
+@pytest.mark.parametrize(("case", "busy"), [("machine_busy", True), ("full", False)])
+def test_the_kv_section_names_the_load_before_it_blames_python_or_the_fixed_cost(case, busy):
+    # a busy run read against its JSON: time.json's rounds starved, so "Python and kernel
+    # calls" and the measured fixed cost carry the wait for a CPU too, and the section says so
+    records = reportcases.cases()[case]["records"]
+    report = check.rendered(records)[0]["report.md"]
+    section = report.split("## KV 캐시", 1)[1].split("<details>", 1)[0]
+    load = section.find("time.json을 잴 때 기계가 바빴고")
+    assert (load >= 0) == busy
+    assert (load >= 0 and load < section.index("파이썬과 커널 호출")) == busy
+    assert ("기계가 바빠 CPU를 기다린 시간도 섞였지만, 캐시 경로 시간의 적어도" in section) == busy

@@ -331,6 +331,9 @@ def reason_in_runs(time: Timing, count: Count, chosen: str) -> bool:
 
 
 REASONS = {"below": "short", "above": "past", "undecided": "undecided"}
+# Where time.json's rounds ran on a busy machine, a sentence that blames Python or the kernels
+# names the load first (issue 47).
+BUSY_TIME = "{{ 'time.json을 잴 때 기계가 바빴고, ' if time.contention and time.contention.busy }}"
 RATIO = "{{ (count.fed_without_cache / count.fed_with_cache)|fmt('.1f') }}배"
 TIME_SENTENCES = (
     Sentence(
@@ -340,7 +343,9 @@ TIME_SENTENCES = (
             "short": (
                 "그런데 speedup은 구간째로 토큰 비율("
                 + RATIO
-                + ")에 못 미친다: 작은 모델에서는 넣는"
+                + ")에 못 미친다: "
+                + BUSY_TIME
+                + "작은 모델에서는 넣는"
                 " 토큰 수와 무관하게 단계마다 드는 고정비(파이썬과 커널 호출)가 커서, 캐시는 넣는"
                 " 토큰을 줄여도 단계 수(N = {{ time.new_tokens }})는 줄이지 못한다."
             ),
@@ -1371,7 +1376,6 @@ BUSY_SENTENCES = (
 
 # --- sweep and serve: one quantity timed by two jobs (issue 47 point 4) -------------------------
 
-BUSY_TIME = "{{ 'time.json을 잴 때 기계가 바빴고, ' if time.contention and time.contention.busy }}"
 BUSY_SWEEP = "{{ '이 절을 잴 때 기계가 바빴고, ' if sweep.contention and sweep.contention.busy }}"
 BUSY_SERVE = "{{ '서빙을 잴 때 기계가 바빴고, ' if serve.contention and serve.contention.busy }}"
 SWEEP_POINT = (
@@ -1600,6 +1604,8 @@ def fixed_beside_sweep_in_runs(anatomy: Anatomy, sweep: Sweep, chosen: str) -> b
 # time.fixed_cost_measured's variants: the share they give (a filter follows), then the step
 # and the calls behind it.
 FIXED_SHARE = (
+    "{{ '기계가 바빠 CPU를 기다린 시간도 섞였지만, ' if (time.contention and time.contention.busy)"
+    " or (anatomy.contention and anatomy.contention.busy) }}"
     "캐시 경로 시간의 적어도 {{ anatomy.fixed_share(count.calls_with_cache,"
     " time.with_cache_interval)"
 )
