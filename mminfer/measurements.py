@@ -69,7 +69,7 @@ REPORTS = {"report": "report.md", "beyond": "beyond.md"}
 # ``named``): change it with a record's fields or a measurement's method, and a results folder
 # written before reruns every measurement once (Snakemake reruns a rule whose script changed,
 # not one whose imported code did).
-RESULTS_VERSION = "2026-12-06"
+RESULTS_VERSION = "2026-12-06.2"
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,9 @@ class Measurement:
     # the report its section goes to: "report" (report.md, the task's: its six files and what
     # rides with them) or "beyond" (beyond.md, every measurement beyond the task)
     report: str = "beyond"
+    # the ``## `` heading its section opens (one with a glance row): the section template, the
+    # glance row and report.md's links to beyond.md's sections all read it from here
+    heading: str | None = None
 
     def __post_init__(self):
         if self.report not in REPORTS:
@@ -171,13 +174,14 @@ def resolve(reference: str):
 MEASUREMENTS = (
     Measurement(
         name="same",
+        heading="KV 캐시",
         report="report",
         record=Same,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.measures.cache.measure:compare_cache",
         facts="mminfer.measures.cache.same:same_facts",
-        glance="mminfer.report.joins:same_time_count_sweep_anatomy_glance",
+        glance="mminfer.report.joins:same_time_count_glance",
         task=True,
         summary="greedy generation with and without the cache: the same ids, and where they part",
     ),
@@ -201,11 +205,19 @@ MEASUREMENTS = (
         alone=True,
         # time_cache without the streamer
         measured_by="mminfer.measures.time.measure:time_with_latency",
-        facts="mminfer.report.joins:time_count_sweep_anatomy_facts",
+        facts="mminfer.report.joins:time_count_facts",
         task=True,
         summary=(
             "median seconds with and without the cache after warm-ups, interleaved, every run "
-            "kept; the speedup, spreads and a verdict"
+            "kept; the speedup, spreads and a verdict; `speedup_interval` (of the per-round "
+            "ratios: it decides `cache_faster`) and `speedup_medians_interval` (of `speedup`, the "
+            "ratio of the medians: its ends the medians' interval ends divided across, coverage "
+            "at least 1 - the two medians' misses); the narrow side, timed once after each timed "
+            "round: the same model class at minimal width (`narrow_shape`), its cached generate "
+            "at the same P and N (`narrow_runs_s`, paired with `with_cache_runs_s` by index, "
+            "`narrow_warmup_s`, `narrow_s`), and `fixed_share_runs` (each round's narrow run / its "
+            "cached run: a lower bound of the cached path's share that is fixed cost per call) "
+            "with its `fixed_share_interval`"
         ),
         compared=True,
     ),
@@ -223,6 +235,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="temp",
+        heading="온도",
         report="report",
         record=Temperatures,
         rule="temp",
@@ -260,6 +273,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="topp",
+        heading="top-p",
         report="report",
         record=TopP,
         rule="topp",
@@ -292,6 +306,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="sweep",
+        heading="길이에 따른 비용",
         record=Sweep,
         rule="sweep",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -316,6 +331,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="anatomy",
+        heading="한 단계의 해부",
         record=Anatomy,
         rule="anatomy",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -351,13 +367,14 @@ MEASUREMENTS = (
             "`profile.with_cache` and `profile.without_cache`: the generate under torch.profiler "
             "in a few rounds, each category's leaf self time (`parts_s`, `parts_interval`; "
             "`rest`: the wall minus the top-level ops' time), `wall_s`, the `rounds` and the "
-            "`profiler_cost` (profiled / unprofiled wall); `fixed_step_s`: the decode step's "
-            "interval at minimal width (its runs `fixed_step_runs_s`), a lower bound of the fixed "
-            "cost per step"
+            "`profiler_cost` (profiled / unprofiled wall). `fixed_step_s` and "
+            "`fixed_step_runs_s` are gone: time.json's narrow side times the fixed cost, in the "
+            "rounds it bounds"
         ),
     ),
     Measurement(
         name="remedies",
+        heading="고정 비용 줄이기",
         record=Remedies,
         rule="remedies",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -376,6 +393,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="latency",
+        heading="사용자가 기다리는 시간",
         record=Latency,
         rule="time",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -402,6 +420,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="capacity",
+        heading="카드당 사용자 수",
         record=Capacity,
         rule="capacity",
         reads=("pretrain",),
@@ -413,6 +432,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="serve",
+        heading="서빙",
         record=Serve,
         rule="serve",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -437,6 +457,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="conversation",
+        heading="대화",
         record=Conversation,
         rule="conversation",
         reads=("sft", "sft_lora", "tokenizer"),
@@ -465,6 +486,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="topk",
+        heading="top-k 함정",
         record=TopK,
         rule="topk",
         reads=("sft", "sft_lora", "pretrain", "tokenizer"),
@@ -478,6 +500,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="repetition",
+        heading="반복 페널티",
         record=Repetition,
         rule="repetition",
         reads=("sft", "sft_lora", "pretrain", "tokenizer", "val_data"),
@@ -492,6 +515,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="batch",
+        heading="배치와 패딩",
         record=Batch,
         rule="batch",
         reads=("pretrain", "tokenizer", "val_data"),
@@ -560,6 +584,35 @@ def pictures() -> dict[str, str]:
         for picture in entry.pictures:
             drawn[picture.name] = entry.filename
     return drawn
+
+
+def report_reads(report: str) -> list[str]:
+    """The measurements whose records ``report`` ("report" or "beyond", REPORTS) reads, in report
+    order: report.md its own sections' (the task's files and what rides with them), beyond.md
+    every measurement (its sections set the task's figures beside their own)."""
+    if report not in REPORTS:
+        raise KeyError(f"no report {report!r}: {sorted(REPORTS)}")
+    return [entry.name for entry in MEASUREMENTS if report == "beyond" or entry.report == report]
+
+
+def report_pictures(report: str) -> list[str]:
+    """The pictures ``report``'s own sections show."""
+    return [
+        drawn.name for entry in MEASUREMENTS if entry.report == report for drawn in entry.pictures
+    ]
+
+
+def headings() -> dict[str, str]:
+    """Each section's ``## `` heading, by measurement name (those that open one)."""
+    return {entry.name: entry.heading for entry in MEASUREMENTS if entry.heading is not None}
+
+
+def report_of_file(file: str) -> str:
+    """The report key ("report", "beyond") of a report's file name."""
+    for report, name in REPORTS.items():
+        if name == file:
+            return report
+    raise KeyError(f"{file} is no report: {sorted(REPORTS.values())}")
 
 
 def drawing(name: str):

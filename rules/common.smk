@@ -237,6 +237,7 @@ localrules:
     all,
     cache_script,
     report,
+    beyond,
     compare,
     plot,
     demo_corpus,

@@ -1,33 +1,54 @@
-# Step 7: report.md puts the task's numbers side by side, beyond.md every other measurement's;
-# comparison.md puts the models side by side.
+# Step 7: report.md puts the task's numbers side by side, beyond.md every other measurement's,
+# each its own rule and inputs; comparison.md puts the models side by side.
 
 
+def report_inputs(report):
+    """The inputs of ``report``'s rule ("report" or "beyond"): the files of the measurements it
+    reads (mminfer.measurements.report_reads), by key, the pictures its sections show, and the
+    templates its words live in (editing one reruns the report)."""
+    files = {
+        measurements.key(name): result(measurements.measurement(name).filename)
+        for name in measurements.report_reads(report)
+    }
+    shown_pictures = {
+        f"{name}_png": result(measurements.picture_file(name))
+        for name in measurements.report_pictures(report)
+    }
+    templates = sorted(
+        str(path)
+        for folder in ("report", "mminfer/measures")
+        for path in (Path(REPO) / folder).glob("**/*.md.j2")
+    )
+    return {**files, **shown_pictures, "templates": templates}
+
+
+# report.md: the task's files and pictures only; it never waits for beyond.md's measurements.
 rule report:
     input:
-        # every measurement's file, by its key (mminfer.measurements.key), and every picture
-        **{
-            measurements.key(name): result(file)
-            for name, file in measurements.files().items()
-        },
-        **{
-            f"{name}_png": result(measurements.picture_file(name))
-            for name in measurements.pictures()
-        },
+        **report_inputs("report"),
         cache_script=result(measurements.TASK_SCRIPT),
-        # the Korean sentences: editing one reruns the report (the reports' templates in report/)
-        template=str(Path(REPO) / "report" / "report.md.j2"),
-        sections=sorted(
-            str(path)
-            for folder in ("report", "mminfer/measures")
-            for path in (Path(REPO) / folder).glob("**/*.md.j2")
-        ),
     output:
         report=shown("report.md", "report/report_md.rst", "보고서"),
-        beyond=shown("beyond.md", "report/beyond_md.rst", "보고서"),
     log:
         logfile("report.log"),
     benchmark:
         bench("report")
+    conda:
+        ENV
+    script:
+        "../scripts/report.py"
+
+
+# beyond.md: every measurement's file (its sections set the task's figures beside their own).
+rule beyond:
+    input:
+        **report_inputs("beyond"),
+    output:
+        report=shown("beyond.md", "report/beyond_md.rst", "보고서"),
+    log:
+        logfile("beyond.log"),
+    benchmark:
+        bench("beyond")
     conda:
         ENV
     script:

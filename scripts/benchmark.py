@@ -2,6 +2,7 @@
 
     python scripts/benchmark.py [--workdir DIR] [--cores 2] [--pairs 2] [--sets course,...]
         [--demo] [--json bench.json] [--time-job-against CHECKOUT] [--rules anatomy,...]
+        [--report-md]
 
 Run it alone on a quiet machine (it times whole processes); everything is alternated in one run,
 so drift hits both sides of a ratio alike.
@@ -27,6 +28,11 @@ times only the time job instead: rounds of (this checkout's scripts/time_generat
 earlier one's), A B A B on each model set, both with the same launcher and threads; it prints each
 side's job seconds, the rounds its adaptive timing ran, its seconds outside the timed runs,
 and the medians of the timed runs, with now / before for each.
+
+``--report-md``: rounds of (b) the design card's command, ``snakemake --cores 1
+<outdir>/report.md`` into an empty results folder, against (c) plain_task.py at one thread, A B A B
+on each model set (issue 57: (b)/(c) at most 2.5 on course, 2 on minimind-3), and each job's
+seconds.
 
 ``--rules RULE,...``: only those rules' jobs, forced, ``--pairs`` rounds on each model set, each
 job's median seconds from its benchmark file (the anatomy job beside its target); with time among
@@ -272,6 +278,38 @@ def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir:
     return result
 
 
+REPORT_MD_TARGET = {"course": 2.5, "minimind-3": 2.0}  # (b) / (c), issue 57
+
+
+def report_md_against_plain(name: str, config_file: Path, pairs: int, workdir: Path) -> dict:
+    """Rounds of (b) the design card's command, ``snakemake --cores 1 <outdir>/report.md`` into an
+    empty results folder each round, and (c) plain_task.py at one thread, A B A B: what a
+    learner who asks for the task's report waits for, against one plain process."""
+    plain = [
+        sys.executable,
+        str(REPO / "scripts" / "plain_task.py"),
+        *flags(outdir=workdir / f"plain1-{name}", threads=1),
+        *["--config", str(REPO / "config.yaml"), str(config_file)],
+    ]
+    seconds = {"b": [], "c": []}
+    rounds = []
+    for number in range(pairs):
+        outdir = workdir / f"report-md-{name}-{number}"
+        target = [str(outdir / REPORT), "--config", f"outdir={outdir}"]
+        seconds["b"].append(snakemake([*target, "--configfile", str(config_file)], 1))
+        rounds.append(job_seconds(outdir))
+        seconds["c"].append(timed_run(plain))
+    jobs = median_jobs(rounds)
+    print(f"{name}: {pairs} rounds of (b) report.md into an empty folder, (c), at one core")
+    runs_line("(b) snakemake --cores 1 <outdir>/report.md", seconds["b"])
+    runs_line("(c) plain one-process script, 1 thread", seconds["c"])
+    ratio = statistics.median(seconds["b"]) / statistics.median(seconds["c"])
+    result = {"seconds": seconds, "jobs_s": jobs}
+    result["(b)/(c)"] = target_line("(b)/(c)", ratio, REPORT_MD_TARGET.get(name))
+    print("  jobs of (b), median seconds: " + ", ".join(f"{j} {s:.1f}" for j, s in jobs.items()))
+    return result
+
+
 def jobs_only(name: str, config_file: Path, cores: int) -> dict:
     """One run of (a): each job's seconds (no yardstick)."""
     outdir = Path(read_json(config_file)["outdir"])
@@ -390,6 +428,8 @@ def main() -> None:
     parser.add_argument("--time-job-against", default=None, help=against)
     parser.add_argument("--rules", default=None, help="only these rules' jobs, forced (a,b)")
     parser.add_argument("--time-rounds", type=int, help="time.runs = time.max_runs (3: issue 48)")
+    report_md = "only (b) snakemake --cores 1 <outdir>/report.md into an empty folder against (c)"
+    parser.add_argument("--report-md", action="store_true", help=report_md)
     args = parser.parse_args()
 
     workdir = Path(args.workdir or tempfile.mkdtemp(prefix="mminfer-bench-")).resolve()
@@ -409,6 +449,8 @@ def main() -> None:
         if args.rules:
             rules = args.rules.split(",")
             figures[name] = rules_only(name, config_file, rules, args.pairs, args.cores)
+        elif args.report_md:
+            figures[name] = report_md_against_plain(name, config_file, args.pairs, workdir)
         elif args.time_job_against:
             before = Path(args.time_job_against)
             figures[name] = time_job_against(before, name, config_file, args.pairs, args.cores)

@@ -123,6 +123,9 @@ Every result file of a results folder (`outdir`, and `outdir/models/<name>` per 
 `models`), generated from `mminfer/measurements.py` by `scripts/config_docs.py` (do not edit by
 hand). Each JSON file is one measurement's record, a dataclass (temp.json and topp.json: a mapping)
 whose fields are its keys, in order; a file of another version's keys is refused with a message.
+From version to version every key keeps its meaning, with one exception: since 2026-12-06.2
+anatomy.json holds no `fixed_step_s` and `fixed_step_runs_s`; the fixed cost is measured once, in
+time.json, by its narrow side timed in the same rounds as the runs it bounds.
 
 **Reading a timing.** Every timed figure is the median of independent rounds (an A/B timing's
 interleaved rounds, a sweep's runs, a probe's runs) and carries an `Interval`: `median`, `low`,
@@ -140,6 +143,11 @@ mminfer.report.check RESULTS` recomputes every comparison the reports write from
 exits 1 on any they do not support. sweep.json: each point's `with_cache_interval`,
 `without_cache_interval`, `time_ratio_interval`, `ttft_interval`; serve.json: each batch's
 `decode_step_interval`, `prefill_interval`; latency.json: `ttft_interval`, `tpot_interval` per path.
+time.json's `speedup_interval` is of the per-round ratios and decides `cache_faster`;
+`speedup_medians_interval` is of `speedup` itself (the ratio of the two medians): its ends are the
+medians' interval ends divided across, and it holds the true ratio at least as often as both
+medians' intervals hold theirs (coverage at least 1 − the two misses). `fixed_share_interval` is
+of the per-round ratios narrow ÷ cached (`fixed_share_runs`).
 """
 
 OUTPUTS_FOOTER = """The reports' sentences live in each section's template and sentence table

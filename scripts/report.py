@@ -1,7 +1,8 @@
-"""Step 7: report.md and beyond.md from the result files of the other rules.
+"""Step 7: report.md or beyond.md (the rule's name says which) from the result files it reads.
 
-Reads each measurement's file back as its record (mminfer.measurements), links the pictures and
-the task's cache.py relative to the reports, renders both, then writes each (atomically).
+Reads each measurement's file among the rule's inputs back as its record (mminfer.measurements),
+links the pictures and the task's cache.py relative to the report, renders it from those records
+only, then writes it (atomically).
 """
 
 import logging
@@ -9,38 +10,52 @@ import os
 from pathlib import Path
 
 from mminfer.io import write_text_atomic
-from mminfer.measurements import MEASUREMENTS, key, pictures
+from mminfer.measurements import MEASUREMENTS, REPORTS, key, report_of_file
 from mminfer.records import read_record
 from mminfer.records.claims import ClaimLog
 from mminfer.report.render import render_reports
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_only
 
 
 def relative_to(path, folder: Path) -> str:
     return Path(os.path.relpath(Path(path).resolve(), folder.resolve())).as_posix()
 
 
-def report(files, cache_script, template, report_out, beyond_out):
-    """Read every measurement's record from ``files`` (the rule's inputs), render, write both."""
-    folder = Path(report_out).parent
+def report(files: dict, report_out: str, cache_script: str | None = None) -> None:
+    """Read the records among ``files`` (the rule's inputs), render the report ``report_out``
+    names from them, write it."""
+    out = Path(report_out)
+    folder = out.parent
+    which = report_of_file(out.name)
     records = {
-        entry.name: read_record(files[key(entry.name)], entry.record) for entry in MEASUREMENTS
+        entry.name: read_record(files[key(entry.name)], entry.record)
+        for entry in MEASUREMENTS
+        if key(entry.name) in files
     }
-    linked = {picture: relative_to(files[f"{picture}_png"], folder) for picture in pictures()}
+    linked = {
+        name.removesuffix("_png"): relative_to(path, folder)
+        for name, path in files.items()
+        if name.endswith("_png")
+    }
     claims = ClaimLog()
     texts = render_reports(
         records,
         pictures=linked,
-        cache_script=relative_to(cache_script, folder),
-        folder=Path(template).parent,
+        cache_script=None if cache_script is None else relative_to(cache_script, folder),
         claims=claims,
+        results=str(folder),
+        reports=(which,),
     )
-    for out, name in ((report_out, "report.md"), (beyond_out, "beyond.md")):
-        write_text_atomic(out, texts[name])
-    logging.getLogger("mminfer").info("wrote %s, %s; %s", report_out, beyond_out, claims.summary())
+    write_text_atomic(report_out, texts[REPORTS[which]])
+    logging.getLogger("mminfer").info("wrote %s; %s", report_out, claims.summary())
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, report, files=lambda rule: rule.input)
+    with job_log(snakemake.log[0]):
+        report(
+            files=dict(snakemake.input.items()),
+            report_out=snakemake.output.report,
+            cache_script=getattr(snakemake.input, "cache_script", None),
+        )
 elif __name__ == "__main__":
     rule_only("report", "report.md")

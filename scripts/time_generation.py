@@ -14,6 +14,7 @@ not to shadow the standard library's `time`.) Run by the workflow's `time` rule,
 import logging
 
 from mminfer.measures.time import measure as timing
+from mminfer.measures.time.time import fixed_cost
 from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
@@ -57,6 +58,15 @@ def time_generation(
         timed.verdict,
         timed.threads,
         timed.load_after,
+    )
+    logging.getLogger("mminfer").info(
+        "narrow_s %.4f (a minimal-width generate, the same rounds), fixed share %.2f (%.2f-%.2f):"
+        " fixed cost %s",
+        timed.narrow_s,
+        timed.fixed_share_interval.median,
+        timed.fixed_share_interval.low,
+        timed.fixed_share_interval.high,
+        fixed_cost(timed),
     )
     logging.getLogger("mminfer").info(
         "ttft %.4f / %.4f s, tpot %.5f / %.5f s (with / without the cache), streamer %.2g s a run",

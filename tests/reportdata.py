@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 import json
 import random
+import statistics
 from pathlib import Path
 
 from mminfer.measures.anatomy.anatomy import Anatomy
@@ -132,9 +133,28 @@ QUIET = {"cpu_share": 0.98, "cpu_pressure": 0.01, "wall_s": 8.1, "threads": 2, "
 BUSY = QUIET | {"cpu_share": 0.4, "busy": True}  # another process took the cores
 
 
+# The demo's narrow model (mminfer.model.narrow): its layers and heads at minimal width.
+NARROW_SHAPE = {
+    "hidden_size": 16,
+    "intermediate_size": 2,
+    "vocab_size": 2,
+    "num_hidden_layers": 8,
+    "num_attention_heads": 8,
+    "num_key_value_heads": 2,
+}
+# Each round's narrow run over its cached run: about 60 %, a quiet machine's spread.
+NARROW_SHARES = [0.60, 0.61, 0.59, 0.62, 0.60, 0.58, 0.61]
+
+
+def narrow_of(with_runs: list[float]) -> list[float]:
+    """The narrow side's runs beside these cached runs, one per round (NARROW_SHARES of each)."""
+    return [run * NARROW_SHARES[i % len(NARROW_SHARES)] for i, run in enumerate(with_runs)]
+
+
 def time_json(**changes) -> dict:
     """time.json as a rule writes it: a quiet run that decided after 7 rounds; the intervals and
-    the decision from its runs (mminfer.records.interval) unless ``changes`` give them."""
+    the decision from its runs (mminfer.records.interval) unless ``changes`` give them; the narrow
+    side's runs NARROW_SHARES of the cached ones unless ``changes`` give them."""
     timing = {
         "with_cache_s": 0.193,
         "without_cache_s": 0.965,
@@ -156,6 +176,8 @@ def time_json(**changes) -> dict:
         "without_cache_runs_s": [0.96, 0.962, 0.963, 0.965, 0.966, 0.968, 0.97],
         "with_cache_warmup_s": [0.3],
         "without_cache_warmup_s": [1.2],
+        "narrow_warmup_s": [0.2],
+        "narrow_shape": NARROW_SHAPE,
         "threads": 2,
         "cpu_count": 2,
         "load_before": [0.5, 0.4, 0.3],
@@ -169,22 +191,34 @@ def time_json(**changes) -> dict:
         timing["without_cache_runs_s"] = [s * scale for s in timing["without_cache_runs_s"]]
         timing["without_cache_s"] *= scale
     timing |= changes
+    if "narrow_runs_s" not in changes:
+        timing["narrow_runs_s"] = narrow_of(timing["with_cache_runs_s"])
     return time_intervals(timing) | changes
 
 
 def time_intervals(timing: dict) -> dict:
-    """time.json's intervals and decision from its runs, as mminfer.timing.ab finds them."""
+    """time.json's intervals and decision from its runs, as mminfer.timing.ab finds them, and the
+    narrow side's median and shares, as mminfer.measures.time.measure.timing_record makes them."""
     from mminfer.measures.time.measure import CACHE_FASTER
     from mminfer.records import interval
 
     level = interval.look_level(timing["runs"], timing["max_runs"])
     with_runs, without_runs = timing["with_cache_runs_s"], timing["without_cache_runs_s"]
+    narrow_runs = timing["narrow_runs_s"]
     speedup = interval.ratio_interval(without_runs, with_runs, level)
+    with_cache = interval.median_interval(with_runs, level)
+    without_cache = interval.median_interval(without_runs, level)
     return timing | {
-        "with_cache_interval": to_json(interval.median_interval(with_runs, level)),
-        "without_cache_interval": to_json(interval.median_interval(without_runs, level)),
+        "with_cache_interval": to_json(with_cache),
+        "without_cache_interval": to_json(without_cache),
         "speedup_interval": to_json(speedup),
         "cache_faster": CACHE_FASTER[interval.ratio_decision(speedup)],
+        "speedup_medians_interval": to_json(
+            interval.over(without_cache, with_cache, [without_cache, with_cache])
+        ),
+        "narrow_s": statistics.median(narrow_runs),
+        "fixed_share_runs": interval.paired_ratios(narrow_runs, with_runs),
+        "fixed_share_interval": to_json(interval.ratio_interval(narrow_runs, with_runs, level)),
     }
 
 
@@ -1115,11 +1149,17 @@ def interpolate_all(seconds: list[float | None]) -> list[float]:
     return filled
 
 
-def timed(with_runs: list[float], without_runs: list[float], runs: int = 3, **changes) -> Timing:
+def timed(
+    with_runs: list[float],
+    without_runs: list[float],
+    runs: int = 3,
+    narrow_runs: list[float] | None = None,
+    **changes,
+) -> Timing:
     """time.json from its runs, summarised by mminfer.measures.time.measure's own timing_record (the
-    medians,
-    the speedup, the spreads, the doubts, the verdict); the machine's conditions (threads, cores,
-    load) as time_json's, so that a golden report does not depend on the machine."""
+    medians, the speedup, the spreads, the doubts, the verdict, the narrow side's shares: its runs
+    ``narrow_runs``, else NARROW_SHARES of the cached ones); the machine's conditions (threads,
+    cores, load) as time_json's, so that a golden report does not depend on the machine."""
     from mminfer.measures.time.measure import CACHE_SIDES, timing_record
     from mminfer.timing.ab import ab_record
 
@@ -1134,7 +1174,13 @@ def timed(with_runs: list[float], without_runs: list[float], runs: int = 3, **ch
         meter=None,
     )
     record = timing_record(
-        timed=timed_runs, prompt_len=201, new_tokens=64, run=from_json(RunInfo, RUN)
+        timed=timed_runs,
+        narrow_runs_s=narrow_of(with_runs) if narrow_runs is None else narrow_runs,
+        narrow_warmup_s=[with_runs[0] * 0.9],
+        narrow_shape=NARROW_SHAPE,
+        prompt_len=201,
+        new_tokens=64,
+        run=from_json(RunInfo, RUN),
     )
     data = to_json(record) | {
         "threads": 2,
@@ -1404,13 +1450,10 @@ def anatomy_record(
             "with_cache": profile_data(0.45, 0.30),
             "without_cache": profile_data(1.9, 0.1, cat=0.0),
         },
-        "fixed_step_s": to_json(median_interval(FIXED_STEP_RUNS)),
-        "fixed_step_runs_s": FIXED_STEP_RUNS,
     }
     return from_json(Anatomy, data | changes)
 
 
-FIXED_STEP_RUNS = [2.1e-3, 2.0e-3, 2.3e-3, 2.2e-3, 2.05e-3, 2.15e-3, 2.25e-3]
 # A profiled path's shares of the ops' time (anatomy's CATEGORIES), the rest given apart.
 PROFILE_SHARES = {
     "matmul": 0.40,

@@ -34,21 +34,16 @@ from mminfer.measures.anatomy.measure import (
     path_counts,
     shape_of,
 )
-from mminfer.measures.anatomy.profile import (
-    FIXED_ROUNDS,
-    PROFILE_ROUNDS,
-    fixed_step,
-    minimal_width,
-    profile_path,
-)
+from mminfer.measures.anatomy.profile import PROFILE_ROUNDS, profile_path
 from mminfer.model.generation import GREEDY
+from mminfer.model.narrow import minimal_width
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora, wrapped_forward
 from mminfer.records import read_record, write_record
 from mminfer.records.claims import ClaimLog
 from mminfer.records.interval import median_interval
 from mminfer.records.machine import speed_of, two_groups
-from mminfer.report.render import render_report, render_reports, sentence_table, unwrap
+from mminfer.report.render import render_reports, sentence_table, unwrap
 
 SHAPE = {
     "hidden_size": 64,
@@ -336,17 +331,16 @@ def test_a_profiled_generate_adds_up_to_its_wall(name, use_cache):
     assert min(profile.parts_s["matmul"], profile.parts_s["repeat_kv"]) > 0
 
 
-def test_the_minimal_width_keeps_the_layers_and_heads_and_times_a_step():
+def test_the_minimal_width_keeps_the_layers_and_heads_and_generates():
     model = builtin("moe_top2")
     small = minimal_width(model)
     for key in ("num_hidden_layers", "num_attention_heads", "num_key_value_heads", "use_moe"):
         assert getattr(small.config, key) == getattr(model.config, key)
     assert small.config.hidden_size < model.config.hidden_size
-    step = fixed_step(model=model, prompt_len=10, new_tokens=3, device="cpu")
-    assert (
-        len(step) == FIXED_ROUNDS
-        and fixed_step(model=model, prompt_len=10, new_tokens=1, device="cpu") is None
-    )
+    assert (small.config.intermediate_size, small.config.vocab_size) == (2, 2)
+    ids = torch.ones((1, 10), dtype=torch.long)
+    output = small.generate(ids, max_new_tokens=3, use_cache=True, **GREEDY)
+    assert output.shape == (1, 13)
 
 
 @pytest.mark.parametrize("use_cache", [True, False])
@@ -386,7 +380,6 @@ def test_the_record_sums_its_calls_names_the_gap_and_reads_back(tmp_path, tiny_r
     assert [probe.at for probe in machine.bandwidth] == [*PATHS, "past_last_level"]
     for name in PATHS:
         assert_adds_up(record.profile[name])
-    assert record.fixed_step_s == median_interval(record.fixed_step_runs_s)
     write_record(tmp_path / "anatomy.json", record)
     assert read_record(tmp_path / "anatomy.json", Anatomy) == record
 
@@ -429,7 +422,7 @@ def test_an_achieved_rate_above_its_limit_is_never_a_share():
 def unsupported(records: dict) -> list[str]:
     """The anatomy's comparison sentences the report wrote that the raw runs do not support."""
     log = ClaimLog()
-    render_report(records, claims=log)
+    render_reports(records, claims=log)  # beyond.md holds the anatomy's section
     table = sentence_table()
     found = []
     for claim in log.rendered:
@@ -444,8 +437,8 @@ def unsupported(records: dict) -> list[str]:
 @st.composite
 def noisy_records(draw) -> dict:
     """anatomy.json on a machine where each term may bind, each probe's runs quiet, bimodal,
-    drifting, with one outlier or under steady contention; time.json's 3 to 9 rounds so; either
-    run busy or not."""
+    drifting, with one outlier or under steady contention; time.json's 3 to 9 rounds so, its
+    narrow side a share of the cached runs; either run busy or not."""
     kinds = st.sampled_from(list(NOISE))
     mostly_quiet = st.sampled_from(["quiet"] * 12 + list(NOISE))  # one bimodal probe in 6 draws
     record = anatomy_record(
@@ -460,14 +453,15 @@ def noisy_records(draw) -> dict:
     with_kind, without_kind = draw(kinds), draw(kinds)
     scale = draw(st.sampled_from([0.5, 1.0, 1.4, 3.0]))
     modeled = {path: record.split(path, median_interval([1.0])).modeled_s for path in PATHS}
+    with_runs = [modeled["with_cache"] * scale * NOISE[with_kind][i % 7] for i in range(rounds)]
+    # time.json's narrow side: a share of each round's cached run, under its own noise
+    share, narrow_kind = draw(st.sampled_from([0.3, 0.8, 1.0, 1.3])), draw(kinds)
     time = timed(
-        [modeled["with_cache"] * scale * NOISE[with_kind][i % 7] for i in range(rounds)],
+        with_runs,
         [modeled["without_cache"] * scale * NOISE[without_kind][i % 7] for i in range(rounds)],
+        narrow_runs=[run * share * NOISE[narrow_kind][i % 7] for i, run in enumerate(with_runs)],
         contention=draw(st.sampled_from([QUIET, BUSY])),
     )
-    fixed = time.with_cache_s / 64 * draw(st.sampled_from([0.3, 0.8, 1.0, 1.3]))
-    runs = [fixed * factor for factor in NOISE[draw(kinds)]]
-    record = replace(record, fixed_step_s=median_interval(runs), fixed_step_runs_s=runs)
     return EVERY | {"anatomy": record, "time": time, "latency": latency_record(time)}
 
 
@@ -508,43 +502,6 @@ def test_the_property_test_catches_a_share_printed_past_its_limit(monkeypatch):
     monkeypatch.setattr(PathSplit, "share_of", planted)
     with pytest.raises(AssertionError):
         FIND(given(noisy_records())(supported))()
-
-
-def test_the_property_test_catches_a_fixed_share_read_off_the_medians(monkeypatch):
-    """The fixed cost's share of the cached time said wherever its median is under 100 %."""
-    share = Anatomy.fixed_share
-
-    def planted(anatomy, calls, measured):
-        found = share(anatomy, calls, measured)
-        return replace(found, low=found.median, high=found.median, coverage=1.0)
-
-    monkeypatch.setattr(Anatomy, "fixed_share", planted)
-    with pytest.raises(AssertionError):
-        FIND(given(noisy_records())(supported))()
-
-
-def test_a_fixed_step_about_the_whole_cached_step_is_said_as_its_low_end_in_the_visible_line():
-    """The demo's case: the minimal-width step x 64 calls overlaps the cached time (the share's
-    interval passes 100 %): ## KV 캐시 says at least its low end, visibly, as the runs support."""
-    time = EVERY["time"]
-    runs = [time.with_cache_s / 64 * factor for factor in (0.97, 1.0, 1.03, 0.99, 1.01, 0.98, 1.02)]
-    anatomy = replace(EVERY["anatomy"], fixed_step_s=median_interval(runs), fixed_step_runs_s=runs)
-    records = EVERY | {"anatomy": anatomy}
-    share = anatomy.fixed_share(64, time.with_cache_interval)
-    assert share.low < 1 < share.high
-    log = ClaimLog()
-    report = render_report(records, claims=log)
-    written = {claim.key: claim.about.get("variant") for claim in log.rendered}
-    assert written["time.fixed_cost_measured"] == "most"
-    section = report.split("## KV 캐시", 1)[1].split("<details>", 1)[0]
-    assert f"캐시 경로 시간의 적어도 {share.low * 100:.0f}%가 단계마다의 고정비다" in section
-    assert unsupported(records) == []
-    # past 100 % at its low end too: nothing is said
-    slow = [run * 1.3 for run in runs]
-    anatomy = replace(anatomy, fixed_step_s=median_interval(slow), fixed_step_runs_s=slow)
-    log = ClaimLog()
-    render_report(EVERY | {"anatomy": anatomy}, claims=log)
-    assert "time.fixed_cost_measured" not in {claim.key for claim in log.rendered}
 
 
 # --- the files a user has: MiniMind's checkpoint in both backends, MiniMind's tokenizer ----------

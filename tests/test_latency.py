@@ -194,5 +194,7 @@ def test_latency_comes_from_time_s_own_timed_runs(timed):
     # the runs without the streamer: one after each of the first two timed rounds, paired with
     # that round's cached run
     assert latency.cost.with_streamer_s == timing.with_cache_runs_s[:2]
+    # the narrow side's run after each round, after the runs without the streamer
+    assert len(timing.narrow_runs_s) == timing.runs_done == 3
     assert len(latency.cost.without_streamer_s) == 2
     assert all(s > 0 for s in latency.cost.without_streamer_s)

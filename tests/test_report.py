@@ -36,7 +36,7 @@ from mminfer.measures.temp.sampler import against_cache
 from mminfer.measures.temp.temp import distinct_grows, distinct_trend
 from mminfer.measures.topp.topp import positions_compared, topp_facts
 from mminfer.records import bands, decided_bands, from_json, to_json, two_bands_in
-from mminfer.report.joins import time_count_sweep_anatomy_facts as time_section
+from mminfer.report.joins import time_count_facts as time_section
 from mminfer.report.joins import users_bound
 from mminfer.report.render import (
     FILTERS,

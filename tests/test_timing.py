@@ -7,13 +7,26 @@ of slowness stands in for the machine.
 
 from __future__ import annotations
 
+import itertools
+import random
 from functools import partial
 
 import pytest
 import reportdata
+from shapes import prompt_of
 
-from mminfer.measures.time.measure import CACHE_SIDES, timing_record
-from mminfer.measures.time.time import Timing
+from mminfer.measures.time.measure import (
+    CACHE_SIDES,
+    NarrowSide,
+    time_with_latency,
+    timing_record,
+)
+from mminfer.measures.time.time import (
+    Timing,
+    fixed_cost,
+    fixed_share_in_runs,
+    speedup_medians_in_runs,
+)
 from mminfer.records import RunInfo, from_json, to_json
 from mminfer.records.spread import (
     NOISY_CV,
@@ -22,9 +35,12 @@ from mminfer.records.spread import (
     cv_within_runs,
 )
 from mminfer.report.render import render_report
+from mminfer.timing import clock as clock_module
 from mminfer.timing.ab import Rounds, time_ab, time_sides
+from mminfer.timing.clock import JITTER_VARIABLE, device_clock, process_jitter, stamp_clock
 
 TRUE_SECONDS = {True: 1.0, False: 5.0}  # with cache, without cache: the real speedup is 5
+NARROW_SECONDS = 0.6  # the narrow model's cached generate: 60 % of the cached one
 
 
 class FakeMachine:
@@ -45,17 +61,24 @@ class FakeMachine:
 
 
 class FakeClock:
-    """A clock that only the fake machine moves: each call of the work adds its seconds."""
+    """A clock that only the fake machine moves: each call of the work adds its seconds, each
+    narrow run (after a round) NARROW_SECONDS."""
 
     def __init__(self, machine: FakeMachine):
         self.machine = machine
         self.now = 0.0
+        self.narrow_runs_s: list[float] = []
 
     def __call__(self) -> float:
         return self.now
 
     def work(self, use_cache: bool) -> None:
         self.now += self.machine(use_cache)
+
+    def narrow(self) -> None:
+        start = self.now
+        self.now += NARROW_SECONDS
+        self.narrow_runs_s.append(self.now - start)
 
 
 def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 9) -> Timing:
@@ -66,9 +89,18 @@ def timed(machine: FakeMachine, warmup: int = 1, runs: int = 3, max_runs: int = 
         device="cpu",
         rounds=Rounds(warmup=warmup, runs=runs, max_runs=max_runs),
         clock=clock,
+        after_round=clock.narrow,
     )
     run = from_json(RunInfo, reportdata.RUN)
-    return timing_record(timed=measured, prompt_len=201, new_tokens=64, run=run)
+    return timing_record(
+        timed=measured,
+        narrow_runs_s=clock.narrow_runs_s,
+        narrow_warmup_s=[NARROW_SECONDS] * warmup,
+        narrow_shape=reportdata.NARROW_SHAPE,
+        prompt_len=201,
+        new_tokens=64,
+        run=run,
+    )
 
 
 def test_warm_ups_of_both_come_first_then_rounds_alternate():
@@ -208,3 +240,165 @@ def test_k_sides_turn_their_order_pair_by_round_and_add_rounds_only_while_undeci
     both = timed([("a", "b"), ("a", "c")])  # c undecided: up to max_runs; b stops when decided
     assert len(both.runs_of("c")) == 12 and len(both.runs_of("b")) == len(steady.orders)
     assert len(timed([("a", "c")], max_runs=2).orders) == 3  # never fewer than runs
+
+
+def test_the_speedup_s_own_interval_divides_the_medians_interval_ends_across():
+    """speedup_medians_interval: of the ratio of the medians, so its median is ``speedup``, its
+    ends without's interval ends over with's, crosswise, and it misses at most as often as the
+    two medians' intervals together; recomputed from the runs alike."""
+    result = timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))
+    found = result.speedup_medians_interval
+    with_cache, without_cache = result.with_cache_interval, result.without_cache_interval
+    assert with_cache.low < with_cache.high  # the burst widens the cached runs' interval
+    assert found.median == result.speedup
+    assert found.low == without_cache.low / with_cache.high
+    assert found.high == without_cache.high / with_cache.low
+    misses = (1 - with_cache.coverage) + (1 - without_cache.coverage)
+    assert found.coverage == pytest.approx(1 - misses)
+    assert found == speedup_medians_in_runs(result)
+    assert result.speedup_interval != found  # the per-round ratios' interval is another one
+
+
+# --- the narrow side: the minimal-width generate in the same rounds -------------------------------
+
+
+def test_the_time_job_times_one_narrow_run_per_timed_round_its_warm_ups_apart(
+    monkeypatch, tiny_model, tiny_run
+):
+    """The time job itself on a clock that moves one tick a read: every streamed run (cached,
+    uncached, narrow) takes N + 3 ticks, so the speedup is 1, decided "same" after 7 rounds (4
+    extra); one narrow run after each of the 7, its 2 warm-ups kept apart, and each round's
+    share its narrow run over that round's cached run."""
+    monkeypatch.delenv(JITTER_VARIABLE, raising=False)
+    ticks = itertools.count()
+    monkeypatch.setattr(clock_module.time, "perf_counter", lambda: float(next(ticks)))
+    timing, _ = time_with_latency(
+        model=tiny_model,
+        prompt_ids=prompt_of(8),
+        new_tokens=3,
+        rounds=Rounds(warmup=2, runs=3, max_runs=9),
+        speed_tokens=[2],
+        cost_rounds=1,
+        device="cpu",
+        run=tiny_run,
+    )
+    assert timing.runs_done == 7 and timing.extra_rounds == 4
+    assert len(timing.narrow_runs_s) == len(timing.with_cache_runs_s) == 7
+    assert len(timing.narrow_warmup_s) == len(timing.with_cache_warmup_s) == 2
+    # N + 3 ticks after its start: the prompt's put, N tokens' puts, end() and the end's read
+    assert timing.narrow_runs_s == [3 + 3] * 7
+    assert timing.fixed_share_runs == [
+        narrow / cached for narrow, cached in zip(timing.narrow_runs_s, timing.with_cache_runs_s)
+    ]
+    assert timing.narrow_s == 6 and timing.fixed_share_interval == fixed_share_in_runs(timing)
+    heads = tiny_model.config.num_attention_heads
+    assert timing.narrow_shape == {
+        "hidden_size": 2 * heads,
+        "intermediate_size": 2,
+        "vocab_size": 2,
+        "num_hidden_layers": tiny_model.config.num_hidden_layers,
+        "num_attention_heads": heads,
+        "num_key_value_heads": tiny_model.config.num_key_value_heads,
+    }
+    assert from_json(Timing, to_json(timing)) == timing
+
+
+def test_a_narrow_run_leaves_the_jitter_s_sequence_where_the_timing_left_it(
+    monkeypatch, tiny_model
+):
+    """Under the tests' jitter a narrow run's reads keep the factor of the gap it runs in: the
+    A/B's own reads step the sequence as they did without the narrow side."""
+    monkeypatch.setenv(JITTER_VARIABLE, "7")
+    monkeypatch.setattr(clock_module, "_JITTERS", {})
+    narrow = NarrowSide(
+        model=tiny_model,
+        prompt_len=8,
+        new_tokens=3,
+        device="cpu",
+        clock=stamp_clock("cpu"),
+        stamping=True,
+    )
+    device_clock("cpu")()  # the timing's last read of a round
+    before = process_jitter(7).exponent
+    narrow.after_round()
+    assert process_jitter(7).exponent == before and narrow.runs_s[0] > 0
+
+
+class NoisyClock(FakeClock):
+    """The fake machine's clock with seeded noise: each run (cached, uncached, narrow) takes its
+    true seconds times a factor from 0.8 to 1.25, drawn from ``seed``."""
+
+    def __init__(self, narrow_share: float, seed: int):
+        super().__init__(FakeMachine())
+        self.narrow_share = narrow_share
+        self.noise = random.Random(seed)
+
+    def factor(self) -> float:
+        return self.noise.uniform(0.8, 1.25)
+
+    def work(self, use_cache: bool) -> None:
+        self.now += TRUE_SECONDS[use_cache] * self.factor()
+
+    def narrow(self) -> None:
+        start = self.now
+        self.now += self.narrow_share * TRUE_SECONDS[True] * self.factor()
+        self.narrow_runs_s.append(self.now - start)
+
+
+def noisy_timed(narrow_share: float, rounds: int, seed: int = 3) -> Timing:
+    """time.json of ``rounds`` rounds exactly on a seeded noisy clock."""
+    clock = NoisyClock(narrow_share, seed)
+    measured = time_ab(
+        work=clock.work,
+        sides=CACHE_SIDES,
+        device="cpu",
+        rounds=Rounds(warmup=0, runs=rounds, max_runs=rounds),
+        clock=clock,
+        after_round=clock.narrow,
+    )
+    return timing_record(
+        timed=measured,
+        narrow_runs_s=clock.narrow_runs_s,
+        narrow_warmup_s=[],
+        narrow_shape=reportdata.NARROW_SHAPE,
+        prompt_len=201,
+        new_tokens=64,
+        run=from_json(RunInfo, reportdata.RUN),
+    )
+
+
+@pytest.mark.parametrize(
+    ("narrow_share", "rounds", "decision"),
+    [
+        (0.3, 3, "undecided"),  # every round's share below 1, but 3 rounds cover 75 %: no level
+        (0.3, 9, "below"),
+        (3.0, 9, "above"),
+    ],
+)
+def test_the_fixed_cost_is_decided_from_the_rounds_on_a_noisy_clock(narrow_share, rounds, decision):
+    time = noisy_timed(narrow_share, rounds)
+    assert len(time.fixed_share_runs) == rounds
+    assert (max(time.fixed_share_runs) < 1) == (narrow_share < 1)
+    assert fixed_cost(time) == decision
+    assert time.fixed_share_interval == fixed_share_in_runs(time)
+    assert time.fixed_share_interval.decisive == (decision != "undecided")
+
+
+@pytest.mark.parametrize(
+    ("shares", "decision"),
+    [
+        ([0.40, 0.42, 0.41, 0.43, 0.39, 0.44, 0.40], "below"),
+        ([0.97, 1.00, 1.02, 0.99, 1.03, 0.98, 1.01], "reaches"),  # the narrow not decidedly faster
+        ([1.30, 1.32, 1.28, 1.35, 1.31, 1.29, 1.33], "above"),  # no lower bound on this machine
+        ([0.40, 0.42, 0.41, 0.43, 0.39, 0.44, 1.20], "reaches"),  # one round past 1
+    ],
+)
+def test_the_fixed_cost_reads_the_share_s_interval_against_1(shares, decision):
+    """Seven rounds reach the per-look 97.5 % only with [min, max] (98.4 %): the decision is that
+    interval's against 1, so one round past 1 makes it hold 1, whatever the median."""
+    with_runs = reportdata.time_json()["with_cache_runs_s"]
+    time = reportdata.time_record(
+        narrow_runs_s=[run * share for run, share in zip(with_runs, shares)]
+    )
+    assert time.fixed_share_runs == pytest.approx(shares)
+    assert fixed_cost(time) == decision

@@ -32,10 +32,13 @@ from mminfer.measurements import (
     REPORTS,
     TASK_SCRIPT,
     alone_rules,
+    measurement,
     picture_file,
     pictures,
     read_result,
     readers,
+    report_pictures,
+    report_reads,
     result_files,
     task_files,
 )
@@ -164,14 +167,26 @@ def course_args(course_inputs: dict, outdir: Path, **inputs) -> list[str]:
 
 @pytest.fixture(scope="module")
 def course_run(course_inputs, tmp_path_factory):
-    """One full run on the course-like inputs (umask 022).
+    """One full run on the course-like inputs (umask 022): the report target alone first (the
+    files it left are in REPORT_ALONE), then everything.
 
     Returns the --config arguments and the outdir.
     """
     outdir = tmp_path_factory.mktemp("results")
     args = course_args(course_inputs, outdir)
     snakemake(str(outdir / "report.md"), *args)  # the user's one command: the report target alone
+    REPORT_ALONE.update(path.name for path in outdir.iterdir() if path.is_file())
+    snakemake(*args)  # then everything: beyond.md and its measurements
     return args, outdir
+
+
+REPORT_ALONE: set[str] = set()  # the files `snakemake <outdir>/report.md` left in a new folder
+# What report.md reads: its measurements' files, their pictures, cache.py (the design card)
+REPORT_READS = {
+    *(measurement(name).filename for name in report_reads("report")),
+    *map(picture_file, report_pictures("report")),
+    TASK_SCRIPT,
+}
 
 
 def read(outdir: Path, name: str):
@@ -188,6 +203,8 @@ TASK_FILES = [
 def test_report_target_alone_leaves_every_task_file(course_run):
     _, outdir = course_run  # made by `snakemake <outdir>/report.md`, not by `all`
     assert [name for name in TASK_FILES if not (outdir / name).is_file()] == []
+    # and nothing beyond the task: the jobs' own (latency.json rides with time.json) and report.md
+    assert REPORT_READS | {"latency.json", REPORT} == REPORT_ALONE
     assert "[`cache.py`](cache.py)" in (outdir / "report.md").read_text(
         encoding="utf-8"
     )  # named as the writer
@@ -358,9 +375,23 @@ def test_the_readme_says_what_rerun_time_redoes():
     assert named == RERUN_TIME
 
 
+def test_the_report_target_plans_only_the_jobs_of_its_files(course_inputs, tmp_path):
+    outdir = tmp_path / "fresh"
+    plan = dry_run(str(outdir / REPORT), *course_args(course_inputs, outdir))
+    assert jobs_in(plan) == {"cache", "cache_script", "time", "kvbytes", "temp", "topp", "plot"} | {
+        "report"
+    }
+    assert outputs_in(plan, outdir) == REPORT_READS | {"latency.json", REPORT}
+
+
+def test_retiming_the_report_plans_time_and_report_only(course_run):
+    args, outdir = course_run
+    assert planned_jobs(str(outdir / REPORT), "-R", "time", *args) == {"time", "report"}
+
+
 def test_rerun_time_redoes_only_time_and_report(course_run, tmp_path):
     args, outdir = course_run
-    assert planned_jobs("-R", "time", *args) == {"time", "plot", "report", "all"}
+    assert planned_jobs("-R", "time", *args) == {"time", "plot", "report", "beyond", "all"}
     copy = tmp_path / "results"  # the run rewrites a copy: the shared results stay as they were
     shutil.copytree(outdir, copy)  # with their modification times
     args, outdir = [f"outdir={copy}" if arg.startswith("outdir=") else arg for arg in args], copy
@@ -958,6 +989,7 @@ def claims_of_run(outdir: Path) -> tuple[dict, ClaimLog]:
         pictures={name: picture_file(name) for name in pictures()},
         cache_script="cache.py",
         claims=log,
+        results=str(outdir),
     )
     assert "".join(texts.values()) == both_reports(outdir)
     return records, log

@@ -134,6 +134,9 @@ class Glance:
     verdict: str | None = None  # the record's own word ("ok", "noisy", "untrusted"), or None
     terms: tuple[str, ...] = ()  # glossary keys its section uses; the first section using one
     # defines it (report.glossary)
+    # a record its row reads was timed on a busy machine (set by the rendering from the busy
+    # line's records: mminfer.report.render): the row is marked
+    busy: bool = False
 
 
 # --- judging two paths through the model ---------------------------------------------------------

@@ -6,7 +6,9 @@ n values cover the true median with probability 1 - 2 P(Binomial(n, 1/2) < k), w
 distribution (a busy machine's bimodal runs included). With 3 rounds [min, max] covers 75 %; with
 9, [x(2), x(8)] covers 96 %. A paired quantity (a speedup, a share, a penalty's cost) is the
 median of its per-round values, each round's two runs taken under the same load, and its interval
-is the order-statistic interval of those per-round values.
+is the order-statistic interval of those per-round values. A figure computed from other
+intervals' bounds (a ratio of two medians, a sum of terms) is :func:`joined`: it misses at most
+as often as its parts together.
 
 A comparison is decided only by an interval whose coverage reaches the level in force
 (:func:`look_level`), never by two medians alone:
@@ -125,6 +127,27 @@ def ratio_interval(
 ) -> Interval:
     """The interval of the per-round ratios' median (:func:`paired_ratios`)."""
     return median_interval(paired_ratios(numerators, denominators), level)
+
+
+def joined(median: float, low: float, high: float, parts: list[Interval]) -> Interval:
+    """A figure computed from independent intervals (sums, ratios of their bounds): it lies in
+    [low, high] whenever every part holds its value, so it misses at most as often as all the
+    parts together (Bonferroni: coverage 1 - the sum of the parts' misses), decided at
+    FAMILY_LEVEL like any one look."""
+    missed = sum(1.0 - part.coverage for part in parts)
+    return Interval(
+        median=median,
+        low=low,
+        high=high,
+        coverage=max(0.0, 1.0 - missed),
+        level=FAMILY_LEVEL,
+        runs=min(part.runs for part in parts),
+    )
+
+
+def over(top: Interval, bottom: Interval, parts: list[Interval]) -> Interval:
+    """``top`` / ``bottom`` as an interval (both positive), from ``parts``' coverage."""
+    return joined(top.median / bottom.median, top.low / bottom.high, top.high / bottom.low, parts)
 
 
 def against(interval: Interval, limit: float) -> str:

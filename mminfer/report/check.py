@@ -1,12 +1,16 @@
 """Check a results folder's reports: every comparison they write, recomputed from the raw runs.
 
 ``python -m mminfer.report.check RESULTS`` reads every result file in the folder (config key
-``outdir``), renders the reports from them as the report rule does, and for each sentence written
-that compares timed figures (a :class:`~mminfer.records.sentences.Sentence` with a ``check``)
-recomputes from the JSON's raw runs, with mminfer.records.interval, whether the words are
-supported: a faster, slower, the same, within a limit, a share. One line per comparison; the exit
-status is 1 where any is not supported, or where report.md or beyond.md in the folder is not what
-these files render (stale), 2 where the folder cannot be read, 0 otherwise.
+``outdir``), renders each report from the files its rule reads (report.md from the task's,
+beyond.md from all), as the report rules do, and for each sentence written that compares timed
+figures (a :class:`~mminfer.records.sentences.Sentence` with a ``check``) recomputes from the
+JSON's raw runs, with mminfer.records.interval, whether the words are supported: a faster,
+slower, the same, within a limit, a share. Every figure printed under its JSON key (the
+``figure`` filter and the keyed interval filters, mminfer.report.render.Figures) must be that
+key's value at the printed precision (three significant digits, or every digit of an integer),
+and one key is printed with one value in both reports. One line per comparison and per wrong
+figure; the exit status is 1 where any is not supported, or where report.md or beyond.md in the
+folder is not what these files render (stale), 2 where the folder cannot be read, 0 otherwise.
 
 The check never reads the stored intervals or decisions of a record: each sentence's ``check``
 starts from the runs (``with_cache_runs_s``, a probe's ``runs_s``, ...). A report rendered by
@@ -31,7 +35,7 @@ from mminfer.measurements import (
     read_result,
 )
 from mminfer.records.claims import ClaimLog
-from mminfer.report.render import render_reports, sentence_table
+from mminfer.report.render import Figure, printed_as, render_reports, sentence_table
 
 
 @dataclass(frozen=True)
@@ -63,18 +67,51 @@ def read_folder(folder: Path) -> dict[str, object]:
     return records
 
 
-def rendered(records: dict[str, object]) -> tuple[dict[str, str], ClaimLog]:
-    """report.md and beyond.md as the report rule renders them from ``records`` in the results
-    folder (pictures and cache.py linked from there), by file name, and the log of what they
-    wrote."""
+def rendered(
+    records: dict[str, object], results: str | None = None, figures: list[Figure] | None = None
+) -> tuple[dict[str, str], ClaimLog]:
+    """report.md and beyond.md as the report rules render them from ``records`` in the results
+    folder ``results`` (pictures and cache.py linked from there), by file name, and the log of
+    what they wrote; ``figures`` collects the figures they printed under their keys."""
     log = ClaimLog()
     texts = render_reports(
         records,
         pictures={name: picture_file(name) for name in pictures()},
         cache_script=TASK_SCRIPT,
         claims=log,
+        results=results,
+        figures=figures,
     )
     return texts, log
+
+
+def value_of(records: dict[str, object], key: str):
+    """The JSON value a figure's key names: "time.speedup" is time.json's ``speedup``."""
+    name, *fields = key.split(".")
+    value = records[name]
+    for field in fields:
+        value = value[field] if isinstance(value, dict) else getattr(value, field)
+    return value
+
+
+def wrong_figures(figures: list[Figure], records: dict[str, object]) -> list[str]:
+    """Each printed figure that is not its key's value at the printed precision, and each key
+    printed with more than one value, as lines."""
+    lines = []
+    for figure in figures:
+        expected = printed_as(value_of(records, figure.key), figure.style, figure.scale)
+        if figure.printed != expected:
+            lines.append(
+                f"WRONG FIGURE {figure.key} in {figure.report}: printed {figure.printed}, its "
+                f"value is {expected}"
+            )
+    values: dict[tuple[str, float], set[str]] = {}
+    for figure in figures:
+        values.setdefault((figure.key, figure.scale), set()).add(figure.printed)
+    for (key, _), printed in values.items():
+        if len(printed) > 1:
+            lines.append(f"TWO VALUES {key}: printed as {', '.join(sorted(printed))}")
+    return lines
 
 
 def written_comparisons(log: ClaimLog, records: dict[str, object]) -> list[Finding]:
@@ -110,7 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     except MminferError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    texts, log = rendered(records)
+    figures: list[Figure] = []
+    texts, log = rendered(records, str(arguments.results), figures)
     findings = written_comparisons(log, records)
     for finding in findings:
         print(finding.line())
@@ -119,6 +157,10 @@ def main(argv: list[str] | None = None) -> int:
         f"{len(findings)} comparisons written, {len(unsupported)} not supported by their runs "
         f"({arguments.results})"
     )
+    wrong = wrong_figures(figures, records)
+    for line in wrong:
+        print(line)
+    print(f"{len(figures)} figures printed under their JSON keys, {len(wrong)} wrong")
     stale = [
         path
         for path in (arguments.results / name for name in REPORTS.values())
@@ -127,9 +169,10 @@ def main(argv: list[str] | None = None) -> int:
     for path in stale:
         print(
             f"{path} is not what these files render with this version of mminfer: its "
-            "sentences were not the ones checked; rerun the report rule (snakemake -R report)"
+            "sentences were not the ones checked; rerun the report rules "
+            "(snakemake -R report beyond)"
         )
-    return 1 if unsupported or stale else 0
+    return 1 if unsupported or wrong or stale else 0
 
 
 if __name__ == "__main__":

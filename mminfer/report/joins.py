@@ -31,16 +31,15 @@ from mminfer.measures.sweep.sweep import (
     Sweep,
     SweepPoint,
     clocked_among_first,
-    fixed_share,
     run_sums,
     sweep_facts,
 )
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, latency_facts
-from mminfer.measures.time.time import Timing, time_facts
+from mminfer.measures.time.time import Timing, fixed_cost, time_facts
 from mminfer.measures.topk.topk import TopK, topk_facts
 from mminfer.measures.topp.topp import TopP
-from mminfer.records import Glance, rates, token_ratio
+from mminfer.records import Glance, token_ratio
 from mminfer.records.interval import (
     FAMILY_LEVEL,
     Interval,
@@ -56,20 +55,13 @@ from mminfer.records.sentences import Sentence
 # --- ## KV 캐시 (same.json beside count.json, time.json and kvbytes.json) -------------------------
 
 
-def same_time_count_sweep_anatomy_glance(
-    same: Same,
-    time: Timing,
-    count: Count | None = None,
-    sweep: Sweep | None = None,
-    anatomy: Anatomy | None = None,
-) -> Glance:
+def same_time_count_glance(same: Same, time: Timing, count: Count | None = None) -> Glance:
     """## KV 캐시's row: the task's three numbers (tokens, time, bytes) and what they teach.
 
     The lesson: "same_cheaper" (the same ids, the cache faster as measured), "same_untimed" (the
     same ids, the timing untrusted), "rounding" (ids parted where rounding explains it) or
     "suspect" (parted beyond rounding). The row's numbers come from the sections' facts. Its
-    terms: the token ratio, the speedup and the CV the section states, and the words of the
-    reason line where it uses them (:func:`reason_terms`)."""
+    terms: the token ratio, the speedup, the CV and the fixed cost the section states."""
     facts = same_facts(same)
     if same.same_ids:
         lesson = "same_cheaper" if time.verdict != "untrusted" else "same_untimed"
@@ -78,238 +70,27 @@ def same_time_count_sweep_anatomy_glance(
     else:
         lesson = "suspect"
     terms = ("token_ratio", "speedup", "cv")
-    if count is not None:
-        terms += reason_terms(time_count_sweep_anatomy_facts(time, count, sweep, anatomy)["reason"])
+    if count is not None and fixed_cost_said(time, count) is not None:
+        terms += ("fixed_cost",)
     return Glance(lesson=lesson, verdict=time.verdict, terms=terms)
 
 
-def reason_terms(reason: dict) -> tuple[str, ...]:
-    """The glossary's words the reason line (:func:`reason_of`) writes: the sweep's fit where it
-    reads it, the dispatch where anatomy's op cost is said."""
-    if reason["kind"] in ("fixed_share", "attention") or reason.get("sweep_fit") in (
-        "not_holding",
-        "holding",
-    ):
-        return ("fit",)
-    if reason["kind"] == "anatomy" and reason["dispatch_share"]:
-        return ("dispatch",)
-    return ()
+# --- time.json beside count.json: the speedup against the token ratio, and the reason ----------
 
 
-# --- time.json beside count.json, and the reason line from sweep.json or anatomy.json ------------
-
-
-def time_count_sweep_anatomy_facts(
-    time: Timing, count: Count, sweep: Sweep | None = None, anatomy: Anatomy | None = None
-) -> dict:
+def time_count_facts(time: Timing, count: Count) -> dict:
     """time.json's facts (mminfer.measures.time.time.time_facts) with the token ratio of
-    count.json beside the speedup, and the reason the two differ, as far as the records show it
-    (:func:`reason_of`)."""
+    count.json beside the speedup; the reason the two differ is time.json's own narrow side
+    (time.fixed_cost), timed in the same rounds."""
     ratio = token_ratio(count)
     return time_facts(time) | {
         "token_ratio": ratio,
         "speedup_below_token_ratio": time.speedup < ratio,
-        "reason": reason_in(time, count, sweep, anatomy),
         "tokens_per_step_without_cache": count.fed_without_cache / time.new_tokens,
+        "narrow_interval": median_interval(
+            time.narrow_runs_s, look_level(time.runs, time.max_runs)
+        ),
     }
-
-
-def reason_in(
-    time: Timing, count: Count, sweep: Sweep | None = None, anatomy: Anatomy | None = None
-) -> dict:
-    """:func:`reason_of` on the records: the speedup's median against count.json's token ratio."""
-    ratio = token_ratio(count)
-    return reason_of(time, time.speedup < ratio, sweep, anatomy, ratio)
-
-
-def reason_of(
-    time: Timing,
-    below: bool,
-    sweep: Sweep | None,
-    anatomy: Anatomy | None = None,
-    tokens: float | None = None,
-) -> dict:
-    """Why the speedup differs from the token ratio, chosen from what the records show.
-
-    ``kind``: "untrusted" (the time itself must not be believed: no comparison); "anatomy"
-    (anatomy.json counted this very generation, at time.json's P and N, on its model and
-    threads: :func:`anatomy_reason`); "fixed_share" (the speedup falls short and sweep.json's
-    step fit holds: N x its per-step fixed cost against the cached path's measured time at
-    ``new_tokens`` (:func:`fixed_point`), ``fixed`` its figures and ``fixed_share`` the
-    sentence time.fixed_share's variant); "attention" (the speedup passes the token ratio and
-    the fit holds with a cost per attention pair above 0); "unknown" (no record shows it;
-    ``sweep_fit``: "absent", "not_holding" or "holding", what the sweep could say).
-    """
-    if time.verdict == "untrusted":
-        return {"kind": "untrusted"}
-    if anatomy is not None and comparable(anatomy, time) == "yes":
-        return anatomy_reason(time, anatomy, tokens)
-    if sweep is None:
-        return {"kind": "unknown", "sweep_fit": "absent"}
-    if sweep.verdict == "untrusted" or not sweep.fit.holds:
-        return {"kind": "unknown", "sweep_fit": "not_holding"}
-    if not below:
-        if sweep.fit.per_pair_s > 0:
-            return {"kind": "attention", "per_pair_s": sweep.fit.per_pair_s}
-        return {"kind": "unknown", "sweep_fit": "holding"}
-    chosen = fixed_point(sweep, time)
-    fixed_total = chosen.new_tokens * sweep.fit.fixed_s_with_cache
-    measured = chosen.with_cache_interval
-    # the fixed cost's share of the cached path's time measured there (N x the fit's fixed cost
-    # per step over it), said only where that time's interval lies wholly on one side of it
-    variant = "undecided"
-    if measured.decisive and 0 < fixed_total <= measured.low:
-        variant = "share"
-    elif measured.decisive and fixed_total > measured.high:
-        variant = "exceeds"
-    return {
-        "kind": "fixed_share",
-        "new_tokens": chosen.new_tokens,
-        "prompt_len": sweep.prompt_len,
-        "same_length": chosen.new_tokens == time.new_tokens,
-        "same_prompt": sweep.prompt_len == time.prompt_len,
-        "fixed_share": variant,
-        "fixed": {
-            "new_tokens": chosen.new_tokens,
-            # N x fixed over the measured time, with its interval (sweep.fixed_share)
-            "share_interval": fixed_share(sweep.fit, chosen.new_tokens, measured)
-            if measured.low > 0
-            else None,
-            "fixed_total_s": fixed_total,
-            "measured": measured,
-        },
-    }
-
-
-def fixed_point(sweep: Sweep, time: Timing) -> SweepPoint:
-    """The sweep's length whose cached time the fixed cost is set against: time.json's length
-    where the sweep clocked it, else the sweep's longest clocked."""
-    measured = [point for point in sweep.points if point.without_cache_from == "clocked"]
-    measured = [point for point in measured if point.with_cache_s > 0] or sweep.points
-    chosen = measured[-1]
-    for point in measured:
-        if point.new_tokens == time.new_tokens:
-            chosen = point
-    return chosen
-
-
-def anatomy_reason(time: Timing, anatomy: Anatomy, tokens: float) -> dict:
-    """The reason line from anatomy.json, at time.json's own P and N: its figures and the
-    variants of its sentences (time.anatomy_*).
-
-    ``ratios``: what the cache cuts, the uncached path's totals over the cached one's: its FLOPs,
-    against the calls of forward, the kernels run and the bytes moved, which every call pays
-    whatever it is fed. ``cuts_flops_not_calls``: fewer FLOPs, the same calls. ``speedup``, where
-    it does: "between" (the per-call work's ratios (kernels, bytes) wholly below the speedup's
-    interval, the FLOPs' ratio wholly above it, the per-call work's below the token ratio
-    ``tokens``), "above_flops" or "below_per_call" (the interval wholly above the FLOPs' ratio,
-    below the per-call work's), else "undecided". ``dispatch_share``: the cached path's kernels
-    at the op probe's cost (``dispatch``), a share of its measured time where the intervals put
-    it below all of it (PathSplit.share_of: "share"). ``lm_head``: the uncached path computes
-    more logits rows than it uses (``head``).
-    """
-    cached = anatomy.with_cache.totals
-    uncached = anatomy.without_cache.totals
-    ratios = {
-        "flops": uncached.flops_formula / cached.flops_formula,
-        "ops": uncached.ops / cached.ops,
-        "bytes": uncached.bytes_formula / cached.bytes_formula,
-    }
-    per_call = max(ratios["ops"], ratios["bytes"])
-    cuts = cached.calls == uncached.calls and ratios["flops"] > 1
-    # the speedup's interval (its rounds) against the ratios: said only where it decides
-    speedup = "undecided" if cuts else None
-    if cuts:
-        flops = against(time.speedup_interval, ratios["flops"])
-        calls = against(time.speedup_interval, per_call)
-        if flops == "above":
-            speedup = "above_flops"
-        elif calls == "below":
-            speedup = "below_per_call"
-        elif flops == "below" and calls == "above" and per_call < tokens:
-            speedup = "between"
-    split = anatomy.split("with_cache", time.with_cache_interval)
-    dispatch_s = split.seconds["dispatch"]
-    return {
-        "kind": "anatomy",
-        "prompt_len": anatomy.prompt_len,
-        "new_tokens": anatomy.new_tokens,
-        "ratios": ratios | {"calls": cached.calls, "per_call": per_call, "tokens": tokens},
-        "cuts_flops_not_calls": cuts,
-        "speedup": speedup,
-        "dispatch_share": split.share_of("dispatch") == "share",
-        "dispatch": {
-            "ops": cached.ops,
-            "op_s": rates.seconds_for(1, anatomy.machine.op.per_s),
-            "dispatch_s": dispatch_s,
-            "share_interval": split.share_interval("dispatch"),
-        },
-        "lm_head": uncached.logits_rows > uncached.logits_rows_keep_one,
-        "head": {
-            "rows": uncached.logits_rows,
-            "rows_keep_one": uncached.logits_rows_keep_one,
-            "flops_share": uncached.formula_parts["lm_head"] / uncached.flops_formula,
-        },
-    }
-
-
-def reason_part(name: str):
-    """The predicate of the reason line's sentence that reads :func:`reason_in`'s ``name``:
-    None where the line reads another record (its ``kind``)."""
-
-    def holds(
-        time: Timing | None, count: Count | None, sweep: Sweep | None, anatomy: Anatomy | None
-    ) -> bool | str | None:
-        if time is None or count is None:
-            return None
-        return reason_in(time, count, sweep, anatomy).get(name)
-
-    return holds
-
-
-def fixed_share_in_runs(time: Timing, sweep: Sweep, chosen: str) -> bool:
-    """time.fixed_share's check: the sweep's cached runs each summed over the first N steps
-    (N the length :func:`fixed_point` names), their interval at FAMILY_LEVEL, against N x the
-    fit's fixed cost per step: "share" wholly at or below the fastest, "exceeds" wholly above
-    the slowest, "undecided" neither."""
-    n = fixed_point(sweep, time).new_tokens
-    sums = run_sums(sweep.steps.with_cache_runs_s, sweep.steps.with_cache_s, n)
-    runs = median_interval(sums, FAMILY_LEVEL)
-    fixed_total = n * sweep.fit.fixed_s_with_cache
-    found = "undecided"
-    if runs.decisive and 0 < fixed_total <= runs.low:
-        found = "share"
-    elif runs.decisive and fixed_total > runs.high:
-        found = "exceeds"
-    return found == chosen
-
-
-def speedup_against_counts(time: Timing, count: Count, anatomy: Anatomy, chosen: str) -> bool:
-    """time.anatomy_speedup's check: time.json's speedup round by round (its interval at the
-    level of its looks, never the record's) against anatomy.json's counted ratios (the FLOPs,
-    the kernels, the bytes) and count.json's token ratio; "undecided" where it lies against none
-    of them as the words say."""
-    speedup = median_interval(
-        paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s),
-        look_level(time.runs, time.max_runs),
-    )
-    cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
-    flops = uncached.flops_formula / cached.flops_formula
-    per_call = max(uncached.ops / cached.ops, uncached.bytes_formula / cached.bytes_formula)
-    tokens = count.fed_without_cache / count.fed_with_cache
-    between = per_call < speedup.low and speedup.high < flops and per_call < tokens
-    found = {
-        "above_flops": speedup.decisive and speedup.low > flops,
-        "below_per_call": speedup.decisive and speedup.high < per_call,
-        "between": speedup.decisive and between,
-    }
-    return found.get(chosen, chosen == "undecided" and not any(found.values()))
-
-
-def dispatch_share_in_runs(anatomy: Anatomy, time: Timing) -> bool:
-    """time.anatomy_dispatch_share's check: the cached path's dispatch share decided from the
-    op probe's and time.json's raw runs (:func:`verdicts_in_runs`)."""
-    return verdicts_in_runs(anatomy, time, "with_cache")["dispatch"] == "share"
 
 
 def reason(time: Timing, count: Count) -> str | None:
@@ -330,24 +111,51 @@ def reason_in_runs(time: Timing, count: Count, chosen: str) -> bool:
     return REASONS[against(found, ratio)] == chosen
 
 
+def fixed_cost_said(time: Timing, count: Count) -> str | None:
+    """time.fixed_cost's variant: time.json's own decision of its narrow side (fixed_cost: the
+    minimal-width generate over the cached one, round by round), said where the speedup falls
+    short of the token ratio or cannot be placed against it; None where the time must not be
+    believed or the speedup passes the token ratio (the fixed cost is then not the reason)."""
+    if time.verdict == "untrusted" or reason(time, count) == "past":
+        return None
+    return fixed_cost(time)
+
+
+def fixed_cost_in_runs(time: Timing, count: Count, chosen: str) -> bool:
+    """time.fixed_cost's check: the shares recomputed from the raw runs (narrow over cached,
+    round by round, at the timing's per-look level) give the variant written: wholly below 1,
+    wholly above, holding 1, or short of their level."""
+    level = look_level(time.runs, time.max_runs)
+    shares = median_interval(paired_ratios(time.narrow_runs_s, time.with_cache_runs_s), level)
+    found = "undecided"
+    if shares.decisive and shares.high < 1:
+        found = "below"
+    elif shares.decisive and shares.low > 1:
+        found = "above"
+    elif shares.decisive:
+        found = "reaches"
+    return found == chosen
+
+
 REASONS = {"below": "short", "above": "past", "undecided": "undecided"}
 # Where time.json's rounds ran on a busy machine, a sentence that blames Python or the kernels
 # names the load first (issue 47).
 BUSY_TIME = "{{ 'time.json을 잴 때 기계가 바빴고, ' if time.contention and time.contention.busy }}"
 RATIO = "{{ (count.fed_without_cache / count.fed_with_cache)|fmt('.1f') }}배"
+NARROW = (
+    "같은 라운드에서 잰 최소 폭 모델(층과 헤드는 그대로, 은닉 {{ time.narrow_shape.hidden_size }},"
+    " 어휘 {{ time.narrow_shape.vocab_size }})의 같은 생성은 캐시 경로 시간의"
+)
+SHARE = " {{ time.fixed_share_interval|percent_in }}"
 TIME_SENTENCES = (
     Sentence(
         "time.reason",
         holds=reason,
         words={
             "short": (
-                "그런데 speedup은 구간째로 토큰 비율("
-                + RATIO
-                + ")에 못 미친다: "
-                + BUSY_TIME
-                + "작은 모델에서는 넣는"
-                " 토큰 수와 무관하게 단계마다 드는 고정비(파이썬과 커널 호출)가 커서, 캐시는 넣는"
-                " 토큰을 줄여도 단계 수(N = {{ time.new_tokens }})는 줄이지 못한다."
+                "그런데 speedup은 라운드마다 짝지어 봐도 토큰 비율(" + RATIO + ")에 못 미친다:"
+                " 캐시는 넣는 토큰을 줄여도 `forward` 호출 수(N = {{ time.new_tokens }})는"
+                " 줄이지 못한다."
             ),
             "past": (
                 "speedup이 토큰 비율(" + RATIO + ")보다 크다: 캐시 없는 경로는 어텐션이 문맥"
@@ -360,91 +168,28 @@ TIME_SENTENCES = (
         },
         check=reason_in_runs,
     ),
-)
-
-
-SAID_SPEEDUP = ": speedup {{ time.speedup_interval|x_in }}는 "
-FIXED_AT = (
-    "`## 길이에 따른 비용`의 적합으로는 P = {{ reason.prompt_len }}, N ="
-    " {{ reason.fixed.new_tokens }}에서 "
-)
-FIXED_TOTAL = "{{ reason.fixed.fixed_total_s|fmt('.4f') }} s"
-MEASURED = "잰 캐시 경로 시간 {{ reason.fixed.measured|ms_in }}"
-# The reason line's sentences beside time.reason: the template (time.md.j2) passes ``reason``
-# (:func:`reason_in`), whose figures they print; each predicate reads its part of it.
-REASON_SENTENCES = (
     Sentence(
-        "time.fixed_share",
-        holds=reason_part("fixed_share"),
+        "time.fixed_cost",
+        holds=fixed_cost_said,
         words={
-            "share": (
-                FIXED_AT
-                + MEASURED
-                + "의 {{ reason.fixed.share_interval|percent_in }}가 단계마다의 고정비(넣는"
-                " 토큰 수와 무관하게 매 단계 드는 시간, N × 고정비 = " + FIXED_TOTAL + ")다: 캐시는"
-                " 넣는 토큰을 줄여도 단계 수는 줄이지 못한다{% if not (reason.same_prompt and"
-                " reason.same_length) %}(이 절의 시간은 P = {{ time.prompt_len }}, N ="
-                " {{ time.new_tokens }}에서 잰 것이라 그 몫은 다를 수 있다){% endif %}."
+            "below": (
+                BUSY_TIME + NARROW + SHARE + "가 걸렸다: 적어도 그만큼은 넣는 토큰 수와 무관하게"
+                " 호출마다 드는 고정비(파이썬과 커널 호출)다."
             ),
-            "exceeds": (
-                FIXED_AT + "단계마다의 고정비 × N = " + FIXED_TOTAL + "가 " + MEASURED + "보다"
-                " 크다: 이 적합으로는 고정비의 몫을 말할 수 없고, 이 측정만으로는 그 까닭을 가를 수"
-                " 없다."
+            "reaches": (
+                BUSY_TIME + NARROW + SHARE + "가 걸려 캐시 경로보다 빠르다고 가를 수 없다: 캐시"
+                " 경로 시간은 (거의) 모두 호출마다 드는 고정비(파이썬과 커널 호출)다."
+            ),
+            "above": (
+                NARROW + SHARE + "로 오히려 더 걸렸다: 이 기계에서는 최소 폭 모델이 고정비의"
+                " 아래 한계가 되지 못해, 이 측정으로는 그 까닭을 가를 수 없다."
             ),
             "undecided": (
-                FIXED_AT + "단계마다의 고정비 × N = " + FIXED_TOTAL + "가 잰 캐시 경로 시간의"
-                " 몫인지는 그 실행들로는 가를 수 없다."
+                NARROW + SHARE + "가 걸렸지만, 라운드 {{ time.runs_done }}회로는 그 몫을"
+                " 가를 수 없다."
             ),
         },
-        check=fixed_share_in_runs,
-    ),
-    Sentence(
-        "time.anatomy_cuts_flops_not_calls",
-        holds=reason_part("cuts_flops_not_calls"),
-        words=(
-            "`## 한 단계의 해부`(anatomy.json, 같은 P = {{ reason.prompt_len }}, N ="
-            " {{ reason.new_tokens }})로 보면 캐시는 FLOPs를 {{ reason.ratios.flops|fmt('.1f') }}배"
-            " 줄이지만 `forward` 호출은 두 경로 모두 {{ reason.ratios.calls }}회이고, 커널 수와"
-            " 읽고 쓰는 바이트의 비(미사용 ÷ 사용)는 {{ reason.ratios.ops|fmt('.2f') }}배,"
-            " {{ reason.ratios.bytes|fmt('.2f') }}배다"
-        ),
-    ),
-    Sentence(
-        "time.anatomy_speedup",
-        holds=reason_part("speedup"),
-        words={
-            "between": (
-                SAID_SPEEDUP + "그 둘과 FLOPs의 비 사이에 있다. 호출마다 드는 일(커널, 바이트)은"
-                " 넣는 토큰({{ reason.ratios.tokens|fmt('.1f') }}배)만큼 줄지 않는다."
-            ),
-            "above_flops": SAID_SPEEDUP + "FLOPs의 비보다도 크다. 이 셈으로는 설명되지 않는다.",
-            "below_per_call": (
-                SAID_SPEEDUP + "그 호출마다의 일의 비보다도 작다. 이 셈으로는 설명되지 않는다."
-            ),
-            "undecided": ".",  # the rounds place the speedup against none of them
-        },
-        check=speedup_against_counts,
-    ),
-    Sentence(
-        "time.anatomy_dispatch_share",
-        holds=reason_part("dispatch_share"),
-        words=(
-            "이 기계의 op 비용(op당 {{ reason.dispatch.op_s|us }})으로는 캐시 경로 커널"
-            " {{ reason.dispatch.ops|thousands }}개의 디스패치만"
-            " {{ reason.dispatch.dispatch_s|fmt('.4f') }} s, 잰 시간의"
-            " {{ reason.dispatch.share_interval|percent_in }}다."
-        ),
-        check=dispatch_share_in_runs,
-    ),
-    Sentence(
-        "time.anatomy_lm_head",
-        holds=reason_part("lm_head"),
-        words=(
-            "캐시 없는 경로는 lm_head가 매 호출 넣은 모든 위치의 logits를"
-            " 계산해(`logits_to_keep=0`) {{ reason.head.rows|thousands }}행, 쓰는"
-            " {{ reason.head.rows_keep_one|thousands }}행의 밖까지 FLOPs의"
-            " {{ reason.head.flops_share|percent(0) }}를 쓴다."
-        ),
+        check=fixed_cost_in_runs,
     ),
 )
 
@@ -475,6 +220,8 @@ def anatomy_time_facts(anatomy: Anatomy, time: Timing | None = None) -> dict:
     facts = anatomy_facts(anatomy) | {
         "comparable": joined,
         "time_verdict": None if time is None else time.verdict,
+        # the fixed cost per step, time.json's one figure (its narrow side)
+        "fixed_step": None if time is None else fixed_step(time),
     }
     if joined == "yes":
         facts["split"] = path_splits(anatomy, measured_intervals(time))
@@ -1337,37 +1084,31 @@ def busy_recomputed(**records) -> bool:
     return bool(recomputed) and recomputed == named
 
 
-# Each busy record's figures: "time.json(쓸 수 있던 CPU의 41%만 받음, CPU 대기 35%)"; the
-# template passes ``busy`` (busy_of).
-BUSY_FIGURES = (
-    "{% for b in busy %}{{ b.file }}({% set c = b.contention %}"
-    "{% if c.cpu_share is not none %}쓸 수 있던 CPU의 {{ c.cpu_share|percent(0) }}만 받음"
-    "{% endif %}"
-    '{{ ", " if c.cpu_share is not none and c.cpu_pressure is not none }}'
-    "{% if c.cpu_pressure is not none %}CPU 대기 {{ c.cpu_pressure|percent(0) }}{% endif %})"
-    '{{ ", " if not loop.last }}{% endfor %}'
+def worst_contention(busy: list[dict]) -> dict:
+    """The busy line's figure: the least CPU share any busy record's process got (``share``),
+    or, where none was read (CUDA), the most CPU pressure (``pressure``)."""
+    shares = [b["contention"].cpu_share for b in busy if b["contention"].cpu_share is not None]
+    if shares:
+        return {"share": min(shares)}
+    pressures = [b["contention"].cpu_pressure for b in busy]
+    return {"pressure": max(p for p in pressures if p is not None)}
+
+
+# The busy line opens a report where a timed record it reads ran busy: those files, the worst
+# figure, the command that re-times them for this report only (``retime``, from the renderer).
+BUSY_FILES = '{{ busy|map(attribute="file")|join(", ") }}'
+BUSY_WORST = (
+    "{% set worst = busy_worst(busy) %}{% if worst.share is defined %}쓸 수 있던 CPU의"
+    " {{ worst.share|percent(0) }}만 받았다{% else %}CPU 대기가"
+    " {{ worst.pressure|percent(0) }}였다{% endif %}"
 )
-RETIME = '다시 잴 것: `snakemake -R {{ busy|map(attribute="rule")|join(" ") }}`'
 BUSY_SENTENCES = (
     Sentence(
         "time.busy",
         holds=busy_of,
         words=(
-            "**시간을 재는 동안 기계가 바빴다**: " + BUSY_FIGURES + ". 토큰 수, 바이트, 답 같은"
-            " 정확한 수치는 그대로지만 시간은 조용한 기계에서 " + RETIME + "(규칙"
-            ' {{ busy|map(attribute="rule")|join(", ") }}만 다시 잰다).'
-        ),
-        check=busy_recomputed,
-    ),
-    Sentence(
-        "time.busy_glance",
-        holds=busy_of,
-        words=(
-            "| **바쁜 기계** | "
-            + BUSY_FIGURES
-            + " | — | 정확한 수치는 그대로, 시간은 조용한 기계에서 "
-            + RETIME
-            + " |"
+            "**바쁜 기계**: " + BUSY_FILES + "을 잴 때 " + BUSY_WORST + ". 그 시간은 믿지 말고"
+            " 조용한 기계에서 다시 잴 것: `{{ retime }}`."
         ),
         check=busy_recomputed,
     ),
@@ -1532,54 +1273,25 @@ REMEDIES_SENTENCES = (
 )
 
 
-# --- the fixed cost per step, measured (anatomy.json's fixed_step_s beside count, time, sweep) ---
+# --- the fixed cost per step, measured once: time.json's narrow side, beside anatomy and sweep ---
 
 
-def fixed_cost_share(anatomy: Anatomy | None, count: Count | None, time: Timing | None):
-    """time.fixed_cost_measured's figure: anatomy's fixed step x count.json's calls with the cache,
-    a share of time.json's cached interval (Anatomy.fixed_share); None where anatomy.json was not
-    measured at time.json's P and N (:func:`comparable`) or has no fixed step."""
-    if anatomy is None or count is None or comparable(anatomy, time) != "yes":
-        return None
-    return anatomy.fixed_share(count.calls_with_cache, time.with_cache_interval)
+def fixed_step(time: Timing) -> Interval:
+    """The minimal-width generate's time per call of forward (time.json's narrow side over its N
+    calls): a lower bound of the fixed cost per step, its interval at the timing's level."""
+    runs = [seconds / time.new_tokens for seconds in time.narrow_runs_s]
+    return median_interval(runs, look_level(time.runs, time.max_runs))
 
 
-def fixed_cost_said(
-    anatomy: Anatomy | None, count: Count | None, time: Timing | None
-) -> str | None:
-    """time.fixed_cost_measured's variant, at FAMILY_LEVEL: "share" where the share's interval
-    lies within the cached time (its high end at most 1); "most" where only its low end does (the
-    fixed step x the calls may be all of the cached time: on a model this small a step is about
-    its fixed cost, and only the low end is said); None where even the low end passes 1."""
-    share = fixed_cost_share(anatomy, count, time)
-    if share is None or share.coverage < FAMILY_LEVEL or share.low > 1:
-        return None
-    return "share" if share.high <= 1 else "most"
-
-
-def fixed_cost_in_runs(anatomy: Anatomy, count: Count, time: Timing, chosen: str) -> bool:
-    """time.fixed_cost_measured's check, from the runs: the fixed step's runs x the calls, bound
-    by bound against the cached runs' interval, recomputed at FAMILY_LEVEL: within it ("share")
-    or overlapping it ("most")."""
-    step = median_interval(anatomy.fixed_step_runs_s or [], FAMILY_LEVEL)
-    measured = median_interval(time.with_cache_runs_s, FAMILY_LEVEL)
-    missed = (1 - step.coverage) + (1 - measured.coverage)
-    calls = count.calls_with_cache
-    within = step.high * calls <= measured.low
-    overlaps = not within and step.low * calls <= measured.high
-    decided = {"share": within, "most": overlaps}
-    return 1 - missed >= FAMILY_LEVEL and decided[chosen]
-
-
-def fixed_beside_sweep(anatomy: Anatomy, sweep: Sweep | None) -> str | None:
+def fixed_beside_sweep(anatomy: Anatomy, sweep: Sweep | None, time: Timing | None) -> str | None:
     """anatomy.fixed_beside_sweep's variant: the sweep's fitted per-step intercept (each call's
-    weight reads in it) against the fixed step plus the weight bytes of a cached call over the
-    bandwidth at its working set: "explained" where it lies within their intervals' sum,
-    "unexplained" where outside; None without a holding fit or a fixed step."""
-    if sweep is None or not sweep.fit.holds or anatomy.fixed_step_s is None:
+    weight reads in it) against time.json's fixed step plus the weight bytes of a cached call
+    over the bandwidth at its working set: "explained" where it lies within their intervals'
+    sum, "unexplained" where outside; None without a holding fit or time.json."""
+    if sweep is None or time is None or not sweep.fit.holds:
         return None
     low, high = fixed_plus_weights(
-        anatomy.fixed_step_s, anatomy, anatomy.probes()["bandwidth_with_cache"].per_s_interval
+        fixed_step(time), anatomy, anatomy.probes()["bandwidth_with_cache"].per_s_interval
     )
     return "explained" if low <= sweep.fit.fixed_s_with_cache <= high else "unexplained"
 
@@ -1590,42 +1302,21 @@ def fixed_plus_weights(step: Interval, anatomy: Anatomy, bandwidth: Interval):
     return step.low + weights / bandwidth.high, step.high + weights / bandwidth.low
 
 
-def fixed_beside_sweep_in_runs(anatomy: Anatomy, sweep: Sweep, chosen: str) -> bool:
+def fixed_beside_sweep_in_runs(anatomy: Anatomy, sweep: Sweep, time: Timing, chosen: str) -> bool:
     """anatomy.fixed_beside_sweep's check: the fixed step's and the bandwidth probe's intervals
     recomputed from their runs, the intercept placed against their sum again."""
     probe = anatomy.probes()["bandwidth_with_cache"]
     rates_of = median_interval([probe.work / run for run in probe.runs_s], FAMILY_LEVEL)
-    step = median_interval(anatomy.fixed_step_runs_s or [], FAMILY_LEVEL)
+    step = median_interval(
+        [seconds / time.new_tokens for seconds in time.narrow_runs_s],
+        look_level(time.runs, time.max_runs),
+    )
     low, high = fixed_plus_weights(step, anatomy, rates_of)
     inside = low <= sweep.fit.fixed_s_with_cache <= high
     return sweep.fit.holds and inside == (chosen == "explained")
 
 
-# time.fixed_cost_measured's variants: the share they give (a filter follows), then the step
-# and the calls behind it.
-FIXED_SHARE = (
-    "{{ '기계가 바빠 CPU를 기다린 시간도 섞였지만, ' if (time.contention and time.contention.busy)"
-    " or (anatomy.contention and anatomy.contention.busy) }}"
-    "캐시 경로 시간의 적어도 {{ anatomy.fixed_share(count.calls_with_cache,"
-    " time.with_cache_interval)"
-)
-FIXED_STEP_CALLS = (
-    "가 단계마다의 고정비다: 최소 폭으로 잰 한 단계 {{ anatomy.fixed_step_s|ms_in }} × 호출"
-    " {{ count.calls_with_cache }}회"
-)
 PROFILE_SENTENCES = (
-    Sentence(
-        "time.fixed_cost_measured",
-        holds=fixed_cost_said,
-        words={
-            "share": FIXED_SHARE + "|percent_in }}" + FIXED_STEP_CALLS + ".",
-            "most": (
-                FIXED_SHARE + ".low|percent(0) }}" + FIXED_STEP_CALLS + "가 잰 시간과 구간이 겹쳐"
-                " 상한은 가를 수 없다."
-            ),
-        },
-        check=fixed_cost_in_runs,
-    ),
     Sentence(
         "anatomy.fixed_beside_sweep",
         holds=fixed_beside_sweep,
@@ -1661,5 +1352,4 @@ SENTENCES = (
     *PROFILE_SENTENCES,
     *CONVERSATION_SENTENCES,
     *LATENCY_SENTENCES,
-    *REASON_SENTENCES,
 )

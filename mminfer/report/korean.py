@@ -31,6 +31,7 @@ is what is read.
 
 from __future__ import annotations
 
+import math
 import numbers
 import re
 
@@ -121,6 +122,19 @@ def written(value: float, digits: int = 3) -> str:
     mantissa, exponent = text.split("e")
     power = str(int(exponent)).translate(SUPERSCRIPTS)
     return f"{mantissa} × 10{power}"
+
+
+def significant(value: float, digits: int = 3) -> str:
+    """``value`` to ``digits`` significant digits, plain, with thousands separators: 7.5637 is
+    "7.56", 1183.2 is "1,180", 0.15631 is "0.156" (a measured median as every report prints
+    it; :func:`written` where a power of ten may be needed)."""
+    if value == 0 or not math.isfinite(value):
+        return format(value, "g")
+    place = math.floor(math.log10(abs(value))) - (digits - 1)
+    shown = round(value, -place)
+    if shown and math.floor(math.log10(abs(shown))) - (digits - 1) > place:
+        place += 1  # 999.6 rounds to 1,000: one digit fewer behind the point
+    return f"{shown:,.{max(0, -place)}f}"
 
 
 def integer_final(digits: str) -> str | None:

@@ -21,18 +21,21 @@ import importlib
 import inspect
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jinja2
 
-from mminfer.measurements import MEASUREMENTS, REPORTS, declared, resolve
+from mminfer.measurements import MEASUREMENTS, REPORTS, declared, headings, report_reads, resolve
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
+from mminfer.records import Glance
 from mminfer.records.claims import ClaimLog, Tally, claim
 from mminfer.records.interval import Interval, coverage_text, place, rounded
+from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE
 from mminfer.records.sentences import Sentence
-from mminfer.report.joins import busy_of
-from mminfer.report.korean import particle, written
+from mminfer.report.joins import busy_of, worst_contention
+from mminfer.report.korean import particle, significant, written
 
 TEMPLATE = Path(__file__).resolve().parents[2] / "report" / "report.md.j2"  # beyond.md.j2 beside
 # The reports' titles, by file (Measurement.report's REPORTS): the tests tell the two apart by them.
@@ -66,10 +69,11 @@ def thousands(n: int | None) -> str:
 
 
 def interval_text(interval: Interval, scale: float = 1.0, unit: str = "") -> str:
-    """A measured figure with its interval, at the precision the interval allows
-    (mminfer.records.interval.place): "60 ms (96 % 구간 30–90 ms)"; ``scale`` turns the record's
-    unit into the printed one (1000 for seconds as ms). One value: the value alone, marked as one
-    run."""
+    """A measured figure with its interval: the median to three significant digits, the ends at
+    the precision the interval allows (mminfer.records.interval.place): "62.3 ms (96 % 구간
+    30–90 ms)", so that two printed medians divide to the printed ratio; ``scale`` turns the
+    record's unit into the printed one (1000 for seconds as ms). One value: the value alone,
+    marked as one run."""
     scaled = Interval(
         median=interval.median * scale,
         low=interval.low * scale,
@@ -84,10 +88,11 @@ def interval_text(interval: Interval, scale: float = 1.0, unit: str = "") -> str
     def text(value: float) -> str:
         return f"{rounded(value, scaled):,.{digits}f}"
 
+    median = significant(scaled.median)  # three significant digits; only the ends are rounded
     if interval.runs < 2:
-        return f"{text(scaled.median)}{unit} (1회)"
+        return f"{median}{unit} (1회)"
     return (
-        f"{text(scaled.median)}{unit} ({coverage_text(interval.coverage)} 구간 "
+        f"{median}{unit} ({coverage_text(interval.coverage)} 구간 "
         f"{text(scaled.low)}–{text(scaled.high)}{unit})"
     )
 
@@ -102,12 +107,66 @@ FILTERS = {
     "sig": lambda value, digits=3: "—" if value is None else written(value, digits),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
     "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
-    # a figure with its interval (mminfer.records.interval): {{ time.with_cache_interval|ms_in }}
-    # is "193 ms (98 % 구간 190–200 ms)", {{ time.speedup_interval|x_in }} "5.0배 (...)"
-    "ms_in": lambda interval: interval_text(interval, 1000.0, " ms"),
-    "x_in": lambda interval: interval_text(interval, 1.0, "배"),
-    "percent_in": lambda interval: interval_text(interval, 100.0, " %"),
 }
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One figure a report printed under the JSON key it is the value of."""
+
+    report: str  # the report's file, "report.md"
+    key: str  # "<measurement>.<field>": time.speedup, kvbytes.measured_bytes
+    printed: str  # the number as printed ("7.56", "1,180", "204,800")
+    style: str  # "sig": three significant digits (korean.significant); "int": every digit
+    scale: float  # the printed unit over the record's (1000: seconds printed as ms)
+
+
+def printed_as(value: float, style: str, scale: float = 1.0) -> str:
+    """How a figure of ``style`` prints ``value`` (the record's unit) times ``scale``."""
+    if style == "int":
+        return f"{round(value * scale):,}"
+    return significant(value * scale)
+
+
+# The number an interval's text opens with, its median as printed: "1,180" of "1,180 ms (...)".
+LEADING_NUMBER = re.compile(r"-?[\d,]+(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶⁷⁸⁹]+)?")
+
+
+class Figures:
+    """The filters that print a figure under its JSON key and log it: ``{{ time.speedup|figure(
+    "time.speedup") }}`` is "7.56"; ``{{ time.with_cache_interval|ms_in("time.with_cache_s") }}``
+    logs the interval's median. The checker (mminfer.report.check) holds every logged figure to
+    its key's value in the JSON, and each key to one printed value."""
+
+    def __init__(self):
+        self.log: list[Figure] = []
+        self.report = ""
+
+    def logged(self, key: str | None, printed: str, style: str, scale: float) -> str:
+        if key is not None:
+            self.log.append(Figure(self.report, key, printed, style, scale))
+        return printed
+
+    def figure(self, value, key: str, style: str = "sig", scale: float = 1.0) -> str:
+        if value is None:
+            return "—"
+        return self.logged(key, printed_as(value, style, scale), style, scale)
+
+    def interval(self, interval: Interval, scale: float, unit: str, key: str | None) -> str:
+        text = interval_text(interval, scale, unit)
+        self.logged(key, LEADING_NUMBER.match(text).group(0), "sig", scale)  # as printed
+        return text
+
+    def filters(self) -> dict:
+        return {
+            "figure": self.figure,
+            # a figure with its interval (mminfer.records.interval): {{ time.with_cache_interval|
+            # ms_in }} is "193 ms (98 % 구간 190–200 ms)", {{ time.speedup_interval|x_in }}
+            # "5.03배 (...)"; a key names the JSON field its median is (and logs it)
+            "ms_in": lambda interval, key=None: self.interval(interval, 1000.0, " ms", key),
+            "x_in": lambda interval, key=None: self.interval(interval, 1.0, "배", key),
+            "percent_in": lambda interval, key=None: self.interval(interval, 100.0, " %", key),
+        }
 
 
 def anchor(heading: str) -> str:
@@ -233,6 +292,13 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands, anchor=anchor)
+    figures = Figures()
+    env.filters.update(figures.filters())
+    env.globals["figures"] = figures
+    env.globals["headings"] = headings()
+    env.globals["busy_worst"] = worst_contention
+    env.globals["busy_share"] = BUSY_SHARE
+    env.globals["busy_pressure"] = BUSY_PRESSURE
     env.globals["row"] = table_row
     env.globals["said"] = Tally(ClaimLog())
     env.globals["say"] = Say(env, env.globals["said"])
@@ -258,72 +324,144 @@ def section_facts(function, records: Mapping[str, object]) -> dict:
     return function(**arguments)
 
 
+def retime_command(busy: list[dict], target: str) -> str:
+    """The command that re-times exactly the busy records' rules and rebuilds ``target`` (the
+    report whose busy line names them) and what it needs, nothing else."""
+    rules = " ".join(dict.fromkeys(b["rule"] for b in busy))
+    return f"snakemake --cores 1 {target} -R {rules}"
+
+
+def marked(glance: Glance, function, busy: list[dict]) -> Glance:
+    """``glance`` marked busy where a record its row reads (``function``'s parameters, each a
+    measurement) is among the busy line's."""
+    names = set(inspect.signature(function).parameters)
+    return replace(glance, busy=any(b["rule"] in names for b in busy))
+
+
 def render_reports(
     records: Mapping[str, object],
     pictures: dict | None = None,
     cache_script: str | None = None,
     folder: Path = TEMPLATE.parent,
     claims: ClaimLog | None = None,
+    results: str | None = None,
+    reports: tuple[str, ...] | None = None,
+    figures: list[Figure] | None = None,
 ) -> dict[str, str]:
-    """The reports from the records, keyed by measurement name (mminfer.measurements): report.md
-    (the task's sections) and beyond.md (every other section), by file name.
+    """The reports, by file name, each rendered from its own records only (Measurement.report,
+    mminfer.measurements.report_reads): report.md from the task's sections' records, beyond.md
+    from every record. A report none of whose sections' records are given is left out (a plain
+    run of the task, scripts/plain_task.py, passes the task's files only: no beyond.md).
 
-    Each measurement's section goes to the report its entry names (``Measurement.report``); a
-    report of no section is left out (a plain run of the task, scripts/plain_task.py, passes only
-    the six task files: no beyond.md). ``pictures`` maps each picture to a PNG path relative to
-    the reports, ``cache_script`` is the task's cache.py relative to them; ``folder`` holds the
-    reports' templates (report/: report.md.j2 and beyond.md.j2, which include each measurement's
-    section from its rule's folder). Both open with the busy line where a timing record's
-    contention shows a busy machine (mminfer.report.joins, time.busy). Each report's glossary
-    defines exactly the terms its sections declare (their Glance's ``terms``). ``claims``, where
-    given, collects every claim the reports asked about (mminfer.records.claims): those they
-    wrote and those they suppressed.
+    ``records`` holds records by measurement name; ``reports`` the report keys to render (every
+    one by default). ``pictures`` maps each picture to a PNG path relative to the reports,
+    ``cache_script`` is the task's cache.py relative to them; ``folder`` holds the reports'
+    templates (report/). ``results`` is the results folder as the user names it, for the busy
+    line's command (``snakemake --cores 1 <results>/report.md -R time``). ``claims``, where given,
+    collects every claim the reports asked about (mminfer.records.claims), ``figures`` every
+    figure they printed under its JSON key (:class:`Figure`).
     """
-    missing = [entry.name for entry in MEASUREMENTS if entry.task and entry.name not in records]
-    if missing:
-        raise KeyError(f"render_report needs the task's measurements; missing {missing}")
+    texts = {}
+    for report, file in REPORTS.items():
+        if reports is not None and report not in reports:
+            continue
+        own = {name: records[name] for name in report_reads(report) if name in records}
+        if not any(entry.report == report and entry.name in own for entry in sectioned()):
+            continue
+        texts[file] = render_one(
+            report,
+            own,
+            pictures=pictures,
+            cache_script=cache_script,
+            folder=folder,
+            claims=claims,
+            results=results,
+            figures=figures,
+        )
+    return texts
+
+
+def sectioned() -> list:
+    """The measurements that have a section of their own, in report order."""
+    return [entry for entry in MEASUREMENTS if entry.section is not None]
+
+
+def render_one(
+    report: str,
+    records: Mapping[str, object],
+    *,
+    pictures: dict | None,
+    cache_script: str | None,
+    folder: Path,
+    claims: ClaimLog | None,
+    results: str | None,
+    figures: list[Figure] | None,
+) -> str:
+    """One report (``report``: "report" or "beyond") from ``records``, the records it reads.
+
+    Each of its sections' facts and glance rows from their functions; the busy line (time.busy)
+    names the busy records among ``records`` and the command that re-times them for this report
+    only; each glance row that reads a busy record is marked. Its glossary defines exactly the
+    terms its sections declare (their Glance's ``terms``), each by the first section template,
+    in report order, whose ``term`` macro defines it."""
+    file = REPORTS[report]
+    if report == "report":
+        missing = [entry.name for entry in MEASUREMENTS if entry.task and entry.name not in records]
+        if missing:
+            raise KeyError(f"report.md needs the task's measurements; missing {missing}")
+    busy = section_facts(busy_of, records)
     facts = {
-        "run": section_facts(run_facts, records),
-        "busy": section_facts(busy_of, records),
+        "busy": busy,
         "cache_script": cache_script,
         "pictures": pictures,
     }
-    sections = {report: [] for report in REPORTS}
-    glances = {report: [] for report in REPORTS}
-    for entry in MEASUREMENTS:
-        if entry.section is None or entry.name not in records:
+    if "same" in records and "temp" in records:
+        facts["run"] = section_facts(run_facts, records)
+    own_sections, glances = [], []
+    for entry in sectioned():
+        if entry.name not in records:
             continue
         facts[entry.name] = section_facts(resolve(entry.facts), records)
-        sections[entry.report].append(entry.section)
+        if entry.report == report:
+            own_sections.append(entry.section)
         if entry.glance is not None:
-            glance = section_facts(resolve(entry.glance), records)
-            glances[entry.report].append((entry.section, glance))
+            function = resolve(entry.glance)
+            glance = marked(section_facts(function, records), function, busy)
+            glances.append((entry, glance))
     log = claims if claims is not None else ClaimLog()
     env = environment(Path(folder).resolve())
     tally = env.globals["said"]
+    printer = env.globals["figures"]
     env.globals["say"].records = records
-    tally.log = ClaimLog()  # the modules' bodies are rendered only to reach their macros
-    every = [*glances["report"], *glances["beyond"]]
-    modules = {section: env.get_template(section).make_module(facts) for section, _ in every}
+    # the modules' bodies are rendered only to reach their macros: neither tallied nor logged
+    tally.log = ClaimLog()
+    printer.log = []
+    modules = {
+        entry.name: env.get_template(entry.section).make_module(facts) for entry, _ in glances
+    }
     tally.log = log
-    # the busy line and row, asked once, open both reports (mminfer.report.joins, time.busy)
+    printer.log = figures if figures is not None else []
+    printer.report = file
+    own = [(entry, glance) for entry, glance in glances if entry.report == report]
+    rows = [modules[entry.name].glance(glance) for entry, glance in own]
+    target = f"{results}/{file}" if results else file
+    glossary_lines = glossary([glance for _, glance in own], list(modules.values()))
     say = env.globals["say"]
-    facts["busy_line"] = say("time.busy", busy=facts["busy"])
-    facts["busy_row"] = say("time.busy_glance", busy=facts["busy"])
-    texts = {}
-    for report, file in REPORTS.items():
-        if not sections[report]:
-            continue
-        own = glances[report]
-        texts[file] = env.get_template(f"{file}.j2").render(
-            facts,
-            title=TITLES[file],
-            sections=sections[report],
-            glance_rows=[modules[section].glance(glance) for section, glance in own],
-            glossary=glossary(own, modules),
-            beyond=[modules[section].heading for section, _ in glances["beyond"]],
-        )
-    return {file: unwrap(text).rstrip() + "\n" for file, text in texts.items()}
+    facts["busy_line"] = say("time.busy", busy=busy, retime=retime_command(busy, target))
+    beyond = [
+        entry.heading
+        for entry in MEASUREMENTS
+        if entry.report == "beyond" and entry.heading is not None
+    ]
+    text = env.get_template(f"{file}.j2").render(
+        facts,
+        title=TITLES[file],
+        sections=own_sections,
+        glance_rows=rows,
+        glossary=glossary_lines,
+        beyond=beyond if report == "report" else [],
+    )
+    return unwrap(text).rstrip() + "\n"
 
 
 def render_report(
@@ -331,18 +469,21 @@ def render_report(
     pictures: dict | None = None,
     cache_script: str | None = None,
     claims: ClaimLog | None = None,
+    results: str | None = None,
 ) -> str:
-    """report.md alone, as :func:`render_reports` renders it; ``claims`` collects both reports'."""
-    return render_reports(records, pictures, cache_script, claims=claims)[REPORTS["report"]]
+    """report.md alone, from the task's records in ``records`` (:func:`render_reports`)."""
+    return render_reports(
+        records, pictures, cache_script, claims=claims, results=results, reports=("report",)
+    )[REPORTS["report"]]
 
 
-def glossary(glances: list, modules: dict) -> list[str]:
+def glossary(glances: list[Glance], modules: list) -> list[str]:
     """A report's glossary: each term its sections' Glances declare, once, in report order, defined
-    by the first section template (of either report, in report order) whose ``term`` macro defines
-    it (a word is defined where it first appears, and again in the other report that uses it)."""
+    by the first section template (of the sections whose records the report reads, in report
+    order) whose ``term`` macro defines it."""
     lines = []
-    for key in dict.fromkeys(key for _, glance in glances for key in glance.terms):
-        definitions = [str(module.term(key)).strip() for module in modules.values()]
+    for key in dict.fromkeys(key for glance in glances for key in glance.terms):
+        definitions = [str(module.term(key)).strip() for module in modules]
         defined = [text for text in definitions if text]
         if not defined:
             raise KeyError(f"glossary term {key!r}: no section's term macro defines it")

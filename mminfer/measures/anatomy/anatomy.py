@@ -11,11 +11,11 @@ mminfer.report.joins), so that re-timing (``snakemake -R time``) never reruns th
 
 Every figure of the split is an interval: a term's seconds from its probe's, the model's sum and
 its ratio to the measured time bound by bound, each missing at most as often as the intervals it
-reads together (:func:`joined`). Which term binds, whether the model adds up and a term's share
-of the measured time are said only where those intervals decide them at FAMILY_LEVEL, and never
-from a probe whose runs fall into two groups. Its sentences (``SENTENCES`` here for the record
-alone, mminfer.report.joins's beside time.json) each carry a check that decides again from the
-raw runs. Torch-free: the report rule imports it.
+reads together (mminfer.records.interval.joined). Which term binds, whether the model adds up and
+a term's share of the measured time are said only where those intervals decide them at
+FAMILY_LEVEL, and never from a probe whose runs fall into two groups. Its sentences
+(``SENTENCES`` here for the record alone, mminfer.report.joins's beside time.json) each carry a
+check that decides again from the raw runs. Torch-free: the report rule imports it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import RunInfo, rates
-from mminfer.records.interval import FAMILY_LEVEL, Interval, median_interval
+from mminfer.records.interval import Interval, joined, median_interval, over
 from mminfer.records.machine import Contention, Speed, two_groups
 from mminfer.records.sentences import Sentence
 from mminfer.records.spread import coefficient_of_variation
@@ -186,23 +186,9 @@ class Anatomy:
     contention: Contention | None  # during the probes' runs (mminfer.records.machine)
     # each path's generate under torch.profiler ("with_cache", "without_cache"): Profile
     profile: dict[str, Profile] | None = None
-    # the decode step of the same model class at minimal width (same layers, heads, KV heads;
-    # hidden, intermediate, vocabulary as small as the architecture allows): a lower bound of the
-    # fixed cost per step (its small ops skip the thread start-up the real width pays)
-    fixed_step_s: Interval | None = None
-    fixed_step_runs_s: list[float] | None = None  # its runs, one per pair of rounds
 
     def path(self, name: str) -> PathCounts:
         return {"with_cache": self.with_cache, "without_cache": self.without_cache}[name]
-
-    def fixed_share(self, calls: int, measured: Interval) -> Interval | None:
-        """The fixed step x ``calls`` (count.json's calls with the cache) as a share of the
-        cached path's ``measured`` time, bound by bound (:func:`joined`); None without one."""
-        step = self.fixed_step_s
-        if step is None or measured.low <= 0:
-            return None
-        low, high = step.low * calls / measured.high, step.high * calls / measured.low
-        return joined(step.median * calls / measured.median, low, high, [step, measured])
 
     def probes(self) -> dict[str, Speed]:
         """Every probe by name: "op", "matmul", "bandwidth_<at>"."""
@@ -281,27 +267,6 @@ def seconds_interval(work: int, rate: Interval) -> Interval:
         level=rate.level,
         runs=rate.runs,
     )
-
-
-def joined(median: float, low: float, high: float, parts: list[Interval]) -> Interval:
-    """A figure computed from independent intervals (sums, ratios of their bounds): it lies in
-    [low, high] whenever every part holds its value, so it misses at most as often as all the
-    parts together (Bonferroni: coverage 1 - the sum of the parts' misses), decided at
-    FAMILY_LEVEL like any one look."""
-    missed = sum(1.0 - part.coverage for part in parts)
-    return Interval(
-        median=median,
-        low=low,
-        high=high,
-        coverage=max(0.0, 1.0 - missed),
-        level=FAMILY_LEVEL,
-        runs=min(part.runs for part in parts),
-    )
-
-
-def over(top: Interval, bottom: Interval, parts: list[Interval]) -> Interval:
-    """``top`` / ``bottom`` as an interval (both positive), from ``parts``' coverage."""
-    return joined(top.median / bottom.median, top.low / bottom.high, top.high / bottom.low, parts)
 
 
 @dataclass(frozen=True)
@@ -565,7 +530,7 @@ SENTENCES = (
         holds=probes_busy,
         words=(
             "**기계 측정은 바쁜 기계에서 돌았다**(CPU 몫"
-            " {{ anatomy.contention.cpu_share|percent(0) }}, CPU 압력"
+            " {{ anatomy.contention.cpu_share|percent(0) }}, CPU 대기"
             " {{ anatomy.contention.cpu_pressure|percent(0) }}): 다른 일이 코어를 나눠 썼다면"
             " 프로브는 이 기계의 한계를 낮게 잡는다."
         ),

@@ -42,11 +42,10 @@ from mminfer.measures.anatomy.anatomy import (
     Step,
     Totals,
 )
-from mminfer.measures.anatomy.profile import FIXED_ROUNDS, PROFILE_ROUNDS, fixed_step, profile_path
+from mminfer.measures.anatomy.profile import PROFILE_ROUNDS, profile_path
 from mminfer.model.generation import GREEDY
 from mminfer.model.twin import wrapped_forward
 from mminfer.records import RunInfo
-from mminfer.records.interval import median_interval
 from mminfer.records.spread import NOISY_CV
 from mminfer.timing import machine
 from mminfer.timing.clock import device_clock
@@ -480,9 +479,8 @@ def measure_anatomy(
     """anatomy.json: step 1's greedy generation taken apart both ways, and the machine beside it.
 
     Counts first (one generate call each way), then the probes, then each path under torch's
-    profiler and the minimal width's step (mminfer.measures.anatomy.profile), with torch's
-    threads as the job set them (time.json's: the rule times alone), and how busy the machine
-    was while the probes ran.
+    profiler (mminfer.measures.anatomy.profile), with torch's threads as the job set them
+    (time.json's: the rule times alone), and how busy the machine was while the probes ran.
     """
     load_before = machine.load_average()
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
@@ -502,11 +500,6 @@ def measure_anatomy(
     with machine.phase("profile", rounds):
         profile = each_path(
             profile_path, model=model, input_ids=input_ids, new_tokens=new_tokens, device=device
-        )
-    pairs = f"a warm-up and {FIXED_ROUNDS} pairs (N tokens, one) of minimal-width generations"
-    with machine.phase("fixed_step", pairs):
-        fixed = fixed_step(
-            model=model, prompt_len=len(prompt_ids), new_tokens=new_tokens, device=device
         )
     uncounted = {}  # every op the counter missed, named with the formula's part it computes
     for counts in paths.values():
@@ -531,6 +524,4 @@ def measure_anatomy(
         run=run,
         contention=meter.read(),
         profile=profile,
-        fixed_step_s=None if fixed is None else median_interval(fixed),
-        fixed_step_runs_s=fixed,
     )

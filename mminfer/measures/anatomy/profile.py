@@ -1,5 +1,4 @@
-"""Where a step's time goes, measured: each path's generate under torch.profiler, and the fixed
-cost per step bounded at minimal width.
+"""Where a step's time goes, measured: each path's generate under torch.profiler.
 
 :func:`profile_path`: the generate runs with a ``record_function`` scope around every module's
 forward (hooks) and around the attention module's ``repeat_kv`` and rotary functions (wrapped in
@@ -10,14 +9,11 @@ the rotary scope is RoPE's, one outside every forward is generate's (the ids). E
 counts for its scope's category, so the categories add up to the top-level ops' time; the rest is
 the wall time minus that (Python and the framework between ops). A few rounds, each after an
 unprofiled one, so that each part has an interval and the profiler's cost is stated.
-
-:func:`fixed_step` times the decode step of the same model class at minimal width.
 """
 
 from __future__ import annotations
 
 import contextlib
-import copy
 import sys
 import time
 
@@ -33,7 +29,6 @@ from mminfer.records.interval import median_interval, ratio_interval
 
 SCOPE = "mminfer::"  # the prefix of every scope pushed here
 PROFILE_ROUNDS = 3  # profiled rounds per path, each after an unprofiled one
-FIXED_ROUNDS = 7  # pairs of minimal-width generates (N tokens, one token)
 ROTARY = ("apply_rotary", "apply_rotary_pos_emb")  # the builtin's name, MiniMind's
 
 
@@ -183,39 +178,3 @@ def profile_path(*, model, input_ids, new_tokens: int, use_cache: bool, device) 
         wall_interval=median_interval([r["wall"] for r in rounds]),
         profiler_cost=ratio_interval([r["wall"] for r in rounds], unprofiled),
     )
-
-
-def minimal_width(model: nn.Module) -> nn.Module:
-    """The same class with the same layers, heads and KV heads, at head_dim 2 (RoPE rotates
-    halves), an intermediate of 2 and a vocabulary of 2; without LoRA."""
-    config = copy.deepcopy(model.config)
-    config.hidden_size = 2 * config.num_attention_heads
-    if getattr(config, "head_dim", None):
-        config.head_dim = 2
-    config.intermediate_size = 2
-    if getattr(config, "moe_intermediate_size", None):
-        config.moe_intermediate_size = 2
-    config.vocab_size = 2
-    parameter = next(model.parameters())
-    return type(model)(config).to(device=parameter.device, dtype=parameter.dtype).eval()
-
-
-def fixed_step(*, model, prompt_len: int, new_tokens: int, device) -> list[float] | None:
-    """The minimal-width model's decode step, one per pair of rounds: (generate of N tokens -
-    generate of one) / (N - 1), cached, at the anatomy's P; None where N < 2."""
-    if new_tokens < 2:
-        return None
-    small = minimal_width(model)
-    ids = torch.ones((1, prompt_len), dtype=torch.long, device=device)
-    read = clock(device)
-
-    def generate(tokens: int) -> float:
-        start = read()
-        small.generate(ids, max_new_tokens=tokens, use_cache=True, **GREEDY)
-        return read() - start
-
-    generate(new_tokens)  # warm
-    steps = []
-    for _ in range(FIXED_ROUNDS):
-        steps.append((generate(new_tokens) - generate(1)) / (new_tokens - 1))
-    return steps

@@ -5,12 +5,18 @@ rounds of (with cache, without cache) so that a burst of load lands on both; eve
 medians and spreads; more rounds while the cache side is not faster or a spread is over NOISY_CV;
 what stays in doubt is written down with threads and load average. The clock is the device's
 (mminfer.timing.clock: on CUDA the device is synchronized before every read).
+
+A third side rides in the same rounds (:class:`NarrowSide`): the narrow model's cached generate
+(mminfer.model.narrow: the same class at minimal width) at the same P and N, warmed up before the
+rounds and timed once after each timed round (extra rounds included), so that the lower bound it
+gives of the cached path's fixed cost is taken under the load of the runs it bounds.
 """
 
 from __future__ import annotations
 
 import itertools
 import statistics
+from collections.abc import Callable
 
 import torch
 
@@ -26,8 +32,15 @@ from mminfer.measures.time.latency import (
 )
 from mminfer.measures.time.time import Timing
 from mminfer.model.generation import GREEDY
+from mminfer.model.narrow import minimal_width, narrow_shape
 from mminfer.records import RunInfo, rates
-from mminfer.records.interval import look_level, median_interval
+from mminfer.records.interval import (
+    look_level,
+    median_interval,
+    over,
+    paired_ratios,
+    ratio_interval,
+)
 from mminfer.records.spread import coefficient_of_variation
 from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 from mminfer.timing.clock import LastRead, StampingStreamer, device_clock, stamp_clock
@@ -42,7 +55,72 @@ CACHE_SIDES = Sides(  # the cache as side a; a cache side not faster makes a tim
 )
 # The speedup interval's decision (mminfer.records.interval) in time.json's words.
 CACHE_FASTER = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
-ORDER = "interleaved: warm-ups of both, then rounds of (with cache, without cache)"
+ORDER = (
+    "interleaved: warm-ups of both and of the narrow model, then rounds of (with cache, without "
+    "cache), each followed by the narrow model's cached generate"
+)
+
+
+class NarrowSide:
+    """The time job's third side: the narrow model's cached greedy generate (mminfer.model.narrow),
+    its warm-ups apart from its runs, one run after each timed round (:meth:`after_round`, time_ab's
+    hook).
+
+    Built once from the real model (:func:`minimal_width`); its prompt is P ones (its vocabulary
+    is 2), its N new tokens greedy with no eos. Each run is read by ``clock``, the stamps' clock
+    (mminfer.timing.clock.stamp_clock): the device's clock, the same seconds as the timing's,
+    read between the timing's own reads. Under the tests' jitter such reads keep the factor of
+    the gap they fall in instead of stepping its sequence, so the cached runs of two rounds stay
+    as many steps apart as without the narrow side (two more steps a round would put them 8
+    apart in the streamer's cost rounds, 0.06 of a turn: two rounds would look quiet). Where the
+    timed cached run carries a streamer, ``stamping`` is true: each narrow run then carries a
+    StampingStreamer on ``clock`` too, made after the run's start as the cached run's is, so
+    that both do the same per-call streamer work.
+    """
+
+    def __init__(
+        self,
+        *,
+        model,
+        prompt_len: int,
+        new_tokens: int,
+        device,
+        clock: Callable[[], float],
+        stamping: bool,
+    ):
+        self.model = minimal_width(model)
+        self.input_ids = torch.ones((1, prompt_len), dtype=torch.long, device=device)
+        self.new_tokens = new_tokens
+        self.clock = clock
+        self.stamping = stamping
+        self.warmup_s: list[float] = []
+        self.runs_s: list[float] = []
+
+    def generate(self) -> float:
+        """One narrow generate, in seconds."""
+        start = self.clock()
+        streamer = StampingStreamer(self.clock) if self.stamping else None
+        self.model.generate(
+            self.input_ids,
+            max_new_tokens=self.new_tokens,
+            use_cache=True,
+            streamer=streamer,
+            **GREEDY,
+        )
+        return self.clock() - start
+
+    def warm(self, rounds: int) -> None:
+        """``rounds`` untimed generates (their seconds kept apart) before the timed rounds."""
+        for _ in range(rounds):
+            self.warmup_s.append(self.generate())
+
+    def after_round(self) -> None:
+        """The narrow run of the round just timed."""
+        self.runs_s.append(self.generate())
+
+    def shape(self) -> dict[str, int]:
+        """time.json's ``narrow_shape``: the narrow model's widths, layers and heads."""
+        return narrow_shape(self.model)
 
 
 def time_cache(
@@ -54,19 +132,42 @@ def time_cache(
     device,
     run: RunInfo,
 ) -> Timing:
-    """time.json: time greedy generation with and without the cache (see the module's docstring)."""
+    """time.json: time greedy generation with and without the cache (see the module's docstring).
+
+    Without the streamer (scripts/plain_task.py's time.json, the benchmark's yardstick): its
+    narrow side carries none either, as its cached runs carry none, and it is timed all the same,
+    so that the yardstick does the time rule's work and its time.json holds every key.
+    """
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
+    narrow = NarrowSide(
+        model=model,
+        prompt_len=len(prompt_ids),
+        new_tokens=new_tokens,
+        device=device,
+        clock=stamp_clock(device),
+        stamping=False,
+    )
 
     def generate(use_cache: bool) -> None:
         model.generate(input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY)
 
+    narrow.warm(rounds.warmup)
     timed = time_ab(
         work=generate,
         sides=CACHE_SIDES,
         device=device,
         rounds=rounds,
+        after_round=narrow.after_round,
     )
-    return timing_record(timed=timed, prompt_len=len(prompt_ids), new_tokens=new_tokens, run=run)
+    return timing_record(
+        timed=timed,
+        narrow_runs_s=narrow.runs_s,
+        narrow_warmup_s=narrow.warmup_s,
+        narrow_shape=narrow.shape(),
+        prompt_len=len(prompt_ids),
+        new_tokens=new_tokens,
+        run=run,
+    )
 
 
 def time_with_latency(
@@ -87,11 +188,21 @@ def time_with_latency(
     latency.json.
     After each of the first ``cost_rounds`` timed rounds, outside the timed runs, the cached path
     runs once more without the streamer: against that round's cached run, what the streamer adds
-    (:func:`streamer_cost`).
+    (:func:`streamer_cost`). Then, after every timed round, the narrow side's run
+    (:class:`NarrowSide`, carrying a stamping streamer as the cached runs do); its warm-ups come
+    before the rounds.
     """
     input_ids = torch.tensor([prompt_ids], dtype=torch.long, device=device)
     clock = LastRead(device_clock(device))
     stamps = stamp_clock(device)  # the same seconds, read inside the run
+    narrow = NarrowSide(
+        model=model,
+        prompt_len=len(prompt_ids),
+        new_tokens=new_tokens,
+        device=device,
+        clock=stamps,
+        stamping=True,
+    )
     streams: dict[bool, list[tuple[float, StampingStreamer]]] = {True: [], False: []}
     unstreamed_s: list[float] = []  # the cached path without the streamer, one per paired round
 
@@ -114,15 +225,28 @@ def time_with_latency(
         model.generate(input_ids, max_new_tokens=new_tokens, use_cache=True, **GREEDY)
         unstreamed_s.append(clock() - start)
 
+    def after_round() -> None:
+        unstreamed()  # right after the round's runs, as the streamer's cost pairs them
+        narrow.after_round()
+
+    narrow.warm(rounds.warmup)
     timed = time_ab(
         work=generate,
         sides=CACHE_SIDES,
         device=device,
         rounds=rounds,
         clock=clock,
-        after_round=unstreamed,
+        after_round=after_round,
     )
-    timing = timing_record(timed=timed, prompt_len=len(prompt_ids), new_tokens=new_tokens, run=run)
+    timing = timing_record(
+        timed=timed,
+        narrow_runs_s=narrow.runs_s,
+        narrow_warmup_s=narrow.warmup_s,
+        narrow_shape=narrow.shape(),
+        prompt_len=len(prompt_ids),
+        new_tokens=new_tokens,
+        run=run,
+    )
     cost = streamer_cost(
         streamed_s=timed.a_runs_s,
         unstreamed_s=unstreamed_s,
@@ -340,12 +464,25 @@ def streamer_calls_s(*, puts: int, device, rounds: int = CALL_ROUNDS, clock=None
     return max(statistics.median(with_s) - statistics.median(without_s), 0.0)
 
 
-def timing_record(*, timed: ABTiming, prompt_len: int, new_tokens: int, run: RunInfo) -> Timing:
-    """time.json's record from the A/B timing, the cache as side a.
+def timing_record(
+    *,
+    timed: ABTiming,
+    narrow_runs_s: list[float],
+    narrow_warmup_s: list[float],
+    narrow_shape: dict[str, int],
+    prompt_len: int,
+    new_tokens: int,
+    run: RunInfo,
+) -> Timing:
+    """time.json's record from the A/B timing, the cache as side a, and its narrow side's runs
+    (one after each timed round, in round order: :class:`NarrowSide`).
 
-    with_cache_s, without_cache_s and speedup (without / with) first, then every run, the spreads,
-    the verdict and the conditions: threads, cores, load average before and after, the clock.
+    with_cache_s, without_cache_s and speedup (without / with) first, the speedup's two intervals
+    (of the per-round ratios, which decides cache_faster, and of the ratio of the medians), then
+    every run, the narrow side's runs and its share of each round's cached run, the spreads, the
+    verdict and the conditions: threads, cores, load average before and after, the clock.
     """
+    level = look_level(timed.runs, timed.max_runs)
     return Timing(
         with_cache_s=timed.a_s,
         without_cache_s=timed.b_s,
@@ -354,6 +491,9 @@ def timing_record(*, timed: ABTiming, prompt_len: int, new_tokens: int, run: Run
         without_cache_interval=timed.b_interval,
         speedup_interval=timed.ratio_interval,
         cache_faster=CACHE_FASTER[timed.decision],
+        speedup_medians_interval=over(
+            timed.b_interval, timed.a_interval, [timed.b_interval, timed.a_interval]
+        ),
         prompt_len=prompt_len,
         new_tokens=new_tokens,
         order=ORDER,
@@ -363,6 +503,12 @@ def timing_record(*, timed: ABTiming, prompt_len: int, new_tokens: int, run: Run
         without_cache_runs_s=timed.b_runs_s,
         with_cache_warmup_s=timed.a_warmup_s,
         without_cache_warmup_s=timed.b_warmup_s,
+        narrow_runs_s=narrow_runs_s,
+        narrow_warmup_s=narrow_warmup_s,
+        narrow_s=statistics.median(narrow_runs_s),
+        narrow_shape=narrow_shape,
+        fixed_share_runs=paired_ratios(narrow_runs_s, timed.a_runs_s),
+        fixed_share_interval=ratio_interval(narrow_runs_s, timed.a_runs_s, level),
         run=run,
         **timed.shared(),  # the rounds, doubts, verdict and conditions, under these names
     )

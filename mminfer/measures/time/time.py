@@ -1,11 +1,25 @@
-"""time.json: median seconds with and without the cache, how far to trust them. Record, facts."""
+"""time.json: median seconds with and without the cache, how far to trust them. Record, facts.
+
+Beside the two sides, the time job times a third in the same rounds: the narrow model's cached
+generate (mminfer.model.narrow: the same class at minimal width), once after each timed round.
+Divided by that round's cached run, it gives a lower bound of the cached path's share that is
+fixed cost per call (``fixed_share_runs``); :func:`fixed_cost` decides what those rounds say.
+"""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from mminfer.records import RunInfo
-from mminfer.records.interval import Interval, look_level, ratio_decision, ratio_interval
+from mminfer.records.interval import (
+    Interval,
+    against,
+    look_level,
+    median_interval,
+    over,
+    ratio_decision,
+    ratio_interval,
+)
 from mminfer.records.machine import Contention
 from mminfer.records.sentences import Sentence
 from mminfer.records.spread import coefficient_of_variation
@@ -22,6 +36,9 @@ class Timing:
     without_cache_interval: Interval
     speedup_interval: Interval  # of the per-round speedups (without / with, round by round)
     cache_faster: str  # the speedup interval's decision: "yes", "no", "same" or "undecided"
+    # the interval of ``speedup`` itself (the ratio of the two medians): the medians' interval
+    # ends divided across (mminfer.records.interval.over), coverage at least 1 - both misses
+    speedup_medians_interval: Interval
     prompt_len: int
     new_tokens: int
     warmup: int
@@ -40,6 +57,16 @@ class Timing:
     without_cache_runs_s: list[float]
     with_cache_warmup_s: list[float]
     without_cache_warmup_s: list[float]
+    # the narrow side: the minimal-width model's cached generate at the same P and N, greedy,
+    # with a streamer where the cached runs carry one; one after each timed round (extra rounds
+    # too), read by the device's clock as they are (mminfer.measures.time.measure.NarrowSide)
+    narrow_runs_s: list[float]  # paired with with_cache_runs_s by index
+    narrow_warmup_s: list[float]  # its own warm-ups, before the rounds
+    narrow_s: float  # the median of narrow_runs_s
+    narrow_shape: dict[str, int]  # the narrow model's config: widths, layers, heads, KV heads
+    # per round, narrow / with cache: a lower bound of the cached path's share that is fixed cost
+    fixed_share_runs: list[float]
+    fixed_share_interval: Interval  # of fixed_share_runs, at the timing's per-look level
     threads: int
     cpu_count: int | None
     load_before: list[float] | None  # 1-, 5- and 15-minute load averages
@@ -68,6 +95,41 @@ def speedup_in_runs(time: Timing) -> Interval:
     the level of the timing's looks (mminfer.records.interval.look_level): what a check reads."""
     level = look_level(time.runs, time.max_runs)
     return ratio_interval(time.without_cache_runs_s, time.with_cache_runs_s, level)
+
+
+def speedup_medians_in_runs(time: Timing) -> Interval:
+    """The interval of ``speedup`` (the ratio of the medians) recomputed from the raw runs: each
+    method's median interval at the per-look level, their ends divided across, coverage at least
+    1 - the two intervals' misses (mminfer.records.interval.over)."""
+    level = look_level(time.runs, time.max_runs)
+    with_cache = median_interval(time.with_cache_runs_s, level)
+    without_cache = median_interval(time.without_cache_runs_s, level)
+    return over(without_cache, with_cache, [without_cache, with_cache])
+
+
+def fixed_share_in_runs(time: Timing) -> Interval:
+    """The fixed share's interval recomputed from the raw rounds (each round's narrow run / its
+    cached run), at the timing's per-look level: what the report and the checker read."""
+    level = look_level(time.runs, time.max_runs)
+    return ratio_interval(time.narrow_runs_s, time.with_cache_runs_s, level)
+
+
+def fixed_cost(time: Timing) -> str:
+    """What the narrow side says of the cached path's fixed cost, from the raw rounds.
+
+    "below": the share's interval is decisive and wholly below 1: at least its ``low`` of the
+    cached time is fixed cost per call; "reaches": decisive and it holds 1: the narrow generate is
+    not decidedly faster, the cached path is (almost) all fixed cost; "above": decisive and wholly
+    above 1: the narrow model is slower, no lower bound on this machine; "undecided": the
+    interval does not reach its level.
+    """
+    share = fixed_share_in_runs(time)
+    if not share.decisive:
+        return "undecided"
+    side = against(share, 1.0)
+    if side == "undecided":  # decisive, so the interval holds 1
+        return "reaches"
+    return side
 
 
 FASTER = {"yes": "faster", "no": "slower", "same": "same", "undecided": "undecided"}
@@ -111,32 +173,38 @@ def extra_rounds(time: Timing) -> bool:
 
 
 ROUNDS = "라운드 {{ time.runs_done }}회"
-SPEEDUP = "{{ time.speedup_interval|x_in }}"
+# time.json's speedup, the one figure printed for it everywhere (the ratio of the medians, its
+# interval from the medians' intervals); the decision is said in words, from the paired rounds
+SPEEDUP = 'speedup {{ time.speedup_medians_interval|x_in("time.speedup") }}'
 SPREADS = (
     "변동계수는 캐시 사용 {{ time.cv_with_cache|percent }},"
     " 미사용 {{ time.cv_without_cache|percent }}"
 )
 
 # The section's sentences (mminfer.records.sentences): time.md.j2 and same.md.j2 ask for them;
-# the speedup against the token ratio (time.reason) and the anatomy's reading are
+# the speedup against the token ratio (time.reason) and the fixed cost (time.fixed_cost) are
 # mminfer.report.joins's.
 SENTENCES = (
     Sentence(
         "time.cache_faster",
         holds=cache_faster,
         words={
-            "faster": "생성은 " + SPEEDUP + " 빠르다(" + ROUNDS + "의 중앙값과 구간).",
-            "same": ("생성 시간은 잡음 문턱(5 %) 안에서 같았다: speedup " + SPEEDUP + "."),
+            "faster": (
+                "캐시를 쓰면 생성이 " + SPEEDUP + "만큼 빠르다: " + ROUNDS + "를 라운드마다 짝지어"
+                " 봐도 캐시 쪽이 빠르다."
+            ),
+            "same": (
+                "생성 시간은 " + ROUNDS + "를 라운드마다 짝지어 보면 잡음 문턱(5 %) 안에서"
+                " 같았다(" + SPEEDUP + ")."
+            ),
             "slower": (
-                "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 " + ROUNDS + "에서 더"
-                " 느렸다(speedup " + SPEEDUP + "). 측정의 문제다: 조용한 기계에서"
+                "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 " + ROUNDS + "를 라운드마다"
+                " 짝지어 보면 더 느렸다(" + SPEEDUP + "). 측정의 문제다: 조용한 기계에서"
                 " `snakemake -R time`으로 다시 잴 것."
             ),
             "undecided": (
-                ROUNDS
-                + "로는 캐시 쪽이 빠른지 가를 수 없다: 라운드마다 짝지은 speedup이 "
-                + SPEEDUP
-                + "다. 조용한 기계에서 `snakemake -R time`으로 다시 잴 것."
+                ROUNDS + "로는 캐시 쪽이 빠른지 가를 수 없다(" + SPEEDUP + "; 라운드마다 짝지은"
+                " 비로 판정한다). 조용한 기계에서 `snakemake -R time`으로 다시 잴 것."
             ),
         },
         check=faster_in_runs,
