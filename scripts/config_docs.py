@@ -148,6 +148,14 @@ time.json's `speedup_interval` is of the per-round ratios and decides `cache_fas
 medians' interval ends divided across, and it holds the true ratio at least as often as both
 medians' intervals hold theirs (coverage at least 1 − the two misses). `fixed_share_interval` is
 of the per-round ratios narrow ÷ cached (`fixed_share_runs`).
+
+**One quantity, one figure.** A figure the reports print is its JSON key's value: a median with
+three significant digits (only an interval's ends are rounded, to the interval's precision), an
+integer with every digit. The speedup is time.json's `speedup` wherever it is printed (the glance
+row, `## KV 캐시`'s sentence and table), with `speedup_medians_interval`; whether the cache is
+faster is said in words, from the paired rounds (`speedup_interval`). Each such figure is printed
+through a filter that names its key, and the checker fails a folder where a printed figure is not
+its key's value at that precision or one key is printed with two values.
 """
 
 OUTPUTS_FOOTER = """The reports' sentences live in each section's template and sentence table
@@ -195,9 +203,15 @@ def render_outputs() -> str:
     extra = [entry for entry in measurements.MEASUREMENTS if not entry.task]
     text += [*head, *(file_row(entry) for entry in task)]
     text.append(f"| `{measurements.TASK_SCRIPT}` | | | the task's script, runnable by hand |")
-    text.append(f"| `{measurements.REPORT}` | | | the task's report: its files' sections |")
+    text.append(
+        f"| `{measurements.REPORT}` | | | the task's report: its files' sections; its rule reads "
+        "those files and their pictures only, so it never waits for beyond.md's measurements |"
+    )
     text += ["", "## Beyond the task", "", *head, *(file_row(entry) for entry in extra)]
-    text.append(f"| `{measurements.BEYOND}` | | | the report of every other section |")
+    text.append(
+        f"| `{measurements.BEYOND}` | | | the report of every other section; its rule reads "
+        "every measurement's file |"
+    )
     pictures = ", ".join(f"`{name}.png`" for name in measurements.pictures())
     text.append(f"| {pictures} | | | pictures, each drawn from its measurement's file |")
     text.append(
@@ -219,8 +233,8 @@ def render_outputs() -> str:
         )
     report_file, report_script = places["report"]
     text.append(
-        f"| `{measurements.REPORT}`, `{measurements.BEYOND}` | `report` ({report_file}) → "
-        f"{report_script} → "
+        f"| `{measurements.REPORT}`, `{measurements.BEYOND}` | `report`, `beyond` "
+        f"({report_file}) → {report_script} → "
         "`report.render_reports`, `report/report.md.j2` and `report/beyond.md.j2` |"
     )
     text += ["", "## The keys of each file", ""]

@@ -10,7 +10,14 @@ import os
 from pathlib import Path
 
 from mminfer.io import write_text_atomic
-from mminfer.measurements import MEASUREMENTS, REPORTS, key, report_of_file
+from mminfer.measurements import (
+    MEASUREMENTS,
+    REPORTS,
+    key,
+    picture_file,
+    pictures,
+    report_of_file,
+)
 from mminfer.records import read_record
 from mminfer.records.claims import ClaimLog
 from mminfer.report.render import render_reports
@@ -32,11 +39,7 @@ def report(files: dict, report_out: str, cache_script: str | None = None) -> Non
         for entry in MEASUREMENTS
         if key(entry.name) in files
     }
-    linked = {
-        name.removesuffix("_png"): relative_to(path, folder)
-        for name, path in files.items()
-        if name.endswith("_png")
-    }
+    linked = {name: picture_file(name) for name in pictures()}  # each beside the report
     claims = ClaimLog()
     texts = render_reports(
         records,

@@ -191,6 +191,11 @@ def time_json(**changes) -> dict:
         timing["without_cache_runs_s"] = [s * scale for s in timing["without_cache_runs_s"]]
         timing["without_cache_s"] *= scale
     timing |= changes
+    for side in ("with_cache", "without_cache"):  # runs given: their median is the figure
+        if f"{side}_runs_s" in changes and f"{side}_s" not in changes:
+            timing[f"{side}_s"] = statistics.median(timing[f"{side}_runs_s"])
+    if "speedup" not in changes:
+        timing["speedup"] = timing["without_cache_s"] / timing["with_cache_s"]
     if "narrow_runs_s" not in changes:
         timing["narrow_runs_s"] = narrow_of(timing["with_cache_runs_s"])
     return time_intervals(timing) | changes

@@ -1,6 +1,8 @@
 """The checker (python -m mminfer.report.check): every written comparison, from the raw runs."""
 
 import dataclasses
+import functools
+import shutil
 
 import pytest
 import reportcases
@@ -16,7 +18,7 @@ def results(tmp_path):
     records = reportcases.cases()["full"]["records"]
     for name, record in records.items():
         write_record(tmp_path / measurement(name).filename, record)
-    texts, _ = check.rendered(check.read_folder(tmp_path))
+    texts, _ = check.rendered(check.read_folder(tmp_path), str(tmp_path))
     for file, text in texts.items():
         (tmp_path / file).write_text(text, encoding="utf-8")
     return tmp_path
@@ -49,10 +51,10 @@ def test_a_busy_line_the_contention_does_not_support_fails(results, monkeypatch,
     time = records["time"]
     quiet = dataclasses.replace(time.contention, cpu_share=0.98, cpu_pressure=0.01)
     write_record(results / "time.json", dataclasses.replace(time, contention=quiet))
-    texts, _ = check.rendered(check.read_folder(results))
+    texts, _ = check.rendered(check.read_folder(results), str(results))
     (results / "report.md").write_text(texts["report.md"], encoding="utf-8")
     (results / "beyond.md").write_text(texts["beyond.md"], encoding="utf-8")
-    assert "기계가 바빴다" in texts["report.md"]
+    assert "**바쁜 기계**" in texts["report.md"]
     assert check.main([str(results)]) == 1
     assert "UNSUPPORTED time.busy" in capsys.readouterr().out
 
@@ -86,10 +88,11 @@ def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, 
     records["time"] = dataclasses.replace(time, contention=contention)
     texts, log = check.rendered(records)
     for text in texts.values():
-        assert ("기계가 바빴다" in text.split("\n## ", 1)[0]) == busy  # under the title
-        assert ("| **바쁜 기계** |" in text) == busy
+        top = text.split("\n## ", 1)[0]  # under the title
+        assert len([line for line in top.splitlines() if line.startswith("**바쁜 기계**")]) == busy
+        assert ("⚠ 바쁜 기계" in text.split("## 한눈에", 1)[1].split("\n## ", 1)[0]) == busy
     written = [claim.key for claim in log.rendered if claim.key.startswith("time.busy")]
-    assert written == (["time.busy", "time.busy_glance"] if busy else [])
+    assert written == (["time.busy", "time.busy"] if busy else [])  # once in each report
     assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES) == busy
 
 
@@ -100,9 +103,30 @@ def test_the_busy_line_names_each_busy_timing_and_its_rule(name):
     records = dict(reportcases.cases()["full"]["records"])
     busy = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
     records[name] = dataclasses.replace(records[name], contention=busy)
-    report = check.rendered(records)[0]["report.md"]
-    top = report.split("\n## ", 1)[0]
-    assert f"{name}.json(쓸 수 있던 CPU의 40%만 받음" in top and f"`snakemake -R {name}`" in top
+    texts = check.rendered(records, "results")[0]
+    # report.md reads none of them: only beyond.md says so, with the command for beyond.md alone
+    assert "바쁜 기계" not in texts["report.md"]
+    (line,) = [line for line in texts["beyond.md"].splitlines() if line.startswith("**바쁜 기계**")]
+    assert f"{name}.json을 잴 때 쓸 수 있던 CPU의 40%만 받았다" in line
+    assert line.endswith(f"`snakemake --cores 1 results/beyond.md -R {name}`.")
+    assert len(line) <= 300
+
+
+def test_the_busy_line_of_every_timing_at_once_fits_in_300_characters():
+    from mminfer.records.machine import Contention
+
+    records = dict(reportcases.cases()["full"]["records"])
+    busy = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
+    for name in ("time", "sweep", "anatomy", "serve", "conversation"):
+        records[name] = dataclasses.replace(records[name], contention=busy)
+    for name in ("repetition", "batch"):
+        timing = dataclasses.replace(records[name].timing, contention=busy)
+        records[name] = dataclasses.replace(records[name], timing=timing)
+    texts = check.rendered(records, "/root/mm/infer")[0]
+    for file, text in texts.items():
+        (line,) = [line for line in text.splitlines() if line.startswith("**바쁜 기계**")]
+        assert len(line) <= 300, (file, len(line))
+    assert "-R time`" in texts["report.md"] and "time sweep anatomy" in texts["beyond.md"]
 
 
 def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_recomputes():
@@ -120,19 +144,73 @@ def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_re
     assert taken_together([quiet, quiet]).busy is False
     records = dict(reportcases.cases()["full"]["records"])
     records["conversation"] = dataclasses.replace(records["conversation"], contention=together)
-    top = check.rendered(records)[0]["report.md"].split("\n## ", 1)[0]
-    assert "conversation.json(쓸 수 있던 CPU의 60%만 받음" in top
+    top = check.rendered(records)[0]["beyond.md"].split("\n## ", 1)[0]
+    assert "conversation.json을 잴 때 쓸 수 있던 CPU의 60%만 받았다" in top
     assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES)
 
 
 @pytest.mark.parametrize(("case", "busy"), [("machine_busy", True), ("full", False)])
 def test_the_kv_section_names_the_load_before_it_blames_python_or_the_fixed_cost(case, busy):
-    # a busy run read against its JSON: time.json's rounds starved, so "Python and kernel
-    # calls" and the measured fixed cost carry the wait for a CPU too, and the section says so
+    # a busy run read against its JSON: time.json's rounds starved, so the fixed cost the narrow
+    # side measures carries the wait for a CPU too, and the section says so first
     records = reportcases.cases()[case]["records"]
     report = check.rendered(records)[0]["report.md"]
     section = report.split("## KV 캐시", 1)[1].split("<details>", 1)[0]
     load = section.find("time.json을 잴 때 기계가 바빴고")
     assert (load >= 0) == busy
-    assert (load >= 0 and load < section.index("파이썬과 커널 호출")) == busy
-    assert ("기계가 바빠 CPU를 기다린 시간도 섞였지만, 캐시 경로 시간의 적어도" in section) == busy
+    blames = section.find("파이썬과 커널 호출")
+    assert blames >= 0
+    assert (0 <= load < blames) == busy
+
+
+@pytest.mark.parametrize("case", sorted(reportcases.cases()))
+def test_every_printed_figure_is_its_key_s_value_and_the_speedup_has_one_value(case):
+    records = reportcases.cases()[case]["records"]
+    figures: list[render.Figure] = []
+    check.rendered(records, None, figures)
+    assert check.wrong_figures(figures, records) == []
+    speedups = [figure for figure in figures if figure.key == "time.speedup"]
+    # the glance row, the section's sentence and the table of report.md (and beyond.md's sweep)
+    assert len([figure for figure in speedups if figure.report == "report.md"]) == 3
+    speedup = check.printed_as(records["time"].speedup, "sig")
+    assert {figure.printed for figure in speedups} == {speedup}
+    if case == "full":
+        # a reader's division of the two printed medians gives the printed speedup
+        printed = {figure.key: float(figure.printed.replace(",", "")) for figure in figures}
+        ratio = printed["time.without_cache_s"] / printed["time.with_cache_s"]
+        assert check.printed_as(ratio, "sig") == speedup
+
+
+def test_a_second_speedup_printed_under_its_key_fails_the_folder(results, monkeypatch, capsys):
+    # planted: the glance row prints the median of the rounds' ratios as time.json's speedup
+    time = check.read_folder(results)["time"]
+    paired = dataclasses.replace(time.speedup_interval, median=time.speedup * 0.97)
+    write_record(results / "time.json", dataclasses.replace(time, speedup_interval=paired))
+    planted = results.parent / "planted"
+    shutil.copytree(render.TEMPLATE.parent, planted)
+    same = (render.MEASURES / "cache" / "same.md.j2").read_text(encoding="utf-8")
+    glance = 'time.speedup|figure("time.speedup")'
+    assert glance in same
+    second = same.replace(glance, 'time.speedup_interval.median|figure("time.speedup")')
+    (planted / "cache").mkdir()
+    (planted / "cache" / "same.md.j2").write_text(second, encoding="utf-8")
+    monkeypatch.setattr(
+        check, "render_reports", functools.partial(render.render_reports, folder=planted)
+    )
+    assert check.main([str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "WRONG FIGURE time.speedup in report.md" in out and "TWO VALUES time.speedup" in out
+
+
+def test_a_median_printed_at_its_interval_s_precision_is_a_wrong_figure():
+    # 77d9d50's table: 239 ms between 190 and 290 printed as "200 ms"
+    records = {
+        "time": dataclasses.replace(
+            reportcases.cases()["full"]["records"]["time"], with_cache_s=0.239
+        )
+    }
+    rounded = render.Figure("report.md", "time.with_cache_s", "200", "sig", 1000.0)
+    (line,) = check.wrong_figures([rounded], records)
+    assert "printed 200, its value is 239" in line
+    exact = render.Figure("report.md", "time.with_cache_s", "239", "sig", 1000.0)
+    assert check.wrong_figures([exact], records) == []

@@ -19,6 +19,7 @@ PLANT = runpy.run_path(str(REPO / "tests" / "plant_faults.py"), run_name="plant_
 FAULTS = PLANT["load_faults"](REPO / "tests" / "faults.yaml")
 KINDS = {
     "wrong_formula",
+    "wrong_figure",
     "inverted_claim",
     "flipped_template",
     "dropped_spread",

@@ -1122,7 +1122,12 @@ BUSY_SERVE = "{{ '서빙을 잴 때 기계가 바빴고, ' if serve.contention a
 SWEEP_POINT = (
     "{% set point = sweep.point_at(time.new_tokens) %}N = {{ point.new_tokens }}의 시간 비율"
 )
-SPEEDUP = "`## KV 캐시`의 speedup {{ time.speedup_interval|x_in }}"
+# time.json's paired statistic (the median of the rounds' ratios), beside the sweep's paired ratio
+# it is compared with: named as what it is, with the speedup (the ratio of the medians) it is not
+SPEEDUP = (
+    "`## KV 캐시`의 라운드마다 짝지은 시간 비 {{ time.speedup_interval|x_in }}(그 speedup"
+    ' {{ time.speedup|figure("time.speedup") }}배는 중앙값끼리의 비)'
+)
 SWEEP_TTFT = "이 절의 첫 토큰까지 시간 {{ sweep.ttft_interval|ms_in }}"
 LATENCY_TTFT = (
     "{% set ttfts = latency.with_cache.runs|map(attribute='ttft_s')|list %}latency.json의"
@@ -1151,7 +1156,7 @@ SCALE_SENTENCES = (
             ),
             "estimate": (
                 SWEEP_POINT + " ≈{{ point.time_ratio|fmt('.2f') }}배는 캐시 없는 단계 일부를 채운"
-                " 어림이라 `## KV 캐시`의 speedup과 견주지 않는다."
+                " 어림이라 `## KV 캐시`의 시간 비와 견주지 않는다."
             ),
         },
         check=against_time_supported,
