@@ -678,13 +678,13 @@ def both(name: str) -> str:
 
 @functools.cache
 def rendered_keys(name: str) -> frozenset[str]:
-    """The keys of the claims and sentences the case's report wrote (their predicates held)."""
+    """The keys of the claims and sentences the case's reports wrote (their predicates held)."""
     from mminfer.records.claims import ClaimLog
-    from mminfer.report.render import render_report
+    from mminfer.report.render import render_reports
 
     case = cases()[name]
     log = ClaimLog()
-    render_report(case["records"], case["pictures"], case["cache_script"], claims=log)
+    render_reports(case["records"], case["pictures"], case["cache_script"], claims=log)
     return frozenset(claim.key for claim in log.rendered)
 
 

@@ -2,7 +2,7 @@
 
 The property tests build records of every shape a run can give, through the project's own
 constructors (tests/reportdata.py's records, the summaries derived by the measuring code itself),
-render the whole report, and hold every claim it wrote to its oracle (tests/oracles.py). A planted
+render both reports, and hold every claim they wrote to its oracle (tests/oracles.py). A planted
 wrong branch shows that they catch what the golden cases miss.
 """
 
@@ -19,7 +19,7 @@ from reportdata import every_record, serve_record
 
 from mminfer.measures.serve import measure as serve_measure
 from mminfer.records.claims import Claim, ClaimLog, claim
-from mminfer.report.render import render_report
+from mminfer.report.render import render_reports
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERTY = settings(max_examples=150, deadline=None, derandomize=True)
@@ -52,7 +52,7 @@ def test_a_claim_key_names_its_section():
 
 def test_the_report_counts_each_claim_once_though_sections_render_twice_for_their_glance_rows():
     log = ClaimLog()
-    render_report(every_record(), claims=log)
+    render_reports(every_record(), claims=log)  # serve's section is beyond.md's
     keys = [c.key for c in log.asked]
     assert keys.count("serve.growth") == 1
 
@@ -98,7 +98,7 @@ def serve_record_of(steps: dict[int, float]):
 def check_serve(steps: dict[int, float]) -> None:
     records = every_record(serve=serve_record_of(steps))
     log = ClaimLog()
-    render_report(records, claims=log)
+    render_reports(records, claims=log)  # report.md and beyond.md, each from its own records
     assert denied(records, log) == []
     assert unsupported(records, log) == []
 

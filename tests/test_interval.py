@@ -76,8 +76,10 @@ def test_two_measurements_are_ordered_only_when_their_intervals_part():
 @pytest.mark.parametrize(
     "median, low, high, coverage, expected",
     [
-        (5.0, 0.5, 5.0, 0.996, "5.0배 (99.6 % 구간 0.5–5.0배)"),  # the low end keeps its digit
-        (62.3, 20.0, 110.0, 0.961, "60배 (96 % 구간 20–110배)"),  # coverage floored
+        # the median to three significant digits, only the ends at the interval's precision
+        (5.0, 0.5, 5.0, 0.996, "5.00배 (99.6 % 구간 0.5–5.0배)"),  # the low end keeps its digit
+        (62.3, 20.0, 110.0, 0.961, "62.3배 (96 % 구간 20–110배)"),  # coverage floored
+        (999.6, 990.0, 1010.0, 0.9, "1,000배 (90 % 구간 990–1,010배)"),  # rounds up a digit
         (1.0, 0.96, 1.04, 0.9, "1.00배 (90 % 구간 0.96–1.04배)"),  # 0.96 not rounded to 1.0
         (5.0, 4.9, 5.1, 1.0, "5.00배 (100 % 구간 4.90–5.10배)"),
     ],

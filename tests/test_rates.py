@@ -134,11 +134,15 @@ def test_anatomys_achieved_rates_and_printed_units_come_from_the_module(spied):
     assert facts["bandwidth_gb_per_s"] == [GIGA] * len(anatomy.machine.bandwidth)
 
 
-def test_the_time_sections_op_cost_comes_from_the_module(spied):
-    from mminfer.report.joins import anatomy_reason
+def test_the_anatomy_sections_op_cost_comes_from_the_module(spied):
+    """The facts the anatomy's section is rendered with (joined with time.json): the op cost it
+    prints and each path's dispatch seconds against time.json's runs."""
+    from mminfer.report.joins import anatomy_time_facts
 
-    reason = anatomy_reason(time_record(), anatomy_record(), 10.0)
-    assert reason["dispatch"]["op_s"] == SECONDS
+    facts = anatomy_time_facts(anatomy_record(), time_record())
+    assert facts["comparable"] == "yes"
+    assert facts["op_s"] == SECONDS
+    assert [split.seconds["dispatch"] for split in facts["split"].values()] == [SECONDS] * 2
 
 
 # --- the templates print rates, never compute them ----------------------------------------------

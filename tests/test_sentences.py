@@ -16,9 +16,10 @@ from reportdata import (
 
 import mminfer.report.joins as joins
 import mminfer.report.render as render
+from mminfer.measurements import REPORTS
 from mminfer.records.claims import ClaimLog
 from mminfer.records.sentences import Sentence
-from mminfer.report.render import environment, render_report, sentence_table
+from mminfer.report.render import environment, render_reports, sentence_table
 
 BYTES_EQUAL = Sentence(
     "kvbytes.equal",
@@ -171,16 +172,10 @@ def test_the_converted_sections_sentences_are_in_the_table():
         "temp.distinct_grows",
         "temp.lesson",
         "temp.trend",
-        "time.anatomy_cuts_flops_not_calls",
-        "time.anatomy_dispatch_share",
-        "time.anatomy_lm_head",
-        "time.anatomy_speedup",
         "time.busy",
-        "time.busy_glance",
         "time.cache_faster",
         "time.extra_rounds",
-        "time.fixed_cost_measured",
-        "time.fixed_share",
+        "time.fixed_cost",
         "time.reason",
         "time.spread",
         "topk.cap",
@@ -214,10 +209,11 @@ def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
 
 def test_every_variant_s_words_render_on_the_records():
     busy = {"busy": render.busy_of(cases()["machine_busy"]["records"]["time"])}  # its figures
-    every = every_record()  # the figures time.md.j2 and latency.md.j2 pass
-    time, sweep, latency = every["time"], every["sweep"], every["latency"]
-    reason = joins.reason_of(time, True, sweep) | joins.anatomy_reason(time, every["anatomy"], 9)
-    busy |= {"reason": reason, "crossing": joins.crossing_of(latency, sweep)}
+    every = every_record()  # the figures the renderer and latency.md.j2 pass
+    busy |= {
+        "retime": render.retime_command(busy["busy"], "report.md"),
+        "crossing": joins.crossing_of(every["latency"], every["sweep"]),
+    }
     parted = {"same": differing(margin=1e-6, diff=2e-6)} | busy  # a step to name
     banded = {"sweep": sweep_banded(True), "serve": serve_banded(True)}  # two bands to name
     shapes = [
@@ -231,11 +227,18 @@ def test_every_variant_s_words_render_on_the_records():
             assert rendered(words, shapes).strip()
 
 
-def test_the_report_asks_each_converted_sentence_once():
-    log = ClaimLog()
-    render_report(every_record(), claims=log)
-    keys = [claim.key for claim in log.asked]
-    assert {key: keys.count(key) for key in sentence_table()} == dict.fromkeys(sentence_table(), 1)
+def test_the_reports_ask_each_converted_sentence_once():
+    """Each sentence is asked by one report, once; the busy line (time.busy) opens each report,
+    naming that report's own busy records, so it is asked once in each."""
+    asked = {}
+    for report in REPORTS:
+        log = ClaimLog()
+        render_reports(every_record(), claims=log, reports=(report,))
+        asked[report] = [claim.key for claim in log.asked]
+    assert [key for keys in asked.values() for key in keys if keys.count(key) > 1] == []
+    both = [key for keys in asked.values() for key in keys]
+    expected = dict.fromkeys(sentence_table(), 1) | {"time.busy": len(REPORTS)}
+    assert {key: both.count(key) for key in sentence_table()} == expected
 
 
 # The comparison sentences the quiet golden (every_record: 7 quiet rounds, quiet probes) writes,
@@ -268,21 +271,20 @@ QUIET_KEYS = [
     ("latency.ttft_paths", "same"),
     ("latency.tpot_agrees", "agrees"),
     ("latency.uncached_gap", "grows"),
-    # the profile and the fixed cost per step (issue 48)
+    # the profile (issue 48)
     ("anatomy.profile_with_cache", None),
     ("anatomy.profile_without_cache", None),
-    ("time.fixed_cost_measured", "share"),
     # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
     ("serve.growth", "every"),
     ("conversation.answers", "same_fewer"),
-    # time's reason line from anatomy.json, latency beside the sweep (issues 46, 47)
-    ("time.anatomy_speedup", "between"),
+    # time's reason line from its own narrow side, latency beside the sweep (issues 46, 47)
+    ("time.fixed_cost", "below"),
     ("latency.sweep_crosses", "never"),
 ]
 
 
 def test_the_quiet_golden_still_writes_the_comparisons_its_rounds_decide():
     log = ClaimLog()
-    render_report(every_record(), claims=log)
+    render_reports(every_record(), claims=log)  # the beyond sections' sentences are beyond.md's
     written = {(claim.key, claim.about.get("variant")) for claim in log.rendered}
     assert [key for key in QUIET_KEYS if key not in written] == []

@@ -180,13 +180,15 @@ def test_a_quiet_runs_lone_spikes_are_not_a_busy_machine():
 
 def time_json(result: Timing) -> Timing:
     """time.json of a fake machine's result, with the hand-made one's conditions and a load that
-    rose."""
+    rose; its contention the hand-made quiet one's (the meter read this process's CPU time against
+    the fake clock's seconds: a 0 % share, busy, that no machine measured)."""
     changes = {
         "noisy_cv": NOISY_CV,
         "threads": 2,
         "cpu_count": 2,
         "load_before": [1.0, 0.5, 0.2],
         "load_after": [2.5, 0.8, 0.3],
+        "contention": reportdata.QUIET,
     }
     return reportdata.time_record(**(to_json(result) | changes))
 
@@ -199,10 +201,17 @@ def report_of(timing: Timing) -> str:
     return render_report(reportdata.task_records(time=timing))
 
 
+# time.cache_faster's "faster" words: the speedup's one figure, then the paired rounds' decision
+FASTER = "만큼 빠르다: 라운드"
+
+
 def test_report_presents_a_quiet_speedup_as_fact():
     text = report_of(time_json(timed(FakeMachine())))
-    assert "빠르다(라운드" in text and "믿을 만함 (ok)" in text and "스레드 2개" in text
+    assert "speedup 5.00배 (96 % 구간 5.00–5.00배)" + FASTER + " 7회를 라운드마다 짝지어" in text
+    assert "믿을 만함 (ok)" in text and "스레드 2개" in text and "바쁜 기계" not in text
     assert "1분 부하 평균 1 → 2.5" in text
+    # the narrow side, NARROW_SECONDS of every cached round: a share the rounds decide
+    assert "캐시 경로 시간의 60.0 % (98 % 구간 60.0–60.0 %)가 걸렸다: 적어도 그만큼은" in text
 
 
 def test_report_says_the_timing_was_noisy():
@@ -216,7 +225,7 @@ def test_report_never_presents_an_untrusted_speedup_as_fact():
     result = time_json(timed(FakeMachine(busy=range(0, 100), slowdown=10.0, busy_method=True)))
     text = report_of(result)
     assert "이 시간은 믿으면 안 된다" in text and "측정의 문제다" in text
-    assert "빠르다(라운드" not in text and "토큰 비율(" not in text
+    assert FASTER not in text and "토큰 비율(" not in text and "최소 폭 모델(층과" not in text
 
 
 def test_k_sides_turn_their_order_pair_by_round_and_add_rounds_only_while_undecided():

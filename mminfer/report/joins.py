@@ -96,8 +96,8 @@ def time_count_facts(time: Timing, count: Count) -> dict:
 def reason(time: Timing, count: Count) -> str | None:
     """time.reason: the speedup's interval against the token ratio (count.json): "short" (wholly
     below it), "past" (wholly above), "undecided"; None where the cache was not decided faster
-    (time.cache_faster says why)."""
-    if time.cache_faster != "yes":
+    (time.cache_faster says why) or the time must not be believed."""
+    if time.cache_faster != "yes" or time.verdict == "untrusted":
         return None
     return REASONS[against(time.speedup_interval, token_ratio(count))]
 
@@ -113,9 +113,10 @@ def reason_in_runs(time: Timing, count: Count, chosen: str) -> bool:
 
 def fixed_cost_said(time: Timing, count: Count) -> str | None:
     """time.fixed_cost's variant: time.json's own decision of its narrow side (fixed_cost: the
-    minimal-width generate over the cached one, round by round), said where the speedup falls
-    short of the token ratio or cannot be placed against it; None where the time must not be
-    believed or the speedup passes the token ratio (the fixed cost is then not the reason)."""
+    minimal-width generate over the cached one, round by round), said wherever the speedup does
+    not pass the token ratio (short of it, or not placed against it: the cache not decided
+    faster, or its interval holding the ratio); None where the time must not be believed or the
+    speedup passes the token ratio (the fixed cost is then not the reason)."""
     if time.verdict == "untrusted" or reason(time, count) == "past":
         return None
     return fixed_cost(time)
@@ -185,8 +186,8 @@ TIME_SENTENCES = (
                 " 아래 한계가 되지 못해, 이 측정으로는 그 까닭을 가를 수 없다."
             ),
             "undecided": (
-                NARROW + SHARE + "가 걸렸지만, 라운드 {{ time.runs_done }}회로는 그 몫을"
-                " 가를 수 없다."
+                "같은 라운드에서 잰 최소 폭 모델의 같은 생성이 캐시 경로 시간의 몇 %인지는"
+                " 라운드 {{ time.runs_done }}회로는 가를 수 없다: 고정비의 몫은 말하지 않는다."
             ),
         },
         check=fixed_cost_in_runs,

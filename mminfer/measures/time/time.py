@@ -198,13 +198,13 @@ SENTENCES = (
                 " 같았다(" + SPEEDUP + ")."
             ),
             "slower": (
-                "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 라운드마다 짝지어 보면 더"
-                " 느렸다(" + SPEEDUP + "). 측정의 문제다: 조용한 기계에서 `snakemake -R time`으로"
-                " 다시 잴 것."
+                "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 짝지은 라운드"
+                " {{ time.runs_done }}회에서 더 느렸다(" + SPEEDUP + "). 측정의 문제다: 조용할 때"
+                " `snakemake -R time`으로 다시 잴 것."
             ),
             "undecided": (
-                ROUNDS + "로는 캐시 쪽이 빠른지 가를 수 없다(" + SPEEDUP + "; 라운드마다 짝지은"
-                " 비로 판정한다). 조용한 기계에서 `snakemake -R time`으로 다시 잴 것."
+                ROUNDS + "로는 캐시 쪽이 빠른지 가를 수 없다(" + SPEEDUP + "; 짝지은 라운드의 비로"
+                " 판정). 조용할 때 `snakemake -R time`으로 다시 잴 것."
             ),
         },
         check=faster_in_runs,
