@@ -57,10 +57,12 @@ def serve_cliff_cache(records, about) -> bool:
 
 
 def run_course_folder(records, about) -> bool:
-    """ "(MiniMind 강의 체크포인트, /opt/mm)": both checkpoints the run read lie in it."""
+    """ "(MiniMind 강의 체크포인트, /opt/mm)": both checkpoints the run read lie in it; "읽은 폴더
+    ...": not both do."""
     folder = PurePosixPath(about["folder"])
     runs = [records["same"].run, next(iter(records["temp"].values())).run]
-    return all(PurePosixPath(run.checkpoint).is_relative_to(folder) for run in runs)
+    inside = all(PurePosixPath(run.checkpoint).is_relative_to(folder) for run in runs)
+    return inside == (about["variant"] == "inside")
 
 
 def judged(found: Callable[[Mapping], str], word: str) -> Callable[[Mapping, Mapping], bool]:

@@ -1,17 +1,13 @@
-"""A sentence is a claim: the relation its words state, checked on the record it speaks of.
+"""The tally of a rendering: every sentence asked, written or suppressed, as a :class:`Claim`.
 
-A section's facts (mminfer/records/<name>.py) give every sentence that states a relation (grows,
-falls, the same, every, faster, binds, a share) as a :class:`Claim`: a key naming the sentence
-(``"<section>.<name>"``), whether the predicate of its literal words holds on the record, and the
-figures the sentence cites (``about``), which the template prints from the claim itself so that
-the words and what was checked cannot part. The template asks ``said(claim)`` before it writes the
-sentence: a claim that holds is written, one that does not is suppressed, and the section goes on
-to what does hold, or says that the run cannot tell.
-
-Every question is tallied in a :class:`ClaimLog`: the report job's log counts the claims written
-and those suppressed, and the tests hold every written claim to an oracle of their own, computed
-from the record's raw numbers (tests/oracles.py). A claim cannot be tested for truth in a template
-by ``{% if claim %}``: only ``said`` reads it, so no sentence skips the tally.
+A sentence is one :class:`~mminfer.records.sentences.Sentence` (its key, the predicate of its
+words, its words); the template asks ``{{ say(key) }}`` and the renderer tallies the question
+here as a Claim of the same key: whether its predicate held (it was written) or not (suppressed),
+and the figures it spoke of (``about``: the variant written, a table row's figures). The report
+job's log counts them (:meth:`ClaimLog.summary`), the checker reads the written ones
+(mminfer.report.check), and the tests hold each written claim to an oracle of their own computed
+from the record's raw numbers (tests/oracles.py). A Claim is a log entry, never a sentence: it
+cannot be read as a truth value.
 
 Pure Python, no torch: the report rule imports it.
 """
@@ -39,14 +35,9 @@ class Claim:
 
     def __bool__(self):
         raise TypeError(
-            f"claim {self.key!r} read as a truth value: a template asks said(claim), which "
-            "tallies it (mminfer.records.claims)"
+            f"claim {self.key!r} read as a truth value: it is the tally's entry of a sentence "
+            "asked (mminfer.records.claims); the sentence is what says whether it holds"
         )
-
-
-def claim(key: str, holds: bool, **about) -> Claim:
-    """A :class:`Claim`: ``claim("serve.cliff_cache", between, levels=names)``."""
-    return Claim(key=key, holds=holds, about=about)
 
 
 class ClaimLog:
@@ -56,7 +47,8 @@ class ClaimLog:
         self.asked: list[Claim] = []
 
     def said(self, claim: Claim) -> bool:
-        """Whether the template may write ``claim``'s sentence; the question is tallied."""
+        """Whether ``claim``'s sentence is written (its predicate held); the question is
+        tallied."""
         if not isinstance(claim, Claim):
             raise TypeError(f"said() takes a Claim, not {type(claim).__name__}: {claim!r}")
         self.asked.append(claim)

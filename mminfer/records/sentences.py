@@ -43,6 +43,13 @@ class Sentence:
     # A comparison's independent check: records by name (and the variant chosen, as ``chosen``)
     # -> whether the raw runs support the words (mminfer.report.check); None: not a comparison.
     check: Callable[..., bool] | None = None
+    # Figures the template gives at each ask besides the records, by name: the row a sentence
+    # speaks of in a table (serve.cliff_cache's ``cliff``); the predicate takes them after the
+    # records, the words print them.
+    given: tuple[str, ...] = ()
+    # The figures the tally's claim records (``about``), from the given figures by name: what a
+    # test's oracle reads to recompute the words (the cliff's batches, the caches it names).
+    about: Callable[..., Mapping] | None = None
 
     def __post_init__(self):
         if "." not in self.key:
@@ -58,8 +65,9 @@ class Sentence:
 
     @property
     def parameters(self) -> list[str]:
-        """The measurements whose records the predicate reads."""
-        return list(inspect.signature(self.holds).parameters)
+        """The measurements whose records the predicate reads (its parameters but the given)."""
+        names = inspect.signature(self.holds).parameters
+        return [name for name in names if name not in self.given]
 
     @property
     def compares(self) -> bool:
@@ -79,10 +87,15 @@ class Sentence:
             given["chosen"] = chosen
         return bool(self.check(**given))
 
-    def choose(self, records: Mapping[str, object]) -> bool | str | None:
-        """What holds on ``records`` (by measurement name; one not given is None): a plain
-        sentence's truth, or a variant's name (None where none holds)."""
-        chosen = self.holds(**{name: records.get(name) for name in self.parameters})
+    def choose(self, records: Mapping[str, object], **given) -> bool | str | None:
+        """What holds on ``records`` (by measurement name; one not given is None) and the
+        ``given`` figures: a plain sentence's truth, or a variant's name (None where none
+        holds)."""
+        missing = [name for name in self.given if name not in given]
+        if missing:
+            raise TypeError(f"sentence {self.key!r} is asked without its figures {missing}")
+        figures = {name: given[name] for name in self.given}
+        chosen = self.holds(**{name: records.get(name) for name in self.parameters}, **figures)
         if isinstance(self.words, str):
             return bool(chosen)
         if chosen is not None and chosen not in self.words:
@@ -91,11 +104,13 @@ class Sentence:
             )
         return chosen
 
-    def claim(self, chosen: bool | str | None) -> Claim:
-        """The tally's entry for what :meth:`choose` gave: written where it holds."""
+    def claim(self, chosen: bool | str | None, **given) -> Claim:
+        """The tally's entry for what :meth:`choose` gave: written where it holds; its ``about``
+        the figures :attr:`about` draws from the ``given`` ones, and the variant."""
+        about = {} if self.about is None else dict(self.about(**given))
         if isinstance(self.words, str):
-            return Claim(key=self.key, holds=chosen)
-        return Claim(key=self.key, holds=chosen is not None, about={"variant": chosen})
+            return Claim(key=self.key, holds=chosen, about=about)
+        return Claim(key=self.key, holds=chosen is not None, about=about | {"variant": chosen})
 
     def words_of(self, chosen: bool | str) -> str:
         """The words to write for what holds."""

@@ -30,7 +30,7 @@ from mminfer.measurements import MEASUREMENTS, REPORTS, declared, headings, repo
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records import Glance
-from mminfer.records.claims import ClaimLog, Tally, claim
+from mminfer.records.claims import ClaimLog, Tally
 from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE
 from mminfer.records.sentences import Sentence
@@ -203,9 +203,8 @@ COURSE_FOLDER = "/opt/mm"  # where a MiniMind course machine keeps its checkpoin
 def run_facts(same: Same, temp: Temperatures) -> dict:
     """Which model, checkpoints, backend and device produced the numbers, from which inputs.
 
-    ``course_folder``: the claim that the checkpoints came from the course's folder, /opt/mm
-    (both models' checkpoints lie in it); else ``folders`` names the folders they did come
-    from, as their run blocks record them."""
+    ``folders`` names the folders the checkpoints came from, as their run blocks record them
+    (run.course_folder says whether they lie in the course's folder)."""
     pretrain = same.run
     sft = next(iter(temp.values())).run
     if pretrain.device == "cuda":
@@ -214,7 +213,6 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
         device = "cpu"
     checkpoints = [pretrain.checkpoint, sft.checkpoint]
     folders = sorted({str(Path(checkpoint).parent) for checkpoint in checkpoints})
-    inside = all(Path(checkpoint).is_relative_to(COURSE_FOLDER) for checkpoint in checkpoints)
     return {
         "pretrain": pretrain,
         "sft": sft,
@@ -222,8 +220,31 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
         "prompt": same.prompt,
         "yarn": yarn_of(pretrain.config),
         "folders": folders,
-        "course_folder": claim("run.course_folder", inside, folder=COURSE_FOLDER),
     }
+
+
+def course_folder(same: Same, temp: Temperatures) -> str | None:
+    """run.course_folder: where the course model set's checkpoints came from, "inside" the
+    course's folder (both lie in COURSE_FOLDER) or "elsewhere"; None for another model set."""
+    if same.run.model_set != "course":
+        return None
+    runs = [same.run, next(iter(temp.values())).run]
+    inside = all(Path(run.checkpoint).is_relative_to(COURSE_FOLDER) for run in runs)
+    return "inside" if inside else "elsewhere"
+
+
+# The run section's sentences (report/sections/run.md.j2): not a measurement's, its own.
+RUN_SENTENCES = (
+    Sentence(
+        "run.course_folder",
+        holds=course_folder,
+        words={
+            "inside": "(MiniMind 강의 체크포인트, " + COURSE_FOLDER + ")",
+            "elsewhere": '(MiniMind 강의 체크포인트, 읽은 폴더 `{{ folders|join("`, `") }}`)',
+        },
+        about=lambda: {"folder": COURSE_FOLDER},
+    ),
+)
 
 
 # --- sentences: a converted section's table (mminfer.records.sentences) ---------------------------
@@ -234,29 +255,32 @@ def sentence_table() -> dict[str, Sentence]:
     """Every converted section's sentences by key: the ``SENTENCES`` of each entry's facts module
     and of its record's (a join's sentences in mminfer.report.joins, a record's own beside it).
 
-    A sentence's key names a measurement (its section) and its predicate's parameters name
-    measurements; a key given twice is an error."""
-    names = {entry.name for entry in MEASUREMENTS}
+    A sentence's key names a measurement (its section; "run" the run section, whose sentences
+    are :data:`RUN_SENTENCES`) and its predicate's parameters name measurements (but the
+    figures it is given); a key given twice is an error."""
+    names = {entry.name for entry in MEASUREMENTS} | {"run"}  # the run section's own
     modules = {entry.facts.split(":")[0] for entry in MEASUREMENTS if entry.facts is not None}
     modules |= {declared(entry.record)[0] for entry in MEASUREMENTS}
+    found = [
+        sentence
+        for module in sorted(modules)
+        for sentence in getattr(importlib.import_module(module), "SENTENCES", ())
+    ]
     table = {}
-    for module in sorted(modules):
-        for sentence in getattr(importlib.import_module(module), "SENTENCES", ()):
-            unknown = [
-                name for name in [sentence.section, *sentence.parameters] if name not in names
-            ]
-            if unknown:
-                raise KeyError(f"sentence {sentence.key!r} names no measurement: {unknown}")
-            if sentence.key in table:
-                raise KeyError(f"sentence {sentence.key!r} is given twice")
-            table[sentence.key] = sentence
+    for sentence in [*RUN_SENTENCES, *found]:
+        unknown = [name for name in [sentence.section, *sentence.parameters] if name not in names]
+        if unknown:
+            raise KeyError(f"sentence {sentence.key!r} names no measurement: {unknown}")
+        if sentence.key in table:
+            raise KeyError(f"sentence {sentence.key!r} is given twice")
+        table[sentence.key] = sentence
     return table
 
 
 class Say:
     """The template's ``say``: ``{{ say("kvbytes.bytes") }}`` writes the words of what holds on
     the rendering's records, or nothing where the predicate is false, and tallies the question in
-    the log ``said`` tallies into (one :class:`Tally`, so the glance modules' bodies count once)."""
+    the log its :class:`Tally` forwards to (so the glance modules' bodies count once)."""
 
     def __init__(self, env: jinja2.Environment, tally: Tally):
         self.env = env
@@ -266,8 +290,9 @@ class Say:
 
     def __call__(self, key: str, **figures) -> str:
         sentence = sentence_table()[key]
-        chosen = sentence.choose(self.records)
-        if not self.tally(sentence.claim(chosen)):
+        given = {name: figures[name] for name in sentence.given if name in figures}
+        chosen = sentence.choose(self.records, **given)
+        if not self.tally(sentence.claim(chosen, **given)):
             return ""
         words = sentence.words_of(chosen)
         if words not in self.compiled:
@@ -281,9 +306,9 @@ class Say:
 @functools.cache
 def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     """The templates' Jinja2 environment, made once per folder (its templates compiled once and
-    reloaded when a file changes); its ``said`` (a claim's check, mminfer.records.claims) tallies
-    into the log the rendering in progress sets, and its ``say`` (a converted section's sentence by
-    key, mminfer.records.sentences) reads the records it sets."""
+    reloaded when a file changes); its ``say`` (a sentence by key, mminfer.records.sentences)
+    reads the records the rendering in progress sets and tallies each question into the log it
+    sets (mminfer.records.claims); its ``figure`` filters log each figure printed under its key."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([folder, MEASURES]),
         undefined=jinja2.StrictUndefined,
@@ -300,8 +325,7 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     env.globals["busy_share"] = BUSY_SHARE
     env.globals["busy_pressure"] = BUSY_PRESSURE
     env.globals["row"] = table_row
-    env.globals["said"] = Tally(ClaimLog())
-    env.globals["say"] = Say(env, env.globals["said"])
+    env.globals["say"] = Say(env, Tally(ClaimLog()))
     return env
 
 
@@ -430,7 +454,7 @@ def render_one(
             glances.append((entry, glance))
     log = claims if claims is not None else ClaimLog()
     env = environment(Path(folder).resolve())
-    tally = env.globals["said"]
+    tally = env.globals["say"].tally
     printer = env.globals["figures"]
     env.globals["say"].records = records
     # the modules' bodies are rendered only to reach their macros: neither tallied nor logged

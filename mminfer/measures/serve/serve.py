@@ -11,7 +11,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from mminfer.records import Glance, RunInfo, decided_bands, spread, two_bands_in
-from mminfer.records.claims import claim
 from mminfer.records.interval import (
     FAMILY_LEVEL,
     SAME_WITHIN,
@@ -390,29 +389,26 @@ def serve_facts(serve: Serve) -> dict:
         "decided_cliffs": serve.decided_cliffs(),  # serve.cliffs's: the passes decide them
         "alone_cliffs": serve.decided_cliffs(holm=False),  # each decided alone, not together
         "speed_bound": speed_bound_of(serve),  # serve.speed_bound's variant: "≈" where not firm
-        "cliff_caches": cliff_claims(serve),
     }
 
 
-def cliff_claims(serve: Serve) -> list:
-    """Per cliff, the claim that every level named lies between the step's bytes before and
-    after (and one is named): the table's likely cause."""
-    found = []
-    for cliff in serve.cliffs:
-        between = all(
-            cliff.step_bytes_before < level.bytes <= cliff.step_bytes_after
-            for level in cliff.crossed
-        )
-        found.append(
-            claim(
-                "serve.cliff_cache",
-                cliff.likely_cause == "cache" and bool(cliff.crossed) and between,
-                from_batch=cliff.from_batch,
-                to_batch=cliff.to_batch,
-                levels=[level.name for level in cliff.crossed],
-            )
-        )
-    return found
+def cliff_cache(serve: Serve, cliff: Cliff) -> bool:
+    """serve.cliff_cache: the cliff's likely cause is a device cache the step's memory crossed,
+    and every level named lies between the step's bytes before and after (one named at least):
+    the table's cause cell."""
+    between = all(
+        cliff.step_bytes_before < level.bytes <= cliff.step_bytes_after for level in cliff.crossed
+    )
+    return cliff.likely_cause == "cache" and bool(cliff.crossed) and between
+
+
+def cliff_about(cliff: Cliff) -> dict:
+    """serve.cliff_cache's figures in the tally: the cliff's batches and the levels it names."""
+    return {
+        "from_batch": cliff.from_batch,
+        "to_batch": cliff.to_batch,
+        "levels": [level.name for level in cliff.crossed],
+    }
 
 
 def experts_of(serve: Serve) -> str | None:
@@ -899,6 +895,13 @@ def not_together(seen: str, tests: str) -> str:
 # The section's sentences (mminfer.records.sentences), asked for by serve.md.j2; each check
 # recomputes its comparison from the passes' medians (pass_step_s), paired by pass.
 SENTENCES = (
+    Sentence(
+        "serve.cliff_cache",
+        holds=cliff_cache,
+        words='장치 캐시를 넘음(추정): {{ cliff.crossed|map(attribute="name")|join(", ") }}',
+        given=("cliff",),
+        about=cliff_about,
+    ),
     *(spread_sentence(key) for key in SPREADS),
     Sentence(
         "serve.two_bands",
