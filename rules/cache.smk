@@ -1,4 +1,5 @@
-# Steps 1-3: greedy generation with and without the KV cache, the tokens fed, the time.
+# Steps 1-2: greedy generation with and without the KV cache, the tokens fed (same.json,
+# count.json); and the task's script copied beside them.
 
 
 rule cache:
@@ -33,6 +34,8 @@ rule cache:
 
 
 # The task's script beside its results (report.md names it as the writer of same/count.json).
+
+
 rule cache_script:
     input:
         str(Path(REPO) / "scripts" / measurements.TASK_SCRIPT),
@@ -44,38 +47,3 @@ rule cache_script:
         ENV
     shell:
         "cp {input:q} {output:q} 2> {log:q}"
-
-
-rule time:
-    input:
-        **reads("time"),
-    output:
-        time=measured("time", "KV 캐시"),
-        latency=measured("latency", "지연"),  # the same runs' stamps
-    log:
-        logfile("time.log"),
-    benchmark:
-        bench("time")
-    conda:
-        ENV
-    threads: rule_threads("time")
-    resources:
-        **model_resources("time"),
-    params:
-        **named(
-            sha256=contents("time"),
-            docs=config["cache"]["docs"],
-            prompt_tokens=config["cache"]["prompt_tokens"],
-            new_tokens=config["cache"]["new_tokens"],
-            warmup=config["time"]["warmup"],
-            runs=config["time"]["runs"],
-            max_runs=config["time"]["max_runs"],
-            # time.threads: editing it reruns the rule
-            threads=config["time"]["threads"],
-            torch_threads=torch_threads,  # time.threads, else the job's threads
-            speed_tokens=config["latency"]["speed_tokens"],
-            cost_rounds=config["latency"]["cost_rounds"],
-            model=model_params,
-        ),
-    script:
-        "../scripts/time_generation.py"

@@ -251,6 +251,26 @@ def measured(name, category):
     return shown(entry.filename, entry.caption, category)
 
 
+def report_inputs(report):
+    """What report ``report`` ("report" or "beyond") reads, its rule's inputs: the files of the
+    measurements it reads (mminfer.measurements.report_reads), by key, the pictures its sections
+    show, and the templates its words live in (editing one reruns the report)."""
+    files = {
+        measurements.key(name): result(measurements.measurement(name).filename)
+        for name in measurements.report_reads(report)
+    }
+    shown_pictures = {
+        f"{name}_png": result(measurements.picture_file(name))
+        for name in measurements.report_pictures(report)
+    }
+    templates = sorted(
+        str(path)
+        for folder in ("report", "mminfer/measures")
+        for path in (Path(REPO) / folder).glob("**/*.md.j2")
+    )
+    return {**files, **shown_pictures, "templates": templates}
+
+
 def all_outputs():
     """Every file of every results folder (mminfer.measurements.result_files), comparison.md."""
     files = []

@@ -2,26 +2,6 @@
 # each its own rule and inputs; comparison.md puts the models side by side.
 
 
-def report_inputs(report):
-    """The inputs of ``report``'s rule ("report" or "beyond"): the files of the measurements it
-    reads (mminfer.measurements.report_reads), by key, the pictures its sections show, and the
-    templates its words live in (editing one reruns the report)."""
-    files = {
-        measurements.key(name): result(measurements.measurement(name).filename)
-        for name in measurements.report_reads(report)
-    }
-    shown_pictures = {
-        f"{name}_png": result(measurements.picture_file(name))
-        for name in measurements.report_pictures(report)
-    }
-    templates = sorted(
-        str(path)
-        for folder in ("report", "mminfer/measures")
-        for path in (Path(REPO) / folder).glob("**/*.md.j2")
-    )
-    return {**files, **shown_pictures, "templates": templates}
-
-
 # report.md: the task's files and pictures only; it never waits for beyond.md's measurements.
 rule report:
     input:

@@ -18,7 +18,17 @@ from mminfer.measures.anatomy import measure as anatomy
 from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import PROMPT_FILES, PROMPT_KEYS, run_by_hand, run_rule, section_keys
+from mminfer.workflow.script import (
+    PROMPT_FILES,
+    PROMPT_KEYS,
+    cli,
+    hand_model,
+    hand_prompt,
+    job_log,
+    rule_model,
+    rule_prompt,
+    section_keys,
+)
 
 
 def measure(
@@ -78,11 +88,27 @@ def measure(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, measure)
+    with job_log(snakemake.log[0]):
+        measure(
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
+            new_tokens=snakemake.params.new_tokens,
+            probe_runs=snakemake.params.probe_runs,
+            split_tolerance=snakemake.params.split_tolerance,
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
-    run_by_hand(
-        measure,
+    args = cli(
         __doc__,
         paths=[*PROMPT_FILES, ("--out", "anatomy.json to write")],
         keys=[*PROMPT_KEYS, *section_keys("anatomy")],
     )
+    with job_log(args.log):
+        measure(
+            model=hand_model(args, args.pretrain),
+            prompt=hand_prompt(args),
+            new_tokens=args.new_tokens,
+            probe_runs=args.probe_runs,
+            split_tolerance=args.split_tolerance,
+            out=args.out,
+        )

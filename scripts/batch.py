@@ -11,7 +11,7 @@ from mminfer.measures.batch.measure import LENGTH_KEYS, batch_prompts, measure_b
 from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
 
 
 def batch(
@@ -65,6 +65,19 @@ def batch(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, batch)
+    with job_log(snakemake.log[0]):
+        batch(
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
+            prompts=snakemake.params.prompts,
+            shortest=snakemake.params.shortest,
+            new_tokens=snakemake.params.new_tokens,
+            rounds=Rounds(
+                warmup=snakemake.params.warmup,
+                runs=snakemake.params.runs,
+                max_runs=snakemake.params.max_runs,
+            ),
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     rule_only("batch", "batch.json")

@@ -15,7 +15,16 @@ from mminfer.measures.cache import measure as greedy
 from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import PROMPT_FILES, PROMPT_KEYS, run_by_hand, run_rule
+from mminfer.workflow.script import (
+    PROMPT_FILES,
+    PROMPT_KEYS,
+    cli,
+    hand_model,
+    hand_prompt,
+    job_log,
+    rule_model,
+    rule_prompt,
+)
 
 
 def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out, count_out):
@@ -48,13 +57,25 @@ def cache(model: ModelSource, prompt: PretrainPrompt, new_tokens: int, same_out,
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, cache)
+    with job_log(snakemake.log[0]):
+        cache(
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
+            new_tokens=snakemake.params.new_tokens,
+            same_out=snakemake.output.same,
+            count_out=snakemake.output.count_json,
+        )
 elif __name__ == "__main__":
-    run_by_hand(
-        cache,
+    args = cli(
         __doc__,
         paths=[*PROMPT_FILES, ("--outdir", "where same.json and count.json go")],
         keys=PROMPT_KEYS,
-        same_out=lambda args: Path(args.outdir) / "same.json",
-        count_out=lambda args: Path(args.outdir) / "count.json",
     )
+    with job_log(args.log):
+        cache(
+            model=hand_model(args, args.pretrain),
+            prompt=hand_prompt(args),
+            new_tokens=args.new_tokens,
+            same_out=Path(args.outdir) / "same.json",
+            count_out=Path(args.outdir) / "count.json",
+        )

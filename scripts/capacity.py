@@ -10,7 +10,7 @@ from mminfer.measures.capacity.measure import CapacitySettings
 from mminfer.model.loading import ModelSource, open_model, run_info
 from mminfer.model.prompts import check_length
 from mminfer.records import write_record
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_model, rule_only
 
 
 def capacity_of(model: ModelSource, settings: CapacitySettings, out):
@@ -34,6 +34,16 @@ def capacity_of(model: ModelSource, settings: CapacitySettings, out):
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, capacity_of)
+    with job_log(snakemake.log[0]):
+        capacity_of(
+            model=rule_model(snakemake),
+            settings=CapacitySettings(
+                memory_gib=snakemake.params.memory_gib,
+                contexts=snakemake.params.contexts,
+                batch=snakemake.params.batch,
+                batch_context=snakemake.params.batch_context,
+            ),
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     rule_only("capacity", "capacity.json")

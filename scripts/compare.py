@@ -10,7 +10,7 @@ import logging
 from mminfer.io import write_text_atomic
 from mminfer.measurements import compared, read_result
 from mminfer.report.compare import comparison_row, render_comparison
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_only
 
 
 def compare(names, files, out):
@@ -26,6 +26,7 @@ def compare(names, files, out):
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, compare, files=lambda rule: rule.input)
+    with job_log(snakemake.log[0]):
+        compare(names=snakemake.params.names, files=snakemake.input, out=snakemake.output[0])
 elif __name__ == "__main__":
     rule_only("compare", "comparison.md")

@@ -14,7 +14,16 @@ from mminfer.measures.conversation.measure import measure_conversation
 from mminfer.model.finite import finite_logits, model_named
 from mminfer.model.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.workflow.script import SFT, TOKENIZER, run_by_hand, run_rule, section_keys
+from mminfer.workflow.script import (
+    SFT,
+    TOKENIZER,
+    cli,
+    hand_model,
+    job_log,
+    rule_model,
+    section_keys,
+    tokenizer_folder,
+)
 
 log = logging.getLogger("mminfer")
 
@@ -72,11 +81,36 @@ def conversation(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, conversation)
+    with job_log(snakemake.log[0]):
+        conversation(
+            sft=rule_model(snakemake, "sft"),
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            conversation=ConversationSettings(**snakemake.params.conversation),
+            chatml_fallback=snakemake.params.chatml_fallback,
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
-    run_by_hand(
-        conversation,
+    args = cli(
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "conversation.json to write")],
         keys=["sft_lora", *section_keys("conversation"), "temp.chatml_fallback"],
     )
+    with job_log(args.log):
+        conversation(
+            sft=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
+            tokenizer=args.tokenizer,
+            conversation=ConversationSettings(
+                questions=args.questions,
+                new_tokens=args.new_tokens,
+                warmup=args.warmup,
+                runs=args.runs,
+                max_runs=args.max_runs,
+                users=args.users,
+                shared_tokens=args.shared_tokens,
+                user_prompt_tokens=args.user_prompt_tokens,
+                user_new_tokens=args.user_new_tokens,
+                seed=args.seed,
+            ),
+            chatml_fallback=args.chatml_fallback,
+            out=args.out,
+        )

@@ -3,9 +3,13 @@
 from pathlib import Path
 
 from mminfer.demo.jobs import demo_corpus_job
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_only
 
 if "snakemake" in globals():
-    run_rule(snakemake, demo_corpus_job, out_dir=lambda rule: Path(rule.output.train).parent)
+    with job_log(snakemake.log[0]):
+        demo_corpus_job(
+            corpus=snakemake.params.corpus,
+            out_dir=Path(snakemake.output.train).parent,
+        )
 elif __name__ == "__main__":
     rule_only("demo_corpus", "report.md")

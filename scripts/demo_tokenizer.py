@@ -1,9 +1,15 @@
 """Rule demo_tokenizer: byte-level BPE trained on the demo corpus (tokenizer.json + config)."""
 
 from mminfer.demo.jobs import demo_tokenizer_job
-from mminfer.workflow.script import rule_only, run_rule, tokenizer_folder
+from mminfer.workflow.script import job_log, rule_only, tokenizer_folder
 
 if "snakemake" in globals():
-    run_rule(snakemake, demo_tokenizer_job, out_dir=lambda rule: tokenizer_folder(rule.output))
+    with job_log(snakemake.log[0]):
+        demo_tokenizer_job(
+            train=snakemake.input.train,
+            sft=snakemake.input.sft,
+            vocab_size=snakemake.params.vocab_size,
+            out_dir=tokenizer_folder(snakemake.output),
+        )
 elif __name__ == "__main__":
     rule_only("demo_tokenizer", "report.md")

@@ -11,7 +11,7 @@ from mminfer.measures.kvbytes import measure as kvcache
 from mminfer.model.loading import ModelSource, open_model, run_info
 from mminfer.model.prompts import check_length
 from mminfer.records import write_record
-from mminfer.workflow.script import PRETRAIN, run_by_hand, run_rule, section_keys
+from mminfer.workflow.script import PRETRAIN, cli, hand_model, job_log, rule_model, section_keys
 
 
 def kvbytes(model: ModelSource, tokens: int, seed: int, out):
@@ -36,11 +36,23 @@ def kvbytes(model: ModelSource, tokens: int, seed: int, out):
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, kvbytes)
+    with job_log(snakemake.log[0]):
+        kvbytes(
+            model=rule_model(snakemake),
+            tokens=snakemake.params.tokens,
+            seed=snakemake.params.seed,
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
-    run_by_hand(
-        kvbytes,
+    args = cli(
         __doc__,
         paths=[PRETRAIN, ("--out", "kvbytes.json to write")],
         keys=section_keys("kvbytes"),
     )
+    with job_log(args.log):
+        kvbytes(
+            model=hand_model(args, args.pretrain),
+            tokens=args.tokens,
+            seed=args.seed,
+            out=args.out,
+        )

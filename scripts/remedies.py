@@ -7,7 +7,7 @@ from mminfer.model.loading import ModelSource, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
 
 
 def remedies(
@@ -30,6 +30,18 @@ def remedies(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, remedies)
+    with job_log(snakemake.log[0]):
+        remedies(
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
+            new_tokens=snakemake.params.new_tokens,
+            rounds=Rounds(
+                warmup=snakemake.params.warmup,
+                runs=snakemake.params.runs,
+                max_runs=snakemake.params.max_runs,
+            ),
+            compile=snakemake.params.compile,
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     rule_only("remedies", "remedies.json")

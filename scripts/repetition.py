@@ -12,7 +12,7 @@ from mminfer.model.draws import Draws
 from mminfer.model.loading import ModelSource, open_for_chat, open_for_task_prompt, prompted
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt, tokenizer_folder
 
 GREEDY_LENGTH_KEYS = "cache.prompt_tokens + cache.new_tokens"
 
@@ -71,6 +71,30 @@ def repetition(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, repetition)
+    with job_log(snakemake.log[0]):
+        repetition(
+            sft=rule_model(snakemake, "sft"),
+            pretrain=rule_model(snakemake, "pretrain"),
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            greedy_prompt=rule_prompt(snakemake),
+            settings=RepetitionSettings(
+                question=snakemake.params.question,
+                chatml_fallback=snakemake.params.chatml_fallback,
+                temperature=snakemake.params.temperature,
+                penalties=snakemake.params.penalties,
+                greedy_new_tokens=snakemake.params.greedy_new_tokens,
+            ),
+            draws=Draws(
+                samples=snakemake.params.samples,
+                new_tokens=snakemake.params.new_tokens,
+                seed=snakemake.params.seed,
+            ),
+            rounds=Rounds(
+                warmup=snakemake.params.warmup,
+                runs=snakemake.params.runs,
+                max_runs=snakemake.params.max_runs,
+            ),
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     rule_only("repetition", "repetition.json")

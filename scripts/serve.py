@@ -10,7 +10,7 @@ from mminfer.measures.serve import measure
 from mminfer.measures.serve.measure import ServeSettings
 from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
 
 log = logging.getLogger("mminfer")
 
@@ -69,6 +69,12 @@ def serve_batches(model: ModelSource, prompt: PretrainPrompt, serve: ServeSettin
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, serve_batches)
+    with job_log(snakemake.log[0]):
+        serve_batches(
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
+            serve=ServeSettings(**snakemake.params.serve),
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     rule_only("serve", "serve.json")

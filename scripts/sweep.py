@@ -10,7 +10,7 @@ from mminfer.measures.sweep import measure
 from mminfer.measures.sweep.measure import SweepSettings
 from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.records import PretrainPrompt, write_record
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_model, rule_only, rule_prompt
 
 
 def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, sweep: SweepSettings, out):
@@ -43,6 +43,12 @@ def sweep_lengths(model: ModelSource, prompt: PretrainPrompt, sweep: SweepSettin
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, sweep_lengths)
+    with job_log(snakemake.log[0]):
+        sweep_lengths(
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
+            sweep=SweepSettings(**snakemake.params.sweep),
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     rule_only("sweep", "sweep.json")

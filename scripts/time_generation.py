@@ -19,7 +19,17 @@ from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_tas
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record
 from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import PROMPT_FILES, PROMPT_KEYS, run_by_hand, run_rule, section_keys
+from mminfer.workflow.script import (
+    PROMPT_FILES,
+    PROMPT_KEYS,
+    cli,
+    hand_model,
+    hand_prompt,
+    job_log,
+    rule_model,
+    rule_prompt,
+    section_keys,
+)
 
 
 def time_generation(
@@ -82,12 +92,36 @@ def time_generation(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, time_generation)
+    with job_log(snakemake.log[0]):
+        time_generation(
+            model=rule_model(snakemake),
+            prompt=rule_prompt(snakemake),
+            new_tokens=snakemake.params.new_tokens,
+            rounds=Rounds(
+                warmup=snakemake.params.warmup,
+                runs=snakemake.params.runs,
+                max_runs=snakemake.params.max_runs,
+            ),
+            speed_tokens=snakemake.params.speed_tokens,
+            cost_rounds=snakemake.params.cost_rounds,
+            out=snakemake.output.time,
+            latency_out=snakemake.output.latency,
+        )
 elif __name__ == "__main__":
-    run_by_hand(
-        time_generation,
+    args = cli(
         __doc__,
         paths=[*PROMPT_FILES, ("--out", "time.json to write")],
         optional_paths=[("--latency-out", "latency.json to write too (the same runs' stamps)")],
         keys=[*PROMPT_KEYS, *section_keys("time", "latency", without=("time.threads",))],
     )
+    with job_log(args.log):
+        time_generation(
+            model=hand_model(args, args.pretrain),
+            prompt=hand_prompt(args),
+            new_tokens=args.new_tokens,
+            rounds=Rounds(warmup=args.warmup, runs=args.runs, max_runs=args.max_runs),
+            speed_tokens=args.speed_tokens,
+            cost_rounds=args.cost_rounds,
+            out=args.out,
+            latency_out=args.latency_out,
+        )

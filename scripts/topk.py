@@ -10,7 +10,7 @@ from mminfer.measures.topk.measure import TopKSettings, measure_topk
 from mminfer.model.draws import Draws
 from mminfer.model.loading import ModelSource, open_for_chat, open_model, prompted, run_info
 from mminfer.records import write_record
-from mminfer.workflow.script import rule_only, run_rule
+from mminfer.workflow.script import job_log, rule_model, rule_only, tokenizer_folder
 
 
 def topk(
@@ -50,6 +50,25 @@ def topk(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, topk)
+    with job_log(snakemake.log[0]):
+        topk(
+            sft=rule_model(snakemake, "sft"),
+            pretrain=rule_model(snakemake, "pretrain"),
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            draws=Draws(
+                samples=snakemake.params.samples,
+                new_tokens=snakemake.params.new_tokens,
+                seed=snakemake.params.seed,
+            ),
+            settings=TopKSettings(
+                question=snakemake.params.question,
+                chatml_fallback=snakemake.params.chatml_fallback,
+                temperatures=snakemake.params.temperatures,
+                top_k=snakemake.params.top_k,
+                prefix=snakemake.params.prefix,
+                ps=snakemake.params.ps,
+            ),
+            out=snakemake.output[0],
+        )
 elif __name__ == "__main__":
     rule_only("topk", "topk.json")

@@ -13,7 +13,16 @@ import logging
 from mminfer.measures.topp import measure
 from mminfer.model.loading import ModelSource, open_with_tokenizer, run_info
 from mminfer.records import write_record
-from mminfer.workflow.script import PRETRAIN, TOKENIZER, run_by_hand, run_rule, section_keys
+from mminfer.workflow.script import (
+    PRETRAIN,
+    TOKENIZER,
+    cli,
+    hand_model,
+    job_log,
+    rule_model,
+    section_keys,
+    tokenizer_folder,
+)
 
 
 def topp(
@@ -41,10 +50,18 @@ def topp(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, topp)
+    with job_log(snakemake.log[0]):
+        topp(
+            model=rule_model(snakemake),
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            prefix=snakemake.params.prefix,
+            sharp_prefix=snakemake.params.sharp_prefix,
+            ps=snakemake.params.ps,
+            topp_out=snakemake.output.topp,
+            topp_detail_out=snakemake.output.topp_detail,
+        )
 elif __name__ == "__main__":
-    run_by_hand(
-        topp,
+    args = cli(
         __doc__,
         paths=[
             PRETRAIN,
@@ -53,6 +70,14 @@ elif __name__ == "__main__":
             ("--detail", "topp_detail.json to write"),
         ],
         keys=section_keys("topp"),
-        topp_out=lambda args: args.out,
-        topp_detail_out=lambda args: args.detail,
     )
+    with job_log(args.log):
+        topp(
+            model=hand_model(args, args.pretrain),
+            tokenizer=args.tokenizer,
+            prefix=args.prefix,
+            sharp_prefix=args.sharp_prefix,
+            ps=args.ps,
+            topp_out=args.out,
+            topp_detail_out=args.detail,
+        )

@@ -105,12 +105,12 @@ def run_job(name: str, checkpoint: Path, tokenizer: Path, val_data: Path, out: P
     elif name == "kvbytes":
         script("kvbytes")["kvbytes"](model, 16, 0, out / "kvbytes.json")
     elif name == "temp":
-        temperature = script("temperature")["temperature"]
+        temperature = script("temp")["temperature"]
         settings = TempSettings(temperatures=[0.5, 1.0], **chat)
         temperature(model, tokenizer, settings, out / "temp.json")
     elif name == "sampler":
         # the temp rule's sampler check, at a temperature temp.json does not draw
-        temperature = script("temperature")["temperature"]
+        temperature = script("temp")["temperature"]
         settings = TempSettings(temperatures=[0.5], **chat)
         sampler = {
             "sampler_temperature": 1.0,

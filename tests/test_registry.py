@@ -38,6 +38,28 @@ def rule_body(rule: str) -> str:
     return match.group(1)
 
 
+# One name from rule to folder; the task fixes the one exception: rule `time` keeps its name
+# (`snakemake -R time`) and runs scripts/time_generation.py, as a scripts/time.py run by hand would
+# shadow the standard library's `time`. (Rule cache writing same.json and count.json is the other.)
+SCRIPT_OF = {"time": "time_generation"}
+
+
+@pytest.mark.parametrize("rule", measurements.rules())
+def test_a_measuring_rule_its_file_its_script_and_its_folder_share_its_name(rule):
+    text = (REPO / "rules" / f"{rule}.smk").read_text(encoding="utf-8")
+    body = re.search(rf"^rule {rule}:\n(.*?)(?=^rule |\Z)", text, re.M | re.S)
+    script = SCRIPT_OF.get(rule, rule)
+    assert body and f'script:\n        "../scripts/{script}.py"' in body.group(1)
+    assert (REPO / "scripts" / f"{script}.py").is_file()
+    assert (REPO / "mminfer" / "measures" / rule).is_dir()
+
+
+def test_the_snakefile_includes_the_measuring_rules_in_report_order():
+    snakefile = (REPO / "Snakefile").read_text(encoding="utf-8")
+    included = re.findall(r'^include: "rules/(\w+)\.smk"$', snakefile, re.M)
+    assert [name for name in included if name in measurements.rules()] == measurements.rules()
+
+
 def test_names_and_files_are_unique():
     assert len(set(NAMES)) == len(NAMES)
     files = [entry.filename for entry in MEASUREMENTS]

@@ -1,21 +1,21 @@
-"""The rule scripts run by hand (`python scripts/cache.py --help`): each flag reaches its job under
-the job's own parameter name, and the files come out as the rules write them."""
+"""The rule scripts: run by hand (`python scripts/cache.py --help`), each flag reaches its job
+under the job's own parameter name and the files come out as the rules write them; run by a rule,
+each reads by name only the values its rule names, and no argument is matched by reflection."""
 
 from __future__ import annotations
 
 import json
+import re
 import runpy
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
+from mminfer import measurements
 from mminfer.demo.corpus import write_corpus
-from mminfer.measures.sweep.measure import SweepSettings
-from mminfer.timing.ab import Rounds
-from mminfer.workflow.script import run_rule, section_keys
+from mminfer.workflow.script import section_keys
 
 SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
 
@@ -25,7 +25,7 @@ def val_data(tiny_corpus, tmp_path_factory) -> Path:
     return write_corpus(tiny_corpus, tmp_path_factory.mktemp("data"))["pretrain_val.jsonl"]
 
 
-def run_by_hand(script: str, **flags) -> None:
+def hand_run(script: str, **flags) -> None:
     """Run ``script`` as ``python scripts/<script> --name value ...`` (a list: several values)."""
     argv = [str(SCRIPTS / script)]
     for name, value in flags.items():
@@ -51,7 +51,7 @@ def prompt_flags(tiny_checkpoint, tiny_tokenizer_dir, val_data) -> dict:
 
 
 def test_cache_by_hand(prompt_flags, tmp_path):
-    run_by_hand("cache.py", **prompt_flags, outdir=tmp_path)
+    hand_run("cache.py", **prompt_flags, outdir=tmp_path)
     count = read(tmp_path / "count.json")
     assert (count["prompt_len"], count["new_tokens"]) == (21, 4)  # bos + 20, as the flags said
     assert read(tmp_path / "same.json")["same_ids"] is True
@@ -60,7 +60,7 @@ def test_cache_by_hand(prompt_flags, tmp_path):
 def test_time_by_hand(prompt_flags, tmp_path):
     out, latency_out = tmp_path / "time.json", tmp_path / "latency.json"
     rounds = {"warmup": 1, "runs": 2, "max_runs": 2, "threads": 1, "speed_tokens": [2, 8]}
-    run_by_hand("time_generation.py", **prompt_flags, **rounds, out=out, latency_out=latency_out)
+    hand_run("time_generation.py", **prompt_flags, **rounds, out=out, latency_out=latency_out)
     timing = read(out)
     assert (timing["new_tokens"], timing["runs"], timing["threads"]) == (4, 2, 1)
     latency = read(latency_out)
@@ -69,7 +69,7 @@ def test_time_by_hand(prompt_flags, tmp_path):
 
 
 def test_kvbytes_by_hand(tiny_checkpoint, tmp_path):
-    run_by_hand("kvbytes.py", pretrain=tiny_checkpoint, tokens=12, out=tmp_path / "kv.json")
+    hand_run("kvbytes.py", pretrain=tiny_checkpoint, tokens=12, out=tmp_path / "kv.json")
     kv = read(tmp_path / "kv.json")
     assert kv["tokens"] == 12 and kv["measured_bytes"] == kv["formula_bytes"]
 
@@ -77,8 +77,8 @@ def test_kvbytes_by_hand(tiny_checkpoint, tmp_path):
 @pytest.mark.parametrize("sampler", [False, True])
 def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path, sampler):
     flags = {"sampler_out": tmp_path / "sampler.json"} if sampler else {}
-    run_by_hand(
-        "temperature.py",
+    hand_run(
+        "temp.py",
         sft=tiny_sft_checkpoint,
         tokenizer=tiny_tokenizer_dir,
         temperatures=[1.0, 0.3],
@@ -97,7 +97,7 @@ def test_temperature_by_hand(tiny_sft_checkpoint, tiny_tokenizer_dir, tmp_path, 
 
 
 def test_topp_by_hand(tiny_checkpoint, tiny_tokenizer_dir, tmp_path):
-    run_by_hand(
+    hand_run(
         "topp.py",
         pretrain=tiny_checkpoint,
         tokenizer=tiny_tokenizer_dir,
@@ -111,79 +111,76 @@ def test_topp_by_hand(tiny_checkpoint, tiny_tokenizer_dir, tmp_path):
 
 def test_a_model_flag_outside_the_schemas_values_is_refused(tiny_checkpoint, tmp_path, capsys):
     with pytest.raises(SystemExit) as exited:
-        run_by_hand("kvbytes.py", pretrain=tiny_checkpoint, out=tmp_path / "kv.json", dtype="fp8")
+        hand_run("kvbytes.py", pretrain=tiny_checkpoint, out=tmp_path / "kv.json", dtype="fp8")
     assert exited.value.code == 2 and "invalid choice: 'fp8'" in capsys.readouterr().err
     assert not (tmp_path / "kv.json").exists()
 
 
-class Named(list):
-    """A stand-in for Snakemake's named lists: the values in order, each also by its name."""
-
-    def __init__(self, **named):
-        super().__init__(named.values())
-        self.named = named
-
-    def __getattr__(self, name):
-        try:
-            return self.__dict__["named"][name]
-        except KeyError:
-            raise AttributeError(name) from None
-
-    def items(self):
-        return self.named.items()
+RULES = Path(__file__).resolve().parents[1] / "rules"
 
 
-def test_a_rule_fills_each_job_parameter_by_its_name_and_type(tmp_path):
-    """run_rule: params and inputs by name, a settings record from its fields or its section,
-    ``out`` the first output, ``<name>_out`` output ``name``, the tokenizer's folder, threads."""
-    sweep = {"lengths": [2], "warmup": 0, "runs": 1, "all_steps_up_to": 1, "spread_steps": 1}
-    snakemake = SimpleNamespace(
-        input=Named(tokenizer=["tok/tokenizer.json", "tok/tokenizer_config.json"]),
-        params=Named(warmup=1, runs=3, max_runs=5, sweep=sweep, new_tokens=4),
-        output=Named(time="time.json", latency="latency.json"),
-        log=[str(tmp_path / "job.log")],
-        threads=2,
-    )
-    seen = {}
-
-    def job(tokenizer, rounds: Rounds, sweep: SweepSettings, new_tokens, threads, out, latency_out):
-        seen.update(arguments=locals())
-
-    run_rule(snakemake, job)
-    assert {k: v for k, v in seen["arguments"].items() if k != "seen"} == {
-        "tokenizer": "tok",
-        "rounds": Rounds(warmup=1, runs=3, max_runs=5),
-        "sweep": SweepSettings(**sweep),
-        "new_tokens": 4,
-        "threads": 2,
-        "out": "time.json",
-        "latency_out": "latency.json",
-    }
+def rule_bodies() -> dict[str, str]:
+    """Each rule of rules/*.smk: its body, by name."""
+    text = "\n".join(path.read_text(encoding="utf-8") for path in sorted(RULES.glob("*.smk")))
+    return dict(re.findall(r"^rule (\w+):\n(.*?)(?=^rule |\Z)", text, re.M | re.S))
 
 
-def test_a_rule_fills_a_parameter_of_another_name_from_what_it_reads(tmp_path):
-    """run_rule(snakemake, job, name=read): ``read(snakemake)`` is parameter ``name``'s value
-    (a wildcard, a folder of an output, the inputs whole), beside those filled by their names."""
-    snakemake = SimpleNamespace(
-        input=Named(source="sweep.json"),
-        params=Named(caption="a caption"),
-        output=Named(plot="sweep.png"),
-        wildcards=SimpleNamespace(plot="sweep"),
-        log=[str(tmp_path / "job.log")],
-        threads=1,
-    )
-    seen = {}
+def declared(body: str, section: str) -> set[str]:
+    """The names a rule's ``section`` (input, output, params) gives its values (``name=...``)."""
+    match = re.search(rf"^    {section}:\n(.*?)(?=^    \w+:|\Z)", body, re.M | re.S)
+    if match is None:
+        return set()
+    return set(re.findall(r"^\s+(\w+)=", match.group(1), re.M))
 
-    def job(kind, source, files, out):
-        seen.update(kind=kind, source=source, files=list(files), out=out)
 
-    run_rule(snakemake, job, kind=lambda rule: rule.wildcards.plot, files=lambda rule: rule.input)
-    assert seen == {
-        "kind": "sweep",
-        "source": "sweep.json",
-        "files": ["sweep.json"],
-        "out": "sweep.png",
-    }
+# What the helpers of mminfer/workflow/script.py read of a rule, besides its model's input.
+HELPERS = {
+    "rule_prompt(snakemake)": {
+        "input": {"tokenizer", "val_data"},
+        "params": {"docs", "prompt_tokens"},
+    },
+    "rule_model(snakemake": {"params": {"model"}},
+    "rule_model(snakemake)": {"input": {"pretrain"}},
+    'rule_model(snakemake, "pretrain")': {"input": {"pretrain"}},
+    'rule_model(snakemake, "sft")': {"input": {"sft", "sft_lora"}},
+}
+
+
+@pytest.mark.parametrize("rule", list(rule_bodies()))
+def test_a_rule_script_reads_the_fields_its_rule_names(rule):
+    """A rule script names each value it reads (``snakemake.params.new_tokens``, ...), as does a
+    helper it calls: each is a value its rule gives that name (a measuring rule's inputs are
+    those of ``reads``)."""
+    body = rule_bodies()[rule]
+    script = re.search(r'script:\n\s+"\.\./scripts/(\w+\.py)"', body)
+    if script is None:
+        return  # a shell rule (cache_script)
+    text = (SCRIPTS / script.group(1)).read_text(encoding="utf-8")
+    named = {section: declared(body, section) for section in ("input", "output", "params")}
+    if f'**reads("{rule}"),' in body:
+        named["input"] |= set(measurements.rule_reads(rule))
+    read = set(re.findall(r"snakemake\.(input|output|params)\.(\w+)\b(?!\()", text))
+    for call, fields in HELPERS.items():
+        if call in text:
+            read |= {(section, name) for section, names in fields.items() for name in names}
+    assert {(section, name) for section, name in read if name not in named[section]} == set()
+
+
+def test_no_argument_is_matched_by_reflection():
+    """Each rule script calls its one function with every argument named, the rule's from
+    ``snakemake.input``, ``.params`` and ``.output``, the hand run's from its flags (the shape of
+    rna-seq-star-deseq2's scripts): nothing in mminfer/workflow/ fills a function's parameters by
+    reading its signature or its type hints."""
+    workflow = Path(__file__).resolve().parents[1] / "mminfer" / "workflow"
+    for path in workflow.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        for reflection in ("import inspect", "signature(", "get_type_hints", "__annotations__"):
+            assert reflection not in text, f"{path.name}: {reflection}"
+    for path in SCRIPTS.glob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        assert "run_rule" not in text and "run_by_hand" not in text, path.name
+        if 'if "snakemake" in globals():' in text:
+            assert "globals():\n    with job_log(snakemake.log[0]):\n" in text, path.name
 
 
 def test_a_sections_keys_are_its_schema_keys_in_order():
@@ -197,17 +194,15 @@ def test_a_sections_keys_are_its_schema_keys_in_order():
     ]
 
 
-def test_a_job_that_opens_no_model_is_filled_without_importing_torch():
-    """The plot and report jobs draw and render: filling their parameters must not import torch
-    (two seconds a job) to tell whether one is a ModelSource."""
+@pytest.mark.parametrize("script", ["plot.py", "report.py", "compare.py"])
+def test_a_script_that_opens_no_model_imports_no_torch(script):
+    """The plot, report and compare jobs draw and render: their imports (the adapter's helpers
+    among them) must not import torch, two seconds a job."""
     code = (
-        "import sys\n"
-        "from mminfer.report.plot_job import plot_job\n"
-        "from mminfer.workflow.script import arguments\n"
-        "values = {'kind': 'sweep', 'source': 'sweep.json'}\n"
-        "filled = arguments(plot_job, values, None, None, lambda name: 'sweep.png')\n"
-        "print(sorted(filled), 'torch' in sys.modules)\n"
+        "import runpy, sys\n"
+        f"runpy.run_path({str(SCRIPTS / script)!r}, run_name='rule_script')\n"
+        "print('torch' in sys.modules)\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
-    assert result.stdout.split() == ["['kind',", "'out',", "'source']", "False"]
+    assert result.stdout.split() == ["False"]

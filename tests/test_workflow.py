@@ -425,8 +425,11 @@ def test_new_sft_checkpoint_redoes_only_the_sft_rules_and_report(course_run, cou
 
 def jobs_after_new(key: str) -> set[str]:
     """The jobs a new file of config key ``key`` reruns: the rules that read it (their entries'
-    ``reads``), the pictures drawn from what they write, the report."""
-    return set(readers(key)) | {"plot", "report", "all"}
+    ``reads``), the pictures drawn from what they write, beyond.md (it reads every measurement)
+    and report.md where a rule of its files reads it (every user file has one)."""
+    task_rules = {measurement(name).rule for name in report_reads("report")}
+    report = {"report"} if set(readers(key)) & task_rules else set()
+    return set(readers(key)) | {"plot", "beyond", "all"} | report
 
 
 def files_after_new(key: str) -> set[str]:
@@ -658,7 +661,7 @@ def test_changed_parameter_reruns_its_rule(course_run, tmp_path):
     jobs = planned_jobs(
         *args, configfiles=extra_configfile(tmp_path, "kvbytes: {tokens: 21, seed: 0}\n")
     )
-    assert jobs == {"kvbytes", "report", "all"}
+    assert jobs == {"kvbytes", "report", "beyond", "all"}
 
 
 def test_a_section_passed_whole_reruns_on_a_change_not_on_another_order(course_run, tmp_path):
@@ -1166,7 +1169,7 @@ def test_full_demo_meets_the_quality_bar(tmp_path):
     assert not failed
 
 
-@pytest.mark.parametrize("script", ["cache", "time_generation", "kvbytes", "temperature", "topp"])
+@pytest.mark.parametrize("script", ["cache", "time_generation", "kvbytes", "temp", "topp"])
 def test_measurement_scripts_run_by_hand_show_help(script):
     result = subprocess.run(
         [sys.executable, str(REPO / "scripts" / f"{script}.py"), "--help"],

@@ -1,4 +1,4 @@
 """What the Snakemake workflow needs besides the measurements: the config and input files
-(inputs), the scripts' adapter (script), the results lock, the inputs' fingerprints, the cluster's
-checks.
+(inputs), the scripts' log and flags (script), the results lock, the inputs' fingerprints, the
+cluster's checks.
 """

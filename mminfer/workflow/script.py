@@ -1,8 +1,11 @@
 """What every rule script shares: the job's log and clean errors, and flags for a hand run.
 
-A rule script ends with ``run_rule(snakemake, job)`` (and, where a user runs it by hand,
-``run_by_hand(job, ...)``): each of the job's parameters is filled by its name and its type (see
-:func:`argument`). A hand run's flags take their defaults from the schema
+A rule script ends with two adapters, each naming every argument of its one function. The rule's,
+under ``if "snakemake" in globals():``, opens ``job_log(snakemake.log[0])`` and reads
+``snakemake.input``, ``.params`` and ``.output`` by name (:func:`rule_model` and
+:func:`rule_prompt` build the model and the task's prompt from the rule's fields of those names).
+The hand run's, under ``elif __name__ == "__main__":``, reads the flags :func:`cli` parses
+(:func:`hand_model`, :func:`hand_prompt`), whose defaults come from the schema
 (schemas/config.schema.yaml, the one home of every default).
 """
 
@@ -10,17 +13,13 @@ from __future__ import annotations
 
 import argparse
 import copy
-import dataclasses
 import functools
-import inspect
 import json
 import logging
 import sys
-import typing
 from contextlib import contextmanager
 from pathlib import Path
 
-from mminfer import measurements
 from mminfer.errors import MminferError
 from mminfer.records import PretrainPrompt
 from mminfer.workflow.inputs import parsed_config, read_schema
@@ -182,7 +181,7 @@ def rule_only(rule: str, target: str) -> None:
     sys.exit(
         f"this script is the {rule} rule's and runs inside the workflow only: "
         f"snakemake --cores 2 <outdir>/{target} (the task's scripts, cache.py, "
-        "time_generation.py, kvbytes.py, temperature.py and topp.py, also run by hand)"
+        "time_generation.py, kvbytes.py, temp.py and topp.py, also run by hand)"
     )
 
 
@@ -217,85 +216,3 @@ def rule_model(snakemake, input_key: str = "pretrain"):
         input_key=input_key,
         lora=lora,
     )
-
-
-def argument(name: str, kind, values: dict, model, prompt, output):
-    """The value of a job's parameter ``name`` (of type ``kind``) from a rule or a hand run.
-
-    A ModelSource is the model of the input of its name (``model``: the pretrained one) and a
-    PretrainPrompt the task's prompt, each as ``model(name)`` and ``prompt()`` open it; a settings
-    record is the value of its name (a config section passed whole) or is built from the values
-    named as its fields; ``out`` and ``<name>_out`` are files written (``output(name)``); anything
-    else is the value of its name (``values``: the rule's params and inputs, or the flags).
-    """
-    # A job that opens a model imports ModelSource for its annotation; importing it here would
-    # cost a job that draws or renders (plot, report) torch's import, two seconds each.
-    loading = sys.modules.get("mminfer.model.loading")
-    if loading is not None and kind is loading.ModelSource:
-        return model(name)
-    if kind is PretrainPrompt:
-        return prompt()
-    if dataclasses.is_dataclass(kind) and name not in values:
-        return kind(**{field.name: values[field.name] for field in dataclasses.fields(kind)})
-    if dataclasses.is_dataclass(kind):
-        return kind(**values[name])
-    if name == "out" or name.endswith("_out"):
-        return output(name)
-    return values[name]
-
-
-def arguments(job, values: dict, model, prompt, output) -> dict:
-    """Every parameter of ``job`` by :func:`argument`, those with a default only when named."""
-    kinds = typing.get_type_hints(job)
-    filled = {}
-    for name, parameter in inspect.signature(job).parameters.items():
-        default = parameter.default is not inspect.Parameter.empty
-        if default and name not in values and not name.endswith("_out"):
-            continue
-        filled[name] = argument(name, kinds.get(name), values, model, prompt, output)
-    return filled
-
-
-def run_rule(snakemake, job, **reads) -> None:
-    """Run ``job`` as the rule's script: its log opened, its parameters the rule's params, inputs
-    (``tokenizer``: its folder) and outputs (``out``: the first, ``<name>_out``: the output of
-    key mminfer.measurements.key(name), count.json's ``count_json``) of their names (``threads``:
-    the job's), ``reads`` a parameter's value from the rule where it has another name
-    (``reads[name](snakemake)``), a bad input one logged paragraph and exit status 1."""
-    inputs = dict(snakemake.input.items())
-    values = {"threads": snakemake.threads, **inputs, **dict(snakemake.params.items())}
-    if "tokenizer" in values:
-        values["tokenizer"] = tokenizer_folder(snakemake.input.tokenizer)
-    for name, read in reads.items():
-        values[name] = read(snakemake)
-
-    def model(name: str):
-        if name == "model":
-            return rule_model(snakemake)
-        return rule_model(snakemake, name)
-
-    def output(name: str):
-        if name == "out":
-            return snakemake.output[0]
-        return getattr(snakemake.output, measurements.key(name.removesuffix("_out")))
-
-    with job_log(snakemake.log[0]):
-        job(**arguments(job, values, model, lambda: rule_prompt(snakemake), output))
-
-
-def run_by_hand(job, doc: str, paths, keys, optional_paths=(), **flags) -> None:
-    """Run ``job`` from a hand run's flags (:func:`cli`): its parameters the flags of their names
-    (``model``: --pretrain, ``sft``: --sft with --sft-lora), ``flags`` a parameter's value from
-    the parsed flags where it has another name (``flags[name](args)``)."""
-    args = cli(doc, paths=paths, keys=keys, optional_paths=optional_paths)
-    values = dict(vars(args))
-    for name, read in flags.items():
-        values[name] = read(args)
-
-    def model(name: str):
-        if name == "model":
-            return hand_model(args, args.pretrain)
-        return hand_model(args, getattr(args, name), input_key=name, lora=args.sft_lora)
-
-    with job_log(args.log):
-        job(**arguments(job, values, model, lambda: hand_prompt(args), values.__getitem__))

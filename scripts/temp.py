@@ -8,7 +8,7 @@ and the second seed. A sampler temperature that is not one of temp.temperatures 
 reuse: its cached draws are drawn too. Run by the workflow's `temp` rule, or by hand (--sampler-out
 also writes sampler.json):
 
-    python scripts/temperature.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model \
+    python scripts/temp.py --sft /opt/mm/ref/sft.pth --tokenizer /opt/minimind/model \
         --out temp.json
 """
 
@@ -18,7 +18,16 @@ from mminfer.measures.temp import measure
 from mminfer.model.finite import model_named
 from mminfer.model.loading import ModelSource, open_for_chat, prompted
 from mminfer.records import write_record
-from mminfer.workflow.script import SFT, TOKENIZER, run_by_hand, run_rule, section_keys
+from mminfer.workflow.script import (
+    SFT,
+    TOKENIZER,
+    cli,
+    hand_model,
+    job_log,
+    rule_model,
+    section_keys,
+    tokenizer_folder,
+)
 
 log = logging.getLogger("mminfer")
 
@@ -84,13 +93,44 @@ def temperature(
 
 
 if "snakemake" in globals():
-    run_rule(snakemake, temperature)
+    with job_log(snakemake.log[0]):
+        temperature(
+            sft=rule_model(snakemake, "sft"),
+            tokenizer=tokenizer_folder(snakemake.input.tokenizer),
+            settings=measure.TempSettings(
+                question=snakemake.params.question,
+                temperatures=snakemake.params.temperatures,
+                samples=snakemake.params.samples,
+                new_tokens=snakemake.params.new_tokens,
+                seed=snakemake.params.seed,
+                chatml_fallback=snakemake.params.chatml_fallback,
+            ),
+            out=snakemake.output.temp,
+            sampler_temperature=snakemake.params.sampler_temperature,
+            second_seed=snakemake.params.second_seed,
+            sampler_out=snakemake.output.sampler,
+        )
 elif __name__ == "__main__":
-    run_by_hand(
-        temperature,
+    args = cli(
         __doc__,
         paths=[SFT, TOKENIZER, ("--out", "temp.json to write")],
         keys=["sft_lora", *section_keys("temp", "sampler")],
         optional_paths=[("--sampler-out", "sampler.json to write too (the sampler check)")],
-        sampler_temperature=lambda args: args.temperature,
     )
+    with job_log(args.log):
+        temperature(
+            sft=hand_model(args, args.sft, input_key="sft", lora=args.sft_lora),
+            tokenizer=args.tokenizer,
+            settings=measure.TempSettings(
+                question=args.question,
+                temperatures=args.temperatures,
+                samples=args.samples,
+                new_tokens=args.new_tokens,
+                seed=args.seed,
+                chatml_fallback=args.chatml_fallback,
+            ),
+            out=args.out,
+            sampler_temperature=args.temperature,
+            second_seed=args.second_seed,
+            sampler_out=args.sampler_out,
+        )

@@ -1,4 +1,4 @@
-# Steps 5-6: what temperature and top-p change; beyond the task, the sampler is not the cache
+# Step 5: what temperature changes (temp.json); beyond the task, the sampler is not the cache
 # (sampler.json, from temp's own draws and model load).
 
 
@@ -31,31 +31,4 @@ rule temp:
             model=model_params,
         ),
     script:
-        "../scripts/temperature.py"
-
-
-rule topp:
-    input:
-        **reads("topp"),
-    output:
-        topp=measured("topp", "top-p"),
-        topp_detail=measured("topp_detail", "top-p"),
-    log:
-        logfile("topp.log"),
-    benchmark:
-        bench("topp")
-    conda:
-        ENV
-    threads: rule_threads("topp")
-    resources:
-        **model_resources("topp"),
-    params:
-        **named(
-            sha256=contents("topp"),
-            prefix=config["topp"]["prefix"],
-            sharp_prefix=config["topp"]["sharp_prefix"],
-            ps=config["topp"]["ps"],
-            model=model_params,
-        ),
-    script:
-        "../scripts/topp.py"
+        "../scripts/temp.py"
