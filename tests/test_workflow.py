@@ -175,7 +175,9 @@ def course_run(course_inputs, tmp_path_factory):
     outdir = tmp_path_factory.mktemp("results")
     args = course_args(course_inputs, outdir)
     snakemake(str(outdir / "report.md"), *args)  # the user's one command: the report target alone
-    REPORT_ALONE.update(path.name for path in outdir.iterdir() if path.is_file())
+    REPORT_ALONE.update(
+        path.name for path in outdir.iterdir() if path.is_file() and not path.name.startswith(".")
+    )  # the results' files (the run's lock, .mminfer.lock, aside)
     snakemake(*args)  # then everything: beyond.md and its measurements
     return args, outdir
 
@@ -1019,14 +1021,25 @@ def test_a_jittered_run_writes_only_claims_its_records_support(jittered_demo_run
     }
     assert [name for name, verdict in timings.items() if verdict == "ok"] == []
     assert JITTER_VARIABLE in records["time"].clock
-    logged = (outdir / "logs" / "report.log").read_text(encoding="utf-8")
-    assert log.summary() in logged
+    for report in REPORTS:  # each report's job logs the claims of its own report
+        own = ClaimLog()
+        render_reports(
+            records,
+            pictures={name: picture_file(name) for name in pictures()},
+            cache_script="cache.py",
+            claims=own,
+            results=str(outdir),
+            reports=(report,),
+        )
+        assert own.summary() in (outdir / "logs" / f"{report}.log").read_text(encoding="utf-8")
     # the jitter stretches the wall time the timed runs' CPU time is shared over: a busy machine,
-    # said at report.md's top and in the first row of its glance, before anything else
+    # said in one line at report.md's top, and its glance marks the row that reads time.json
     assert records["time"].contention.busy
     top, _, glance = (outdir / "report.md").read_text(encoding="utf-8").partition("## 한눈에")
-    assert "기계가 바빴다" in top and "snakemake -R time" in top
-    assert "바쁜 기계" in glance.split("\n")[4]
+    (line,) = [line for line in top.splitlines() if line.startswith("**바쁜 기계**")]
+    assert line.endswith(f"`snakemake --cores 1 {outdir}/report.md -R time`.")
+    (row,) = [row for row in glance.splitlines() if row.startswith("| [KV 캐시]")]
+    assert "⚠ 바쁜 기계" in row
     assert_checker_passes(outdir)
 
 

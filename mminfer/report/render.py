@@ -117,7 +117,8 @@ class Figure:
     report: str  # the report's file, "report.md"
     key: str  # "<measurement>.<field>": time.speedup, kvbytes.measured_bytes
     printed: str  # the number as printed ("7.56", "1,180", "204,800")
-    style: str  # "sig": three significant digits (korean.significant); "int": every digit
+    style: str  # "sig": three significant digits (korean.significant); "int": every digit,
+    # with thousands separators; "plain": every digit, none (measured_bytes, as the task asks)
     scale: float  # the printed unit over the record's (1000: seconds printed as ms)
 
 
@@ -125,6 +126,8 @@ def printed_as(value: float, style: str, scale: float = 1.0) -> str:
     """How a figure of ``style`` prints ``value`` (the record's unit) times ``scale``."""
     if style == "int":
         return f"{round(value * scale):,}"
+    if style == "plain":  # every digit, no separator: a number as the task's file holds it
+        return str(round(value * scale))
     return significant(value * scale)
 
 
