@@ -132,7 +132,7 @@ def test_an_absent_measurement_has_no_row():
 def test_the_glance_puts_the_tasks_three_numbers_side_by_side_first():
     row = sections(rendered("full"))[GLANCE].strip().splitlines()[3]  # after the run's row
     assert row.startswith("| [KV 캐시](#kv-캐시) |")
-    assert "56.4배" in row and "speedup 5.00배" in row and "measured_bytes 102,400" in row
+    assert "56.4배" in row and "speedup 5.00배" in row and "measured_bytes 102400" in row
     assert "믿을 만함 (ok)" in row
 
 
