@@ -508,10 +508,10 @@ def plot_serve(serve: Serve, out_png) -> Path:
     beyond = [b for b in batch if b >= high]  # from the range's end, so the two lines join
     if fit.holds:
         inside_style = "-"
-        label = f"적합: 고정비 + 사용자당 × B (B {low}–{high}에서 맞음)"
+        label = f"적합: B와 무관한 몫 + 사용자당 × B (B {low}–{high}에서 맞음)"
     else:
         inside_style = ":"
-        label = f"적합: 고정비 + 사용자당 × B (B {low}–{high}에서 맞지 않음)"
+        label = f"적합: B와 무관한 몫 + 사용자당 × B (B {low}–{high}에서 맞지 않음)"
     step_ax.plot(
         inside,
         [fitted_step_ms(fit, b) for b in inside],

@@ -1125,7 +1125,8 @@ SENTENCES = (
                 " 길어지지 않은 것은(패스마다 짝지은 비율로) B = {{ serve.free_up_to() }}까지다"
                 "(한 단계 {{ serve.batches[0].decode_step_interval|ms_in }} →"
                 " {{ serve.row(serve.free_up_to()).decode_step_interval|ms_in }})"
-                "{{ ': 거기까지는 고정비가 지배해 사용자를 더 받는 것이 거의 공짜다.'"
+                "{{ ': 거기까지는 B와 무관한 몫(호출마다의 고정비와 가중치 읽기)이 지배해"
+                " 사용자를 더 받는 것이 거의 공짜다.'"
                 " if serve.free_up_to() < serve.batches[-1].batch"
                 " else ': 잰 가장 큰 배치까지 거의 공짜였다.' }}"
             ),

@@ -598,12 +598,12 @@ SENTENCES = (
         holds=fixed_share_of,
         words={
             "share": (
-                "잰 캐시 경로 시간의 {{ sweep.longest_fixed_share()|percent_in }}가 단계마다의"
-                " 고정비다"
+                "잰 캐시 경로 시간의 {{ sweep.longest_fixed_share()|percent_in }}가 적합의 단계당"
+                " 절편(넣는 토큰과 무관한 단계 시간: 호출마다의 고정비와 가중치 읽기)이다"
             ),
             "exceeds": (
-                "적합의 고정비 × N이 잰 캐시 경로 시간의 가장 느린 실행보다도 커서 그 몫은 말할 수"
-                " 없다: 이 적합은 캐시 경로의 고정비를 넘게 잡는다"
+                "적합의 단계당 절편 × N이 잰 캐시 경로 시간의 가장 느린 실행보다도 커서 그 몫은"
+                " 말할 수 없다: 이 적합은 캐시 경로의 절편을 넘게 잡는다"
             ),
         },
         check=fixed_share_supported,
@@ -618,7 +618,7 @@ SENTENCES = (
             ),
             "not_grown": (
                 "캐시 없는 단계는 첫 단계 " + FIRST + "에서 마지막 잰 단계까지 늘지 않았다(실행마다"
-                " {{ sweep.uncached_growth_interval|x_in }}: 잡음이나 고정비에 묻혔다)."
+                " {{ sweep.uncached_growth_interval|x_in }}: 잡음이나 단계마다 같은 시간에 묻혔다)."
             ),
             "undecided": (
                 RUNS + "로는 캐시 없는 단계가 첫 단계 " + FIRST + "에서 마지막 잰 단계까지 늘었는지"
