@@ -174,6 +174,10 @@ def test_every_printed_figure_is_its_key_s_value_and_the_speedup_has_one_value(c
     assert len([figure for figure in speedups if figure.report == "report.md"]) == 3
     speedup = check.printed_as(records["time"].speedup, "sig")
     assert {figure.printed for figure in speedups} == {speedup}
+    # the glance rows of ## 온도 and ## top-p print their counts under the keys their tables do
+    for temperature in records["temp"]:
+        key = f"temp[{temperature}].distinct"
+        assert len([figure for figure in figures if figure.key == key]) == 2, key
     if case == "full":
         # a reader's division of the two printed medians gives the printed speedup
         printed = {figure.key: float(figure.printed.replace(",", "")) for figure in figures}
@@ -200,6 +204,14 @@ def test_a_second_speedup_printed_under_its_key_fails_the_folder(results, monkey
     assert check.main([str(results)]) == 1
     out = capsys.readouterr().out
     assert "WRONG FIGURE time.speedup in report.md" in out and "TWO VALUES time.speedup" in out
+
+
+def test_a_figure_s_key_reads_fields_and_mapping_keys():
+    records = reportcases.cases()["full"]["records"]
+    assert check.value_of(records, "time.speedup") == records["time"].speedup
+    assert check.value_of(records, "temp[0.3].distinct") == records["temp"]["0.3"].distinct
+    sharp = records["topp_detail"].positions["sharp"].survivors["0.9"]
+    assert check.value_of(records, "topp_detail.positions[sharp].survivors[0.9]") == sharp
 
 
 def test_a_median_printed_at_its_interval_s_precision_is_a_wrong_figure():

@@ -20,6 +20,7 @@ FAULTS = PLANT["load_faults"](REPO / "tests" / "faults.yaml")
 KINDS = {
     "wrong_formula",
     "wrong_figure",
+    "glance_disagrees",
     "inverted_claim",
     "flipped_template",
     "dropped_spread",

@@ -21,6 +21,7 @@ from these files.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -85,12 +86,19 @@ def rendered(
     return texts, log
 
 
+# A figure's key: a measurement's name, then fields (".speedup") and mapping keys ("[0.9]").
+KEY_PART = re.compile(r"\.([A-Za-z_]\w*)|\[([^\]]+)\]")
+
+
 def value_of(records: dict[str, object], key: str):
-    """The JSON value a figure's key names: "time.speedup" is time.json's ``speedup``."""
-    name, *fields = key.split(".")
+    """The JSON value a figure's key names: "time.speedup" is time.json's ``speedup``,
+    "temp[0.3].distinct" temp.json's ``"0.3"``'s ``distinct``."""
+    name = re.match(r"\w+", key).group(0)
     value = records[name]
-    for field in fields:
-        value = value[field] if isinstance(value, dict) else getattr(value, field)
+    rest = key[len(name) :]
+    for part in KEY_PART.finditer(rest):
+        field, item = part.groups()
+        value = value[item] if item is not None else getattr(value, field)
     return value
 
 
