@@ -155,7 +155,8 @@ integer with every digit. The speedup is time.json's `speedup` wherever it is pr
 row, `## KV 캐시`'s sentence and table), with `speedup_medians_interval`; whether the cache is
 faster is said in words, from the paired rounds (`speedup_interval`). Each such figure is printed
 through a filter that names its key, and the checker fails a folder where a printed figure is not
-its key's value at that precision or one key is printed with two values.
+its key's value at that precision or one key is printed with two values. A sentence that says a
+printed count grew, fell or stayed is checked too, from the signs of the counts' steps.
 """
 
 OUTPUTS_FOOTER = """The reports' sentences live in each section's template and sentence table

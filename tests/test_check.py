@@ -226,3 +226,41 @@ def test_a_median_printed_at_its_interval_s_precision_is_a_wrong_figure():
     assert "printed 200, its value is 239" in line
     exact = render.Figure("report.md", "time.with_cache_s", "239", "sig", 1000.0)
     assert check.wrong_figures([exact], records) == []
+
+
+# Sentences that say a printed figure grew, fell or stayed: each has a check that recomputes the
+# direction from the signs of the figures' steps (mminfer.records.moves), apart from its predicate.
+DIRECTIONS = (
+    "temp.trend",
+    "temp.lesson",
+    "repetition.distinct_trend",
+    "repetition.greedy_repeats_trend",
+    "serve.experts",
+    "conversation.reused",
+    "conversation.answers",
+    "anatomy.fewer_flops_same_calls",
+)
+# Words that say a direction, and the sentences that use one without stating a figure's move.
+DIRECTION_WORDS = ("늘었", "줄었", "늘지", "줄지", "커졌", "작아졌", "그대로", "늘어", "줄어")
+NOT_A_FIGURE_S_MOVE = {
+    "conversation.no_breaks": "the template rendered the ids as they were (그대로): no figure",
+    "serve.context_beyond_measured": "a longer context costs more: a caution, no figure moved",
+}
+
+
+def test_every_sentence_that_says_a_figure_moved_has_a_check():
+    table = render.sentence_table()
+    for key, sentence in table.items():
+        variants = [sentence.words] if isinstance(sentence.words, str) else sentence.words.values()
+        moved = any(word in text for text in variants for word in DIRECTION_WORDS)
+        if moved and key not in NOT_A_FIGURE_S_MOVE:
+            assert key in DIRECTIONS or sentence.check is not None, key
+    assert all(table[key].check is not None for key in DIRECTIONS)
+
+
+@pytest.mark.parametrize("case", sorted(reportcases.cases()))
+def test_every_checked_sentence_a_case_writes_is_supported(case):
+    records = reportcases.cases()[case]["records"]
+    _, log = check.rendered(records)
+    found = check.written_comparisons(log, records)
+    assert [finding.line() for finding in found if not finding.supported] == []

@@ -21,6 +21,7 @@ KINDS = {
     "wrong_formula",
     "wrong_figure",
     "glance_disagrees",
+    "direction_flipped",
     "inverted_claim",
     "flipped_template",
     "dropped_spread",

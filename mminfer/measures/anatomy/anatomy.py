@@ -402,6 +402,16 @@ def fewer_flops_same_calls(anatomy: Anatomy) -> bool:
     return cached.calls == uncached.calls and uncached.flops_formula > cached.flops_formula
 
 
+def flops_and_calls_in_steps(anatomy: Anatomy) -> bool:
+    """anatomy.fewer_flops_same_calls's check, from the counted steps: both paths call forward
+    as often (one step a call), and the uncached steps' formula FLOPs add up to more."""
+    cached, uncached = anatomy.with_cache.steps, anatomy.without_cache.steps
+    fewer = sum(step.flops_formula for step in uncached) > sum(
+        step.flops_formula for step in cached
+    )
+    return len(cached) == len(uncached) and fewer
+
+
 def formula_equals_counter(anatomy: Anatomy) -> bool:
     """anatomy.formula_equals_counter: every call's counted FLOPs are the formula's less the
     parts the counter has no entry for."""
@@ -503,6 +513,7 @@ SENTENCES = (
             ' / anatomy.with_cache.totals.flops_formula)|fmt(".1f") }}배 줄이지만 forward 호출은'
             " {{ anatomy.with_cache.totals.calls }}회 그대로다."
         ),
+        check=flops_and_calls_in_steps,
     ),
     Sentence(
         "anatomy.formula_equals_counter",

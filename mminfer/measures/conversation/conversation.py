@@ -23,6 +23,7 @@ from mminfer.records.interval import (
     ratio_interval,
 )
 from mminfer.records.machine import Contention
+from mminfer.records.moves import up_every_step
 from mminfer.records.sentences import Sentence
 
 
@@ -374,6 +375,22 @@ def reused_of(conversation: Conversation) -> str:
     return "grows" if grows else "not_grows"
 
 
+def reused_in_turns(conversation: Conversation, chosen: str) -> bool:
+    """conversation.reused's check: the tokens reused, turn by turn, up at every step
+    ("grows"), by the signs of their steps (mminfer.records.moves)."""
+    grows = up_every_step([turn.reused for turn in conversation.turns])
+    return grows == (chosen == "grows")
+
+
+def answers_in_turns(conversation: Conversation, chosen: str) -> bool:
+    """conversation.answers's check: some turn's answer parted ("diverged"), or every turn's
+    was the same and the tokens fed, added up over the turns, fell by carrying ("same_fewer")."""
+    parted = any(not (turn.same_ids and turn.close_logits) for turn in conversation.turns)
+    carry = sum(turn.fed_carry for turn in conversation.turns)
+    recompute = sum(turn.fed_recompute for turn in conversation.turns)
+    return {"diverged": parted, "same_fewer": not parted and carry < recompute}[chosen]
+
+
 def logits_of(conversation: Conversation) -> str | None:
     """conversation.logits: the same ids at every turn, with logits bit for bit "equal" or
     apart "within_rounding"; None where an answer parted."""
@@ -568,6 +585,7 @@ SENTENCES = (
                 " 계산과 같았다(" + DTYPE + ",\n" + DEVICE + ")."
             ),
         },
+        check=answers_in_turns,
     ),
     Sentence(
         "conversation.formulas",
@@ -593,6 +611,7 @@ SENTENCES = (
             ),
             "not_grows": "재사용한 토큰이 턴마다 늘지는 않았다.",
         },
+        check=reused_in_turns,
     ),
     Sentence(
         "conversation.logits",

@@ -17,6 +17,7 @@ from mminfer.records.interval import (
     ratio_interval,
 )
 from mminfer.records.machine import TimedOn
+from mminfer.records.moves import both_ways, never_down_some_up, never_moved, never_up_some_down
 from mminfer.records.sentences import Sentence
 
 
@@ -178,6 +179,33 @@ def greedy_repeats_trend(repetition: Repetition) -> str | None:
     return trend(repeats) if len(repeats) > 1 else None
 
 
+def counts_move(values: list, chosen: str) -> bool:
+    """Whether ``values`` (penalties ascending) move as a trend's variant says, by the signs of
+    their steps (mminfer.records.moves), apart from :func:`trend`."""
+    said = {
+        "more": never_down_some_up(values),
+        "fewer": never_up_some_down(values),
+        "same": never_moved(values),
+        "mixed": both_ways(values),
+    }
+    return said[chosen]
+
+
+def distinct_in_counts(repetition: Repetition, chosen: str) -> bool:
+    """repetition.distinct_trend's check: the distinct answers printed, penalties ascending by
+    value."""
+    ascending = sorted(repetition.penalties, key=float)
+    return counts_move([repetition.penalties[key].distinct for key in ascending], chosen)
+
+
+def greedy_repeats_in_counts(repetition: Repetition, chosen: str) -> bool:
+    """repetition.greedy_repeats_trend's check: greedy's repeated n-grams printed, penalties
+    ascending by value."""
+    ascending = sorted(repetition.penalties, key=float)
+    counts = [repetition.penalties[key].greedy_repeated_ngrams for key in ascending]
+    return counts_move(counts, chosen)
+
+
 def samples_never_loop(repetition: Repetition) -> bool:
     """repetition.samples_never_loop: no sampled answer loops at any penalty."""
     return all(penalty.looping == 0 for penalty in repetition.penalties.values())
@@ -246,6 +274,7 @@ SENTENCES = (
             )
             for word, verb in MOVED.items()
         },
+        check=distinct_in_counts,
     ),
     Sentence(
         "repetition.samples_never_loop",
@@ -265,6 +294,7 @@ SENTENCES = (
             )
             for word, verb in MOVED.items()
         },
+        check=greedy_repeats_in_counts,
     ),
     Sentence(
         "repetition.changes_answers",

@@ -421,6 +421,14 @@ def experts_of(serve: Serve) -> str | None:
     return "grow" if experts[-1] > experts[0] else "same"
 
 
+def experts_in_counts(serve: Serve, chosen: str) -> bool:
+    """serve.experts's check: the experts a step touched at the largest batch against the
+    smallest, the two figures the sentence prints: above ("grow") or equal ("same")."""
+    batches = sorted(serve.batches, key=lambda row: row.batch)
+    first, last = batches[0].experts_touched, batches[-1].experts_touched
+    return {"grow": last > first, "same": last == first}[chosen]
+
+
 def two_bands_supported(serve: Serve) -> bool:
     """serve.two_bands's check: each named batch's decode steps, every pass's, part into two
     groups whose intervals separate (records.two_bands_in)."""
@@ -932,6 +940,7 @@ SENTENCES = (
                 + " 그대로였다."
             ),
         },
+        check=experts_in_counts,
     ),
     Sentence(
         "serve.context_beyond_measured",

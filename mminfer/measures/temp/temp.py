@@ -11,6 +11,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from mminfer.records import Answer, ChatPrompt, Glance, RunInfo
+from mminfer.records.moves import (
+    both_ways,
+    down_every_step,
+    moves,
+    never_down_some_up,
+    never_moved,
+    never_up_some_down,
+    up_every_step,
+)
 from mminfer.records.sentences import Sentence
 
 if TYPE_CHECKING:
@@ -86,6 +95,23 @@ def trend(values: list) -> str:
     return "mixed"
 
 
+def trend_in_counts(temp: Temperatures, chosen: str) -> bool:
+    """temp.trend's and temp.lesson's check: the distinct counts the sentence prints, the
+    temperatures taken in ascending order of their values, move as the variant says, by the signs
+    of their steps (mminfer.records.moves), apart from :func:`trend`."""
+    counts = [temp[key].distinct for key in sorted(temp, key=float)]
+    said = {
+        "grows": up_every_step(counts),
+        "shrinks": down_every_step(counts),
+        "flat": never_moved(counts),
+        "rises": never_down_some_up(counts) and 0 in moves(counts),
+        "falls": never_up_some_down(counts) and 0 in moves(counts),
+        "mixed": both_ways(counts),
+        "one": len(counts) == 1,
+    }
+    return said[chosen]
+
+
 def temp_glance(temp: Temperatures, sampler: SamplerCheck | None = None) -> Glance:
     """## 온도's row: distinct answers per temperature; its lesson the sentence temp.lesson's
     variant (their trend, see :func:`distinct_trend`)."""
@@ -122,6 +148,7 @@ SENTENCES = (
                 "{{ " + COUNTS + " }}개였다."
             ),
         },
+        check=trend_in_counts,
     ),
     Sentence(
         "temp.distinct_grows",
@@ -140,5 +167,6 @@ SENTENCES = (
             "mixed": "답의 수가 온도와 한 방향으로 움직이지 않았다",
             "one": "온도마다 서로 다른 답의 수",
         },
+        check=trend_in_counts,
     ),
 )
