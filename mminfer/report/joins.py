@@ -238,7 +238,9 @@ def anatomy_time_glance(anatomy: Anatomy, time: Timing | None = None) -> Glance:
     """The row: the term that binds the cached path, where time.json is comparable."""
     if comparable(anatomy, time) != "yes":
         return Glance(lesson="counts_only", terms=("dispatch", "roofline", "fixed_cost"))
-    return Glance(lesson="split", verdict=time.verdict, terms=("dispatch", "roofline", "fixed_cost"))
+    return Glance(
+        lesson="split", verdict=time.verdict, terms=("dispatch", "roofline", "fixed_cost")
+    )
 
 
 def split_of(anatomy: Anatomy, time: Timing | None, path: str) -> PathSplit | None:
