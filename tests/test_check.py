@@ -264,3 +264,30 @@ def test_every_checked_sentence_a_case_writes_is_supported(case):
     _, log = check.rendered(records)
     found = check.written_comparisons(log, records)
     assert [finding.line() for finding in found if not finding.supported] == []
+
+
+@pytest.mark.parametrize("busy", [("time", "sweep", "serve"), ("time",)])
+def test_a_load_is_named_as_a_cause_only_where_one_side_alone_ran_busy(busy):
+    # issue 58: read against its JSON, a busy run named the load as the cause of two timings'
+    # difference where both had run under it; each comparison here parts ("apart")
+    from mminfer.records.machine import Contention
+
+    records = dict(reportcases.cases()["speedup_disagrees"]["records"])
+    loaded = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
+    for name in busy:
+        records[name] = dataclasses.replace(records[name], contention=loaded)
+    records["latency"] = dataclasses.replace(
+        records["latency"], contention=records["time"].contention
+    )
+    texts, log = check.rendered(records)
+    causes = [claim for claim in log.rendered if ".load_against_" in claim.key]
+    if busy == ("time",):  # time.json alone: named beside the sweep, which ran quiet
+        assert "time.json을 잴 때만 기계가 바빴고" in texts["beyond.md"]
+        assert [claim.key for claim in causes] == [
+            "sweep.load_against_time",
+            "sweep.load_against_latency",
+        ]
+    else:  # every side busy: no load is a difference between them
+        assert "때만 기계가 바빴고" not in texts["beyond.md"] and causes == []
+    found = check.written_comparisons(log, records)
+    assert [finding.line() for finding in found if not finding.supported] == []

@@ -22,6 +22,7 @@ KINDS = {
     "wrong_figure",
     "glance_disagrees",
     "direction_flipped",
+    "cause_without_difference",
     "inverted_claim",
     "flipped_template",
     "dropped_spread",

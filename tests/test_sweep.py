@@ -458,5 +458,5 @@ def test_apart_timings_name_the_busy_machine_and_the_methods():
     records = cases()["speedup_disagrees"]["records"]
     busy = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
     report = beyond(records | {"sweep": replace(records["sweep"], contention=busy)})
-    assert "겹치지 않는다: 이 절을 잴 때 기계가 바빴고, 방법이 다르다(time.json은" in report
-    assert "이 절을 잴 때 기계가 바빴고" not in beyond(records)
+    assert "겹치지 않는다: 이 절을 잴 때만 기계가 바빴고, 방법이 다르다(time.json은" in report
+    assert "이 절을 잴 때만 기계가 바빴고" not in beyond(records)

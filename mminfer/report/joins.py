@@ -1120,8 +1120,85 @@ BUSY_SENTENCES = (
 
 # --- sweep and serve: one quantity timed by two jobs (issue 47 point 4) -------------------------
 
-BUSY_SWEEP = "{{ '이 절을 잴 때 기계가 바빴고, ' if sweep.contention and sweep.contention.busy }}"
-BUSY_SERVE = "{{ '서빙을 잴 때 기계가 바빴고, ' if serve.contention and serve.contention.busy }}"
+
+def contention_of(record) -> Contention | None:
+    """A timing record's contention, None for a record not given or not timed."""
+    return getattr(record, "contention", None)
+
+
+def busy_one_side(one: Contention | None, other: Contention | None, names: tuple) -> str | None:
+    """Which of two timings alone ran busy (its recorded flag), by ``names`` (one's, other's):
+    a load is named as a cause of their difference only where one side had it and the other
+    did not; None where both or neither did."""
+    one_busy = one is not None and one.busy
+    other_busy = other is not None and other.busy
+    if one_busy == other_busy:
+        return None
+    return names[0] if one_busy else names[1]
+
+
+def busy_one_side_in_figures(one: Contention | None, other: Contention | None) -> tuple:
+    """(one busy, other busy), each recomputed from its figures (BUSY_SHARE, BUSY_PRESSURE),
+    never from the stored flag: what a load cause's check reads."""
+
+    def busy(contention: Contention | None) -> bool:
+        if contention is None:
+            return False
+        share, pressure = contention.cpu_share, contention.cpu_pressure
+        return (share is not None and share < BUSY_SHARE) or (
+            pressure is not None and pressure > BUSY_PRESSURE
+        )
+
+    return busy(one), busy(other)
+
+
+def load_cause_supported(one, other, chosen: str, names: tuple) -> bool:
+    """A load cause's check: the side named ran busy by its figures and the other did not."""
+    one_busy, other_busy = busy_one_side_in_figures(one, other)
+    return (one_busy and not other_busy) if chosen == names[0] else (other_busy and not one_busy)
+
+
+TIME_SWEEP = ("time", "sweep")
+LATENCY_SWEEP = ("latency", "sweep")
+SERVE_SWEEP = ("serve", "sweep")
+ONLY_SWEEP = "이 절을 잴 때만 기계가 바빴고, "
+# The load named as a cause of two timings' difference only where one side alone ran busy
+# (issue 58: a cause where both sides ran under the same contention is no cause of a difference).
+LOAD_SENTENCES = (
+    Sentence(
+        "sweep.load_against_time",
+        holds=lambda time, sweep: busy_one_side(
+            contention_of(time), contention_of(sweep), TIME_SWEEP
+        ),
+        words={"time": "time.json을 잴 때만 기계가 바빴고, ", "sweep": ONLY_SWEEP},
+        check=lambda time, sweep, chosen: load_cause_supported(
+            time.contention, sweep.contention, chosen, TIME_SWEEP
+        ),
+    ),
+    Sentence(
+        "sweep.load_against_latency",
+        holds=lambda latency, sweep: busy_one_side(
+            contention_of(latency), contention_of(sweep), LATENCY_SWEEP
+        ),
+        words={"latency": "time.json의 실행을 잴 때만 기계가 바빴고, ", "sweep": ONLY_SWEEP},
+        check=lambda latency, sweep, chosen: load_cause_supported(
+            latency.contention, sweep.contention, chosen, LATENCY_SWEEP
+        ),
+    ),
+    Sentence(
+        "serve.load_against_sweep",
+        holds=lambda serve, sweep: busy_one_side(
+            contention_of(serve), contention_of(sweep), SERVE_SWEEP
+        ),
+        words={
+            "serve": "서빙을 잴 때만 기계가 바빴고, ",
+            "sweep": "`## 길이에 따른 비용`을 잴 때만 기계가 바빴고, ",
+        },
+        check=lambda serve, sweep, chosen: load_cause_supported(
+            serve.contention, sweep.contention, chosen, SERVE_SWEEP
+        ),
+    ),
+)
 SWEEP_POINT = (
     "{% set point = sweep.point_at(time.new_tokens) %}N = {{ point.new_tokens }}의 시간 비율"
 )
@@ -1149,7 +1226,8 @@ SCALE_SENTENCES = (
             ),
             "apart": (
                 SWEEP_POINT + " {{ point.time_ratio_interval|x_in }}는 " + SPEEDUP + "와 구간이"
-                " 겹치지 않는다: " + BUSY_TIME + BUSY_SWEEP + "{{ '스레드도 %d개 대 %d개이며, '"
+                " 겹치지 않는다: {{ say('sweep.load_against_time') }}"
+                "{{ '스레드도 %d개 대 %d개이며, '"
                 "|format(time.threads, sweep.threads) if time.threads != sweep.threads }}방법이"
                 " 다르다(time.json은 생성 전체를 한 번에, 이 절은 단계마다 잰 시간의 합)."
             ),
@@ -1171,7 +1249,8 @@ SCALE_SENTENCES = (
             "overlap": SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 구간이 겹친다.",
             "apart": (
                 SWEEP_TTFT + "와 " + LATENCY_TTFT + "는 같은 P토큰의 프리필인데 구간이 겹치지"
-                " 않는다: " + BUSY_TIME + BUSY_SWEEP + "방법이 다르다(latency.json은 스트리머가 첫"
+                " 않는다: {{ say('sweep.load_against_latency') }}방법이 다르다(latency.json은"
+                " 스트리머가 첫"
                 " 토큰을 받기까지의 `generate`, 이 절은 직접 돈 그리디 루프의 첫 `forward`)."
             ),
             "undecided": (
@@ -1193,7 +1272,7 @@ SCALE_SENTENCES = (
             "apart": (
                 SERVE_PREFILL + "는 `## 길이에 따른 비용`의 첫 토큰까지 시간"
                 " {{ sweep.ttft_interval|ms_in }}와 같은 프롬프트의 같은 `forward`인데 구간이"
-                " 겹치지 않는다: " + BUSY_SERVE + BUSY_SWEEP + "방법이 다르다(여기는 모델의"
+                " 겹치지 않는다: {{ say('serve.load_against_sweep') }}방법이 다르다(여기는 모델의"
                 " `generate`가 B행을 한 번에, 저기는 직접 돈 그리디 루프의 첫 단계)."
             ),
             "undecided": (
@@ -1355,6 +1434,7 @@ SENTENCES = (
     *BUSY_SENTENCES,
     *ANATOMY_SENTENCES,
     *SCALE_SENTENCES,
+    *LOAD_SENTENCES,
     *REMEDIES_SENTENCES,
     *TIME_SENTENCES,
     *PROFILE_SENTENCES,
