@@ -152,7 +152,7 @@ def main() -> None:
         "temp": answers,
         "topp": survivors,
     }
-    report = render_report(records)
+    report = render_report(records, results=str(outdir))
     write_text_atomic(outdir / REPORT, report)
 
 
