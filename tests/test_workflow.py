@@ -47,7 +47,7 @@ from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import from_json, to_json
 from mminfer.records.claims import ClaimLog
-from mminfer.report.render import render_reports
+from mminfer.report.render import printed_as, render_reports
 from mminfer.timing.clock import JITTER_VARIABLE
 from mminfer.workflow.resultslock import LOCK_NAME
 
@@ -286,7 +286,7 @@ def test_report_has_the_sections_and_numbers(course_run):
     for heading in ("## KV 캐시", "## 온도", "## top-p"):
         assert re.search(rf"^{re.escape(heading)}$", report, re.M), heading
     timing, kv = read(outdir, "time.json"), read(outdir, "kvbytes.json")
-    assert f"{timing['speedup']:.2f}" in report
+    assert f"speedup {printed_as(timing['speedup'], 'sig')}배" in report  # three digits, one value
     assert f"**{kv['measured_bytes']}**" in report  # the plain number, as the task asks
     assert "builtin" in report and read(outdir, "same.json")["run"]["sha256"][:16] in report
     beyond = (outdir / "beyond.md").read_text(encoding="utf-8")
