@@ -236,16 +236,21 @@ def forced_report(config_file: Path, cores: int) -> tuple[float, dict[str, float
     return seconds, job_seconds(outdir)
 
 
+def plain_command(config_file: Path, outdir: Path, threads: int) -> list[str]:
+    """(c): scripts/plain_task.py into ``outdir`` at ``threads``, reading the workflow's config."""
+    return [
+        sys.executable,
+        str(REPO / "scripts" / "plain_task.py"),
+        *flags(outdir=outdir, threads=threads),
+        *["--config", str(REPO / "config.yaml"), str(config_file)],
+    ]
+
+
 def against_plain(name: str, config_file: Path, pairs: int, cores: int, workdir: Path) -> dict:
     """Rounds of (a) and (c) on one model set; the workflow and plain_task.py read one config."""
     outdir = Path(read_json(config_file)["outdir"])
     snakemake([str(outdir / REPORT), "--configfile", str(config_file)], cores)  # up to date
-    plain = [
-        sys.executable,
-        str(REPO / "scripts" / "plain_task.py"),
-        *flags(outdir=workdir / f"plain-{name}", threads=cores),
-        *["--config", str(REPO / "config.yaml"), str(config_file)],
-    ]
+    plain = plain_command(config_file, workdir / f"plain-{name}", cores)
     dry = [str(outdir / REPORT), "-R", *MEASUREMENT_RULES, "-n", "--configfile"]
     seconds = {"a": [], "c": [], "dry": [], "torch": []}
     rounds = []
@@ -285,12 +290,7 @@ def report_md_against_plain(name: str, config_file: Path, pairs: int, workdir: P
     """Rounds of (b) the design card's command, ``snakemake --cores 1 <outdir>/report.md`` into an
     empty results folder each round, and (c) plain_task.py at one thread, A B A B: what a
     learner who asks for the task's report waits for, against one plain process."""
-    plain = [
-        sys.executable,
-        str(REPO / "scripts" / "plain_task.py"),
-        *flags(outdir=workdir / f"plain1-{name}", threads=1),
-        *["--config", str(REPO / "config.yaml"), str(config_file)],
-    ]
+    plain = plain_command(config_file, workdir / f"plain1-{name}", 1)
     seconds = {"b": [], "c": []}
     rounds = []
     for number in range(pairs):

@@ -86,7 +86,6 @@ def time_count_facts(time: Timing, count: Count) -> dict:
     return time_facts(time) | {
         "token_ratio": ratio,
         "speedup_below_token_ratio": time.speedup < ratio,
-        "tokens_per_step_without_cache": count.fed_without_cache / time.new_tokens,
         "narrow_interval": median_interval(
             time.narrow_runs_s, look_level(time.runs, time.max_runs)
         ),
@@ -1126,76 +1125,60 @@ def contention_of(record) -> Contention | None:
     return getattr(record, "contention", None)
 
 
-def busy_one_side(one: Contention | None, other: Contention | None, names: tuple) -> str | None:
-    """Which of two timings alone ran busy (its recorded flag), by ``names`` (one's, other's):
-    a load is named as a cause of their difference only where one side had it and the other
-    did not; None where both or neither did."""
-    one_busy = one is not None and one.busy
-    other_busy = other is not None and other.busy
+def busy_alone(one, other, names: tuple[str, str]) -> str | None:
+    """Which of two timing records alone ran busy (its recorded flag), by ``names``: a load is
+    named as a cause of their difference only where one side had it and the other did not;
+    None where both or neither did."""
+    one_busy, other_busy = (
+        getattr(contention_of(record), "busy", False) for record in (one, other)
+    )
     if one_busy == other_busy:
         return None
     return names[0] if one_busy else names[1]
 
 
-def busy_one_side_in_figures(one: Contention | None, other: Contention | None) -> tuple:
-    """(one busy, other busy), each recomputed from its figures (BUSY_SHARE, BUSY_PRESSURE),
-    never from the stored flag: what a load cause's check reads."""
-
-    def busy(contention: Contention | None) -> bool:
-        if contention is None:
-            return False
-        share, pressure = contention.cpu_share, contention.cpu_pressure
-        return (share is not None and share < BUSY_SHARE) or (
-            pressure is not None and pressure > BUSY_PRESSURE
+def busy_alone_in_figures(one, other, names: tuple[str, str], chosen: str) -> bool:
+    """A load cause's check: the side named ran busy by its figures (is_busy, never the stored
+    flag) and the other did not."""
+    busy = {}
+    for name, record in zip(names, (one, other)):
+        contention = contention_of(record)
+        busy[name] = contention is not None and is_busy(
+            contention.cpu_share, contention.cpu_pressure
         )
-
-    return busy(one), busy(other)
-
-
-def load_cause_supported(one, other, chosen: str, names: tuple) -> bool:
-    """A load cause's check: the side named ran busy by its figures and the other did not."""
-    one_busy, other_busy = busy_one_side_in_figures(one, other)
-    return (one_busy and not other_busy) if chosen == names[0] else (other_busy and not one_busy)
+    (other_name,) = [name for name in names if name != chosen]
+    return busy[chosen] and not busy[other_name]
 
 
-TIME_SWEEP = ("time", "sweep")
-LATENCY_SWEEP = ("latency", "sweep")
-SERVE_SWEEP = ("serve", "sweep")
 ONLY_SWEEP = "이 절을 잴 때만 기계가 바빴고, "
 # The load named as a cause of two timings' difference only where one side alone ran busy
 # (issue 58: a cause where both sides ran under the same contention is no cause of a difference).
 LOAD_SENTENCES = (
     Sentence(
         "sweep.load_against_time",
-        holds=lambda time, sweep: busy_one_side(
-            contention_of(time), contention_of(sweep), TIME_SWEEP
-        ),
+        holds=lambda time, sweep: busy_alone(time, sweep, ("time", "sweep")),
         words={"time": "time.json을 잴 때만 기계가 바빴고, ", "sweep": ONLY_SWEEP},
-        check=lambda time, sweep, chosen: load_cause_supported(
-            time.contention, sweep.contention, chosen, TIME_SWEEP
+        check=lambda time, sweep, chosen: busy_alone_in_figures(
+            time, sweep, ("time", "sweep"), chosen
         ),
     ),
     Sentence(
         "sweep.load_against_latency",
-        holds=lambda latency, sweep: busy_one_side(
-            contention_of(latency), contention_of(sweep), LATENCY_SWEEP
-        ),
+        holds=lambda latency, sweep: busy_alone(latency, sweep, ("latency", "sweep")),
         words={"latency": "time.json의 실행을 잴 때만 기계가 바빴고, ", "sweep": ONLY_SWEEP},
-        check=lambda latency, sweep, chosen: load_cause_supported(
-            latency.contention, sweep.contention, chosen, LATENCY_SWEEP
+        check=lambda latency, sweep, chosen: busy_alone_in_figures(
+            latency, sweep, ("latency", "sweep"), chosen
         ),
     ),
     Sentence(
         "serve.load_against_sweep",
-        holds=lambda serve, sweep: busy_one_side(
-            contention_of(serve), contention_of(sweep), SERVE_SWEEP
-        ),
+        holds=lambda serve, sweep: busy_alone(serve, sweep, ("serve", "sweep")),
         words={
             "serve": "서빙을 잴 때만 기계가 바빴고, ",
             "sweep": "`## 길이에 따른 비용`을 잴 때만 기계가 바빴고, ",
         },
-        check=lambda serve, sweep, chosen: load_cause_supported(
-            serve.contention, sweep.contention, chosen, SERVE_SWEEP
+        check=lambda serve, sweep, chosen: busy_alone_in_figures(
+            serve, sweep, ("serve", "sweep"), chosen
         ),
     ),
 )

@@ -84,9 +84,6 @@ def time_facts(time: Timing) -> dict:
     return vars(time) | {
         "estimate": time.verdict == "noisy",  # the speedup is said as an estimate (≈)
         "trusted": time.verdict != "untrusted",
-        # one step of each way, on average: the measured terms when no record gives the reason
-        "step_with_cache_s": time.with_cache_s / time.new_tokens,
-        "step_without_cache_s": time.without_cache_s / time.new_tokens,
     }
 
 
