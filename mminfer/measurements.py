@@ -11,11 +11,13 @@ and the tests' list of expected files. Adding a measurement is one entry here pl
 (docs/development.md, "Adding a measurement"; tests/test_registry.py checks each entry has them).
 
 One name carries a measurement through: its file, <name>.json (the task fixed six of them:
-same, count, time, kvbytes, temp, topp), its entry, its report section
-(mminfer/measures/<rule>/<name>.md.j2), its caption (mminfer/measures/<rule>/<name>.rst) and the key
+same, count, time, kvbytes, temp, topp), its entry, its record's module
+(mminfer/measures/<rule>/<name>.py), its section's module and template
+(mminfer/report/sections/<section>/<name>.py and .md.j2; <section> is its own name, or the
+section it is shown in: ``part_of``), its caption (mminfer/measures/<rule>/<name>.rst) and the key
 of its record in render_report's mapping; its facts and glance functions are named
-``<name>_facts`` and ``<name>_glance``, or, joining other rules' records
-(mminfer/report/joins.py), after every measurement they read (``sweep_time_facts``). Among a
+``<name>_facts`` and ``<name>_glance``, or, joining other rules' records, after every measurement
+they read (``sweep_time_facts``). Among a
 rule's named inputs and outputs its file's key is :func:`key`: its name, but Snakemake's named
 lists are lists, and a list method's name is reserved there (``snakemake.output.count`` is
 list.count), so count.json is ``count_json`` in rules/cache.smk and the report rule. A rule writes
@@ -28,10 +30,9 @@ No torch and no matplotlib: rules/common.smk imports this module while Snakemake
 (tests/test_registry.py checks it). Records are plain references: they live in the torch-free
 mminfer/measures/<rule>/<name>.py. Every function is named as a "module:function" string, imported
 when a job uses it (:func:`resolve`): the measuring functions (torch's modules), the drawing
-functions (matplotlib's mminfer/report/plots.py) and the facts and glance functions. A facts or
-glance function reading only its own rule's records lives beside its record; one that joins
-another rule's record lives in mminfer/report/joins.py, above this registry (.importlinter's
-layers), so the registry could not import it.
+functions (matplotlib's mminfer/report/plots.py) and the facts and glance functions, which live
+in the report's sections, above this registry (.importlinter's layers), so the registry could not
+import them.
 """
 
 from __future__ import annotations
@@ -90,13 +91,13 @@ class Measurement:
     (``sweep_time_facts(sweep: Sweep, time: Timing | None = None)``), and render_report passes the
     record of that name, or None where the report has none (mminfer.report.render.section_facts;
     tests/test_registry.py checks every parameter names a measurement and is annotated with its
-    record). ``<name>_facts`` in mminfer/measures/<rule>/<name>.py reads its rule's records only;
-    a join of another rule's is mminfer.report.joins's, named after its parameters
-    (``sweep_time_facts``).
+    record). Both live in its section's module, mminfer/report/sections/<section>/<name>.py:
+    ``<name>_facts`` reading its rule's records only, a join of another rule's named after its
+    parameters (``sweep_time_facts``).
     """
 
     # the file's stem (<name>.json), the report's key, the section template's and the caption's
-    # name (<rule>/<name>.md.j2, .rst)
+    # name (<section>/<name>.md.j2, <rule>/<name>.rst)
     name: str
     record: type  # the dataclass (or mapping type) its JSON holds
     rule: str  # the rule that writes it (rules/*.smk)
@@ -116,6 +117,9 @@ class Measurement:
     # the ``## `` heading its section opens (one with a glance row): the section template, the
     # glance row and report.md's links to beyond.md's sections all read it from here
     heading: str | None = None
+    # the section folder it is shown in, where that is another measurement's (count, time and
+    # kvbytes in ## KV 캐시's, "cache"); "" is its own, named after it
+    part_of: str = ""
 
     def __post_init__(self):
         if self.report not in REPORTS:
@@ -131,12 +135,18 @@ class Measurement:
         return f"mminfer/measures/{self.rule}"
 
     @property
-    def section(self) -> str | None:
-        """Its section template, relative to mminfer/measures/ (None: shown inside another's
-        section)."""
+    def section_folder(self) -> str:
+        """The folder of the report section it is shown in, mminfer/report/sections/<section>/:
+        its facts, sentences and template (``part_of``, or its own name)."""
+        return self.part_of or self.name
+
+    @property
+    def template(self) -> str | None:
+        """Its template, relative to mminfer/report/sections/ (None: no template of its own; its
+        record is shown by another measurement's)."""
         if self.facts is None:
             return None
-        return f"{self.rule}/{self.name}.md.j2"
+        return f"{self.section_folder}/{self.name}.md.j2"
 
     @property
     def caption(self) -> str:
@@ -174,30 +184,33 @@ def resolve(reference: str):
 MEASUREMENTS = (
     Measurement(
         name="same",
+        part_of="cache",
         heading="KV 캐시",
         report="report",
         record=Same,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.measures.cache.measure:compare_cache",
-        facts="mminfer.measures.cache.same:same_facts",
-        glance="mminfer.report.joins:same_time_count_glance",
+        facts="mminfer.report.sections.cache.same:same_facts",
+        glance="mminfer.report.sections.cache.same:same_time_count_glance",
         task=True,
         summary="greedy generation with and without the cache: the same ids, and where they part",
     ),
     Measurement(
         name="count",
+        part_of="cache",
         report="report",
         record=Count,
         rule="cache",
         reads=("pretrain", "tokenizer", "val_data"),
         measured_by="mminfer.measures.cache.measure:compare_cache",
-        facts="mminfer.measures.cache.count:count_facts",
+        facts="mminfer.report.sections.cache.count:count_facts",
         task=True,
         summary="the tokens fed into forward with and without the cache, beside the formulas",
     ),
     Measurement(
         name="time",
+        part_of="cache",
         report="report",
         record=Timing,
         rule="time",
@@ -205,7 +218,7 @@ MEASUREMENTS = (
         alone=True,
         # time_cache without the streamer
         measured_by="mminfer.measures.time.measure:time_with_latency",
-        facts="mminfer.report.joins:time_count_facts",
+        facts="mminfer.report.sections.cache.time:time_count_facts",
         task=True,
         summary=(
             "median seconds with and without the cache after warm-ups, interleaved, every run "
@@ -223,12 +236,13 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="kvbytes",
+        part_of="cache",
         report="report",
         record=KvBytes,
         rule="kvbytes",
         reads=("pretrain",),
         measured_by="mminfer.measures.kvbytes.measure:measure_kv_bytes",
-        facts="mminfer.measures.kvbytes.kvbytes:kvbytes_facts",
+        facts="mminfer.report.sections.cache.kvbytes:kvbytes_facts",
         task=True,
         summary="the cache's measured bytes after random tokens against the formula, K's shape",
         compared=True,
@@ -241,8 +255,8 @@ MEASUREMENTS = (
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.measures.temp.measure:temperature_experiment",
-        facts="mminfer.measures.temp.temp:temp_facts",
-        glance="mminfer.measures.temp.temp:temp_glance",
+        facts="mminfer.report.sections.temp.temp:temp_facts",
+        glance="mminfer.report.sections.temp.temp:temp_glance",
         pictures=(
             Picture(
                 "temp",
@@ -259,13 +273,14 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="sampler",
+        part_of="temp",
         report="report",
         record=SamplerCheck,
         rule="temp",
         reads=("sft", "sft_lora", "tokenizer"),
         measured_by="mminfer.measures.temp.measure:sampler_check",
         config="sampler",
-        facts="mminfer.measures.temp.sampler:sampler_facts",
+        facts="mminfer.report.sections.temp.sampler:sampler_facts",
         summary=(
             "one temperature's samples with and without the cache (temp's own draws), and with a "
             "second seed"
@@ -279,14 +294,15 @@ MEASUREMENTS = (
         rule="topp",
         reads=("pretrain", "tokenizer"),
         measured_by="mminfer.measures.topp.measure:topp_detail",
-        facts="mminfer.measures.topp.topp:topp_facts",
-        glance="mminfer.measures.topp.topp:topp_glance",
+        facts="mminfer.report.sections.topp.topp:topp_facts",
+        glance="mminfer.report.sections.topp.topp:topp_glance",
         task=True,
         summary="the candidates surviving MiniMind's top-p rule after the open prefix, per p",
         compared=True,
     ),
     Measurement(
         name="topp_detail",
+        part_of="topp",
         report="report",
         record=TopPDetail,
         rule="topp",
@@ -312,8 +328,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.sweep.measure:sweep",
-        facts="mminfer.report.joins:sweep_time_facts",
-        glance="mminfer.measures.sweep.sweep:sweep_glance",
+        facts="mminfer.report.sections.sweep.sweep:sweep_time_facts",
+        glance="mminfer.report.sections.sweep.sweep:sweep_glance",
         pictures=(
             Picture(
                 "sweep",
@@ -337,8 +353,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.anatomy.measure:measure_anatomy",
-        facts="mminfer.report.joins:anatomy_time_facts",
-        glance="mminfer.report.joins:anatomy_time_glance",
+        facts="mminfer.report.sections.anatomy.anatomy:anatomy_time_facts",
+        glance="mminfer.report.sections.anatomy.anatomy:anatomy_time_glance",
         pictures=(
             Picture(
                 "anatomy",
@@ -380,8 +396,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.remedies.measure:measure_remedies",
-        facts="mminfer.measures.remedies.remedies:remedies_facts",
-        glance="mminfer.measures.remedies.remedies:remedies_glance",
+        facts="mminfer.report.sections.remedies.remedies:remedies_facts",
+        glance="mminfer.report.sections.remedies.remedies:remedies_glance",
         summary=(
             "what removes the fixed cost per decode step: an own decode loop with an in-place "
             "cache, GQA attention without repeat_kv, both, torch.compile (opt-in), each with "
@@ -400,8 +416,8 @@ MEASUREMENTS = (
         alone=True,
         measured_by="mminfer.measures.time.measure:time_with_latency",
         config="latency",
-        facts="mminfer.report.joins:latency_time_sweep_facts",
-        glance="mminfer.measures.time.latency:latency_glance",
+        facts="mminfer.report.sections.latency.latency:latency_time_sweep_facts",
+        glance="mminfer.report.sections.latency.latency:latency_glance",
         pictures=(
             Picture(
                 "latency",
@@ -425,8 +441,8 @@ MEASUREMENTS = (
         rule="capacity",
         reads=("pretrain",),
         measured_by="mminfer.measures.capacity.measure:capacity",
-        facts="mminfer.measures.capacity.capacity:capacity_facts",
-        glance="mminfer.measures.capacity.capacity:capacity_glance",
+        facts="mminfer.report.sections.capacity.capacity:capacity_facts",
+        glance="mminfer.report.sections.capacity.capacity:capacity_glance",
         summary="KV bytes per token per dtype, the sequences that fit per card and context",
         compared=True,
     ),
@@ -438,8 +454,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.serve.measure:serve",
-        facts="mminfer.report.joins:serve_sweep_facts",
-        glance="mminfer.measures.serve.serve:serve_glance",
+        facts="mminfer.report.sections.serve.serve:serve_sweep_facts",
+        glance="mminfer.report.sections.serve.serve:serve_glance",
         pictures=(
             Picture(
                 "serve",
@@ -463,8 +479,8 @@ MEASUREMENTS = (
         reads=("sft", "sft_lora", "tokenizer"),
         alone=True,
         measured_by="mminfer.measures.conversation.measure:measure_conversation",
-        facts="mminfer.report.joins:conversation_serve_facts",
-        glance="mminfer.measures.conversation.conversation:conversation_glance",
+        facts="mminfer.report.sections.conversation.conversation:conversation_serve_facts",
+        glance="mminfer.report.sections.conversation.conversation:conversation_glance",
         pictures=(
             Picture(
                 "conversation",
@@ -491,8 +507,8 @@ MEASUREMENTS = (
         rule="topk",
         reads=("sft", "sft_lora", "pretrain", "tokenizer"),
         measured_by="mminfer.measures.topk.measure:measure_topk",
-        facts="mminfer.report.joins:topk_temp_topp_facts",
-        glance="mminfer.report.joins:topk_temp_glance",
+        facts="mminfer.report.sections.topk.topk:topk_temp_topp_facts",
+        glance="mminfer.report.sections.topk.topk:topk_temp_glance",
         summary=(
             "the task's trap: temp's answers and topp's survivors with generate's default top_k "
             "left on, and the probability top-k cut"
@@ -506,8 +522,8 @@ MEASUREMENTS = (
         reads=("sft", "sft_lora", "pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.repetition.measure:measure_repetition",
-        facts="mminfer.report.joins:repetition_temp_facts",
-        glance="mminfer.measures.repetition.repetition:repetition_glance",
+        facts="mminfer.report.sections.repetition.repetition:repetition_temp_facts",
+        glance="mminfer.report.sections.repetition.repetition:repetition_glance",
         summary=(
             "repetition_penalty: distinct and looping answers per penalty, where greedy leaves "
             "plain greedy, the penalty's cost with spreads and a verdict"
@@ -521,8 +537,8 @@ MEASUREMENTS = (
         reads=("pretrain", "tokenizer", "val_data"),
         alone=True,
         measured_by="mminfer.measures.batch.measure:measure_batch",
-        facts="mminfer.measures.batch.batch:batch_facts",
-        glance="mminfer.measures.batch.batch:batch_glance",
+        facts="mminfer.report.sections.batch.batch:batch_facts",
+        glance="mminfer.report.sections.batch.batch:batch_glance",
         summary=(
             "a left-padded batch with its attention_mask against each prompt alone, without the "
             "mask and padded right; its time against the rows one after another; half "

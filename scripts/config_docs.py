@@ -159,8 +159,9 @@ its key's value at that precision or one key is printed with two values. A sente
 printed count grew, fell or stayed is checked too, from the signs of the counts' steps.
 """
 
-OUTPUTS_FOOTER = """The reports' sentences live in each section's template and sentence table
-beside its record (`mminfer/measures/<rule>/`), or in `mminfer/report/joins.py` (a join).
+OUTPUTS_FOOTER = """The reports' sentences live in their section's folder,
+`mminfer/report/sections/<section>/`: its template and its sentence table (`SENTENCES`), whose
+predicates call the decisions each record's module makes over its runs (`mminfer/measures/<rule>/`).
 """
 
 
@@ -236,7 +237,7 @@ def render_outputs() -> str:
     text.append(
         f"| `{measurements.REPORT}`, `{measurements.BEYOND}` | `report`, `beyond` "
         f"({report_file}) → {report_script} → "
-        "`report.render_reports`, `report/report.md.j2` and `report/beyond.md.j2` |"
+        "`report.render_reports`, `mminfer/report/pages/report.md.j2` and `beyond.md.j2` |"
     )
     text += ["", "## The keys of each file", ""]
     text += ["| file | keys, in order |", "| --- | --- |"]

@@ -14,7 +14,7 @@ from reportdata import batch_record, batch_row, render_every
 from shapes import prompt_of
 
 from mminfer.errors import MminferError
-from mminfer.measures.batch.batch import Batch, batch_facts
+from mminfer.measures.batch.batch import Batch
 from mminfer.measures.batch.measure import (
     batch_prompts,
     measure_batch,
@@ -23,6 +23,7 @@ from mminfer.measures.batch.measure import (
     prompt_lengths,
 )
 from mminfer.records import from_json, to_json
+from mminfer.report.sections.batch.batch import batch_facts
 from mminfer.timing.ab import Rounds
 
 

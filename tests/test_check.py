@@ -78,7 +78,7 @@ def test_a_folder_without_the_task_s_files_is_a_clear_error(tmp_path, capsys):
 )
 def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, pressure, busy):
     from mminfer.records.machine import is_busy
-    from mminfer.report.joins import BUSY_SENTENCES
+    from mminfer.report.busy import BUSY_SENTENCES
 
     records = dict(reportcases.cases()["full"]["records"])
     time = records["time"]
@@ -134,7 +134,7 @@ def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_re
     # wall-weighted figures said quiet while the flag said busy, so the checker refused the line
     from mminfer.measures.conversation.conversation import taken_together
     from mminfer.records.machine import Contention, is_busy
-    from mminfer.report.joins import BUSY_SENTENCES
+    from mminfer.report.busy import BUSY_SENTENCES
 
     quiet = Contention(cpu_share=0.97, cpu_pressure=0.02, wall_s=9.0, threads=2, busy=False)
     starved = Contention(cpu_share=0.6, cpu_pressure=0.05, wall_s=1.0, threads=2, busy=True)
@@ -192,7 +192,7 @@ def test_a_second_speedup_printed_under_its_key_fails_the_folder(results, monkey
     write_record(results / "time.json", dataclasses.replace(time, speedup_interval=paired))
     planted = results.parent / "planted"
     shutil.copytree(render.TEMPLATE.parent, planted)
-    same = (render.MEASURES / "cache" / "same.md.j2").read_text(encoding="utf-8")
+    same = (render.SECTIONS / "cache" / "same.md.j2").read_text(encoding="utf-8")
     glance = 'time.speedup|figure("time.speedup")'
     assert glance in same
     second = same.replace(glance, 'time.speedup_interval.median|figure("time.speedup")')

@@ -44,7 +44,8 @@ from reportdata import (
     timed,
 )
 
-import mminfer.report.joins as joins
+import mminfer.report.sections.cache.time as time_section
+import mminfer.report.sections.sweep.sweep as sweep_section
 from mminfer.measures.sweep.measure import filled_steps
 from mminfer.records.claims import ClaimLog
 from mminfer.report.render import render_reports, sentence_table
@@ -257,7 +258,7 @@ def test_the_property_test_catches_the_sweep_and_the_speedup_said_to_overlap(mon
     every step, as if the runs' intervals could never part."""
 
     def always(sweep, time):
-        found = joins.against_time(sweep, time)
+        found = sweep_section.against_time(sweep, time)
         return "overlap" if found in ("apart", "undecided") else found
 
     plant(monkeypatch, "sweep.against_time", always)
@@ -323,7 +324,7 @@ def test_the_property_test_catches_the_fixed_cost_judged_from_the_medians(monkey
     decide, or whose interval holds 1)."""
 
     def medians(time, count):
-        honest = joins.fixed_cost_said(time, count)
+        honest = time_section.fixed_cost_said(time, count)
         if honest is None:
             return None
         return "below" if time.narrow_s < time.with_cache_s else honest

@@ -22,7 +22,6 @@ from mminfer.measures.conversation.conversation import (
     Conversation,
     ConversationSettings,
     PrefixBreak,
-    conversation_facts,
 )
 from mminfer.measures.conversation.measure import (
     CACHE_COVERS_INPUT,
@@ -42,8 +41,11 @@ from mminfer.model.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 from mminfer.records import FirstDifference, from_json, to_json
-from mminfer.report.joins import conversation_serve_facts
 from mminfer.report.render import environment, unwrap
+from mminfer.report.sections.conversation.conversation import (
+    conversation_facts,
+    conversation_serve_facts,
+)
 from mminfer.timing.ab import Rounds
 from mminfer.workflow.inputs import read_schema
 
@@ -499,7 +501,7 @@ def test_exact_in_both_backends_on_every_kind_of_model(
 
 # --- the report's section and the picture --------------------------------------------------------
 
-REPORT = Path(__file__).resolve().parents[1] / "report"
+REPORT = Path(__file__).resolve().parents[1] / "mminfer" / "report" / "pages"
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """The package's layers hold as its folders show them (.importlinter, checked by import-linter):
-a measures folder never imports another, the report lies above the registry, the registry above
+a measures folder never imports another, a report section never imports another, the report lies
+above the registry, the registry above
 the measures, the measures above timing and the model; records, the registry and the report never
 import torch, the model or the timing.
 
@@ -53,7 +54,7 @@ def copy_of_package(tmp_path: Path) -> Path:
 def test_the_layer_contracts_hold():
     result = lint_imports(REPO)
     assert result.returncode == 0, result.stdout + result.stderr
-    assert "3 kept, 0 broken" in result.stdout
+    assert "5 kept, 0 broken" in result.stdout
 
 
 def planted(root: Path, module: str, anchor: str, line: str) -> None:
@@ -72,6 +73,18 @@ def planted(root: Path, module: str, anchor: str, line: str) -> None:
             "from mminfer.model.tokenizer import Tokenizer\n",
             "from mminfer.measures.serve.measure import ServeSettings",
             "A measures folder never imports another BROKEN",
+        ),
+        (  # one report section into another
+            "report/sections/serve/serve.py",
+            "from mminfer.report.busy import busy_alone, busy_alone_in_figures\n",
+            "from mminfer.report.sections.sweep.sweep import sweep_time_facts",
+            "A report section never imports another BROKEN",
+        ),
+        (  # a section above the rendering that includes it
+            "report/sections/batch/batch.py",
+            "from mminfer.records.sentences import Sentence\n",
+            "from mminfer.report.render import table_row",
+            "the rendering above the sections, the sections above the report's floor BROKEN",
         ),
         (
             "model/generation.py",
@@ -97,15 +110,16 @@ def test_a_planted_import_breaks_the_contracts(tmp_path, module, anchor, line, b
         assert said in result.stdout
 
 
-def test_each_measurement_lives_in_its_rules_folder():
-    """Its measuring function, its record and its section template all in
-    mminfer/measures/<rule>/."""
+def test_each_measurement_lives_in_its_rules_folder_and_is_said_in_its_section_s():
+    """Its measuring function and its record in mminfer/measures/<rule>/; its facts, sentences
+    and template in mminfer/report/sections/<section>/."""
     for entry in MEASUREMENTS:
         folder = f"mminfer.measures.{entry.rule}."
         assert entry.measured_by.startswith(folder), entry.measured_by
         assert declared(entry.record)[0].startswith(folder), entry.name
-        if entry.section is not None:
-            assert entry.section.startswith(f"{entry.rule}/"), entry.section
+        if entry.template is not None:
+            assert entry.template.startswith(f"{entry.section_folder}/"), entry.template
+            assert entry.facts.startswith(f"mminfer.report.sections.{entry.section_folder}.")
 
 
 FLOOR = ["timing.ab", "timing.clock", "timing.fit", "timing.machine", "records.spread"]

@@ -120,8 +120,8 @@ def test_a_machine_probes_rate_comes_from_the_module(spied):
 
 
 def test_anatomys_achieved_rates_and_printed_units_come_from_the_module(spied):
-    from mminfer.measures.anatomy.anatomy import anatomy_facts
     from mminfer.records.interval import median_interval
+    from mminfer.report.sections.anatomy.anatomy import anatomy_facts
 
     anatomy = anatomy_record()
     split = anatomy.split("with_cache", median_interval([0.05] * 3))
@@ -137,7 +137,7 @@ def test_anatomys_achieved_rates_and_printed_units_come_from_the_module(spied):
 def test_the_anatomy_sections_op_cost_comes_from_the_module(spied):
     """The facts the anatomy's section is rendered with (joined with time.json): the op cost it
     prints and each path's dispatch seconds against time.json's runs."""
-    from mminfer.report.joins import anatomy_time_facts
+    from mminfer.report.sections.anatomy.anatomy import anatomy_time_facts
 
     facts = anatomy_time_facts(anatomy_record(), time_record())
     assert facts["comparable"] == "yes"

@@ -147,7 +147,26 @@ def test_every_caption_is_a_measurements_or_known():
     assert captions == set(NAMES) | OTHER_CAPTIONS
 
 
-JOINS = "mminfer.report.joins"  # the facts and glances that read another rule's records
+@pytest.mark.parametrize("name", NAMES)
+def test_its_record_lives_in_its_rules_folder(name):
+    entry = measurements.measurement(name)
+    homes = {f"mminfer.measures.{other.rule}.{other.name}" for other in MEASUREMENTS}
+    record_module, _ = measurements.declared(entry.record)
+    assert record_module in homes, entry.record
+
+
+RECORD_MODULES = [
+    path
+    for path in sorted((REPO / "mminfer" / "measures").glob("*/*.py"))
+    if path.stem not in ("__init__", "measure", "profile")  # profile: anatomy's, torch's profiler
+]
+
+
+RECORD_MODULES = [
+    path
+    for path in sorted((REPO / "mminfer" / "measures").glob("*/*.py"))
+    if path.stem not in ("__init__", "measure", "profile")  # profile: anatomy's, torch's profiler
+]
 
 
 def section_function(name: str, kind: str):
@@ -155,19 +174,33 @@ def section_function(name: str, kind: str):
     return measurements.resolve(getattr(measurements.measurement(name), kind))
 
 
+def reads_another_rule(name: str, function) -> bool:
+    """Whether ``function``'s parameters name a measurement another rule writes (a join)."""
+    rule = measurements.measurement(name).rule
+    parameters = inspect.signature(function).parameters
+    return any(measurements.measurement(p).rule != rule for p in parameters)
+
+
 def named(name: str, kind: str, function) -> str:
-    """The name a facts or glance function must have: ``<name>_<kind>`` beside its record; a join
-    (mminfer.report.joins) named after every measurement it reads, in its parameters' order
+    """The name a facts or glance function must have: ``<name>_<kind>`` where it reads its rule's
+    records only; a join, named after every measurement it reads, in its parameters' order
     (``sweep_time_facts(sweep, time)``)."""
-    if function.__module__ == JOINS:
+    if reads_another_rule(name, function):
         return "_".join(inspect.signature(function).parameters) + f"_{kind}"
     return f"{name}_{kind}"
 
 
-@pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts is not None])
-def test_its_section_and_facts_exist(name):
+def section_module(name: str) -> str:
+    """Where measurement ``name``'s facts, glance and sentences live: its section's folder."""
     entry = measurements.measurement(name)
-    assert (REPO / "mminfer" / "measures" / entry.section).is_file()
+    return f"mminfer.report.sections.{entry.section_folder}.{name}"
+
+
+@pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts is not None])
+def test_its_section_template_and_facts_exist_in_its_section_folder(name):
+    entry = measurements.measurement(name)
+    assert (REPO / "mminfer" / "report" / "sections" / entry.template).is_file()
+    assert entry.template.startswith(f"{entry.section_folder}/")
     function = section_function(name, "facts")
     assert function.__name__ == named(name, "facts", function)
 
@@ -199,68 +232,52 @@ def test_each_parameter_of_its_facts_and_glance_is_a_measurement_typed_as_its_re
 
 
 @pytest.mark.parametrize(("name", "kind"), SECTION_FUNCTIONS)
-def test_its_facts_and_glance_live_beside_its_record_unless_they_join_another_rule_s(name, kind):
-    """mminfer/measures/<rule>/<name>.py holds the record and the facts and glance that read its
-    rule's records only (topp_detail, shown in topp's section, lives beside topp's record); one
-    that reads another rule's record is a join of mminfer/report/joins.py, above every measures
-    folder (a measures folder never imports another: .importlinter)."""
-    entry = measurements.measurement(name)
-    reference = getattr(entry, kind)
+def test_its_facts_and_glance_live_in_its_section_s_module(name, kind):
+    """mminfer/report/sections/<section>/<name>.py holds measurement <name>'s facts and glance,
+    a join of other rules' records included (a section's folder holds the joins it reads)."""
+    reference = getattr(measurements.measurement(name), kind)
     function = measurements.resolve(reference)
     assert reference == f"{function.__module__}:{function.__name__}", reference
-    rules = {measurements.measurement(p).rule for p in inspect.signature(function).parameters}
-    if function.__module__ == JOINS:
-        assert rules != {entry.rule}, f"{reference} reads only rule {entry.rule}'s records"
-    else:
-        assert function.__module__ == f"mminfer.measures.{entry.rule}.{name}", reference
-        assert rules == {entry.rule}, f"{reference} reads another rule's records: {rules}"
+    assert function.__module__ == section_module(name), reference
 
 
-@pytest.mark.parametrize("name", NAMES)
-def test_its_record_lives_in_its_rules_folder(name):
-    entry = measurements.measurement(name)
-    homes = {f"mminfer.measures.{other.rule}.{other.name}" for other in MEASUREMENTS}
-    record_module, _ = measurements.declared(entry.record)
-    assert record_module in homes, entry.record
-
-
-RECORD_MODULES = [
+SECTION_MODULES = [
     path
-    for path in sorted((REPO / "mminfer" / "measures").glob("*/*.py"))
-    if path.stem not in ("__init__", "measure", "profile")  # profile: anatomy's, torch's profiler
+    for path in sorted((REPO / "mminfer" / "report" / "sections").glob("*/*.py"))
+    if path.stem not in ("__init__", "run")  # run: the run section's, no measurement's
 ]
 
 
-@pytest.mark.parametrize("path", RECORD_MODULES, ids=str)
-def test_every_facts_and_glance_function_of_a_records_module_is_its_entry_s(path):
-    """A ``<name>_facts`` or ``<name>_glance`` its entry does not name, nor its entry's join
-    call, would never render."""
-    module = importlib.import_module(f"mminfer.measures.{path.parent.name}.{path.stem}")
+@pytest.mark.parametrize("path", SECTION_MODULES, ids=str)
+def test_every_facts_and_glance_function_of_a_section_module_is_its_entry_s_or_called_by_it(path):
+    """A ``<name>_facts`` or ``<name>_glance`` its entry does not name, nor its entry's function
+    calls, would never render; a section module is its measurement's (<section>/<name>.py)."""
+    module = importlib.import_module(f"mminfer.report.sections.{path.parent.name}.{path.stem}")
+    assert section_module(path.stem) == module.__name__
     for attribute, value in vars(module).items():
+        if not (inspect.isfunction(value) and value.__module__ == module.__name__):
+            continue
         for kind in ("facts", "glance"):
-            if attribute.endswith(f"_{kind}") and inspect.isfunction(value):
-                name = attribute.removesuffix(f"_{kind}")
-                reference = getattr(measurements.measurement(name), kind)
+            if attribute.endswith(f"_{kind}"):
+                reference = getattr(measurements.measurement(path.stem), kind)
                 if reference == f"{module.__name__}:{attribute}":
                     continue
-                assert reference and reference.startswith(f"{JOINS}:{name}_"), attribute
-                join = inspect.getsource(measurements.resolve(reference))
-                assert re.search(rf"\b{attribute}\(", join), (reference, attribute)
+                entry_function = inspect.getsource(measurements.resolve(reference))
+                assert re.search(rf"\b{attribute}\(", entry_function), (reference, attribute)
 
 
-def test_every_join_is_an_entry_s():
-    """A facts or glance function of mminfer/report/joins.py no entry names would never render."""
-    joins = importlib.import_module(JOINS)
-    named_ = {
-        getattr(entry, kind)
-        for entry in MEASUREMENTS
-        for kind in ("facts", "glance")
-        if getattr(entry, kind) is not None
-    }
-    for attribute, value in vars(joins).items():
-        section = attribute.endswith(("_facts", "_glance"))
-        if section and inspect.isfunction(value) and value.__module__ == JOINS:
-            assert f"{JOINS}:{attribute}" in named_, attribute
+@pytest.mark.parametrize("path", RECORD_MODULES, ids=str)
+def test_a_record_module_decides_and_says_nothing(path):
+    """A measures folder's record module holds the record and the decisions over its runs; the
+    facts, the glance and the sentences are its section's (mminfer/report/sections/)."""
+    module = importlib.import_module(f"mminfer.measures.{path.parent.name}.{path.stem}")
+    said = [
+        attribute
+        for attribute, value in vars(module).items()
+        if attribute == "SENTENCES"
+        or (inspect.isfunction(value) and attribute.endswith(("_facts", "_glance")))
+    ]
+    assert said == [], said
 
 
 def test_the_dag_start_imports_no_torch_and_no_matplotlib():
@@ -328,13 +345,10 @@ def test_measuring_code_never_imports_the_renderer():
 
 
 def test_every_section_template_is_a_measurements():
-    sections = {path.name.removesuffix(".md.j2") for path in (REPO / "report/sections").iterdir()}
-    sections |= {
-        path.name.removesuffix(".md.j2")
-        for path in (REPO / "mminfer" / "measures").glob("*/*.md.j2")
-    }
+    sections = REPO / "mminfer" / "report" / "sections"
+    templates = {path.name.removesuffix(".md.j2") for path in sections.glob("*/*.md.j2")}
     with_section = {entry.name for entry in MEASUREMENTS if entry.facts is not None}
-    assert sections == with_section | FRAME_SECTIONS
+    assert templates == with_section | FRAME_SECTIONS
 
 
 @pytest.mark.parametrize("name", NAMES)

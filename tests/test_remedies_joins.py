@@ -12,9 +12,9 @@ import pytest
 from reportdata import NOISES, anatomy_record, remedies_record, replayed, spread_runs
 
 from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
-from mminfer.measures.remedies.remedies import SENTENCES as RECORD_SENTENCES
 from mminfer.measures.remedies.remedies import Remedies
-from mminfer.report.joins import REMEDIES_SENTENCES, remedies_against_parts
+from mminfer.report.sections.remedies.remedies import ALONE_SENTENCES as RECORD_SENTENCES
+from mminfer.report.sections.remedies.remedies import REMEDIES_SENTENCES, remedies_against_parts
 
 SENTENCE = REMEDIES_SENTENCES[0]
 

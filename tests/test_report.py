@@ -29,27 +29,32 @@ from reportdata import (
     topp_record,
 )
 
-from mminfer.measures.cache.same import ids_compared, paths_compared, same_facts
-from mminfer.measures.capacity.capacity import capacity_facts, formula_counts
-from mminfer.measures.kvbytes.kvbytes import bytes_against_formula, kvbytes_facts
-from mminfer.measures.serve.serve import Serve, serve_facts
-from mminfer.measures.sweep.sweep import Sweep, sweep_facts
+from mminfer.measures.cache.same import ids_compared, paths_compared
+from mminfer.measures.capacity.capacity import formula_counts
+from mminfer.measures.kvbytes.kvbytes import bytes_against_formula
+from mminfer.measures.serve.serve import Serve
+from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.sampler import against_cache
 from mminfer.measures.temp.temp import distinct_grows, distinct_trend
-from mminfer.measures.topp.topp import positions_compared, topp_facts
+from mminfer.measures.topp.topp import positions_compared
 from mminfer.records import bands, decided_bands, from_json, to_json, two_bands_in
-from mminfer.report.joins import time_count_facts as time_section
-from mminfer.report.joins import users_bound
 from mminfer.report.render import (
     FILTERS,
     fmt_bytes,
     fmt_ms,
     interval_text,
     render_report,
-    run_facts,
     sentence_table,
     thousands,
 )
+from mminfer.report.sections.cache.kvbytes import kvbytes_facts
+from mminfer.report.sections.cache.same import same_facts
+from mminfer.report.sections.cache.time import time_count_facts as time_section
+from mminfer.report.sections.capacity.capacity import capacity_facts, users_bound
+from mminfer.report.sections.run.run import run_facts
+from mminfer.report.sections.serve.serve import serve_facts
+from mminfer.report.sections.sweep.sweep import sweep_facts
+from mminfer.report.sections.topp.topp import topp_facts
 
 # --- same ids ------------------------------------------------------------------------------------
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+
 import jinja2
 import pytest
 from reportcases import cases, serve_banded, sweep_banded
@@ -14,9 +16,9 @@ from reportdata import (
     sampler_record,
 )
 
-import mminfer.report.joins as joins
 import mminfer.report.render as render
-from mminfer.measurements import REPORTS
+import mminfer.report.sections.latency.latency as latency_section
+from mminfer.measurements import MEASUREMENTS, REPORTS, declared
 from mminfer.records.claims import ClaimLog
 from mminfer.records.sentences import Sentence
 from mminfer.report.render import environment, render_reports, sentence_table
@@ -204,12 +206,12 @@ def rendered(words: str, shapes: list[dict]) -> str:
     return environment().from_string(words).render(shapes[-1])
 
 
-def test_the_table_holds_the_sentences_beside_a_record_whose_facts_are_a_join():
-    import mminfer.measures.topk.topk as topk
-    import mminfer.report.joins as joins
-
-    assert [sentence_table()[s.key] for s in topk.SENTENCES] == list(topk.SENTENCES)
-    assert [sentence_table()[s.key] for s in joins.SENTENCES] == list(joins.SENTENCES)
+def test_the_table_holds_every_section_module_s_sentences_and_no_record_holds_any():
+    for module in render.section_modules():
+        sentences = getattr(importlib.import_module(module), "SENTENCES", ())
+        assert [sentence_table()[s.key] for s in sentences] == list(sentences), module
+    for entry in MEASUREMENTS:  # a record's module decides; its section's says
+        assert not hasattr(importlib.import_module(declared(entry.record)[0]), "SENTENCES")
 
 
 def test_every_variant_s_words_render_on_the_records():
@@ -217,7 +219,7 @@ def test_every_variant_s_words_render_on_the_records():
     every = every_record()  # the figures the renderer and latency.md.j2 pass
     busy |= {
         "retime": render.retime_command(busy["busy"], "report.md"),
-        "crossing": joins.crossing_of(every["latency"], every["sweep"]),
+        "crossing": latency_section.crossing_of(every["latency"], every["sweep"]),
         "folders": ["/data/minimind"],  # run.course_folder's: the folders the run read
         "cliff": cases()["course"]["records"]["serve"].cliffs[0],  # a cache cliff's row
     }

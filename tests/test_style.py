@@ -60,10 +60,11 @@ def test_no_line_of_the_rules_runs_past_100_characters():
 
 
 def test_no_line_of_the_report_templates_runs_past_100_characters():
-    """report/ and each measures folder hold prose: Markdown joins a paragraph's wrapped lines
-    (mminfer.report.render.unwrap)."""
+    """report/, the report's pages and sections and each measures folder (captions) hold prose:
+    Markdown joins a paragraph's wrapped lines (mminfer.report.render.unwrap)."""
     long = []
-    for path in sorted([*(REPO / "report").glob("**/*"), *(REPO / "mminfer/measures").glob("*/*")]):
+    prose = [REPO / "report", REPO / "mminfer/report", REPO / "mminfer/measures"]
+    for path in sorted(path for folder in prose for path in folder.glob("**/*")):
         if path.suffix not in (".j2", ".rst"):
             continue
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):

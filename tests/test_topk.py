@@ -23,7 +23,7 @@ from mminfer.measures.topk.topk import cap_reached
 from mminfer.model.draws import Draws, Prompted, Sampler
 from mminfer.model.loading import run_info
 from mminfer.model.prompts import chat_prompt
-from mminfer.report.joins import (
+from mminfer.report.sections.topk.topk import (
     counts_against_temp,
     mass_against_topp,
     survivors_against_topp,

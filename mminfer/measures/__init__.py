@@ -1,4 +1,5 @@
 """One folder per measuring rule (rules/*.smk): its measuring code (measure.py, torch), each
 measurement's record with its facts and sentences' claims (<name>.py, torch-free), its section
-template (<name>.md.j2) and caption (<name>.rst). A folder never imports another's.
+caption (<name>.rst; its section's facts, sentences and template live in
+mminfer/report/sections/). A folder never imports another's.
 """

@@ -2,7 +2,7 @@
 
 Every rate a record holds (tokens a second, FLOPs a second, bytes a second, ops a second), the
 seconds a count takes at a measured rate, and the units the report prints a rate in (GFLOP/s,
-GB/s) are these functions; a measure, a record's facts, the report's joins and its sections call
+GB/s) are these functions; a measure, a record's facts, and the report's sections call
 them and never divide by seconds themselves. A template prints the figure its facts hold.
 
 The division is written once, in the order the records always used (``count / seconds``, not

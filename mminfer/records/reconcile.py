@@ -7,7 +7,7 @@ measurements are judged by :func:`mminfer.records.interval.order`: "overlap" whe
 intervals share a value (nothing to reconcile: overlap proves no equality, and the report says
 only that they overlap), "apart" where both are decisive and disjoint, "undecided" where one is
 too wide for its level (too few runs). Where they are apart the report says which is which and
-why it may be (mminfer.report.joins' WHY words): the contention each job measured during its own
+why it may be (the report sections' WHY words): the contention each job measured during its own
 runs, the threads, and the difference of their methods, never only the two numbers side by side.
 
 Pure Python, no torch: the report and the checker import it.

@@ -1,17 +1,15 @@
 """Step 7: report.md, in Korean, from the records the other rules wrote: the rendering.
 
-Python decides the facts and verdicts of each section: one facts function per measurement, its
-entry's ``facts`` in mminfer.measurements ("module:function", resolved here): ``<name>_facts`` in
-its own module mminfer/measures/<rule>/<name>.py where it reads its rule's records only, a join of
-mminfer/report/joins.py where it reads another rule's too. Its parameters are named after the
-measurements whose records it reads, so render_report hands each its records by name
-(:func:`section_facts`). The Korean
-sentences live in templates: report/report.md.j2 includes mminfer/measures/<rule>/<name>.md.j2 per
-measurement in order, and a sentence chooses its words only by a boolean or an enum its facts
-give; a converted section's sentences that state a relation live in its ``SENTENCES`` table
-beside its record, words and predicate together, asked for by ``{{ say(key) }}``
-(:class:`Say`, mminfer.records.sentences). Every number is read from the result files' records;
-nothing is measured or assumed here.
+Each section is a folder, mminfer/report/sections/<section>/: per measurement it shows, its facts
+and glance functions, its sentences and its template (<name>.py beside <name>.md.j2). The
+registry names the functions (its entry's ``facts`` and ``glance``, "module:function", resolved
+here); their parameters are named after the measurements whose records they read, so the
+rendering hands each its records by name (:func:`section_facts`). A sentence's words and
+predicate sit together in its module's ``SENTENCES``, asked for by ``{{ say(key) }}`` (:class:`Say`,
+mminfer.records.sentences); the predicate calls the decision its record's module makes over the
+raw runs (mminfer/measures/<rule>/). pages/report.md.j2 includes the sections' templates in
+report order (beyond.md.j2 beside it; macros.md.j2 theirs). Every number is read from the result
+files' records; nothing is measured or assumed here.
 """
 
 from __future__ import annotations
@@ -26,25 +24,25 @@ from pathlib import Path
 
 import jinja2
 
-from mminfer.measurements import MEASUREMENTS, REPORTS, declared, headings, report_reads, resolve
-from mminfer.measures.cache.same import Same
-from mminfer.measures.temp.temp import Temperatures
+from mminfer.measurements import MEASUREMENTS, REPORTS, headings, report_reads, resolve
 from mminfer.records import Glance
 from mminfer.records.claims import ClaimLog, Tally
 from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE
 from mminfer.records.sentences import Sentence
-from mminfer.report.joins import busy_of, worst_contention
+from mminfer.report.busy import BUSY_SENTENCES, busy_of, worst_contention
 from mminfer.report.korean import particle, significant, written
+from mminfer.report.sections.run.run import run_facts
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "report" / "report.md.j2"  # beyond.md.j2 beside
+# report.md's skeleton, beyond.md's beside it, and the macros every section imports
+TEMPLATE = Path(__file__).resolve().parent / "pages" / "report.md.j2"
 # The reports' titles, by file (Measurement.report's REPORTS): the tests tell the two apart by them.
 TITLES = {
     "report.md": "MiniMind generate 측정: KV 캐시와 샘플링",
     "beyond.md": "MiniMind generate 측정: 과제 너머",
 }
-# The measurements' section templates, each in its rule's folder (<rule>/<name>.md.j2).
-MEASURES = Path(__file__).resolve().parents[1] / "measures"
+# The sections, a folder each (<section>/<name>.md.j2 beside <section>/<name>.py).
+SECTIONS = Path(__file__).resolve().parent / "sections"
 
 
 # --- formatting: the template's filters ----------------------------------------------------------
@@ -185,92 +183,34 @@ def table_row(*cells) -> str:
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
-# --- the run section (실행 정보): which model, where --------------------------------------------
+# --- sentences: every section's table (mminfer.records.sentences) --------------------------------
 
 
-def yarn_of(config: dict) -> str:
-    """What MiniMind's YaRN does to this model's angles: "none" (no rope_scaling), "unchanged"
-    (a rotary table no longer than the original positions: only attention_factor applies) or
-    "scaled"."""
-    scaling = config.get("rope_scaling")
-    if not scaling:
-        return "none"
-    if config["max_position_embeddings"] <= scaling["original_max_position_embeddings"]:
-        return "unchanged"
-    return "scaled"
-
-
-COURSE_FOLDER = "/opt/mm"  # where a MiniMind course machine keeps its checkpoints
-
-
-def run_facts(same: Same, temp: Temperatures) -> dict:
-    """Which model, checkpoints, backend and device produced the numbers, from which inputs.
-
-    ``folders`` names the folders the checkpoints came from, as their run blocks record them
-    (run.course_folder says whether they lie in the course's folder)."""
-    pretrain = same.run
-    sft = next(iter(temp.values())).run
-    if pretrain.device == "cuda":
-        device = pretrain.device_name
-    else:
-        device = "cpu"
-    checkpoints = [pretrain.checkpoint, sft.checkpoint]
-    folders = sorted({str(Path(checkpoint).parent) for checkpoint in checkpoints})
-    return {
-        "pretrain": pretrain,
-        "sft": sft,
-        "device": device,
-        "prompt": same.prompt,
-        "yarn": yarn_of(pretrain.config),
-        "folders": folders,
-    }
-
-
-def course_folder(same: Same, temp: Temperatures) -> str | None:
-    """run.course_folder: where the course model set's checkpoints came from, "inside" the
-    course's folder (both lie in COURSE_FOLDER) or "elsewhere"; None for another model set."""
-    if same.run.model_set != "course":
-        return None
-    runs = [same.run, next(iter(temp.values())).run]
-    inside = all(Path(run.checkpoint).is_relative_to(COURSE_FOLDER) for run in runs)
-    return "inside" if inside else "elsewhere"
-
-
-# The run section's sentences (report/sections/run.md.j2): not a measurement's, its own.
-RUN_SENTENCES = (
-    Sentence(
-        "run.course_folder",
-        holds=course_folder,
-        words={
-            "inside": "(MiniMind 강의 체크포인트, " + COURSE_FOLDER + ")",
-            "elsewhere": '(MiniMind 강의 체크포인트, 읽은 폴더 `{{ folders|join("`, `") }}`)',
-        },
-        about=lambda: {"folder": COURSE_FOLDER},
-    ),
-)
-
-
-# --- sentences: a converted section's table (mminfer.records.sentences) ---------------------------
+def section_modules() -> list[str]:
+    """Every section's Python modules, mminfer/report/sections/<section>/<name>.py, by name."""
+    return sorted(
+        f"mminfer.report.sections.{path.parent.name}.{path.stem}"
+        for path in SECTIONS.glob("*/*.py")
+        if path.stem != "__init__"
+    )
 
 
 @functools.cache
 def sentence_table() -> dict[str, Sentence]:
-    """Every converted section's sentences by key: the ``SENTENCES`` of each entry's facts module
-    and of its record's (a join's sentences in mminfer.report.joins, a record's own beside it).
+    """Every sentence by key: the ``SENTENCES`` of each section's modules
+    (mminfer/report/sections/<section>/<name>.py) and the busy line's (mminfer.report.busy).
 
-    A sentence's key names a measurement (its section; "run" the run section, whose sentences
-    are :data:`RUN_SENTENCES`) and its predicate's parameters name measurements (but the
-    figures it is given); a key given twice is an error."""
+    A sentence's key names a measurement (its section's; "run" the run section's) and its
+    predicate's parameters name measurements (but the figures it is given); a key given twice
+    is an error."""
     names = {entry.name for entry in MEASUREMENTS} | {"run"}  # the run section's own
-    modules = {entry.facts.split(":")[0] for entry in MEASUREMENTS if entry.facts is not None}
-    modules |= {declared(entry.record)[0] for entry in MEASUREMENTS}
     found = [
         sentence
-        for module in sorted(modules)
+        for module in section_modules()
         for sentence in getattr(importlib.import_module(module), "SENTENCES", ())
     ]
     table = {}
-    for sentence in [*RUN_SENTENCES, *found]:
+    for sentence in [*BUSY_SENTENCES, *found]:
         unknown = [name for name in [sentence.section, *sentence.parameters] if name not in names]
         if unknown:
             raise KeyError(f"sentence {sentence.key!r} names no measurement: {unknown}")
@@ -313,7 +253,7 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     reads the records the rendering in progress sets and tallies each question into the log it
     sets (mminfer.records.claims); its ``figure`` filters log each figure printed under its key."""
     env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader([folder, MEASURES]),
+        loader=jinja2.FileSystemLoader([folder, SECTIONS]),
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
@@ -410,7 +350,7 @@ def render_reports(
 
 def sectioned() -> list:
     """The measurements that have a section of their own, in report order."""
-    return [entry for entry in MEASUREMENTS if entry.section is not None]
+    return [entry for entry in MEASUREMENTS if entry.template is not None]
 
 
 def render_one(
@@ -450,7 +390,7 @@ def render_one(
             continue
         facts[entry.name] = section_facts(resolve(entry.facts), records)
         if entry.report == report:
-            own_sections.append(entry.section)
+            own_sections.append(entry.template)
         if entry.glance is not None:
             function = resolve(entry.glance)
             glance = marked(section_facts(function, records), function, busy)
@@ -464,7 +404,7 @@ def render_one(
     tally.log = ClaimLog()
     printer.log = []
     modules = {
-        entry.name: env.get_template(entry.section).make_module(facts) for entry, _ in glances
+        entry.name: env.get_template(entry.template).make_module(facts) for entry, _ in glances
     }
     tally.log = log
     printer.log = figures if figures is not None else []

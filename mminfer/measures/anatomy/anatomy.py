@@ -6,15 +6,16 @@ bytes a call reads and writes by the formula, the ops dispatched) and this machi
 probe with its runs, the interval of their rates and whether they fall into two groups (the cost
 of one dispatched op, the matmul FLOP/s, the bandwidth at each path's working set and past the
 last-level cache), and how busy the machine was while they ran. The time split is not in the
-file: the report joins the record with time.json (:meth:`Anatomy.split`, called by
-mminfer.report.joins), so that re-timing (``snakemake -R time``) never reruns the anatomy.
+file: the report joins the record with time.json (:meth:`Anatomy.split`, called by its report
+section, mminfer/report/sections/anatomy/), so that re-timing (``snakemake -R time``) never reruns
+the anatomy.
 
 Every figure of the split is an interval: a term's seconds from its probe's, the model's sum and
 its ratio to the measured time bound by bound, each missing at most as often as the intervals it
 reads together (mminfer.records.interval.joined). Which term binds, whether the model adds up and
 a term's share of the measured time are said only where those intervals decide them at
 FAMILY_LEVEL, and never from a probe whose runs fall into two groups. Its sentences
-(``SENTENCES`` here for the record alone, mminfer.report.joins's beside time.json) each carry a
+(the ``SENTENCES`` of its section, mminfer/report/sections/anatomy/anatomy.py) each carry a
 check that decides again from the raw runs. Torch-free: the report rule imports it.
 """
 
@@ -25,7 +26,6 @@ from dataclasses import dataclass
 from mminfer.records import RunInfo, rates
 from mminfer.records.interval import Interval, joined, median_interval, over
 from mminfer.records.machine import Contention, Speed, two_groups
-from mminfer.records.sentences import Sentence
 from mminfer.records.spread import coefficient_of_variation
 
 PATHS = ("with_cache", "without_cache")
@@ -375,22 +375,6 @@ class PathSplit:
         return rates.gb_per_s(self.achieved_bytes_per_s)
 
 
-def anatomy_facts(anatomy: Anatomy) -> dict:
-    """The counts and the machine; time.json's split of both paths is the report's join
-    (mminfer.report.joins), absent here: ``comparable`` "absent", no ``split``."""
-    machine = anatomy.machine
-    return vars(anatomy) | {
-        # "op 하나 {op_s}, 행렬곱 {matmul_gflop_per_s} GFLOP/s, 복사 대역폭 ... {gb_per_s} GB/s"
-        "op_s": rates.seconds_for(1, machine.op.per_s),
-        "matmul_gflop_per_s": rates.gflop_per_s(machine.matmul.per_s),
-        "bandwidth_gb_per_s": [rates.gb_per_s(probe.speed.per_s) for probe in machine.bandwidth],
-        "comparable": "absent",
-        "counter_gap": bool(anatomy.uncounted_ops),
-        "time_verdict": None,
-        "split": None,
-    }
-
-
 def path_splits(anatomy: Anatomy, measured: dict[str, Interval]) -> dict[str, PathSplit]:
     """Each path split against its measured interval (``measured``, by path)."""
     return {name: anatomy.split(name, measured[name]) for name in PATHS}
@@ -494,56 +478,3 @@ def profile_words(path: str) -> str:
 
 
 PROBES = "anatomy.machine"
-SENTENCES = (
-    *(
-        Sentence(
-            f"anatomy.profile_{path}",
-            holds=profiled(path),
-            words=profile_words(path),
-            check=profile_in_rounds(path),
-        )
-        for path in PATHS
-    ),
-    Sentence(
-        "anatomy.fewer_flops_same_calls",
-        holds=fewer_flops_same_calls,
-        words=(
-            "P = {{ anatomy.prompt_len }}, N = {{ anatomy.new_tokens }}에서 캐시는 FLOPs를"
-            " {{ (anatomy.without_cache.totals.flops_formula"
-            ' / anatomy.with_cache.totals.flops_formula)|fmt(".1f") }}배 줄이지만 forward 호출은'
-            " {{ anatomy.with_cache.totals.calls }}회 그대로다."
-        ),
-        check=flops_and_calls_in_steps,
-    ),
-    Sentence(
-        "anatomy.formula_equals_counter",
-        holds=formula_equals_counter,
-        words="카운터가 보는 op에서는 공식과 카운터가 호출마다 같다.",
-    ),
-    Sentence(
-        "anatomy.probes",
-        holds=probes_doubt,
-        words={
-            "unreliable": (
-                '**기계 측정을 믿을 수 없다**: {{ anatomy.unreliable_probes()|join(", ") }}의'
-                " 실행이 두 무리로 갈렸다(정렬한 실행의 가장 넓은 틈 양쪽의 중앙값이 2배 넘게"
-                " 다르다). 그 측정에 기댄 항으로는 가장 큰 항도, 잰 시간에 대한 몫도 말하지 않는다."
-            ),
-            "spread": (
-                '**기계 측정이 흔들렸다**: {{ anatomy.noisy_probes()|join(", ") }}의 변동계수가'
-                " {{ " + PROBES + ".noisy_cv|percent(0) }}를 넘는다. 그 항은 어림이다."
-            ),
-        },
-        check=probes_doubt_in_runs,
-    ),
-    Sentence(
-        "anatomy.probes_busy",
-        holds=probes_busy,
-        words=(
-            "**기계 측정은 바쁜 기계에서 돌았다**(CPU 몫"
-            " {{ anatomy.contention.cpu_share|percent(0) }}, CPU 대기"
-            " {{ anatomy.contention.cpu_pressure|percent(0) }}): 다른 일이 코어를 나눠 썼다면"
-            " 프로브는 이 기계의 한계를 낮게 잡는다."
-        ),
-    ),
-)

@@ -7,9 +7,9 @@ Pure Python, no torch: the report reads the record without the model code.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
-from mminfer.records import Glance, RunInfo
+from mminfer.records import RunInfo
 from mminfer.records.interval import (
     Interval,
     look_level,
@@ -108,23 +108,6 @@ def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], ste
     return median_interval(saved, level)
 
 
-def remedies_facts(remedies: Remedies) -> dict:
-    """remedies.json's facts: the remedies that ran, those that did not, whether every run one
-    gave MiniMind's ids."""
-    ran = [r for r in remedies.remedies.values() if r.applies]
-    return {field.name: getattr(remedies, field.name) for field in fields(remedies)} | {
-        "ran": ran,
-        "skipped": [r for r in remedies.remedies.values() if not r.applies],
-        "all_same": all(r.same_ids for r in ran),
-        # another process shared the cores while some remedy was timed (mminfer.records.machine)
-        "busy": any(r.contention is not None and r.contention.busy for r in ran),
-        "keep": remedies.logits_to_keep,
-        "steps": remedies.new_tokens,
-        "device": remedies.run.device,
-        "dtype": remedies.run.dtype,
-    }
-
-
 def saves_of(remedy: Remedy) -> str | None:
     """A remedy's sentence variant from its recorded decision; None where it did not run or its
     ids differ (a faster wrong answer is no remedy)."""
@@ -173,18 +156,6 @@ def median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
 
 
-def remedies_glance(remedies: Remedies) -> Glance:
-    """## 고정 비용 줄이기's row: "differ" (a remedy's ids part from MiniMind's), "saves" (some
-    remedy's rounds decide a saving), "none" (none does); no verdict of its own."""
-    if differing(remedies):
-        lesson = "differ"
-    elif any(saves_of(r) == "saves" for r in remedies.remedies.values()):
-        lesson = "saves"
-    else:
-        lesson = "none"
-    return Glance(lesson=lesson, verdict=None, terms=("in_place_cache", "token_ratio"))
-
-
 SAVES_WORDS = {
     "saves": "단계당 {{ r.saved_per_step_interval|ms_in }} 줄임 ({{ r.speedup_interval|x_in }})",
     "costs": "**더 느림** ({{ r.speedup_interval|x_in }}): 같은 때 돈 다른 일을 먼저 의심할 것",
@@ -206,43 +177,3 @@ def remedy_sentence(name: str) -> Sentence:
     prefix = "{% set r = remedies.remedies['" + name + "'] %}"
     words = {variant: prefix + text for variant, text in SAVES_WORDS.items()}
     return Sentence(f"remedies.{name}", holds=holds, words=words, check=check)
-
-
-SENTENCES = (
-    *(remedy_sentence(name) for name in REMEDIES),
-    Sentence(
-        "remedies.differ",
-        holds=lambda remedies: bool(differing(remedies)),
-        words=(
-            "**{{ remedies.remedies.values()|selectattr('same_ids', 'false')|map(attribute='name')"
-            "|join(', ') }}의 greedy id가 MiniMind의 generate와 달랐다**: 이 치료의 시간은"
-            " 비교하지 않는다(틀린 답을 빨리 내는 것은 치료가 아니다)."
-        ),
-    ),
-    Sentence(
-        "remedies.keep",
-        holds=keep_of,
-        words={
-            "saves": (
-                "캐시 없는 경로에 `logits_to_keep=1`을 주면 생성이"
-                " {{ remedies.logits_to_keep.speedup_interval|x_in }} 빨라졌다: 과제의 속도"
-                " 향상에는 버려지는 lm_head 행의 낭비가 들어 있고, 그것을 빼면 속도 향상은"
-                " {{ remedies.logits_to_keep.speedup_after|round(1) }}배다."
-            ),
-            "costs": (
-                "캐시 없는 경로에 `logits_to_keep=1`을 주자 오히려 느려졌다"
-                "({{ remedies.logits_to_keep.speedup_interval|x_in }}): 같은 때 돈 다른 일을"
-                " 먼저 의심할 것."
-            ),
-            "same": (
-                "캐시 없는 경로에 `logits_to_keep=1`을 주어도 시간이 잡음 문턱(5 %) 안에서"
-                " 같았다({{ remedies.logits_to_keep.speedup_interval|x_in }})."
-            ),
-            "undecided": (
-                "캐시 없는 경로의 `logits_to_keep=1`이 시간을 줄이는지는 라운드로 가를 수 없다"
-                "({{ remedies.logits_to_keep.speedup_interval|x_in }})."
-            ),
-        },
-        check=keep_in_runs,
-    ),
-)

@@ -16,10 +16,9 @@ import statistics
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from mminfer.records import Glance, RunInfo, interval
+from mminfer.records import RunInfo, interval
 from mminfer.records.interval import Interval, paired_ratios
 from mminfer.records.machine import Contention
-from mminfer.records.sentences import Sentence
 
 if TYPE_CHECKING:
     from mminfer.measures.time.time import Timing
@@ -180,19 +179,6 @@ def lesson_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
     else:
         found = "over" if cached == "over" else "undecided"
     return found == chosen
-
-
-def latency_facts(latency: Latency, time: Timing | None = None) -> dict:
-    """latency.json's figures; ``estimate`` where the time job's verdict is noisy, ``trusted``
-    unless untrusted. Where sweep.json's steps pass the TPOT limit is the report's join
-    (mminfer.report.joins): ``crossing`` None here. Its sentences are :data:`SENTENCES`."""
-    float32_cpu = latency.run.dtype == "float32" and latency.run.device == "cpu"
-    return vars(latency) | {
-        "trusted": latency.verdict != "untrusted",
-        "estimate": latency.verdict == "noisy",
-        "crossing": None,
-        "float32_cpu": float32_cpu,
-    }
 
 
 def quarter(latency: Latency) -> int:
@@ -389,140 +375,8 @@ def uncached_limits_in_runs(latency: Latency, time: Timing, chosen: str) -> bool
     return limits_in_runs(latency, time, "without_cache") == chosen
 
 
-def latency_glance(latency: Latency) -> Glance:
-    """``lesson``: the sentence latency.lesson's variant (:func:`lesson`)."""
-    return Glance(lesson=lesson(latency), verdict=latency.verdict, terms=("ttft", "tpot", "itl"))
-
-
-LIMITS = {
-    "within": "대화형 한계 안이다",
-    "over": "대화형 한계를 넘는다",
-    "undecided": "실행 {{ latency.runs_done }}회로는 대화형 한계 안인지 가를 수 없다",
-}
 CACHED = (
     "캐시를 쓰면 첫 토큰까지(TTFT) {{ latency.with_cache.ttft_interval|ms_in }}, 그 뒤"
     " 토큰마다(TPOT) {{ latency.with_cache.tpot_interval|ms_in }}로 "
 )
 UNCACHED = "캐시 없이는 TPOT {{ latency.without_cache.tpot_interval|ms_in }}로 "
-
-# The section's sentences (mminfer.records.sentences): latency.md.j2 asks for them.
-SENTENCES = (
-    Sentence(
-        "latency.cached_limits",
-        holds=cached_limits,
-        words={variant: CACHED + words + "." for variant, words in LIMITS.items()},
-        check=cached_limits_in_runs,
-    ),
-    Sentence(
-        "latency.uncached_limits",
-        holds=uncached_limits,
-        words={variant: UNCACHED + words + "." for variant, words in LIMITS.items()},
-        check=uncached_limits_in_runs,
-    ),
-    Sentence(
-        "latency.lesson",
-        holds=lesson,
-        words={
-            "untrusted": "시간을 믿을 수 없다: 조용한 기계에서 다시 잴 것",
-            "both_within": "두 경로 모두 대화형 한계 안이다",
-            "cached_within": "캐시를 쓸 때만 대화형 한계 안이다",
-            "over": "캐시를 써도 대화형 한계를 넘는다",
-            "undecided": "실행으로는 대화형 한계 안인지 가를 수 없다",
-        },
-        check=lesson_in_runs,
-    ),
-    Sentence(
-        "latency.uncached_gap",
-        holds=uncached_gap,
-        words={
-            "grows": (
-                "캐시 없는 간격은 문맥과 함께 는다: 실행마다 끝 4분의 1 단계의 간격이 첫 4분의"
-                " 1보다 길다(단계의 중앙값 {{ latency.without_cache.step_gap_s[0]|ms }} →"
-                " {{ latency.without_cache.step_gap_s[-1]|ms }}). 단계마다 넣는 토큰이 P + k개이기"
-                " 때문이다(`count.json`의 공식)."
-            ),
-            "undecided": "캐시 없는 간격이 문맥과 함께 느는지는 이 실행들로는 가를 수 없다.",
-        },
-        check=gap_in_runs,
-    ),
-    Sentence(
-        "latency.ttft_paths",
-        holds=ttft_paths,
-        words={
-            "same": (
-                "두 경로의 TTFT는 같은 P토큰의 프리필이라, 실행마다 짝지은 비가 잡음 문턱(5 %)"
-                " 안에서 같았다."
-            ),
-            "differs": (
-                "두 경로의 TTFT는 같은 P토큰의 프리필인데 실행마다 짝지은 비로 갈린다(캐시 사용"
-                " {{ latency.with_cache.ttft_interval|ms_in }}, 미사용"
-                " {{ latency.without_cache.ttft_interval|ms_in }}):"
-                "{% if latency.contention and latency.contention.busy %} 기계가 바빴으니 부하를"
-                " 먼저 의심할 것.{% else %} 방법은 같아야 하므로 이 측정으로는 까닭을 가를 수"
-                " 없다.{% endif %}"
-            ),
-            "undecided": (
-                "두 경로의 TTFT(같은 P토큰의 프리필)가 같은지는 이 실행들로는 가를 수 없다."
-            ),
-        },
-        check=ttft_paths_in_runs,
-    ),
-    Sentence(
-        "latency.tpot_agrees",
-        holds=tpot_agrees,
-        words={
-            "agrees": (
-                "캐시 사용 TPOT는 `time.json`의 실행 시간에서 TTFT를 뺀 토큰당 시간과 실행마다"
-                " 잡음 문턱(5 %) 안에서 맞는다."
-            ),
-            "apart": (
-                "캐시 사용 TPOT는 `time.json`의 실행 시간에서 TTFT를 뺀 토큰당 시간과 실행마다"
-                " **어긋난다**: 마지막 토큰 뒤에 걸린 시간이 있다."
-            ),
-            "undecided": (
-                "캐시 사용 TPOT가 `time.json`의 실행 시간에서 TTFT를 뺀 토큰당 시간과 맞는지는"
-                " 이 실행들로는 가를 수 없다."
-            ),
-        },
-        check=tpot_agrees_in_runs,
-    ),
-    Sentence(
-        "latency.speed",
-        holds=speed,
-        words={
-            "below": (
-                "eval_llm.py식 `[Speed]`는 n = {{ latency.with_cache.speed[0].n }}에서"
-                " {{ latency.with_cache.speed[0].tokens_per_s|fmt('.0f') }} tok/s로 실행마다"
-                " 디코드 속도(1 ÷ TPOT)보다 느리다: 첫 토큰까지의 프리필이 그 시간 안에 있다."
-            ),
-            "not_below": (
-                "eval_llm.py식 `[Speed]`는 n = {{ latency.with_cache.speed[0].n }}에서도"
-                " 디코드 속도 이상이다."
-            ),
-            "undecided": (
-                "eval_llm.py식 `[Speed]`가 디코드 속도보다 느린지는 이 실행들로는 가를 수 없다."
-            ),
-        },
-        check=speed_in_runs,
-    ),
-    Sentence(
-        "latency.prefill_most",
-        holds=prefill_most,
-        words="그 시간의 절반 넘게가 첫 토큰까지다.",
-        check=prefill_most_in_runs,
-    ),
-    Sentence(
-        "latency.cost",
-        holds=cost,
-        words={
-            "adds": "`streamer`는 캐시 사용 실행을 라운드마다 짝지은 비로 느리게 한다.",
-            "faster": (
-                "`streamer` 없는 실행이 오히려 느려, 그 차이는 기계의 흔들림이지 `streamer`의"
-                " 몫이 아니다."
-            ),
-            "same": "그 차이는 잡음 문턱(5 %) 안이다.",
-            "undecided": "라운드 {{ latency.cost.rounds }}회로는 그 몫을 가를 수 없다.",
-        },
-        check=cost_in_runs,
-    ),
-)

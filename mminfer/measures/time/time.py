@@ -21,7 +21,6 @@ from mminfer.records.interval import (
     ratio_interval,
 )
 from mminfer.records.machine import Contention
-from mminfer.records.sentences import Sentence
 from mminfer.records.spread import coefficient_of_variation
 
 
@@ -73,18 +72,6 @@ class Timing:
     load_after: list[float] | None
     contention: Contention | None  # during the timed rounds (mminfer.records.machine)
     run: RunInfo
-
-
-def time_facts(time: Timing) -> dict:
-    """time.json and its verdict (see mminfer.measures.time.measure): ok, noisy, or untrusted.
-
-    Its own record only: the speedup against the token ratio (count.json) and the reason they
-    differ (sweep.json, anatomy.json) are the report's join, mminfer.report.joins. Its sentences
-    are :data:`SENTENCES`."""
-    return vars(time) | {
-        "estimate": time.verdict == "noisy",  # the speedup is said as an estimate (≈)
-        "trusted": time.verdict != "untrusted",
-    }
 
 
 def speedup_in_runs(time: Timing) -> Interval:
@@ -169,57 +156,7 @@ def extra_rounds(time: Timing) -> bool:
     return ratio_decision(first) == "undecided"
 
 
-ROUNDS = "라운드 {{ time.runs_done }}회"
-# time.json's speedup, the one figure printed for it everywhere (the ratio of the medians, its
-# interval from the medians' intervals); the decision is said in words, from the paired rounds
-SPEEDUP = 'speedup {{ time.speedup_medians_interval|x_in("time.speedup") }}'
 SPREADS = (
     "변동계수는 캐시 사용 {{ time.cv_with_cache|percent }},"
     " 미사용 {{ time.cv_without_cache|percent }}"
-)
-
-# The section's sentences (mminfer.records.sentences): time.md.j2 and same.md.j2 ask for them;
-# the speedup against the token ratio (time.reason) and the fixed cost (time.fixed_cost) are
-# mminfer.report.joins's.
-SENTENCES = (
-    Sentence(
-        "time.cache_faster",
-        holds=cache_faster,
-        words={
-            "faster": (
-                "캐시를 쓰면 생성이 " + SPEEDUP + "만큼 빠르다: " + ROUNDS + "를 라운드마다 짝지어"
-                " 봐도 캐시 쪽이 빠르다."
-            ),
-            "same": (
-                "생성 시간은 " + ROUNDS + "를 라운드마다 짝지어 보면 잡음 문턱(5 %) 안에서"
-                " 같았다(" + SPEEDUP + ")."
-            ),
-            "slower": (
-                "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 짝지은 라운드"
-                " {{ time.runs_done }}회에서 더 느렸다(" + SPEEDUP + "). 측정의 문제다: 조용할 때"
-                " `snakemake -R time`으로 다시 잴 것."
-            ),
-            "undecided": (
-                ROUNDS + "로는 캐시 쪽이 빠른지 가를 수 없다(" + SPEEDUP + "; 짝지은 라운드의 비로"
-                " 판정). 조용할 때 `snakemake -R time`으로 다시 잴 것."
-            ),
-        },
-        check=faster_in_runs,
-    ),
-    Sentence(
-        "time.spread",
-        holds=spread,
-        words={
-            "within": SPREADS + "로 둘 다 {{ time.noisy_cv|percent }} 이하다",
-            "over": SPREADS + "로 {{ time.noisy_cv|percent }}를 넘는 쪽이 있다",
-        },
-    ),
-    Sentence(
-        "time.extra_rounds",
-        holds=extra_rounds,
-        words=(
-            "처음 {{ time.runs }}회로는 speedup을 가를 수 없어 {{ time.extra_rounds }}라운드를 더"
-            " 쟀다"
-        ),
-    ),
 )

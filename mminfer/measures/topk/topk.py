@@ -8,7 +8,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from mminfer.records import Answer, ChatPrompt, RunInfo
-from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -49,40 +48,6 @@ class TopK:
     topp_run: RunInfo  # the pretrained model's (topp)
 
 
-def topk_facts(topk: TopK) -> dict:
-    """topk.json's own figures: top-k on, each temperature's answers and each p's survivors.
-
-    Beside temp.json and topp.json (the same experiments with top-k off: which way top-k moved
-    the counts) is the report's join, mminfer.report.joins.
-    """
-    return {
-        "ids_past_tokenizer": sum(s.ids_past_tokenizer for s in topk.temp.values()),
-        "with_counts": [summary.distinct for summary in topk.temp.values()],
-        "top_k": topk.top_k,
-        "prefix": topk.prefix,
-        "samples": topk.samples,
-        "seed": topk.seed,
-        "top_k_survivors": topk.top_k_survivors,
-        "record_mass": topk.top_k_mass,
-        "lora": topk.run.lora is not None,
-    }
-
-
 def cap_reached(topk: TopK) -> bool:
     """At some p every survivor of top-k alone survived top-p too: there k is the bound."""
     return any(survivors == topk.top_k_survivors for survivors in topk.topp.values())
-
-
-# The section's sentences (mminfer.records.sentences): topk.md.j2 asks say("topk.cap") after the
-# survivors' table; those beside temp.json and topp.json are mminfer.report.joins's.
-SENTENCES = (
-    Sentence(
-        "topk.cap",
-        holds=cap_reached,
-        words=(
-            "p = {% for p, n in topk.topp.items() if n == topk.top_k_survivors %}{{ p }}"
-            '{{ ", " if not loop.last }}{% endfor %}에서는 top-k가 남긴'
-            " {{ topk.top_k_survivors }}개가 모두 남았다: 거기서는 k가 상한이다."
-        ),
-    ),
-)

@@ -1,0 +1,149 @@
+"""The busy machine, said first in both reports: which timing records ran busy, and the load as a
+cause.
+
+The report's floor below its sections: the busy line (``time.busy``) names the records a report
+reads that ran busy and the command that re-times them; two sections (sweep, serve) name a load as
+the cause of two timings' difference only where one side alone ran busy (:func:`busy_alone`).
+"""
+
+from __future__ import annotations
+
+from mminfer.measures.anatomy.anatomy import Anatomy
+from mminfer.measures.batch.batch import Batch
+from mminfer.measures.conversation.conversation import Conversation
+from mminfer.measures.remedies.remedies import Remedies
+from mminfer.measures.repetition.repetition import Repetition
+from mminfer.measures.serve.serve import Serve
+from mminfer.measures.sweep.sweep import Sweep
+from mminfer.measures.time.time import Timing
+from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention, is_busy
+from mminfer.records.sentences import Sentence
+
+
+def timed_contentions(
+    time: Timing,
+    batch: Batch | None = None,
+    conversation: Conversation | None = None,
+    repetition: Repetition | None = None,
+    sweep: Sweep | None = None,
+    serve: Serve | None = None,
+    anatomy: Anatomy | None = None,
+    remedies: Remedies | None = None,
+) -> dict[str, Contention]:
+    """The contention each timing record measured during its timed runs, by measurement name
+    (time.json first, then in the reports' order); a record not given, or not timed, left out."""
+    timed = {
+        "time": time,
+        "sweep": sweep,
+        "anatomy": anatomy,
+        "remedies": remedies,
+        "serve": serve,
+        "conversation": conversation,
+        "repetition": None if repetition is None else repetition.timing,
+        "batch": None if batch is None else batch.timing,
+    }
+    found = {name: getattr(record, "contention", None) for name, record in timed.items()}
+    return {name: contention for name, contention in found.items() if contention is not None}
+
+
+def busy_of(
+    time,
+    batch=None,
+    conversation=None,
+    repetition=None,
+    sweep=None,
+    serve=None,
+    anatomy=None,
+    remedies=None,
+) -> list[dict]:
+    """What the busy line names: each timing record whose contention says the machine was busy
+    (``Contention.busy``), its file, the rule that re-times it and its contention, time.json
+    first (the reports' opening, time.busy). The records are :func:`timed_contentions`'s."""
+    measured = timed_contentions(
+        time, batch, conversation, repetition, sweep, serve, anatomy, remedies
+    )
+    return [
+        {"file": f"{name}.json", "rule": name, "contention": contention}
+        for name, contention in measured.items()
+        if contention.busy
+    ]
+
+
+def busy_recomputed(**records) -> bool:
+    """time.busy's check: the busy records recomputed from their contention figures (the process's
+    CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
+    stored flag, are those the words name, and there is one at least. It takes the records
+    busy_of names, by measurement name (mminfer.records.sentences.Sentence.supported)."""
+    recomputed = [
+        name
+        for name, contention in timed_contentions(**records).items()
+        if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
+        or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
+    ]
+    named = [busy["rule"] for busy in busy_of(**records)]
+    return bool(recomputed) and recomputed == named
+
+
+def worst_contention(busy: list[dict]) -> dict:
+    """The busy line's figure: the least CPU share any busy record's process got (``share``),
+    or, where none was read (CUDA), the most CPU pressure (``pressure``)."""
+    shares = [b["contention"].cpu_share for b in busy if b["contention"].cpu_share is not None]
+    if shares:
+        return {"share": min(shares)}
+    pressures = [b["contention"].cpu_pressure for b in busy]
+    return {"pressure": max(p for p in pressures if p is not None)}
+
+
+# The busy line opens a report where a timed record it reads ran busy: those files, the worst
+# figure, the command that re-times them for this report only (``retime``, from the renderer).
+BUSY_FILES = '{{ busy|map(attribute="file")|join(", ") }}'
+
+
+BUSY_WORST = (
+    "{% set worst = busy_worst(busy) %}{% if worst.share is defined %}쓸 수 있던 CPU의"
+    " {{ worst.share|percent(0) }}만 받았다{% else %}CPU 대기가"
+    " {{ worst.pressure|percent(0) }}였다{% endif %}"
+)
+
+
+BUSY_SENTENCES = (
+    Sentence(
+        "time.busy",
+        holds=busy_of,
+        words=(
+            "**바쁜 기계**: " + BUSY_FILES + "을 잴 때 " + BUSY_WORST + ". 그 시간은 믿지 말고"
+            " 조용한 기계에서 다시 잴 것: `{{ retime }}`."
+        ),
+        check=busy_recomputed,
+    ),
+)
+
+
+def contention_of(record) -> Contention | None:
+    """A timing record's contention, None for a record not given or not timed."""
+    return getattr(record, "contention", None)
+
+
+def busy_alone(one, other, names: tuple[str, str]) -> str | None:
+    """Which of two timing records alone ran busy (its recorded flag), by ``names``: a load is
+    named as a cause of their difference only where one side had it and the other did not;
+    None where both or neither did."""
+    one_busy, other_busy = (
+        getattr(contention_of(record), "busy", False) for record in (one, other)
+    )
+    if one_busy == other_busy:
+        return None
+    return names[0] if one_busy else names[1]
+
+
+def busy_alone_in_figures(one, other, names: tuple[str, str], chosen: str) -> bool:
+    """A load cause's check: the side named ran busy by its figures (is_busy, never the stored
+    flag) and the other did not."""
+    busy = {}
+    for name, record in zip(names, (one, other)):
+        contention = contention_of(record)
+        busy[name] = contention is not None and is_busy(
+            contention.cpu_share, contention.cpu_pressure
+        )
+    (other_name,) = [name for name in names if name != chosen]
+    return busy[chosen] and not busy[other_name]

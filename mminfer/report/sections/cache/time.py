@@ -1,0 +1,218 @@
+"""## KV 캐시's timing: time.json's facts and sentences, and its join with count.json.
+
+The speedup and its spread, decided by the record's functions (mminfer.measures.time.time), and
+the reason line: the time ratio against count.json's token ratio, and the fixed cost per call
+that time.json's narrow side bounds.
+"""
+
+from __future__ import annotations
+
+from mminfer.measures.cache.count import Count
+from mminfer.measures.time.time import (
+    SPREADS,
+    Timing,
+    cache_faster,
+    extra_rounds,
+    faster_in_runs,
+    fixed_cost,
+    spread,
+)
+from mminfer.records import token_ratio
+from mminfer.records.interval import against, look_level, median_interval, paired_ratios
+from mminfer.records.sentences import Sentence
+
+
+def time_facts(time: Timing) -> dict:
+    """time.json and its verdict (see mminfer.measures.time.measure): ok, noisy, or untrusted.
+
+    Its own record only: the speedup against the token ratio (count.json) and the reason they
+    differ (sweep.json, anatomy.json) are this module's join. Its sentences
+    are :data:`SENTENCES`."""
+    return vars(time) | {
+        "estimate": time.verdict == "noisy",  # the speedup is said as an estimate (≈)
+        "trusted": time.verdict != "untrusted",
+    }
+
+
+ROUNDS = "라운드 {{ time.runs_done }}회"
+
+
+# time.json's speedup, the one figure printed for it everywhere (the ratio of the medians, its
+# interval from the medians' intervals); the decision is said in words, from the paired rounds
+SPEEDUP = 'speedup {{ time.speedup_medians_interval|x_in("time.speedup") }}'
+
+
+# time.json's own sentences (mminfer.records.sentences): time.md.j2 and same.md.j2 ask for them;
+# the speedup against the token ratio (time.reason) and the fixed cost (time.fixed_cost), beside
+# count.json, are TIME_SENTENCES below.
+ALONE_SENTENCES = (
+    Sentence(
+        "time.cache_faster",
+        holds=cache_faster,
+        words={
+            "faster": (
+                "캐시를 쓰면 생성이 " + SPEEDUP + "만큼 빠르다: " + ROUNDS + "를 라운드마다 짝지어"
+                " 봐도 캐시 쪽이 빠르다."
+            ),
+            "same": (
+                "생성 시간은 " + ROUNDS + "를 라운드마다 짝지어 보면 잡음 문턱(5 %) 안에서"
+                " 같았다(" + SPEEDUP + ")."
+            ),
+            "slower": (
+                "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 짝지은 라운드"
+                " {{ time.runs_done }}회에서 더 느렸다(" + SPEEDUP + "). 측정의 문제다: 조용할 때"
+                " `snakemake -R time`으로 다시 잴 것."
+            ),
+            "undecided": (
+                ROUNDS + "로는 캐시 쪽이 빠른지 가를 수 없다(" + SPEEDUP + "; 짝지은 라운드의 비로"
+                " 판정). 조용할 때 `snakemake -R time`으로 다시 잴 것."
+            ),
+        },
+        check=faster_in_runs,
+    ),
+    Sentence(
+        "time.spread",
+        holds=spread,
+        words={
+            "within": SPREADS + "로 둘 다 {{ time.noisy_cv|percent }} 이하다",
+            "over": SPREADS + "로 {{ time.noisy_cv|percent }}를 넘는 쪽이 있다",
+        },
+    ),
+    Sentence(
+        "time.extra_rounds",
+        holds=extra_rounds,
+        words=(
+            "처음 {{ time.runs }}회로는 speedup을 가를 수 없어 {{ time.extra_rounds }}라운드를 더"
+            " 쟀다"
+        ),
+    ),
+)
+
+
+def time_count_facts(time: Timing, count: Count) -> dict:
+    """time.json's facts (mminfer.measures.time.time.time_facts) with the token ratio of
+    count.json beside the speedup; the reason the two differ is time.json's own narrow side
+    (time.fixed_cost), timed in the same rounds."""
+    ratio = token_ratio(count)
+    return time_facts(time) | {
+        "token_ratio": ratio,
+        "speedup_below_token_ratio": time.speedup < ratio,
+        "narrow_interval": median_interval(
+            time.narrow_runs_s, look_level(time.runs, time.max_runs)
+        ),
+    }
+
+
+def reason(time: Timing, count: Count) -> str | None:
+    """time.reason: the speedup's interval against the token ratio (count.json): "short" (wholly
+    below it), "past" (wholly above), "undecided"; None where the cache was not decided faster
+    (time.cache_faster says why) or the time must not be believed."""
+    if time.cache_faster != "yes" or time.verdict == "untrusted":
+        return None
+    return REASONS[against(time.speedup_interval, token_ratio(count))]
+
+
+def reason_in_runs(time: Timing, count: Count, chosen: str) -> bool:
+    """time.reason's check: the speedup's interval recomputed from the raw rounds, against the
+    token ratio counted from count.json's fed tokens, gives the variant written."""
+    ratio = count.fed_without_cache / count.fed_with_cache
+    speedups = paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s)
+    found = median_interval(speedups, look_level(time.runs, time.max_runs))
+    return REASONS[against(found, ratio)] == chosen
+
+
+def fixed_cost_said(time: Timing, count: Count) -> str | None:
+    """time.fixed_cost's variant: time.json's own decision of its narrow side (fixed_cost: the
+    minimal-width generate over the cached one, round by round), said wherever the speedup does
+    not pass the token ratio (short of it, or not placed against it: the cache not decided
+    faster, or its interval holding the ratio); None where the time must not be believed or the
+    speedup passes the token ratio (the fixed cost is then not the reason)."""
+    if time.verdict == "untrusted" or reason(time, count) == "past":
+        return None
+    return fixed_cost(time)
+
+
+def fixed_cost_in_runs(time: Timing, count: Count, chosen: str) -> bool:
+    """time.fixed_cost's check: the shares recomputed from the raw runs (narrow over cached,
+    round by round, at the timing's per-look level) give the variant written: wholly below 1,
+    wholly above, holding 1, or short of their level."""
+    level = look_level(time.runs, time.max_runs)
+    shares = median_interval(paired_ratios(time.narrow_runs_s, time.with_cache_runs_s), level)
+    found = "undecided"
+    if shares.decisive and shares.high < 1:
+        found = "below"
+    elif shares.decisive and shares.low > 1:
+        found = "above"
+    elif shares.decisive:
+        found = "reaches"
+    return found == chosen
+
+
+REASONS = {"below": "short", "above": "past", "undecided": "undecided"}
+
+
+# Where time.json's rounds ran on a busy machine, a sentence that blames Python or the kernels
+# names the load first (issue 47).
+BUSY_TIME = "{{ 'time.json을 잴 때 기계가 바빴고, ' if time.contention and time.contention.busy }}"
+
+
+RATIO = "{{ (count.fed_without_cache / count.fed_with_cache)|fmt('.1f') }}배"
+
+
+NARROW = (
+    "같은 라운드에서 잰 최소 폭 모델(층과 헤드는 그대로, 은닉 {{ time.narrow_shape.hidden_size }},"
+    " 어휘 {{ time.narrow_shape.vocab_size }})의 같은 생성은 캐시 경로 시간의"
+)
+
+
+SHARE = " {{ time.fixed_share_interval|percent_in }}"
+
+
+TIME_SENTENCES = (
+    Sentence(
+        "time.reason",
+        holds=reason,
+        words={
+            "short": (
+                "그런데 speedup은 라운드마다 짝지어 봐도 토큰 비율(" + RATIO + ")에 못 미친다:"
+                " 캐시는 넣는 토큰을 줄여도 `forward` 호출 수(N = {{ time.new_tokens }})는"
+                " 줄이지 못한다."
+            ),
+            "past": (
+                "speedup이 토큰 비율(" + RATIO + ")보다 크다: 캐시 없는 경로는 어텐션이 문맥"
+                " 길이의 제곱으로 커져 넣는 토큰보다 시간이 더 빨리 는다."
+            ),
+            "undecided": (
+                "라운드 {{ time.runs_done }}회로는 speedup이 토큰 비율(" + RATIO + ")에 못"
+                " 미치는지 가를 수 없다."
+            ),
+        },
+        check=reason_in_runs,
+    ),
+    Sentence(
+        "time.fixed_cost",
+        holds=fixed_cost_said,
+        words={
+            "below": (
+                BUSY_TIME + NARROW + SHARE + "가 걸렸다: 적어도 그만큼은 넣는 토큰 수와 무관하게"
+                " 호출마다 드는 고정비(파이썬과 커널 호출)다."
+            ),
+            "reaches": (
+                BUSY_TIME + NARROW + SHARE + "가 걸려 캐시 경로보다 빠르다고 가를 수 없다: 캐시"
+                " 경로 시간은 (거의) 모두 호출마다 드는 고정비(파이썬과 커널 호출)다."
+            ),
+            "above": (
+                NARROW + SHARE + "로 오히려 더 걸렸다: 이 기계에서는 최소 폭 모델이 고정비의"
+                " 아래 한계가 되지 못해, 이 측정으로는 그 까닭을 가를 수 없다."
+            ),
+            "undecided": (
+                "같은 라운드에서 잰 최소 폭 모델의 같은 생성이 캐시 경로 시간의 몇 %인지는"
+                " 라운드 {{ time.runs_done }}회로는 가를 수 없다: 고정비의 몫은 말하지 않는다."
+            ),
+        },
+        check=fixed_cost_in_runs,
+    ),
+)
+
+# The section's sentences (mminfer.records.sentences), collected by render.sentence_table.
+SENTENCES = (*ALONE_SENTENCES, *TIME_SENTENCES)

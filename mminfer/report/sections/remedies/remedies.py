@@ -1,0 +1,166 @@
+"""## 고정 비용 줄이기: remedies.json's facts, glance row and sentences, and its join.
+
+Each remedy's saving beside the part of anatomy.json's profile it removes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+
+from mminfer.measures.anatomy.anatomy import Anatomy
+from mminfer.measures.remedies.remedies import (
+    REMEDIES,
+    Remedies,
+    differing,
+    keep_in_runs,
+    keep_of,
+    remedy_sentence,
+    saves_of,
+)
+from mminfer.records import Glance
+from mminfer.records.interval import look_level, median_interval
+from mminfer.records.sentences import Sentence
+
+
+def remedies_facts(remedies: Remedies) -> dict:
+    """remedies.json's facts: the remedies that ran, those that did not, whether every run one
+    gave MiniMind's ids."""
+    ran = [r for r in remedies.remedies.values() if r.applies]
+    return {field.name: getattr(remedies, field.name) for field in fields(remedies)} | {
+        "ran": ran,
+        "skipped": [r for r in remedies.remedies.values() if not r.applies],
+        "all_same": all(r.same_ids for r in ran),
+        # another process shared the cores while some remedy was timed (mminfer.records.machine)
+        "busy": any(r.contention is not None and r.contention.busy for r in ran),
+        "keep": remedies.logits_to_keep,
+        "steps": remedies.new_tokens,
+        "device": remedies.run.device,
+        "dtype": remedies.run.dtype,
+    }
+
+
+def remedies_glance(remedies: Remedies) -> Glance:
+    """## 고정 비용 줄이기's row: "differ" (a remedy's ids part from MiniMind's), "saves" (some
+    remedy's rounds decide a saving), "none" (none does); no verdict of its own."""
+    if differing(remedies):
+        lesson = "differ"
+    elif any(saves_of(r) == "saves" for r in remedies.remedies.values()):
+        lesson = "saves"
+    else:
+        lesson = "none"
+    return Glance(lesson=lesson, verdict=None, terms=("in_place_cache", "token_ratio"))
+
+
+ALONE_SENTENCES = (
+    *(remedy_sentence(name) for name in REMEDIES),
+    Sentence(
+        "remedies.differ",
+        holds=lambda remedies: bool(differing(remedies)),
+        words=(
+            "**{{ remedies.remedies.values()|selectattr('same_ids', 'false')|map(attribute='name')"
+            "|join(', ') }}의 greedy id가 MiniMind의 generate와 달랐다**: 이 치료의 시간은"
+            " 비교하지 않는다(틀린 답을 빨리 내는 것은 치료가 아니다)."
+        ),
+    ),
+    Sentence(
+        "remedies.keep",
+        holds=keep_of,
+        words={
+            "saves": (
+                "캐시 없는 경로에 `logits_to_keep=1`을 주면 생성이"
+                " {{ remedies.logits_to_keep.speedup_interval|x_in }} 빨라졌다: 과제의 속도"
+                " 향상에는 버려지는 lm_head 행의 낭비가 들어 있고, 그것을 빼면 속도 향상은"
+                " {{ remedies.logits_to_keep.speedup_after|round(1) }}배다."
+            ),
+            "costs": (
+                "캐시 없는 경로에 `logits_to_keep=1`을 주자 오히려 느려졌다"
+                "({{ remedies.logits_to_keep.speedup_interval|x_in }}): 같은 때 돈 다른 일을"
+                " 먼저 의심할 것."
+            ),
+            "same": (
+                "캐시 없는 경로에 `logits_to_keep=1`을 주어도 시간이 잡음 문턱(5 %) 안에서"
+                " 같았다({{ remedies.logits_to_keep.speedup_interval|x_in }})."
+            ),
+            "undecided": (
+                "캐시 없는 경로의 `logits_to_keep=1`이 시간을 줄이는지는 라운드로 가를 수 없다"
+                "({{ remedies.logits_to_keep.speedup_interval|x_in }})."
+            ),
+        },
+        check=keep_in_runs,
+    ),
+)
+
+
+# The profile's category (anatomy.json profile.with_cache.parts_s, mminfer.measures.anatomy's
+# CATEGORIES) each remedy removes: the cache's torch.cat for the in-place cache, repeat_kv's copies
+# for the grouped attention.
+REMEDY_PARTS = {
+    "in_place_cache": "kv_cat",
+    "gqa_without_repeat_kv": "repeat_kv",
+}
+
+
+def profile_part_s(anatomy: Anatomy | None, remedy: str) -> float | None:
+    """The cached path's profiled seconds of ``remedy``'s category in step 1's generation (the
+    rounds' median); None where anatomy.json has no profile."""
+    if anatomy is None or anatomy.profile is None or "with_cache" not in anatomy.profile:
+        return None
+    return anatomy.profile["with_cache"].parts_s.get(REMEDY_PARTS[remedy])
+
+
+def beyond_parts(remedies: Remedies, anatomy: Anatomy | None) -> dict[str, bool]:
+    """Each remedy that ran with MiniMind's ids and whose category the profile holds: whether its
+    recorded saving's interval (per step, times the steps) lies wholly above the category's
+    profiled time (True: the two disagree)."""
+    found = {}
+    for name in REMEDY_PARTS:
+        remedy, part = remedies.remedies.get(name), profile_part_s(anatomy, name)
+        if remedy is None or part is None or not (remedy.applies and remedy.same_ids):
+            continue
+        found[name] = remedy.saved_per_step_interval.low * remedies.new_tokens > part
+    return found
+
+
+def remedies_against_parts(remedies: Remedies, anatomy: Anatomy | None = None) -> str | None:
+    """remedies.within_parts: "within" (every compared saving at most its category's time within
+    the intervals), "beyond" (some saving wholly above it), None (nothing to compare)."""
+    if anatomy is None or remedies.new_tokens != anatomy.new_tokens:
+        return None
+    found = beyond_parts(remedies, anatomy)
+    return None if not found else ("beyond" if any(found.values()) else "within")
+
+
+def against_parts_supported(remedies: Remedies, anatomy: Anatomy, chosen: str) -> bool:
+    """remedies.within_parts' check: each round's saving recomputed from the runs against the
+    profiled part, independent of the stored intervals."""
+    found = {}
+    for name in REMEDY_PARTS:
+        remedy, part = remedies.remedies.get(name), profile_part_s(anatomy, name)
+        if remedy is not None and part is not None and remedy.applies and remedy.same_ids:
+            saved = [b - a for a, b in zip(remedy.remedy_runs_s, remedy.minimind_runs_s)]
+            level = look_level(remedy.runs, remedy.max_runs)
+            found[name] = median_interval(saved, level).low > part
+    return chosen == ("beyond" if any(found.values()) else "within")
+
+
+REMEDIES_SENTENCES = (
+    Sentence(
+        "remedies.within_parts",
+        holds=remedies_against_parts,
+        words={
+            "within": (
+                "치료마다 줄인 시간(생성 한 번)은 `## 한 단계 해부`의 프로파일이 그 부분(캐시의"
+                " `torch.cat`, `repeat_kv`의 복사)에 잰 시간을 구간 안에서 넘지 않는다."
+            ),
+            "beyond": (
+                "**치료가 줄인 시간이 프로파일이 그 부분(캐시의 `torch.cat`, `repeat_kv`의 복사)에"
+                " 잰 시간보다 구간째 크다**: 프로파일러의 범주 나눔(그 부분을 덜 셌다)이나 치료의"
+                " A B 시간(같은 때 돈 다른 일)을 의심할 것."
+            ),
+        },
+        check=against_parts_supported,
+    ),
+)
+
+# The section's sentences (mminfer.records.sentences), collected by render.sentence_table.
+SENTENCES = (*ALONE_SENTENCES, *REMEDIES_SENTENCES)
