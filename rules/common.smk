@@ -254,7 +254,8 @@ def measured(name, category):
 def report_inputs(report):
     """What report ``report`` ("report" or "beyond") reads, its rule's inputs: the files of the
     measurements it reads (mminfer.measurements.report_reads), by key, the pictures its sections
-    show, and the templates its words live in (editing one reruns the report)."""
+    show, and the files its words live in, the sections' templates and sentence tables
+    (mminfer/report/: editing one reruns the report)."""
     files = {
         measurements.key(name): result(measurements.measurement(name).filename)
         for name in measurements.report_reads(report)
@@ -263,10 +264,10 @@ def report_inputs(report):
         f"{name}_png": result(measurements.picture_file(name))
         for name in measurements.report_pictures(report)
     }
+    words = Path(REPO) / "mminfer" / "report"
     templates = sorted(
         str(path)
-        for folder in ("report", "mminfer/measures")
-        for path in (Path(REPO) / folder).glob("**/*.md.j2")
+        for path in [*words.glob("**/*.md.j2"), *(words / "sections").glob("*/*.py")]
     )
     return {**files, **shown_pictures, "templates": templates}
 

@@ -133,6 +133,8 @@ def sweep_partly_fitted(holds: bool, spread: bool) -> Sweep:
     steps["fed_without_cache"] = (
         steps["fed_without_cache"][:8] + [None] * 7 + ([32] if spread else [None])
     )
+    for run in steps["without_cache_runs_s"]:  # no run clocked a step the medians lack
+        run[:] = [None if v is None else r for v, r in zip(steps["without_cache_s"], run)]
     data["points"][1]["fed_without_cache"] = None
     data["all_steps_up_to"] = 8  # every step of the first 8 clocked, then one more where spread
     data["spread_steps"] = 1 if spread else 0

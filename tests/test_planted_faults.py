@@ -23,6 +23,8 @@ KINDS = {
     "glance_disagrees",
     "direction_flipped",
     "cause_without_difference",
+    "method_not_run",
+    "case_list_against_tolerance",
     "inverted_claim",
     "flipped_template",
     "dropped_spread",

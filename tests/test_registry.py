@@ -162,38 +162,25 @@ RECORD_MODULES = [
 ]
 
 
-RECORD_MODULES = [
-    path
-    for path in sorted((REPO / "mminfer" / "measures").glob("*/*.py"))
-    if path.stem not in ("__init__", "measure", "profile")  # profile: anatomy's, torch's profiler
-]
-
-
 def section_function(name: str, kind: str):
     """Measurement ``name``'s facts or glance function (``kind``), imported."""
     return measurements.resolve(getattr(measurements.measurement(name), kind))
 
 
-def reads_another_rule(name: str, function) -> bool:
-    """Whether ``function``'s parameters name a measurement another rule writes (a join)."""
-    rule = measurements.measurement(name).rule
-    parameters = inspect.signature(function).parameters
-    return any(measurements.measurement(p).rule != rule for p in parameters)
-
-
 def named(name: str, kind: str, function) -> str:
     """The name a facts or glance function must have: ``<name>_<kind>`` where it reads its rule's
-    records only; a join, named after every measurement it reads, in its parameters' order
-    (``sweep_time_facts(sweep, time)``)."""
-    if reads_another_rule(name, function):
-        return "_".join(inspect.signature(function).parameters) + f"_{kind}"
+    records only; a join of another rule's, named after every measurement it reads, in its
+    parameters' order (``sweep_time_facts(sweep, time)``)."""
+    parameters = inspect.signature(function).parameters
+    rules = {measurements.measurement(p).rule for p in parameters}
+    if rules != {measurements.measurement(name).rule}:
+        return "_".join(parameters) + f"_{kind}"
     return f"{name}_{kind}"
 
 
 def section_module(name: str) -> str:
     """Where measurement ``name``'s facts, glance and sentences live: its section's folder."""
-    entry = measurements.measurement(name)
-    return f"mminfer.report.sections.{entry.section_folder}.{name}"
+    return f"mminfer.report.sections.{measurements.measurement(name).section_folder}.{name}"
 
 
 @pytest.mark.parametrize("name", [entry.name for entry in MEASUREMENTS if entry.facts is not None])

@@ -630,7 +630,7 @@ def test_the_serve_fit_says_its_range_and_what_lies_past_it():
     data["fit"]["fitted_batches"] = [1, 32]
     report = render_every(serve=from_json(Serve, data))
     assert "(B 1–32에서 패스의 구간째로 상대 오차가 모두 25% 안" in report
-    assert "B = 64에서는 이 직선이 맞지 않는다" in report
+    assert "B = 64에서는 패스의 구간째로 이 직선에서 25% 넘게 벗어난다" in report
     data["fit"]["holds"] = False
     report = render_every(serve=from_json(Serve, data))
     assert "**잘 맞지 않는다**" in report

@@ -146,6 +146,15 @@ def keep_in_runs(remedies: Remedies, chosen: str) -> bool:
     return found[ratio_decision(ratio)] == chosen
 
 
+def differing_untimed(remedies: Remedies) -> bool:
+    """remedies.differ's check: each remedy whose ids parted ran no timed round (its time is not
+    compared), and it parted at a step."""
+    parted = [r for r in remedies.remedies.values() if r.applies and r.same_ids is False]
+    return bool(parted) and all(
+        not r.remedy_runs_s and r.first_divergence is not None for r in parted
+    )
+
+
 def differing(remedies: Remedies) -> list[str]:
     """remedies.differ: the remedies whose greedy ids part from MiniMind's (a bug, never a
     saving)."""

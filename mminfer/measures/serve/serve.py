@@ -264,6 +264,20 @@ class Serve:
         named = {batch for (batch, _, _), word in zip(tests, found) if word == "below"}
         return sorted(named)
 
+    def off_the_line(self) -> list[int]:
+        """The batches past the fitted range whose decode step lies off the fit's line by more
+        than its own tolerance: both ends of the passes' interval farther than ``holds_within``
+        (relative) from the line; a batch its tolerance accepts at an end is not among them."""
+        fit = self.fit
+        off = []
+        for row in self.batches:
+            if row.batch <= fit.fitted_batches[1]:
+                continue
+            interval = row.decode_step_interval
+            if interval.decisive and off_line(fit, row.batch, (interval.low, interval.high)):
+                off.append(row.batch)
+        return off
+
     def decided_cliffs(self, holm: bool = True) -> list[Cliff]:
         """The cliffs whose decode step grew faster than the batch in every pass's terms: the
         per-pass step ratio's interval above the batch ratio, every step up tested (above or
@@ -663,6 +677,31 @@ def fit_within_supported(serve: Serve) -> bool:
         if span is None or max(abs(line - end) / end for end in span) > fit.holds_within:
             return False
     return fit.holds and len(rows) >= fit.least_batches
+
+
+def off_line(fit: ServeFit, batch: int, ends: tuple[float, float]) -> bool:
+    """Whether every end lies farther than the fit's tolerance from its line at ``batch``."""
+    line = fit.fixed_s + fit.per_sequence_s * batch
+    return all(abs(line - end) / end > fit.holds_within for end in ends)
+
+
+def off_the_line_supported(serve: Serve, chosen: bool) -> bool:
+    """serve.off_the_line's check: the batches past the fitted range recomputed from their
+    passes (:func:`decided`), each held to the same tolerance, are the batches named (none where
+    the sentence was not written)."""
+    fit = serve.fit
+    found = []
+    for row in serve.batches:
+        span = decided(row.pass_step_s)
+        if (
+            row.batch > fit.fitted_batches[1]
+            and span is not None
+            and off_line(fit, row.batch, span)
+        ):
+            found.append(row.batch)
+    if not chosen:
+        return not (fit.holds and found)
+    return fit.holds and found == serve.off_the_line()
 
 
 def missed_target(serve: Serve) -> list[str]:

@@ -144,6 +144,16 @@ class Sweep:
         longest = self.points[-1]
         return fixed_share(self.fit, longest.new_tokens, longest.with_cache_interval)
 
+    def clocked_counts(self) -> tuple[int, int]:
+        """The uncached steps clocked: the first this-many in a row, and this-many more after
+        them (spread out), from the steps' medians (:func:`clocking`)."""
+        _, first, spread = clocking([seconds is not None for seconds in self.steps.without_cache_s])
+        return first, spread
+
+    def last_clocked_step(self) -> int:
+        """The last uncached step clocked (0-based)."""
+        return last_clocked(self.steps.without_cache_s)
+
     def cached_bands(self) -> list[dict] | None:
         """The cached decode steps' two bands, where their intervals separate (sweep.two_bands)."""
         return decided_bands(self.steps.with_cache_s[1:])
@@ -193,6 +203,75 @@ def step_runs(runs_s: list[list[float | None]], step: int) -> list[float]:
 
 def last_clocked(steps: list[float | None]) -> int:
     return max(step for step, seconds in enumerate(steps) if seconds is not None)
+
+
+# --- what ran: the method sentences, from the steps as clocked -----------------------------------
+
+
+def clocking(clocked: list[bool]) -> tuple[str, int, int]:
+    """How the uncached steps of the longest generation were clocked, from which ran: "all"
+    (every step), "spread" (the first ``first`` steps, then ``spread`` more spread out) or
+    "first" (the first ``first`` only), with ``first`` and ``spread``."""
+    first = 0
+    while first < len(clocked) and clocked[first]:
+        first += 1
+    spread = sum(clocked) - first
+    if first == len(clocked):
+        return "all", first, 0
+    return ("spread" if spread else "first"), first, spread
+
+
+def uncached_clocking(sweep: Sweep) -> str:
+    """sweep.clocking: "all", "spread" or "first" (:func:`clocking`), from the steps' medians (a
+    step not clocked is None)."""
+    return clocking([seconds is not None for seconds in sweep.steps.without_cache_s])[0]
+
+
+def clocked_in_runs(sweep: Sweep) -> list[bool]:
+    """Each uncached step of the longest generation: whether any run clocked it (the raw runs)."""
+    runs = sweep.steps.without_cache_runs_s
+    return [any(run[step] is not None for run in runs) for step in range(sweep.longest)]
+
+
+def uncached_clocking_in_runs(sweep: Sweep, chosen: str) -> bool:
+    """sweep.clocking's check: the variant and the counts the words print, from the raw runs."""
+    variant, first, spread = clocking(clocked_in_runs(sweep))
+    return variant == chosen and (first, spread) == sweep.clocked_counts()
+
+
+def interpolated(sweep: Sweep) -> bool:
+    """sweep.interpolated: some uncached step was filled by a line between clocked steps."""
+    return "interpolation" in sweep.steps.without_cache_how
+
+
+def interpolated_in_runs(sweep: Sweep) -> bool:
+    """sweep.interpolated's check: where the fit does not hold, some step no run clocked has a
+    time all the same (filled between its clocked neighbours)."""
+    filled = sweep.steps.filled_without_cache_s
+    clocked = clocked_in_runs(sweep)
+    unclocked_with_time = any(
+        not ran and seconds is not None for ran, seconds in zip(clocked, filled)
+    )
+    return not sweep.fit.holds and unclocked_with_time
+
+
+def stops_before_longest(sweep: Sweep) -> bool:
+    """sweep.last_clocked: the last uncached step clocked lies before the longest's last."""
+    return last_clocked(sweep.steps.without_cache_s) != sweep.longest - 1
+
+
+def stops_before_longest_in_runs(sweep: Sweep) -> bool:
+    """sweep.last_clocked's check: no run clocked the longest generation's last step, and the
+    step the words name is the last any run clocked."""
+    clocked = clocked_in_runs(sweep)
+    last = max(step for step, ran in enumerate(clocked) if ran)
+    return not clocked[-1] and last == sweep.last_clocked_step()
+
+
+def longest_estimate_in_runs(sweep: Sweep) -> bool:
+    """sweep.longest_estimate's check: some of the longest length's uncached steps no run
+    clocked."""
+    return not all(clocked_in_runs(sweep)[: sweep.points[-1].new_tokens])
 
 
 def fixed_share(fit: StepFit, new_tokens: int, with_cache: Interval) -> Interval:

@@ -156,6 +156,15 @@ def extra_rounds(time: Timing) -> bool:
     return ratio_decision(first) == "undecided"
 
 
+def extra_rounds_ran(time: Timing) -> bool:
+    """time.extra_rounds's check: the raw runs hold the rounds the words name, M more than the
+    N asked for on each side."""
+    rounds = len(time.with_cache_runs_s)
+    return time.extra_rounds > 0 and rounds == len(time.without_cache_runs_s) == time.runs + (
+        time.extra_rounds
+    )
+
+
 SPREADS = (
     "변동계수는 캐시 사용 {{ time.cv_with_cache|percent }},"
     " 미사용 {{ time.cv_without_cache|percent }}"

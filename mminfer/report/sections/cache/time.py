@@ -13,6 +13,7 @@ from mminfer.measures.time.time import (
     Timing,
     cache_faster,
     extra_rounds,
+    extra_rounds_ran,
     faster_in_runs,
     fixed_cost,
     spread,
@@ -85,6 +86,7 @@ ALONE_SENTENCES = (
             "처음 {{ time.runs }}회로는 speedup을 가를 수 없어 {{ time.extra_rounds }}라운드를 더"
             " 쟀다"
         ),
+        check=lambda time, chosen: extra_rounds_ran(time) == bool(chosen),
     ),
 )
 

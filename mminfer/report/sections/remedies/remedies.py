@@ -12,6 +12,7 @@ from mminfer.measures.remedies.remedies import (
     REMEDIES,
     Remedies,
     differing,
+    differing_untimed,
     keep_in_runs,
     keep_of,
     remedy_sentence,
@@ -61,6 +62,7 @@ ALONE_SENTENCES = (
             "|join(', ') }}의 greedy id가 MiniMind의 generate와 달랐다**: 이 치료의 시간은"
             " 비교하지 않는다(틀린 답을 빨리 내는 것은 치료가 아니다)."
         ),
+        check=lambda remedies, chosen: differing_untimed(remedies) == bool(chosen),
     ),
     Sentence(
         "remedies.keep",

@@ -23,6 +23,7 @@ from mminfer.measures.serve.serve import (
     nearly_free_of,
     nearly_free_supported,
     not_together,
+    off_the_line_supported,
     peak_of,
     peak_supported,
     per_user_of,
@@ -64,7 +65,6 @@ def serve_facts(serve: Serve) -> dict:
         if row.verdict == "untrusted":
             contradicting_batches.append(row.batch)
     fit = serve.fit
-    outside_fit = [row.batch for row in rows if row.batch > fit.fitted_batches[1]]
     return vars(serve) | {
         "kv_match": all(row.kv_bytes_match for row in rows),
         "first": first,
@@ -92,7 +92,6 @@ def serve_facts(serve: Serve) -> dict:
         "still_pays": top.batch > serve.nearly_free_up_to and top.batch != first.batch,
         "single_pass": "single_pass" in serve.doubts,
         "fit_too_few": len(rows) < fit.least_batches,
-        "outside_fit": outside_fit,
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
         "prefill_against_sweep": None,
@@ -336,6 +335,16 @@ ALONE_SENTENCES = (
             " {{ serve.fit.median_relative_residual|percent }}"
         ),
         check=fit_within_supported,
+    ),
+    # a list of cases decided against the fit's own tolerance, never "every batch past the range"
+    Sentence(
+        "serve.off_the_line",
+        holds=lambda serve: serve.fit.holds and bool(serve.off_the_line()),
+        words=(
+            'B = {{ serve.off_the_line()|join(", ") }}에서는 패스의 구간째로 이 직선에서'
+            " {{ serve.fit.holds_within|percent(0) }} 넘게 벗어난다"
+        ),
+        check=off_the_line_supported,
     ),
     Sentence(
         "serve.growth",

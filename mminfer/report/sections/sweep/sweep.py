@@ -14,8 +14,11 @@ from mminfer.measures.sweep.sweep import (
     clocked_among_first,
     fixed_share_of,
     fixed_share_supported,
+    interpolated,
+    interpolated_in_runs,
     last_clocked,
     longest_estimate,
+    longest_estimate_in_runs,
     prefill_twice,
     prefill_twice_supported,
     run_sums,
@@ -25,11 +28,15 @@ from mminfer.measures.sweep.sweep import (
     spreads_within_supported,
     steps_over_supported,
     steps_spread_over,
+    stops_before_longest,
+    stops_before_longest_in_runs,
     sweep_rows,
     time_against_tokens,
     time_against_tokens_supported,
     two_bands,
     two_bands_supported,
+    uncached_clocking,
+    uncached_clocking_in_runs,
     uncached_growth,
     uncached_growth_supported,
 )
@@ -148,6 +155,10 @@ CACHED_STEP = (  # a cached step after the prefill: the mean over all of them, e
 )
 
 
+# the uncached steps clocked, as the record's steps say: the first in a row, and those spread out
+CLOCKED = "{% set first, spread = sweep.clocked_counts() %}"
+
+
 # The section's sentences (mminfer.records.sentences), asked for by sweep.md.j2; each check
 # recomputes from the runs in steps.*_runs_s.
 ALONE_SENTENCES = (
@@ -159,6 +170,46 @@ ALONE_SENTENCES = (
             "[:" + LONGEST + ".new_tokens]|reject('none')|list|length }}개만 재고 나머지를 채운"
             " 어림)"
         ),
+        check=lambda sweep, chosen: longest_estimate_in_runs(sweep) == bool(chosen),
+    ),
+    # What ran: the method's sentences, each from the steps as clocked and checked on the runs
+    Sentence(
+        "sweep.clocking",
+        holds=uncached_clocking,
+        words={
+            "all": CLOCKED + "{{ first }}단계를 모두 한 토큰짜리 생성으로 쟀다",
+            "spread": (
+                CLOCKED + "처음 {{ first }}단계는 모두, 그 뒤로는 고르게 흩은 {{ spread }}단계만 한"
+                " 토큰짜리 생성으로 재고, 나머지는 적합이 맞으면 적합에서, 아니면 양옆의 잰 단계"
+                " 사이를 직선으로 보간해 채웠다"
+            ),
+            "first": (
+                CLOCKED + "처음 {{ first }}단계만 한 토큰짜리 생성으로 재고, 나머지는 적합이"
+                " 맞으면 적합에서 채웠다"
+            ),
+        },
+        check=uncached_clocking_in_runs,
+    ),
+    Sentence(
+        "sweep.interpolated",
+        holds=interpolated,
+        words=(
+            "적합이 단계 시간을 잘 설명하지 못해, 재지 않은 캐시 없는 단계는 양옆의 잰 단계를"
+            " 직선으로 이어 채웠다(†). 양옆 단계가 모두 고른 곳(실행 간 구간이 중앙값의"
+            " ±{{ sweep.step_noisy_cv|percent(0) }} 안)에서만 이었고, 실행이 흔들리거나 튄 단계를"
+            " 건너 잇지는 않았다(—). 단계 시간이 길이에 따라 볼록하게 늘면 이 직선은 실제보다"
+            " 조금 길게 잡는다."
+        ),
+        check=lambda sweep, chosen: interpolated_in_runs(sweep) == bool(chosen),
+    ),
+    Sentence(
+        "sweep.last_clocked",
+        holds=stops_before_longest,
+        words=(
+            '캐시 없이 잰 마지막 단계는 i = {{ sweep.last_clocked_step()|particle("이다/다") }}:'
+            " 그 뒤로 흩어 잴 단계를 두지 않았다(설정: `sweep.spread_steps`)."
+        ),
+        check=lambda sweep, chosen: stops_before_longest_in_runs(sweep) == bool(chosen),
     ),
     Sentence(
         "sweep.runs_spread_over",
