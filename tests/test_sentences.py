@@ -173,7 +173,7 @@ QUIET_KEYS = [
     ("remedies.all", "saves"),
     ("remedies.keep", "saves"),
     # time (## KV 캐시)
-    ("time.cache_faster", "faster"),
+    ("time.cache_faster", "yes"),
     ("time.reason", "short"),
     ("latency.cached_limits", "within"),
     ("latency.uncached_limits", "within"),

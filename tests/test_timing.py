@@ -201,7 +201,7 @@ def report_of(timing: Timing) -> str:
     return render_report(reportdata.task_records(time=timing))
 
 
-# time.cache_faster's "faster" words: the speedup's one figure, then the paired rounds' decision
+# time.cache_faster's "yes" words: the speedup's one figure, then the paired rounds' decision
 FASTER = "만큼 빠르다: 라운드"
 
 

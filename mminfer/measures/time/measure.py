@@ -30,7 +30,7 @@ from mminfer.measures.time.latency import (
     RunLatency,
     StreamerCost,
 )
-from mminfer.measures.time.time import Timing
+from mminfer.measures.time.time import Timing, decide_cache_faster
 from mminfer.model.generation import GREEDY
 from mminfer.model.narrow import minimal_width, narrow_shape
 from mminfer.records import RunInfo, rates
@@ -53,8 +53,6 @@ CACHE_SIDES = Sides(  # the cache as side a; a cache side not faster makes a tim
     },
     contradictions=("cache_not_faster",),
 )
-# The speedup interval's decision (mminfer.records.interval) in time.json's words.
-CACHE_FASTER = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
 ORDER = (
     "interleaved: warm-ups of both and of the narrow model, then rounds of (with cache, without "
     "cache), each followed by the narrow model's cached generate"
@@ -490,7 +488,9 @@ def timing_record(
         with_cache_interval=timed.a_interval,
         without_cache_interval=timed.b_interval,
         speedup_interval=timed.ratio_interval,
-        cache_faster=CACHE_FASTER[timed.decision],
+        cache_faster=decide_cache_faster(
+            timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs
+        ),
         speedup_medians_interval=over(
             timed.b_interval, timed.a_interval, [timed.b_interval, timed.a_interval]
         ),

@@ -116,18 +116,33 @@ def fixed_cost(time: Timing) -> str:
     return side
 
 
-FASTER = {"yes": "faster", "no": "slower", "same": "same", "undecided": "undecided"}
-DECIDED = {"above": "faster", "below": "slower", "same": "same", "undecided": "undecided"}
+# The paired rounds' decision (mminfer.records.interval.ratio_decision) in time.json's words.
+CACHE_FASTER = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
+
+
+def decide_cache_faster(
+    without_cache_runs_s: list[float], with_cache_runs_s: list[float], runs: int, max_runs: int
+) -> str:
+    """Whether the cache is faster, decided once, from the raw rounds: each round's without /
+    with, their median's interval at the level of the timing's looks against 1: "yes", "no",
+    "same" (within the noise threshold) or "undecided". time.json's ``cache_faster`` is written
+    by it (mminfer.measures.time.measure), and the sentence, the glance and the checker call it
+    (:func:`cache_faster`); nothing maps its words again."""
+    level = look_level(runs, max_runs)
+    ratio = ratio_interval(without_cache_runs_s, with_cache_runs_s, level)
+    return CACHE_FASTER[ratio_decision(ratio)]
 
 
 def cache_faster(time: Timing) -> str:
-    """time.cache_faster: the recorded decision of the speedup's interval (``cache_faster``)."""
-    return FASTER[time.cache_faster]
+    """time.cache_faster: :func:`decide_cache_faster` over the record's own rounds."""
+    runs = (time.without_cache_runs_s, time.with_cache_runs_s)
+    return decide_cache_faster(*runs, time.runs, time.max_runs)
 
 
-def faster_in_runs(time: Timing, chosen: str) -> bool:
-    """time.cache_faster's check: the decision the raw rounds give is the variant written."""
-    return DECIDED[ratio_decision(speedup_in_runs(time))] == chosen
+def cache_faster_supported(time: Timing, chosen: str) -> bool:
+    """time.cache_faster's check: the decision the raw rounds give is the variant written and the
+    one time.json stores."""
+    return cache_faster(time) == chosen == time.cache_faster
 
 
 def spread(time: Timing) -> str:

@@ -12,9 +12,9 @@ from mminfer.measures.time.time import (
     SPREADS,
     Timing,
     cache_faster,
+    cache_faster_supported,
     extra_rounds,
     extra_rounds_ran,
-    faster_in_runs,
     fixed_cost,
     spread,
 )
@@ -51,7 +51,7 @@ ALONE_SENTENCES = (
         "time.cache_faster",
         holds=cache_faster,
         words={
-            "faster": (
+            "yes": (
                 "캐시를 쓰면 생성이 " + SPEEDUP + "만큼 빠르다: " + ROUNDS + "를 라운드마다 짝지어"
                 " 봐도 캐시 쪽이 빠르다."
             ),
@@ -59,7 +59,7 @@ ALONE_SENTENCES = (
                 "생성 시간은 " + ROUNDS + "를 라운드마다 짝지어 보면 잡음 문턱(5 %) 안에서"
                 " 같았다(" + SPEEDUP + ")."
             ),
-            "slower": (
+            "no": (
                 "**이 시간은 믿으면 안 된다**: 토큰을 덜 넣는 캐시가 짝지은 라운드"
                 " {{ time.runs_done }}회에서 더 느렸다(" + SPEEDUP + "). 측정의 문제다: 조용할 때"
                 " `snakemake -R time`으로 다시 잴 것."
@@ -69,7 +69,7 @@ ALONE_SENTENCES = (
                 " 판정). 조용할 때 `snakemake -R time`으로 다시 잴 것."
             ),
         },
-        check=faster_in_runs,
+        check=cache_faster_supported,
     ),
     Sentence(
         "time.spread",
@@ -109,7 +109,7 @@ def reason(time: Timing, count: Count) -> str | None:
     """time.reason: the speedup's interval against the token ratio (count.json): "short" (wholly
     below it), "past" (wholly above), "undecided"; None where the cache was not decided faster
     (time.cache_faster says why) or the time must not be believed."""
-    if time.cache_faster != "yes" or time.verdict == "untrusted":
+    if cache_faster(time) != "yes" or time.verdict == "untrusted":
         return None
     return REASONS[against(time.speedup_interval, token_ratio(count))]
 
