@@ -369,7 +369,7 @@ MEASUREMENTS = (
                 "mminfer.report.plots:plot_profile",
                 caption=(
                     "One stacked bar per path: its generate under torch.profiler, each part's "
-                    "share of the wall time and the rest (from anatomy.json)."
+                    "median and the rest as shares of their sum, 100 % a bar (from anatomy.json)."
                 ),
             ),
         ),

@@ -770,9 +770,10 @@ def plot_anatomy(anatomy: Anatomy, out_png) -> Path:
 
 
 def plot_profile(anatomy: Anatomy, out_png) -> Path:
-    """One stacked bar per path: its generate's wall time under torch.profiler, parted into the
-    categories' medians (leaf ops' self time within each scope) and the rest (Python and the
-    framework between ops), each a share of the path's median wall; drawn from anatomy.json
+    """One stacked bar per path: its generate under torch.profiler, parted into the categories'
+    medians (leaf ops' self time within each scope) and the rest (Python and the framework
+    between ops), each a share of their sum, so that a bar adds up to 100 % (medians over the
+    rounds do not add up to the wall's median: the title gives it); drawn from anatomy.json
     alone. Without a profile (an anatomy.json of an earlier version) the panel says so."""
     fig, ax = plt.subplots(figsize=(10, 3.6))
     names = {"with_cache": "캐시 사용", "without_cache": "캐시 미사용"}
@@ -784,9 +785,10 @@ def plot_profile(anatomy: Anatomy, out_png) -> Path:
     keys = [*CATEGORIES, REST]
     for row, path in enumerate(PATHS):
         profile = anatomy.profile[path]
+        total = sum(profile.parts_s[key] for key in keys)
         left = 0.0
         for index, key in enumerate(keys):
-            share = profile.parts_s[key] / profile.wall_s if profile.wall_s > 0 else 0.0
+            share = profile.parts_s[key] / total if total > 0 else 0.0
             ax.barh(
                 row,
                 100 * share,
@@ -797,10 +799,11 @@ def plot_profile(anatomy: Anatomy, out_png) -> Path:
             left += share
     ax.set_yticks(range(len(PATHS)), [names[path] for path in PATHS])
     ax.invert_yaxis()
+    walls = ", ".join(f"{names[p]} {anatomy.profile[p].wall_s * 1000:.0f} ms" for p in PATHS)
     ax.set(
-        xlabel="벽시계의 몫 (%, 라운드의 중앙값)",
+        xlabel="부분의 몫 (%, 부분마다 라운드의 중앙값, 합이 100)",
         ylabel="경로",
-        title=f"torch.profiler로 본 생성 (P = {anatomy.prompt_len}, N = {anatomy.new_tokens})",
+        title=f"torch.profiler로 본 생성 (N = {anatomy.new_tokens}; 벽시계 {walls})",
     )
     ax.grid(True, axis="x", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize="small", title="부분")

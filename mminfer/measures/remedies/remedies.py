@@ -18,7 +18,6 @@ from mminfer.records.interval import (
     ratio_interval,
 )
 from mminfer.records.machine import Contention
-from mminfer.records.sentences import Sentence
 
 # The remedies, in report order: the own loop alone (the control: a saving there is the loop's,
 # not a remedy's), each remedy alone, all together, and torch.compile (opt-in).
@@ -163,26 +162,3 @@ def differing(remedies: Remedies) -> list[str]:
 
 def median_or_none(values: list[float]) -> float | None:
     return statistics.median(values) if values else None
-
-
-SAVES_WORDS = {
-    "saves": "단계당 {{ r.saved_per_step_interval|ms_in }} 줄임 ({{ r.speedup_interval|x_in }})",
-    "costs": "**더 느림** ({{ r.speedup_interval|x_in }}): 같은 때 돈 다른 일을 먼저 의심할 것",
-    "same": "잡음 문턱(5 %) 안에서 같음 ({{ r.speedup_interval|x_in }})",
-    "undecided": "라운드로 가를 수 없음 ({{ r.speedup_interval|x_in }})",
-}
-
-
-def remedy_sentence(name: str) -> Sentence:
-    """remedies.<name>: the remedy's table cell, only what its rounds decide."""
-
-    def holds(remedies: Remedies) -> str | None:
-        remedy = remedies.remedies.get(name)
-        return None if remedy is None else saves_of(remedy)
-
-    def check(remedies: Remedies, chosen: str) -> bool:
-        return saves_in_runs(remedies.remedies[name], chosen)
-
-    prefix = "{% set r = remedies.remedies['" + name + "'] %}"
-    words = {variant: prefix + text for variant, text in SAVES_WORDS.items()}
-    return Sentence(f"remedies.{name}", holds=holds, words=words, check=check)

@@ -21,7 +21,6 @@ from mminfer.records.interval import (
     ratio_interval,
 )
 from mminfer.records.machine import CacheLevel, Contention
-from mminfer.records.sentences import Sentence
 
 
 @dataclass
@@ -801,45 +800,3 @@ def nearly_free_supported(serve: Serve, chosen: str) -> bool:
         span = per_pass(serve, batches[1], batches[0], rates=False)
         return span is not None and span[0] > bar
     return True  # the words only say the passes cannot tell
-
-
-PASSES = "패스 {{ serve.passes }}회"
-
-SPREADS = {  # serve.<key>: the doubt naming its batches, what spread, its threshold
-    "decode_spread_over": ("decode_spread", "패스 사이 디코드 한 단계", "noisy_cv"),
-    "prefill_spread_over": ("prefill_spread", "패스 사이 프리필", "noisy_cv"),
-    "within_spread_over": ("decode_spread_within_passes", "한 패스 안의 단계들", "step_noisy_cv"),
-}
-
-
-def spread_sentence(key: str) -> Sentence:
-    """serve.<key>: the batches whose recorded spread passed its threshold, named."""
-    doubt, what, threshold = SPREADS[key]
-
-    def holds(serve: Serve) -> bool:
-        return bool(serve.spread_over(doubt))
-
-    def check(serve: Serve) -> bool:
-        return spread_supported(serve, doubt)
-
-    return Sentence(
-        "serve." + key,
-        holds=holds,
-        words=(
-            "B = {{ serve.spread_over('" + doubt + "')|join(', ') }}에서 " + what + "의"
-            " 변동계수가\n{{ serve." + threshold + "|percent(0) }}를 넘었다."
-        ),
-        check=check,
-    )
-
-
-def not_together(seen: str, tests: str) -> str:
-    """An "uncorrected" variant's words: ``seen`` decided one test at a time, not together."""
-    return (
-        seen
-        + "은 하나씩 따로 가를 때만 보인다("
-        + PASSES
-        + "로는 "
-        + tests
-        + "를 함께 가르지 못한다)."
-    )

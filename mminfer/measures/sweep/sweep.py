@@ -497,6 +497,3 @@ def sweep_rows(sweep: Sweep) -> list[dict]:
             }
         )
     return rows
-
-
-RUNS = "실행 {{ sweep.runs }}회"

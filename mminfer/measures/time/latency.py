@@ -373,10 +373,3 @@ def cached_limits_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
 def uncached_limits_in_runs(latency: Latency, time: Timing, chosen: str) -> bool:
     """latency.uncached_limits's check (:func:`limits_in_runs`)."""
     return limits_in_runs(latency, time, "without_cache") == chosen
-
-
-CACHED = (
-    "캐시를 쓰면 첫 토큰까지(TTFT) {{ latency.with_cache.ttft_interval|ms_in }}, 그 뒤"
-    " 토큰마다(TPOT) {{ latency.with_cache.tpot_interval|ms_in }}로 "
-)
-UNCACHED = "캐시 없이는 TPOT {{ latency.without_cache.tpot_interval|ms_in }}로 "

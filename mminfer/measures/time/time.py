@@ -178,9 +178,3 @@ def extra_rounds_ran(time: Timing) -> bool:
     return time.extra_rounds > 0 and rounds == len(time.without_cache_runs_s) == time.runs + (
         time.extra_rounds
     )
-
-
-SPREADS = (
-    "변동계수는 캐시 사용 {{ time.cv_with_cache|percent }},"
-    " 미사용 {{ time.cv_without_cache|percent }}"
-)

@@ -20,7 +20,6 @@ from mminfer.measures.anatomy.anatomy import (
     probes_doubt,
     probes_doubt_in_runs,
     profile_in_rounds,
-    profile_words,
     profiled,
 )
 from mminfer.measures.sweep.sweep import Sweep
@@ -29,6 +28,18 @@ from mminfer.records import Glance, rates
 from mminfer.records.interval import FAMILY_LEVEL, Interval, look_level, median_interval
 from mminfer.records.machine import is_busy, two_groups
 from mminfer.records.sentences import Sentence
+
+
+def profile_words(path: str) -> str:
+    """anatomy.profile_<path>'s words: the wall, the three largest parts, the rest's share."""
+    p = f'anatomy.profile["{path}"]'
+    label = {"with_cache": "캐시 사용", "without_cache": "캐시 미사용"}[path]
+    return (
+        f"{label} 경로는 프로파일러 아래 {{{{ {p}.wall_interval|ms_in }}}} 걸렸고 그중"
+        f" 큰 부분은 중앙값으로 {{% for name, part in {p}.largest_named() %}}{{{{ name }}}}"
+        f' {{{{ part|ms_in }}}}{{{{ ", " if not loop.last }}}}{{% endfor %}},'
+        f" 나머지(op 사이의 Python과 프레임워크)가 {{{{ {p}.rest_share()|percent_in }}}}다."
+    )
 
 
 def anatomy_facts(anatomy: Anatomy) -> dict:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from mminfer.measures.cache.count import Count
 from mminfer.measures.time.time import (
-    SPREADS,
     Timing,
     cache_faster,
     cache_faster_supported,
@@ -21,6 +20,11 @@ from mminfer.measures.time.time import (
 from mminfer.records import token_ratio
 from mminfer.records.interval import against, look_level, median_interval, paired_ratios
 from mminfer.records.sentences import Sentence
+
+SPREADS = (
+    "변동계수는 캐시 사용 {{ time.cv_with_cache|percent }},"
+    " 미사용 {{ time.cv_without_cache|percent }}"
+)
 
 
 def time_facts(time: Timing) -> dict:

@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.time.latency import (
-    CACHED,
-    UNCACHED,
     Latency,
     cached_limits,
     cached_limits_in_runs,
@@ -33,6 +31,13 @@ from mminfer.measures.time.time import Timing
 from mminfer.records import Glance
 from mminfer.records.interval import FAMILY_LEVEL, against, median_interval
 from mminfer.records.sentences import Sentence
+
+CACHED = (
+    "캐시를 쓰면 첫 토큰까지(TTFT) {{ latency.with_cache.ttft_interval|ms_in }}, 그 뒤"
+    " 토큰마다(TPOT) {{ latency.with_cache.tpot_interval|ms_in }}로 "
+)
+
+UNCACHED = "캐시 없이는 TPOT {{ latency.without_cache.tpot_interval|ms_in }}로 "
 
 
 def latency_facts(latency: Latency, time: Timing | None = None) -> dict:

@@ -15,12 +15,34 @@ from mminfer.measures.remedies.remedies import (
     differing_untimed,
     keep_in_runs,
     keep_of,
-    remedy_sentence,
+    saves_in_runs,
     saves_of,
 )
 from mminfer.records import Glance
 from mminfer.records.interval import look_level, median_interval
 from mminfer.records.sentences import Sentence
+
+SAVES_WORDS = {
+    "saves": "단계당 {{ r.saved_per_step_interval|ms_in }} 줄임 ({{ r.speedup_interval|x_in }})",
+    "costs": "**더 느림** ({{ r.speedup_interval|x_in }}): 같은 때 돈 다른 일을 먼저 의심할 것",
+    "same": "잡음 문턱(5 %) 안에서 같음 ({{ r.speedup_interval|x_in }})",
+    "undecided": "라운드로 가를 수 없음 ({{ r.speedup_interval|x_in }})",
+}
+
+
+def remedy_sentence(name: str) -> Sentence:
+    """remedies.<name>: the remedy's table cell, only what its rounds decide."""
+
+    def holds(remedies: Remedies) -> str | None:
+        remedy = remedies.remedies.get(name)
+        return None if remedy is None else saves_of(remedy)
+
+    def check(remedies: Remedies, chosen: str) -> bool:
+        return saves_in_runs(remedies.remedies[name], chosen)
+
+    prefix = "{% set r = remedies.remedies['" + name + "'] %}"
+    words = {variant: prefix + text for variant, text in SAVES_WORDS.items()}
+    return Sentence(f"remedies.{name}", holds=holds, words=words, check=check)
 
 
 def remedies_facts(remedies: Remedies) -> dict:

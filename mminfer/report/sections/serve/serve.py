@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 from mminfer.measures.serve.serve import (
-    PASSES,
-    SPREADS,
     Serve,
     bound_of,
     bound_supported,
@@ -22,7 +20,6 @@ from mminfer.measures.serve.serve import (
     named_of,
     nearly_free_of,
     nearly_free_supported,
-    not_together,
     off_the_line_supported,
     peak_of,
     peak_supported,
@@ -30,7 +27,7 @@ from mminfer.measures.serve.serve import (
     per_user_supported,
     speed_bound_of,
     speed_bound_supported,
-    spread_sentence,
+    spread_supported,
     two_bands_supported,
 )
 from mminfer.measures.sweep.sweep import Sweep
@@ -38,6 +35,48 @@ from mminfer.records import Glance
 from mminfer.records.reconcile import reconcile, reconcile_runs
 from mminfer.records.sentences import Sentence
 from mminfer.report.busy import busy_alone, busy_alone_in_figures
+
+PASSES = "패스 {{ serve.passes }}회"
+
+SPREADS = {  # serve.<key>: the doubt naming its batches, what spread, its threshold
+    "decode_spread_over": ("decode_spread", "패스 사이 디코드 한 단계", "noisy_cv"),
+    "prefill_spread_over": ("prefill_spread", "패스 사이 프리필", "noisy_cv"),
+    "within_spread_over": ("decode_spread_within_passes", "한 패스 안의 단계들", "step_noisy_cv"),
+}
+
+
+def spread_sentence(key: str) -> Sentence:
+    """serve.<key>: the batches whose recorded spread passed its threshold, named."""
+    doubt, what, threshold = SPREADS[key]
+
+    def holds(serve: Serve) -> bool:
+        return bool(serve.spread_over(doubt))
+
+    def check(serve: Serve) -> bool:
+        return spread_supported(serve, doubt)
+
+    return Sentence(
+        "serve." + key,
+        holds=holds,
+        words=(
+            "B = {{ serve.spread_over('" + doubt + "')|join(', ') }}에서 " + what + "의"
+            " 변동계수가\n{{ serve." + threshold + "|percent(0) }}를 넘었다."
+        ),
+        check=check,
+    )
+
+
+def not_together(seen: str, tests: str) -> str:
+    """An "uncorrected" variant's words: ``seen`` decided one test at a time, not together."""
+    return (
+        seen
+        + "은 하나씩 따로 가를 때만 보인다("
+        + PASSES
+        + "로는 "
+        + tests
+        + "를 함께 가르지 못한다)."
+    )
+
 
 SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
 

@@ -8,7 +8,6 @@ the cause of a difference only where one side alone ran busy (mminfer.report.bus
 from __future__ import annotations
 
 from mminfer.measures.sweep.sweep import (
-    RUNS,
     Sweep,
     SweepPoint,
     clocked_among_first,
@@ -47,6 +46,9 @@ from mminfer.records.interval import look_level, median_interval, paired_ratios
 from mminfer.records.reconcile import reconcile, reconcile_runs
 from mminfer.records.sentences import Sentence
 from mminfer.report.busy import busy_alone, busy_alone_in_figures
+
+RUNS = "실행 {{ sweep.runs }}회"
+
 
 SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the runs
 
