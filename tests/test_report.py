@@ -447,7 +447,7 @@ FREE = {1: 0.010, 2: 0.0102, 4: 0.0105, 8: 0.011, 16: 0.012, 32: 0.013, 64: 0.01
         ({"sweep": sweep_record(step_growth=-0.0001)}, "마지막 잰 단계까지 늘지 않았다"),
         (
             {"serve": serve_record()},
-            "(한 단계 40.00 ms)에서 48명.\n\n이 수는 어림이다: 잰 B = 32와 64 사이를",
+            "(한 단계 40.00 ms)에서 48명.\n\n| B | 디코드 한 단계 (ms)",
         ),
         ({"sampler": sampler_record(identical=27)}, "처음 다른 곳은 샘플 4의 2번째 토큰"),
         (
@@ -580,7 +580,7 @@ def test_serve_verdicts_are_said_in_the_report():
     assert serve_facts(noisy)["spread_batches"] == [2, 16]
     report = render_every(serve=noisy)
     assert "**판정 흔들림 (noisy)**: B = 2, 16에서 패스 사이 디코드 한 단계의 변동계수가" in report
-    assert "| 2 | 10.20 ms | 196 | 98.0 | 흔들림 (noisy) |" in report
+    assert "| 2 | 10.2 | 196 | 98.0 | 흔들림 (noisy) |" in report
 
 
 def test_an_untrusted_serve_table_is_said_so():

@@ -100,6 +100,14 @@ class Remedies:
         busy = [contention for contention in measured if contention.busy]
         return (busy + measured + [None])[0]
 
+    def most_saving(self) -> str | None:
+        """The remedy whose rounds decide it saves (:func:`saves_of`) with the largest median
+        saving per step; None where none does."""
+        saving = [r for r in self.remedies.values() if saves_of(r) == "saves"]
+        if not saving:
+            return None
+        return max(saving, key=lambda r: r.saved_per_step_interval.median).name
+
 
 def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], steps: int, level):
     """The median of each round's (minimind - remedy) / steps, with its interval."""
@@ -124,6 +132,20 @@ def saves_in_runs(remedy: Remedy, chosen: str) -> bool:
     ratio = ratio_interval(remedy.minimind_runs_s, remedy.remedy_runs_s, level)
     found = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
     return found[ratio_decision(ratio)] == chosen
+
+
+def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
+    """remedies.most's check: each remedy's decision from its raw rounds; "saves" is written of
+    one that saves with the largest median saving per step recomputed from its runs."""
+    saving = {}
+    for remedy in remedies.remedies.values():
+        if remedy.applies and remedy.same_ids and saves_in_runs(remedy, "saves"):
+            level = look_level(remedy.runs, remedy.max_runs)
+            runs = (remedy.minimind_runs_s, remedy.remedy_runs_s)
+            saving[remedy.name] = saved_interval(*runs, remedies.new_tokens, level).median
+    if chosen == "none":
+        return not saving
+    return bool(saving) and max(saving, key=saving.get) == remedies.most_saving()
 
 
 def keep_of(remedies: Remedies) -> str | None:

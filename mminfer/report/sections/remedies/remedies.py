@@ -15,6 +15,7 @@ from mminfer.measures.remedies.remedies import (
     differing_untimed,
     keep_in_runs,
     keep_of,
+    most_saving_in_runs,
     saves_in_runs,
     saves_of,
 )
@@ -22,11 +23,13 @@ from mminfer.records import Glance
 from mminfer.records.interval import look_level, median_interval
 from mminfer.records.sentences import Sentence
 
+# A remedy's cell under "한 단계 절약 (ms)": the saving where its rounds decide one, else what they
+# say (its ratio stands in its own column)
 SAVES_WORDS = {
-    "saves": "단계당 {{ r.saved_per_step_interval|ms_in }} 줄임 ({{ r.speedup_interval|x_in }})",
-    "costs": "**더 느림** ({{ r.speedup_interval|x_in }}): 같은 때 돈 다른 일을 먼저 의심할 것",
-    "same": "잡음 문턱(5 %) 안에서 같음 ({{ r.speedup_interval|x_in }})",
-    "undecided": "라운드로 가를 수 없음 ({{ r.speedup_interval|x_in }})",
+    "saves": "{{ r.saved_per_step_interval|ms_in }}",
+    "costs": "**더 느림**: 같은 때 돈 다른 일을 먼저 의심할 것",
+    "same": "잡음 문턱(5 %) 안에서 같음",
+    "undecided": "라운드로 가를 수 없음",
 }
 
 
@@ -51,6 +54,9 @@ def remedies_facts(remedies: Remedies) -> dict:
     ran = [r for r in remedies.remedies.values() if r.applies]
     return {field.name: getattr(remedies, field.name) for field in fields(remedies)} | {
         "ran": ran,
+        "names": NAMES,
+        # MiniMind's cached generate, one side shared by every remedy's rounds
+        "minimind_interval": next(r.minimind_interval for r in ran if r.minimind_interval),
         "skipped": [r for r in remedies.remedies.values() if not r.applies],
         "all_same": all(r.same_ids for r in ran),
         # another process shared the cores while some remedy was timed (mminfer.records.machine)
@@ -74,8 +80,31 @@ def remedies_glance(remedies: Remedies) -> Glance:
     return Glance(lesson=lesson, verdict=None, terms=("in_place_cache", "token_ratio"))
 
 
+# Each remedy's name in the report (its table's first column, the lesson's remedy)
+NAMES = {
+    "loop": "자체 루프 (치료 없음, 대조군)",
+    "in_place_cache": "제자리 캐시 (torch.cat 없음)",
+    "gqa_without_repeat_kv": "repeat_kv 없는 GQA 어텐션",
+    "all": "둘 다",
+    "compile": "torch.compile (제자리 캐시 위)",
+}
+MOST = "{% set r = remedies.remedies[remedies.most_saving()] %}"
+NAME = "{{ " + repr(NAMES) + "[r.name] }}"  # a Jinja dict literal: the words see the records
 ALONE_SENTENCES = (
     *(remedy_sentence(name) for name in REMEDIES),
+    Sentence(
+        "remedies.most",
+        holds=lambda remedies: "saves" if remedies.most_saving() else "none",
+        words={
+            "saves": (
+                MOST + "가장 많이 줄인 치료(" + NAME + ")는 같은 greedy id로 한 단계를"
+                " {{ r.saved_per_step_interval|ms_in }} 줄여 {{ r.speedup_interval|x_in }}"
+                " 빠르다."
+            ),
+            "none": "이 실행의 라운드로는 어느 치료도 시간을 줄였다고 가를 수 없다.",
+        },
+        check=most_saving_in_runs,
+    ),
     Sentence(
         "remedies.differ",
         holds=lambda remedies: bool(differing(remedies)),
