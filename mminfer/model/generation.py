@@ -32,6 +32,15 @@ def greedy_generate(
     return output[0, len(prompt_ids) :].tolist()
 
 
+def first_divergence(ids: list[int], reference: list[int]) -> int | None:
+    """The first 0-based step where ``ids`` part from ``reference`` (a length they do not share
+    counts, at the shorter one's end); None where they never do."""
+    for step, (a, b) in enumerate(zip(ids, reference)):
+        if a != b:
+            return step
+    return None if len(ids) == len(reference) else min(len(ids), len(reference))
+
+
 def top2_margin(logits: torch.Tensor) -> float:
     """top-1 logit minus top-2 logit of a (vocab,) vector: how close the argmax was to flipping."""
     return float(torch.topk(logits, 2).values.diff().neg())

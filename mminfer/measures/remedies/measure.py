@@ -46,7 +46,7 @@ from mminfer.measures.remedies.remedies import (
     Remedy,
     saved_interval,
 )
-from mminfer.model.generation import GREEDY
+from mminfer.model.generation import GREEDY, first_divergence
 from mminfer.model.twin import apply_rotary, repeat_kv
 from mminfer.records import RunInfo
 from mminfer.records.interval import look_level, median_interval
@@ -207,13 +207,6 @@ def probe_compiler(command) -> str | None:
         return None
     lines = (done.stderr or done.stdout).strip().splitlines() or [f"exit {done.returncode}"]
     return f"torch.compile's probe failed: {lines[-1][:300]}"
-
-
-def first_divergence(ids: list[int], reference: list[int]) -> int | None:
-    for step, (a, b) in enumerate(zip(ids, reference)):
-        if a != b:
-            return step
-    return None if len(ids) == len(reference) else min(len(ids), len(reference))
 
 
 def skipped(name: str, reason: str) -> Remedy:

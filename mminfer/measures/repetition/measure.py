@@ -33,7 +33,7 @@ from mminfer.model.draws import (
     temperature_key,
 )
 from mminfer.model.finite import check_logits, finite_logits, model_named
-from mminfer.model.generation import GREEDY
+from mminfer.model.generation import GREEDY, first_divergence
 from mminfer.records.interval import Interval, median_interval
 from mminfer.timing.ab import A_NOT_FASTER, A_SPREAD, B_SPREAD, ABTiming, Rounds, Sides, time_ab
 
@@ -90,14 +90,6 @@ def repeated_ngrams(ids: list[int], n: int = LOOP_NGRAM) -> int:
     comes back, and more the longer a loop goes on."""
     grams = [tuple(ids[start : start + n]) for start in range(len(ids) - n + 1)]
     return len(grams) - len(set(grams))
-
-
-def first_divergence(ids: list[int], plain: list[int]) -> int | None:
-    """The first 0-based step where ``ids`` differ from ``plain``; None where they never do."""
-    for step, (a, b) in enumerate(zip(ids, plain)):
-        if a != b:
-            return step
-    return None
 
 
 def summarize_penalty(
