@@ -70,7 +70,7 @@ REPORTS = {"report": "report.md", "beyond": "beyond.md"}
 # ``named``): change it with a record's fields or a measurement's method, and a results folder
 # written before reruns every measurement once (Snakemake reruns a rule whose script changed,
 # not one whose imported code did).
-RESULTS_VERSION = "2026-12-06.2"
+RESULTS_VERSION = "2026-12-06.3"
 
 
 @dataclass(frozen=True)
@@ -402,9 +402,11 @@ MEASUREMENTS = (
             "what removes the fixed cost per decode step: an own decode loop with an in-place "
             "cache, GQA attention without repeat_kv, both, torch.compile (opt-in), each with "
             "MiniMind's greedy ids (`same_ids`) and timed against its cached generate "
-            "(`saved_per_step_interval`, the speedup after it); logits_to_keep=1 apart; every "
-            "side in one interleaved timing, each remedy's `minimind_runs_s` the shared cached "
-            "side's runs of the same rounds"
+            "(`saved_per_step_interval`, the speedup after it) and against the control loop "
+            "(`control_runs_s`, `own_saved_per_step_interval`, `own_saves`: the remedy's own "
+            "saving, the loop's not counted again); logits_to_keep=1 apart; every side in one "
+            "interleaved timing, each remedy's `minimind_runs_s` the shared cached side's runs "
+            "of the same rounds"
         ),
     ),
     Measurement(

@@ -903,10 +903,16 @@ def remedies_record(shares: dict = REMEDY_SHARES, differ: tuple[str, ...] = ()) 
     from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of, skipped
 
     minimind = [0.4 * r for r in QUIET_SHUFFLED]
+    control = [0.4 * shares["loop"] * r for r in QUIET_SHUFFLED[::-1]] if "loop" in shares else None
     remedies = {}
     for name, share in shares.items():
-        timed = replayed([0.4 * share * r for r in QUIET_ROUNDS], minimind, REMEDY_SIDES, runs=3)
-        remedies[name] = to_json(remedy_of(name, timed, steps=64, without_cache_s=2.0))
+        runs = [0.4 * share * r for r in QUIET_ROUNDS]
+        timed = replayed(runs, minimind, REMEDY_SIDES, runs=3)
+        own = (
+            None if control is None or name == "loop" else replayed(runs, control, REMEDY_SIDES, 3)
+        )
+        remedy = remedy_of(name, timed, steps=64, without_cache_s=2.0, control=own)
+        remedies[name] = to_json(remedy)
         remedies[name]["contention"] = QUIET
     for name in differ:
         remedies[name] = to_json(skipped(name, None)) | {"applies": True, "same_ids": False}

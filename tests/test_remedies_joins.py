@@ -9,10 +9,18 @@ import dataclasses
 from types import SimpleNamespace
 
 import pytest
-from reportdata import NOISES, anatomy_record, remedies_record, replayed, spread_runs
+from reportdata import (
+    NOISES,
+    QUIET_ROUNDS,
+    QUIET_SHUFFLED,
+    anatomy_record,
+    remedies_record,
+    replayed,
+    spread_runs,
+)
 
 from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
-from mminfer.measures.remedies.remedies import Remedies
+from mminfer.measures.remedies.remedies import Remedies, own_saves_of, saves_of
 from mminfer.report.sections.remedies.remedies import ALONE_SENTENCES as RECORD_SENTENCES
 from mminfer.report.sections.remedies.remedies import REMEDIES_SENTENCES, remedies_against_parts
 
@@ -102,3 +110,16 @@ def test_a_saving_written_where_the_rounds_do_not_decide_one_is_caught():
     remedy.saves = "above"  # the medians' word, not the interval's
     sentence = next(s for s in RECORD_SENTENCES if s.key == "remedies.in_place_cache")
     assert not sentence.supported({"remedies": remedies}, sentence.holds(remedies))
+
+
+def test_a_remedy_that_adds_nothing_to_the_control_s_saving_saves_nothing_of_its_own():
+    # issue 60: the control loop alone saves 10 %; the remedy runs as fast as the control
+    minimind = [0.4 * r for r in QUIET_SHUFFLED]
+    control = [0.36 * r for r in QUIET_SHUFFLED[::-1]]
+    remedy_runs = [0.36 * r for r in QUIET_ROUNDS]
+    timed = replayed(remedy_runs, minimind, REMEDY_SIDES, runs=3)
+    own = replayed(remedy_runs, control, REMEDY_SIDES, runs=3)
+    remedy = remedy_of("all", timed, steps=64, without_cache_s=2.0, control=own)
+    assert saves_of(remedy) == "saves"  # against MiniMind: the control's saving, counted again
+    interval = remedy.own_saved_per_step_interval
+    assert interval.low <= 0 <= interval.high and own_saves_of(remedy) != "saves"

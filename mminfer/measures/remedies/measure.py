@@ -10,7 +10,8 @@ forward, then one token per step, each remedy switchable:
 - ``gqa_without_repeat_kv``: attention over the KV heads, the query heads grouped, q as
   (B, KV, G, 1, D) against k and v as (B, KV, 1, S, D), where MiniMind's ``repeat_kv`` copies
   every cached K and V G times every step;
-- ``all``: both; ``loop``: neither (the control: what the own loop saves by itself);
+- ``all``: both; ``loop``: neither (the control: what the own loop saves by itself; each
+  remedy's own saving is against it, in the same rounds, beside its saving against MiniMind);
 - ``compile``: ``torch.compile`` of the one-token step over the in-place cache, opt-in, probed
   first in a subprocess (a machine without a compiler records the reason, and it does not apply).
 
@@ -40,6 +41,7 @@ import torch
 import torch.nn.functional as F
 
 from mminfer.measures.remedies.remedies import (
+    CONTROL,
     REMEDIES,
     KeepTiming,
     Remedies,
@@ -263,6 +265,8 @@ def measure_remedies(
         kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0] if keeps else None
     work = {CACHED: minimind, **work, UNCACHED: functools.partial(minimind, use_cache=False)}
     pairs = [(name, CACHED) for name in remedies if name in work]
+    if CONTROL in work:  # each remedy against the control too: its own saving, in the same rounds
+        pairs += [(name, CONTROL) for name in remedies if name in work and name != CONTROL]
     if keeps:
         work[KEPT] = functools.partial(minimind, use_cache=False, logits_to_keep=1)
         pairs.append((KEPT, UNCACHED))
@@ -273,9 +277,15 @@ def measure_remedies(
     with_cache_s = statistics.median(timed.runs_of(CACHED))
     for name in remedies:
         if name in work:
-            timing = pair_of(timed, name, CACHED)
+            control = None
+            if CONTROL in work and name != CONTROL:
+                control = pair_of(timed, name, CONTROL)
             remedies[name] = remedy_of(
-                name, timing, steps=len(reference), without_cache_s=without_cache_s
+                name,
+                pair_of(timed, name, CACHED),
+                steps=len(reference),
+                without_cache_s=without_cache_s,
+                control=control,
             )
     return Remedies(
         prompt_len=prompt_len,
@@ -347,9 +357,30 @@ def tokens_fed(prompt_len: int, new_tokens: int, use_cache: bool = True) -> int:
     return sum(prompt_len + k for k in range(new_tokens))
 
 
-def remedy_of(name: str, timed: ABTiming, *, steps: int, without_cache_s: float) -> Remedy:
-    """A remedy's record from its A/B timing (the remedy as side a), its ids MiniMind's."""
+def remedy_of(
+    name: str,
+    timed: ABTiming,
+    *,
+    steps: int,
+    without_cache_s: float,
+    control: ABTiming | None = None,
+) -> Remedy:
+    """A remedy's record from its A/B timing against MiniMind's cached generate (the remedy as
+    side a), its ids MiniMind's; ``control``: its A/B timing against the control loop in the same
+    rounds (None for the control itself)."""
     level = look_level(timed.runs, timed.max_runs)
+    own = {}
+    if control is not None:
+        own = {
+            "control_runs_s": control.b_runs_s,
+            "own_saved_per_step_interval": saved_interval(
+                control.b_runs_s,
+                control.a_runs_s,
+                steps,
+                look_level(control.runs, control.max_runs),
+            ),
+            "own_saves": control.decision,
+        }
     return Remedy(
         name=name,
         applies=True,
@@ -368,6 +399,7 @@ def remedy_of(name: str, timed: ABTiming, *, steps: int, without_cache_s: float)
         speedup_after=without_cache_s / timed.a_s,
         verdict=timed.verdict,
         contention=timed.contention,
+        **own,
     )
 
 

@@ -7,7 +7,7 @@ Pure Python, no torch: the report reads the record without the model code.
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mminfer.records import RunInfo
 from mminfer.records.interval import (
@@ -51,6 +51,12 @@ class Remedy:
     # with this remedy in the cached path
     verdict: str | None  # "ok", "noisy" or "untrusted" (mminfer.records.spread)
     contention: Contention | None  # over the whole interleaved timing: every side's alike
+    # Against the control (the own loop with no remedy, side "loop") in the same rounds: what the
+    # remedy itself saves, the loop's own saving not counted again; empty and None for the loop
+    # itself and for a remedy not timed.
+    control_runs_s: list[float] = field(default_factory=list)  # the loop's runs, paired by round
+    own_saved_per_step_interval: Interval | None = None  # per-round (control - remedy) / steps
+    own_saves: str | None = None  # control / remedy's decision: "above" (saves), "below", ...
 
 
 @dataclass
@@ -115,14 +121,16 @@ def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], ste
     return median_interval(saved, level)
 
 
+CONTROL = "loop"  # the own decode loop with no remedy: each remedy's own saving is against it
+SAVES = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
+
+
 def saves_of(remedy: Remedy) -> str | None:
     """A remedy's sentence variant from its recorded decision; None where it did not run or its
     ids differ (a faster wrong answer is no remedy)."""
     if not remedy.applies or not remedy.same_ids:
         return None
-    return {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}[
-        remedy.saves
-    ]
+    return SAVES[remedy.saves]
 
 
 def saves_in_runs(remedy: Remedy, chosen: str) -> bool:
@@ -130,8 +138,7 @@ def saves_in_runs(remedy: Remedy, chosen: str) -> bool:
     minimind / remedy at the level of its looks), is the one written."""
     level = look_level(remedy.runs, remedy.max_runs)
     ratio = ratio_interval(remedy.minimind_runs_s, remedy.remedy_runs_s, level)
-    found = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
-    return found[ratio_decision(ratio)] == chosen
+    return SAVES[ratio_decision(ratio)] == chosen
 
 
 def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
@@ -165,6 +172,22 @@ def keep_in_runs(remedies: Remedies, chosen: str) -> bool:
     ratio = ratio_interval(keep.full_runs_s, keep.kept_runs_s, level)
     found = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
     return found[ratio_decision(ratio)] == chosen
+
+
+def own_saves_of(remedy: Remedy) -> str | None:
+    """A remedy's own saving's variant, against the control, from its recorded decision; None for
+    the control itself or a remedy not timed against it."""
+    if remedy.own_saves is None or not remedy.same_ids:
+        return None
+    return SAVES[remedy.own_saves]
+
+
+def own_saves_in_runs(remedy: Remedy, chosen: str) -> bool:
+    """The check: the variant the raw rounds give (each round's control / remedy at the level of
+    its looks) is the one written."""
+    level = look_level(remedy.runs, remedy.max_runs)
+    ratio = ratio_interval(remedy.control_runs_s, remedy.remedy_runs_s, level)
+    return SAVES[ratio_decision(ratio)] == chosen
 
 
 def differing_untimed(remedies: Remedies) -> bool:

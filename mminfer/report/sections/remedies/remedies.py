@@ -9,6 +9,7 @@ from dataclasses import fields
 
 from mminfer.measures.anatomy.anatomy import Anatomy
 from mminfer.measures.remedies.remedies import (
+    CONTROL,
     REMEDIES,
     Remedies,
     differing,
@@ -16,6 +17,8 @@ from mminfer.measures.remedies.remedies import (
     keep_in_runs,
     keep_of,
     most_saving_in_runs,
+    own_saves_in_runs,
+    own_saves_of,
     saves_in_runs,
     saves_of,
 )
@@ -31,6 +34,31 @@ SAVES_WORDS = {
     "same": "잡음 문턱(5 %) 안에서 같음",
     "undecided": "라운드로 가를 수 없음",
 }
+
+
+# A remedy's cell under "대조군 대비 절약 (ms)": its own saving, the control loop's not counted
+OWN_WORDS = {
+    "saves": "{{ r.own_saved_per_step_interval|ms_in }}",
+    "costs": "**대조군보다 느림**",
+    "same": "대조군과 잡음 문턱(5 %) 안에서 같음",
+    "undecided": "라운드로 가를 수 없음",
+}
+
+
+def own_sentence(name: str) -> Sentence:
+    """remedies.<name>_own: the remedy's saving against the control loop, only what its rounds
+    decide."""
+
+    def holds(remedies: Remedies) -> str | None:
+        remedy = remedies.remedies.get(name)
+        return None if remedy is None else own_saves_of(remedy)
+
+    def check(remedies: Remedies, chosen: str) -> bool:
+        return own_saves_in_runs(remedies.remedies[name], chosen)
+
+    prefix = "{% set r = remedies.remedies['" + name + "'] %}"
+    words = {variant: prefix + text for variant, text in OWN_WORDS.items()}
+    return Sentence(f"remedies.{name}_own", holds=holds, words=words, check=check)
 
 
 def remedy_sentence(name: str) -> Sentence:
@@ -92,6 +120,7 @@ MOST = "{% set r = remedies.remedies[remedies.most_saving()] %}"
 NAME = "{{ " + repr(NAMES) + "[r.name] }}"  # a Jinja dict literal: the words see the records
 ALONE_SENTENCES = (
     *(remedy_sentence(name) for name in REMEDIES),
+    *(own_sentence(name) for name in REMEDIES if name != CONTROL),
     Sentence(
         "remedies.most",
         holds=lambda remedies: "saves" if remedies.most_saving() else "none",
