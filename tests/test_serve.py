@@ -126,6 +126,7 @@ def test_a_real_decode_counts_its_cache_and_leaves_out_batches_past_the_cap(tiny
         assert len(row.pass_step_s) == 2 and row.step_low_s <= row.step_high_s
         assert row.verdict in ("ok", "noisy", "untrusted")
         assert row.tokens_per_second == pytest.approx(row.batch / row.decode_step_s)
+        assert row.decode_step_s == row.decode_step_interval.median  # one figure for the step
     assert served.users.kv_bytes_per_token == per_batch // (len(PROMPT) + 3)
     assert len(one.prefills_s) == 2 and served.passes == 2
     assert served.verdict in ("ok", "noisy", "untrusted")

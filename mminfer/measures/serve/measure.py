@@ -256,7 +256,8 @@ def batch_step(
     """
     every_step = [seconds for steps in passes_s for seconds in steps]
     pass_step_s = [statistics.median(steps) for steps in passes_s]
-    step_s = statistics.median(every_step)
+    # one figure for the step, as its interval's median: the median of the passes' medians
+    step_s = statistics.median(pass_step_s)
     prefill_s = None
     cv_prefill = None
     prefill_interval = None

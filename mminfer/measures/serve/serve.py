@@ -35,7 +35,7 @@ class BatchStep:
     batch: int
     prefill_s: float | None  # batch x prompt tokens at once (median of the passes); None past
     # serve.prefill_up_to
-    decode_step_s: float  # the median of every decode step of every pass
+    decode_step_s: float  # the median of the passes' medians (decode_step_interval's median)
     decode_steps_s: list[float]  # every decode step, pass after pass
     prefills_s: list[float] | None  # each pass's prefill
     pass_step_s: list[float]  # each pass's median decode step: the raw runs, paired by pass
