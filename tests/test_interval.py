@@ -82,6 +82,7 @@ def test_two_measurements_are_ordered_only_when_their_intervals_part():
         (999.6, 990.0, 1010.0, 0.9, "1,000배 (90 % 구간 990–1,010배)"),  # rounds up a digit
         (1.0, 0.96, 1.04, 0.9, "1.00배 (90 % 구간 0.96–1.04배)"),  # 0.96 not rounded to 1.0
         (5.0, 4.9, 5.1, 1.0, "5.00배 (100 % 구간 4.90–5.10배)"),
+        (17.0, 16.5, 38.0, 0.98, "17.0배 (98 % 구간 16–38배)"),  # not 20–40, past the median
     ],
 )
 def test_an_interval_prints_its_ends_in_their_own_order_of_magnitude(

@@ -193,7 +193,8 @@ def place(value: float, interval: Interval) -> int:
     """The decimal place ``value`` is known to given its interval: that of the half-width's
     leading digit, never finer than 3 significant figures of ``value`` (-1: tenths), and never so
     coarse that an end of the interval loses its leading digit or rounds into another order of
-    magnitude (0.5 to 5 is printed 0.5–5.0, not 0–5)."""
+    magnitude (0.5 to 5 is printed 0.5–5.0, not 0–5), nor that an end rounds past the median
+    (16.5 to 38 around 17.0 is printed 16–38, not 20–40)."""
     finest = magnitude(value) - 2 if math.isfinite(value) and value else 0
     half = (interval.high - interval.low) / 2
     if half <= 0 or not math.isfinite(half):
@@ -207,7 +208,11 @@ def place(value: float, interval: Interval) -> int:
         shown = round(end, -chosen)
         return not shown or magnitude(shown) != magnitude(end)
 
-    while chosen > finest and any(moved(end) for end in ends):
+    def excludes_median() -> bool:  # a rounded end past the median it brackets
+        low, high = round(interval.low, -chosen), round(interval.high, -chosen)
+        return low > interval.median or high < interval.median
+
+    while chosen > finest and (any(moved(end) for end in ends) or excludes_median()):
         chosen -= 1
     return max(chosen, finest)
 
