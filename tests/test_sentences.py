@@ -168,10 +168,10 @@ QUIET_KEYS = [
     ("anatomy.glance", "dispatch/arithmetic"),
     # remedies
     ("remedies.loop", "same"),
-    ("remedies.in_place_cache", "saves"),
-    ("remedies.gqa_without_repeat_kv", "saves"),
-    ("remedies.all", "saves"),
-    ("remedies.keep", "saves"),
+    ("remedies.in_place_cache", "above"),
+    ("remedies.gqa_without_repeat_kv", "above"),
+    ("remedies.all", "above"),
+    ("remedies.keep", "above"),
     # time (## KV 캐시)
     ("time.cache_faster", "yes"),
     ("time.reason", "short"),

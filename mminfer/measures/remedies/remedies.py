@@ -109,7 +109,7 @@ class Remedies:
     def most_saving(self) -> str | None:
         """The remedy whose rounds decide it saves (:func:`saves_of`) with the largest median
         saving per step; None where none does."""
-        saving = [r for r in self.remedies.values() if saves_of(r) == "saves"]
+        saving = [r for r in self.remedies.values() if saves_of(r) == "above"]
         if not saving:
             return None
         return max(saving, key=lambda r: r.saved_per_step_interval.median).name
@@ -122,31 +122,40 @@ def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], ste
 
 
 CONTROL = "loop"  # the own decode loop with no remedy: each remedy's own saving is against it
-SAVES = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
+
+
+def decide_saving(
+    reference_runs_s: list[float], side_runs_s: list[float], runs: int, max_runs: int
+) -> str:
+    """Whether a side saves time against its reference, decided once, from the raw rounds: each
+    round's reference / side, their median's interval at the level of the timing's looks against
+    1: "above" (it saves), "below" (it costs), "same" (within the noise threshold) or
+    "undecided". remedies.json's ``saves``, ``own_saves`` and ``logits_to_keep.saves`` are written
+    by it (mminfer.measures.remedies.measure); the sentences, the glance and the checker call it,
+    and nothing maps its words again."""
+    level = look_level(runs, max_runs)
+    return ratio_decision(ratio_interval(reference_runs_s, side_runs_s, level))
 
 
 def saves_of(remedy: Remedy) -> str | None:
-    """A remedy's sentence variant from its recorded decision; None where it did not run or its
-    ids differ (a faster wrong answer is no remedy)."""
+    """A remedy's saving against MiniMind's cached generate, decided from its rounds; None where
+    it did not run or its ids differ (a faster wrong answer is no remedy)."""
     if not remedy.applies or not remedy.same_ids:
         return None
-    return SAVES[remedy.saves]
+    return decide_saving(remedy.minimind_runs_s, remedy.remedy_runs_s, remedy.runs, remedy.max_runs)
 
 
-def saves_in_runs(remedy: Remedy, chosen: str) -> bool:
-    """The check: the variant the raw rounds give, recomputed from the runs (each round's
-    minimind / remedy at the level of its looks), is the one written."""
-    level = look_level(remedy.runs, remedy.max_runs)
-    ratio = ratio_interval(remedy.minimind_runs_s, remedy.remedy_runs_s, level)
-    return SAVES[ratio_decision(ratio)] == chosen
+def saves_supported(remedy: Remedy, chosen: str) -> bool:
+    """The check: the decision the raw rounds give is the variant written and the one stored."""
+    return saves_of(remedy) == chosen == remedy.saves
 
 
 def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
-    """remedies.most's check: each remedy's decision from its raw rounds; "saves" is written of
-    one that saves with the largest median saving per step recomputed from its runs."""
+    """remedies.most's check: "saves" is written of the remedy whose rounds decide a saving with
+    the largest median saving per step recomputed from its runs; "none" where none does."""
     saving = {}
     for remedy in remedies.remedies.values():
-        if remedy.applies and remedy.same_ids and saves_in_runs(remedy, "saves"):
+        if saves_of(remedy) == "above":
             level = look_level(remedy.runs, remedy.max_runs)
             runs = (remedy.minimind_runs_s, remedy.remedy_runs_s)
             saving[remedy.name] = saved_interval(*runs, remedies.new_tokens, level).median
@@ -156,38 +165,29 @@ def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
 
 
 def keep_of(remedies: Remedies) -> str | None:
-    """remedies.keep's variant: logits_to_keep=1's decision on the uncached path."""
+    """remedies.keep: logits_to_keep=1's saving on the uncached path, decided from its rounds."""
     keep = remedies.logits_to_keep
     if keep is None or not keep.same_ids:
         return None
-    return {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}[
-        keep.saves
-    ]
+    return decide_saving(keep.full_runs_s, keep.kept_runs_s, keep.runs, keep.max_runs)
 
 
-def keep_in_runs(remedies: Remedies, chosen: str) -> bool:
-    """remedies.keep's check, from the raw rounds."""
-    keep = remedies.logits_to_keep
-    level = look_level(keep.runs, keep.max_runs)
-    ratio = ratio_interval(keep.full_runs_s, keep.kept_runs_s, level)
-    found = {"above": "saves", "below": "costs", "same": "same", "undecided": "undecided"}
-    return found[ratio_decision(ratio)] == chosen
+def keep_supported(remedies: Remedies, chosen: str) -> bool:
+    """remedies.keep's check: the decision the raw rounds give, written and stored."""
+    return keep_of(remedies) == chosen == remedies.logits_to_keep.saves
 
 
 def own_saves_of(remedy: Remedy) -> str | None:
-    """A remedy's own saving's variant, against the control, from its recorded decision; None for
+    """A remedy's own saving, against the control in the same rounds, decided from them; None for
     the control itself or a remedy not timed against it."""
-    if remedy.own_saves is None or not remedy.same_ids:
+    if not remedy.control_runs_s or not remedy.same_ids:
         return None
-    return SAVES[remedy.own_saves]
+    return decide_saving(remedy.control_runs_s, remedy.remedy_runs_s, remedy.runs, remedy.max_runs)
 
 
-def own_saves_in_runs(remedy: Remedy, chosen: str) -> bool:
-    """The check: the variant the raw rounds give (each round's control / remedy at the level of
-    its looks) is the one written."""
-    level = look_level(remedy.runs, remedy.max_runs)
-    ratio = ratio_interval(remedy.control_runs_s, remedy.remedy_runs_s, level)
-    return SAVES[ratio_decision(ratio)] == chosen
+def own_saves_supported(remedy: Remedy, chosen: str) -> bool:
+    """The check: the decision the raw rounds give is the variant written and the one stored."""
+    return own_saves_of(remedy) == chosen == remedy.own_saves
 
 
 def differing_untimed(remedies: Remedies) -> bool:

@@ -14,13 +14,13 @@ from mminfer.measures.remedies.remedies import (
     Remedies,
     differing,
     differing_untimed,
-    keep_in_runs,
     keep_of,
+    keep_supported,
     most_saving_in_runs,
-    own_saves_in_runs,
     own_saves_of,
-    saves_in_runs,
+    own_saves_supported,
     saves_of,
+    saves_supported,
 )
 from mminfer.records import Glance
 from mminfer.records.interval import look_level, median_interval
@@ -29,8 +29,8 @@ from mminfer.records.sentences import Sentence
 # A remedy's cell under "한 단계 절약 (ms)": the saving where its rounds decide one, else what they
 # say (its ratio stands in its own column)
 SAVES_WORDS = {
-    "saves": "{{ r.saved_per_step_interval|ms_in }}",
-    "costs": "**더 느림**: 같은 때 돈 다른 일을 먼저 의심할 것",
+    "above": "{{ r.saved_per_step_interval|ms_in }}",
+    "below": "**더 느림**: 같은 때 돈 다른 일을 먼저 의심할 것",
     "same": "잡음 문턱(5 %) 안에서 같음",
     "undecided": "라운드로 가를 수 없음",
 }
@@ -38,8 +38,8 @@ SAVES_WORDS = {
 
 # A remedy's cell under "대조군 대비 절약 (ms)": its own saving, the control loop's not counted
 OWN_WORDS = {
-    "saves": "{{ r.own_saved_per_step_interval|ms_in }}",
-    "costs": "**대조군보다 느림**",
+    "above": "{{ r.own_saved_per_step_interval|ms_in }}",
+    "below": "**대조군보다 느림**",
     "same": "대조군과 잡음 문턱(5 %) 안에서 같음",
     "undecided": "라운드로 가를 수 없음",
 }
@@ -54,7 +54,7 @@ def own_sentence(name: str) -> Sentence:
         return None if remedy is None else own_saves_of(remedy)
 
     def check(remedies: Remedies, chosen: str) -> bool:
-        return own_saves_in_runs(remedies.remedies[name], chosen)
+        return own_saves_supported(remedies.remedies[name], chosen)
 
     prefix = "{% set r = remedies.remedies['" + name + "'] %}"
     words = {variant: prefix + text for variant, text in OWN_WORDS.items()}
@@ -69,7 +69,7 @@ def remedy_sentence(name: str) -> Sentence:
         return None if remedy is None else saves_of(remedy)
 
     def check(remedies: Remedies, chosen: str) -> bool:
-        return saves_in_runs(remedies.remedies[name], chosen)
+        return saves_supported(remedies.remedies[name], chosen)
 
     prefix = "{% set r = remedies.remedies['" + name + "'] %}"
     words = {variant: prefix + text for variant, text in SAVES_WORDS.items()}
@@ -101,7 +101,7 @@ def remedies_glance(remedies: Remedies) -> Glance:
     remedy's rounds decide a saving), "none" (none does); no verdict of its own."""
     if differing(remedies):
         lesson = "differ"
-    elif any(saves_of(r) == "saves" for r in remedies.remedies.values()):
+    elif any(saves_of(r) == "above" for r in remedies.remedies.values()):
         lesson = "saves"
     else:
         lesson = "none"
@@ -148,13 +148,13 @@ ALONE_SENTENCES = (
         "remedies.keep",
         holds=keep_of,
         words={
-            "saves": (
+            "above": (
                 "캐시 없는 경로에 `logits_to_keep=1`을 주면 생성이"
                 " {{ remedies.logits_to_keep.speedup_interval|x_in }} 빨라졌다: 과제의 속도"
                 " 향상에는 버려지는 lm_head 행의 낭비가 들어 있고, 그것을 빼면 속도 향상은"
                 " {{ remedies.logits_to_keep.speedup_after|round(1) }}배다."
             ),
-            "costs": (
+            "below": (
                 "캐시 없는 경로에 `logits_to_keep=1`을 주자 오히려 느려졌다"
                 "({{ remedies.logits_to_keep.speedup_interval|x_in }}): 같은 때 돈 다른 일을"
                 " 먼저 의심할 것."
@@ -168,7 +168,7 @@ ALONE_SENTENCES = (
                 "({{ remedies.logits_to_keep.speedup_interval|x_in }})."
             ),
         },
-        check=keep_in_runs,
+        check=keep_supported,
     ),
 )
 
