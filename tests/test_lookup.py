@@ -9,7 +9,8 @@ from knob_models import models_of_kind
 from shapes import GREEDY, prompt_of, small_config
 from test_remedies import builtin_of
 
-from mminfer.model.lookup import cache_bytes, cut_cache, lookup_generate, propose
+from mminfer.model.cachebytes import cache_tensor_bytes
+from mminfer.model.lookup import cut_cache, lookup_generate, propose
 from mminfer.model.twin import MiniMindForCausalLM
 
 CPU = torch.device("cpu")
@@ -60,9 +61,9 @@ def test_a_cut_cache_equals_a_fresh_prefill_of_the_kept_tokens():
     cut = cut_cache(longer, len(prompt) + 1)
     for (k, v), (k0, v0) in zip(cut, fresh):
         assert torch.allclose(k, k0, atol=1e-5) and torch.allclose(v, v0, atol=1e-5)
-    assert cache_bytes(cut) == cache_bytes(fresh) and cut[0][0].untyped_storage().size() == (
-        cut[0][0].numel() * cut[0][0].element_size()
-    )  # a copy: the cut positions are freed
+    key = cut[0][0]  # a copy: the cut positions are freed
+    assert cache_tensor_bytes(cut) == cache_tensor_bytes(fresh)
+    assert key.untyped_storage().size() == key.numel() * key.element_size()
 
 
 @pytest.mark.parametrize("kind", ["dense", "moe", "lora", "yarn"])

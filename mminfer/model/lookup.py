@@ -20,6 +20,8 @@ from dataclasses import dataclass, field
 
 import torch
 
+from mminfer.model.cachebytes import cache_tensor_bytes
+
 
 @dataclass
 class LookupRun:
@@ -51,10 +53,6 @@ def cut_cache(presents, positions: int) -> list[tuple[torch.Tensor, torch.Tensor
     """Each layer's K and V, (batch, positions, KV heads, head_dim) as MiniMind lays them out
     before repeat_kv, cut back to the first ``positions`` and copied: the rest is freed."""
     return [(k[:, :positions].clone(), v[:, :positions].clone()) for k, v in presents]
-
-
-def cache_bytes(presents) -> int:
-    return sum(t.numel() * t.element_size() for kv in presents for t in kv)
 
 
 @torch.inference_mode()
@@ -95,5 +93,5 @@ def lookup_generate(
         # every position but the newest token's, which the next call feeds
         cache = cut_cache(out.past_key_values, len(prompt_ids) + len(run.ids) - 1)
     run.cache_positions = cache[0][0].shape[1]
-    run.cache_bytes = cache_bytes(cache)
+    run.cache_bytes = cache_tensor_bytes(cache)
     return run

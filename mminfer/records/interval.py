@@ -171,6 +171,17 @@ def ratio_decision(ratio: Interval, same_within: float = SAME_WITHIN) -> str:
     return against(ratio, 1.0)
 
 
+def rounds_decision(
+    numerator_runs_s: list[float], denominator_runs_s: list[float], runs: int, max_runs: int
+) -> str:
+    """Paired rounds' verdict, decided from the raw runs: each round's numerator / denominator,
+    their median's interval at the level of the timing's looks (:func:`look_level`), judged by
+    :func:`ratio_decision`: "above" (the denominator's side faster), "below", "same",
+    "undecided"."""
+    level = look_level(runs, max_runs)
+    return ratio_decision(ratio_interval(numerator_runs_s, denominator_runs_s, level))
+
+
 def order(one: Interval, other: Interval) -> str:
     """Two independent measurements: "below" where ``one``'s interval lies wholly below
     ``other``'s, "above" wholly above, else "undecided" (both must be decisive). Two intervals

@@ -1,8 +1,8 @@
 """A sentence is written once: its key, the predicate its words state, and its words, one entry.
 
-A converted section (docs/development.md, "A sentence is a claim") lists every sentence that states
-a relation in ``SENTENCES``, beside its record (mminfer/measures/<rule>/<name>.py): a
-:class:`Sentence` names it (``"<section>.<name>"``), gives the predicate on the records (its
+Each section module (mminfer/report/sections/<section>/<name>.py; docs/development.md, "A sentence
+is a claim") lists every sentence that states a relation in ``SENTENCES``: a :class:`Sentence`
+names it (``"<section>.<name>"``), gives the predicate on the records (its
 parameters are measurement names, as a facts function's) and the Korean words, a Jinja snippet
 that prints its figures from those records. A sentence with variants is one entry: its predicate
 returns the variant whose words hold (an enum's value, a string), or None where none does; a plain
@@ -41,7 +41,9 @@ class Sentence:
     holds: Callable[..., bool | str | None]  # records by name -> True/False, or the variant/None
     words: str | Mapping[str, str]  # Korean, a Jinja snippet on the records; or a variant's each
     # A comparison's independent check: records by name (and the variant chosen, as ``chosen``)
-    # -> whether the raw runs support the words (mminfer.report.check); None: not a comparison.
+    # -> whether the raw runs support the words (mminfer.report.check); None: not a comparison. A
+    # plain sentence's check without ``chosen`` says whether its words hold on the runs: it is
+    # supported where that equals whether it was written.
     check: Callable[..., bool] | None = None
     # Figures the template gives at each ask besides the records, by name: the row a sentence
     # speaks of in a table (serve.cliff_cache's ``cliff``); the predicate takes them after the
@@ -85,7 +87,11 @@ class Sentence:
         given = {name: records.get(name) for name in names}
         if "chosen" in parameters:
             given["chosen"] = chosen
-        return bool(self.check(**given))
+            return bool(self.check(**given))
+        found = bool(self.check(**given))
+        if isinstance(self.words, str):  # a plain sentence's check: whether its words hold
+            return found == bool(chosen)  # written exactly where they do
+        return found
 
     def choose(self, records: Mapping[str, object], **given) -> bool | str | None:
         """What holds on ``records`` (by measurement name; one not given is None) and the

@@ -46,13 +46,12 @@ from mminfer.measures.remedies.remedies import (
     KeepTiming,
     Remedies,
     Remedy,
-    decide_saving,
     saved_interval,
 )
 from mminfer.model.generation import GREEDY, first_divergence
 from mminfer.model.twin import apply_rotary, repeat_kv
 from mminfer.records import RunInfo
-from mminfer.records.interval import look_level, median_interval
+from mminfer.records.interval import look_level, median_interval, rounds_decision
 from mminfer.timing.ab import (
     A_SPREAD,
     B_SPREAD,
@@ -380,7 +379,7 @@ def remedy_of(
                 steps,
                 look_level(control.runs, control.max_runs),
             ),
-            "own_saves": decide_saving(
+            "own_saves": rounds_decision(
                 control.b_runs_s, control.a_runs_s, control.runs, control.max_runs
             ),
         }
@@ -398,7 +397,7 @@ def remedy_of(
         minimind_interval=timed.b_interval,
         saved_per_step_interval=saved_interval(timed.b_runs_s, timed.a_runs_s, steps, level),
         speedup_interval=timed.ratio_interval,
-        saves=decide_saving(timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs),
+        saves=rounds_decision(timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs),
         speedup_after=without_cache_s / timed.a_s,
         verdict=timed.verdict,
         contention=timed.contention,
@@ -418,7 +417,7 @@ def keep_of(timed: ABTiming, *, same_ids: bool, cached_s: float) -> KeepTiming:
         max_runs=timed.max_runs,
         saved_interval=median_interval(saved, level),
         speedup_interval=timed.ratio_interval,
-        saves=decide_saving(timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs),
+        saves=rounds_decision(timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs),
         speedup_after=timed.a_s / cached_s,
         contention=timed.contention,
     )

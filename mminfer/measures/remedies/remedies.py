@@ -14,8 +14,7 @@ from mminfer.records.interval import (
     Interval,
     look_level,
     median_interval,
-    ratio_decision,
-    ratio_interval,
+    rounds_decision,
 )
 from mminfer.records.machine import Contention
 
@@ -124,30 +123,27 @@ def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], ste
 CONTROL = "loop"  # the own decode loop with no remedy: each remedy's own saving is against it
 
 
-def decide_saving(
-    reference_runs_s: list[float], side_runs_s: list[float], runs: int, max_runs: int
-) -> str:
-    """Whether a side saves time against its reference, decided once, from the raw rounds: each
-    round's reference / side, their median's interval at the level of the timing's looks against
-    1: "above" (it saves), "below" (it costs), "same" (within the noise threshold) or
-    "undecided". remedies.json's ``saves``, ``own_saves`` and ``logits_to_keep.saves`` are written
-    by it (mminfer.measures.remedies.measure); the sentences, the glance and the checker call it,
-    and nothing maps its words again."""
-    level = look_level(runs, max_runs)
-    return ratio_decision(ratio_interval(reference_runs_s, side_runs_s, level))
+def saving_against(remedy: Remedy, reference_runs_s: list[float]) -> str | None:
+    """A remedy's saving against a reference side timed in the same rounds (MiniMind's cached
+    generate, or the control loop), decided from the raw rounds (each round's reference / remedy,
+    mminfer.records.interval.rounds_decision): "above" (it saves), "below", "same", "undecided";
+    None where it was not timed against it or its ids differ (a faster wrong answer is no
+    remedy). remedies.json's ``saves`` and ``own_saves`` are written by it (the measure), the
+    sentences, the glance and the checker call it."""
+    if not reference_runs_s or not remedy.same_ids:
+        return None
+    return rounds_decision(reference_runs_s, remedy.remedy_runs_s, remedy.runs, remedy.max_runs)
 
 
 def saves_of(remedy: Remedy) -> str | None:
-    """A remedy's saving against MiniMind's cached generate, decided from its rounds; None where
-    it did not run or its ids differ (a faster wrong answer is no remedy)."""
-    if not remedy.applies or not remedy.same_ids:
-        return None
-    return decide_saving(remedy.minimind_runs_s, remedy.remedy_runs_s, remedy.runs, remedy.max_runs)
+    """A remedy's saving against MiniMind's cached generate (:func:`saving_against`)."""
+    return saving_against(remedy, remedy.minimind_runs_s)
 
 
-def saves_supported(remedy: Remedy, chosen: str) -> bool:
-    """The check: the decision the raw rounds give is the variant written and the one stored."""
-    return saves_of(remedy) == chosen == remedy.saves
+def own_saves_of(remedy: Remedy) -> str | None:
+    """A remedy's own saving, against the control loop in the same rounds; None for the control
+    itself (:func:`saving_against`)."""
+    return saving_against(remedy, remedy.control_runs_s)
 
 
 def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
@@ -169,25 +165,12 @@ def keep_of(remedies: Remedies) -> str | None:
     keep = remedies.logits_to_keep
     if keep is None or not keep.same_ids:
         return None
-    return decide_saving(keep.full_runs_s, keep.kept_runs_s, keep.runs, keep.max_runs)
+    return rounds_decision(keep.full_runs_s, keep.kept_runs_s, keep.runs, keep.max_runs)
 
 
 def keep_supported(remedies: Remedies, chosen: str) -> bool:
     """remedies.keep's check: the decision the raw rounds give, written and stored."""
     return keep_of(remedies) == chosen == remedies.logits_to_keep.saves
-
-
-def own_saves_of(remedy: Remedy) -> str | None:
-    """A remedy's own saving, against the control in the same rounds, decided from them; None for
-    the control itself or a remedy not timed against it."""
-    if not remedy.control_runs_s or not remedy.same_ids:
-        return None
-    return decide_saving(remedy.control_runs_s, remedy.remedy_runs_s, remedy.runs, remedy.max_runs)
-
-
-def own_saves_supported(remedy: Remedy, chosen: str) -> bool:
-    """The check: the decision the raw rounds give is the variant written and the one stored."""
-    return own_saves_of(remedy) == chosen == remedy.own_saves
 
 
 def differing_untimed(remedies: Remedies) -> bool:

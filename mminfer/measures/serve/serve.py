@@ -684,10 +684,9 @@ def off_line(fit: ServeFit, batch: int, ends: tuple[float, float]) -> bool:
     return all(abs(line - end) / end > fit.holds_within for end in ends)
 
 
-def off_the_line_supported(serve: Serve, chosen: bool) -> bool:
+def off_the_line_supported(serve: Serve) -> bool:
     """serve.off_the_line's check: the batches past the fitted range recomputed from their
-    passes (:func:`decided`), each held to the same tolerance, are the batches named (none where
-    the sentence was not written)."""
+    passes (:func:`decided`), each held to the same tolerance, are the batches named."""
     fit = serve.fit
     found = []
     for row in serve.batches:
@@ -698,9 +697,7 @@ def off_the_line_supported(serve: Serve, chosen: bool) -> bool:
             and off_line(fit, row.batch, span)
         ):
             found.append(row.batch)
-    if not chosen:
-        return not (fit.holds and found)
-    return fit.holds and found == serve.off_the_line()
+    return fit.holds and bool(found) and found == serve.off_the_line()
 
 
 def missed_target(serve: Serve) -> list[str]:

@@ -19,6 +19,7 @@ from mminfer.records.interval import (
     over,
     ratio_decision,
     ratio_interval,
+    rounds_decision,
 )
 from mminfer.records.machine import Contention
 from mminfer.records.spread import coefficient_of_variation
@@ -128,9 +129,7 @@ def decide_cache_faster(
     "same" (within the noise threshold) or "undecided". time.json's ``cache_faster`` is written
     by it (mminfer.measures.time.measure), and the sentence, the glance and the checker call it
     (:func:`cache_faster`); nothing maps its words again."""
-    level = look_level(runs, max_runs)
-    ratio = ratio_interval(without_cache_runs_s, with_cache_runs_s, level)
-    return CACHE_FASTER[ratio_decision(ratio)]
+    return CACHE_FASTER[rounds_decision(without_cache_runs_s, with_cache_runs_s, runs, max_runs)]
 
 
 def cache_faster(time: Timing) -> str:
@@ -169,12 +168,3 @@ def extra_rounds(time: Timing) -> bool:
         time.without_cache_runs_s[: time.runs], time.with_cache_runs_s[: time.runs], level
     )
     return ratio_decision(first) == "undecided"
-
-
-def extra_rounds_ran(time: Timing) -> bool:
-    """time.extra_rounds's check: the raw runs hold the rounds the words name, M more than the
-    N asked for on each side."""
-    rounds = len(time.with_cache_runs_s)
-    return time.extra_rounds > 0 and rounds == len(time.without_cache_runs_s) == time.runs + (
-        time.extra_rounds
-    )

@@ -13,7 +13,6 @@ from mminfer.measures.time.time import (
     cache_faster,
     cache_faster_supported,
     extra_rounds,
-    extra_rounds_ran,
     fixed_cost,
     spread,
 )
@@ -90,7 +89,7 @@ ALONE_SENTENCES = (
             "처음 {{ time.runs }}회로는 speedup을 가를 수 없어 {{ time.extra_rounds }}라운드를 더"
             " 쟀다"
         ),
-        check=lambda time, chosen: extra_rounds_ran(time) == bool(chosen),
+        check=extra_rounds,
     ),
 )
 

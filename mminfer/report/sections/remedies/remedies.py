@@ -18,9 +18,7 @@ from mminfer.measures.remedies.remedies import (
     keep_supported,
     most_saving_in_runs,
     own_saves_of,
-    own_saves_supported,
     saves_of,
-    saves_supported,
 )
 from mminfer.records import Glance
 from mminfer.records.interval import look_level, median_interval
@@ -45,35 +43,30 @@ OWN_WORDS = {
 }
 
 
-def own_sentence(name: str) -> Sentence:
-    """remedies.<name>_own: the remedy's saving against the control loop, only what its rounds
-    decide."""
+# A saving's two sides in the table: against MiniMind's generate (``saves``), and against the
+# control loop (``own_saves``): the runs it is decided from, the stored decision, the cell's words
+SAVINGS = {
+    "": (saves_of, "saves", SAVES_WORDS),
+    "_own": (own_saves_of, "own_saves", OWN_WORDS),
+}
+
+
+def saving_sentence(name: str, suffix: str) -> Sentence:
+    """remedies.<name><suffix>: the remedy's saving cell (SAVINGS), only what its rounds decide;
+    the check holds the rounds' decision to the words written and to the one stored."""
+    decide, stored, texts = SAVINGS[suffix]
 
     def holds(remedies: Remedies) -> str | None:
         remedy = remedies.remedies.get(name)
-        return None if remedy is None else own_saves_of(remedy)
+        return None if remedy is None else decide(remedy)
 
     def check(remedies: Remedies, chosen: str) -> bool:
-        return own_saves_supported(remedies.remedies[name], chosen)
+        remedy = remedies.remedies[name]
+        return decide(remedy) == chosen == getattr(remedy, stored)
 
     prefix = "{% set r = remedies.remedies['" + name + "'] %}"
-    words = {variant: prefix + text for variant, text in OWN_WORDS.items()}
-    return Sentence(f"remedies.{name}_own", holds=holds, words=words, check=check)
-
-
-def remedy_sentence(name: str) -> Sentence:
-    """remedies.<name>: the remedy's table cell, only what its rounds decide."""
-
-    def holds(remedies: Remedies) -> str | None:
-        remedy = remedies.remedies.get(name)
-        return None if remedy is None else saves_of(remedy)
-
-    def check(remedies: Remedies, chosen: str) -> bool:
-        return saves_supported(remedies.remedies[name], chosen)
-
-    prefix = "{% set r = remedies.remedies['" + name + "'] %}"
-    words = {variant: prefix + text for variant, text in SAVES_WORDS.items()}
-    return Sentence(f"remedies.{name}", holds=holds, words=words, check=check)
+    words = {variant: prefix + text for variant, text in texts.items()}
+    return Sentence(f"remedies.{name}{suffix}", holds=holds, words=words, check=check)
 
 
 def remedies_facts(remedies: Remedies) -> dict:
@@ -119,8 +112,8 @@ NAMES = {
 MOST = "{% set r = remedies.remedies[remedies.most_saving()] %}"
 NAME = "{{ " + repr(NAMES) + "[r.name] }}"  # a Jinja dict literal: the words see the records
 ALONE_SENTENCES = (
-    *(remedy_sentence(name) for name in REMEDIES),
-    *(own_sentence(name) for name in REMEDIES if name != CONTROL),
+    *(saving_sentence(name, "") for name in REMEDIES),
+    *(saving_sentence(name, "_own") for name in REMEDIES if name != CONTROL),
     Sentence(
         "remedies.most",
         holds=lambda remedies: "saves" if remedies.most_saving() else "none",
@@ -142,7 +135,7 @@ ALONE_SENTENCES = (
             "|join(', ') }}의 greedy id가 MiniMind의 generate와 달랐다**: 이 치료의 시간은"
             " 비교하지 않는다(틀린 답을 빨리 내는 것은 치료가 아니다)."
         ),
-        check=lambda remedies, chosen: differing_untimed(remedies) == bool(chosen),
+        check=differing_untimed,
     ),
     Sentence(
         "remedies.keep",

@@ -15,7 +15,6 @@ from mminfer.measures.sweep.sweep import (
     fixed_share_supported,
     interpolated,
     interpolated_in_runs,
-    last_clocked,
     longest_estimate,
     longest_estimate_in_runs,
     prefill_twice,
@@ -70,9 +69,7 @@ def sweep_facts(sweep: Sweep) -> dict:
         if row.new_tokens == sweep.longest:
             at_longest = row
     furthest = sweep.predictions[-1]
-    all_steps = min(sweep.all_steps_up_to, sweep.longest)
-    clocked = sum(seconds is not None for seconds in steps_without)
-    last_step = last_clocked(steps_without)
+    last_step = sweep.last_clocked_step()
     counts_match = True
     for point in points:
         counts_match &= point.fed_with_cache == point.formula_with_cache
@@ -92,11 +89,8 @@ def sweep_facts(sweep: Sweep) -> dict:
         "longest_point": longest,
         "first_step_without_cache_s": steps_without[0],
         "last_step_without_cache_s": steps_without[last_step],
-        "last_clocked_step": last_step,
-        "uncached_all_steps": all_steps,
-        "uncached_spread_clocked": clocked - all_steps,
         "partly_fitted": any(point.fed_without_cache is None for point in points),
-        "interpolated": any(point.without_cache_from == "interpolation" for point in points),
+        "interpolated": interpolated(sweep),
         "fitted": any(point.without_cache_from == "fit" for point in points),
         "unfilled": any(point.without_cache_from == "none" for point in points),
         "single_run": "single_run" in sweep.doubts,
@@ -109,7 +103,6 @@ def sweep_facts(sweep: Sweep) -> dict:
         "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
         "extrapolated": None if furthest.measured else furthest,
         "rows": sweep_rows(sweep),
-        "last_step_before_longest": last_step != sweep.longest - 1,
         "time_against_tokens": time_against_tokens(sweep),
         "against_time": None,
         "longest_estimated": longest.without_cache_from != "clocked",
@@ -172,7 +165,7 @@ ALONE_SENTENCES = (
             "[:" + LONGEST + ".new_tokens]|reject('none')|list|length }}개만 재고 나머지를 채운"
             " 어림)"
         ),
-        check=lambda sweep, chosen: longest_estimate_in_runs(sweep) == bool(chosen),
+        check=longest_estimate_in_runs,
     ),
     # What ran: the method's sentences, each from the steps as clocked and checked on the runs
     Sentence(
@@ -202,7 +195,7 @@ ALONE_SENTENCES = (
             " 건너 잇지는 않았다(—). 단계 시간이 길이에 따라 볼록하게 늘면 이 직선은 실제보다"
             " 조금 길게 잡는다."
         ),
-        check=lambda sweep, chosen: interpolated_in_runs(sweep) == bool(chosen),
+        check=interpolated_in_runs,
     ),
     Sentence(
         "sweep.last_clocked",
@@ -211,7 +204,7 @@ ALONE_SENTENCES = (
             '캐시 없이 잰 마지막 단계는 i = {{ sweep.last_clocked_step()|particle("이다/다") }}:'
             " 그 뒤로 흩어 잴 단계를 두지 않았다(설정: `sweep.spread_steps`)."
         ),
-        check=lambda sweep, chosen: stops_before_longest_in_runs(sweep) == bool(chosen),
+        check=stops_before_longest_in_runs,
     ),
     Sentence(
         "sweep.runs_spread_over",
