@@ -334,11 +334,11 @@ def spread_runs(
 
 
 def sweep_steps(
-    with_steps: list, without_steps: list, fed_first: int, cv: float, runs: int, noise="quiet"
+    with_steps, without_steps, fed_first: int, cv: float, runs: int, noise="quiet", holds=False
 ):
     """sweep.json's steps: each step's runs ``cv`` either side under ``noise`` (spread_runs), the
-    uncached runs in the other order; the uncached steps not clocked (None) filled by the fit's
-    stand-in between steady steps."""
+    uncached runs in the other order; the uncached steps not clocked (None) filled as the measure
+    fills them: from the fit's stand-in where the fit ``holds``, else between steady steps."""
     from mminfer.measures.sweep import measure
 
     with_runs = spread_runs(with_steps, cv, runs, noise=noise)
@@ -348,7 +348,7 @@ def sweep_steps(
         for i, v in enumerate(without_steps)
     ]
     fitted = interpolate_all(without_steps)
-    filled, how = measure.filled_steps(without_steps, fitted, False, steady)
+    filled, how = measure.filled_steps(without_steps, fitted, holds, steady)  # as the fit says
     prompt_len = fed_first
     return {
         "with_cache_s": with_steps,
@@ -1088,7 +1088,7 @@ def clocked_sweep(
 
     longest = len(with_steps)
     base = to_json(sweep_record(holds=holds))
-    steps = sweep_steps(with_steps, without_steps, prompt_len, runs_cv, runs, noise)
+    steps = sweep_steps(with_steps, without_steps, prompt_len, runs_cv, runs, noise, holds)
     figures = sweep_runs_figures(steps, lengths, prompt_len)
     points = figures["points"]
     leading = [step for step, seconds in enumerate(without_steps) if seconds is None]

@@ -255,6 +255,29 @@ def interpolated_in_runs(sweep: Sweep) -> bool:
     return not sweep.fit.holds and unclocked_with_time
 
 
+def filled_by(sweep: Sweep) -> str | None:
+    """sweep.filled: how the uncached steps not clocked got their times, from the steps' record:
+    "fit" (the fit holds: every one from it), "none" (the fit fails and none was interpolated:
+    they have no time); None where every step ran or some were interpolated (sweep.interpolated
+    says so)."""
+    how = set(sweep.steps.without_cache_how)
+    if "fit" in how:
+        return "fit"
+    if "none" in how and "interpolation" not in how:
+        return "none"
+    return None
+
+
+def filled_by_in_runs(sweep: Sweep, chosen: str) -> bool:
+    """sweep.filled's check: the steps no run clocked, from the raw runs, and their filled
+    times: from the fit where it holds ("fit"), none at all where it fails ("none")."""
+    filled = sweep.steps.filled_without_cache_s
+    times = [seconds for ran, seconds in zip(clocked_in_runs(sweep), filled) if not ran]
+    if chosen == "fit":
+        return sweep.fit.holds and bool(times) and None not in times
+    return not sweep.fit.holds and bool(times) and all(seconds is None for seconds in times)
+
+
 def stops_before_longest(sweep: Sweep) -> bool:
     """sweep.last_clocked: the last uncached step clocked lies before the longest's last."""
     return last_clocked(sweep.steps.without_cache_s) != sweep.longest - 1

@@ -11,6 +11,8 @@ from mminfer.measures.sweep.sweep import (
     Sweep,
     SweepPoint,
     clocked_among_first,
+    filled_by,
+    filled_by_in_runs,
     fixed_share_of,
     fixed_share_supported,
     interpolated,
@@ -175,15 +177,22 @@ ALONE_SENTENCES = (
             "all": CLOCKED + "{{ first }}단계를 모두 한 토큰짜리 생성으로 쟀다",
             "spread": (
                 CLOCKED + "처음 {{ first }}단계는 모두, 그 뒤로는 고르게 흩은 {{ spread }}단계만 한"
-                " 토큰짜리 생성으로 재고, 나머지는 적합이 맞으면 적합에서, 아니면 양옆의 잰 단계"
-                " 사이를 직선으로 보간해 채웠다"
+                " 토큰짜리 생성으로 쟀다"
             ),
-            "first": (
-                CLOCKED + "처음 {{ first }}단계만 한 토큰짜리 생성으로 재고, 나머지는 적합이"
-                " 맞으면 적합에서 채웠다"
-            ),
+            "first": CLOCKED + "처음 {{ first }}단계만 한 토큰짜리 생성으로 쟀다",
         },
         check=uncached_clocking_in_runs,
+    ),
+    Sentence(
+        "sweep.filled",
+        holds=filled_by,
+        words={
+            "fit": "재지 않은 단계는 적합에서 채웠다.",
+            "none": (
+                "재지 않은 단계는 채우지 않았다(—): 적합이 맞지 않고, 보간할 고른 양옆 단계도 없다."
+            ),
+        },
+        check=filled_by_in_runs,
     ),
     Sentence(
         "sweep.interpolated",
