@@ -50,6 +50,7 @@ from mminfer.measures.cache.same import Same
 from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.conversation.conversation import Conversation
 from mminfer.measures.kvbytes.kvbytes import KvBytes
+from mminfer.measures.lookup.lookup import Lookup
 from mminfer.measures.remedies.remedies import Remedies
 from mminfer.measures.repetition.repetition import Repetition
 from mminfer.measures.serve.serve import Serve
@@ -407,6 +408,39 @@ MEASUREMENTS = (
             "saving, the loop's not counted again); logits_to_keep=1 apart; every side in one "
             "interleaved timing, each remedy's `minimind_runs_s` the shared cached side's runs "
             "of the same rounds"
+        ),
+    ),
+    Measurement(
+        name="lookup",
+        heading="호출 수 줄이기",
+        record=Lookup,
+        rule="lookup",
+        reads=("pretrain", "sft", "sft_lora", "tokenizer", "val_data"),
+        alone=True,
+        measured_by="mminfer.measures.lookup.measure:measure_lookup",
+        config="lookup",
+        facts="mminfer.report.sections.lookup.lookup:lookup_facts",
+        glance="mminfer.report.sections.lookup.lookup:lookup_glance",
+        pictures=(
+            Picture(
+                "lookup",
+                "mminfer.report.plots:plot_lookup",
+                caption=(
+                    "How many guesses each verify call kept, per number of guesses K, on the "
+                    "validation prompt and on the chat prompt (from lookup.json)."
+                ),
+            ),
+        ),
+        summary=(
+            "prompt-lookup decoding at each number of guesses K (`by_guesses`), on step 1's "
+            "prompt and on the SFT model's chat prompt (`cases`): the greedy ids against "
+            "MiniMind's cached generate (`same_ids`, `first_divergence`, `top2_margin` against "
+            "`tolerance`), forward `calls` and tokens `fed` against the cached generate's "
+            "`calls_cached` and `fed_cached`, guesses `proposed` and `accepted` "
+            "(`accepted_per_call`), the cache's bytes after rollback against the formula, its "
+            "time against the cached generate's in the same rounds (`speedup` with "
+            "`speedup_interval`, `faster`), and a call of K + 1 tokens against a one-token step "
+            "(`wide.ratio_interval`)"
         ),
     ),
     Measurement(

@@ -19,6 +19,8 @@ SHAPE = {
     "vocab_size": 6400,
     "max_position_embeddings": 512,
 }
+MINIMIND_3 = {"hidden_size": 768, "num_hidden_layers": 8}  # minimind-3: MiniMind's defaults,
+MINIMIND_3 |= {"num_attention_heads": 8, "num_key_value_heads": 4}  # 8 heads over 4 KV heads
 # name: (MiniMind's switches, mminfer's config key model, a LoRA on it)
 KINDS = {
     "dense": ({}, {}, False),
@@ -30,6 +32,8 @@ KINDS = {
         {},
         False,
     ),
+    "untied": ({"tie_word_embeddings": False}, {}, False),
+    "minimind-3": (MINIMIND_3, {}, False),
 }
 
 

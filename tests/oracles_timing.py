@@ -18,11 +18,6 @@ def close(a: float, b: float) -> bool:
     return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-15)
 
 
-def fed_ratio(records) -> float:
-    count = records["count"]
-    return count.fed_without_cache / count.fed_with_cache
-
-
 def count_differs_from_formula(records, about) -> bool:
     """ "`forward`에 넣은 토큰이 공식과 다르다": a count against its formula, computed here from
     P and N (P + (N - 1) with the cache, N P + N (N - 1) / 2 without); the words print the

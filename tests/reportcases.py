@@ -22,22 +22,21 @@ from reportdata import (
     BUSY,
     COURSE_STEPS,
     DEMO_STEPS,
+    PICTURES,
     QUIET_TURNS,
     RUN,
     anatomy_record,
-    batch_record,
     batch_timed,
     capacity_record,
     clocked_sweep,
     conversation_record,
     conversation_timed,
-    count_record,
     course_serve_record,
     differing,
+    every_record,
     kv_record,
     latency_record,
     remedies_record,
-    repetition_record,
     repetition_timed,
     same_record,
     sampler_record,
@@ -46,12 +45,12 @@ from reportdata import (
     served,
     spread_runs,
     sweep_record,
+    task_records,
     temp_record,
     time_record,
     timed,
     topk_record,
     topp_detail_record,
-    topp_record,
 )
 
 from mminfer.measures.serve.serve import Serve
@@ -61,46 +60,20 @@ from mminfer.records import from_json, to_json
 from mminfer.records.interval import median_interval
 from mminfer.records.spread import cv_within_runs
 
-PICTURES = {
-    "sweep": "sweep.png",
-    "anatomy": "anatomy.png",
-    "anatomy_profile": "anatomy_profile.png",
-    "temp": "temp.png",
-    "topp": "topp.png",
-    "serve": "serve.png",
-    "conversation": "conversation.png",
-    "latency": "latency.png",
-}
+task, every = task_records, every_record  # the six task files; every file the report rule reads
 
 
-def task() -> dict:
-    """The six task files (scripts/plain_task.py)."""
-    return {
-        "same": same_record(),
-        "count": count_record(),
-        "time": time_record(),
-        "kvbytes": kv_record(),
-        "temp": temp_record(),
-        "topp": topp_record(),
-    }
-
-
-def every() -> dict:
-    """Every file the report rule reads."""
-    return task() | {
-        "topp_detail": topp_detail_record(),
-        "sampler": sampler_record(),
-        "sweep": sweep_record(),
-        "anatomy": anatomy_record(),
-        "latency": latency_record(),
-        "capacity": capacity_record(),
-        "serve": serve_record(),
-        "conversation": conversation_record(),
-        "topk": topk_record(),
-        "repetition": repetition_record(),
-        "batch": batch_record(),
-        "remedies": remedies_record(),
-    }
+def latency_case(with_runs: list[float], without_runs: list[float], ttft_s: float) -> dict:
+    """Every record, time.json's three runs each way and latency.json read from it with a first
+    token of ``ttft_s``."""
+    time = time_record(
+        with_cache_s=with_runs[1],
+        without_cache_s=without_runs[1],
+        speedup=without_runs[1] / with_runs[1],
+        with_cache_runs_s=with_runs,
+        without_cache_runs_s=without_runs,
+    )
+    return every() | {"time": time, "latency": lambda time: latency_record(time, (ttft_s, ttft_s))}
 
 
 def serve_with(**changes) -> Serve:
@@ -579,31 +552,11 @@ def written_cases() -> dict[str, dict]:
         # issue 35: what a user waits for, beside its opposites
         "latency_uncached_over": {
             **full,
-            "records": every()
-            | {
-                "time": time_record(
-                    with_cache_s=0.92,
-                    without_cache_s=5.1,
-                    speedup=5.1 / 0.92,
-                    with_cache_runs_s=[0.9, 0.92, 0.95],
-                    without_cache_runs_s=[5.0, 5.1, 5.2],
-                ),
-                "latency": lambda time: latency_record(time, ttft_s=(0.05, 0.05)),
-            },
+            "records": latency_case([0.9, 0.92, 0.95], [5.0, 5.1, 5.2], 0.05),
         },
         "latency_both_over": {
             **full,
-            "records": every()
-            | {
-                "time": time_record(
-                    with_cache_s=2.6,
-                    without_cache_s=9.0,
-                    speedup=9.0 / 2.6,
-                    with_cache_runs_s=[2.5, 2.6, 2.7],
-                    without_cache_runs_s=[8.9, 9.0, 9.1],
-                ),
-                "latency": lambda time: latency_record(time, ttft_s=(0.6, 0.6)),
-            },
+            "records": latency_case([2.5, 2.6, 2.7], [8.9, 9.0, 9.1], 0.6),
         },
         "latency_prefill_most_flat": {
             **full,
@@ -679,17 +632,6 @@ def both(name: str) -> str:
 
 
 @functools.cache
-def rendered_keys(name: str) -> frozenset[str]:
-    """The keys of the claims and sentences the case's reports wrote (their predicates held)."""
-    from mminfer.records.claims import ClaimLog
-    from mminfer.report.render import render_reports
-
-    case = cases()[name]
-    log = ClaimLog()
-    render_reports(case["records"], case["pictures"], case["cache_script"], claims=log)
-    return frozenset(claim.key for claim in log.rendered)
-
-
 def sections_of(text: str) -> dict[str, str]:
     """The text's sections in order, by heading line: each from a line starting with ``## `` up
     to the next such line or title, the heading line and the blank lines after it included,

@@ -11,6 +11,7 @@ import random
 import statistics
 from pathlib import Path
 
+from mminfer.measurements import picture_file, pictures
 from mminfer.measures.anatomy.anatomy import Anatomy
 from mminfer.measures.batch.batch import Batch
 from mminfer.measures.cache.count import Count
@@ -18,6 +19,7 @@ from mminfer.measures.cache.same import Same
 from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.conversation.conversation import Conversation
 from mminfer.measures.kvbytes.kvbytes import KvBytes
+from mminfer.measures.lookup.lookup import Guessing, Lookup
 from mminfer.measures.remedies.remedies import Remedies
 from mminfer.measures.repetition.repetition import Repetition
 from mminfer.measures.serve.serve import Serve
@@ -942,6 +944,51 @@ def remedies_record(shares: dict = REMEDY_SHARES, differ: tuple[str, ...] = ()) 
     return from_json(Remedies, record)
 
 
+# lookup.json's calls per K (2, 4, 8) on each case, and each side's seconds, over 7 quiet rounds
+LOOKUP_CALLS = {"validation": (25, 18, 12), "chat": (60, 58, 57)}
+LOOKUP_SECONDS = {"validation": (0.2, 0.16, 0.13), "chat": (0.42, 0.41, 0.43)}
+
+
+def lookup_record(
+    seconds: dict = LOOKUP_SECONDS, wide: tuple = (1.02, 1.05, 1.2), busy=False
+) -> Lookup:
+    """lookup.json of the course shape, N = 64: each case's loop at K = 2, 4, 8 taking
+    LOOKUP_CALLS calls (each guess proposed kept but one a call), timed as ``seconds`` against the
+    cached generate's 0.4 s, the validation case's calls of K + 1 tokens ``wide`` x a 2 ms step,
+    put in the record by mminfer.measures.lookup.measure's own code."""
+    from mminfer.measures.lookup.measure import Case, Checked, case_record
+    from mminfer.timing.ab import SidesTiming
+
+    run, rounds, made = from_json(RunInfo, RUN), [{} for _ in QUIET_ROUNDS], {}
+    for name, prompt_len in (("validation", 201), ("chat", 57)):
+        by_guesses = []
+        for k, calls, loop_s, w in zip((2, 4, 8), LOOKUP_CALLS[name], seconds[name], wide):
+            guessing = {"guesses": k, "same_ids": True, "calls": calls, "accepted": 64 - calls}
+            guessing |= {"proposed": k * (calls - 1), "fed": prompt_len + (k + 1) * (calls - 1)}
+            kept = [min(k, max(0, 64 - calls - k * n)) for n in range(calls - 1)]  # first ones all
+            held = 2 * 4 * (prompt_len + 63) * 2 * 32 * 4  # 2 x layers x (P + N - 1) x KV x D x 4
+            guessing |= {"accepted_per_call": kept, "cache_positions": prompt_len + 63}
+            by_guesses.append(guessing | {"cache_bytes": held, "formula_bytes": held} | UNTIMED)
+            for seconds_s, r, q in zip(rounds, QUIET_ROUNDS, QUIET_SHUFFLED):
+                seconds_s |= {f"{name}_{k}": loop_s * r, f"{name}_minimind": 0.4 * q}
+                if name == "validation":
+                    seconds_s |= {"step": 0.002 * q, f"wide_{k}": 0.002 * w * r}
+        work = {f"{name}_{k}": None for k in (2, 4, 8)}
+        checked = Checked([], 64, prompt_len + 63, from_json(list[Guessing], by_guesses), work)
+        made[name] = (Case(name, None, [0] * prompt_len, None, run), checked)
+    timed = SidesTiming(rounds_s=rounds, runs=3, max_runs=9, contention=None)
+    cases = {name: to_json(case_record(*made[name], timed, 64)) for name in made}
+    record = {"ngram": 2, "guesses": [2, 4, 8], "clock": "perf_counter", "threads": 2}
+    record |= {"cases": cases, "contention": BUSY if busy else QUIET}
+    return from_json(Lookup, record)
+
+
+# a Guessing's fields before case_record fills in its timing
+UNTIMED = {"first_divergence": None, "top2_margin": None, "tolerance": None, "lookup_runs_s": []}
+UNTIMED |= {"minimind_runs_s": [], "runs": 0, "max_runs": 0, "lookup_interval": None}
+UNTIMED |= {"speedup": None, "speedup_interval": None, "faster": None, "wide": None}
+
+
 def task_records(**replace) -> dict:
     """render_report's records of the six task files, by measurement name, hand-made; ``replace``
     swaps any."""
@@ -956,16 +1003,7 @@ def task_records(**replace) -> dict:
     return records | replace
 
 
-PICTURES = {
-    "sweep": "sweep.png",
-    "anatomy": "anatomy.png",
-    "anatomy_profile": "anatomy_profile.png",
-    "temp": "temp.png",
-    "topp": "topp.png",
-    "serve": "serve.png",
-    "conversation": "conversation.png",
-    "latency": "latency.png",
-}
+PICTURES = {name: picture_file(name) for name in pictures()}  # the rule's, from the registry
 
 
 def every_record(**replace) -> dict:
@@ -984,6 +1022,7 @@ def every_record(**replace) -> dict:
         "repetition": repetition_record(),
         "batch": batch_record(),
         "remedies": remedies_record(),
+        "lookup": lookup_record(),
     }
     return task_records() | extras | replace
 

@@ -7,8 +7,10 @@ import pytest
 import torch
 from knob_models import models_of_kind
 from shapes import GREEDY, prompt_of, small_config
-from test_remedies import builtin_of
+from test_remedies import RUN, builtin_of
 
+from mminfer.measures.lookup.lookup import counts_hold, faster_of, ids_of
+from mminfer.measures.lookup.measure import Case, LookupSettings, check_case, measure_lookup
 from mminfer.model.cachebytes import cache_tensor_bytes
 from mminfer.model.lookup import cut_cache, lookup_generate, propose
 from mminfer.model.twin import MiniMindForCausalLM
@@ -26,6 +28,7 @@ def cached_ids(model, prompt: list[int], new_tokens: int) -> list[int]:
 def test_a_guess_follows_the_most_recent_earlier_occurrence():
     assert propose([1, 2, 3, 1, 2, 4, 1, 2], ngram=2, limit=3) == [4, 1, 2]
     assert propose([5, 6, 7], ngram=2, limit=3) == [] and propose([1, 1], 1, 0) == []
+    assert propose([9, 7, 7, 7], ngram=2, limit=4) == [7, 7, 7, 7]  # a loop's copy goes on
 
 
 @pytest.mark.parametrize("kind,lora", [("dense", False), ("moe", False), ("yarn", False)])
@@ -66,10 +69,26 @@ def test_a_cut_cache_equals_a_fresh_prefill_of_the_kept_tokens():
     assert key.untyped_storage().size() == key.numel() * key.element_size()
 
 
-@pytest.mark.parametrize("kind", ["dense", "moe", "lora", "yarn"])
-def test_the_same_ids_in_both_backends(kind, minimind_src, tmp_path):
+@pytest.mark.parametrize("kind", ["dense", "moe", "lora", "yarn", "course", "untied", "minimind-3"])
+def test_the_cached_generate_ids_in_both_backends_or_a_near_tie(kind, minimind_src, tmp_path):
     reference, backends = models_of_kind(kind, minimind_src, tmp_path)
-    prompt = prompt_of(9) * 2
+    settings = LookupSettings(ngram=2, guesses=(2, 4))
     for model in (reference, *backends):
-        run = lookup_generate(model, prompt, 12, guesses=3, ngram=2, device=CPU)
-        assert run.ids == cached_ids(model, prompt, 12), kind
+        case = Case("validation", model, prompt_of(9) * 2, CPU, run=None)
+        checked = check_case(case, 12, settings)
+        assert checked.reference == cached_ids(model, case.prompt_ids, 12), kind
+        assert all(ids_of(g) in ("same", "near_tie") for g in checked.by_guesses), kind
+
+
+def test_the_record_counts_against_the_formulas_and_times_every_k(tiny_model, tiny_run):
+    validation = Case("validation", tiny_model, prompt_of(8) * 2, CPU, tiny_run)
+    cases = [validation, Case("chat", tiny_model, prompt_of(5), CPU, tiny_run)]
+    settings = LookupSettings(ngram=2, guesses=(1, 3))
+    record = measure_lookup(cases=cases, new_tokens=6, rounds=RUN, settings=settings)
+    assert list(record.cases) == ["validation", "chat"]
+    for case in record.cases.values():
+        assert counts_hold(case) and case.calls_cached == 6
+        assert all(g.same_ids and len(g.lookup_runs_s) == 2 for g in case.by_guesses)
+        assert all(g.faster == faster_of(g) and g.speedup > 0 for g in case.by_guesses)
+    assert [g.wide.width for g in record.cases["validation"].by_guesses] == [2, 4]
+    assert all(g.wide is None for g in record.cases["chat"].by_guesses)

@@ -39,13 +39,22 @@ class LookupRun:
 
 def propose(ids: list[int], ngram: int, limit: int) -> list[int]:
     """Up to ``limit`` tokens that followed the most recent earlier occurrence of ``ids``'s last
-    ``ngram`` tokens; none where they occur nowhere before."""
+    ``ngram`` tokens; none where they occur nowhere before.
+
+    Where that occurrence is so recent that what followed it runs into the end of ``ids``, the
+    copy goes on over the tokens it has just copied (as LZ77 copies an overlapping match): a text
+    that loops with period p proposes ``limit`` tokens of its loop, not p."""
     if limit <= 0 or len(ids) <= ngram:
         return []
     tail = ids[-ngram:]
     for start in range(len(ids) - ngram - 1, -1, -1):
         if ids[start : start + ngram] == tail:
-            return ids[start + ngram : start + ngram + limit]
+            text = list(ids)
+            source = start + ngram
+            while len(text) - len(ids) < limit:
+                text.append(text[source])
+                source += 1
+            return text[len(ids) :]
     return []
 
 
