@@ -71,7 +71,7 @@ REPORTS = {"report": "report.md", "beyond": "beyond.md"}
 # ``named``): change it with a record's fields or a measurement's method, and a results folder
 # written before reruns every measurement once (Snakemake reruns a rule whose script changed,
 # not one whose imported code did).
-RESULTS_VERSION = "2026-12-06.4"
+RESULTS_VERSION = "2026-12-06.5"
 
 
 @dataclass(frozen=True)
@@ -401,7 +401,9 @@ MEASUREMENTS = (
         glance="mminfer.report.sections.remedies.remedies:remedies_glance",
         summary=(
             "what removes the fixed cost per decode step: an own decode loop with an in-place "
-            "cache, GQA attention without repeat_kv, both, torch.compile (opt-in), each with "
+            "cache, GQA attention without repeat_kv, both, torch.compile (where the compiler "
+            "works; `compile_cost`: its first generation's seconds beyond the warm ones and the "
+            "tokens that pay them back, `break_even_interval`), each with "
             "MiniMind's greedy ids (`same_ids`) and timed against its cached generate "
             "(`saved_per_step_interval`, the speedup after it) and against the control loop "
             "(`control_runs_s`, `own_saved_per_step_interval`, `own_saves`: the remedy's own "

@@ -37,8 +37,9 @@ seconds.
 ``--rules RULE,...``: only those rules' jobs, forced, ``--pairs`` rounds on each model set, each
 job's median seconds from its benchmark file (the anatomy job beside its target); with time among
 them, anatomy, remedies and lookup each against it (issue 48: at most 1.5x at ``--time-rounds 3``,
-which sets time.runs = time.max_runs in the model sets; remedies.compile off, its default; issue
-59: lookup at most 1x).
+which sets time.runs = time.max_runs in the model sets; issue 59: lookup at most 1x). The remedies
+job runs twice a round, with remedies.compile on (its default) and off, both printed beside the time
+job with no target: compile's cost is the finding (issue 60).
 
 Targets (printed, never asserted): each beyond-task job <= time, at every size. (a)/(c) and
 (sweep + serve) / time have none: plain_task.py does not run the sampler check's uncached sampled
@@ -76,8 +77,10 @@ SHAPES = {
     "minimind-3-moe": {"hidden_size": 768, "num_hidden_layers": 8, "use_moe": True},
 }
 BEYOND_TASK_TARGET = 1.0  # each beyond-task job / time
-# with --rules time,...: job / time (issue 48: anatomy, remedies; issue 59: lookup)
+# with --rules time,...: job / time (issue 48: anatomy, remedies; issue 59: lookup); the
+# remedies job with compile on (the default) and off, printed without a target (issue 60)
 AGAINST_TIME_TARGET = {"anatomy": 1.5, "remedies": 1.5, "lookup": 1.0}
+COMPILE_OFF = "remedies (compile off)"
 # The anatomy job's seconds (issue 34), a model set's whole job: counts, probes, its load.
 ANATOMY_TARGET_S = {"course": 10.0, "minimind-3": 60.0}
 # docs/benchmark.md before the temp job wrote sampler.json from its own draws: temp + sampler
@@ -327,11 +330,20 @@ def rules_only(name: str, config_file: Path, rules: list[str], pairs: int, cores
     outdir = Path(read_json(config_file)["outdir"])
     targets = [str(outdir / entry.filename) for entry in MEASUREMENTS if entry.rule in rules]
     snakemake([*targets, "--configfile", str(config_file)], cores)  # their inputs up to date
+    # the remedies job with compile off too (issue 60: compile's cost is the finding): the same
+    # settings but remedies.compile, one more forced job a round
+    uncompiled = config_file.with_name(f"{config_file.stem}-compile-off.json")
+    write_json(uncompiled, read_json(config_file) | {"remedies": {"compile": False}})
     rounds = []
     for _ in range(pairs):
+        off = {}
+        if "remedies" in rules:  # first, so that the folder ends with the default's remedies.json
+            remedies_json = str(outdir / "remedies.json")
+            snakemake([remedies_json, "-R", "remedies", "--configfile", str(uncompiled)], cores)
+            off[COMPILE_OFF] = job_seconds(outdir)["remedies"]
         snakemake([*targets, "-R", *rules, "--configfile", str(config_file)], cores)
         found = job_seconds(outdir)
-        rounds.append({rule: found[rule] for rule in rules})
+        rounds.append({rule: found[rule] for rule in rules} | off)
     jobs = median_jobs(rounds)
     print(f"{name}: {pairs} forced runs of {', '.join(rules)}")
     figures = {"jobs_s": jobs}
@@ -340,8 +352,8 @@ def rules_only(name: str, config_file: Path, rules: list[str], pairs: int, cores
         if rule == "anatomy":
             target = ANATOMY_TARGET_S.get(name)  # the anatomy job's seconds, beside its target
             figures["anatomy"] = target_line("anatomy job (s)", seconds, target)
-        if rule in AGAINST_TIME_TARGET and "time" in jobs:
-            ratio, target = seconds / jobs["time"], AGAINST_TIME_TARGET[rule]
+        if rule in (*AGAINST_TIME_TARGET, COMPILE_OFF) and "time" in jobs:
+            ratio, target = seconds / jobs["time"], AGAINST_TIME_TARGET.get(rule)
             figures[f"{rule}/time"] = target_line(f"{rule} job / time job", ratio, target)
     return figures
 

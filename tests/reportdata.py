@@ -20,7 +20,7 @@ from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.conversation.conversation import Conversation
 from mminfer.measures.kvbytes.kvbytes import KvBytes
 from mminfer.measures.lookup.lookup import Guessing, Lookup
-from mminfer.measures.remedies.remedies import Remedies
+from mminfer.measures.remedies.remedies import Remedies, Remedy
 from mminfer.measures.repetition.repetition import Repetition
 from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep, steady_step
@@ -896,6 +896,7 @@ def batch_record(
 
 # each remedy's time as a share of MiniMind's cached generate's, over 7 quiet rounds
 REMEDY_SHARES = {"loop": 0.99, "in_place_cache": 0.9, "gqa_without_repeat_kv": 0.85, "all": 0.75}
+REMEDY_SHARES |= {"compile": 0.55}  # on by default: its first generation took 30 s more
 
 
 def remedies_record(shares: dict = REMEDY_SHARES, differ: tuple[str, ...] = ()) -> Remedies:
@@ -903,6 +904,7 @@ def remedies_record(shares: dict = REMEDY_SHARES, differ: tuple[str, ...] = ()) 
     of it (judged by mminfer.measures.remedies.measure's own code), compile off; ``differ``: the
     remedies whose ids part at step 5 (not timed)."""
     from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of, skipped
+    from mminfer.measures.remedies.remedies import compile_cost_of
 
     minimind = [0.4 * r for r in QUIET_SHUFFLED]
     control = [0.4 * shares["loop"] * r for r in QUIET_SHUFFLED[::-1]] if "loop" in shares else None
@@ -935,12 +937,18 @@ def remedies_record(shares: dict = REMEDY_SHARES, differ: tuple[str, ...] = ()) 
         "without_cache_runs_s": [2.0 * r for r in QUIET_ROUNDS],
         "with_cache_s": 0.4,
         "remedies": remedies,
-        "compile_asked": False,
+        "compile_asked": "compile" in shares,
         "logits_to_keep": keep,
         "clock": "perf_counter",
         "threads": 2,
         "run": RUN,
+        "compile_cost": None,
     }
+    if "compile" in shares:
+        compiled = from_json(Remedy, remedies["compile"])
+        record["compile_cost"] = to_json(
+            compile_cost_of(30.0 + 0.4 * shares["compile"], compiled, 64)
+        )
     return from_json(Remedies, record)
 
 
@@ -952,10 +960,9 @@ LOOKUP_SECONDS = {"validation": (0.2, 0.16, 0.13), "chat": (0.42, 0.41, 0.43)}
 def lookup_record(
     seconds: dict = LOOKUP_SECONDS, wide: tuple = (1.02, 1.05, 1.2), busy=False
 ) -> Lookup:
-    """lookup.json of the course shape, N = 64: each case's loop at K = 2, 4, 8 taking
-    LOOKUP_CALLS calls (each guess proposed kept but one a call), timed as ``seconds`` against the
-    cached generate's 0.4 s, the validation case's calls of K + 1 tokens ``wide`` x a 2 ms step,
-    put in the record by mminfer.measures.lookup.measure's own code."""
+    """lookup.json of the course shape, N = 64: each case's loop at K = 2, 4, 8 taking LOOKUP_CALLS
+    calls, timed as ``seconds`` against the cached generate's 0.4 s, the calls of K + 1 tokens
+    ``wide`` x a 2 ms step; put in the record by mminfer.measures.lookup.measure's own code."""
     from mminfer.measures.lookup.measure import Case, Checked, case_record
     from mminfer.timing.ab import SidesTiming
 
@@ -979,7 +986,7 @@ def lookup_record(
     timed = SidesTiming(rounds_s=rounds, runs=3, max_runs=9, contention=None)
     cases = {name: to_json(case_record(*made[name], timed, 64)) for name in made}
     record = {"ngram": 2, "guesses": [2, 4, 8], "clock": "perf_counter", "threads": 2}
-    record |= {"cases": cases, "contention": BUSY if busy else QUIET}
+    record |= {"cases": cases, "contention": BUSY if busy else QUIET, "run": RUN}
     return from_json(Lookup, record)
 
 

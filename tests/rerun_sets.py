@@ -6,7 +6,7 @@ rules it would run again. Written as JSON (key -> sorted rule names, "error" for
 config check refuses): run on two trees, the tables must be equal. tests/data/rerun_sets.json is
 77d9d50's table (before the package moved into folders) but for two keys that reran too little
 there: time.warmup and latency.cost_rounds now rerun the time job (rules/common.smk, `named`);
-and remedies, new since, reruns on the keys it reads (cache's prompt, time's rounds and threads);
+and remedies and lookup, new since, rerun on the keys they read (cache's prompt, time's rounds);
 since report.md and beyond.md are two rules (issue 57), beyond reruns with every measurement and
 report only with the task's rules (cache, time, kvbytes, temp, topp).
 tests/test_workflow.py checks a sample of its keys on every run of the suite, this script all of

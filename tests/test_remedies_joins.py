@@ -1,7 +1,6 @@
-"""remedies.json's comparison sentences under noisy rounds: each remedy's saving and
-logits_to_keep's (mminfer.measures.remedies.remedies), and remedies.within_parts
-(mminfer.report.joins: each saving against anatomy.json's profiled category, nothing without a
-profile); each check follows the raw rounds."""
+"""remedies.json's comparison sentences under noisy rounds: each remedy's saving, logits_to_keep's,
+compile's cost (mminfer.measures.remedies.remedies), the section's joins with anatomy.json
+(remedies.within_parts, remedies.floor); each check follows the raw rounds."""
 
 from __future__ import annotations
 
@@ -9,10 +8,12 @@ import dataclasses
 from types import SimpleNamespace
 
 import pytest
+from reportcases import cases
 from reportdata import (
     NOISES,
     QUIET_ROUNDS,
     QUIET_SHUFFLED,
+    REMEDY_SHARES,
     anatomy_record,
     remedies_record,
     replayed,
@@ -20,11 +21,21 @@ from reportdata import (
 )
 
 from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
-from mminfer.measures.remedies.remedies import Remedies, own_saves_of, saves_of
+from mminfer.measures.remedies.remedies import (
+    Remedies,
+    own_saves_of,
+    pays_back,
+    pays_back_in_runs,
+    saves_of,
+)
 from mminfer.report.sections.remedies.remedies import ALONE_SENTENCES as RECORD_SENTENCES
-from mminfer.report.sections.remedies.remedies import REMEDIES_SENTENCES, remedies_against_parts
+from mminfer.report.sections.remedies.remedies import (
+    REMEDIES_SENTENCES,
+    remedies_against_parts,
+    remedies_floor,
+)
 
-SENTENCE = REMEDIES_SENTENCES[0]
+SENTENCE, FLOOR = REMEDIES_SENTENCES
 
 
 def profiled(kv_cat: float, repeat_kv: float, new_tokens: int = 64):
@@ -123,3 +134,16 @@ def test_a_remedy_that_adds_nothing_to_the_control_s_saving_saves_nothing_of_its
     assert saves_of(remedy) == "above"  # against MiniMind: the control's saving, counted again
     interval = remedy.own_saved_per_step_interval
     assert interval.low <= 0 <= interval.high and own_saves_of(remedy) != "above"
+
+
+def test_compile_pays_back_its_cost_over_its_saving_and_the_floor_needs_a_reliable_probe():
+    remedies = remedies_record()  # compile's first generation 30 s more; 2.77 ms a step saved
+    cost, saved = remedies.compile_cost, remedies.remedies["compile"].saved_per_step_interval
+    low, high = cost.break_even_interval.low, cost.break_even_interval.high  # the saving's ends:
+    assert low <= 30 / saved.high and 30 / saved.low <= high and low <= 30 / saved.median <= high
+    flat = remedies_record(REMEDY_SHARES | {"compile": 1.0})  # compiled, as slow as MiniMind
+    assert pays_back(flat) == "unknown" and pays_back_in_runs(flat, "unknown")
+    records = {"remedies": remedies, "anatomy": anatomy_record()}  # 3.4 ms a step, 0.87 the floor
+    assert remedies_floor(**records) == "above" and FLOOR.supported(records, "above")
+    # nothing from a bandwidth probe whose runs fall into two groups
+    assert remedies_floor(remedies, cases()["anatomy_bimodal_busy"]["records"]["anatomy"]) is None

@@ -167,6 +167,8 @@ class Figures:
             "ms_in": lambda interval, key=None: self.interval(interval, 1000.0, " ms", key),
             "x_in": lambda interval, key=None: self.interval(interval, 1.0, "배", key),
             "percent_in": lambda interval, key=None: self.interval(interval, 100.0, " %", key),
+            "s_in": lambda interval, key=None: self.interval(interval, 1.0, " s", key),
+            "n_in": lambda interval, key=None: self.interval(interval, 1.0, "", key),  # a count
         }
 
 

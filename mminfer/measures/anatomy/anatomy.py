@@ -196,6 +196,14 @@ class Anatomy:
         probes = {"op": machine.op, "matmul": machine.matmul}
         return probes | {f"bandwidth_{probe.at}": probe.speed for probe in machine.bandwidth}
 
+    def weights_floor(self) -> Interval:
+        """One cached step's floor on this machine: the weight bytes a cached call reads (the
+        formula's), once, over the bandwidth the probe measured at the cached path's working set
+        (the cache level they fit in); seconds, the interval from the probe's."""
+        weights = self.with_cache.steps[-1].bytes_parts["weights"]
+        rate = self.probes()["bandwidth_with_cache"].per_s_interval
+        return joined(weights / rate.median, weights / rate.high, weights / rate.low, [rate])
+
     def unreliable_probes(self) -> list[str]:
         """The probes whose runs fall into two groups (Speed.reliable false): nothing is
         concluded from them."""

@@ -99,6 +99,9 @@ class Lookup:
     clock: str
     threads: int
     contention: Contention | None  # over the one interleaved timing of every side
+    # the validation case's run (the pretrained model), its inputs every file the job read (the
+    # SFT model, its LoRA and the tokenizer too); each case holds its own model's run
+    run: RunInfo
 
     def widest(self) -> Guessing | None:
         """The validation case's largest K whose call of K + 1 tokens was timed, or None."""

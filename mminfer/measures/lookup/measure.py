@@ -16,6 +16,7 @@ up to time.max_runs.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import statistics
 from dataclasses import dataclass
@@ -202,6 +203,7 @@ def measure_lookup(
             wide = wide_work(validation, checked["validation"].reference, settings.guesses)
             work.update(wide)
             pairs += [("step", name) for name in wide if name != "step"]
+    every_input = {path: digest for case in cases for path, digest in case.run.inputs.items()}
     with phase("rounds", f"{len(work)} sides a round: {', '.join(work)}"):
         timed = time_sides(work=work, pairs=pairs, device=cases[0].device, rounds=rounds, warmup=0)
     return Lookup(
@@ -213,6 +215,7 @@ def measure_lookup(
         clock=clock_name(),
         threads=torch.get_num_threads(),
         contention=timed.contention,
+        run=dataclasses.replace(cases[0].run, inputs=every_input),
     )
 
 

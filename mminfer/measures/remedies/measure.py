@@ -12,8 +12,11 @@ forward, then one token per step, each remedy switchable:
   every cached K and V G times every step;
 - ``all``: both; ``loop``: neither (the control: what the own loop saves by itself; each
   remedy's own saving is against it, in the same rounds, beside its saving against MiniMind);
-- ``compile``: ``torch.compile`` of the one-token step over the in-place cache, opt-in, probed
-  first in a subprocess (a machine without a compiler records the reason, and it does not apply).
+- ``compile``: ``torch.compile`` of the one-token step over the in-place cache, on by default,
+  probed first in a subprocess (a machine without a compiler records the reason, and it does not
+  apply). Its first generation, compiling included, is timed by the device's clock: what it took
+  beyond the compiled side's timed runs is the compile's cost, and over the saving per step, the
+  tokens that pay it back (remedies.json's ``compile_cost``).
 
 Each remedy's greedy ids are compared with MiniMind's ``generate`` (the task's greedy arguments);
 that run of each side is its warm-up. Then one interleaved timing (mminfer.timing.ab.time_sides):
@@ -46,6 +49,7 @@ from mminfer.measures.remedies.remedies import (
     KeepTiming,
     Remedies,
     Remedy,
+    compile_cost_of,
     saved_interval,
 )
 from mminfer.model.generation import GREEDY, first_divergence
@@ -62,7 +66,7 @@ from mminfer.timing.ab import (
     ab_record,
     time_sides,
 )
-from mminfer.timing.clock import clock_name
+from mminfer.timing.clock import clock_name, device_clock
 from mminfer.timing.machine import phase
 
 REMEDY_SIDES = Sides(  # the remedy as side a, MiniMind's generate as side b
@@ -90,7 +94,7 @@ PROBE = (
 class RemedySettings:
     """Config section remedies: whether torch.compile is tried, and the command that probes it."""
 
-    compile: bool = False
+    compile: bool  # config key remedies.compile
     probe: tuple[str, ...] = (sys.executable, "-c", PROBE)
 
 
@@ -261,7 +265,10 @@ def measure_remedies(
     with phase("checks", "one generation of every side (its ids and its warm-up)"):
         reference = minimind().tolist()[0]
         minimind(use_cache=False)  # the uncached side's warm-up: the same work as its runs
-        remedies, work = checked_remedies(model, input_ids, new_tokens, reference, settings)
+        clock = device_clock(device)
+        remedies, work, first_call_s = checked_remedies(
+            model, input_ids, new_tokens, reference, settings, clock
+        )
         kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0] if keeps else None
     work = {CACHED: minimind, **work, UNCACHED: functools.partial(minimind, use_cache=False)}
     pairs = [(name, CACHED) for name in remedies if name in work]
@@ -287,6 +294,9 @@ def measure_remedies(
                 without_cache_s=without_cache_s,
                 control=control,
             )
+    cost = None
+    if first_call_s is not None and "compile" in work:
+        cost = compile_cost_of(first_call_s, remedies["compile"], len(reference))
     return Remedies(
         prompt_len=prompt_len,
         new_tokens=new_tokens,
@@ -304,15 +314,19 @@ def measure_remedies(
         clock=clock_name(),
         threads=torch.get_num_threads(),
         run=run,
+        compile_cost=cost,
     )
 
 
-def checked_remedies(model, input_ids, new_tokens: int, reference: list[int], settings):
+def checked_remedies(
+    model, input_ids, new_tokens: int, reference: list[int], settings, clock: Callable
+):
     """Every remedy's greedy ids against MiniMind's ``reference``: {name: its record so far}
-    (not applying, or ids that part: not timed; the rest filled in once timed) and the decode
-    of each one to time, whose run here was its warm-up."""
+    (not applying, or ids that part: not timed; the rest filled in once timed), the decode of
+    each one to time, whose run here was its warm-up, and the compiled remedy's first run's
+    seconds by ``clock`` (compiling included; None where it did not run)."""
     reason = probe_compiler(settings.probe) if settings.compile else None
-    remedies, work = {}, {}
+    remedies, work, first_call_s = {}, {}, None
     for name in REMEDIES:
         in_place, grouped, compiled = SWITCHES[name]
         if compiled and not settings.compile:
@@ -323,13 +337,17 @@ def checked_remedies(model, input_ids, new_tokens: int, reference: list[int], se
             continue
         decoder = own_decoder(model, in_place=in_place, grouped=grouped, compiled=compiled)
         decode = functools.partial(decoder, input_ids, new_tokens)
-        parted = first_divergence(decode().tolist()[0], reference)
+        start = clock()
+        ids = decode().tolist()[0]
+        if compiled:
+            first_call_s = clock() - start
+        parted = first_divergence(ids, reference)
         remedies[name] = skipped(name, None)  # a remedy whose ids part is not timed
         remedies[name].applies, remedies[name].same_ids = True, parted is None
         remedies[name].first_divergence = parted
         if parted is None:
             work[name] = decode
-    return remedies, work
+    return remedies, work, first_call_s
 
 
 def pair_of(timed: SidesTiming, a: str, b: str) -> ABTiming:

@@ -12,14 +12,16 @@ from dataclasses import dataclass, field
 from mminfer.records import RunInfo
 from mminfer.records.interval import (
     Interval,
+    joined,
     look_level,
     median_interval,
+    over,
     rounds_decision,
 )
 from mminfer.records.machine import Contention
 
 # The remedies, in report order: the own loop alone (the control: a saving there is the loop's,
-# not a remedy's), each remedy alone, all together, and torch.compile (opt-in).
+# not a remedy's), each remedy alone, all together, and torch.compile (where the compiler works).
 REMEDIES = ("loop", "in_place_cache", "gqa_without_repeat_kv", "all", "compile")
 
 
@@ -78,6 +80,20 @@ class KeepTiming:
 
 
 @dataclass
+class CompileCost:
+    """torch.compile's cost up front: the first compiled generation (compiling included) against
+    the compiled side's timed runs, and the tokens the saving per step needs to pay it back."""
+
+    first_call_s: float  # the first compiled generation, compiling included: one run
+    compile_interval: Interval  # first_call_s minus the compiled runs' median, the interval from
+    # theirs (the first call's one run against the warm runs' interval)
+    # the generated tokens that pay the compile back: compile_interval over the compiled step's
+    # saving against MiniMind's cached generate (saved_per_step_interval), ends divided across;
+    # None where that saving is not decided above 0
+    break_even_interval: Interval | None
+
+
+@dataclass
 class Remedies:
     """remedies.json: each remedy's ids and time against MiniMind's cached generate."""
 
@@ -93,6 +109,7 @@ class Remedies:
     clock: str
     threads: int
     run: RunInfo
+    compile_cost: CompileCost | None = None  # None where compile did not run or its ids parted
 
     @property
     def contention(self) -> Contention | None:
@@ -104,6 +121,21 @@ class Remedies:
         measured = [contention for contention in timed if contention is not None]
         busy = [contention for contention in measured if contention.busy]
         return (busy + measured + [None])[0]
+
+    def compiled_step(self) -> Interval | None:
+        """The compiled side's seconds per step (each timed generation over N, its median and
+        interval); None where compile was not timed."""
+        remedy = self.remedies.get("compile")
+        if remedy is None or not remedy.remedy_runs_s:
+            return None
+        level = look_level(remedy.runs, remedy.max_runs)
+        return median_interval([run / self.new_tokens for run in remedy.remedy_runs_s], level)
+
+    def compiled_over(self, floor: Interval) -> Interval:
+        """The compiled step over a floor per step (anatomy.json's weights_floor): how many times
+        the floor it takes, ends divided across."""
+        step = self.compiled_step()
+        return over(step, floor, [step, floor])
 
     def most_saving(self) -> str | None:
         """The remedy whose rounds decide it saves (:func:`saves_of`) with the largest median
@@ -186,6 +218,57 @@ def differing(remedies: Remedies) -> list[str]:
     """remedies.differ: the remedies whose greedy ids part from MiniMind's (a bug, never a
     saving)."""
     return [r.name for r in remedies.remedies.values() if r.applies and r.same_ids is False]
+
+
+def compile_cost_of(first_call_s: float, remedy: Remedy, steps: int) -> CompileCost:
+    """The compile's cost from the first compiled generation and the compiled side's runs (see
+    CompileCost); the measure writes it, the checker recomputes it."""
+    level = look_level(remedy.runs, remedy.max_runs)
+    warm = median_interval(remedy.remedy_runs_s, level)
+    compile_s = joined(
+        first_call_s - warm.median, first_call_s - warm.high, first_call_s - warm.low, [warm]
+    )
+    saved = saved_interval(remedy.minimind_runs_s, remedy.remedy_runs_s, steps, level)
+    break_even = None
+    if saves_of(remedy) == "above" and saved.low > 0 and compile_s.low > 0:
+        break_even = joined(
+            compile_s.median / saved.median,
+            compile_s.low / saved.high,
+            compile_s.high / saved.low,
+            [warm, saved],
+        )
+    return CompileCost(
+        first_call_s=first_call_s, compile_interval=compile_s, break_even_interval=break_even
+    )
+
+
+def pays_back(remedies: Remedies) -> str | None:
+    """remedies.compile_cost: "tokens" (the break-even has its interval), "unknown" (compile ran
+    with MiniMind's ids but its saving or its cost is not decided above 0); None where compile
+    did not run."""
+    cost = remedies.compile_cost
+    if cost is None:
+        return None
+    return "tokens" if cost.break_even_interval is not None else "unknown"
+
+
+def pays_back_in_runs(remedies: Remedies, chosen: str) -> bool:
+    """remedies.compile_cost's check: the cost recomputed from the first call and the compiled
+    runs gives the variant written and the stored interval."""
+    cost = remedies.compile_cost
+    again = compile_cost_of(cost.first_call_s, remedies.remedies["compile"], remedies.new_tokens)
+    found = "tokens" if again.break_even_interval is not None else "unknown"
+    return found == chosen and again == cost
+
+
+def above_floor(remedies: Remedies, floor: Interval | None) -> str | None:
+    """remedies.floor: "above" (the compiled step over the floor per step lies wholly above 1 at
+    its level), "reaches" (its interval reaches 1 or below: the floor or the step is not what it
+    seems); None without a timed compiled step or a floor."""
+    if floor is None or remedies.compiled_step() is None:
+        return None
+    ratio = remedies.compiled_over(floor)
+    return "above" if ratio.decisive and ratio.low > 1 else "reaches"
 
 
 def median_or_none(values: list[float]) -> float | None:

@@ -12,16 +12,19 @@ from mminfer.measures.remedies.remedies import (
     CONTROL,
     REMEDIES,
     Remedies,
+    above_floor,
     differing,
     differing_untimed,
     keep_of,
     keep_supported,
     most_saving_in_runs,
     own_saves_of,
+    pays_back,
+    pays_back_in_runs,
     saves_of,
 )
 from mminfer.records import Glance
-from mminfer.records.interval import look_level, median_interval
+from mminfer.records.interval import FAMILY_LEVEL, Interval, joined, look_level, median_interval
 from mminfer.records.sentences import Sentence
 
 # A remedy's cell under "한 단계 절약 (ms)": the saving where its rounds decide one, else what they
@@ -83,6 +86,7 @@ def remedies_facts(remedies: Remedies) -> dict:
         # another process shared the cores while some remedy was timed (mminfer.records.machine)
         "busy": any(r.contention is not None and r.contention.busy for r in ran),
         "keep": remedies.logits_to_keep,
+        "compile_cost": remedies.compile_cost,
         "steps": remedies.new_tokens,
         "device": remedies.run.device,
         "dtype": remedies.run.dtype,
@@ -126,6 +130,23 @@ ALONE_SENTENCES = (
             "none": "이 실행의 라운드로는 어느 치료도 시간을 줄였다고 가를 수 없다.",
         },
         check=most_saving_in_runs,
+    ),
+    Sentence(
+        "remedies.compile_cost",
+        holds=pays_back,
+        words={
+            "tokens": (
+                "{% set c = remedies.compile_cost %}대신 컴파일은 첫 생성에"
+                " {{ c.compile_interval|s_in }}를 더 써서, 생성한 토큰이"
+                " {{ c.break_even_interval|n_in }}개에 이르러야 본전이다."
+            ),
+            "unknown": (
+                "{% set c = remedies.compile_cost %}컴파일은 첫 생성에"
+                " {{ c.compile_interval|s_in }}를 더 썼고, 그 절약이 라운드로 가려지지 않아 몇"
+                " 토큰에 본전인지는 말할 수 없다."
+            ),
+        },
+        check=pays_back_in_runs,
     ),
     Sentence(
         "remedies.differ",
@@ -218,6 +239,38 @@ def against_parts_supported(remedies: Remedies, anatomy: Anatomy, chosen: str) -
     return chosen == ("beyond" if any(found.values()) else "within")
 
 
+def floor_of(anatomy: Anatomy | None) -> Interval | None:
+    """anatomy.json's floor per step (Anatomy.weights_floor); None without anatomy.json or its
+    bandwidth probe at the cached working set, or where that probe's runs fall into two groups
+    (nothing is concluded from an unreliable probe)."""
+    probe = None if anatomy is None else anatomy.probes().get("bandwidth_with_cache")
+    if probe is None or not probe.reliable:
+        return None
+    return anatomy.weights_floor()
+
+
+def remedies_floor(remedies: Remedies, anatomy: Anatomy | None = None) -> str | None:
+    """remedies.floor: the compiled step against anatomy.json's floor (above_floor), at the
+    same N; None where either is missing."""
+    if anatomy is None or remedies.new_tokens != anatomy.new_tokens:
+        return None
+    return above_floor(remedies, floor_of(anatomy))
+
+
+def floor_supported(remedies: Remedies, anatomy: Anatomy, chosen: str) -> bool:
+    """remedies.floor's check: the probe's rate recomputed from its runs, the compiled step
+    from its runs, placed against each other again."""
+    probe = anatomy.probes()["bandwidth_with_cache"]
+    rate = median_interval([probe.work / run for run in probe.runs_s], FAMILY_LEVEL)
+    weights = anatomy.with_cache.steps[-1].bytes_parts["weights"]
+    floor = joined(weights / rate.median, weights / rate.high, weights / rate.low, [rate])
+    return probe.reliable and above_floor(remedies, floor) == chosen
+
+
+FLOOR = (
+    "{% set floor = anatomy.weights_floor() %}{% set step = remedies.compiled_step() %}"
+    "{% set ratio = remedies.compiled_over(floor) %}"
+)
 REMEDIES_SENTENCES = (
     Sentence(
         "remedies.within_parts",
@@ -234,6 +287,22 @@ REMEDIES_SENTENCES = (
             ),
         },
         check=against_parts_supported,
+    ),
+    Sentence(
+        "remedies.floor",
+        holds=remedies_floor,
+        words={
+            "above": (
+                FLOOR + "컴파일된 한 단계({{ step|ms_in }})는 가중치를 한 번 읽는 바닥"
+                "({{ floor|ms_in }})의 {{ ratio|x_in }}다."
+            ),
+            "reaches": (
+                FLOOR + "**컴파일된 한 단계({{ step|ms_in }})가 가중치를 한 번 읽는 바닥"
+                "({{ floor|ms_in }})과 가려지지 않는다**: 대역폭 탐침이 가중치가 든 캐시 수준을"
+                " 재지 못했을 수 있다."
+            ),
+        },
+        check=floor_supported,
     ),
 )
 
