@@ -14,7 +14,8 @@ forward, then one token per step, each remedy switchable:
   remedy's own saving is against it, in the same rounds, beside its saving against MiniMind);
 - ``compile``: ``torch.compile`` of the one-token step over the in-place cache, on by default,
   probed first in a subprocess (a machine without a compiler records the reason, and it does not
-  apply). Its first generation, compiling included, is timed by the device's clock: what it took
+  apply). Its first generation, compiling included and the compiler's caches empty (as a first run
+  finds them), is timed by the device's clock: what it took
   beyond the compiled side's timed runs is the compile's cost, and over the saving per step, the
   tokens that pay it back (remedies.json's ``compile_cost``).
 
@@ -34,10 +35,13 @@ import functools
 import inspect
 import logging
 import math
+import os
 import statistics
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -202,6 +206,26 @@ def own_decoder(model, *, in_place: bool, grouped: bool, compiled: bool = False)
     return decode
 
 
+@contextmanager
+def empty_compiler_cache():
+    """torch.compile's on-disk caches (inductor's and Triton's) in a new, empty folder while
+    inside, so that the first compiled call pays what a first run pays: the compiled kernels an
+    earlier run left behind (in /tmp/torchinductor_<user> by default) would hide most of it."""
+    names = ("TORCHINDUCTOR_CACHE_DIR", "TRITON_CACHE_DIR")
+    before = {name: os.environ.get(name) for name in names}
+    with tempfile.TemporaryDirectory(prefix="mminfer-compile-") as folder:
+        for name in names:
+            os.environ[name] = os.path.join(folder, name.lower())
+        try:
+            yield
+        finally:
+            for name, value in before.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
 def probe_compiler(command) -> str | None:
     """None where ``command`` (a torch.compile of a tiny function, in a subprocess) succeeds; the
     reason it failed otherwise: its last line of output, or its timeout."""
@@ -261,24 +285,28 @@ def measure_remedies(
             input_ids, max_new_tokens=new_tokens, use_cache=use_cache, **GREEDY, **kwargs
         )[:, prompt_len:]
 
-    keeps = takes_logits_to_keep(model)
-    with phase("checks", "one generation of every side (its ids and its warm-up)"):
-        reference = minimind().tolist()[0]
-        minimind(use_cache=False)  # the uncached side's warm-up: the same work as its runs
-        clock = device_clock(device)
-        remedies, work, first_call_s = checked_remedies(
-            model, input_ids, new_tokens, reference, settings, clock
-        )
-        kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0] if keeps else None
-    work = {CACHED: minimind, **work, UNCACHED: functools.partial(minimind, use_cache=False)}
-    pairs = [(name, CACHED) for name in remedies if name in work]
-    if CONTROL in work:  # each remedy against the control too: its own saving, in the same rounds
-        pairs += [(name, CONTROL) for name in remedies if name in work and name != CONTROL]
-    if keeps:
-        work[KEPT] = functools.partial(minimind, use_cache=False, logits_to_keep=1)
-        pairs.append((KEPT, UNCACHED))
-    with phase("rounds", f"{len(work)} sides a round: {', '.join(work)}"):
-        timed = time_sides(work=work, pairs=pairs, device=device, rounds=rounds, warmup=0)
+    # a compile as a first run pays it, whatever earlier runs left in the compiler's caches
+    with empty_compiler_cache():
+        keeps = takes_logits_to_keep(model)
+        with phase("checks", "one generation of every side (its ids and its warm-up)"):
+            reference = minimind().tolist()[0]
+            minimind(use_cache=False)  # the uncached side's warm-up: the same work as its runs
+            clock = device_clock(device)
+            remedies, work, first_call_s = checked_remedies(
+                model, input_ids, new_tokens, reference, settings, clock
+            )
+            kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0] if keeps else None
+        work = {CACHED: minimind, **work, UNCACHED: functools.partial(minimind, use_cache=False)}
+        pairs = [(name, CACHED) for name in remedies if name in work]
+        if (
+            CONTROL in work
+        ):  # each remedy against the control too: its own saving, in the same rounds
+            pairs += [(name, CONTROL) for name in remedies if name in work and name != CONTROL]
+        if keeps:
+            work[KEPT] = functools.partial(minimind, use_cache=False, logits_to_keep=1)
+            pairs.append((KEPT, UNCACHED))
+        with phase("rounds", f"{len(work)} sides a round: {', '.join(work)}"):
+            timed = time_sides(work=work, pairs=pairs, device=device, rounds=rounds, warmup=0)
     logging.getLogger("mminfer").info("rounds: %d (%d asked for)", len(timed.rounds_s), rounds.runs)
     without_cache_s = statistics.median(timed.runs_of(UNCACHED))
     with_cache_s = statistics.median(timed.runs_of(CACHED))
