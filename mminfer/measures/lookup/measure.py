@@ -30,7 +30,13 @@ from mminfer.model.generation import GREEDY, first_divergence, greedy_generate, 
 from mminfer.model.loading import dtype_name
 from mminfer.model.lookup import lookup_generate
 from mminfer.records import RunInfo, rounding_tolerance
-from mminfer.records.interval import look_level, median_interval, over, rounds_decision
+from mminfer.records.interval import (
+    look_level,
+    median_interval,
+    over,
+    ratio_interval,
+    rounds_decision,
+)
 from mminfer.timing.ab import Rounds, SidesTiming, time_sides
 from mminfer.timing.clock import clock_name
 from mminfer.timing.machine import phase
@@ -225,7 +231,7 @@ def case_record(case: Case, checked: Checked, timed: SidesTiming, new_tokens: in
     level = look_level(timed.runs, timed.max_runs)
     for guessing in checked.by_guesses:
         side = f"{case.name}_{guessing.guesses}"
-        if case.name == "validation" and f"wide_{guessing.guesses}" in timed.rounds_s[0]:
+        if case.name == "validation" and timed.runs_of(f"wide_{guessing.guesses}"):
             wide_runs_s, step_runs_s = timed.paired(f"wide_{guessing.guesses}", "step")
             guessing.wide = WideCall(
                 width=guessing.guesses + 1,
@@ -233,9 +239,7 @@ def case_record(case: Case, checked: Checked, timed: SidesTiming, new_tokens: in
                 step_runs_s=step_runs_s,
                 runs=timed.runs,
                 max_runs=timed.max_runs,
-                ratio_interval=median_interval(
-                    [w / s for w, s in zip(wide_runs_s, step_runs_s)], level
-                ),
+                ratio_interval=ratio_interval(wide_runs_s, step_runs_s, level),
             )
         if side not in checked.work:
             continue
