@@ -136,12 +136,12 @@ ALONE_SENTENCES = (
         holds=pays_back,
         words={
             "tokens": (
-                "{% set c = remedies.compile_cost %}대신 컴파일은 첫 생성에"
-                " {{ c.compile_interval|s_in }}를 더 써서, 생성한 토큰이"
-                " {{ c.break_even_interval|n_in }}개에 이르러야 본전이다."
+                "{% set c = remedies.compile_cost %}대신 컴파일은 첫 생성(한 번 잼)에"
+                " {{ c.compile_interval|s_in }}를 더 써서, 토큰"
+                " {{ c.break_even_interval|n_in }}개를 생성해야 본전이다."
             ),
             "unknown": (
-                "{% set c = remedies.compile_cost %}컴파일은 첫 생성에"
+                "{% set c = remedies.compile_cost %}컴파일은 첫 생성(한 번 잼)에"
                 " {{ c.compile_interval|s_in }}를 더 썼고, 그 절약이 라운드로 가려지지 않아 몇"
                 " 토큰에 본전인지는 말할 수 없다."
             ),
