@@ -96,7 +96,7 @@ def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, 
     assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES) == busy
 
 
-@pytest.mark.parametrize("name", ["sweep", "serve", "anatomy"])
+@pytest.mark.parametrize("name", ["sweep", "serve", "anatomy", "lookup"])
 def test_the_busy_line_names_each_busy_timing_and_its_rule(name):
     from mminfer.records.machine import Contention
 
@@ -117,7 +117,7 @@ def test_the_busy_line_of_every_timing_at_once_fits_in_300_characters():
 
     records = dict(reportcases.cases()["full"]["records"])
     busy = Contention(cpu_share=0.4, cpu_pressure=0.5, wall_s=3.0, threads=2, busy=True)
-    for name in ("time", "sweep", "anatomy", "serve", "conversation"):
+    for name in ("time", "sweep", "anatomy", "lookup", "serve", "conversation"):
         records[name] = dataclasses.replace(records[name], contention=busy)
     for name in ("repetition", "batch"):
         timing = dataclasses.replace(records[name].timing, contention=busy)

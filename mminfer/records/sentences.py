@@ -67,9 +67,27 @@ class Sentence:
 
     @property
     def parameters(self) -> list[str]:
-        """The measurements whose records the predicate reads (its parameters but the given)."""
-        names = inspect.signature(self.holds).parameters
-        return [name for name in names if name not in self.given]
+        """The measurements whose records the predicate reads by name (its parameters but the
+        given and a ``**records``)."""
+        found = inspect.signature(self.holds).parameters.items()
+        return [
+            name
+            for name, parameter in found
+            if parameter.kind is not parameter.VAR_KEYWORD and name not in self.given
+        ]
+
+    @property
+    def reads_every_record(self) -> bool:
+        """Whether the predicate also takes ``**records``: every record the report has, by name
+        (the busy line's, which reads each timing record)."""
+        found = inspect.signature(self.holds).parameters.values()
+        return any(parameter.kind is parameter.VAR_KEYWORD for parameter in found)
+
+    def records_read(self, records: Mapping[str, object]) -> dict[str, object]:
+        """The records the predicate is given: those its parameters name (None where absent),
+        and every other one where it takes ``**records``."""
+        named = {name: records.get(name) for name in self.parameters}
+        return (dict(records) | named) if self.reads_every_record else named
 
     @property
     def compares(self) -> bool:
@@ -82,9 +100,9 @@ class Sentence:
         the predicate names), and ``chosen`` where it takes it."""
         parameters = inspect.signature(self.check).parameters
         names = [name for name in parameters if name != "chosen"]
-        if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters.values()):
-            names = self.parameters
         given = {name: records.get(name) for name in names}
+        if any(parameter.kind is parameter.VAR_KEYWORD for parameter in parameters.values()):
+            given = self.records_read(records)
         if "chosen" in parameters:
             given["chosen"] = chosen
             return bool(self.check(**given))
@@ -101,7 +119,7 @@ class Sentence:
         if missing:
             raise TypeError(f"sentence {self.key!r} is asked without its figures {missing}")
         figures = {name: given[name] for name in self.given}
-        chosen = self.holds(**{name: records.get(name) for name in self.parameters}, **figures)
+        chosen = self.holds(**self.records_read(records), **figures)
         if isinstance(self.words, str):
             return bool(chosen)
         if chosen is not None and chosen not in self.words:

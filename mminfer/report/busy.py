@@ -8,63 +8,35 @@ the cause of two timings' difference only where one side alone ran busy (:func:`
 
 from __future__ import annotations
 
-from mminfer.measures.anatomy.anatomy import Anatomy
-from mminfer.measures.batch.batch import Batch
-from mminfer.measures.conversation.conversation import Conversation
-from mminfer.measures.remedies.remedies import Remedies
-from mminfer.measures.repetition.repetition import Repetition
-from mminfer.measures.serve.serve import Serve
-from mminfer.measures.sweep.sweep import Sweep
+from mminfer.measurements import alone_rules
 from mminfer.measures.time.time import Timing
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention, is_busy
 from mminfer.records.sentences import Sentence
 
+# The timing records: each timing rule's (the registry's ``alone``) record of its own name, in the
+# reports' order, time.json first (the reports' opening); each holds the contention of its timed
+# runs (repetition's and batch's in their ``timing``). latency.json, from time.json's runs, is
+# time's.
+TIMED = tuple(alone_rules())
 
-def timed_contentions(
-    time: Timing,
-    batch: Batch | None = None,
-    conversation: Conversation | None = None,
-    repetition: Repetition | None = None,
-    sweep: Sweep | None = None,
-    serve: Serve | None = None,
-    anatomy: Anatomy | None = None,
-    remedies: Remedies | None = None,
-) -> dict[str, Contention]:
-    """The contention each timing record measured during its timed runs, by measurement name
-    (time.json first, then in the reports' order); a record not given, or not timed, left out."""
-    timed = {
-        "time": time,
-        "sweep": sweep,
-        "anatomy": anatomy,
-        "remedies": remedies,
-        "serve": serve,
-        "conversation": conversation,
-        "repetition": None if repetition is None else repetition.timing,
-        "batch": None if batch is None else batch.timing,
-    }
+
+def timed_contentions(time: Timing, **records) -> dict[str, Contention]:
+    """The contention each timing record (TIMED) measured during its timed runs, by measurement
+    name; a record not given, or not timed, left out. ``records``: the report's others, by name."""
+    timed = {name: records.get(name) for name in TIMED} | {"time": time}
+    for name in ("repetition", "batch"):
+        timed[name] = getattr(timed[name], "timing", None)
     found = {name: getattr(record, "contention", None) for name, record in timed.items()}
     return {name: contention for name, contention in found.items() if contention is not None}
 
 
-def busy_of(
-    time,
-    batch=None,
-    conversation=None,
-    repetition=None,
-    sweep=None,
-    serve=None,
-    anatomy=None,
-    remedies=None,
-) -> list[dict]:
+def busy_of(time: Timing, **records) -> list[dict]:
     """What the busy line names: each timing record whose contention says the machine was busy
     (``Contention.busy``), its file, the rule that re-times it and its contention, time.json
     first (the reports' opening, time.busy). The records are :func:`timed_contentions`'s."""
-    measured = timed_contentions(
-        time, batch, conversation, repetition, sweep, serve, anatomy, remedies
-    )
     return [
         {"file": f"{name}.json", "rule": name, "contention": contention}
-        for name, contention in measured.items()
+        for name, contention in timed_contentions(time, **records).items()
         if contention.busy
     ]
 

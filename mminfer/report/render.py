@@ -279,17 +279,20 @@ def section_facts(function, records: Mapping[str, object]) -> dict:
 
     A facts function's parameters are measurement names (``sweep_time_facts(sweep, time)``); a
     record the report was not given is None. A parameter that names no measurement is an error (a
-    typo would otherwise read as a record never given).
+    typo would otherwise read as a record never given); a ``**records`` takes every record.
     """
     names = {entry.name for entry in MEASUREMENTS}
     arguments = {}
-    for parameter in inspect.signature(function).parameters:
-        if parameter not in names:
+    for name, parameter in inspect.signature(function).parameters.items():
+        if parameter.kind is parameter.VAR_KEYWORD:  # ``**records``: every record the report has
+            arguments = dict(records) | arguments
+            continue
+        if name not in names:
             raise KeyError(
-                f"{function.__name__}'s parameter {parameter!r} names no measurement "
+                f"{function.__name__}'s parameter {name!r} names no measurement "
                 f"(mminfer.measurements): {sorted(names)}"
             )
-        arguments[parameter] = records.get(parameter)
+        arguments[name] = records.get(name)
     return function(**arguments)
 
 
