@@ -71,7 +71,7 @@ REPORTS = {"report": "report.md", "beyond": "beyond.md"}
 # ``named``): change it with a record's fields or a measurement's method, and a results folder
 # written before reruns every measurement once (Snakemake reruns a rule whose script changed,
 # not one whose imported code did).
-RESULTS_VERSION = "2026-12-06.5"
+RESULTS_VERSION = "2026-12-06.6"
 
 
 @dataclass(frozen=True)

@@ -975,25 +975,20 @@ def lookup_record(
             kept = [min(k, max(0, 64 - calls - k * n)) for n in range(calls - 1)]  # first ones all
             held = 2 * 4 * (prompt_len + 63) * 2 * 32 * 4  # 2 x layers x (P + N - 1) x KV x D x 4
             guessing |= {"accepted_per_call": kept, "cache_positions": prompt_len + 63}
-            by_guesses.append(guessing | {"cache_bytes": held, "formula_bytes": held} | UNTIMED)
+            guessing |= {"first_divergence": None, "top2_margin": None, "tolerance": None}
+            by_guesses.append(Guessing(**guessing, cache_bytes=held, formula_bytes=held))
             for seconds_s, r, q in zip(rounds, QUIET_ROUNDS, QUIET_SHUFFLED):
                 seconds_s |= {f"{name}_{k}": loop_s * r, f"{name}_minimind": 0.4 * q}
                 if name == "validation":
                     seconds_s |= {"step": 0.002 * q, f"wide_{k}": 0.002 * w * r}
         work = {f"{name}_{k}": None for k in (2, 4, 8)}
-        checked = Checked([], 64, prompt_len + 63, from_json(list[Guessing], by_guesses), work)
+        checked = Checked([], 64, prompt_len + 63, by_guesses, work)
         made[name] = (Case(name, None, [0] * prompt_len, None, run), checked)
     timed = SidesTiming(rounds_s=rounds, runs=3, max_runs=9, contention=None)
     cases = {name: to_json(case_record(*made[name], timed, 64)) for name in made}
     record = {"ngram": 2, "guesses": [2, 4, 8], "clock": "perf_counter", "threads": 2}
     record |= {"cases": cases, "contention": BUSY if busy else QUIET, "run": RUN}
     return from_json(Lookup, record)
-
-
-# a Guessing's fields before case_record fills in its timing
-UNTIMED = {"first_divergence": None, "top2_margin": None, "tolerance": None, "lookup_runs_s": []}
-UNTIMED |= {"minimind_runs_s": [], "runs": 0, "max_runs": 0, "lookup_interval": None}
-UNTIMED |= {"speedup": None, "speedup_interval": None, "faster": None, "wide": None}
 
 
 def task_records(**replace) -> dict:

@@ -72,10 +72,9 @@ def test_a_cut_cache_equals_a_fresh_prefill_of_the_kept_tokens():
 @pytest.mark.parametrize("kind", ["dense", "moe", "lora", "yarn", "course", "untied", "minimind-3"])
 def test_the_cached_generate_ids_in_both_backends_or_a_near_tie(kind, minimind_src, tmp_path):
     reference, backends = models_of_kind(kind, minimind_src, tmp_path)
-    settings = LookupSettings(ngram=2, guesses=(2, 4))
     for model in (reference, *backends):
         case = Case("validation", model, prompt_of(9) * 2, CPU, run=None)
-        checked = check_case(case, 12, settings)
+        checked = check_case(case, 12, LookupSettings(ngram=2, guesses=(2, 4)))
         assert checked.reference == cached_ids(model, case.prompt_ids, 12), kind
         assert all(ids_of(g) in ("same", "near_tie") for g in checked.by_guesses), kind
 

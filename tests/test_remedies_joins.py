@@ -147,3 +147,11 @@ def test_compile_pays_back_its_cost_over_its_saving_and_the_floor_needs_a_reliab
     assert remedies_floor(**records) == "above" and FLOOR.supported(records, "above")
     # nothing from a bandwidth probe whose runs fall into two groups
     assert remedies_floor(remedies, cases()["anatomy_bimodal_busy"]["records"]["anatomy"]) is None
+
+
+def test_a_remedy_timed_in_more_rounds_than_its_control_is_judged_on_the_rounds_both_ran():
+    minimind, remedy_runs = [0.4 * r for r in QUIET_SHUFFLED], [0.3 * r for r in QUIET_ROUNDS]
+    timed = replayed(remedy_runs, minimind, REMEDY_SIDES, runs=3)  # its last two: no control
+    control = replayed(remedy_runs[:5], [0.36 * r for r in QUIET_SHUFFLED[:5]], REMEDY_SIDES, 3)
+    remedy = remedy_of("all", timed, steps=64, without_cache_s=2.0, control=control)
+    assert len(remedy.own_runs_s) == 5 and own_saves_of(remedy) == remedy.own_saves  # no error

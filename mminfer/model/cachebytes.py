@@ -24,6 +24,18 @@ def kv_formula_bytes(
     return 2 * layers * batch * tokens * kv_heads * head_dim * bytes_per_element
 
 
+def config_formula_bytes(*, config, tokens: int, bytes_per_element: int, batch: int = 1) -> int:
+    """:func:`kv_formula_bytes` with the layers, KV heads and head_dim of a model's ``config``."""
+    return kv_formula_bytes(
+        layers=config.num_hidden_layers,
+        tokens=tokens,
+        kv_heads=config.num_key_value_heads,
+        head_dim=config.head_dim,
+        bytes_per_element=bytes_per_element,
+        batch=batch,
+    )
+
+
 def cache_tensor_bytes(past_key_values) -> int:
     """The byte sum of every tensor in a past_key_values list of (K, V) pairs."""
     total = 0

@@ -24,8 +24,8 @@ from mminfer.measures.capacity.capacity import BatchCheck, Capacity, CapacityRow
 from mminfer.model.cachebytes import (
     GIB,
     cache_tensor_bytes,
+    config_formula_bytes,
     fill_cache,
-    kv_formula_bytes,
     sequences_that_fit,
 )
 from mminfer.model.loading import DTYPES, active_parameters, count_parameters
@@ -62,12 +62,8 @@ def bytes_per_token(model, config, device, tokens: int) -> dict[str, DtypeBytes]
     model_dtype = next(model.parameters()).dtype
     result = {}
     for name in CAPACITY_DTYPES:
-        formula = kv_formula_bytes(
-            layers=config.num_hidden_layers,
-            tokens=1,
-            kv_heads=config.num_key_value_heads,
-            head_dim=config.head_dim,
-            bytes_per_element=DTYPES[name].itemsize,
+        formula = config_formula_bytes(
+            config=config, tokens=1, bytes_per_element=DTYPES[name].itemsize
         )
         if DTYPES[name] == model_dtype:
             cast = model
@@ -129,13 +125,8 @@ def checked_batch(*, model, config, context: int, batch: int, device) -> BatchCh
     )
     first_k = past_key_values[0][0]
     measured = cache_tensor_bytes(past_key_values)
-    predicted = kv_formula_bytes(
-        layers=config.num_hidden_layers,
-        tokens=context,
-        kv_heads=config.num_key_value_heads,
-        head_dim=config.head_dim,
-        bytes_per_element=first_k.element_size(),
-        batch=batch,
+    predicted = config_formula_bytes(
+        config=config, tokens=context, bytes_per_element=first_k.element_size(), batch=batch
     )
     return BatchCheck(
         batch=batch,

@@ -40,7 +40,7 @@ from mminfer.measures.conversation.conversation import (
 )
 from mminfer.model.cachebytes import (
     cache_tensor_bytes,
-    kv_formula_bytes,
+    config_formula_bytes,
     random_tokens,
     sequences_that_fit,
 )
@@ -493,13 +493,8 @@ def shared_prefix_users(
     held = cache_length(cache)
     measured = cache_tensor_bytes(cache)
     element = first_k.element_size()
-    formula = kv_formula_bytes(
-        layers=config.num_hidden_layers,
-        tokens=held,
-        kv_heads=config.num_key_value_heads,
-        head_dim=config.head_dim,
-        bytes_per_element=element,
-        batch=users,
+    formula = config_formula_bytes(
+        config=config, tokens=held, bytes_per_element=element, batch=users
     )
     identical = prefix_rows_identical(cache, shared_tokens)
     per_token = measured // (users * held)

@@ -11,10 +11,10 @@ Pure Python, no torch: the report reads the record without the model code.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mminfer.records import RunInfo
-from mminfer.records.interval import Interval, look_level, median_interval, over, rounds_decision
+from mminfer.records.interval import Interval, rounds_decision
 from mminfer.records.machine import Contention
 
 # The prompts the loop runs on, in report order: the task's (six validation documents, text a
@@ -57,18 +57,20 @@ class Guessing:
     cache_positions: int  # positions the cache holds after the last rollback
     cache_bytes: int  # the bytes its K and V tensors hold then
     formula_bytes: int  # 2 x layers x cache_positions x KV heads x head_dim x bytes per element
-    lookup_runs_s: list[float]  # timed runs, in round order ([] where the ids part: not timed)
-    minimind_runs_s: list[float]  # MiniMind's cached generate in the same rounds (the case's side)
-    runs: int  # rounds asked for
-    max_runs: int  # rounds at most: the level of the intervals
-    lookup_interval: Interval | None
+    # its timing, filled in once timed (case_record): empty and None where the ids part
+    lookup_runs_s: list[float] = field(default_factory=list)  # timed runs, in round order
+    minimind_runs_s: list[float] = field(default_factory=list)  # the case's cached generate in
+    # the same rounds
+    runs: int = 0  # rounds asked for
+    max_runs: int = 0  # rounds at most: the level of the intervals
+    lookup_interval: Interval | None = None
     # the speedup as time.json's: the ratio of the two medians, cached generate / loop, and its
     # interval (the medians' interval ends divided across, mminfer.records.interval.over)
-    speedup: float | None
-    speedup_interval: Interval | None
-    faster: str | None  # the per-round ratios' decision (faster_of): "above" (the loop faster),
-    # "below", "same", "undecided"; None where not timed
-    wide: WideCall | None  # the validation case only
+    speedup: float | None = None
+    speedup_interval: Interval | None = None
+    faster: str | None = None  # the per-round ratios' decision (faster_of): "above" (the loop
+    # faster), "below", "same", "undecided"
+    wide: WideCall | None = None  # the validation case's K + 1 call against a one-token step
 
 
 @dataclass
@@ -175,15 +177,6 @@ def faster_of(guessing: Guessing) -> str | None:
     return rounds_decision(
         guessing.minimind_runs_s, guessing.lookup_runs_s, guessing.runs, guessing.max_runs
     )
-
-
-def speedup_in_runs(guessing: Guessing) -> Interval:
-    """The speedup's interval (the ratio of the medians) recomputed from the raw runs, as
-    time.json's: each side's median interval at the per-look level, their ends divided across."""
-    level = look_level(guessing.runs, guessing.max_runs)
-    loop = median_interval(guessing.lookup_runs_s, level)
-    cached = median_interval(guessing.minimind_runs_s, level)
-    return over(cached, loop, [cached, loop])
 
 
 def wider_costs(wide: WideCall) -> str:

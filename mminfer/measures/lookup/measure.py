@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import torch
 
 from mminfer.measures.lookup.lookup import Guessing, Lookup, LookupCase, WideCall
-from mminfer.model.cachebytes import kv_formula_bytes
+from mminfer.model.cachebytes import config_formula_bytes
 from mminfer.model.counting import ForwardRecorder
 from mminfer.model.generation import GREEDY, first_divergence, greedy_generate, top2_margin
 from mminfer.model.loading import dtype_name
@@ -80,18 +80,6 @@ def cached_generate(case: Case, new_tokens: int):
     """MiniMind's cached generate at the task's greedy arguments, the case's side in the rounds."""
     input_ids = torch.tensor([case.prompt_ids], dtype=torch.long, device=case.device)
     return case.model.generate(input_ids, max_new_tokens=new_tokens, use_cache=True, **GREEDY)
-
-
-def cache_formula(model, positions: int, dtype: torch.dtype) -> int:
-    """The formula's bytes of a cache of ``positions``, from the model's config."""
-    config = model.config
-    return kv_formula_bytes(
-        layers=config.num_hidden_layers,
-        tokens=positions,
-        kv_heads=config.num_key_value_heads,
-        head_dim=config.head_dim,
-        bytes_per_element=torch.empty((), dtype=dtype).element_size(),
-    )
 
 
 def check_case(case: Case, new_tokens: int, settings: LookupSettings) -> Checked:
@@ -150,25 +138,20 @@ def check_case(case: Case, new_tokens: int, settings: LookupSettings) -> Checked
                 accepted_per_call=run.accepted_per_call,
                 cache_positions=run.cache_positions,
                 cache_bytes=run.cache_bytes,
-                formula_bytes=cache_formula(case.model, run.cache_positions, dtype),
-                lookup_runs_s=[],
-                minimind_runs_s=[],
-                runs=0,
-                max_runs=0,
-                lookup_interval=None,
-                speedup=None,
-                speedup_interval=None,
-                faster=None,
-                wide=None,
+                formula_bytes=config_formula_bytes(
+                    config=case.model.config,
+                    tokens=run.cache_positions,
+                    bytes_per_element=torch.empty((), dtype=dtype).element_size(),
+                ),
             )
         )
     return checked
 
 
 def wide_work(case: Case, reference: list[int], guesses: tuple[int, ...]) -> dict:
-    """A one-token step and a call of K + 1 tokens for every K, each on the prompt's cache (the
-    forward returns a new cache and leaves the one given alone): {side: one call}, each called
-    once here (its warm-up)."""
+    """A one-token step and a call of K + 1 tokens for every K with K + 1 <= N (the reference's
+    tokens are what it feeds), each on the prompt's cache (the forward returns a new cache and
+    leaves the one given alone): {side: one call}, each called once here (its warm-up)."""
     prompt = torch.tensor([case.prompt_ids], dtype=torch.long, device=case.device)
     with torch.inference_mode():
         cache = case.model(prompt, use_cache=True).past_key_values
@@ -180,7 +163,8 @@ def wide_work(case: Case, reference: list[int], guesses: tuple[int, ...]) -> dic
 
     work = {"step": functools.partial(call, 1)}
     for k in guesses:
-        work[f"wide_{k}"] = functools.partial(call, k + 1)
+        if k + 1 <= len(reference):
+            work[f"wide_{k}"] = functools.partial(call, k + 1)
     for one in work.values():
         one()
     return work
@@ -196,16 +180,15 @@ def measure_lookup(
     """lookup.json (see the module's docstring): every case's checks, which are its warm-ups,
     then one interleaved timing of every side; ``cases`` in CASES' order, each one's P + N within
     its model's positions (the jobs open them so)."""
-    widest = max(settings.guesses)
     with phase("checks", "the cached generate and the loop at every K, once each"):
         checked = {case.name: check_case(case, new_tokens, settings) for case in cases}
         work, pairs = {}, []
-        for case in cases:
+        for case in cases:  # each loop against its case's cached generate
+            cached = f"{case.name}_minimind"
             work.update(checked[case.name].work)
-            pairs += [(name, f"{case.name}_minimind") for name in checked[case.name].work]
-            pairs.remove((f"{case.name}_minimind", f"{case.name}_minimind"))
+            pairs += [(name, cached) for name in checked[case.name].work if name != cached]
         validation = next((case for case in cases if case.name == "validation"), None)
-        if validation is not None and widest + 1 <= new_tokens:
+        if validation is not None:
             wide = wide_work(validation, checked["validation"].reference, settings.guesses)
             work.update(wide)
             pairs += [("step", name) for name in wide if name != "step"]

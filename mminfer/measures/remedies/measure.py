@@ -54,7 +54,9 @@ from mminfer.measures.remedies.remedies import (
     Remedies,
     Remedy,
     compile_cost_of,
+    own_saves_of,
     saved_interval,
+    saves_of,
 )
 from mminfer.model.generation import GREEDY, first_divergence
 from mminfer.model.twin import apply_rotary, repeat_kv
@@ -298,9 +300,8 @@ def measure_remedies(
             kept = minimind(use_cache=False, logits_to_keep=1).tolist()[0] if keeps else None
         work = {CACHED: minimind, **work, UNCACHED: functools.partial(minimind, use_cache=False)}
         pairs = [(name, CACHED) for name in remedies if name in work]
-        if (
-            CONTROL in work
-        ):  # each remedy against the control too: its own saving, in the same rounds
+        # each remedy against the control too: its own saving, in the same rounds
+        if CONTROL in work:
             pairs += [(name, CONTROL) for name in remedies if name in work and name != CONTROL]
         if keeps:
             work[KEPT] = functools.partial(minimind, use_cache=False, logits_to_keep=1)
@@ -416,20 +417,14 @@ def remedy_of(
     rounds (None for the control itself)."""
     level = look_level(timed.runs, timed.max_runs)
     own = {}
-    if control is not None:
-        own = {
-            "control_runs_s": control.b_runs_s,
+    if control is not None:  # the rounds both ran: those of its pairing with the control
+        runs = {"control_runs_s": control.b_runs_s, "own_runs_s": control.a_runs_s}
+        own = runs | {
             "own_saved_per_step_interval": saved_interval(
-                control.b_runs_s,
-                control.a_runs_s,
-                steps,
-                look_level(control.runs, control.max_runs),
-            ),
-            "own_saves": rounds_decision(
-                control.b_runs_s, control.a_runs_s, control.runs, control.max_runs
-            ),
+                control.b_runs_s, control.a_runs_s, steps, level
+            )
         }
-    return Remedy(
+    remedy = Remedy(
         name=name,
         applies=True,
         reason=None,
@@ -443,12 +438,15 @@ def remedy_of(
         minimind_interval=timed.b_interval,
         saved_per_step_interval=saved_interval(timed.b_runs_s, timed.a_runs_s, steps, level),
         speedup_interval=timed.ratio_interval,
-        saves=rounds_decision(timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs),
+        saves=None,
         speedup_after=without_cache_s / timed.a_s,
         verdict=timed.verdict,
         contention=timed.contention,
         **own,
     )
+    # the decisions the sentences and the checker make, made by the same functions
+    remedy.saves, remedy.own_saves = saves_of(remedy), own_saves_of(remedy)
+    return remedy
 
 
 def keep_of(timed: ABTiming, *, same_ids: bool, cached_s: float) -> KeepTiming:

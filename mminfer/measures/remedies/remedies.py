@@ -6,7 +6,6 @@ Pure Python, no torch: the report reads the record without the model code.
 
 from __future__ import annotations
 
-import statistics
 from dataclasses import dataclass, field
 
 from mminfer.records import RunInfo
@@ -56,6 +55,9 @@ class Remedy:
     # remedy itself saves, the loop's own saving not counted again; empty and None for the loop
     # itself and for a remedy not timed.
     control_runs_s: list[float] = field(default_factory=list)  # the loop's runs, paired by round
+    # with own_runs_s: the remedy's runs in the rounds the control ran too (an extra round runs
+    # only the sides of a pair still undecided, so these may be fewer than remedy_runs_s)
+    own_runs_s: list[float] = field(default_factory=list)
     own_saved_per_step_interval: Interval | None = None  # per-round (control - remedy) / steps
     own_saves: str | None = None  # control / remedy's decision: "above" (saves), "below", ...
 
@@ -155,7 +157,9 @@ def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], ste
 CONTROL = "loop"  # the own decode loop with no remedy: each remedy's own saving is against it
 
 
-def saving_against(remedy: Remedy, reference_runs_s: list[float]) -> str | None:
+def saving_against(
+    remedy: Remedy, reference_runs_s: list[float], remedy_runs_s: list[float]
+) -> str | None:
     """A remedy's saving against a reference side timed in the same rounds (MiniMind's cached
     generate, or the control loop), decided from the raw rounds (each round's reference / remedy,
     mminfer.records.interval.rounds_decision): "above" (it saves), "below", "same", "undecided";
@@ -164,18 +168,18 @@ def saving_against(remedy: Remedy, reference_runs_s: list[float]) -> str | None:
     sentences, the glance and the checker call it."""
     if not reference_runs_s or not remedy.same_ids:
         return None
-    return rounds_decision(reference_runs_s, remedy.remedy_runs_s, remedy.runs, remedy.max_runs)
+    return rounds_decision(reference_runs_s, remedy_runs_s, remedy.runs, remedy.max_runs)
 
 
 def saves_of(remedy: Remedy) -> str | None:
     """A remedy's saving against MiniMind's cached generate (:func:`saving_against`)."""
-    return saving_against(remedy, remedy.minimind_runs_s)
+    return saving_against(remedy, remedy.minimind_runs_s, remedy.remedy_runs_s)
 
 
 def own_saves_of(remedy: Remedy) -> str | None:
     """A remedy's own saving, against the control loop in the same rounds; None for the control
     itself (:func:`saving_against`)."""
-    return saving_against(remedy, remedy.control_runs_s)
+    return saving_against(remedy, remedy.control_runs_s, remedy.own_runs_s)
 
 
 def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
@@ -269,7 +273,3 @@ def above_floor(remedies: Remedies, floor: Interval | None) -> str | None:
         return None
     ratio = remedies.compiled_over(floor)
     return "above" if ratio.decisive and ratio.low > 1 else "reaches"
-
-
-def median_or_none(values: list[float]) -> float | None:
-    return statistics.median(values) if values else None

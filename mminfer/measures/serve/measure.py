@@ -44,7 +44,12 @@ from dataclasses import dataclass
 import torch
 
 from mminfer.measures.serve.serve import BatchStep, CacheLevel, Cliff, Serve, ServeFit, UsersBound
-from mminfer.model.cachebytes import GIB, cache_tensor_bytes, kv_formula_bytes, sequences_that_fit
+from mminfer.model.cachebytes import (
+    GIB,
+    cache_tensor_bytes,
+    config_formula_bytes,
+    sequences_that_fit,
+)
 from mminfer.model.counting import ForwardRecorder
 from mminfer.model.generation import GREEDY
 from mminfer.records import RunInfo, rates
@@ -90,17 +95,6 @@ class ServeSettings:
 
 
 # --- memory --------------------------------------------------------------------------------------
-
-
-def batch_cache_bytes(config, tokens: int, batch: int, bytes_per_element: int) -> int:
-    return kv_formula_bytes(
-        layers=config.num_hidden_layers,
-        tokens=tokens,
-        kv_heads=config.num_key_value_heads,
-        head_dim=config.head_dim,
-        bytes_per_element=bytes_per_element,
-        batch=batch,
-    )
 
 
 # --- experts of a MoE model ----------------------------------------------------------------------
@@ -569,7 +563,12 @@ def serve(
     cap = int(memory_cap_gib * GIB)
     tokens = len(prompt_ids) + decode_steps
     planned = sorted({int(b) for b in settings.batches})
-    within = [b for b in planned if batch_cache_bytes(config, tokens, b, element) <= cap]
+    within = [
+        b
+        for b in planned
+        if config_formula_bytes(config=config, tokens=tokens, bytes_per_element=element, batch=b)
+        <= cap
+    ]
     if not within:
         within = planned[:1]  # one batch is always measured
     load_before = load_average()
@@ -593,7 +592,9 @@ def serve(
             passes.steps_s,
             passes.prefills_s,
             passes.kv_bytes,
-            batch_cache_bytes(config, tokens, batch, element),
+            config_formula_bytes(
+                config=config, tokens=tokens, bytes_per_element=element, batch=batch
+            ),
             experts,
             smaller,
         )
@@ -606,7 +607,7 @@ def serve(
     caches, caches_source = device_caches(device, torch.get_num_threads())
     repeat = config.num_attention_heads // config.num_key_value_heads
     free_bytes, free_source = available_bytes(device)
-    per_token = batch_cache_bytes(config, 1, 1, element)
+    per_token = config_formula_bytes(config=config, tokens=1, bytes_per_element=element)
     fitting = min(settings.context, config.max_position_embeddings)  # a longer context cannot run
     bound = users_bound(
         measured, fit, settings.tokens_per_second, fitting, per_token, free_bytes, free_source

@@ -75,13 +75,6 @@ class Timing:
     run: RunInfo
 
 
-def speedup_in_runs(time: Timing) -> Interval:
-    """The speedup's interval recomputed from the raw rounds (each round's without / with), at
-    the level of the timing's looks (mminfer.records.interval.look_level): what a check reads."""
-    level = look_level(time.runs, time.max_runs)
-    return ratio_interval(time.without_cache_runs_s, time.with_cache_runs_s, level)
-
-
 def speedup_medians_in_runs(time: Timing) -> Interval:
     """The interval of ``speedup`` (the ratio of the medians) recomputed from the raw runs: each
     method's median interval at the per-look level, their ends divided across, coverage at least
