@@ -1,9 +1,12 @@
 """Check that a refactor preserves the reports: every case rendered whole, here and at a commit.
 
 Renders both reports of every case of tests/reportcases.py (not only the sections the golden files
-pin) with the working tree's code and with the code of COMMIT (a temporary git worktree), and
-compares the texts. Exit 0 where every text is identical; otherwise each differing case and report
-is named, with its first differing line, and the exit is 1.
+pin) and every picture's titles (each axis's title, the figure's and each legend's) with the
+working tree's code and with the code of COMMIT (a temporary git worktree), and compares the
+texts. The cases are the working tree's (its tests/ folder) on both sides, so a case added by the
+change renders at COMMIT too (``--cases-of-commit`` renders each side's own cases). Exit 0 where
+every text is identical; otherwise each differing case and text is named, with its first
+differing line (``--show`` prints both lines), and the exit is 1.
 
     python scripts/same_reports.py 49095c6
 """
@@ -19,17 +22,52 @@ import tempfile
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-# Run inside a tree: every case's reports, as JSON on stdout.
-RENDER = (
-    "import json, sys, reportcases\n"
-    "json.dump({name: reportcases.reports(name) for name in sorted(reportcases.cases())},"
-    " sys.stdout, ensure_ascii=False)"
-)
+# Run inside a tree: every case's reports and picture titles, as JSON on stdout.
+RENDER = """
+import json, sys, tempfile
+import matplotlib
+matplotlib.use("Agg")
+import reportcases
+from mminfer import measurements
+from mminfer.report import plots
+
+titles = []
+
+def captured(fig, out_png):
+    for ax in fig.axes:
+        titles.append(ax.get_title())
+        legend = ax.get_legend()
+        if legend is not None and legend.get_title().get_text():
+            titles.append("legend: " + legend.get_title().get_text())
+    if fig._suptitle is not None:
+        titles.append("figure: " + fig._suptitle.get_text())
+    plots.plt.close(fig)
+    return out_png
+
+plots.save_figure = captured
+found = {}
+for name in sorted(reportcases.cases()):
+    texts = dict(reportcases.reports(name))
+    records = reportcases.cases()[name]["records"]
+    for entry in measurements.MEASUREMENTS:
+        for picture in entry.pictures:
+            if records.get(entry.name) is None:
+                continue
+            module, function = picture.draw.split(":")
+            draw = getattr(sys.modules.get(module) or __import__(module, fromlist=[function]),
+                           function)
+            titles.clear()
+            draw(records[entry.name], tempfile.gettempdir() + "/same_reports.png")
+            texts[picture.name + ".png"] = "\\n".join(titles) + "\\n"
+    found[name] = texts
+json.dump(found, sys.stdout, ensure_ascii=False)
+"""
 
 
-def rendered(tree: Path) -> dict[str, dict[str, str]]:
-    """Every case's reports, rendered by the code of ``tree``."""
-    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{tree / 'tests'}"}
+def rendered(tree: Path, cases: Path) -> dict[str, dict[str, str]]:
+    """Every case's reports and picture titles, the cases of ``cases`` (a tests/ folder) rendered
+    by the code of ``tree``."""
+    env = {**os.environ, "PYTHONPATH": f"{tree}{os.pathsep}{cases}"}
     ran = subprocess.run(
         [sys.executable, "-c", RENDER], cwd=tree, env=env, capture_output=True, text=True
     )
@@ -38,8 +76,9 @@ def rendered(tree: Path) -> dict[str, dict[str, str]]:
     return json.loads(ran.stdout)
 
 
-def differences(before: dict, after: dict) -> list[str]:
-    """One line per case and report whose text differs (or is missing on one side)."""
+def differences(before: dict, after: dict, show: bool = False) -> list[str]:
+    """One line per case and text whose text differs (or is missing on one side); with ``show``,
+    the first differing line of each side after it."""
     found = []
     for case in sorted(set(before) | set(after)):
         old, new = before.get(case, {}), after.get(case, {})
@@ -53,28 +92,38 @@ def differences(before: dict, after: dict) -> list[str]:
                 min(len(old_lines), len(new_lines)),
             )
             found.append(f"{case} {report}: first difference at line {first + 1}")
+            if show:
+                found.append(f"  - {old_lines[first] if first < len(old_lines) else '(none)'}")
+                found.append(f"  + {new_lines[first] if first < len(new_lines) else '(none)'}")
     return found
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("commit", help="the commit whose rendering the working tree must equal")
+    parser.add_argument("--show", action="store_true", help="print each first differing line")
+    parser.add_argument(
+        "--cases-of-commit",
+        action="store_true",
+        help="render the commit's own tests/reportcases.py at the commit (not the working tree's)",
+    )
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as folder:
         tree = Path(folder) / "tree"
         add = ["git", "-C", str(REPO), "worktree", "add", "--detach", str(tree), args.commit]
         subprocess.run(add, check=True, capture_output=True)
         try:
-            before = rendered(tree)
+            before = rendered(tree, tree / "tests" if args.cases_of_commit else REPO / "tests")
         finally:
             remove = ["git", "-C", str(REPO), "worktree", "remove", "--force", str(tree)]
             subprocess.run(remove, check=True, capture_output=True)
-    after = rendered(REPO)
-    found = differences(before, after)
+    after = rendered(REPO, REPO / "tests")
+    found = differences(before, after, args.show)
     for line in found:
         print(line)
     texts = sum(len(reports) for reports in after.values())
-    print(f"{len(after)} cases, {texts} reports: {len(found)} differ from {args.commit}")
+    differing = sum(1 for line in found if not line.startswith("  "))
+    print(f"{len(after)} cases, {texts} texts (reports and picture titles): {differing} differ")
     return 1 if found else 0
 
 
