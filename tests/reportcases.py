@@ -568,7 +568,23 @@ def written_cases() -> dict[str, dict]:
                 )
             },
         },
+        # issue 66: a fixed share whose interval (31-113 %) holds 100 %: a lower bound of 31 %,
+        # never "(almost) all"; a compiled step whose ratio to the floor (0.96-1.06x) holds 1
+        "fixed_share_holds_all": {
+            **full,
+            "records": every() | {"time": narrowed([0.31, 0.47, 1.13, 0.40, 0.55, 0.90, 0.45])},
+        },
+        "remedy_floor_holds": {
+            **full,
+            "records": every() | {"anatomy": anatomy_record(bytes_per_s=7.7e9)},
+        },
     } | issue_36_cases()
+
+
+def narrowed(shares: list[float]) -> object:
+    """time.json whose narrow side took ``shares`` of its cached runs, round by round."""
+    with_runs = time_record().with_cache_runs_s
+    return time_record(narrow_runs_s=[run * share for run, share in zip(with_runs, shares)])
 
 
 def penalty_share_noisy() -> object:

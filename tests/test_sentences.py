@@ -189,7 +189,7 @@ QUIET_KEYS = [
     ("serve.growth", "every"),
     ("conversation.answers", "same_fewer"),
     # time's reason line from its own narrow side, latency beside the sweep (issues 46, 47)
-    ("time.fixed_cost", "below"),
+    ("time.fixed_cost", "at_least"),
     ("latency.sweep_crosses", "never"),
 ]
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from mminfer.records import RunInfo
 from mminfer.records.interval import (
     Interval,
+    against,
     joined,
     look_level,
     median_interval,
@@ -266,10 +267,11 @@ def pays_back_in_runs(remedies: Remedies, chosen: str) -> bool:
 
 
 def above_floor(remedies: Remedies, floor: Interval | None) -> str | None:
-    """remedies.floor: "above" (the compiled step over the floor per step lies wholly above 1 at
-    its level), "reaches" (its interval reaches 1 or below: the floor or the step is not what it
-    seems); None without a timed compiled step or a floor."""
+    """remedies.floor: the compiled step over the floor per step against 1, at its level:
+    "above" (wholly above 1: the step costs more than reading the weights once), "below" (wholly
+    below 1: faster than the weights can be read, so the floor or the step is not what it seems),
+    "undecided" (the interval holds 1 or does not reach its level: a bound held inside a wide
+    interval is not reached); None without a timed compiled step or a floor."""
     if floor is None or remedies.compiled_step() is None:
         return None
-    ratio = remedies.compiled_over(floor)
-    return "above" if ratio.decisive and ratio.low > 1 else "reaches"
+    return against(remedies.compiled_over(floor), 1.0)

@@ -8,15 +8,16 @@ fixed cost per call (``fixed_share_runs``); :func:`fixed_cost` decides what thos
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from mminfer.records import RunInfo
 from mminfer.records.interval import (
     Interval,
-    against,
     look_level,
     median_interval,
     over,
+    place,
     ratio_decision,
     ratio_interval,
     rounds_decision,
@@ -74,6 +75,10 @@ class Timing:
     contention: Contention | None  # during the timed rounds (mminfer.records.machine)
     run: RunInfo
 
+    def fixed_share_bound(self) -> float:
+        """The fixed share's lower bound the words print (:func:`fixed_share_bound`)."""
+        return fixed_share_bound(self)
+
 
 def speedup_medians_in_runs(time: Timing) -> Interval:
     """The interval of ``speedup`` (the ratio of the medians) recomputed from the raw runs: each
@@ -92,22 +97,46 @@ def fixed_share_in_runs(time: Timing) -> Interval:
     return ratio_interval(time.narrow_runs_s, time.with_cache_runs_s, level)
 
 
+ALMOST_ALL = 0.9  # a fixed share whose interval's low end reaches this is "(almost) all"
+
+
 def fixed_cost(time: Timing) -> str:
     """What the narrow side says of the cached path's fixed cost, from the raw rounds.
 
-    "below": the share's interval is decisive and wholly below 1: at least its ``low`` of the
-    cached time is fixed cost per call; "reaches": decisive and it holds 1: the narrow generate is
-    not decidedly faster, the cached path is (almost) all fixed cost; "above": decisive and wholly
-    above 1: the narrow model is slower, no lower bound on this machine; "undecided": the
-    interval does not reach its level.
+    Each round's narrow run over its cached run bounds the fixed share from below, so only the
+    interval's low end is read: "at_least": decisive, its low end at most 100 %: at least
+    :func:`fixed_share_bound` of the cached time is fixed cost per call; "almost_all": the same
+    with the low end itself at least ALMOST_ALL; "above": decisive and wholly above 1 (the narrow
+    model slower than the full one): it bounds nothing on this machine; "undecided": the interval
+    does not reach its level. A high end past 100 % says nothing more: an interval that holds 1 is
+    not read as reaching it.
     """
     share = fixed_share_in_runs(time)
     if not share.decisive:
         return "undecided"
-    side = against(share, 1.0)
-    if side == "undecided":  # decisive, so the interval holds 1
-        return "reaches"
-    return side
+    if share.low > 1.0:
+        return "above"
+    if share.low >= ALMOST_ALL:
+        return "almost_all"
+    return "at_least"
+
+
+def fixed_share_bound(time: Timing) -> float:
+    """The fixed share's lower bound that the words print: the low end of the share's interval
+    recomputed from the rounds, floored at the place the interval's printed ends are rounded to
+    (so that the bound is the printed low end or below it, never above), at most 100 % (where the
+    low end passes 1, :func:`fixed_cost` is "above" and nothing is bounded)."""
+    share = fixed_share_in_runs(time)
+    percent = Interval(
+        median=share.median * 100,
+        low=share.low * 100,
+        high=share.high * 100,
+        coverage=share.coverage,
+        level=share.level,
+        runs=share.runs,
+    )
+    step = 10.0 ** place(percent.low, percent)
+    return min(math.floor(percent.low / step + 1e-9) * step / 100, 1.0)
 
 
 # The paired rounds' decision (mminfer.records.interval.ratio_decision) in time.json's words.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, ids_compared, paths_compared, rounding_sized
-from mminfer.measures.time.time import Timing
+from mminfer.measures.time.time import Timing, cache_faster
 from mminfer.records import Glance
 from mminfer.records.sentences import Sentence
 from mminfer.report.sections.cache.time import fixed_cost_said
@@ -99,13 +99,19 @@ SENTENCES = (
 def same_time_count_glance(same: Same, time: Timing, count: Count | None = None) -> Glance:
     """## KV 캐시's row: the task's three numbers (tokens, time, bytes) and what they teach.
 
-    The lesson: "same_cheaper" (the same ids, the cache faster as measured), "same_untimed" (the
-    same ids, the timing untrusted), "rounding" (ids parted where rounding explains it) or
+    The lesson: "same_cheaper" (the same ids, the cache decided faster by time.json's paired
+    rounds, time.cache_faster "yes"), "same_not_faster" (the same ids, the rounds decide the two
+    times the same), "same_untimed" (the same ids, the timing untrusted or its rounds deciding no
+    faster cache), "rounding" (ids parted where rounding explains it) or
     "suspect" (parted beyond rounding). The row's numbers come from the sections' facts. Its
     terms: the token ratio, the speedup, the CV and the fixed cost the section states."""
     facts = same_facts(same)
     if same.same_ids:
-        lesson = "same_cheaper" if time.verdict != "untrusted" else "same_untimed"
+        lesson = "same_untimed"
+        if time.verdict != "untrusted" and cache_faster(time) == "yes":
+            lesson = "same_cheaper"
+        elif time.verdict != "untrusted" and cache_faster(time) == "same":
+            lesson = "same_not_faster"
     elif facts["rounding_sized"]:
         lesson = "rounding"
     else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from mminfer.measures.cache.count import Count
 from mminfer.measures.time.time import (
+    ALMOST_ALL,
     Timing,
     cache_faster,
     cache_faster_supported,
@@ -139,17 +140,17 @@ def fixed_cost_said(time: Timing, count: Count) -> str | None:
 
 def fixed_cost_in_runs(time: Timing, count: Count, chosen: str) -> bool:
     """time.fixed_cost's check: the shares recomputed from the raw runs (narrow over cached,
-    round by round, at the timing's per-look level) give the variant written: wholly below 1,
-    wholly above, holding 1, or short of their level."""
+    round by round, at the timing's per-look level) give the variant written: by the low end
+    alone, above 1, at least ALMOST_ALL, below it, or short of their level."""
     level = look_level(time.runs, time.max_runs)
     shares = median_interval(paired_ratios(time.narrow_runs_s, time.with_cache_runs_s), level)
     found = "undecided"
-    if shares.decisive and shares.high < 1:
-        found = "below"
-    elif shares.decisive and shares.low > 1:
+    if shares.decisive and shares.low > 1:
         found = "above"
+    elif shares.decisive and shares.low >= ALMOST_ALL:
+        found = "almost_all"
     elif shares.decisive:
-        found = "reaches"
+        found = "at_least"
     return found == chosen
 
 
@@ -171,6 +172,8 @@ NARROW = (
 
 
 SHARE = " {{ time.fixed_share_interval|percent_in }}"
+# the share's lower bound (time.fixed_share_bound): its interval's low end as printed, floored
+BOUND = " {{ (time.fixed_share_bound() * 100)|fmt('g') }} %"
 
 
 TIME_SENTENCES = (
@@ -198,13 +201,13 @@ TIME_SENTENCES = (
         "time.fixed_cost",
         holds=fixed_cost_said,
         words={
-            "below": (
-                BUSY_TIME + NARROW + SHARE + "가 걸렸다: 적어도 그만큼은 넣는 토큰 수와 무관하게"
-                " 호출마다 드는 고정비(파이썬과 커널 호출)다."
+            "at_least": (
+                BUSY_TIME + NARROW + SHARE + "가 걸렸다: 적어도" + BOUND + "는 넣는 토큰 수와"
+                " 무관하게 호출마다 드는 고정비(파이썬과 커널 호출)다."
             ),
-            "reaches": (
-                BUSY_TIME + NARROW + SHARE + "가 걸려 캐시 경로보다 빠르다고 가를 수 없다: 캐시"
-                " 경로 시간은 (거의) 모두 호출마다 드는 고정비(파이썬과 커널 호출)다."
+            "almost_all": (
+                BUSY_TIME + NARROW + SHARE + "가 걸렸다: 적어도" + BOUND + ", 곧 캐시 경로 시간의"
+                " (거의) 모두가 호출마다 드는 고정비(파이썬과 커널 호출)다."
             ),
             "above": (
                 NARROW + SHARE + "로 오히려 더 걸렸다: 이 기계에서는 최소 폭 모델이 고정비의"

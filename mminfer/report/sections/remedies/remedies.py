@@ -296,10 +296,14 @@ REMEDIES_SENTENCES = (
                 FLOOR + "컴파일된 한 단계({{ step|ms_in }})는 가중치를 한 번 읽는 바닥"
                 "({{ floor|ms_in }})의 {{ ratio|x_in }}다."
             ),
-            "reaches": (
+            "below": (
                 FLOOR + "**컴파일된 한 단계({{ step|ms_in }})가 가중치를 한 번 읽는 바닥"
-                "({{ floor|ms_in }})과 가려지지 않는다**: 대역폭 탐침이 가중치가 든 캐시 수준을"
-                " 재지 못했을 수 있다."
+                "({{ floor|ms_in }})보다 구간째 짧다**({{ ratio|x_in }}): 가중치를 읽는 것보다"
+                " 빠를 수는 없으니, 대역폭 탐침이 가중치가 든 캐시 수준을 재지 못했을 수 있다."
+            ),
+            "undecided": (
+                FLOOR + "컴파일된 한 단계({{ step|ms_in }})와 가중치를 읽는 바닥"
+                "({{ floor|ms_in }})은 가려지지 않는다({{ ratio|x_in }})."
             ),
         },
         check=floor_supported,
