@@ -45,6 +45,17 @@ def test_a_report_these_files_do_not_render_fails(results, capsys, file):
     assert f"{file} is not what these files render" in capsys.readouterr().out
 
 
+def test_one_word_of_report_md_edited_by_hand_is_named_by_its_line(results, capsys):
+    lines = (results / "report.md").read_text(encoding="utf-8").splitlines(keepends=True)
+    number = next(i for i, line in enumerate(lines) if "speedup" in line and "배" in line)
+    lines[number] = lines[number].replace("배", "칸", 1)  # one word changed
+    (results / "report.md").write_text("".join(lines), encoding="utf-8")
+    assert check.main([str(results)]) == 1
+    out = capsys.readouterr().out
+    assert "report.md is not what these files render" in out
+    assert f"  line {number + 1}: {lines[number].rstrip(chr(10))!r}" in out
+
+
 def test_a_busy_line_the_contention_does_not_support_fails(results, monkeypatch, capsys):
     # time.json's stored flag says busy, its figures say quiet: the check recomputes from them
     records = reportcases.cases()["machine_busy"]["records"]

@@ -142,6 +142,19 @@ def written_comparisons(log: ClaimLog, records: dict[str, object]) -> list[Findi
     return findings
 
 
+def first_difference(found: str, expected: str) -> tuple[int, str, str]:
+    """The first line (1-based) where a report on disk differs from its rendering, with both
+    lines ("" where one text has ended)."""
+    found_lines, expected_lines = found.splitlines(), expected.splitlines()
+    for number, (one, other) in enumerate(zip(found_lines, expected_lines), start=1):
+        if one != other:
+            return number, one, other
+    number = min(len(found_lines), len(expected_lines)) + 1
+    tail = found_lines[number - 1 : number] or [""]
+    rendered_tail = expected_lines[number - 1 : number] or [""]
+    return number, tail[0], rendered_tail[0]
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m mminfer.report.check",
@@ -170,16 +183,18 @@ def main(argv: list[str] | None = None) -> int:
         print(line)
     print(f"{len(figures)} figures printed under their JSON keys, {len(wrong)} wrong")
     stale = [
-        path
+        (path, first_difference(path.read_text(encoding="utf-8"), texts.get(path.name, "")))
         for path in (arguments.results / name for name in REPORTS.values())
         if path.exists() and path.read_text(encoding="utf-8") != texts.get(path.name)
     ]
-    for path in stale:
+    for path, (number, found, expected) in stale:
         print(
             f"{path} is not what these files render with this version of mminfer: its "
             "sentences were not the ones checked; rerun the report rules "
             "(snakemake -R report beyond)"
         )
+        print(f"  line {number}: {found!r}")
+        print(f"  rendered: {expected!r}")
     return 1 if unsupported or wrong or stale else 0
 
 
