@@ -71,7 +71,7 @@ REPORTS = {"report": "report.md", "beyond": "beyond.md"}
 # ``named``): change it with a record's fields or a measurement's method, and a results folder
 # written before reruns every measurement once (Snakemake reruns a rule whose script changed,
 # not one whose imported code did).
-RESULTS_VERSION = "2026-12-06.6"
+RESULTS_VERSION = "2026-12-07.1"
 
 
 @dataclass(frozen=True)
@@ -222,16 +222,15 @@ MEASUREMENTS = (
         facts="mminfer.report.sections.cache.time:time_count_facts",
         task=True,
         summary=(
-            "median seconds with and without the cache after warm-ups, interleaved, every run "
-            "kept; the speedup, spreads and a verdict; `speedup_interval` (of the per-round "
-            "ratios: it decides `cache_faster`) and `speedup_medians_interval` (of `speedup`, the "
-            "ratio of the medians: its ends the medians' interval ends divided across, coverage "
-            "at least 1 - the two medians' misses); the narrow side, timed once after each timed "
-            "round: the same model class at minimal width (`narrow_shape`), its cached generate "
-            "at the same P and N (`narrow_runs_s`, paired with `with_cache_runs_s` by index, "
-            "`narrow_warmup_s`, `narrow_s`), and `fixed_share_runs` (each round's narrow run / its "
-            "cached run: a lower bound of the cached path's share that is fixed cost per call) "
-            "with its `fixed_share_interval`"
+            "median seconds with and without the cache after warm-ups, interleaved, every run kept;"
+            " the speedup, spreads and a verdict; `speedup_interval` (of the per-round ratios: it "
+            "decides `cache_faster`; `speedup`'s own interval, of the ratio of the medians, is "
+            "computed from the runs where it is printed, not stored); the narrow side, timed once "
+            "after each timed round: the same model class at minimal width (`narrow_shape`), its "
+            "cached generate at the same P and N (`narrow_runs_s`, paired with `with_cache_runs_s` "
+            "by index, `narrow_warmup_s`, `narrow_s`), and `fixed_share_runs` (each round's narrow "
+            "run / its cached run: a lower bound of the cached path's share that is fixed cost per "
+            "call) with its `fixed_share_interval`"
         ),
         compared=True,
     ),

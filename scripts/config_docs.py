@@ -143,8 +143,9 @@ mminfer.report.check RESULTS` recomputes every comparison the reports write from
 exits 1 on any they do not support. sweep.json: each point's `with_cache_interval`,
 `without_cache_interval`, `time_ratio_interval`, `ttft_interval`; serve.json: each batch's
 `decode_step_interval`, `prefill_interval`; latency.json: `ttft_interval`, `tpot_interval` per path.
-time.json's `speedup_interval` is of the per-round ratios and decides `cache_faster`;
-`speedup_medians_interval` is of `speedup` itself (the ratio of the two medians): its ends are the
+time.json's `speedup_interval` is of the per-round ratios and decides `cache_faster`. The
+interval printed beside `speedup` itself (the ratio of the two medians) is not stored: the report
+computes it from the runs (`mminfer.measures.time.decide.speedup_medians`): its ends are the
 medians' interval ends divided across, and it holds the true ratio at least as often as both
 medians' intervals hold theirs (coverage at least 1 − the two misses). `fixed_share_interval` is
 of the per-round ratios narrow ÷ cached (`fixed_share_runs`).
@@ -152,7 +153,7 @@ of the per-round ratios narrow ÷ cached (`fixed_share_runs`).
 **One quantity, one figure.** A figure the reports print is its JSON key's value: a median with
 three significant digits (only an interval's ends are rounded, to the interval's precision), an
 integer with every digit. The speedup is time.json's `speedup` wherever it is printed (the glance
-row, `## KV 캐시`'s sentence and table), with `speedup_medians_interval`; whether the cache is
+row, `## KV 캐시`'s sentence and table), with that interval; whether the cache is
 faster is said in words, from the paired rounds (`speedup_interval`). Each such figure is printed
 through a filter that names its key, and the checker fails a folder where a printed figure is not
 its key's value at that precision or one key is printed with two values. A sentence that says a

@@ -14,7 +14,7 @@ not to shadow the standard library's `time`.) Run by the workflow's `time` rule,
 import logging
 
 from mminfer.measures.time import measure as timing
-from mminfer.measures.time.time import fixed_cost
+from mminfer.measures.time.decide import fixed_cost
 from mminfer.model.loading import ModelSource, check_prompt_logits, open_for_task_prompt, run_info
 from mminfer.model.prompts import TASK_LENGTH_KEYS
 from mminfer.records import PretrainPrompt, write_record

@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
+from mminfer.records import interval
+
 
 def close(a: float, b: float) -> bool:
     """Two figures the same to rounding (a claim cites the figure its check used)."""
@@ -27,6 +29,80 @@ def count_differs_from_formula(records, about) -> bool:
     with_cache = p + n - 1
     without_cache = n * p + n * (n - 1) // 2
     return count.fed_with_cache != with_cache or count.fed_without_cache != without_cache
+
+
+# --- time.json ---------------------------------------------------------------------------------
+# Each recomputes from the raw rounds with the interval arithmetic alone, never with
+# mminfer.measures.time.decide, whose functions the sentences call.
+
+
+def time_speedups(time):
+    """The per-round speedups' median interval at the timing's per-look level."""
+    level = interval.look_level(time.runs, time.max_runs)
+    return interval.ratio_interval(time.without_cache_runs_s, time.with_cache_runs_s, level)
+
+
+def time_cache_faster(records, about) -> bool:
+    """time.cache_faster: "yes" only where every round's ratio interval lies above 1 + 5 %-band,
+    "no" wholly below 1, "same" within [1/1.05, 1.05], "undecided" short of its level; the word
+    written is the one time.json stores."""
+    time, speedups = records["time"], time_speedups(records["time"])
+    if not speedups.decisive:
+        found = "undecided"
+    elif speedups.low >= 1 / 1.05 and speedups.high <= 1.05:
+        found = "same"
+    elif speedups.low > 1:
+        found = "yes"
+    elif speedups.high < 1:
+        found = "no"
+    else:
+        found = "undecided"
+    return found == about["variant"] == time.cache_faster
+
+
+def time_reason(records, about) -> bool:
+    """time.reason: the paired speedups' interval against the token ratio counted from
+    count.json's fed tokens: "short" wholly below it, "past" wholly above, else "undecided"."""
+    count, speedups = records["count"], time_speedups(records["time"])
+    ratio = count.fed_without_cache / count.fed_with_cache
+    found = "undecided"
+    if speedups.decisive and speedups.high < ratio:
+        found = "short"
+    elif speedups.decisive and speedups.low > ratio:
+        found = "past"
+    return found == about["variant"]
+
+
+def time_fixed_cost(records, about) -> bool:
+    """time.fixed_cost: the narrow runs over the cached ones, round by round; only their
+    interval's low end bounds the fixed share: past 1 "above", at least 0.9 "almost_all", else
+    "at_least"; "undecided" short of the level."""
+    time = records["time"]
+    level = interval.look_level(time.runs, time.max_runs)
+    shares = interval.ratio_interval(time.narrow_runs_s, time.with_cache_runs_s, level)
+    found = "undecided"
+    if shares.decisive and shares.low > 1:
+        found = "above"
+    elif shares.decisive and shares.low >= 0.9:
+        found = "almost_all"
+    elif shares.decisive:
+        found = "at_least"
+    return found == about["variant"]
+
+
+def time_extra_rounds(records, about) -> bool:
+    """time.extra_rounds ("처음 N회로는 speedup을 가를 수 없어 M라운드를 더 쟀다"): M rounds more
+    than the first N, and those first N alone left the paired speedup undecided."""
+    time = records["time"]
+    if time.extra_rounds <= 0 or len(time.with_cache_runs_s) != time.runs + time.extra_rounds:
+        return False
+    level = interval.look_level(time.runs, time.max_runs)
+    first = interval.ratio_interval(
+        time.without_cache_runs_s[: time.runs], time.with_cache_runs_s[: time.runs], level
+    )
+    return not first.decisive or (
+        first.low <= 1 <= first.high and not (first.low >= 1 / 1.05 and first.high <= 1.05)
+    )
 
 
 # --- serve.json -------------------------------------------------------------------------------
@@ -66,6 +142,10 @@ def judged(found: Callable[[Mapping], str], word: str) -> Callable[[Mapping, Map
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "count.differs_from_formula": count_differs_from_formula,
+    "time.cache_faster": time_cache_faster,
+    "time.reason": time_reason,
+    "time.fixed_cost": time_fixed_cost,
+    "time.extra_rounds": time_extra_rounds,
     "serve.cliff_cache": serve_cliff_cache,
     "run.course_folder": run_course_folder,
 }

@@ -206,7 +206,7 @@ def time_json(**changes) -> dict:
 def time_intervals(timing: dict) -> dict:
     """time.json's intervals and decision from its runs, as mminfer.timing.ab finds them, and the
     narrow side's median and shares, as mminfer.measures.time.measure.timing_record makes them."""
-    from mminfer.measures.time.time import decide_cache_faster
+    from mminfer.measures.time.decide import decide_cache_faster
     from mminfer.records import interval
 
     level = interval.look_level(timing["runs"], timing["max_runs"])
@@ -221,9 +221,6 @@ def time_intervals(timing: dict) -> dict:
         "speedup_interval": to_json(speedup),
         "cache_faster": decide_cache_faster(
             without_runs, with_runs, timing["runs"], timing["max_runs"]
-        ),
-        "speedup_medians_interval": to_json(
-            interval.over(without_cache, with_cache, [without_cache, with_cache])
         ),
         "narrow_s": statistics.median(narrow_runs),
         "fixed_share_runs": interval.paired_ratios(narrow_runs, with_runs),

@@ -324,7 +324,7 @@ def test_the_property_test_catches_the_fixed_cost_judged_from_the_medians(monkey
     that decide nothing)."""
 
     def medians(time, count):
-        honest = time_section.fixed_cost_said(time, count)
+        honest = time_section.time_fixed_cost(time, count)
         if honest is None:
             return None
         return "almost_all" if time.narrow_s > 0.9 * time.with_cache_s else honest

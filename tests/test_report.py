@@ -37,7 +37,7 @@ from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.sampler import against_cache
 from mminfer.measures.temp.temp import distinct_grows, distinct_trend
-from mminfer.measures.time.time import cache_faster
+from mminfer.measures.time.decide import cache_faster
 from mminfer.measures.topp.topp import positions_compared
 from mminfer.records import bands, decided_bands, from_json, to_json, two_bands_in
 from mminfer.report.render import (
@@ -98,14 +98,6 @@ def test_different_ids_are_rounding_sized_or_point_at_the_cache(
 @pytest.mark.parametrize("verdict, trusted", [("ok", True), ("noisy", True), ("untrusted", False)])
 def test_only_an_untrusted_timing_is_not_trusted(verdict, trusted):
     assert time_section(time_record(verdict=verdict), count_record())["trusted"] is trusted
-
-
-def test_speedup_below_the_token_ratio():
-    # count_record: 14880 / 264 = 56.4 tokens without the cache for each with it
-    below = time_section(time_record(speedup=5.0), count_record())
-    assert below["speedup_below_token_ratio"] is True
-    count = count_record(fed_without_cache=1954)  # 7.4
-    assert time_section(time_record(speedup=9.0), count)["speedup_below_token_ratio"] is False
 
 
 def kv_prose(report: str) -> str:

@@ -15,18 +15,19 @@ import pytest
 import reportdata
 from shapes import prompt_of
 
+from mminfer.measures.time.decide import (
+    fixed_cost,
+    fixed_share,
+    fixed_share_bound,
+    speedup_medians,
+)
 from mminfer.measures.time.measure import (
     CACHE_SIDES,
     NarrowSide,
     time_with_latency,
     timing_record,
 )
-from mminfer.measures.time.time import (
-    Timing,
-    fixed_cost,
-    fixed_share_in_runs,
-    speedup_medians_in_runs,
-)
+from mminfer.measures.time.time import Timing
 from mminfer.records import RunInfo, from_json, to_json
 from mminfer.records.spread import (
     NOISY_CV,
@@ -252,11 +253,11 @@ def test_k_sides_turn_their_order_pair_by_round_and_add_rounds_only_while_undeci
 
 
 def test_the_speedup_s_own_interval_divides_the_medians_interval_ends_across():
-    """speedup_medians_interval: of the ratio of the medians, so its median is ``speedup``, its
+    """decide.speedup_medians: of the ratio of the medians, so its median is ``speedup``, its
     ends without's interval ends over with's, crosswise, and it misses at most as often as the
-    two medians' intervals together; recomputed from the runs alike."""
+    two medians' intervals together."""
     result = timed(FakeMachine(busy=range(2, 6), slowdown=10.0, busy_method=True))
-    found = result.speedup_medians_interval
+    found = speedup_medians(result)
     with_cache, without_cache = result.with_cache_interval, result.without_cache_interval
     assert with_cache.low < with_cache.high  # the burst widens the cached runs' interval
     assert found.median == result.speedup
@@ -264,7 +265,6 @@ def test_the_speedup_s_own_interval_divides_the_medians_interval_ends_across():
     assert found.high == without_cache.high / with_cache.low
     misses = (1 - with_cache.coverage) + (1 - without_cache.coverage)
     assert found.coverage == pytest.approx(1 - misses)
-    assert found == speedup_medians_in_runs(result)
     assert result.speedup_interval != found  # the per-round ratios' interval is another one
 
 
@@ -299,7 +299,7 @@ def test_the_time_job_times_one_narrow_run_per_timed_round_its_warm_ups_apart(
     assert timing.fixed_share_runs == [
         narrow / cached for narrow, cached in zip(timing.narrow_runs_s, timing.with_cache_runs_s)
     ]
-    assert timing.narrow_s == 6 and timing.fixed_share_interval == fixed_share_in_runs(timing)
+    assert timing.narrow_s == 6 and timing.fixed_share_interval == fixed_share(timing)
     heads = tiny_model.config.num_attention_heads
     assert timing.narrow_shape == {
         "hidden_size": 2 * heads,
@@ -389,7 +389,7 @@ def test_the_fixed_cost_is_decided_from_the_rounds_on_a_noisy_clock(narrow_share
     assert len(time.fixed_share_runs) == rounds
     assert (max(time.fixed_share_runs) < 1) == (narrow_share < 1)
     assert fixed_cost(time) == decision
-    assert time.fixed_share_interval == fixed_share_in_runs(time)
+    assert time.fixed_share_interval == fixed_share(time)
     assert time.fixed_share_interval.decisive == (decision != "undecided")
 
 
@@ -414,5 +414,5 @@ def test_the_fixed_cost_reads_the_share_s_interval_against_1(shares, decision, b
     )
     assert time.fixed_share_runs == pytest.approx(shares)
     assert fixed_cost(time) == decision
-    assert time.fixed_share_bound() == pytest.approx(bound)
-    assert time.fixed_share_bound() <= min(shares)
+    assert fixed_share_bound(time) == pytest.approx(bound)
+    assert fixed_share_bound(time) <= min(shares)

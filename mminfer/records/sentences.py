@@ -33,6 +33,14 @@ from types import MappingProxyType
 from mminfer.records.claims import Claim
 
 
+def recomputed(**records) -> bool:
+    """A sentence's ``check`` where its predicate is the decision itself (a measures folder's
+    decide.py, over the raw runs): the checker recomputes the predicate on the records read back
+    from the JSON and compares it with the variant written (:meth:`Sentence.supported`). A
+    marker: never called."""
+    raise TypeError("recomputed marks a check; Sentence.supported recomputes the predicate")
+
+
 @dataclass(frozen=True)
 class Sentence:
     """One sentence: its key, the predicate of its words on the records, its words (per variant)."""
@@ -97,7 +105,10 @@ class Sentence:
     def supported(self, records: Mapping[str, object], chosen: bool | str) -> bool:
         """Whether the raw runs in ``records`` support the words written for ``chosen``: the
         ``check`` with the records its parameters name (a check taking ``**records``: those
-        the predicate names), and ``chosen`` where it takes it."""
+        the predicate names), and ``chosen`` where it takes it; where the check is
+        :func:`recomputed`, the predicate itself on ``records``."""
+        if self.check is recomputed:
+            return self.choose(records) == chosen
         parameters = inspect.signature(self.check).parameters
         names = [name for name in parameters if name != "chosen"]
         given = {name: records.get(name) for name in names}

@@ -16,14 +16,18 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 import inspect
+import pkgutil
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from types import SimpleNamespace
 
 import jinja2
 
+import mminfer.measures
 from mminfer.measurements import MEASUREMENTS, REPORTS, headings, report_reads, resolve
 from mminfer.records import Glance
 from mminfer.records.claims import ClaimLog, Tally
@@ -271,7 +275,18 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     env.globals["busy_pressure"] = BUSY_PRESSURE
     env.globals["row"] = table_row
     env.globals["say"] = Say(env, Tally(ClaimLog()))
+    env.globals["decide"] = decisions()
     return env
+
+
+def decisions() -> SimpleNamespace:
+    """Every measures folder's decide.py, by folder name: the templates' ``decide.time.reason``,
+    the functions that answer what a run decides (and the figures their words print)."""
+    found = {}
+    for folder in pkgutil.iter_modules(mminfer.measures.__path__):
+        if importlib.util.find_spec(f"mminfer.measures.{folder.name}.decide") is not None:
+            found[folder.name] = importlib.import_module(f"mminfer.measures.{folder.name}.decide")
+    return SimpleNamespace(**found)
 
 
 def section_facts(function, records: Mapping[str, object]) -> dict:
@@ -386,6 +401,7 @@ def render_one(
         "busy": busy,
         "cache_script": cache_script,
         "pictures": pictures,
+        "records": records,  # the records themselves, by name: what decide.py's functions take
     }
     if "same" in records and "temp" in records:
         facts["run"] = section_facts(run_facts, records)

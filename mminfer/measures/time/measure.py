@@ -20,6 +20,7 @@ from collections.abc import Callable
 
 import torch
 
+from mminfer.measures.time.decide import decide_cache_faster
 from mminfer.measures.time.latency import (
     LIMITS_SOURCE,
     TPOT_LIMIT_S,
@@ -30,14 +31,13 @@ from mminfer.measures.time.latency import (
     RunLatency,
     StreamerCost,
 )
-from mminfer.measures.time.time import Timing, decide_cache_faster
+from mminfer.measures.time.time import Timing
 from mminfer.model.generation import GREEDY
 from mminfer.model.narrow import minimal_width, narrow_shape
 from mminfer.records import RunInfo, rates
 from mminfer.records.interval import (
     look_level,
     median_interval,
-    over,
     paired_ratios,
     ratio_interval,
 )
@@ -490,9 +490,6 @@ def timing_record(
         speedup_interval=timed.ratio_interval,
         cache_faster=decide_cache_faster(
             timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs
-        ),
-        speedup_medians_interval=over(
-            timed.b_interval, timed.a_interval, [timed.b_interval, timed.a_interval]
         ),
         prompt_len=prompt_len,
         new_tokens=new_tokens,

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same, ids_compared, paths_compared, rounding_sized
-from mminfer.measures.time.time import Timing, cache_faster
+from mminfer.measures.time.decide import cache_faster
+from mminfer.measures.time.time import Timing
 from mminfer.records import Glance
 from mminfer.records.sentences import Sentence
-from mminfer.report.sections.cache.time import fixed_cost_said
+from mminfer.report.sections.cache.time import time_fixed_cost
 
 
 def same_facts(same: Same) -> dict:
@@ -117,6 +118,6 @@ def same_time_count_glance(same: Same, time: Timing, count: Count | None = None)
     else:
         lesson = "suspect"
     terms = ("token_ratio", "speedup", "cv")
-    if count is not None and fixed_cost_said(time, count) is not None:
+    if count is not None and time_fixed_cost(time, count) is not None:
         terms += ("fixed_cost",)
     return Glance(lesson=lesson, verdict=time.verdict, terms=terms)

@@ -1,6 +1,6 @@
 """## KV 캐시's timing: time.json's facts and sentences, and its join with count.json.
 
-The speedup and its spread, decided by the record's functions (mminfer.measures.time.time), and
+The speedup and its spread, decided by time.json's decide.py (mminfer.measures.time.decide), and
 the reason line: the time ratio against count.json's token ratio, and the fixed cost per call
 that time.json's narrow side bounds.
 """
@@ -8,18 +8,16 @@ that time.json's narrow side bounds.
 from __future__ import annotations
 
 from mminfer.measures.cache.count import Count
-from mminfer.measures.time.time import (
-    ALMOST_ALL,
-    Timing,
+from mminfer.measures.time.decide import (
     cache_faster,
-    cache_faster_supported,
     extra_rounds,
-    fixed_cost,
+    fixed_cost_said,
+    reason,
     spread,
 )
+from mminfer.measures.time.time import Timing
 from mminfer.records import token_ratio
-from mminfer.records.interval import against, look_level, median_interval, paired_ratios
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 SPREADS = (
     "변동계수는 캐시 사용 {{ time.cv_with_cache|percent }},"
@@ -44,7 +42,7 @@ ROUNDS = "라운드 {{ time.runs_done }}회"
 
 # time.json's speedup, the one figure printed for it everywhere (the ratio of the medians, its
 # interval from the medians' intervals); the decision is said in words, from the paired rounds
-SPEEDUP = 'speedup {{ time.speedup_medians_interval|x_in("time.speedup") }}'
+SPEEDUP = 'speedup {{ decide.time.speedup_medians(time)|x_in("time.speedup") }}'
 
 
 # time.json's own sentences (mminfer.records.sentences): time.md.j2 and same.md.j2 ask for them;
@@ -73,7 +71,7 @@ ALONE_SENTENCES = (
                 " 판정). 조용할 때 `snakemake -R time`으로 다시 잴 것."
             ),
         },
-        check=cache_faster_supported,
+        check=recomputed,
     ),
     Sentence(
         "time.spread",
@@ -90,7 +88,7 @@ ALONE_SENTENCES = (
             "처음 {{ time.runs }}회로는 speedup을 가를 수 없어 {{ time.extra_rounds }}라운드를 더"
             " 쟀다"
         ),
-        check=extra_rounds,
+        check=recomputed,
     ),
 )
 
@@ -99,62 +97,17 @@ def time_count_facts(time: Timing, count: Count) -> dict:
     """time.json's facts (mminfer.measures.time.time.time_facts) with the token ratio of
     count.json beside the speedup; the reason the two differ is time.json's own narrow side
     (time.fixed_cost), timed in the same rounds."""
-    ratio = token_ratio(count)
-    return time_facts(time) | {
-        "token_ratio": ratio,
-        "speedup_below_token_ratio": time.speedup < ratio,
-        "narrow_interval": median_interval(
-            time.narrow_runs_s, look_level(time.runs, time.max_runs)
-        ),
-    }
+    return time_facts(time) | {"token_ratio": token_ratio(count)}
 
 
-def reason(time: Timing, count: Count) -> str | None:
-    """time.reason: the speedup's interval against the token ratio (count.json): "short" (wholly
-    below it), "past" (wholly above), "undecided"; None where the cache was not decided faster
-    (time.cache_faster says why) or the time must not be believed."""
-    if cache_faster(time) != "yes" or time.verdict == "untrusted":
-        return None
-    return REASONS[against(time.speedup_interval, token_ratio(count))]
+def time_reason(time: Timing, count: Count) -> str | None:
+    """time.reason: decide.reason against count.json's token ratio."""
+    return reason(time, token_ratio(count))
 
 
-def reason_in_runs(time: Timing, count: Count, chosen: str) -> bool:
-    """time.reason's check: the speedup's interval recomputed from the raw rounds, against the
-    token ratio counted from count.json's fed tokens, gives the variant written."""
-    ratio = count.fed_without_cache / count.fed_with_cache
-    speedups = paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s)
-    found = median_interval(speedups, look_level(time.runs, time.max_runs))
-    return REASONS[against(found, ratio)] == chosen
-
-
-def fixed_cost_said(time: Timing, count: Count) -> str | None:
-    """time.fixed_cost's variant: time.json's own decision of its narrow side (fixed_cost: the
-    minimal-width generate over the cached one, round by round), said wherever the speedup does
-    not pass the token ratio (short of it, or not placed against it: the cache not decided
-    faster, or its interval holding the ratio); None where the time must not be believed or the
-    speedup passes the token ratio (the fixed cost is then not the reason)."""
-    if time.verdict == "untrusted" or reason(time, count) == "past":
-        return None
-    return fixed_cost(time)
-
-
-def fixed_cost_in_runs(time: Timing, count: Count, chosen: str) -> bool:
-    """time.fixed_cost's check: the shares recomputed from the raw runs (narrow over cached,
-    round by round, at the timing's per-look level) give the variant written: by the low end
-    alone, above 1, at least ALMOST_ALL, below it, or short of their level."""
-    level = look_level(time.runs, time.max_runs)
-    shares = median_interval(paired_ratios(time.narrow_runs_s, time.with_cache_runs_s), level)
-    found = "undecided"
-    if shares.decisive and shares.low > 1:
-        found = "above"
-    elif shares.decisive and shares.low >= ALMOST_ALL:
-        found = "almost_all"
-    elif shares.decisive:
-        found = "at_least"
-    return found == chosen
-
-
-REASONS = {"below": "short", "above": "past", "undecided": "undecided"}
+def time_fixed_cost(time: Timing, count: Count) -> str | None:
+    """time.fixed_cost: decide.fixed_cost_said against count.json's token ratio."""
+    return fixed_cost_said(time, token_ratio(count))
 
 
 # Where time.json's rounds ran on a busy machine, a sentence that blames Python or the kernels
@@ -172,14 +125,14 @@ NARROW = (
 
 
 SHARE = " {{ time.fixed_share_interval|percent_in }}"
-# the share's lower bound (time.fixed_share_bound): its interval's low end as printed, floored
-BOUND = " {{ (time.fixed_share_bound() * 100)|fmt('g') }} %"
+# the share's lower bound (decide.fixed_share_bound): its interval's low end as printed, floored
+BOUND = " {{ (decide.time.fixed_share_bound(time) * 100)|fmt('g') }} %"
 
 
 TIME_SENTENCES = (
     Sentence(
         "time.reason",
-        holds=reason,
+        holds=time_reason,
         words={
             "short": (
                 "그런데 speedup은 라운드마다 짝지어 봐도 토큰 비율(" + RATIO + ")에 못 미친다:"
@@ -195,11 +148,11 @@ TIME_SENTENCES = (
                 " 미치는지 가를 수 없다."
             ),
         },
-        check=reason_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "time.fixed_cost",
-        holds=fixed_cost_said,
+        holds=time_fixed_cost,
         words={
             "at_least": (
                 BUSY_TIME + NARROW + SHARE + "가 걸렸다: 적어도" + BOUND + "는 넣는 토큰 수와"
@@ -218,7 +171,7 @@ TIME_SENTENCES = (
                 " 라운드 {{ time.runs_done }}회로는 가를 수 없다: 고정비의 몫은 말하지 않는다."
             ),
         },
-        check=fixed_cost_in_runs,
+        check=recomputed,
     ),
 )
 
