@@ -167,8 +167,10 @@ def declared(record) -> tuple[str, str]:
     if typing.get_origin(record) is None:  # a class
         return record.__module__, record.__name__
     for module_name, module in sorted(sys.modules.items()):
-        if not module_name.startswith("mminfer.measures.") or module_name.endswith(".measure"):
-            continue  # a measure module imports the records it returns; it declares none
+        if not module_name.startswith("mminfer.measures.") or module_name.endswith(
+            (".measure", ".decide")
+        ):
+            continue  # a measure or decide module imports the records it reads; it declares none
         for name, value in vars(module).items():
             if value is record:
                 return module_name, name

@@ -30,15 +30,14 @@ from reportdata import (
     topp_record,
 )
 
-from mminfer.measures.cache.same import ids_compared, paths_compared
+from mminfer.measures.cache.decide import ids_compared, paths_compared
 from mminfer.measures.capacity.capacity import formula_counts
-from mminfer.measures.kvbytes.kvbytes import bytes_against_formula
+from mminfer.measures.kvbytes.decide import bytes_against_formula
 from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep
-from mminfer.measures.temp.sampler import against_cache
-from mminfer.measures.temp.temp import distinct_grows, distinct_trend
+from mminfer.measures.temp.decide import against_cache, distinct_grows, distinct_trend
 from mminfer.measures.time.decide import cache_faster
-from mminfer.measures.topp.topp import positions_compared
+from mminfer.measures.topp.decide import positions_compared
 from mminfer.records import bands, decided_bands, from_json, to_json, two_bands_in
 from mminfer.report.render import (
     FILTERS,

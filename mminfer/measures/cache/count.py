@@ -1,4 +1,4 @@
-"""count.json: the tokens fed into forward both ways. Record, facts."""
+"""count.json: the tokens fed into forward both ways. The record."""
 
 from __future__ import annotations
 
@@ -21,11 +21,3 @@ class Count:
     calls_without_cache: int
     prompt: PretrainPrompt
     run: RunInfo
-
-
-def counts_differ(count: Count) -> bool:
-    """Either method's count is not its formula's value."""
-    return (
-        count.fed_with_cache != count.formula_with_cache
-        or count.fed_without_cache != count.formula_without_cache
-    )

@@ -1,4 +1,4 @@
-"""kvbytes.json: the cache's real bytes against the formula. Its record, facts and sentences."""
+"""kvbytes.json: the cache's real bytes against the formula. The record."""
 
 from __future__ import annotations
 
@@ -28,10 +28,3 @@ class KvBytes:
     after_repeat_kv_bytes: int  # what the cache would take if it were stored after repeat_kv
     allocator_bytes: int | None  # CUDA only: memory_allocated after - before
     run: RunInfo
-
-
-def bytes_against_formula(kvbytes: KvBytes) -> str:
-    """ "equal": the measured bytes are exactly the formula's; "differ": they are not."""
-    if kvbytes.measured_bytes == kvbytes.formula_bytes:
-        return "equal"
-    return "differ"

@@ -1,4 +1,4 @@
-"""sampler.json: the sampler, not the cache, decides which answer comes out. Record, facts."""
+"""sampler.json: the sampler, not the cache, decides which answer comes out. The record."""
 
 from __future__ import annotations
 
@@ -35,19 +35,3 @@ class SamplerCheck:
     differ_with_second_seed: int  # of samples, with the cache, against the first seed's
     prompt: ChatPrompt
     run: RunInfo
-
-
-def against_cache(sampler: SamplerCheck) -> str | None:
-    """The samples with the cache against without, one seed: "seed_changes" (all the same, token
-    for token, and the second seed changed some: the sampler, not the cache, decides),
-    "seed_changes_nothing" (all the same, the second seed changed none), "differed_on_cpu" (some
-    differed, the first difference named, in float32 on a CPU, where the two paths' rounding
-    rarely parts a draw: suspect the cached path) or "differed" (some differed elsewhere:
-    rounding can); None where the count and the first difference disagree."""
-    identical = sampler.identical_with_and_without_cache
-    if identical == sampler.samples and sampler.first_difference is None:
-        return "seed_changes" if sampler.differ_with_second_seed > 0 else "seed_changes_nothing"
-    if identical < sampler.samples and sampler.first_difference is not None:
-        float32_on_cpu = sampler.run.dtype == "float32" and sampler.run.device == "cpu"
-        return "differed_on_cpu" if float32_on_cpu else "differed"
-    return None

@@ -39,20 +39,3 @@ class TopPDetail:
     ps: list[float]
     positions: dict[str, Position]  # "open", "sharp"
     run: RunInfo
-
-
-def positions_compared(topp: TopP, topp_detail: TopPDetail | None) -> str | None:
-    """The open position against the sharp one: "wider" (it keeps more at every p, and its
-    distribution is the wider), "more" (more at every p, the entropies not in that order),
-    "not_more" (not more at every p); None without topp_detail.json."""
-    if topp_detail is None:
-        return None
-    open_position = topp_detail.positions["open"]
-    sharp = topp_detail.positions["sharp"]
-    more = all(n > sharp.survivors[p] for p, n in topp.items())
-    wider = open_position.entropy_bits > sharp.entropy_bits
-    if more and wider:
-        return "wider"
-    if more:
-        return "more"
-    return "not_more"

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mminfer.measures.cache.count import Count, counts_differ
+from mminfer.measures.cache.count import Count
+from mminfer.measures.cache.decide import counts_differ
 from mminfer.records import token_ratio
 from mminfer.records.sentences import Sentence
 

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mminfer.measures.kvbytes.kvbytes import KvBytes, bytes_against_formula
+from mminfer.measures.kvbytes.decide import bytes_against_formula
+from mminfer.measures.kvbytes.kvbytes import KvBytes
 from mminfer.records.sentences import Sentence
 
 

@@ -1,15 +1,16 @@
 """## KV 캐시's opening: same.json's facts, its glance row and its sentences.
 
 The section of the task's first four files (same.md.j2 here, count, time and kvbytes beside it):
-whether greedy generation gives the same ids both ways and, where not, where they part and why. The
-decisions over same.json's runs are its record's (mminfer.measures.cache.same); the glance row
-reads time.json and count.json too (the section's joins).
+whether greedy generation gives the same ids both ways and, where not, where they part and why.
+The decisions over same.json's runs are its folder's (mminfer.measures.cache.decide); the glance
+row reads time.json and count.json too (the section's joins).
 """
 
 from __future__ import annotations
 
 from mminfer.measures.cache.count import Count
-from mminfer.measures.cache.same import Same, ids_compared, paths_compared, rounding_sized
+from mminfer.measures.cache.decide import ids_compared, lesson, paths_compared, rounding_sized
+from mminfer.measures.cache.same import Same
 from mminfer.measures.time.decide import cache_faster
 from mminfer.measures.time.time import Timing
 from mminfer.records import Glance
@@ -100,24 +101,11 @@ SENTENCES = (
 def same_time_count_glance(same: Same, time: Timing, count: Count | None = None) -> Glance:
     """## KV 캐시's row: the task's three numbers (tokens, time, bytes) and what they teach.
 
-    The lesson: "same_cheaper" (the same ids, the cache decided faster by time.json's paired
-    rounds, time.cache_faster "yes"), "same_not_faster" (the same ids, the rounds decide the two
-    times the same), "same_untimed" (the same ids, the timing untrusted or its rounds deciding no
-    faster cache), "rounding" (ids parted where rounding explains it) or
-    "suspect" (parted beyond rounding). The row's numbers come from the sections' facts. Its
-    terms: the token ratio, the speedup, the CV and the fixed cost the section states."""
-    facts = same_facts(same)
-    if same.same_ids:
-        lesson = "same_untimed"
-        if time.verdict != "untrusted" and cache_faster(time) == "yes":
-            lesson = "same_cheaper"
-        elif time.verdict != "untrusted" and cache_faster(time) == "same":
-            lesson = "same_not_faster"
-    elif facts["rounding_sized"]:
-        lesson = "rounding"
-    else:
-        lesson = "suspect"
+    The lesson: decide.lesson over the ids and time.json's cache_faster. The row's numbers come
+    from the sections' facts. Its terms: the token ratio, the speedup, the CV and the fixed cost
+    the section states."""
+    found = lesson(same, cache_faster(time), trusted=time.verdict != "untrusted")
     terms = ("token_ratio", "speedup", "cv")
     if count is not None and time_fixed_cost(time, count) is not None:
         terms += ("fixed_cost",)
-    return Glance(lesson=lesson, verdict=time.verdict, terms=terms)
+    return Glance(lesson=found, verdict=time.verdict, terms=terms)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mminfer.measures.temp.sampler import SamplerCheck, against_cache
+from mminfer.measures.temp.decide import against_cache
+from mminfer.measures.temp.sampler import SamplerCheck
 from mminfer.records.sentences import Sentence
 
 

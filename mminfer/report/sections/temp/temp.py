@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
+from mminfer.measures.temp.decide import distinct_grows, distinct_trend
 from mminfer.measures.temp.sampler import SamplerCheck
-from mminfer.measures.temp.temp import (
-    COUNTS,
-    TEMPERATURES,
-    Temperatures,
-    distinct_counts,
-    distinct_grows,
-    distinct_trend,
-    trend_in_counts,
-)
+from mminfer.measures.temp.temp import COUNTS, TEMPERATURES, Temperatures, distinct_counts
 from mminfer.records import Glance
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 
 def temp_facts(temp: Temperatures) -> dict:
@@ -68,7 +61,7 @@ SENTENCES = (
                 "{{ " + COUNTS + " }}개였다."
             ),
         },
-        check=trend_in_counts,
+        check=recomputed,
     ),
     Sentence(
         "temp.distinct_grows",
@@ -87,6 +80,6 @@ SENTENCES = (
             "mixed": "답의 수가 온도와 한 방향으로 움직이지 않았다",
             "one": "온도마다 서로 다른 답의 수",
         },
-        check=trend_in_counts,
+        check=recomputed,
     ),
 )

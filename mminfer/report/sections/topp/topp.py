@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mminfer.measures.topp.topp import TopP, TopPDetail, positions_compared
+from mminfer.measures.topp.decide import positions_compared
+from mminfer.measures.topp.topp import TopP, TopPDetail
 from mminfer.records import Glance
 from mminfer.records.sentences import Sentence
 
