@@ -14,6 +14,7 @@ positions).
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import re
 from pathlib import Path
@@ -58,6 +59,7 @@ from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records import from_json, to_json
 from mminfer.records.interval import median_interval
+from mminfer.records.machine import Contention
 from mminfer.records.spread import cv_within_runs
 
 task, every = task_records, every_record  # the six task files; every file the report rule reads
@@ -448,6 +450,17 @@ def written_cases() -> dict[str, dict]:
         "plain_differing": {**plain, "records": plain_differing},
         # time.json timed on a busy machine: both reports say so at their top and in their glance
         "machine_busy": {**full, "records": every() | {"time": time_record(contention=BUSY)}},
+        # issue 66: each busy file with its own share (the busy line printed the worst for all)
+        "two_files_busy": {
+            **full,
+            "records": every()
+            | {
+                "time": time_record(contention=BUSY),
+                "sweep": dataclasses.replace(
+                    every()["sweep"], contention=from_json(Contention, BUSY | {"cpu_share": 0.62})
+                ),
+            },
+        },
         # where a step's time goes: the cached path bound by its arithmetic (a slow matmul, a
         # cheap op) and the model missing the uncached path by far; the full case's is dispatch
         "anatomy_arithmetic_bound": {

@@ -118,7 +118,7 @@ def test_the_busy_line_names_each_busy_timing_and_its_rule(name):
     # report.md reads none of them: only beyond.md says so, with the command for beyond.md alone
     assert "바쁜 기계" not in texts["report.md"]
     (line,) = [line for line in texts["beyond.md"].splitlines() if line.startswith("**바쁜 기계**")]
-    assert f"{name}.json을 잴 때 쓸 수 있던 CPU의 40%만 받았다" in line
+    assert f"{name}.json(CPU 몫 40%)을 잴 때 기계가 바빴다" in line
     assert line.endswith(f"`snakemake --cores 1 results/beyond.md -R {name}`.")
     assert len(line) <= 300
 
@@ -156,7 +156,7 @@ def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_re
     records = dict(reportcases.cases()["full"]["records"])
     records["conversation"] = dataclasses.replace(records["conversation"], contention=together)
     top = check.rendered(records)[0]["beyond.md"].split("\n## ", 1)[0]
-    assert "conversation.json을 잴 때 쓸 수 있던 CPU의 60%만 받았다" in top
+    assert "conversation.json(CPU 몫 60%)을 잴 때 기계가 바빴다" in top
     assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES)
 
 

@@ -3,6 +3,8 @@ template that turns them into Korean sentences; the demo's numbers, one verdict 
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import reportcases
 from reportdata import (
@@ -232,6 +234,19 @@ def test_the_kv_glance_says_cheaper_only_where_the_rounds_decide_the_cache_faste
     cheaper = cheaper and cache_faster(time) == "yes"
     assert ("캐시는 같은 토큰을 더 싸게 낸다" in glance) is cheaper
     assert ("라운드마다 짝지어 봐도 캐시 쪽이 빠르다" in text) is (cache_faster(time) == "yes")
+
+
+@pytest.mark.parametrize("name", sorted(reportcases.cases()))
+def test_the_busy_line_prints_each_busy_file_s_own_share(name):
+    """Each file the busy line names stands with its own contention's figure, never another's."""
+    records = reportcases.cases()[name]["records"]
+    for text in reportcases.reports(name).values():
+        line = next((line for line in text.splitlines() if "**바쁜 기계**" in line), "")
+        for files, share in re.findall(r"((?:\w+\.json(?:, )?)+)\(CPU 몫 (\d+)%\)", line):
+            for file in files.split(", "):
+                record = records[file.removesuffix(".json")]
+                contention = getattr(record, "contention", None) or record.timing.contention
+                assert share == f"{contention.cpu_share * 100:.0f}", (file, line)
 
 
 # --- bytes ---------------------------------------------------------------------------------------

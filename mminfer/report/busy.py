@@ -56,25 +56,30 @@ def busy_recomputed(**records) -> bool:
     return bool(recomputed) and recomputed == named
 
 
-def worst_contention(busy: list[dict]) -> dict:
-    """The busy line's figure: the least CPU share any busy record's process got (``share``),
-    or, where none was read (CUDA), the most CPU pressure (``pressure``)."""
-    shares = [b["contention"].cpu_share for b in busy if b["contention"].cpu_share is not None]
-    if shares:
-        return {"share": min(shares)}
-    pressures = [b["contention"].cpu_pressure for b in busy]
-    return {"pressure": max(p for p in pressures if p is not None)}
+def busy_groups(busy: list[dict]) -> list[dict]:
+    """The busy line's files grouped by their own printed figure, in the order they are named:
+    each group's ``files`` and its ``share`` (the CPU share the files' processes got, whole
+    percent) or, where none was read (CUDA), its ``pressure`` (the kernel's CPU pressure). Every
+    file stands beside its own figure; files whose figures print alike share one."""
+    groups: dict[tuple, dict] = {}
+    for item in busy:
+        contention = item["contention"]
+        if contention.cpu_share is not None:
+            key = ("share", round(contention.cpu_share * 100))
+        else:
+            key = ("pressure", round(contention.cpu_pressure * 100))
+        group = groups.setdefault(key, {"files": [], key[0]: key[1], "kind": key[0]})
+        group["files"].append(item["file"])
+    return list(groups.values())
 
 
-# The busy line opens a report where a timed record it reads ran busy: those files, the worst
-# figure, the command that re-times them for this report only (``retime``, from the renderer).
-BUSY_FILES = '{{ busy|map(attribute="file")|join(", ") }}'
-
-
-BUSY_WORST = (
-    "{% set worst = busy_worst(busy) %}{% if worst.share is defined %}쓸 수 있던 CPU의"
-    " {{ worst.share|percent(0) }}만 받았다{% else %}CPU 대기가"
-    " {{ worst.pressure|percent(0) }}였다{% endif %}"
+# The busy line opens a report where a timed record it reads ran busy: those files, each beside
+# its own figure (busy_groups), then the command that re-times them for this report only
+# (``retime``, from the renderer).
+BUSY_FILES = (
+    "{% for g in busy_groups(busy) %}{{ g.files|join(', ') }}({% if g.kind == 'share' %}CPU 몫"
+    " {{ g.share }}%{% else %}CPU 대기 {{ g.pressure }}%{% endif %}){{ ', ' if not loop.last }}"
+    "{% endfor %}"
 )
 
 
@@ -83,8 +88,10 @@ BUSY_SENTENCES = (
         "time.busy",
         holds=busy_of,
         words=(
-            "**바쁜 기계**: " + BUSY_FILES + "을 잴 때 " + BUSY_WORST + ". 그 시간은 믿지 말고"
-            " 조용한 기계에서 다시 잴 것: `{{ retime }}`."
+            "**바쁜 기계**: "
+            + BUSY_FILES
+            + "을 잴 때 기계가 바빴다. 그 시간은 믿지 말고 조용한 기계에서"
+            " 다시 잴 것: `{{ retime }}`."
         ),
         check=busy_recomputed,
     ),

@@ -34,7 +34,7 @@ from mminfer.records.claims import ClaimLog, Tally
 from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE
 from mminfer.records.sentences import Sentence
-from mminfer.report.busy import BUSY_SENTENCES, busy_of, worst_contention
+from mminfer.report.busy import BUSY_SENTENCES, busy_groups, busy_of
 from mminfer.report.korean import particle, significant, written
 from mminfer.report.sections.run.run import run_facts
 
@@ -270,7 +270,7 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     env.filters.update(figures.filters())
     env.globals["figures"] = figures
     env.globals["headings"] = headings()
-    env.globals["busy_worst"] = worst_contention
+    env.globals["busy_groups"] = busy_groups
     env.globals["busy_share"] = BUSY_SHARE
     env.globals["busy_pressure"] = BUSY_PRESSURE
     env.globals["row"] = table_row
