@@ -1,5 +1,5 @@
-"""batch.json: a left-padded batch against each prompt alone. Its record and the facts its
-report section reads.
+"""batch.json: a left-padded batch against each prompt alone. Its record; what it decides is
+decide.py's, beside it.
 
 Pure Python, no torch: the report reads the record without the model code.
 """
@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from mminfer.records import PretrainPrompt, RunInfo, within_rounding
-from mminfer.records.interval import Interval, look_level, ratio_decision, ratio_interval
+from mminfer.records import PretrainPrompt, RunInfo
+from mminfer.records.interval import Interval
 from mminfer.records.machine import TimedOn
 
 
@@ -98,56 +98,3 @@ class Batch:
     half_precision: HalfPrecisionMask | None  # float16 / bfloat16 only
     prompt: PretrainPrompt  # step 1's (the longest row)
     run: RunInfo
-
-
-def row_verdict(row: BatchRow, dtype: str) -> str:
-    """One row against its prompt alone: "same" ids; "rounding" (they part where the logit gap
-    is within ROUNDING_TOLERANCE: a near-tie); "changed"; "not_finite"."""
-    if not row.finite:
-        return "not_finite"
-    if row.same_ids:
-        return "same"
-    if within_rounding(row.max_logit_diff, row.max_abs_logit, dtype):
-        return "rounding"
-    return "changed"
-
-
-def every_row_same(batch: Batch) -> bool:
-    """batch.every_row_same: every masked row's ids are its ids alone, every logit finite."""
-    return all(row.same_ids and row.finite for row in batch.rows)
-
-
-FASTER = {"yes": "faster", "same": "same", "no": "slower", "undecided": "undecided"}
-
-
-def faster(batch: Batch) -> str:
-    """batch.faster's variant, from the recorded decision of the per-round speedup
-    (``batch_faster``): "faster", "same", "slower" or "undecided"."""
-    return FASTER[batch.timing.batch_faster]
-
-
-def cheaper(batch: Batch) -> bool:
-    """batch.cheaper: the same result (every row as alone) and the batch decided faster."""
-    return every_row_same(batch) and batch.timing.batch_faster == "yes"
-
-
-def faster_in_runs(batch: Batch) -> str:
-    """The speedup's variant the raw runs give: each round's sequential / batch, decided at the
-    level of the timing's looks (mminfer.records.interval)."""
-    timing = batch.timing
-    level = look_level(timing.runs, timing.max_runs)
-    ratio = ratio_interval(timing.sequential_runs_s, timing.batch_runs_s, level)
-    found = {"above": "faster", "same": "same", "below": "slower", "undecided": "undecided"}
-    return found[ratio_decision(ratio)]
-
-
-def faster_supported(batch: Batch, chosen: str) -> bool:
-    """batch.faster's check: the raw runs give the variant written."""
-    return faster_in_runs(batch) == chosen
-
-
-def cheaper_supported(batch: Batch) -> bool:
-    """batch.cheaper's check: every row the same ids, finite, and the raw runs decide the batch
-    faster."""
-    same = all(row.same_ids and row.finite for row in batch.rows)
-    return same and faster_in_runs(batch) == "faster"

@@ -24,6 +24,7 @@ import torch
 from mminfer.errors import MminferError
 from mminfer.io import read_jsonl_field
 from mminfer.measures.batch.batch import Batch, BatchCase, BatchRow, BatchTiming, HalfPrecisionMask
+from mminfer.measures.batch.decide import decide_batch_faster
 from mminfer.model.counting import ForwardRecorder
 from mminfer.model.finite import finite_logits, model_named
 from mminfer.model.generation import GREEDY
@@ -200,10 +201,6 @@ def time_batch(*, model, prompts, pad: int, new_tokens: int, rounds: Rounds, dev
     return batch_timing(timed, [len(ids) for ids in prompts], new_tokens)
 
 
-# the per-round ratio sequential / batch decided (mminfer.records.interval) -> batch_faster
-DECIDED = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
-
-
 def batch_timing(timed: ABTiming, prompt_lens: list[int], new_tokens: int) -> BatchTiming:
     """batch.json's timing from the A/B timing of the batch (side a) against its rows one after
     another (side b): the medians and their intervals, the per-round speedup's interval and its
@@ -220,7 +217,9 @@ def batch_timing(timed: ABTiming, prompt_lens: list[int], new_tokens: int) -> Ba
         batch_interval=timed.a_interval,
         sequential_interval=timed.b_interval,
         speedup_interval=timed.ratio_interval,
-        batch_faster=DECIDED[timed.decision],
+        batch_faster=decide_batch_faster(
+            timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs
+        ),
         prompt_tokens_batch=len(prompt_lens) * max(prompt_lens),
         prompt_tokens_sequential=sum(prompt_lens),
         cv_batch=timed.cv_a,

@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from mminfer.measures.batch.batch import (
-    Batch,
-    cheaper,
-    cheaper_supported,
-    every_row_same,
-    faster,
-    faster_supported,
-    row_verdict,
-)
+from mminfer.measures.batch.batch import Batch
+from mminfer.measures.batch.decide import cheaper, every_row_same, faster, row_verdict
 from mminfer.records import Glance
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 
 def batch_facts(batch: Batch) -> dict:
@@ -104,7 +97,7 @@ SENTENCES = (
         "batch.cheaper",
         holds=cheaper,
         words="배치는 마스크가 맞을 때 같은 결과를 싸게 얻는 방법이다.",
-        check=cheaper_supported,
+        check=recomputed,
     ),
     Sentence(
         "batch.faster",
@@ -129,6 +122,6 @@ SENTENCES = (
                 + "로 1을 사이에 둔다."
             ),
         },
-        check=faster_supported,
+        check=recomputed,
     ),
 )
