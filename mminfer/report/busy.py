@@ -78,7 +78,7 @@ def busy_groups(busy: list[dict]) -> list[dict]:
 # (``retime``, from the renderer).
 BUSY_FILES = (
     "{% for g in busy_groups(busy) %}{{ g.files|join(', ') }}({% if g.kind == 'share' %}CPU 몫"
-    " {{ g.share }}%{% else %}CPU 대기 {{ g.pressure }}%{% endif %}){{ ', ' if not loop.last }}"
+    " {{ g.share }}%{% else %}CPU 대기 {{ g.pressure }}%{% endif %}){{ '; ' if not loop.last }}"
     "{% endfor %}"
 )
 
