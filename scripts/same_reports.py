@@ -21,6 +21,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from mminfer.report.check import first_difference
+
 REPO = Path(__file__).resolve().parents[1]
 # Run inside a tree: every case's reports and picture titles, as JSON on stdout.
 RENDER = """
@@ -85,16 +87,11 @@ def differences(before: dict, after: dict, show: bool = False) -> list[str]:
         for report in sorted(set(old) | set(new)):
             if old.get(report) == new.get(report):
                 continue
-            old_lines = (old.get(report) or "").splitlines()
-            new_lines = (new.get(report) or "").splitlines()
-            first = next(
-                (i for i, pair in enumerate(zip(old_lines, new_lines)) if pair[0] != pair[1]),
-                min(len(old_lines), len(new_lines)),
-            )
-            found.append(f"{case} {report}: first difference at line {first + 1}")
+            number, was, now = first_difference(old.get(report) or "", new.get(report) or "")
+            found.append(f"{case} {report}: first difference at line {number}")
             if show:
-                found.append(f"  - {old_lines[first] if first < len(old_lines) else '(none)'}")
-                found.append(f"  + {new_lines[first] if first < len(new_lines) else '(none)'}")
+                found.append(f"  - {was or '(none)'}")
+                found.append(f"  + {now or '(none)'}")
     return found
 
 

@@ -182,6 +182,16 @@ def rounds_decision(
     return ratio_decision(ratio_interval(numerator_runs_s, denominator_runs_s, level))
 
 
+def rounds_faster(
+    slower_runs_s: list[float], faster_runs_s: list[float], runs: int, max_runs: int
+) -> str:
+    """Whether the second side is faster, from paired rounds (:func:`rounds_decision` of each
+    round's first / second): "yes", "no", "same" (within the noise threshold) or "undecided":
+    time.json's ``cache_faster`` and batch.json's ``batch_faster`` in their stored words."""
+    decided = rounds_decision(slower_runs_s, faster_runs_s, runs, max_runs)
+    return {"above": "yes", "below": "no"}.get(decided, decided)
+
+
 def order(one: Interval, other: Interval) -> str:
     """Two independent measurements: "below" where ``one``'s interval lies wholly below
     ``other``'s, "above" wholly above, else "undecided" (both must be decisive). Two intervals

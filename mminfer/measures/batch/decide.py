@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from mminfer.measures.batch.batch import Batch, BatchRow
 from mminfer.records import within_rounding
-from mminfer.records.interval import rounds_decision
+from mminfer.records.interval import rounds_faster
 
 
 def row_verdict(row: BatchRow, dtype: str) -> str:
@@ -34,12 +34,7 @@ def decide_batch_faster(
 ) -> str:
     """batch.json's ``batch_faster``, from the raw rounds: each round's sequential / batch,
     decided at the level of the timing's looks: "yes", "same", "no" or "undecided"."""
-    decided = rounds_decision(sequential_runs_s, batch_runs_s, runs, max_runs)
-    if decided == "above":
-        return "yes"
-    if decided == "below":
-        return "no"
-    return decided
+    return rounds_faster(sequential_runs_s, batch_runs_s, runs, max_runs)
 
 
 def batch_faster(batch: Batch) -> str:

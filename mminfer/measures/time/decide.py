@@ -20,7 +20,7 @@ from mminfer.records.interval import (
     place,
     ratio_decision,
     ratio_interval,
-    rounds_decision,
+    rounds_faster,
 )
 from mminfer.records.spread import coefficient_of_variation
 
@@ -90,10 +90,6 @@ def fixed_share_bound(time: Timing) -> float:
     return min(math.floor(percent.low / step + 1e-9) * step / 100, 1.0)
 
 
-# The paired rounds' decision (mminfer.records.interval.ratio_decision) in time.json's words.
-CACHE_FASTER = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
-
-
 def decide_cache_faster(
     without_cache_runs_s: list[float], with_cache_runs_s: list[float], runs: int, max_runs: int
 ) -> str:
@@ -102,7 +98,7 @@ def decide_cache_faster(
     "same" (within the noise threshold) or "undecided". time.json's ``cache_faster`` is written
     by it (mminfer.measures.time.measure), and the sentence, the glance and the checker call it
     (:func:`cache_faster`)."""
-    return CACHE_FASTER[rounds_decision(without_cache_runs_s, with_cache_runs_s, runs, max_runs)]
+    return rounds_faster(without_cache_runs_s, with_cache_runs_s, runs, max_runs)
 
 
 def cache_faster(time: Timing) -> str:
