@@ -35,6 +35,8 @@ from reportdata import (
 from mminfer.measures.cache.decide import ids_compared, paths_compared
 from mminfer.measures.capacity.capacity import formula_counts
 from mminfer.measures.kvbytes.decide import bytes_against_formula
+from mminfer.measures.serve import decide as serve_decide
+from mminfer.measures.serve.decide import capacity_bound
 from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.decide import against_cache, distinct_grows, distinct_trend
@@ -53,7 +55,7 @@ from mminfer.report.render import (
 from mminfer.report.sections.cache.kvbytes import kvbytes_facts
 from mminfer.report.sections.cache.same import same_facts
 from mminfer.report.sections.cache.time import time_count_facts as time_section
-from mminfer.report.sections.capacity.capacity import capacity_facts, users_bound
+from mminfer.report.sections.capacity.capacity import capacity_facts
 from mminfer.report.sections.run.run import run_facts
 from mminfer.report.sections.serve.serve import serve_facts
 from mminfer.report.sections.sweep.sweep import sweep_facts
@@ -349,10 +351,10 @@ def test_capacity_counts_the_caches_exactly_only_where_every_one_is_the_formula_
 
 
 def test_capacity_bound_is_the_one_serve_found_first():
-    assert users_bound(serve_record(users_by_memory=40)) == "memory"
-    assert users_bound(serve_record()) == "speed"  # the demo's last batch missed the target
-    assert users_bound(serve_record(steps={1: 0.001, 64: 0.001})) == "unmeasured"
-    assert users_bound(None) == "unmeasured"
+    assert capacity_bound(serve_record(users_by_memory=40)) == "memory"
+    assert capacity_bound(serve_record()) == "speed"  # the demo's last batch missed the target
+    assert capacity_bound(serve_record(steps={1: 0.001, 64: 0.001})) == "unmeasured"
+    assert capacity_bound(None) == "unmeasured"
 
 
 def test_run_names_the_gpu_and_the_prompt_it_was_given():
@@ -710,8 +712,8 @@ def test_step_times_part_into_two_bands_only_where_they_jump():
     assert [band["share"] for band in two] == [0.5, 0.5]
     assert bands([0.010, 0.0102, 0.0099, 0.0101, 0.0103]) is None
     # serve names the batches whose decode steps fall in two bands
-    assert [item["batch"] for item in serve_banded(True).banded()] == [1, 2]
-    assert serve_banded(False).banded() == []
+    assert [item["batch"] for item in serve_decide.banded(serve_banded(True))] == [1, 2]
+    assert serve_decide.banded(serve_banded(False)) == []
     # a band of 3 steps: its median's interval reaches no 90 %, so no group is named (issue 47)
     few = [0.006] * 17 + [0.014] * 3
     assert bands(few) is not None and decided_bands(few) is None and not two_bands_in(few)

@@ -30,15 +30,8 @@ from mminfer.measures.anatomy.anatomy import (
 )
 from mminfer.measures.conversation.conversation import Conversation, falls_as_prompt_grows
 from mminfer.measures.lookup.lookup import Lookup
-from mminfer.measures.serve.serve import (
-    Serve,
-    ServeFit,
-    bound_of,
-    growth_of,
-    nearly_free_of,
-    peak_of,
-    speed_bound_of,
-)
+from mminfer.measures.serve import decide as serve_decide
+from mminfer.measures.serve.serve import Serve, ServeFit
 from mminfer.measures.sweep.sweep import Sweep, longest_estimate, time_against_tokens
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, uncached_gap
@@ -369,28 +362,30 @@ def plot_topp(detail: TopPDetail, out_png) -> Path:
 
 def serve_titles(serve: Serve) -> tuple[str, str]:
     """The serve picture's two titles, from the same predicates as the section's sentences
-    (mminfer.measures.serve.serve: peak_of, growth_of, nearly_free_of, the passes' intervals):
+    (mminfer.measures.serve.decide: peak_of, growth_of, nearly_free_of, the passes' intervals):
     where tokens per second peak and how they grow per doubling, only what the passes decide;
     where batching is nearly free, if anywhere, and the table's verdict."""
     first = serve.batches[0].batch
-    peak = peak_of(serve)
+    peak = serve_decide.peak_of(serve)
     speed = f"초당 토큰(중앙값)은 B = {serve.peak_batch}에서 가장 많다"
     if peak == "first":
         speed = f"초당 토큰은 가장 작은 배치 B = {first}에서 가장 많다"
     elif peak == "at":
         speed += f" (B = {first}의 {serve.peak_gain:.1f}배)"
     rate = f"{serve.growth_per_doubling:.0%}"
-    growth = growth_of(serve)
+    growth = serve_decide.growth_of(serve)
     if growth == "stops":
-        speed += f"\nB = {serve.growth_stops_from()}부터 두 배마다 +{rate} 미만"
+        speed += f"\nB = {serve_decide.growth_stops_from(serve)}부터 두 배마다 +{rate} 미만"
     elif growth == "every":
         speed += f"\nB = {serve.batches[-1].batch}까지 두 배마다 +{rate} 넘게"
     elif growth == "mixed":
-        steps = ", ".join(f"{a}→{b}" for a, b, found in serve.growth_steps(True) if found != "grew")
+        steps = ", ".join(
+            f"{a}→{b}" for a, b, found in serve_decide.growth_steps(serve, True) if found != "grew"
+        )
         speed += f"\n두 배에 +{rate} 넘게 늘지 않은 곳: B {steps}"
-    free = nearly_free_of(serve)
+    free = serve_decide.nearly_free_of(serve)
     if free == "up_to":
-        step = f"B = {serve.free_up_to()}까지 거의 공짜"
+        step = f"B = {serve_decide.free_up_to(serve)}까지 거의 공짜"
     elif free == "not_free":
         step = (
             f"거의 공짜인 배치 없음: B = {first}부터 한 단계가 {serve.nearly_free:.0%} 넘게 늘었다"
@@ -408,7 +403,7 @@ def serve_bounds(serve: Serve) -> str:
     by_speed = f"{users.users_by_speed:,}"
     if users.speed_how == "lower bound":
         by_speed = "≥ " + by_speed
-    elif speed_bound_of(serve) in ("fit", "straddles"):
+    elif serve_decide.speed_bound_of(serve) in ("fit", "straddles"):
         by_speed = "≈ " + by_speed
     memory = "모름" if users.users_by_memory is None else f"{users.users_by_memory:,}"
     text = f"속도로 본 사용자: {by_speed}; 메모리로\n(사용자마다 {users.context:,}토큰): {memory}"
@@ -416,7 +411,7 @@ def serve_bounds(serve: Serve) -> str:
         "memory": "; 메모리가 먼저 묶는다",
         "speed": "; 속도가 먼저 묶는다",
         "none": "; 어느 한계에도 닿지 않음",
-    }.get(bound_of(serve), "")
+    }.get(serve_decide.bound_of(serve), "")
     return text
 
 

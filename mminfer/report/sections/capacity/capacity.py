@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from mminfer.measures.capacity.capacity import Capacity, formula_counts
-from mminfer.measures.serve.serve import Serve, bound_of, bound_supported
+from mminfer.measures.serve import decide as serve_decide
 from mminfer.records import Glance
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 
 def capacity_facts(capacity: Capacity) -> dict:
@@ -50,38 +50,10 @@ ALONE_SENTENCES = (
 )
 
 
-def users_bound(serve: Serve | None) -> str:
-    """Which bound serve.json found first: "memory" (the formula's count decides the users per
-    card), "speed" (serve.bound's: a batch's decode step decided over the target, and no more
-    users by speed than by memory), "undecided" (serve's passes cannot say whether a batch
-    missed the target), or "unmeasured" (neither, or no serve.json: the cards' speed was not
-    measured)."""
-    users = serve.users if serve is not None else None
-    memory_first = (
-        users is not None
-        and users.users_by_memory is not None
-        and users.users_by_memory < users.users_by_speed
-    )
-    if memory_first:
-        return "memory"
-    if serve is None:
-        return "unmeasured"
-    return {"speed": "speed", "undecided": "undecided"}.get(bound_of(serve), "unmeasured")
-
-
-def users_bound_supported(serve: Serve | None, chosen: str) -> bool:
-    """capacity.bound's check: serve.bound's, recomputed from the passes."""
-    if serve is None:
-        return chosen == "unmeasured"
-    if chosen in ("memory", "speed", "undecided"):
-        return bound_supported(serve, chosen)
-    return bound_supported(serve, "none")
-
-
 CAPACITY_SENTENCES = (
     Sentence(
         "capacity.bound",
-        holds=users_bound,
+        holds=serve_decide.capacity_bound,
         words={
             "memory": "그 수가 카드당 사용자를 정한다",
             "speed": "그 수는 메모리의 상한이고, 이 기계에서는 속도가 먼저 묶었다",
@@ -90,7 +62,7 @@ CAPACITY_SENTENCES = (
                 "그 수는 메모리의 상한이다(속도가 먼저 묶는지는 `## 서빙`의 패스로 가를 수 없었다)"
             ),
         },
-        check=users_bound_supported,
+        check=recomputed,
     ),
 )
 

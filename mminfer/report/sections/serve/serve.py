@@ -2,38 +2,11 @@
 
 from __future__ import annotations
 
-from mminfer.measures.serve.serve import (
-    Serve,
-    bound_of,
-    bound_supported,
-    cliff_about,
-    cliff_cache,
-    cliffs_supported,
-    dips_supported,
-    experts_in_counts,
-    experts_of,
-    fit_within,
-    fit_within_supported,
-    growth_of,
-    growth_supported,
-    larger_faster_supported,
-    named_of,
-    nearly_free_of,
-    nearly_free_supported,
-    off_the_line_supported,
-    peak_of,
-    peak_supported,
-    per_user_of,
-    per_user_supported,
-    speed_bound_of,
-    speed_bound_supported,
-    spread_supported,
-    two_bands_supported,
-)
+from mminfer.measures.serve import decide
+from mminfer.measures.serve.serve import Serve, cliff_about
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.records import Glance
-from mminfer.records.reconcile import reconcile, reconcile_runs
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 from mminfer.report.busy import busy_alone, busy_alone_in_figures
 
 PASSES = "패스 {{ serve.passes }}회"
@@ -50,19 +23,20 @@ def spread_sentence(key: str) -> Sentence:
     doubt, what, threshold = SPREADS[key]
 
     def holds(serve: Serve) -> bool:
-        return bool(serve.spread_over(doubt))
-
-    def check(serve: Serve) -> bool:
-        return spread_supported(serve, doubt)
+        return decide.spread_named(serve, doubt)
 
     return Sentence(
         "serve." + key,
         holds=holds,
         words=(
-            "B = {{ serve.spread_over('" + doubt + "')|join(', ') }}에서 " + what + "의"
+            "B = {{ decide.serve.spread_over(serve, '"
+            + doubt
+            + "')|join(', ') }}에서 "
+            + what
+            + "의"
             " 변동계수가\n{{ serve." + threshold + "|percent(0) }}를 넘었다."
         ),
-        check=check,
+        check=recomputed,
     )
 
 
@@ -134,9 +108,13 @@ def serve_facts(serve: Serve) -> dict:
         "cliff_rows": [(by_batch[c.from_batch], by_batch[c.to_batch], c) for c in serve.cliffs],
         "caches_known": bool(serve.caches),
         "prefill_against_sweep": None,
-        "decided_cliffs": serve.decided_cliffs(),  # serve.cliffs's: the passes decide them
-        "alone_cliffs": serve.decided_cliffs(holm=False),  # each decided alone, not together
-        "speed_bound": speed_bound_of(serve),  # serve.speed_bound's variant: "≈" where not firm
+        "decided_cliffs": decide.decided_cliffs(serve),  # serve.cliffs's: the passes decide them
+        "alone_cliffs": decide.decided_cliffs(
+            serve, holm=False
+        ),  # each decided alone, not together
+        "speed_bound": decide.speed_bound_of(
+            serve
+        ),  # serve.speed_bound's variant: "≈" where not firm
     }
 
 
@@ -145,7 +123,7 @@ def serve_glance(serve: Serve) -> Glance:
     "not reached")."""
     lessons = {"memory": "memory", "speed": "speed", "none": "not reached"}
     return Glance(
-        lesson=lessons.get(bound_of(serve), "undecided"),
+        lesson=lessons.get(decide.bound_of(serve), "undecided"),
         verdict=serve.verdict,
         terms=("prefill", "batch", "user", "throughput", "cliff", "bound"),
     )
@@ -170,12 +148,13 @@ SPEEDS = (
 
 
 NOT_GROWN = (
-    "{% for before, after, found in serve.growth_steps(holm=True) if found != 'grew' %}"
+    "{% for before, after, found in decide.serve.growth_steps(serve, holm=True)"
+    " if found != 'grew' %}"
     "{{ before }} → {{ after }}{{ ', ' if not loop.last }}{% endfor %}"
 )
 
 
-STOPS = "{% set stops = serve.row(serve.growth_stops_from()) %}"
+STOPS = "{% set stops = serve.row(decide.serve.growth_stops_from(serve)) %}"
 
 
 FIRST_EXPERTS = "{{ serve.batches[0].experts_touched|fmt('.2f') }}개"
@@ -189,7 +168,7 @@ STEPS = "{{ serve.batches|length - 1 }}단계"
 ALONE_SENTENCES = (
     Sentence(
         "serve.cliff_cache",
-        holds=cliff_cache,
+        holds=decide.cliff_cache,
         words='장치 캐시를 넘음(추정): {{ cliff.crossed|map(attribute="name")|join(", ") }}',
         given=("cliff",),
         about=cliff_about,
@@ -197,21 +176,21 @@ ALONE_SENTENCES = (
     *(spread_sentence(key) for key in SPREADS),
     Sentence(
         "serve.two_bands",
-        holds=lambda serve: bool(serve.banded()),
+        holds=decide.two_bands,
         words=(
             '{% from "macros.md.j2" import load_average %}디코드 한 단계(모든 패스의 단계)가 두'
             " 무리로 갈린 배치가\n있다({{ load_average(serve.load_before, serve.load_after) }}):"
-            "\n{% for item in serve.banded() %}{% set fast, slow = item.bands %}"
+            "\n{% for item in decide.serve.banded(serve) %}{% set fast, slow = item.bands %}"
             "B = {{ item.batch|particle('은/는') }} 약 {{ fast.median_s|ms }}(단계의"
             " {{ fast.share|percent(0) }})와 약\n{{ slow.median_s|ms }}"
             "({{ slow.share|percent(0) }}){{ ',' if not loop.last else '.' }}\n{% endfor %}"
             "그 배치의 중앙값은 어느 무리도 대표하지 않는다."
         ),
-        check=two_bands_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.experts",
-        holds=experts_of,
+        holds=decide.experts_of,
         words={
             "grow": (
                 "MoE 모델이라 B가 늘면 한 단계가 쓰는 전문가도 늘어난다(층마다 평균\n"
@@ -224,11 +203,11 @@ ALONE_SENTENCES = (
                 + " 그대로였다."
             ),
         },
-        check=experts_in_counts,
+        check=recomputed,
     ),
     Sentence(
         "serve.context_beyond_measured",
-        holds=lambda serve: serve.users.context > serve.decode_context,
+        holds=decide.context_beyond_measured,
         words=(
             "이 한계는 사용자마다 캐시가 {{ serve.decode_context|thousands }}토큰일 때 잰 것이다:"
             " 컨텍스트\n{{ serve.users.context|thousands }}토큰에서는 어텐션이 길어 한 단계가 더"
@@ -237,7 +216,7 @@ ALONE_SENTENCES = (
     ),
     Sentence(
         "serve.peak_at",
-        holds=peak_of,
+        holds=decide.peak_of,
         words={
             "at": (
                 "초당 토큰의 중앙값은 B = {{ serve.peak_batch }}에서"
@@ -255,23 +234,23 @@ ALONE_SENTENCES = (
                 " " + GAIN + "다."
             ),
         },
-        check=peak_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.dips",
-        holds=lambda serve: named_of(serve.dips(), serve.dips(holm=False)),
+        holds=decide.dips_named,
         words={
             "named": (
-                "그 사이 B = {{ serve.dips()|join(', ') }}에서는 초당 토큰이 바로 앞 배치보다"
-                " 줄었다(패스마다 짝지은 비율이 1 아래)."
+                "그 사이 B = {{ decide.serve.dips(serve)|join(', ') }}에서는 초당 토큰이 바로 앞"
+                " 배치보다 줄었다(패스마다 짝지은 비율이 1 아래)."
             ),
             "uncorrected": not_together("그 사이 초당 토큰이 바로 앞 배치보다 줄어든 곳", STEPS),
         },
-        check=dips_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.per_user_falls",
-        holds=per_user_of,
+        holds=decide.per_user_of,
         words={
             "falls": (SPEEDS + " 줄었다(한 단계가 패스마다 " + PER_USER + ")."),
             "rises": (SPEEDS + " 늘었다(한 단계가 패스마다 " + PER_USER + ")."),
@@ -285,11 +264,11 @@ ALONE_SENTENCES = (
                 " 패스마다 " + PER_USER + ")."
             ),
         },
-        check=per_user_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.bound",
-        holds=bound_of,
+        holds=decide.bound_of,
         words={
             "memory": (
                 "사용자 수는 **메모리가 먼저 묶는다**:"
@@ -308,11 +287,11 @@ ALONE_SENTENCES = (
                 " 먼저인지 말하지 않는다."
             ),
         },
-        check=bound_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.speed_bound",
-        holds=speed_bound_of,
+        holds=decide.speed_bound_of,
         words={
             "firm": (
                 "B = {{ serve.users.speed_between[0] }}의 한 단계"
@@ -333,29 +312,30 @@ ALONE_SENTENCES = (
                 " 목표에 걸치는 것이 있다."
             ),
         },
-        check=speed_bound_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.larger_faster",
-        holds=lambda serve: named_of(serve.faster_batches(), serve.faster_batches(holm=False)),
+        holds=decide.larger_faster,
         words={
             "named": (
-                "B = {{ serve.faster_batches()|join(', ') }}에서는 더 큰 배치가 바로 작은 배치보다"
-                " 패스마다 짝지어 더 빨랐다: 더 많은 일을 더 빨리 할 수는 없으니 측정 문제다."
+                "B = {{ decide.serve.faster_batches(serve)|join(', ') }}에서는 더 큰 배치가 바로"
+                " 작은 배치보다 패스마다 짝지어 더 빨랐다: 더 많은 일을 더 빨리 할 수는 없으니"
+                " 측정 문제다."
             ),
             "uncorrected": not_together(
                 "더 큰 배치가 바로 작은 배치보다 더 빠른 곳",
-                "{{ serve.faster_tests()|length }}번의 비교",
+                "{{ decide.serve.faster_tests(serve)|length }}번의 비교",
             ),
         },
-        check=larger_faster_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.cliffs",
-        holds=lambda serve: named_of(serve.decided_cliffs(), serve.decided_cliffs(holm=False)),
+        holds=decide.cliffs_named,
         words={
             "named": (
-                "{% for cliff in serve.decided_cliffs() %}B = {{ cliff.from_batch }} →"
+                "{% for cliff in decide.serve.decided_cliffs(serve) %}B = {{ cliff.from_batch }} →"
                 " {{ cliff.to_batch }}에서 한 단계가 패스마다"
                 " {{ serve.cliff_interval(cliff)|x_in }} 길어져 배치 배율"
                 " {{ cliff.batch_ratio|fmt('g') }}배보다 컸다{{ '; ' if not loop.last }}"
@@ -363,31 +343,31 @@ ALONE_SENTENCES = (
             ),
             "uncorrected": not_together("한 단계가 배치 배율보다 더 길어진 곳(절벽)", STEPS),
         },
-        check=cliffs_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.fit_within",
-        holds=fit_within,
+        holds=decide.fit_within,
         words=(
             "B {{ serve.fit.fitted_batches[0] }}–{{ serve.fit.fitted_batches[1] }}에서 패스의"
             " 구간째로 상대 오차가 모두 {{ serve.fit.holds_within|percent(0) }} 안, 중앙값"
             " {{ serve.fit.median_relative_residual|percent }}"
         ),
-        check=fit_within_supported,
+        check=recomputed,
     ),
     # a list of cases decided against the fit's own tolerance, never "every batch past the range"
     Sentence(
         "serve.off_the_line",
-        holds=lambda serve: serve.fit.holds and bool(serve.off_the_line()),
+        holds=decide.off_the_line_named,
         words=(
-            'B = {{ serve.off_the_line()|join(", ") }}에서는 패스의 구간째로 이 직선에서'
-            " {{ serve.fit.holds_within|percent(0) }} 넘게 벗어난다"
+            'B = {{ decide.serve.off_the_line(serve)|join(", ") }}에서는 패스의 구간째로 이'
+            " 직선에서 {{ serve.fit.holds_within|percent(0) }} 넘게 벗어난다"
         ),
-        check=off_the_line_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.growth",
-        holds=growth_of,
+        holds=decide.growth_of,
         words={
             "every": (
                 "잰 가장 큰 배치 B = {{ serve.batches[-1].batch }}까지 배치를 두 배로 할 때마다"
@@ -406,8 +386,9 @@ ALONE_SENTENCES = (
             "undecided": (
                 PASSES + "로는 배치를 두 배로 할 때마다 초당 토큰이"
                 " {{ serve.growth_per_doubling|percent(0) }} 넘게 느는지 모두 가를 수는 없다"
-                "(가를 수 없는 곳: B = {% for before, after, found in serve.growth_steps()"
-                " if found == 'undecided' %}{{ before }} → {{ after }}{{ ', ' if not loop.last }}"
+                "(가를 수 없는 곳: B = {% for before, after, found in"
+                " decide.serve.growth_steps(serve) if found == 'undecided' %}"
+                "{{ before }} → {{ after }}{{ ', ' if not loop.last }}"
                 "{% endfor %})."
             ),
             "uncorrected": (
@@ -417,20 +398,21 @@ ALONE_SENTENCES = (
                 " 수준에 못 미친다)."
             ),
         },
-        check=growth_supported,
+        check=recomputed,
     ),
     Sentence(
         "serve.nearly_free",
-        holds=nearly_free_of,
+        holds=decide.nearly_free_of,
         words={
             "up_to": (
                 "배치를 한 단계씩 키울 때 한 단계가 {{ serve.nearly_free|percent(0) }} 넘게"
-                " 길어지지 않은 것은(패스마다 짝지은 비율로) B = {{ serve.free_up_to() }}까지다"
+                " 길어지지 않은 것은(패스마다 짝지은 비율로)"
+                " B = {{ decide.serve.free_up_to(serve) }}까지다"
                 "(한 단계 {{ serve.batches[0].decode_step_interval|ms_in }} →"
-                " {{ serve.row(serve.free_up_to()).decode_step_interval|ms_in }})"
+                " {{ serve.row(decide.serve.free_up_to(serve)).decode_step_interval|ms_in }})"
                 "{{ ': 거기까지는 B와 무관한 몫(호출마다의 고정비와 가중치 읽기)이 지배해"
                 " 사용자를 더 받는 것이 거의 공짜다.'"
-                " if serve.free_up_to() < serve.batches[-1].batch"
+                " if decide.serve.free_up_to(serve) < serve.batches[-1].batch"
                 " else ': 잰 가장 큰 배치까지 거의 공짜였다.' }}"
             ),
             "not_free": (
@@ -442,7 +424,7 @@ ALONE_SENTENCES = (
                 " 넘게 길어지는지 가를 수 없다."
             ),
         },
-        check=nearly_free_supported,
+        check=recomputed,
     ),
 )
 
@@ -450,29 +432,9 @@ ALONE_SENTENCES = (
 def serve_sweep_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
     """serve.json's facts (mminfer.measures.serve.serve.serve_facts) and its B = 1 prefill
     beside sweep.json's time to first token (:func:`prefill_against_sweep`)."""
-    return serve_facts(serve) | {"prefill_against_sweep": prefill_against_sweep(serve, sweep)}
-
-
-def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> str | None:
-    """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
-    same prompt timed by two jobs (mminfer.records.reconcile): "overlap", "apart" or
-    "undecided". None where the two did not measure the same prefill."""
-    first = serve.batches[0]
-    if sweep is None or first.batch != 1 or first.prefill_interval is None:
-        return None
-    if sweep.prompt_len != serve.prompt_len:
-        return None
-    return reconcile(first.prefill_interval, sweep.ttft_interval)
-
-
-def prefill_against_sweep_supported(serve: Serve, sweep: Sweep, chosen: str) -> bool:
-    """serve.prefill_against_sweep's check: serve's passes' prefills and the sweep's runs' first
-    cached steps, recomputed and reconciled."""
-    first = serve.batches[0]
-    if first.prefills_s is None or sweep.prompt_len != serve.prompt_len:
-        return False
-    ttfts = [run[0] for run in sweep.steps.with_cache_runs_s]
-    return reconcile_runs(first.prefills_s, ttfts) == chosen
+    return serve_facts(serve) | {
+        "prefill_against_sweep": decide.prefill_against_sweep(serve, sweep)
+    }
 
 
 SERVE_LOAD_SENTENCES = (
@@ -496,7 +458,7 @@ SERVE_PREFILL = "B = 1의 프리필 {{ serve.batches[0].prefill_interval|ms_in }
 SERVE_SCALE_SENTENCES = (
     Sentence(
         "serve.prefill_against_sweep",
-        holds=prefill_against_sweep,
+        holds=decide.prefill_against_sweep,
         words={
             "overlap": (
                 SERVE_PREFILL + "는 `## 길이에 따른 비용`의 첫 토큰까지 시간"
@@ -515,7 +477,7 @@ SERVE_SCALE_SENTENCES = (
                 " 다른지 말하지 않는다."
             ),
         },
-        check=prefill_against_sweep_supported,
+        check=recomputed,
     ),
 )
 
