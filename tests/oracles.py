@@ -21,12 +21,13 @@ from collections.abc import Callable, Mapping
 from oracles_latency import ORACLES as LATENCY_ORACLES
 from oracles_sampling import ORACLES as SAMPLING_ORACLES
 from oracles_serve import ORACLES as SERVE_ORACLES
+from oracles_sweep import ORACLES as SWEEP_ORACLES
 from oracles_timing import ORACLES as TIMING_ORACLES
 
 from mminfer.report.render import sentence_table
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = TIMING_ORACLES | LATENCY_ORACLES
-ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES
+ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES | SWEEP_ORACLES
 
 
 def denied(records: Mapping, claims) -> list[str]:

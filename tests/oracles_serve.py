@@ -9,9 +9,12 @@ from __future__ import annotations
 import itertools
 import math
 
+from oracles_sweep import two_bands_in
+from oracles_timing import judged_by
+
 from mminfer.measures.serve import decide
 from mminfer.measures.serve.serve import BatchStep, Serve
-from mminfer.records import spread, two_bands_in
+from mminfer.records import spread
 from mminfer.records.interval import FAMILY_LEVEL, SAME_WITHIN, median_interval
 from mminfer.records.reconcile import reconcile_runs
 
@@ -315,40 +318,27 @@ def users_bound_supported(serve: Serve | None, chosen: str) -> bool:
     return bound_supported(serve, "none")
 
 
-def of_serve(check, *names: str):
-    """The oracle ``(records, about)`` of a check over serve.json (and ``names``' records), given
-    the variant written where the sentence has variants."""
-
-    def oracle(records, about) -> bool:
-        given = [records.get("serve"), *(records.get(name) for name in names)]
-        if "variant" in about:
-            return check(*given, about["variant"])
-        return check(*given)
-
-    return oracle
-
-
 def spread_oracle(doubt: str):
-    return of_serve(lambda serve: spread_supported(serve, doubt))
+    return judged_by(lambda serve: spread_supported(serve, doubt), "serve")
 
 
 ORACLES = {
     "serve.decode_spread_over": spread_oracle("decode_spread"),
     "serve.prefill_spread_over": spread_oracle("prefill_spread"),
     "serve.within_spread_over": spread_oracle("decode_spread_within_passes"),
-    "serve.two_bands": of_serve(two_bands_supported),
-    "serve.experts": of_serve(experts_in_counts),
-    "serve.peak_at": of_serve(peak_supported),
-    "serve.dips": of_serve(dips_supported),
-    "serve.per_user_falls": of_serve(per_user_supported),
-    "serve.bound": of_serve(bound_supported),
-    "serve.speed_bound": of_serve(speed_bound_supported),
-    "serve.larger_faster": of_serve(larger_faster_supported),
-    "serve.cliffs": of_serve(cliffs_supported),
-    "serve.fit_within": of_serve(fit_within_supported),
-    "serve.off_the_line": of_serve(off_the_line_supported),
-    "serve.growth": of_serve(growth_supported),
-    "serve.nearly_free": of_serve(nearly_free_supported),
-    "serve.prefill_against_sweep": of_serve(prefill_against_sweep_supported, "sweep"),
-    "capacity.bound": of_serve(users_bound_supported),
+    "serve.two_bands": judged_by(two_bands_supported, "serve"),
+    "serve.experts": judged_by(experts_in_counts, "serve"),
+    "serve.peak_at": judged_by(peak_supported, "serve"),
+    "serve.dips": judged_by(dips_supported, "serve"),
+    "serve.per_user_falls": judged_by(per_user_supported, "serve"),
+    "serve.bound": judged_by(bound_supported, "serve"),
+    "serve.speed_bound": judged_by(speed_bound_supported, "serve"),
+    "serve.larger_faster": judged_by(larger_faster_supported, "serve"),
+    "serve.cliffs": judged_by(cliffs_supported, "serve"),
+    "serve.fit_within": judged_by(fit_within_supported, "serve"),
+    "serve.off_the_line": judged_by(off_the_line_supported, "serve"),
+    "serve.growth": judged_by(growth_supported, "serve"),
+    "serve.nearly_free": judged_by(nearly_free_supported, "serve"),
+    "serve.prefill_against_sweep": judged_by(prefill_against_sweep_supported, "serve", "sweep"),
+    "capacity.bound": judged_by(users_bound_supported, "serve"),
 }

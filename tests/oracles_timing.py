@@ -140,6 +140,19 @@ def judged(found: Callable[[Mapping], str], word: str) -> Callable[[Mapping, Map
     return lambda records, about: found(records) == word
 
 
+def judged_by(check, *names: str):
+    """The oracle ``(records, about)`` of a re-derivation over the records ``names`` (in its
+    parameters' order), given the variant written where the sentence has variants."""
+
+    def oracle(records, about) -> bool:
+        given = [records.get(name) for name in names]
+        if "variant" in about:
+            return check(*given, about["variant"])
+        return check(*given)
+
+    return oracle
+
+
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "count.differs_from_formula": count_differs_from_formula,
     "time.cache_faster": time_cache_faster,

@@ -406,8 +406,5 @@ def test_the_spread_and_band_checks_reject_their_inverted_predicates(key):
     shapes.append({"sweep": sweep_record(cv=0.3)})
     said = [sentence.choose(records) for records in shapes if records.get(section)]
     assert True in said and False in said
-    if key in ORACLES:  # the raw runs' own re-derivation (tests/oracles_*.py)
-        found = [ORACLES[key](r, {}) for r in shapes if r.get(section)]
-    else:
-        found = [sentence.supported(r, True) for r in shapes if r.get(section)]
+    found = [ORACLES[key](r, {}) for r in shapes if r.get(section)]  # tests/oracles_*.py
     assert found == said

@@ -7,6 +7,7 @@ import re
 
 import pytest
 import reportcases
+from oracles_sweep import two_bands_in
 from reportdata import (
     BUSY,
     RUN,
@@ -42,7 +43,7 @@ from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.decide import against_cache, distinct_grows, distinct_trend
 from mminfer.measures.time.decide import cache_faster
 from mminfer.measures.topp.decide import positions_compared
-from mminfer.records import bands, decided_bands, from_json, to_json, two_bands_in
+from mminfer.records import bands, decided_bands, from_json, to_json
 from mminfer.report.render import (
     FILTERS,
     fmt_bytes,

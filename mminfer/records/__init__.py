@@ -226,22 +226,6 @@ def decided_bands(steps_s: list[float]) -> list[dict] | None:
     return parts
 
 
-def two_bands_in(values: list[float]) -> bool:
-    """The two-bands sentences' check, from the values themselves: some cut of the sorted values
-    where they jump by BAND_GAP, each side at least BAND_SHARE of them and holding enough values
-    that its median's interval reaches FAMILY_LEVEL, the two intervals apart."""
-    ordered = sorted(values)
-    for cut in range(1, len(ordered)):
-        low, high = ordered[:cut], ordered[cut:]
-        if min(len(low), len(high)) < BAND_SHARE * len(ordered) or ordered[cut - 1] <= 0:
-            continue
-        sides = [median_interval(side) for side in (low, high)]
-        apart = all(side.decisive for side in sides) and sides[0].high < sides[1].low
-        if apart and ordered[cut] >= BAND_GAP * ordered[cut - 1]:
-            return True
-    return False
-
-
 def token_ratio(count) -> float:
     """How many times more tokens the uncached path feeds (count.json's fed_without_cache over
     fed_with_cache): the count and time sections both read it."""

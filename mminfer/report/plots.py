@@ -32,7 +32,8 @@ from mminfer.measures.conversation.conversation import Conversation, falls_as_pr
 from mminfer.measures.lookup.lookup import Lookup
 from mminfer.measures.serve import decide as serve_decide
 from mminfer.measures.serve.serve import Serve, ServeFit
-from mminfer.measures.sweep.sweep import Sweep, longest_estimate, time_against_tokens
+from mminfer.measures.sweep import decide as sweep_decide
+from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.time.latency import Latency, uncached_gap
 from mminfer.measures.topp.topp import Position, TopPDetail
@@ -244,12 +245,12 @@ def plot_sweep(sweep: Sweep, out_png) -> Path:
 
 def sweep_ratio_title(sweep: Sweep) -> str:
     """The ratio panel's title: what the cache saves, and at the longest length the relation the
-    section states (mminfer.measures.sweep.sweep.time_against_tokens: the runs' interval), marked
+    section states (mminfer.measures.sweep.decide.time_against_tokens: the runs' interval), marked
     where its time is an estimate."""
     title = "캐시가 아끼는 것"
     n = sweep.points[-1].new_tokens
-    mark = " (≈ 어림)" if longest_estimate(sweep) else ""
-    found = time_against_tokens(sweep)
+    mark = " (≈ 어림)" if sweep_decide.longest_estimate(sweep) else ""
+    found = sweep_decide.time_against_tokens(sweep)
     if found == "below":
         title += f"\nN = {n}: 시간 비율이 토큰 비율에 못 미친다{mark}"
     elif found == "not_below":

@@ -1,10 +1,10 @@
 """What serve.json decides: the batches' steps against each other, the fit and the users' bound.
 
-Each function takes the record (and, for a join, the other record) and returns a variant word, a
-list of the batches it names, or the figure its words print, from the passes (paired: every pass
-visits every batch). A decision over several steps at once is made at Holm's step-down levels
-(:func:`step_down`). The report's sentences, glance row, pictures and the checker call these.
-Pure Python, no torch.
+Each function takes the record and returns a variant word, a list of the batches it names, or the
+figure its words print, from the passes (paired: every pass visits every batch). A decision over
+several steps at once is made at Holm's step-down levels (:func:`step_down`). Its join with
+sweep.json is its report section's. The report's sentences, glance row, pictures and the checker
+call these. Pure Python, no torch.
 """
 
 from __future__ import annotations
@@ -14,10 +14,8 @@ import math
 from collections.abc import Callable
 
 from mminfer.measures.serve.serve import BatchStep, Cliff, Serve, ServeFit, tokens_ratio
-from mminfer.measures.sweep.sweep import Sweep
 from mminfer.records import decided_bands
 from mminfer.records.interval import FAMILY_LEVEL, against, ratio_decision, ratio_interval
-from mminfer.records.reconcile import reconcile
 
 
 def step_down(decide: Callable[[int, float], str], count: int, holm: bool) -> list[str]:
@@ -370,18 +368,6 @@ def cliffs_named(serve: Serve) -> str | None:
 def off_the_line_named(serve: Serve) -> bool:
     """serve.off_the_line: the fit holds and some batch past its range lies off its line."""
     return serve.fit.holds and bool(off_the_line(serve))
-
-
-def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> str | None:
-    """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
-    same prompt timed by two jobs (mminfer.records.reconcile): "overlap", "apart" or
-    "undecided". None where the two did not measure the same prefill."""
-    first = serve.batches[0]
-    if sweep is None or first.batch != 1 or first.prefill_interval is None:
-        return None
-    if sweep.prompt_len != serve.prompt_len:
-        return None
-    return reconcile(first.prefill_interval, sweep.ttft_interval)
 
 
 def capacity_bound(serve: Serve | None) -> str:

@@ -6,6 +6,7 @@ from mminfer.measures.serve import decide
 from mminfer.measures.serve.serve import Serve, cliff_about
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.records import Glance
+from mminfer.records.reconcile import reconcile
 from mminfer.records.sentences import Sentence, recomputed
 from mminfer.report.busy import busy_alone, busy_alone_in_figures
 
@@ -432,9 +433,19 @@ ALONE_SENTENCES = (
 def serve_sweep_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
     """serve.json's facts (mminfer.measures.serve.serve.serve_facts) and its B = 1 prefill
     beside sweep.json's time to first token (:func:`prefill_against_sweep`)."""
-    return serve_facts(serve) | {
-        "prefill_against_sweep": decide.prefill_against_sweep(serve, sweep)
-    }
+    return serve_facts(serve) | {"prefill_against_sweep": prefill_against_sweep(serve, sweep)}
+
+
+def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> str | None:
+    """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
+    same prompt timed by two jobs (mminfer.records.reconcile): "overlap", "apart" or
+    "undecided". None where the two did not measure the same prefill."""
+    first = serve.batches[0]
+    if sweep is None or first.batch != 1 or first.prefill_interval is None:
+        return None
+    if sweep.prompt_len != serve.prompt_len:
+        return None
+    return reconcile(first.prefill_interval, sweep.ttft_interval)
 
 
 SERVE_LOAD_SENTENCES = (
@@ -458,7 +469,7 @@ SERVE_PREFILL = "B = 1의 프리필 {{ serve.batches[0].prefill_interval|ms_in }
 SERVE_SCALE_SENTENCES = (
     Sentence(
         "serve.prefill_against_sweep",
-        holds=decide.prefill_against_sweep,
+        holds=prefill_against_sweep,
         words={
             "overlap": (
                 SERVE_PREFILL + "는 `## 길이에 따른 비용`의 첫 토큰까지 시간"

@@ -7,45 +7,14 @@ the cause of a difference only where one side alone ran busy (mminfer.report.bus
 
 from __future__ import annotations
 
-from mminfer.measures.sweep.sweep import (
-    Sweep,
-    SweepPoint,
-    clocked_among_first,
-    filled_by,
-    filled_by_in_runs,
-    fixed_share_of,
-    fixed_share_supported,
-    interpolated,
-    interpolated_in_runs,
-    longest_estimate,
-    longest_estimate_in_runs,
-    prefill_twice,
-    prefill_twice_supported,
-    run_sums,
-    runs_over_supported,
-    runs_spread_over,
-    spreads_within,
-    spreads_within_supported,
-    steps_over_supported,
-    steps_spread_over,
-    stops_before_longest,
-    stops_before_longest_in_runs,
-    sweep_rows,
-    time_against_tokens,
-    time_against_tokens_supported,
-    two_bands,
-    two_bands_supported,
-    uncached_clocking,
-    uncached_clocking_in_runs,
-    uncached_growth,
-    uncached_growth_supported,
-)
+from mminfer.measures.sweep import decide
+from mminfer.measures.sweep.sweep import Sweep, SweepPoint, clocked_among_first, sweep_rows
 from mminfer.measures.time.latency import Latency
 from mminfer.measures.time.time import Timing
 from mminfer.records import Glance
-from mminfer.records.interval import look_level, median_interval, paired_ratios
-from mminfer.records.reconcile import reconcile, reconcile_runs
-from mminfer.records.sentences import Sentence
+from mminfer.records.interval import median_interval
+from mminfer.records.reconcile import reconcile
+from mminfer.records.sentences import Sentence, recomputed
 from mminfer.report.busy import busy_alone, busy_alone_in_figures
 
 RUNS = "실행 {{ sweep.runs }}회"
@@ -92,7 +61,7 @@ def sweep_facts(sweep: Sweep) -> dict:
         "first_step_without_cache_s": steps_without[0],
         "last_step_without_cache_s": steps_without[last_step],
         "partly_fitted": any(point.fed_without_cache is None for point in points),
-        "interpolated": interpolated(sweep),
+        "interpolated": decide.interpolated(sweep),
         "fitted": any(point.without_cache_from == "fit" for point in points),
         "unfilled": any(point.without_cache_from == "none" for point in points),
         "single_run": "single_run" in sweep.doubts,
@@ -105,10 +74,10 @@ def sweep_facts(sweep: Sweep) -> dict:
         "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
         "extrapolated": None if furthest.measured else furthest,
         "rows": sweep_rows(sweep),
-        "time_against_tokens": time_against_tokens(sweep),
+        "time_against_tokens": decide.time_against_tokens(sweep),
         "against_time": None,
         "longest_estimated": longest.without_cache_from != "clocked",
-        "estimate": longest_estimate(sweep),
+        "estimate": decide.longest_estimate(sweep),
     }
 
 
@@ -118,7 +87,7 @@ def sweep_glance(sweep: Sweep) -> Glance:
     cannot say), "unknown" (no time) or "not_faster" (the cache was not faster: nothing to learn
     from the times)."""
     facts = sweep_facts(sweep)
-    found = time_against_tokens(sweep)
+    found = decide.time_against_tokens(sweep)
     if facts["cache_not_faster"]:
         lesson = "not_faster"
     elif found is None:
@@ -161,18 +130,18 @@ CLOCKED = "{% set first, spread = sweep.clocked_counts() %}"
 ALONE_SENTENCES = (
     Sentence(
         "sweep.longest_estimate",
-        holds=longest_estimate,
+        holds=decide.longest_estimate,
         words=(
             "(캐시 없는 단계 {{ " + LONGEST + ".new_tokens }}개 중\n{{ sweep.steps.without_cache_s"
             "[:" + LONGEST + ".new_tokens]|reject('none')|list|length }}개만 재고 나머지를 채운"
             " 어림)"
         ),
-        check=longest_estimate_in_runs,
+        check=recomputed,
     ),
     # What ran: the method's sentences, each from the steps as clocked and checked on the runs
     Sentence(
         "sweep.clocking",
-        holds=uncached_clocking,
+        holds=decide.uncached_clocking,
         words={
             "all": CLOCKED + "{{ first }}단계를 모두 한 토큰짜리 생성으로 쟀다",
             "spread": (
@@ -181,22 +150,22 @@ ALONE_SENTENCES = (
             ),
             "first": CLOCKED + "처음 {{ first }}단계만 한 토큰짜리 생성으로 쟀다",
         },
-        check=uncached_clocking_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "sweep.filled",
-        holds=filled_by,
+        holds=decide.filled_by,
         words={
             "fit": "재지 않은 단계는 적합에서 채웠다.",
             "none": (
                 "재지 않은 단계는 채우지 않았다(—): 적합이 맞지 않고, 보간할 고른 양옆 단계도 없다."
             ),
         },
-        check=filled_by_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "sweep.interpolated",
-        holds=interpolated,
+        holds=decide.interpolated,
         words=(
             "적합이 단계 시간을 잘 설명하지 못해, 재지 않은 캐시 없는 단계는 양옆의 잰 단계를"
             " 직선으로 이어 채웠다(†). 양옆 단계가 모두 고른 곳(실행 간 구간이 중앙값의"
@@ -204,53 +173,54 @@ ALONE_SENTENCES = (
             " 건너 잇지는 않았다(—). 단계 시간이 길이에 따라 볼록하게 늘면 이 직선은 실제보다"
             " 조금 길게 잡는다."
         ),
-        check=interpolated_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "sweep.last_clocked",
-        holds=stops_before_longest,
+        holds=decide.stops_before_longest,
         words=(
             '캐시 없이 잰 마지막 단계는 i = {{ sweep.last_clocked_step()|particle("이다/다") }}:'
             " 그 뒤로 흩어 잴 단계를 두지 않았다(설정: `sweep.spread_steps`)."
         ),
-        check=stops_before_longest_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "sweep.runs_spread_over",
-        holds=runs_spread_over,
+        holds=decide.runs_spread_over,
         words=(
             "생성 {{ sweep.runs }}회의 변동계수가 캐시 사용 {{ sweep.cv_with_cache|percent }},"
             " 미사용\n{{ sweep.cv_without_cache|percent }}로 {{ sweep.noisy_cv|percent(0) }}를"
             " 넘는 쪽이 있다."
         ),
-        check=runs_over_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.steps_spread_over",
-        holds=steps_spread_over,
+        holds=decide.steps_spread_over,
         words=(
             "한 생성 안의 단계 시간의 변동계수가 길이에 따른 증가를 빼고도 캐시 사용"
             "\n{{ sweep.cv_with_cache_within_runs|percent }}, 미사용"
             "\n{{ sweep.cv_without_cache_within_runs|percent }}로"
             " {{ sweep.step_noisy_cv|percent(0) }}를 넘는 쪽이\n있다."
         ),
-        check=steps_over_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.two_bands",
-        holds=two_bands,
+        holds=decide.two_bands,
         words=(
-            '{% from "macros.md.j2" import load_average %}{% set b = sweep.cached_bands() %}'
+            '{% from "macros.md.j2" import load_average %}'
+            "{% set b = decide.sweep.cached_bands(sweep) %}"
             "캐시 경로의 디코드 한 단계는 두 무리로 갈렸다: 약 {{ b[0].median_s|ms }}(단계의"
             "\n{{ b[0].share|percent(0) }})와 약 {{ b[1].median_s|ms }}"
             "({{ b[1].share|percent(0) }};\n{{ load_average(sweep.load_before, sweep.load_after)"
             " }}). 평균 " + CACHED_STEP + "는 어느\n무리도 대표하지 않는다."
         ),
-        check=two_bands_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.spreads_within",
-        holds=spreads_within,
+        holds=decide.spreads_within,
         words=(
             "생성 {{ sweep.runs }}회의 변동계수가 캐시 사용 {{ sweep.cv_with_cache|percent }},"
             " 미사용 {{ sweep.cv_without_cache|percent }}로 {{ sweep.noisy_cv|percent(0) }}"
@@ -259,11 +229,11 @@ ALONE_SENTENCES = (
             " {{ sweep.cv_without_cache_within_runs|percent }}로"
             " {{ sweep.step_noisy_cv|percent(0) }} 이하다."
         ),
-        check=spreads_within_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.time_below_tokens",
-        holds=time_against_tokens,
+        holds=decide.time_against_tokens,
         words={
             "below": "시간 비율(실행마다 짝지은 비율 " + RATIO + ")은 토큰 비율에 못 미친다",
             "not_below": "시간 비율(실행마다 짝지은 비율 " + RATIO + ")이 토큰 비율보다 크다",
@@ -275,11 +245,11 @@ ALONE_SENTENCES = (
                 " 작은지 가를 수 없다(실행마다 짝지은 비율 " + RATIO + ": " + SHORT_OF_LEVEL + ")"
             ),
         },
-        check=time_against_tokens_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.fixed_share",
-        holds=fixed_share_of,
+        holds=decide.fixed_share_of,
         words={
             "share": (
                 "잰 캐시 경로 시간의 {{ sweep.longest_fixed_share()|percent_in }}가 적합의 단계당"
@@ -290,11 +260,11 @@ ALONE_SENTENCES = (
                 " 말할 수 없다: 이 적합은 캐시 경로의 절편을 넘게 잡는다"
             ),
         },
-        check=fixed_share_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.uncached_steps_grew",
-        holds=uncached_growth,
+        holds=decide.uncached_growth,
         words={
             "grew": (
                 "캐시 없는 단계는 첫 단계 " + FIRST + "에서 마지막 잰 단계까지 실행마다"
@@ -309,11 +279,11 @@ ALONE_SENTENCES = (
                 " 가를 수 없다(실행마다 {{ sweep.uncached_growth_interval|x_in }})."
             ),
         },
-        check=uncached_growth_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.prefill",
-        holds=prefill_twice,
+        holds=decide.prefill_twice,
         words={
             "same": (
                 "같은 P토큰의 `forward`인 캐시 없는 첫 단계 " + FIRST + "와 실행마다 짝지은 비율이"
@@ -332,7 +302,7 @@ ALONE_SENTENCES = (
                 + "로는 가를 수 없다."
             ),
         },
-        check=prefill_twice_supported,
+        check=recomputed,
     ),
 )
 
@@ -370,25 +340,6 @@ def against_time(sweep: Sweep, time: Timing | None) -> str | None:
     return reconcile(time.speedup_interval, point.time_ratio_interval)
 
 
-def against_time_supported(sweep: Sweep, time: Timing, chosen: str) -> bool:
-    """sweep.against_time's check: the speedup's per-round ratios (at the time job's level of
-    its looks) and the sweep's per-run ratios at that length, recomputed and reconciled."""
-    point = point_of(sweep, time)
-    if point is None:
-        return False
-    if clocked_among_first(sweep, point.new_tokens) < point.new_tokens:
-        return chosen == "estimate"
-    steps = sweep.steps
-    without = run_sums(steps.without_cache_runs_s, steps.filled_without_cache_s, point.new_tokens)
-    with_ = run_sums(steps.with_cache_runs_s, steps.with_cache_s, point.new_tokens)
-    level = look_level(time.runs, time.max_runs)
-    speedups = paired_ratios(time.without_cache_runs_s, time.with_cache_runs_s)
-    found = reconcile(
-        median_interval(speedups, level), median_interval(paired_ratios(without, with_))
-    )
-    return found == chosen
-
-
 def prefill_against_latency(sweep: Sweep, latency: Latency | None) -> str | None:
     """sweep.prefill_against_latency: sweep.json's time to first token (the cached generation's
     first forward) beside latency.json's (the streamer's first token of time.json's cached runs),
@@ -397,13 +348,6 @@ def prefill_against_latency(sweep: Sweep, latency: Latency | None) -> str | None
         return None
     runs = [run.ttft_s for run in latency.with_cache.runs]
     return reconcile(median_interval(runs), sweep.ttft_interval)
-
-
-def prefill_against_latency_supported(sweep: Sweep, latency: Latency, chosen: str) -> bool:
-    """sweep.prefill_against_latency's check, from both jobs' raw runs."""
-    runs = [run.ttft_s for run in latency.with_cache.runs]
-    ttfts = [run[0] for run in sweep.steps.with_cache_runs_s]
-    return reconcile_runs(runs, ttfts) == chosen
 
 
 ONLY_SWEEP = "이 절을 잴 때만 기계가 바빴고, "
@@ -479,7 +423,7 @@ SWEEP_SCALE_SENTENCES = (
                 " 어림이라 `## KV 캐시`의 시간 비와 견주지 않는다."
             ),
         },
-        check=against_time_supported,
+        check=recomputed,
     ),
     Sentence(
         "sweep.prefill_against_latency",
@@ -497,7 +441,7 @@ SWEEP_SCALE_SENTENCES = (
                 " 다른지 말하지 않는다."
             ),
         },
-        check=prefill_against_latency_supported,
+        check=recomputed,
     ),
 )
 
