@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 
+from oracles_anatomy import ORACLES as ANATOMY_ORACLES
 from oracles_latency import ORACLES as LATENCY_ORACLES
 from oracles_sampling import ORACLES as SAMPLING_ORACLES
 from oracles_serve import ORACLES as SERVE_ORACLES
@@ -27,7 +28,7 @@ from oracles_timing import ORACLES as TIMING_ORACLES
 from mminfer.report.render import sentence_table
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = TIMING_ORACLES | LATENCY_ORACLES
-ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES | SWEEP_ORACLES
+ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES | SWEEP_ORACLES | ANATOMY_ORACLES
 
 
 def denied(records: Mapping, claims) -> list[str]:

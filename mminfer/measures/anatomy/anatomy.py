@@ -25,8 +25,7 @@ from dataclasses import dataclass
 
 from mminfer.records import RunInfo, rates
 from mminfer.records.interval import Interval, joined, median_interval, over
-from mminfer.records.machine import Contention, Speed, two_groups
-from mminfer.records.spread import coefficient_of_variation
+from mminfer.records.machine import Contention, Speed
 
 PATHS = ("with_cache", "without_cache")
 # The three terms of a path's modeled time; the larger of the last two overlaps the other.
@@ -328,50 +327,6 @@ class PathSplit:
     def share(self, term: str) -> float:
         return self.share_interval(term).median
 
-    def binding(self) -> str:
-        """The term whose interval lies wholly above both others': "dispatch", "arithmetic",
-        "memory"; "unreliable" where a probe ran in two groups, else "undecided"."""
-        if self.unreliable:
-            return "unreliable"
-        terms = list(self.terms.values())
-        if not joined(0.0, 0.0, 0.0, terms).decisive:
-            return "undecided"
-        for term, found in self.terms.items():
-            if all(found.low > other.high for name, other in self.terms.items() if name != term):
-                return term
-        return "undecided"
-
-    def fit(self) -> str:
-        """Where modeled / measured lies against 1 ± the tolerance: "adds_up" (wholly within),
-        "under" (wholly below: the model short), "over" (wholly above); "unreliable",
-        "undecided"."""
-        if self.unreliable:
-            return "unreliable"
-        ratio = self.ratio
-        if not ratio.decisive:
-            return "undecided"
-        if ratio.high < 1 - self.tolerance:
-            return "under"
-        if ratio.low > 1 + self.tolerance:
-            return "over"
-        if 1 - self.tolerance <= ratio.low and ratio.high <= 1 + self.tolerance:
-            return "adds_up"
-        return "undecided"
-
-    def share_of(self, term: str) -> str:
-        """A term's share of the measured time: "share" (wholly below 100 %), "exceeds" (wholly
-        above: the probe underestimates what generate achieved), "unreliable", "undecided"."""
-        if term in self.unreliable:
-            return "unreliable"
-        share = self.share_interval(term)
-        if not share.decisive:
-            return "undecided"
-        if share.high < 1:
-            return "share"
-        if share.low > 1:
-            return "exceeds"
-        return "undecided"
-
     @property
     def achieved_gflop_per_s(self) -> float:
         """achieved_flops_per_s in GFLOP/s, as the section prints it."""
@@ -386,91 +341,6 @@ class PathSplit:
 def path_splits(anatomy: Anatomy, measured: dict[str, Interval]) -> dict[str, PathSplit]:
     """Each path split against its measured interval (``measured``, by path)."""
     return {name: anatomy.split(name, measured[name]) for name in PATHS}
-
-
-def fewer_flops_same_calls(anatomy: Anatomy) -> bool:
-    """anatomy.fewer_flops_same_calls: the cache cuts the FLOPs, not the calls of forward."""
-    cached, uncached = anatomy.with_cache.totals, anatomy.without_cache.totals
-    return cached.calls == uncached.calls and uncached.flops_formula > cached.flops_formula
-
-
-def flops_and_calls_in_steps(anatomy: Anatomy) -> bool:
-    """anatomy.fewer_flops_same_calls's check, from the counted steps: both paths call forward
-    as often (one step a call), and the uncached steps' formula FLOPs add up to more."""
-    cached, uncached = anatomy.with_cache.steps, anatomy.without_cache.steps
-    fewer = sum(step.flops_formula for step in uncached) > sum(
-        step.flops_formula for step in cached
-    )
-    return len(cached) == len(uncached) and fewer
-
-
-def formula_equals_counter(anatomy: Anatomy) -> bool:
-    """anatomy.formula_equals_counter: every call's counted FLOPs are the formula's less the
-    parts the counter has no entry for."""
-    return all(
-        step.flops_counted == step.flops_formula - step.flops_unseen
-        for name in PATHS
-        for step in anatomy.path(name).steps
-    )
-
-
-def probes_doubt(anatomy: Anatomy) -> str | None:
-    """anatomy.probes: "unreliable" where some probe's runs fall into two groups (its recorded
-    flag), else "spread" where some probe's runs spread past noisy_cv; None where none does."""
-    if anatomy.unreliable_probes():
-        return "unreliable"
-    if anatomy.noisy_probes():
-        return "spread"
-    return None
-
-
-def probes_doubt_in_runs(anatomy: Anatomy, chosen: str) -> bool:
-    """anatomy.probes's check, from each probe's runs: the named probes are exactly those whose
-    runs part into two groups (or, for "spread", spread past noisy_cv)."""
-    probes = anatomy.probes()
-    parted = [name for name, speed in probes.items() if two_groups(speed.runs_s)]
-    if chosen == "unreliable":
-        return bool(parted) and parted == anatomy.unreliable_probes()
-    spread = [
-        name
-        for name, speed in probes.items()
-        if coefficient_of_variation(speed.runs_s) > anatomy.machine.noisy_cv
-    ]
-    return not parted and bool(spread) and spread == anatomy.noisy_probes()
-
-
-def probes_busy(anatomy: Anatomy) -> bool:
-    """anatomy.probes_busy: the machine was busy while the probes ran."""
-    return anatomy.contention is not None and anatomy.contention.busy
-
-
-def profiled(path: str):
-    """anatomy.profile_<path>'s predicate: the path was profiled."""
-
-    def holds(anatomy: Anatomy) -> bool:
-        return anatomy.profile is not None and path in anatomy.profile
-
-    return holds
-
-
-def profile_in_rounds(path: str):
-    """anatomy.profile_<path>'s check, from the rounds: in each, the rest (the wall minus the
-    categories' seconds, recomputed) is never negative; the largest parts named are those of the
-    medians recomputed from the rounds, and the rest's share printed is their median's."""
-
-    def check(anatomy: Anatomy) -> bool:
-        profile = anatomy.profile[path]
-        rests = [r["wall"] - sum(r[c] for c in CATEGORIES) for r in profile.rounds]
-        if min(rests) < -1e-9 * max(r["wall"] for r in profile.rounds):
-            return False
-        medians = {c: median_interval([r[c] for r in profile.rounds]).median for c in CATEGORIES}
-        named = profile.largest()
-        largest = sorted(medians, key=medians.get, reverse=True)[: len(named)]
-        shares = [rest / r["wall"] for rest, r in zip(rests, profile.rounds)]
-        share = median_interval(shares).median
-        return largest == named and abs(share - profile.rest_share().median) <= 1e-9
-
-    return check
 
 
 PROBES = "anatomy.machine"

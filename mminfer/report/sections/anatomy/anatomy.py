@@ -6,28 +6,13 @@ each term's share) and the sweep's fitted intercept against time.json's fixed co
 
 from __future__ import annotations
 
-from mminfer.measures.anatomy.anatomy import (
-    PATHS,
-    PROBES,
-    TERMS,
-    Anatomy,
-    PathSplit,
-    fewer_flops_same_calls,
-    flops_and_calls_in_steps,
-    formula_equals_counter,
-    path_splits,
-    probes_busy,
-    probes_doubt,
-    probes_doubt_in_runs,
-    profile_in_rounds,
-    profiled,
-)
+from mminfer.measures.anatomy import decide
+from mminfer.measures.anatomy.anatomy import PATHS, PROBES, TERMS, Anatomy, PathSplit, path_splits
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.time.time import Timing
 from mminfer.records import Glance, rates
-from mminfer.records.interval import FAMILY_LEVEL, Interval, look_level, median_interval
-from mminfer.records.machine import is_busy, two_groups
-from mminfer.records.sentences import Sentence
+from mminfer.records.interval import Interval, look_level, median_interval
+from mminfer.records.sentences import Sentence, recomputed
 
 
 def profile_words(path: str) -> str:
@@ -62,31 +47,31 @@ ALONE_SENTENCES = (
     *(
         Sentence(
             f"anatomy.profile_{path}",
-            holds=profiled(path),
+            holds=decide.profiled(path),
             words=profile_words(path),
-            check=profile_in_rounds(path),
+            check=recomputed,
         )
         for path in PATHS
     ),
     Sentence(
         "anatomy.fewer_flops_same_calls",
-        holds=fewer_flops_same_calls,
+        holds=decide.fewer_flops_same_calls,
         words=(
             "P = {{ anatomy.prompt_len }}, N = {{ anatomy.new_tokens }}에서 캐시는 FLOPs를"
             " {{ (anatomy.without_cache.totals.flops_formula"
             ' / anatomy.with_cache.totals.flops_formula)|fmt(".1f") }}배 줄이지만 forward 호출은'
             " {{ anatomy.with_cache.totals.calls }}회 그대로다."
         ),
-        check=flops_and_calls_in_steps,
+        check=recomputed,
     ),
     Sentence(
         "anatomy.formula_equals_counter",
-        holds=formula_equals_counter,
+        holds=decide.formula_equals_counter,
         words="카운터가 보는 op에서는 공식과 카운터가 호출마다 같다.",
     ),
     Sentence(
         "anatomy.probes",
-        holds=probes_doubt,
+        holds=decide.probes_doubt,
         words={
             "unreliable": (
                 '**기계 측정을 믿을 수 없다**: {{ anatomy.unreliable_probes()|join(", ") }}의'
@@ -98,11 +83,11 @@ ALONE_SENTENCES = (
                 " {{ " + PROBES + ".noisy_cv|percent(0) }}를 넘는다. 그 항은 어림이다."
             ),
         },
-        check=probes_doubt_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "anatomy.probes_busy",
-        holds=probes_busy,
+        holds=decide.probes_busy,
         words=(
             "**기계 측정은 바쁜 기계에서 돌았다**(CPU 몫"
             " {{ anatomy.contention.cpu_share|percent(0) }}, CPU 대기"
@@ -171,7 +156,7 @@ def binding_of(path: str):
 
     def binding(anatomy: Anatomy, time: Timing | None) -> str | None:
         split = split_of(anatomy, time, path)
-        return None if split is None else split.binding()
+        return None if split is None else decide.binding(split)
 
     return binding
 
@@ -185,7 +170,7 @@ def fit_of(path: str):
         split = split_of(anatomy, time, path)
         if split is None:
             return None
-        found = split.fit()
+        found = decide.fit(split)
         if found == "under" and time.contention is not None and time.contention.busy:
             return "under_busy_time"
         if found == "under" and anatomy.contention is not None and anatomy.contention.busy:
@@ -200,7 +185,7 @@ def share_of(path: str, term: str):
 
     def share(anatomy: Anatomy, time: Timing | None) -> str | None:
         split = split_of(anatomy, time, path)
-        return None if split is None else split.share_of(term)
+        return None if split is None else decide.share_of(split, term)
 
     return share
 
@@ -209,98 +194,6 @@ def glance_binding(anatomy: Anatomy, time: Timing | None) -> str | None:
     """anatomy.glance: both paths' binding terms, "<with_cache>/<without_cache>"."""
     found = [binding_of(path)(anatomy, time) for path in PATHS]
     return None if None in found else "/".join(found)
-
-
-def terms_in_runs(anatomy: Anatomy, path: str) -> dict[str, tuple[Interval, bool]]:
-    """Each term of ``path`` from its probe's runs: every run's seconds scaled to the term's work
-    (its interval at FAMILY_LEVEL), and whether the runs part into two groups."""
-    probes = anatomy.probes()
-    work = anatomy.term_work(path)
-    found = {}
-    for term, name in anatomy.term_probes(path).items():
-        speed = probes[name]
-        seconds = [run_s * work[term] / speed.work for run_s in speed.runs_s]
-        found[term] = (median_interval(seconds, FAMILY_LEVEL), two_groups(speed.runs_s))
-    return found
-
-
-def verdicts_in_runs(anatomy: Anatomy, time: Timing, path: str) -> dict[str, str]:
-    """binding, fit and each term's share of ``path``, decided from the raw runs alone: a decision
-    only where every interval it reads holds together at FAMILY_LEVEL (their misses summed)."""
-    found = terms_in_runs(anatomy, path)
-    runs = getattr(time, f"{path}_runs_s")
-    measured = median_interval(runs, look_level(time.runs, time.max_runs))
-    terms = {term: seconds for term, (seconds, _) in found.items()}
-    parted = {term for term, (_, two) in found.items() if two}
-    missed = sum(1 - seconds.coverage for seconds in terms.values())
-    missed_all = missed + 1 - measured.coverage
-    floor = 1 - FAMILY_LEVEL + 1e-12
-    verdicts = {"binding": "undecided", "fit": "undecided"}
-    if missed <= floor:
-        for term, seconds in terms.items():
-            if all(seconds.low > terms[other].high for other in terms if other != term):
-                verdicts["binding"] = term
-    low = terms["dispatch"].low + max(terms["arithmetic"].low, terms["memory"].low)
-    high = terms["dispatch"].high + max(terms["arithmetic"].high, terms["memory"].high)
-    low, high = low / measured.high, high / measured.low
-    tolerance = anatomy.split_tolerance
-    if missed_all <= floor and measured.runs > 1:
-        if high < 1 - tolerance:
-            verdicts["fit"] = "under"
-        elif low > 1 + tolerance:
-            verdicts["fit"] = "over"
-        elif 1 - tolerance <= low and high <= 1 + tolerance:
-            verdicts["fit"] = "adds_up"
-    for term, seconds in terms.items():
-        share = "undecided"
-        missed_share = 1 - seconds.coverage + 1 - measured.coverage
-        if missed_share <= floor and measured.runs > 1:
-            if seconds.high / measured.low < 1:
-                share = "share"
-            elif seconds.low / measured.high > 1:
-                share = "exceeds"
-        verdicts[term] = "unreliable" if term in parted else share
-    if parted:
-        verdicts["binding"] = verdicts["fit"] = "unreliable"
-    return verdicts
-
-
-def binding_in_runs(path: str):
-    """anatomy.binds_<path>'s check."""
-
-    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
-        return verdicts_in_runs(anatomy, time, path)["binding"] == chosen
-
-    return check
-
-
-def fit_in_runs(path: str):
-    """anatomy.fit_<path>'s check; a busy variant also needs the contention it names."""
-
-    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
-        busy = {"under_busy_time": time.contention, "under_busy_probes": anatomy.contention}
-        if chosen in busy:
-            load = busy[chosen]
-            named = load is not None and is_busy(load.cpu_share, load.cpu_pressure)
-            return named and verdicts_in_runs(anatomy, time, path)["fit"] == "under"
-        return verdicts_in_runs(anatomy, time, path)["fit"] == chosen
-
-    return check
-
-
-def share_in_runs(path: str, term: str):
-    """anatomy.<term>_share_<path>'s check."""
-
-    def check(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
-        return verdicts_in_runs(anatomy, time, path)[term] == chosen
-
-    return check
-
-
-def glance_in_runs(anatomy: Anatomy, time: Timing, chosen: str) -> bool:
-    """anatomy.glance's check: both paths' binding terms from the raw runs."""
-    found = [verdicts_in_runs(anatomy, time, path)["binding"] for path in PATHS]
-    return "/".join(found) == chosen
 
 
 TERM_WORDS = {"dispatch": "디스패치", "arithmetic": "연산", "memory": "메모리"}
@@ -373,16 +266,13 @@ def share_words(path: str, term: str) -> dict[str, str]:
 
 
 # one sentence per path of each: its predicate, words and check, each made for the path
-PATH_SENTENCES = {
-    "binds": (binding_of, binding_words, binding_in_runs),
-    "fit": (fit_of, fit_words, fit_in_runs),
-}
+PATH_SENTENCES = {"binds": (binding_of, binding_words), "fit": (fit_of, fit_words)}
 
 
 ANATOMY_SENTENCES = (
     *(
-        Sentence(f"anatomy.{name}_{path}", holds=holds(path), words=words(path), check=check(path))
-        for name, (holds, words, check) in PATH_SENTENCES.items()
+        Sentence(f"anatomy.{name}_{path}", holds=holds(path), words=words(path), check=recomputed)
+        for name, (holds, words) in PATH_SENTENCES.items()
         for path in PATHS
     ),
     *(
@@ -390,7 +280,7 @@ ANATOMY_SENTENCES = (
             f"anatomy.{term}_share_{path}",
             holds=share_of(path, term),
             words=share_words(path, term),
-            check=share_in_runs(path, term),
+            check=recomputed,
         )
         for path in PATHS
         for term in TERMS
@@ -405,7 +295,7 @@ ANATOMY_SENTENCES = (
             for cached in BINDING_WORDS
             for uncached in BINDING_WORDS
         },
-        check=glance_in_runs,
+        check=recomputed,
     ),
 )
 
@@ -436,20 +326,6 @@ def fixed_plus_weights(step: Interval, anatomy: Anatomy, bandwidth: Interval):
     return step.low + weights / bandwidth.high, step.high + weights / bandwidth.low
 
 
-def fixed_beside_sweep_in_runs(anatomy: Anatomy, sweep: Sweep, time: Timing, chosen: str) -> bool:
-    """anatomy.fixed_beside_sweep's check: the fixed step's and the bandwidth probe's intervals
-    recomputed from their runs, the intercept placed against their sum again."""
-    probe = anatomy.probes()["bandwidth_with_cache"]
-    rates_of = median_interval([probe.work / run for run in probe.runs_s], FAMILY_LEVEL)
-    step = median_interval(
-        [seconds / time.new_tokens for seconds in time.narrow_runs_s],
-        look_level(time.runs, time.max_runs),
-    )
-    low, high = fixed_plus_weights(step, anatomy, rates_of)
-    inside = low <= sweep.fit.fixed_s_with_cache <= high
-    return sweep.fit.holds and inside == (chosen == "explained")
-
-
 PROFILE_SENTENCES = (
     Sentence(
         "anatomy.fixed_beside_sweep",
@@ -468,7 +344,7 @@ PROFILE_SENTENCES = (
                 " 측정들로 설명되지 않는다."
             ),
         },
-        check=fixed_beside_sweep_in_runs,
+        check=recomputed,
     ),
 )
 
