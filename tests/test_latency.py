@@ -9,9 +9,11 @@ import numpy
 import pytest
 import reportdata
 import torch
+from oracles_latency import cost_in_runs
 from shapes import prompt_of
 
-from mminfer.measures.time.latency import COST, Latency, cost, cost_in_runs
+from mminfer.measures.time.decide import COST, cost
+from mminfer.measures.time.latency import Latency
 from mminfer.measures.time.measure import (
     eval_speed,
     percentile,

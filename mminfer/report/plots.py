@@ -35,7 +35,8 @@ from mminfer.measures.serve.serve import Serve, ServeFit
 from mminfer.measures.sweep import decide as sweep_decide
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.temp import Temperatures
-from mminfer.measures.time.latency import Latency, uncached_gap
+from mminfer.measures.time import decide as time_decide
+from mminfer.measures.time.latency import Latency
 from mminfer.measures.topp.topp import Position, TopPDetail
 from mminfer.records import rates
 
@@ -700,7 +701,7 @@ def plot_latency(latency: Latency, out_png) -> Path:
     title = f"토큰 사이 간격 (스레드 {latency.threads}개, 판정 {latency.verdict})"
     if latency.verdict != "ok":
         title += ": 어림"
-    elif uncached_gap(latency, None) == "grows":  # the sentence latency.uncached_gap's
+    elif time_decide.uncached_gap(latency, None) == "grows":  # the sentence latency.uncached_gap's
         title += ": 캐시 없이는 문맥과 함께 는다"
     finish_axis(
         ax,

@@ -8,15 +8,20 @@ glance row and the checker (mminfer.report.check) call them again. Pure Python, 
 
 from __future__ import annotations
 
+import itertools
 import math
+import statistics
 
+from mminfer.measures.time.latency import Latency, PathLatency
 from mminfer.measures.time.time import Timing
+from mminfer.records import interval
 from mminfer.records.interval import (
     Interval,
     against,
     look_level,
     median_interval,
     over,
+    paired_ratios,
     place,
     ratio_decision,
     ratio_interval,
@@ -158,3 +163,147 @@ def fixed_cost_said(time: Timing, token_ratio: float) -> str | None:
     if time.verdict == "untrusted" or reason(time, token_ratio) == "past":
         return None
     return fixed_cost(time)
+
+
+# --- latency.json: the paths against the interactive limits, their TTFT and TPOT, the streamer
+
+
+def paths(latency: Latency) -> dict[str, PathLatency]:
+    return {"with_cache": latency.with_cache, "without_cache": latency.without_cache}
+
+
+def limits(latency: Latency, name: str) -> str:
+    """A path against the interactive limits: "within" where its TTFT's and its TPOT's intervals
+    lie wholly below their limits, "over" where either lies wholly above, else "undecided"."""
+    path = paths(latency)[name]
+    found = {
+        interval.against(path.ttft_interval, latency.ttft_limit_s),
+        interval.against(path.tpot_interval, latency.tpot_limit_s),
+    }
+    if found == {"below"}:
+        return "within"
+    return "over" if "above" in found else "undecided"
+
+
+def lesson(latency: Latency) -> str:
+    """latency.lesson: "untrusted" (the time job's verdict), "both_within", "cached_within" (the
+    uncached path over), "over" (the cached path over), else "undecided"."""
+    if latency.verdict == "untrusted":
+        return "untrusted"
+    cached, uncached = limits(latency, "with_cache"), limits(latency, "without_cache")
+    if cached == "within":
+        return {"within": "both_within", "over": "cached_within"}.get(uncached, "undecided")
+    return "over" if cached == "over" else "undecided"
+
+
+def quarter(latency: Latency) -> int:
+    """The steps compared at each end of the uncached path's gaps: a quarter of them."""
+    return max(1, (latency.new_tokens - 1) // 4)
+
+
+def gap_ratios(latency: Latency) -> list[float]:
+    """Each uncached run's median gap over its last quarter of steps over its first quarter's,
+    from the run's stamps (the record keeps no other per-run gaps)."""
+    k = quarter(latency)
+    ratios = []
+    for run in latency.without_cache.runs:
+        tokens = run.stamps_s[1:]
+        gaps = [b - a for a, b in itertools.pairwise(tokens)]
+        first, last = statistics.median(gaps[:k]), statistics.median(gaps[-k:])
+        ratios.append(last / first if first > 0 else math.inf)
+    return ratios
+
+
+def level_of(time: Timing | None) -> float:
+    return interval.FAMILY_LEVEL if time is None else interval.look_level(time.runs, time.max_runs)
+
+
+def decided(values: list[float], time: Timing | None) -> str:
+    """Per-round values' interval at the time job's level of its looks: "above" or "below" 1,
+    "same" within the noise threshold, or "undecided" (mminfer.records.interval)."""
+    return interval.ratio_decision(interval.median_interval(values, level_of(time)))
+
+
+def uncached_gap(latency: Latency, time: Timing | None) -> str | None:
+    """latency.uncached_gap: "grows" where the uncached runs' last steps over their first lie
+    wholly above 1, else "undecided"; None for fewer than two gaps."""
+    if latency.new_tokens < 3:
+        return None
+    found = interval.against(interval.median_interval(gap_ratios(latency), level_of(time)), 1.0)
+    return "grows" if found == "above" else "undecided"
+
+
+PAIRED = {"same": "same", "undecided": "undecided", "above": "differs", "below": "differs"}
+
+
+def ttft_paths(latency: Latency, time: Timing | None) -> str:
+    """latency.ttft_paths: the uncached over the cached TTFT, round by round (the same prefill
+    of P tokens): "same" within the noise threshold, "differs", or "undecided"."""
+    without, with_ = latency.without_cache.runs, latency.with_cache.runs
+    ratios = paired_ratios([run.ttft_s for run in without], [run.ttft_s for run in with_])
+    return PAIRED[decided(ratios, time)]
+
+
+AGREES = {"same": "agrees", "undecided": "undecided", "above": "apart", "below": "apart"}
+
+
+def tpot_agrees(latency: Latency, time: Timing | None) -> str | None:
+    """latency.tpot_agrees: the cached TPOT over time.json's time after the first token per
+    token ((run seconds - TTFT) / (N - 1)), run by run: "agrees" within the noise threshold,
+    "apart", "undecided"; None without time.json."""
+    if time is None or latency.new_tokens < 2:
+        return None
+    runs = latency.with_cache.runs
+    pairs = zip(time.with_cache_runs_s, runs, strict=True)
+    after = [(seconds - run.ttft_s) / (latency.new_tokens - 1) for seconds, run in pairs]
+    return AGREES[decided(paired_ratios([run.tpot_s for run in runs], after), time)]
+
+
+SPEED = {"below": "below", "above": "not_below", "undecided": "undecided"}
+
+
+def speed(latency: Latency, time: Timing | None) -> str | None:
+    """latency.speed: eval_llm's [Speed] at the smallest n over the decode rate (1 / TPOT), run
+    by run: "below", "not_below" (wholly above 1), "undecided"; None without a [Speed]."""
+    path = latency.with_cache
+    if not path.speed:
+        return None
+    runs = zip(path.runs, path.speed[0].runs_tokens_per_s, strict=True)
+    ratios = [tokens_per_s * run.tpot_s for run, tokens_per_s in runs]
+    found = interval.against(interval.median_interval(ratios, level_of(time)), 1.0)
+    return SPEED[found]
+
+
+def prefill_most(latency: Latency, time: Timing | None) -> bool:
+    """latency.prefill_most: the TTFT's share of the time to the n-th token (n over [Speed]'s
+    tokens per second) lies wholly above half, run by run."""
+    path = latency.with_cache
+    if not path.speed:
+        return False
+    n = path.speed[0].n
+    runs = zip(path.runs, path.speed[0].runs_tokens_per_s, strict=True)
+    shares = [run.ttft_s * tokens_per_s / n for run, tokens_per_s in runs]
+    return interval.against(interval.median_interval(shares, level_of(time)), 0.5) == "above"
+
+
+COST = {"above": "adds", "below": "faster", "same": "same", "undecided": "undecided"}
+
+
+def cost(latency: Latency) -> str:
+    """latency.cost: the paired rounds' cached run with the streamer over the one without it:
+    "adds", "faster", "same" or "undecided" (one look, at FAMILY_LEVEL)."""
+    cost = latency.cost
+    ratios = paired_ratios(cost.with_streamer_s, cost.without_streamer_s)
+    if not ratios:
+        return "undecided"
+    return COST[interval.ratio_decision(interval.median_interval(ratios))]
+
+
+def cached_limits(latency: Latency) -> str:
+    """latency.cached_limits: the cached path against the interactive limits (:func:`limits`)."""
+    return limits(latency, "with_cache")
+
+
+def uncached_limits(latency: Latency) -> str:
+    """latency.uncached_limits: the uncached path against the interactive limits."""
+    return limits(latency, "without_cache")

@@ -6,31 +6,12 @@ From time.json's own runs; where the uncached step crosses the TPOT limit, from 
 from __future__ import annotations
 
 from mminfer.measures.sweep.sweep import Sweep
-from mminfer.measures.time.latency import (
-    Latency,
-    cached_limits,
-    cached_limits_in_runs,
-    cost,
-    cost_in_runs,
-    gap_in_runs,
-    lesson,
-    lesson_in_runs,
-    prefill_most,
-    prefill_most_in_runs,
-    speed,
-    speed_in_runs,
-    tpot_agrees,
-    tpot_agrees_in_runs,
-    ttft_paths,
-    ttft_paths_in_runs,
-    uncached_gap,
-    uncached_limits,
-    uncached_limits_in_runs,
-)
+from mminfer.measures.time import decide
+from mminfer.measures.time.latency import Latency
 from mminfer.measures.time.time import Timing
 from mminfer.records import Glance
 from mminfer.records.interval import FAMILY_LEVEL, against, median_interval
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 CACHED = (
     "캐시를 쓰면 첫 토큰까지(TTFT) {{ latency.with_cache.ttft_interval|ms_in }}, 그 뒤"
@@ -55,7 +36,9 @@ def latency_facts(latency: Latency, time: Timing | None = None) -> dict:
 
 def latency_glance(latency: Latency) -> Glance:
     """``lesson``: the sentence latency.lesson's variant (:func:`lesson`)."""
-    return Glance(lesson=lesson(latency), verdict=latency.verdict, terms=("ttft", "tpot", "itl"))
+    return Glance(
+        lesson=decide.lesson(latency), verdict=latency.verdict, terms=("ttft", "tpot", "itl")
+    )
 
 
 LIMITS = {
@@ -69,19 +52,19 @@ LIMITS = {
 ALONE_SENTENCES = (
     Sentence(
         "latency.cached_limits",
-        holds=cached_limits,
+        holds=decide.cached_limits,
         words={variant: CACHED + words + "." for variant, words in LIMITS.items()},
-        check=cached_limits_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.uncached_limits",
-        holds=uncached_limits,
+        holds=decide.uncached_limits,
         words={variant: UNCACHED + words + "." for variant, words in LIMITS.items()},
-        check=uncached_limits_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.lesson",
-        holds=lesson,
+        holds=decide.lesson,
         words={
             "untrusted": "시간을 믿을 수 없다: 조용한 기계에서 다시 잴 것",
             "both_within": "두 경로 모두 대화형 한계 안이다",
@@ -89,11 +72,11 @@ ALONE_SENTENCES = (
             "over": "캐시를 써도 대화형 한계를 넘는다",
             "undecided": "실행으로는 대화형 한계 안인지 가를 수 없다",
         },
-        check=lesson_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.uncached_gap",
-        holds=uncached_gap,
+        holds=decide.uncached_gap,
         words={
             "grows": (
                 "캐시 없는 간격은 문맥과 함께 는다: 실행마다 끝 4분의 1 단계의 간격이 첫 4분의"
@@ -103,11 +86,11 @@ ALONE_SENTENCES = (
             ),
             "undecided": "캐시 없는 간격이 문맥과 함께 느는지는 이 실행들로는 가를 수 없다.",
         },
-        check=gap_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.ttft_paths",
-        holds=ttft_paths,
+        holds=decide.ttft_paths,
         words={
             "same": (
                 "두 경로의 TTFT는 같은 P토큰의 프리필이라, 실행마다 짝지은 비가 잡음 문턱(5 %)"
@@ -125,11 +108,11 @@ ALONE_SENTENCES = (
                 "두 경로의 TTFT(같은 P토큰의 프리필)가 같은지는 이 실행들로는 가를 수 없다."
             ),
         },
-        check=ttft_paths_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.tpot_agrees",
-        holds=tpot_agrees,
+        holds=decide.tpot_agrees,
         words={
             "agrees": (
                 "캐시 사용 TPOT는 `time.json`의 실행 시간에서 TTFT를 뺀 토큰당 시간과 실행마다"
@@ -144,11 +127,11 @@ ALONE_SENTENCES = (
                 " 이 실행들로는 가를 수 없다."
             ),
         },
-        check=tpot_agrees_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.speed",
-        holds=speed,
+        holds=decide.speed,
         words={
             "below": (
                 "eval_llm.py식 `[Speed]`는 n = {{ latency.with_cache.speed[0].n }}에서"
@@ -163,17 +146,17 @@ ALONE_SENTENCES = (
                 "eval_llm.py식 `[Speed]`가 디코드 속도보다 느린지는 이 실행들로는 가를 수 없다."
             ),
         },
-        check=speed_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.prefill_most",
-        holds=prefill_most,
+        holds=decide.prefill_most,
         words="그 시간의 절반 넘게가 첫 토큰까지다.",
-        check=prefill_most_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "latency.cost",
-        holds=cost,
+        holds=decide.cost,
         words={
             "adds": "`streamer`는 캐시 사용 실행을 라운드마다 짝지은 비로 느리게 한다.",
             "faster": (
@@ -183,7 +166,7 @@ ALONE_SENTENCES = (
             "same": "그 차이는 잡음 문턱(5 %) 안이다.",
             "undecided": "라운드 {{ latency.cost.rounds }}회로는 그 몫을 가를 수 없다.",
         },
-        check=cost_in_runs,
+        check=recomputed,
     ),
 )
 
@@ -235,22 +218,6 @@ def sweep_crossing(latency: Latency, sweep: Sweep | None) -> str | None:
     return None if found is None else found["variant"]
 
 
-def crossing_in_runs(latency: Latency, sweep: Sweep, chosen: str) -> bool:
-    """latency.sweep_crosses's check: every uncached step clocked in all the sweep's runs, in
-    step order, its runs' interval at FAMILY_LEVEL against the TPOT limit: "crosses" where the
-    first step not wholly below lies wholly above, "undecided" where it lies across, "never"
-    where there is none."""
-    limit = latency.tpot_limit_s
-    for step in range(len(sweep.steps.without_cache_s)):
-        runs = [run[step] for run in sweep.steps.without_cache_runs_s]
-        if None in runs:
-            continue
-        found = median_interval(runs, FAMILY_LEVEL)
-        if not (found.decisive and found.high < limit):
-            return chosen == ("crosses" if found.decisive and found.low > limit else "undecided")
-    return chosen == "never"
-
-
 CROSSING_FROM = "`## 길이에 따른 비용`의 캐시 없는 단계"
 
 
@@ -272,7 +239,7 @@ LATENCY_SENTENCES = (
                 " {{ crossing.context }})에서부터 단계마다의 실행으로는 가를 수 없다."
             ),
         },
-        check=crossing_in_runs,
+        check=recomputed,
     ),
 )
 
