@@ -1,4 +1,4 @@
-"""latency.json: what a user waits for, from the time job's own runs; what it decides is decide.py's.
+"""latency.json: what a user waits for, from the time job's own runs (decided in decide.py).
 
 Every timed run of time.json (warm-ups out) carried a streamer that stamped each of generate's
 ``put`` calls with the run's own clock (mminfer.timing.clock.StampingStreamer): the time to the
