@@ -900,8 +900,8 @@ def remedies_record(shares: dict = REMEDY_SHARES, differ: tuple[str, ...] = ()) 
     """remedies.json of the course shape: each remedy timed against MiniMind's 0.4 s as ``shares``
     of it (judged by mminfer.measures.remedies.measure's own code), compile off; ``differ``: the
     remedies whose ids part at step 5 (not timed)."""
+    from mminfer.measures.remedies.decide import compile_cost_of
     from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of, skipped
-    from mminfer.measures.remedies.remedies import compile_cost_of
 
     minimind = [0.4 * r for r in QUIET_SHUFFLED]
     control = [0.4 * shares["loop"] * r for r in QUIET_SHUFFLED[::-1]] if "loop" in shares else None

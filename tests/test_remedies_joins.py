@@ -8,6 +8,8 @@ import dataclasses
 from types import SimpleNamespace
 
 import pytest
+from oracles import ORACLES
+from oracles_remedies import pays_back_in_runs
 from reportcases import cases
 from reportdata import (
     NOISES,
@@ -20,14 +22,9 @@ from reportdata import (
     spread_runs,
 )
 
+from mminfer.measures.remedies.decide import own_saves_of, pays_back, saves_of
 from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
-from mminfer.measures.remedies.remedies import (
-    Remedies,
-    own_saves_of,
-    pays_back,
-    pays_back_in_runs,
-    saves_of,
-)
+from mminfer.measures.remedies.remedies import Remedies
 from mminfer.report.sections.remedies.remedies import ALONE_SENTENCES as RECORD_SENTENCES
 from mminfer.report.sections.remedies.remedies import (
     REMEDIES_SENTENCES,
@@ -120,7 +117,8 @@ def test_a_saving_written_where_the_rounds_do_not_decide_one_is_caught():
     assert remedy.saves != "above"
     remedy.saves = "above"  # the medians' word, not the interval's
     sentence = next(s for s in RECORD_SENTENCES if s.key == "remedies.in_place_cache")
-    assert not sentence.supported({"remedies": remedies}, sentence.holds(remedies))
+    oracle = ORACLES["remedies.in_place_cache"]  # the rounds' decision against the stored one
+    assert not oracle({"remedies": remedies}, {"variant": sentence.holds(remedies)})
 
 
 def test_a_remedy_that_adds_nothing_to_the_control_s_saving_saves_nothing_of_its_own():

@@ -47,16 +47,14 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
+from mminfer.measures.remedies.decide import compile_cost_of, own_saves_of, saves_of
 from mminfer.measures.remedies.remedies import (
     CONTROL,
     REMEDIES,
     KeepTiming,
     Remedies,
     Remedy,
-    compile_cost_of,
-    own_saves_of,
     saved_interval,
-    saves_of,
 )
 from mminfer.model.generation import GREEDY, first_divergence
 from mminfer.model.twin import apply_rotary, repeat_kv

@@ -1,5 +1,5 @@
 """remedies.json: what removes the fixed cost of a decode step, each remedy timed against
-MiniMind's cached generate. Its record and the facts its report section reads.
+MiniMind's cached generate. Its record and its arithmetic; what it decides is decide.py's.
 
 Pure Python, no torch: the report reads the record without the model code.
 """
@@ -11,12 +11,9 @@ from dataclasses import dataclass, field
 from mminfer.records import RunInfo
 from mminfer.records.interval import (
     Interval,
-    against,
-    joined,
     look_level,
     median_interval,
     over,
-    rounds_decision,
 )
 from mminfer.records.machine import Contention
 
@@ -140,14 +137,6 @@ class Remedies:
         step = self.compiled_step()
         return over(step, floor, [step, floor])
 
-    def most_saving(self) -> str | None:
-        """The remedy whose rounds decide it saves (:func:`saves_of`) with the largest median
-        saving per step; None where none does."""
-        saving = [r for r in self.remedies.values() if saves_of(r) == "above"]
-        if not saving:
-            return None
-        return max(saving, key=lambda r: r.saved_per_step_interval.median).name
-
 
 def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], steps: int, level):
     """The median of each round's (minimind - remedy) / steps, with its interval."""
@@ -156,122 +145,3 @@ def saved_interval(minimind_runs_s: list[float], remedy_runs_s: list[float], ste
 
 
 CONTROL = "loop"  # the own decode loop with no remedy: each remedy's own saving is against it
-
-
-def saving_against(
-    remedy: Remedy, reference_runs_s: list[float], remedy_runs_s: list[float]
-) -> str | None:
-    """A remedy's saving against a reference side timed in the same rounds (MiniMind's cached
-    generate, or the control loop), decided from the raw rounds (each round's reference / remedy,
-    mminfer.records.interval.rounds_decision): "above" (it saves), "below", "same", "undecided";
-    None where it was not timed against it or its ids differ (a faster wrong answer is no
-    remedy). remedies.json's ``saves`` and ``own_saves`` are written by it (the measure), the
-    sentences, the glance and the checker call it."""
-    if not reference_runs_s or not remedy.same_ids:
-        return None
-    return rounds_decision(reference_runs_s, remedy_runs_s, remedy.runs, remedy.max_runs)
-
-
-def saves_of(remedy: Remedy) -> str | None:
-    """A remedy's saving against MiniMind's cached generate (:func:`saving_against`)."""
-    return saving_against(remedy, remedy.minimind_runs_s, remedy.remedy_runs_s)
-
-
-def own_saves_of(remedy: Remedy) -> str | None:
-    """A remedy's own saving, against the control loop in the same rounds; None for the control
-    itself (:func:`saving_against`)."""
-    return saving_against(remedy, remedy.control_runs_s, remedy.own_runs_s)
-
-
-def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
-    """remedies.most's check: "saves" is written of the remedy whose rounds decide a saving with
-    the largest median saving per step recomputed from its runs; "none" where none does."""
-    saving = {}
-    for remedy in remedies.remedies.values():
-        if saves_of(remedy) == "above":
-            level = look_level(remedy.runs, remedy.max_runs)
-            runs = (remedy.minimind_runs_s, remedy.remedy_runs_s)
-            saving[remedy.name] = saved_interval(*runs, remedies.new_tokens, level).median
-    if chosen == "none":
-        return not saving
-    return bool(saving) and max(saving, key=saving.get) == remedies.most_saving()
-
-
-def keep_of(remedies: Remedies) -> str | None:
-    """remedies.keep: logits_to_keep=1's saving on the uncached path, decided from its rounds."""
-    keep = remedies.logits_to_keep
-    if keep is None or not keep.same_ids:
-        return None
-    return rounds_decision(keep.full_runs_s, keep.kept_runs_s, keep.runs, keep.max_runs)
-
-
-def keep_supported(remedies: Remedies, chosen: str) -> bool:
-    """remedies.keep's check: the decision the raw rounds give, written and stored."""
-    return keep_of(remedies) == chosen == remedies.logits_to_keep.saves
-
-
-def differing_untimed(remedies: Remedies) -> bool:
-    """remedies.differ's check: each remedy whose ids parted ran no timed round (its time is not
-    compared), and it parted at a step."""
-    parted = [r for r in remedies.remedies.values() if r.applies and r.same_ids is False]
-    return bool(parted) and all(
-        not r.remedy_runs_s and r.first_divergence is not None for r in parted
-    )
-
-
-def differing(remedies: Remedies) -> list[str]:
-    """remedies.differ: the remedies whose greedy ids part from MiniMind's (a bug, never a
-    saving)."""
-    return [r.name for r in remedies.remedies.values() if r.applies and r.same_ids is False]
-
-
-def compile_cost_of(first_call_s: float, remedy: Remedy, steps: int) -> CompileCost:
-    """The compile's cost from the first compiled generation and the compiled side's runs (see
-    CompileCost); the measure writes it, the checker recomputes it."""
-    level = look_level(remedy.runs, remedy.max_runs)
-    warm = median_interval(remedy.remedy_runs_s, level)
-    compile_s = joined(
-        first_call_s - warm.median, first_call_s - warm.high, first_call_s - warm.low, [warm]
-    )
-    saved = saved_interval(remedy.minimind_runs_s, remedy.remedy_runs_s, steps, level)
-    break_even = None
-    if saves_of(remedy) == "above" and saved.low > 0 and compile_s.low > 0:
-        break_even = joined(
-            compile_s.median / saved.median,
-            compile_s.low / saved.high,
-            compile_s.high / saved.low,
-            [warm, saved],
-        )
-    return CompileCost(
-        first_call_s=first_call_s, compile_interval=compile_s, break_even_interval=break_even
-    )
-
-
-def pays_back(remedies: Remedies) -> str | None:
-    """remedies.compile_cost: "tokens" (the break-even has its interval), "unknown" (compile ran
-    with MiniMind's ids but its saving or its cost is not decided above 0); None where compile
-    did not run."""
-    cost = remedies.compile_cost
-    if cost is None:
-        return None
-    return "tokens" if cost.break_even_interval is not None else "unknown"
-
-
-def pays_back_in_runs(remedies: Remedies, chosen: str) -> bool:
-    """remedies.compile_cost's check: the cost recomputed from the first call and the compiled
-    runs gives the variant written and the stored interval."""
-    cost = remedies.compile_cost
-    again = compile_cost_of(cost.first_call_s, remedies.remedies["compile"], remedies.new_tokens)
-    found = "tokens" if again.break_even_interval is not None else "unknown"
-    return found == chosen and again == cost
-
-
-def above_floor(remedies: Remedies, floor: Interval | None) -> str | None:
-    """remedies.floor: the compiled step over the floor per step against 1, at its level:
-    "above" (wholly above 1: the step costs more than reading the weights once), "below" (wholly
-    below 1: faster than the weights can be read, so the floor or the step is not what it seems),
-    "undecided" (the interval holds 1 or does not reach its level: a bound held inside a wide
-    interval is not reached); None without a timed compiled step or a floor."""
-    if floor is None or remedies.compiled_step() is None:
-        return None
-    return against(remedies.compiled_over(floor), 1.0)

@@ -8,24 +8,11 @@ from __future__ import annotations
 from dataclasses import fields
 
 from mminfer.measures.anatomy.anatomy import Anatomy
-from mminfer.measures.remedies.remedies import (
-    CONTROL,
-    REMEDIES,
-    Remedies,
-    above_floor,
-    differing,
-    differing_untimed,
-    keep_of,
-    keep_supported,
-    most_saving_in_runs,
-    own_saves_of,
-    pays_back,
-    pays_back_in_runs,
-    saves_of,
-)
+from mminfer.measures.remedies import decide
+from mminfer.measures.remedies.remedies import CONTROL, REMEDIES, Remedies
 from mminfer.records import Glance
-from mminfer.records.interval import FAMILY_LEVEL, Interval, joined, look_level, median_interval
-from mminfer.records.sentences import Sentence
+from mminfer.records.interval import Interval
+from mminfer.records.sentences import Sentence, recomputed
 
 # A remedy's cell under "한 단계 절약 (ms)": the saving where its rounds decide one, else what they
 # say (its ratio stands in its own column)
@@ -49,27 +36,23 @@ OWN_WORDS = {
 # A saving's two sides in the table: against MiniMind's generate (``saves``), and against the
 # control loop (``own_saves``): the runs it is decided from, the stored decision, the cell's words
 SAVINGS = {
-    "": (saves_of, "saves", SAVES_WORDS),
-    "_own": (own_saves_of, "own_saves", OWN_WORDS),
+    "": (decide.saves_of, SAVES_WORDS),
+    "_own": (decide.own_saves_of, OWN_WORDS),
 }
 
 
 def saving_sentence(name: str, suffix: str) -> Sentence:
     """remedies.<name><suffix>: the remedy's saving cell (SAVINGS), only what its rounds decide;
     the check holds the rounds' decision to the words written and to the one stored."""
-    decide, stored, texts = SAVINGS[suffix]
+    saving, texts = SAVINGS[suffix]
 
     def holds(remedies: Remedies) -> str | None:
         remedy = remedies.remedies.get(name)
-        return None if remedy is None else decide(remedy)
-
-    def check(remedies: Remedies, chosen: str) -> bool:
-        remedy = remedies.remedies[name]
-        return decide(remedy) == chosen == getattr(remedy, stored)
+        return None if remedy is None else saving(remedy)
 
     prefix = "{% set r = remedies.remedies['" + name + "'] %}"
     words = {variant: prefix + text for variant, text in texts.items()}
-    return Sentence(f"remedies.{name}{suffix}", holds=holds, words=words, check=check)
+    return Sentence(f"remedies.{name}{suffix}", holds=holds, words=words, check=recomputed)
 
 
 def remedies_facts(remedies: Remedies) -> dict:
@@ -96,9 +79,9 @@ def remedies_facts(remedies: Remedies) -> dict:
 def remedies_glance(remedies: Remedies) -> Glance:
     """## 고정 비용 줄이기's row: "differ" (a remedy's ids part from MiniMind's), "saves" (some
     remedy's rounds decide a saving), "none" (none does); no verdict of its own."""
-    if differing(remedies):
+    if decide.differing(remedies):
         lesson = "differ"
-    elif any(saves_of(r) == "above" for r in remedies.remedies.values()):
+    elif any(decide.saves_of(r) == "above" for r in remedies.remedies.values()):
         lesson = "saves"
     else:
         lesson = "none"
@@ -113,14 +96,14 @@ NAMES = {
     "all": "둘 다",
     "compile": "torch.compile (제자리 캐시 위)",
 }
-MOST = "{% set r = remedies.remedies[remedies.most_saving()] %}"
+MOST = "{% set r = remedies.remedies[decide.remedies.most_saving(remedies)] %}"
 NAME = "{{ " + repr(NAMES) + "[r.name] }}"  # a Jinja dict literal: the words see the records
 ALONE_SENTENCES = (
     *(saving_sentence(name, "") for name in REMEDIES),
     *(saving_sentence(name, "_own") for name in REMEDIES if name != CONTROL),
     Sentence(
         "remedies.most",
-        holds=lambda remedies: "saves" if remedies.most_saving() else "none",
+        holds=decide.most,
         words={
             "saves": (
                 MOST + "가장 많이 줄인 치료(" + NAME + ")는 같은 greedy id로 한 단계를"
@@ -129,11 +112,11 @@ ALONE_SENTENCES = (
             ),
             "none": "이 실행의 라운드로는 어느 치료도 시간을 줄였다고 가를 수 없다.",
         },
-        check=most_saving_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "remedies.compile_cost",
-        holds=pays_back,
+        holds=decide.pays_back,
         words={
             "tokens": (
                 "{% set c = remedies.compile_cost %}대신 컴파일은 첫 생성(한 번 잼)에"
@@ -146,21 +129,21 @@ ALONE_SENTENCES = (
                 " 토큰에 본전인지는 말할 수 없다."
             ),
         },
-        check=pays_back_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "remedies.differ",
-        holds=lambda remedies: bool(differing(remedies)),
+        holds=decide.differs,
         words=(
             "**{{ remedies.remedies.values()|selectattr('same_ids', 'false')|map(attribute='name')"
             "|join(', ') }}의 greedy id가 MiniMind의 generate와 달랐다**: 이 치료의 시간은"
             " 비교하지 않는다(틀린 답을 빨리 내는 것은 치료가 아니다)."
         ),
-        check=differing_untimed,
+        check=recomputed,
     ),
     Sentence(
         "remedies.keep",
-        holds=keep_of,
+        holds=decide.keep_of,
         words={
             "above": (
                 "캐시 없는 경로에 `logits_to_keep=1`을 주면 생성이"
@@ -182,7 +165,7 @@ ALONE_SENTENCES = (
                 "({{ remedies.logits_to_keep.speedup_interval|x_in }})."
             ),
         },
-        check=keep_supported,
+        check=recomputed,
     ),
 )
 
@@ -226,19 +209,6 @@ def remedies_against_parts(remedies: Remedies, anatomy: Anatomy | None = None) -
     return None if not found else ("beyond" if any(found.values()) else "within")
 
 
-def against_parts_supported(remedies: Remedies, anatomy: Anatomy, chosen: str) -> bool:
-    """remedies.within_parts' check: each round's saving recomputed from the runs against the
-    profiled part, independent of the stored intervals."""
-    found = {}
-    for name in REMEDY_PARTS:
-        remedy, part = remedies.remedies.get(name), profile_part_s(anatomy, name)
-        if remedy is not None and part is not None and remedy.applies and remedy.same_ids:
-            saved = [b - a for a, b in zip(remedy.remedy_runs_s, remedy.minimind_runs_s)]
-            level = look_level(remedy.runs, remedy.max_runs)
-            found[name] = median_interval(saved, level).low > part
-    return chosen == ("beyond" if any(found.values()) else "within")
-
-
 def floor_of(anatomy: Anatomy | None) -> Interval | None:
     """anatomy.json's floor per step (Anatomy.weights_floor); None without anatomy.json or its
     bandwidth probe at the cached working set, or where that probe's runs fall into two groups
@@ -254,17 +224,7 @@ def remedies_floor(remedies: Remedies, anatomy: Anatomy | None = None) -> str | 
     same N; None where either is missing."""
     if anatomy is None or remedies.new_tokens != anatomy.new_tokens:
         return None
-    return above_floor(remedies, floor_of(anatomy))
-
-
-def floor_supported(remedies: Remedies, anatomy: Anatomy, chosen: str) -> bool:
-    """remedies.floor's check: the probe's rate recomputed from its runs, the compiled step
-    from its runs, placed against each other again."""
-    probe = anatomy.probes()["bandwidth_with_cache"]
-    rate = median_interval([probe.work / run for run in probe.runs_s], FAMILY_LEVEL)
-    weights = anatomy.with_cache.steps[-1].bytes_parts["weights"]
-    floor = joined(weights / rate.median, weights / rate.high, weights / rate.low, [rate])
-    return probe.reliable and above_floor(remedies, floor) == chosen
+    return decide.above_floor(remedies, floor_of(anatomy))
 
 
 FLOOR = (
@@ -286,7 +246,7 @@ REMEDIES_SENTENCES = (
                 " A B 시간(같은 때 돈 다른 일)을 의심할 것."
             ),
         },
-        check=against_parts_supported,
+        check=recomputed,
     ),
     Sentence(
         "remedies.floor",
@@ -306,7 +266,7 @@ REMEDIES_SENTENCES = (
                 "({{ floor|ms_in }})은 가려지지 않는다({{ ratio|x_in }})."
             ),
         },
-        check=floor_supported,
+        check=recomputed,
     ),
 )
 
