@@ -9,7 +9,7 @@ from knob_models import models_of_kind
 from shapes import GREEDY, prompt_of, small_config
 from test_remedies import RUN, builtin_of
 
-from mminfer.measures.lookup.lookup import counts_hold, faster_of, ids_of
+from mminfer.measures.lookup.decide import counts_hold, faster_of, ids_of
 from mminfer.measures.lookup.measure import Case, LookupSettings, check_case, measure_lookup
 from mminfer.model.cachebytes import cache_tensor_bytes
 from mminfer.model.lookup import cut_cache, lookup_generate, propose

@@ -1,5 +1,5 @@
-"""lookup.json: prompt-lookup decoding against MiniMind's cached generate. Its record and the
-decisions over its runs.
+"""lookup.json: prompt-lookup decoding against MiniMind's cached generate. Its record and its
+formulas; what it decides is decide.py's.
 
 The cache cuts the tokens a step feeds, not the steps; prompt lookup cuts the steps (forward
 calls). Each case (the task's validation prompt on the pretrained model, the SFT model's chat
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mminfer.records import RunInfo
-from mminfer.records.interval import Interval, rounds_decision
+from mminfer.records.interval import Interval
 from mminfer.records.machine import Contention
 
 # The prompts the loop runs on, in report order: the task's (six validation documents, text a
@@ -122,67 +122,6 @@ def fed_formula(guessing: Guessing, prompt_len: int) -> int:
     """The tokens the loop feeds: P for the prefill, then the last token and its guesses per
     verify call: P + (calls - 1) + proposed."""
     return prompt_len + guessing.calls - 1 + guessing.proposed
-
-
-def counts_hold(case: LookupCase) -> bool:
-    """The cached generate's calls and tokens fed equal N and P + N - 1; every K's calls, tokens
-    fed and cache bytes equal their formulas, and its accepted per call sum to the guesses kept."""
-    cached = case.calls_cached == case.new_tokens
-    cached = cached and case.fed_cached == case.prompt_len + case.new_tokens - 1
-    return cached and all(
-        g.calls == calls_formula(g, case.new_tokens)
-        and g.fed == fed_formula(g, case.prompt_len)
-        and g.cache_bytes == g.formula_bytes
-        and g.cache_positions == case.fed_cached
-        and sum(g.accepted_per_call) == g.accepted
-        for g in case.by_guesses
-    )
-
-
-def ids_of(guessing: Guessing) -> str:
-    """The loop's ids against the cached generate's: "same"; "near_tie" (they part where the
-    cached generate's top-two gap lies within the rounding tolerance: a verify call may round it
-    the other way); "differ" (they part on a clear winner: a bug)."""
-    if guessing.same_ids:
-        return "same"
-    if guessing.top2_margin is not None and guessing.top2_margin <= guessing.tolerance:
-        return "near_tie"
-    return "differ"
-
-
-def ids_found(lookup: Lookup) -> str:
-    """lookup.ids: "same" (every K on every case gave the cached generate's ids), "near_tie"
-    (some parted, each where the cached generate's top-two gap lies within the tolerance),
-    "differ" (some parted on a clear winner: a bug)."""
-    found = {ids_of(g) for case in lookup.cases.values() for g in case.by_guesses}
-    for word in ("differ", "near_tie"):
-        if word in found:
-            return word
-    return "same"
-
-
-def ids_supported(lookup: Lookup, chosen: str) -> bool:
-    """lookup.ids' check: the variant the ids give, and every K whose ids parted ran no timed
-    round (a faster wrong answer is not compared)."""
-    parted = [g for case in lookup.cases.values() for g in case.by_guesses if not g.same_ids]
-    return ids_found(lookup) == chosen and all(not g.lookup_runs_s for g in parted)
-
-
-def faster_of(guessing: Guessing) -> str | None:
-    """The loop against the cached generate, decided from the raw rounds (each round's cached /
-    loop, mminfer.records.interval.rounds_decision): "above" (the loop faster), "below", "same",
-    "undecided"; None where it was not timed. lookup.json's ``faster`` is written by it."""
-    if not guessing.lookup_runs_s:
-        return None
-    return rounds_decision(
-        guessing.minimind_runs_s, guessing.lookup_runs_s, guessing.runs, guessing.max_runs
-    )
-
-
-def wider_costs(wide: WideCall) -> str:
-    """A call of K + 1 tokens against a one-token step, from the raw rounds: "above" (the wide
-    call costs more), "below", "same" (within the noise threshold), "undecided"."""
-    return rounds_decision(wide.wide_runs_s, wide.step_runs_s, wide.runs, wide.max_runs)
 
 
 def mean_accepted(guessing: Guessing) -> float:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 import torch
 
+from mminfer.measures.lookup.decide import faster_of
 from mminfer.measures.lookup.lookup import Guessing, Lookup, LookupCase, WideCall
 from mminfer.model.cachebytes import config_formula_bytes
 from mminfer.model.counting import ForwardRecorder
@@ -35,7 +36,6 @@ from mminfer.records.interval import (
     median_interval,
     over,
     ratio_interval,
-    rounds_decision,
 )
 from mminfer.timing.ab import Rounds, SidesTiming, time_sides
 from mminfer.timing.clock import clock_name
@@ -234,7 +234,7 @@ def case_record(case: Case, checked: Checked, timed: SidesTiming, new_tokens: in
         guessing.lookup_interval = loop
         guessing.speedup = statistics.median(cached_runs_s) / statistics.median(loop_runs_s)
         guessing.speedup_interval = over(cached, loop, [cached, loop])
-        guessing.faster = rounds_decision(cached_runs_s, loop_runs_s, timed.runs, timed.max_runs)
+        guessing.faster = faster_of(guessing)
     prompt_len = len(case.prompt_ids)
     return LookupCase(
         prompt=case.name,

@@ -8,59 +8,16 @@ tokens costs against a one-token step on this machine.
 
 from __future__ import annotations
 
-from mminfer.measures.lookup.lookup import (
-    CASES,
-    Lookup,
-    counts_hold,
-    faster_of,
-    ids_found,
-    ids_supported,
-    mean_accepted,
-    wider_costs,
-)
+from mminfer.measures.lookup import decide
+from mminfer.measures.lookup.lookup import CASES, Lookup, mean_accepted
 from mminfer.records import Glance
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 # Each case's name in the report: the first column of the tables
 CASE_NAMES = {
     "validation": "검증 문서 (사전학습 모델)",
     "chat": "채팅 질문 (SFT 모델)",
 }
-# A decision's order of precedence in a case's sentence: a K decided faster is said first
-DECISIONS = ("above", "below", "same", "undecided")
-
-
-def calls_found(lookup: Lookup) -> str | None:
-    """lookup.calls: "fewer" (on the validation prompt some K took fewer calls than the cached
-    generate's N), "none" (none did); None without the validation case."""
-    case = lookup.cases.get("validation")
-    if case is None:
-        return None
-    return "fewer" if case.fewest_calls().calls < case.calls_cached else "none"
-
-
-def case_speed(lookup: Lookup, name: str) -> str | None:
-    """lookup.<case>: the first of DECISIONS some timed K of the case was decided (faster_of,
-    from its raw rounds); None where the case is absent or no K was timed."""
-    case = lookup.cases.get(name)
-    if case is None:
-        return None
-    found = {faster_of(g) for g in case.by_guesses} - {None}
-    return next((word for word in DECISIONS if word in found), None)
-
-
-def case_speed_supported(lookup: Lookup, name: str, chosen: str) -> bool:
-    """A case's check: each timed K's decision recomputed from its rounds is the one stored,
-    and the variant written is the first of them in DECISIONS."""
-    timed = [g for g in lookup.cases[name].by_guesses if g.lookup_runs_s]
-    return all(faster_of(g) == g.faster for g in timed) and case_speed(lookup, name) == chosen
-
-
-def wide_found(lookup: Lookup) -> str | None:
-    """lookup.wide: the widest call of K + 1 tokens against a one-token step, from the raw
-    rounds (wider_costs): "above" (it costs more), "below", "same", "undecided"."""
-    guessing = lookup.widest()
-    return None if guessing is None else wider_costs(guessing.wide)
 
 
 def decided_ks(name: str, word: str) -> str:
@@ -98,9 +55,9 @@ def case_sentence(name: str) -> Sentence:
     }
     return Sentence(
         f"lookup.{name}",
-        holds=lambda lookup: case_speed(lookup, name),
+        holds=lambda lookup: decide.case_speed(lookup, name),
         words=words,
-        check=lambda lookup, chosen: case_speed_supported(lookup, name, chosen),
+        check=recomputed,
     )
 
 
@@ -108,7 +65,7 @@ WIDEST = "{% set g = lookup.widest() %}"
 SENTENCES = (
     Sentence(
         "lookup.ids",
-        holds=ids_found,
+        holds=decide.ids_found,
         words={
             "same": "모든 K에서 greedy id가 캐시 generate와 같았다.",
             "near_tie": (
@@ -121,11 +78,11 @@ SENTENCES = (
                 " 버그다. 그 K의 시간은 재지 않았다."
             ),
         },
-        check=ids_supported,
+        check=recomputed,
     ),
     Sentence(
         "lookup.calls",
-        holds=calls_found,
+        holds=decide.calls_found,
         words={
             "fewer": (
                 "{% set case = lookup.cases['validation'] %}{% set g = case.fewest_calls() %}"
@@ -142,7 +99,7 @@ SENTENCES = (
     ),
     Sentence(
         "lookup.counts",
-        holds=lambda lookup: all(counts_hold(case) for case in lookup.cases.values()),
+        holds=decide.counts,
         words=(
             "호출 수, 넣은 토큰, 롤백 뒤 캐시 바이트는 모든 K에서 공식(N − 채택,"
             " P + 호출 − 1 + 제안, 위치 P + N − 1의 바이트)과 같다."
@@ -150,13 +107,13 @@ SENTENCES = (
     ),
     Sentence(
         "lookup.counts_differ",
-        holds=lambda lookup: not all(counts_hold(case) for case in lookup.cases.values()),
+        holds=decide.counts_differ,
         words="**호출 수, 넣은 토큰 또는 롤백 뒤 캐시 바이트가 공식과 다른 K가 있다.**",
     ),
     *(case_sentence(name) for name in CASES),
     Sentence(
         "lookup.wide",
-        holds=wide_found,
+        holds=decide.wide_found,
         words={
             "above": (
                 WIDEST + "이 기계에서 {{ g.guesses + 1 }}토큰 검증 호출 한 번은 한 토큰 단계의"
@@ -175,7 +132,7 @@ SENTENCES = (
                 " 라운드로 가를 수 없다({{ g.wide.ratio_interval|x_in }})."
             ),
         },
-        check=lambda lookup, chosen: wide_found(lookup) == chosen,
+        check=recomputed,
     ),
 )
 
@@ -201,12 +158,5 @@ def lookup_glance(lookup: Lookup) -> Glance:
     """## 호출 수 줄이기's row: "differ" (ids part on a clear winner), "faster" (fewer calls on the
     validation prompt and some K decided faster there), "fewer" (fewer calls, no K decided
     faster), "none" (no fewer calls)."""
-    if ids_found(lookup) == "differ":
-        lesson = "differ"
-    elif calls_found(lookup) != "fewer":
-        lesson = "none"
-    elif case_speed(lookup, "validation") == "above":
-        lesson = "faster"
-    else:
-        lesson = "fewer"
+    lesson = decide.glance(lookup)
     return Glance(lesson=lesson, verdict=None, terms=("prompt_lookup",))
