@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from oracles_anatomy import ORACLES as ANATOMY_ORACLES
+from oracles_conversation import ORACLES as CONVERSATION_ORACLES
 from oracles_latency import ORACLES as LATENCY_ORACLES
 from oracles_lookup import ORACLES as LOOKUP_ORACLES
 from oracles_remedies import ORACLES as REMEDIES_ORACLES
@@ -31,7 +32,7 @@ from mminfer.report.render import sentence_table
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = TIMING_ORACLES | LATENCY_ORACLES
 ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES | SWEEP_ORACLES | ANATOMY_ORACLES
-ORACLES |= REMEDIES_ORACLES | LOOKUP_ORACLES
+ORACLES |= REMEDIES_ORACLES | LOOKUP_ORACLES | CONVERSATION_ORACLES
 
 
 def denied(records: Mapping, claims) -> list[str]:

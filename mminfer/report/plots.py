@@ -28,7 +28,8 @@ from mminfer.measures.anatomy.anatomy import (
     TERMS,
     Anatomy,
 )
-from mminfer.measures.conversation.conversation import Conversation, falls_as_prompt_grows
+from mminfer.measures.conversation import decide as conversation_decide
+from mminfer.measures.conversation.conversation import Conversation
 from mminfer.measures.lookup.lookup import Lookup
 from mminfer.measures.serve import decide as serve_decide
 from mminfer.measures.serve.serve import Serve, ServeFit
@@ -656,7 +657,7 @@ def plot_conversation(conversation: Conversation, out_png) -> Path:
         f"첫 토큰까지 시간 (스레드 {conversation.threads}개, 판정 {conversation.timing_verdict})"
     )
     # an estimate where a verdict is not ok, or a shorter prompt took longer (the section's claim)
-    machine = falls_as_prompt_grows(conversation)
+    machine = conversation_decide.falls_as_prompt_grows(conversation)
     if conversation.timing_verdict not in ("ok", "none") or machine:
         time_title += ": 어림"
     finish_axis(time_ax, "턴", "첫 토큰까지 시간 (ms)", time_title)

@@ -38,6 +38,7 @@ from mminfer.measures.conversation.conversation import (
     TurnTiming,
     taken_together,
 )
+from mminfer.measures.conversation.decide import decide_carry_faster
 from mminfer.model.cachebytes import (
     cache_tensor_bytes,
     config_formula_bytes,
@@ -259,10 +260,6 @@ def time_turn(
     return turn_timing(timed)
 
 
-# the per-round ratio recompute / carry decided (mminfer.records.interval) -> carry_faster
-DECIDED = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
-
-
 def turn_timing(timed: ABTiming) -> TurnTiming:
     """One turn's timing from the A/B timing of carry (side a) against recompute (side b): the
     medians and their intervals, the per-round time saved (recompute - carry) and speedup
@@ -277,7 +274,9 @@ def turn_timing(timed: ABTiming) -> TurnTiming:
         recompute_interval=timed.b_interval,
         saved_interval=median_interval(saved, timed.ratio_interval.level),
         speedup_interval=timed.ratio_interval,
-        carry_faster=DECIDED[timed.decision],
+        carry_faster=decide_carry_faster(
+            timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs
+        ),
         cv_carry=timed.cv_a,
         cv_recompute=timed.cv_b,
         runs_done=timed.runs_done,

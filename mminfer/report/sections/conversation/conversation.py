@@ -2,30 +2,11 @@
 
 from __future__ import annotations
 
-from mminfer.measures.conversation.conversation import (
-    Conversation,
-    answers_in_turns,
-    answers_of,
-    carry_faster,
-    carry_supported,
-    diverged_turns,
-    falls_as_prompt_grows,
-    falls_supported,
-    formulas_of,
-    glance_lesson,
-    logits_of,
-    pitfall_lesson,
-    prefix_copied_of,
-    reused_in_turns,
-    reused_of,
-    saved_grows,
-    saved_supported,
-    shared_bytes_of,
-    visible,
-)
+from mminfer.measures.conversation import decide
+from mminfer.measures.conversation.conversation import Conversation, visible
 from mminfer.measures.serve.serve import Serve
 from mminfer.records import Glance, within_rounding
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 
 def conversation_facts(conversation: Conversation) -> dict:
@@ -39,7 +20,7 @@ def conversation_facts(conversation: Conversation) -> dict:
     """
     turns = conversation.turns
     diverged = []
-    for turn in diverged_turns(conversation):
+    for turn in decide.diverged_turns(conversation):
         difference = turn.first_difference
         rounding = None
         if difference is not None:
@@ -73,7 +54,9 @@ def conversation_facts(conversation: Conversation) -> dict:
         message = None
         if pitfall.error_message is not None:
             message = visible(pitfall.error_message.splitlines()[0][:160])
-        pitfalls.append({"pitfall": pitfall, "message": message, "lesson": pitfall_lesson(pitfall)})
+        pitfalls.append(
+            {"pitfall": pitfall, "message": message, "lesson": decide.pitfall_lesson(pitfall)}
+        )
     run = conversation.run
     last = turns[-1]
     return {
@@ -103,9 +86,9 @@ def conversation_facts(conversation: Conversation) -> dict:
         "dtype": run.dtype,
         "backend": run.backend,
         "threads": conversation.threads,
-        "answers": answers_of(conversation),
-        "formulas": formulas_of(conversation),
-        "glance_lesson": glance_lesson(conversation),
+        "answers": decide.answers_of(conversation),
+        "formulas": decide.formulas_of(conversation),
+        "glance_lesson": decide.glance_lesson(conversation),
     }
 
 
@@ -168,7 +151,7 @@ SHARED = "conversation.shared_prefix"
 ALONE_SENTENCES = (
     Sentence(
         "conversation.answers",
-        holds=answers_of,
+        holds=decide.answers_of,
         words={
             "diverged": (
                 "**턴 "
@@ -186,11 +169,11 @@ ALONE_SENTENCES = (
                 " 계산과 같았다(" + DTYPE + ",\n" + DEVICE + ")."
             ),
         },
-        check=answers_in_turns,
+        check=recomputed,
     ),
     Sentence(
         "conversation.formulas",
-        holds=formulas_of,
+        holds=decide.formulas_of,
         words={
             "on": "모든 턴에서 두 방법의 측정이 공식과 같다 (첫 호출과 전체 모두).",
             "off": (
@@ -201,7 +184,7 @@ ALONE_SENTENCES = (
     ),
     Sentence(
         "conversation.reused",
-        holds=reused_of,
+        holds=decide.reused_of,
         words={
             "grows": (
                 "재사용한 토큰은 턴마다 늘어, 마지막 턴에는 프롬프트의\n{{ ("
@@ -212,11 +195,11 @@ ALONE_SENTENCES = (
             ),
             "not_grows": "재사용한 토큰이 턴마다 늘지는 않았다.",
         },
-        check=reused_in_turns,
+        check=recomputed,
     ),
     Sentence(
         "conversation.logits",
-        holds=logits_of,
+        holds=decide.logits_of,
         words={
             "equal": "모든 턴에서 두 방법의 답 id가 같고, 로짓도 비트 단위로 같다.",
             "within_rounding": (
@@ -228,7 +211,7 @@ ALONE_SENTENCES = (
     ),
     Sentence(
         "conversation.no_breaks",
-        holds=lambda conversation: all(turn.prefix_break is None for turn in conversation.turns),
+        holds=decide.no_breaks,
         words=(
             "모든 턴에서 캐시가 가진 id 전체가 새 프롬프트의 접두사였다: 템플릿이 답을 생성된 id"
             " 그대로 다시\n렌더링했다(공통 접두사가 끊긴 턴이 없다)."
@@ -236,7 +219,7 @@ ALONE_SENTENCES = (
     ),
     Sentence(
         "conversation.shared_bytes",
-        holds=shared_bytes_of,
+        holds=decide.shared_bytes_of,
         words={
             "match": "공식과 같다",
             "differs": "**공식과 다르다: 공식은\n{{ " + SHARED + ".formula_bytes|fmt_bytes }}**",
@@ -244,7 +227,7 @@ ALONE_SENTENCES = (
     ),
     Sentence(
         "conversation.prefix_copied",
-        holds=prefix_copied_of,
+        holds=decide.prefix_copied_of,
         words={
             "copied": (
                 "모든 행에서 앞 {{ " + SHARED + ".shared_tokens }}개 위치의 K, V가 같다 — 공유한"
@@ -258,7 +241,7 @@ ALONE_SENTENCES = (
     ),
     Sentence(
         "conversation.carry_faster",
-        holds=carry_faster,
+        holds=decide.carry_faster,
         words={
             "every": (
                 "재사용이 있는 모든 턴에서 이어 쓰기의 첫 토큰이 다시 계산보다 빨랐다(턴마다"
@@ -273,27 +256,27 @@ ALONE_SENTENCES = (
                 " 느릴 수 없으니 같은 때 돈 다른 일(기계)을 먼저 의심하고 이 시간들은 믿지 말 것."
             ),
         },
-        check=carry_supported,
+        check=recomputed,
     ),
     Sentence(
         "conversation.ttft_falls_as_prompt_grows",
-        holds=falls_as_prompt_grows,
+        holds=decide.falls_as_prompt_grows,
         words=(
             "**" + FALL + "**: 프롬프트가 길수록 프리필이 더 걸려야 하므로, 이 차이는 프롬프트가"
             " 아니라 기계(같은 때 돈 다른 일)에서 왔다. 첫 토큰까지 시간은 구간으로만 읽을 것."
         ),
-        check=falls_supported,
+        check=recomputed,
     ),
     Sentence(
         "conversation.ttft_saved_grows",
-        holds=saved_grows,
+        holds=decide.saved_grows,
         words={
             "grows": "아낀 시간도 재사용한 토큰과 함께 턴마다 늘었다(턴마다 구간이 겹치지 않는다).",
             "undecided": (
                 "아낀 시간이 재사용한 토큰과 함께 턴마다 늘었는지는 구간이 겹쳐 가를 수 없다."
             ),
         },
-        check=saved_supported,
+        check=recomputed,
     ),
 )
 
