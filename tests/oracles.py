@@ -23,6 +23,7 @@ from oracles_conversation import ORACLES as CONVERSATION_ORACLES
 from oracles_latency import ORACLES as LATENCY_ORACLES
 from oracles_lookup import ORACLES as LOOKUP_ORACLES
 from oracles_remedies import ORACLES as REMEDIES_ORACLES
+from oracles_repetition import ORACLES as REPETITION_ORACLES
 from oracles_sampling import ORACLES as SAMPLING_ORACLES
 from oracles_serve import ORACLES as SERVE_ORACLES
 from oracles_sweep import ORACLES as SWEEP_ORACLES
@@ -32,7 +33,7 @@ from mminfer.report.render import sentence_table
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = TIMING_ORACLES | LATENCY_ORACLES
 ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES | SWEEP_ORACLES | ANATOMY_ORACLES
-ORACLES |= REMEDIES_ORACLES | LOOKUP_ORACLES | CONVERSATION_ORACLES
+ORACLES |= REMEDIES_ORACLES | LOOKUP_ORACLES | CONVERSATION_ORACLES | REPETITION_ORACLES
 
 
 def denied(records: Mapping, claims) -> list[str]:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import torch
 
+from mminfer.measures.repetition.decide import decide_penalty_costs
 from mminfer.measures.repetition.repetition import Penalty, PenaltyTiming, Repetition
 from mminfer.model import draws as sampling
 from mminfer.model.draws import (
@@ -59,8 +60,6 @@ PENALTY_SIDES = Sides(  # the penalty-free run as side a, the faster
     },
     contradictions=("penalty_not_slower",),  # more work cannot cost nothing: a busy machine
 )
-# the per-round ratio with / without decided (mminfer.records.interval) -> penalty_costs
-DECIDED = {"above": "yes", "below": "no", "same": "same", "undecided": "undecided"}
 
 
 @torch.inference_mode()
@@ -194,7 +193,9 @@ def penalty_timing(
         per_step_with_penalty_interval=per_step(timed.b_interval, steps),
         per_step_without_penalty_interval=per_step(timed.a_interval, steps),
         penalty_share_interval=share,
-        penalty_costs=DECIDED[timed.decision],
+        penalty_costs=decide_penalty_costs(
+            timed.b_runs_s, timed.a_runs_s, timed.runs, timed.max_runs
+        ),
         cv_with_penalty=timed.cv_b,
         cv_without_penalty=timed.cv_a,
         with_penalty_runs_s=timed.b_runs_s,

@@ -2,20 +2,11 @@
 
 from __future__ import annotations
 
-from mminfer.measures.repetition.repetition import (
-    Repetition,
-    changed_from_off,
-    cost_in_runs,
-    cost_of,
-    distinct_in_counts,
-    distinct_trend,
-    greedy_repeats_in_counts,
-    greedy_repeats_trend,
-    samples_never_loop,
-)
+from mminfer.measures.repetition import decide
+from mminfer.measures.repetition.repetition import Repetition
 from mminfer.measures.temp.temp import Temperatures
 from mminfer.records import Glance
-from mminfer.records.sentences import Sentence
+from mminfer.records.sentences import Sentence, recomputed
 
 
 def repetition_facts(repetition: Repetition) -> dict:
@@ -60,7 +51,7 @@ def repetition_facts(repetition: Repetition) -> dict:
 def repetition_glance(repetition: Repetition) -> Glance:
     """## 반복 페널티's row: how the distinct answers move as the penalty grows ("more", "fewer",
     "same", "mixed"; "alone" for one penalty), the cost's verdict."""
-    moved = distinct_trend(repetition)
+    moved = decide.distinct_trend(repetition)
     verdict = None if repetition.timing is None else repetition.timing.verdict
     return Glance(
         lesson=moved or "alone",
@@ -93,7 +84,7 @@ ROUNDS = "라운드 {{ repetition.timing.runs_done }}회"
 ALONE_SENTENCES = (
     Sentence(
         "repetition.distinct_trend",
-        holds=distinct_trend,
+        holds=decide.distinct_trend,
         words={
             word: (
                 "repetition_penalty를 {{ " + ASCENDING + '|join(" → ")|particle("으로/로") }}'
@@ -106,16 +97,16 @@ ALONE_SENTENCES = (
             )
             for word, verb in MOVED.items()
         },
-        check=distinct_in_counts,
+        check=recomputed,
     ),
     Sentence(
         "repetition.samples_never_loop",
-        holds=samples_never_loop,
+        holds=decide.samples_never_loop,
         words="샘플한 답은 어느 페널티에서도 반복하지 않았다: 반복은 greedy 이어 쓰기에서 보인다.",
     ),
     Sentence(
         "repetition.greedy_repeats_trend",
-        holds=greedy_repeats_trend,
+        holds=decide.greedy_repeats_trend,
         words={
             word: (
                 "greedy 이어 쓰기에서는 되풀이된 {{ repetition.loop_ngram }}-gram이 "
@@ -126,11 +117,11 @@ ALONE_SENTENCES = (
             )
             for word, verb in MOVED.items()
         },
-        check=greedy_repeats_in_counts,
+        check=recomputed,
     ),
     Sentence(
         "repetition.changes_answers",
-        holds=changed_from_off,
+        holds=decide.changed_from_off,
         words={
             "changed": (
                 "페널티는 행이 본 토큰의 로짓을 깎아 고르는 답을 바꾸는 장치이지, 캐시처럼"
@@ -143,7 +134,7 @@ ALONE_SENTENCES = (
     ),
     Sentence(
         "repetition.share",
-        holds=cost_of,
+        holds=decide.cost_of,
         words={
             "share": (
                 "페널티의 몫은 전체 시간의 {{ " + TIMING + ".penalty_share_interval|percent_in }}다"
@@ -165,18 +156,18 @@ ALONE_SENTENCES = (
                 " {{ " + TIMING + ".penalty_share_interval|percent_in }}로 0을 사이에 둔다."
             ),
         },
-        check=cost_in_runs,
+        check=recomputed,
     ),
     Sentence(
         "repetition.glance_cost",
-        holds=cost_of,
+        holds=decide.cost_of,
         words={
             "share": "비용 {{ " + TIMING + ".penalty_share_interval|percent_in }}",
             "same": "비용: 잡음 문턱 안",
             "not_slower": "비용: 믿을 수 없음",
             "undecided": "비용: 라운드로 가를 수 없음",
         },
-        check=cost_in_runs,
+        check=recomputed,
     ),
 )
 
