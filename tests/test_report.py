@@ -34,7 +34,7 @@ from reportdata import (
 )
 
 from mminfer.measures.cache.decide import ids_compared, paths_compared
-from mminfer.measures.capacity.capacity import formula_counts
+from mminfer.measures.capacity.decide import formula_counts
 from mminfer.measures.kvbytes.decide import bytes_against_formula
 from mminfer.measures.serve import decide as serve_decide
 from mminfer.measures.serve.decide import capacity_bound

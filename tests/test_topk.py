@@ -11,6 +11,7 @@ from reportdata import render_every, temp_record, topk_record
 
 from mminfer.errors import MminferError
 from mminfer.measures.temp.measure import temperature_draws
+from mminfer.measures.topk.decide import cap_reached
 from mminfer.measures.topk.measure import (
     TopKSettings,
     cut_by_top_k,
@@ -19,7 +20,6 @@ from mminfer.measures.topk.measure import (
     survivors_after_top_k,
     top_k_mass,
 )
-from mminfer.measures.topk.topk import cap_reached
 from mminfer.model.draws import Draws, Prompted, Sampler
 from mminfer.model.loading import run_info
 from mminfer.model.prompts import chat_prompt

@@ -58,13 +58,3 @@ class Capacity:
     batch_check: BatchCheck
     formula: str
     run: RunInfo
-
-
-def formula_counts(capacity: Capacity) -> str:
-    """ "exact": every dtype's bytes a token and a real batch's cache are the formula's;
-    "counted": not all of them."""
-    check = capacity.batch_check
-    exact = check.measured_bytes == check.predicted_bytes and all(
-        per_token.measured == per_token.formula for per_token in capacity.bytes_per_token.values()
-    )
-    return "exact" if exact else "counted"

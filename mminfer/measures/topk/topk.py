@@ -46,8 +46,3 @@ class TopK:
     prompt: ChatPrompt
     run: RunInfo  # the SFT model's (temp); its inputs: every file the result came from
     topp_run: RunInfo  # the pretrained model's (topp)
-
-
-def cap_reached(topk: TopK) -> bool:
-    """At some p every survivor of top-k alone survived top-p too: there k is the bound."""
-    return any(survivors == topk.top_k_survivors for survivors in topk.topp.values())

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from mminfer.measures.capacity.capacity import Capacity, formula_counts
+from mminfer.measures.capacity import decide
+from mminfer.measures.capacity.capacity import Capacity
 from mminfer.measures.serve import decide as serve_decide
 from mminfer.records import Glance
 from mminfer.records.sentences import Sentence, recomputed
@@ -32,8 +33,7 @@ def capacity_facts(capacity: Capacity) -> dict:
 def capacity_glance(capacity: Capacity) -> Glance:
     """## 카드당 사용자 수's row: the lesson "matches" (a real batch's cache is the prediction) or
     "differs"."""
-    lesson = "matches" if capacity.batch_check.matches else "differs"
-    return Glance(lesson=lesson, terms=("user", "context"))
+    return Glance(lesson=decide.batch_matches(capacity), terms=("user", "context"))
 
 
 # The section's sentences (mminfer.records.sentences): capacity.md.j2 asks say("capacity.formula")
@@ -41,7 +41,7 @@ def capacity_glance(capacity: Capacity) -> Glance:
 ALONE_SENTENCES = (
     Sentence(
         "capacity.formula",
-        holds=formula_counts,
+        holds=decide.formula_counts,
         words={
             "exact": "캐시 크기는 공식으로 정확히 셀 수 있다",
             "counted": "캐시 크기는 공식으로 센다",

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from mminfer.measures.temp.temp import Temperatures
-from mminfer.measures.topk.topk import TopK, cap_reached
+from mminfer.measures.topk import decide
+from mminfer.measures.topk.topk import TopK
 from mminfer.measures.topp.topp import TopP
 from mminfer.records import Glance
 from mminfer.records.sentences import Sentence
@@ -33,7 +34,7 @@ def topk_facts(topk: TopK) -> dict:
 ALONE_SENTENCES = (
     Sentence(
         "topk.cap",
-        holds=cap_reached,
+        holds=decide.cap_reached,
         words=(
             "p = {% for p, n in topk.topp.items() if n == topk.top_k_survivors %}{{ p }}"
             '{{ ", " if not loop.last }}{% endfor %}에서는 top-k가 남긴'
