@@ -108,6 +108,9 @@ class Measurement:
     config: str = ""  # the config section (schemas/config.schema.yaml) of its values; "" is rule
     facts: str | None = None  # "module:function": its section's facts; None is no section
     glance: str | None = None  # "module:function": its row in ## 한눈에 (a Glance), if any
+    # "module:function": its record's stored decisions beside their recomputation from the runs,
+    # by the functions that wrote them (its measure's decide.py): mminfer.report.check compares
+    stored: str | None = None
     pictures: tuple[Picture, ...] = ()  # the PNGs drawn from it (rules/plots.smk)
     task: bool = False  # one of the task's six files (a report without another leaves it out)
     alone: bool = False  # its rule times and takes every core (rules/common.smk: rule_threads)
@@ -213,6 +216,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="time",
+        stored="mminfer.measures.time.decide:stored_decisions",
         part_of="cache",
         report="report",
         record=Timing,
@@ -392,6 +396,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="remedies",
+        stored="mminfer.measures.remedies.decide:stored_decisions",
         heading="고정 비용 줄이기",
         record=Remedies,
         rule="remedies",
@@ -415,6 +420,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="lookup",
+        stored="mminfer.measures.lookup.decide:stored_decisions",
         heading="호출 수 줄이기",
         record=Lookup,
         rule="lookup",
@@ -512,6 +518,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="conversation",
+        stored="mminfer.measures.conversation.decide:stored_decisions",
         heading="대화",
         record=Conversation,
         rule="conversation",
@@ -555,6 +562,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="repetition",
+        stored="mminfer.measures.repetition.decide:stored_decisions",
         heading="반복 페널티",
         record=Repetition,
         rule="repetition",
@@ -570,6 +578,7 @@ MEASUREMENTS = (
     ),
     Measurement(
         name="batch",
+        stored="mminfer.measures.batch.decide:stored_decisions",
         heading="배치와 패딩",
         record=Batch,
         rule="batch",

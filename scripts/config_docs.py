@@ -139,7 +139,9 @@ each round; `level` is then the per-look level that keeps all its looks' chance 
 decision within 10 % (Bonferroni; 97.5 % at 3 to 9 rounds). `contention` is measured during the
 timed rounds: `cpu_share` (CPU time / (wall × threads)) under 0.75 or `cpu_pressure` (the
 kernel's PSI "some") over 0.2 is `busy`, which both reports say first. `python -m
-mminfer.report.check RESULTS` recomputes every comparison the reports write from the raw runs and
+mminfer.report.check RESULTS` recomputes every comparison the reports write from the raw runs, and
+every stored decision (`cache_faster`, `batch_faster`, each K's `faster`, each turn's
+`carry_faster`, `penalty_costs`, each remedy's `saves`, `busy`) with the function that wrote it, and
 exits 1 on any they do not support. sweep.json: each point's `with_cache_interval`,
 `without_cache_interval`, `time_ratio_interval`, `ttft_interval`; serve.json: each batch's
 `decode_step_interval`, `prefill_interval`; latency.json: `ttft_interval`, `tpot_interval` per path.

@@ -70,6 +70,29 @@ def test_a_busy_line_the_contention_does_not_support_fails(results, monkeypatch,
     assert "UNSUPPORTED time.busy" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("case", sorted(reportcases.cases()))
+def test_every_case_s_stored_decisions_are_what_their_functions_give_from_the_runs(case):
+    assert check.stored_decisions(reportcases.cases()[case]["records"]) == []
+
+
+def test_a_stored_decision_edited_by_hand_fails_the_folder_by_its_key(results, capsys):
+    time = check.read_folder(results)["time"]
+    edited = "undecided" if time.cache_faster != "undecided" else "yes"
+    write_record(results / "time.json", dataclasses.replace(time, cache_faster=edited))
+    assert check.main([str(results)]) == 1
+    out = capsys.readouterr().out
+    assert f"time.json cache_faster: {edited!r} stored, {time.cache_faster!r} from its runs" in out
+    assert "1 stored decisions part from their runs" in out
+
+
+def test_a_busy_flag_its_figures_do_not_give_fails_the_folder(results, capsys):
+    time = check.read_folder(results)["time"]
+    flipped = dataclasses.replace(time.contention, busy=not time.contention.busy)
+    write_record(results / "time.json", dataclasses.replace(time, contention=flipped))
+    assert check.main([str(results)]) == 1
+    assert "time.json contention.busy" in capsys.readouterr().out
+
+
 def test_a_folder_without_the_task_s_files_is_a_clear_error(tmp_path, capsys):
     assert check.main([str(tmp_path)]) == 2
     assert "config key outdir" in capsys.readouterr().err

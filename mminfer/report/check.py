@@ -8,9 +8,12 @@ JSON's raw runs, with mminfer.records.interval, whether the words are supported:
 slower, the same, within a limit, a share. Every figure printed under its JSON key (the
 ``figure`` filter and the keyed interval filters, mminfer.report.render.Figures) must be that
 key's value at the printed precision (three significant digits, or every digit of an integer),
-and one key is printed with one value in both reports. One line per comparison and per wrong
-figure; the exit status is 1 where any is not supported, or where report.md or beyond.md in the
-folder is not what these files render (stale), 2 where the folder cannot be read, 0 otherwise.
+and one key is printed with one value in both reports. Every stored decision (a measurement's
+``stored``: time.json's cache_faster, each lookup K's faster, ...) must be what the function that
+wrote it gives from the runs, and every timed record's busy flag what its figures say. One line
+per comparison, per wrong figure and per parted decision; the exit status is 1 where any is not
+supported, or where report.md or beyond.md in the folder is not what these files render (stale),
+2 where the folder cannot be read, 0 otherwise.
 
 The check never reads the stored intervals or decisions of a record: each sentence's ``check``
 starts from the runs (``with_cache_runs_s``, a probe's ``runs_s``, ...). A report rendered by
@@ -34,8 +37,11 @@ from mminfer.measurements import (
     picture_file,
     pictures,
     read_result,
+    resolve,
 )
 from mminfer.records.claims import ClaimLog
+from mminfer.records.machine import is_busy
+from mminfer.report.busy import timed_contentions
 from mminfer.report.render import Figure, printed_as, render_reports, sentence_table
 
 
@@ -142,6 +148,33 @@ def written_comparisons(log: ClaimLog, records: dict[str, object]) -> list[Findi
     return findings
 
 
+def stored_decisions(records: dict[str, object]) -> list[str]:
+    """Every stored decision of the records beside the same function's answer from their runs
+    (each measurement's ``stored``, its decide.py), and every timed record's busy flag beside
+    its contention figures (mminfer.records.machine.is_busy): one line for each that parts."""
+    wrong = []
+    for measurement in MEASUREMENTS:
+        record = records.get(measurement.name)
+        if record is None or measurement.stored is None:
+            continue
+        for key, (stored, again) in resolve(measurement.stored)(record).items():
+            if stored != again:
+                wrong.append(
+                    f"STORED      {measurement.name}.json {key}: {stored!r} stored, {again!r} "
+                    "from its runs"
+                )
+    time = records.get("time")
+    others = {name: record for name, record in records.items() if name != "time"}
+    for name, contention in (timed_contentions(time, **others) if time else {}).items():
+        busy = is_busy(contention.cpu_share, contention.cpu_pressure)
+        if contention.busy != busy:
+            wrong.append(
+                f"STORED      {name}.json contention.busy: {contention.busy!r} stored, {busy!r} "
+                "from its CPU share and pressure"
+            )
+    return wrong
+
+
 def first_difference(found: str, expected: str) -> tuple[int, str, str]:
     """The first line (1-based) where a report on disk differs from its rendering, with both
     lines ("" where one text has ended)."""
@@ -182,6 +215,10 @@ def main(argv: list[str] | None = None) -> int:
     for line in wrong:
         print(line)
     print(f"{len(figures)} figures printed under their JSON keys, {len(wrong)} wrong")
+    parted = stored_decisions(records)
+    for line in parted:
+        print(line)
+    print(f"{len(parted)} stored decisions part from their runs")
     stale = [
         (path, first_difference(path.read_text(encoding="utf-8"), texts.get(path.name, "")))
         for path in (arguments.results / name for name in REPORTS.values())
@@ -195,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         print(f"  line {number}: {found!r}")
         print(f"  rendered: {expected!r}")
-    return 1 if unsupported or wrong or stale else 0
+    return 1 if unsupported or wrong or parted or stale else 0
 
 
 if __name__ == "__main__":

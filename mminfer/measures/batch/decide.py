@@ -59,3 +59,8 @@ def faster(batch: Batch) -> str:
 def cheaper(batch: Batch) -> bool:
     """batch.cheaper: the same result (every row as alone) and the batch decided faster."""
     return every_row_same(batch) and batch_faster(batch) == "yes"
+
+
+def stored_decisions(batch: Batch) -> dict[str, tuple[object, object]]:
+    """batch.json's stored decision beside its recomputation from the rounds (the checker's)."""
+    return {"timing.batch_faster": (batch.timing.batch_faster, batch_faster(batch))}

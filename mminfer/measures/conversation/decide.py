@@ -161,3 +161,18 @@ def glance_lesson(conversation: Conversation) -> str:
 def no_breaks(conversation: Conversation) -> bool:
     """conversation.no_breaks: no turn's prompt broke the previous turn's prefix."""
     return all(turn.prefix_break is None for turn in conversation.turns)
+
+
+def stored_decisions(conversation: Conversation) -> dict[str, tuple[object, object]]:
+    """conversation.json's stored decisions (each timed turn's ``carry_faster``) beside their
+    recomputation from the rounds (the checker's)."""
+    found = {}
+    for turn in timed_turns(conversation):
+        again = decide_carry_faster(
+            turn.timing.recompute_runs_s,
+            turn.timing.carry_runs_s,
+            conversation.runs,
+            conversation.max_runs,
+        )
+        found[f"turns.{turn.turn}.timing.carry_faster"] = (turn.timing.carry_faster, again)
+    return found

@@ -126,3 +126,14 @@ def glance(lookup: Lookup) -> str:
     if case_speed(lookup, "validation") == "above":
         return "faster"
     return "fewer"
+
+
+def stored_decisions(lookup: Lookup) -> dict[str, tuple[object, object]]:
+    """lookup.json's stored decisions (each timed K's ``faster``) beside their recomputation from
+    the rounds (the checker's)."""
+    return {
+        f"cases.{name}.K={g.guesses}.faster": (g.faster, faster_of(g))
+        for name, case in lookup.cases.items()
+        for g in case.by_guesses
+        if g.lookup_runs_s
+    }

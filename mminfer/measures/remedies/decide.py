@@ -120,3 +120,23 @@ def most(remedies: Remedies) -> str:
 def differs(remedies: Remedies) -> bool:
     """remedies.differ: some remedy's greedy ids part from MiniMind's (:func:`differing`)."""
     return bool(differing(remedies))
+
+
+def stored_decisions(remedies: Remedies) -> dict[str, tuple[object, object]]:
+    """remedies.json's stored decisions (each remedy's ``saves`` and ``own_saves``,
+    logits_to_keep's ``saves``, compile's ``compile_cost``) beside their recomputation from the
+    rounds (the checker's)."""
+    found = {}
+    for remedy in remedies.remedies.values():
+        found[f"remedies.{remedy.name}.saves"] = (remedy.saves, saves_of(remedy))
+        found[f"remedies.{remedy.name}.own_saves"] = (remedy.own_saves, own_saves_of(remedy))
+    keep = remedies.logits_to_keep
+    if keep is not None and keep.same_ids:
+        found["logits_to_keep.saves"] = (keep.saves, keep_of(remedies))
+    cost = remedies.compile_cost
+    if cost is not None:
+        again = compile_cost_of(
+            cost.first_call_s, remedies.remedies["compile"], remedies.new_tokens
+        )
+        found["compile_cost"] = (cost, again)
+    return found

@@ -89,3 +89,15 @@ def cost_of(repetition: Repetition) -> str | None:
         timing.with_penalty_runs_s, timing.without_penalty_runs_s, timing.runs, timing.max_runs
     )
     return COSTS[found]
+
+
+def stored_decisions(repetition: Repetition) -> dict[str, tuple[object, object]]:
+    """repetition.json's stored decision (``penalty_costs``) beside its recomputation from the
+    rounds (the checker's); none where the penalty was not timed."""
+    timing = repetition.timing
+    if timing is None:
+        return {}
+    again = decide_penalty_costs(
+        timing.with_penalty_runs_s, timing.without_penalty_runs_s, timing.runs, timing.max_runs
+    )
+    return {"timing.penalty_costs": (timing.penalty_costs, again)}

@@ -307,3 +307,9 @@ def cached_limits(latency: Latency) -> str:
 def uncached_limits(latency: Latency) -> str:
     """latency.uncached_limits: the uncached path against the interactive limits."""
     return limits(latency, "without_cache")
+
+
+def stored_decisions(time: Timing) -> dict[str, tuple[object, object]]:
+    """time.json's stored decision beside its recomputation from the runs: key -> (stored,
+    recomputed); the checker (mminfer.report.check) fails a folder where they part."""
+    return {"cache_faster": (time.cache_faster, cache_faster(time))}
