@@ -32,6 +32,7 @@ Pure Python, no torch: the report and the checker (mminfer.report.check) import 
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import statistics
 from dataclasses import dataclass
@@ -56,6 +57,13 @@ class Interval:
     def decisive(self) -> bool:
         """Whether the interval reaches its level: only then may a comparison be read off it."""
         return self.runs > 1 and self.coverage >= self.level - 1e-12
+
+    def scaled(self, factor: float) -> Interval:
+        """The same interval in another unit (its median and ends times ``factor``): seconds as
+        ms (1000), a share as percent (100)."""
+        return dataclasses.replace(
+            self, median=self.median * factor, low=self.low * factor, high=self.high * factor
+        )
 
 
 def coverage(n: int, k: int) -> float:

@@ -76,14 +76,7 @@ def interval_text(interval: Interval, scale: float = 1.0, unit: str = "") -> str
     30–90 ms)", so that two printed medians divide to the printed ratio; ``scale`` turns the
     record's unit into the printed one (1000 for seconds as ms). One value: the value alone,
     marked as one run."""
-    scaled = Interval(
-        median=interval.median * scale,
-        low=interval.low * scale,
-        high=interval.high * scale,
-        coverage=interval.coverage,
-        level=interval.level,
-        runs=interval.runs,
-    )
+    scaled = interval.scaled(scale)
     shown = [value for value in (scaled.median, scaled.low, scaled.high) if value]
     digits = max([0, *(-place(value, scaled) for value in shown)])
 

@@ -82,15 +82,7 @@ def fixed_share_bound(time: Timing) -> float:
     recomputed from the rounds, floored at the place the interval's printed ends are rounded to
     (so that the bound is the printed low end or below it, never above), at most 100 % (where the
     low end passes 1, :func:`fixed_cost` is "above" and nothing is bounded)."""
-    share = fixed_share(time)
-    percent = Interval(
-        median=share.median * 100,
-        low=share.low * 100,
-        high=share.high * 100,
-        coverage=share.coverage,
-        level=share.level,
-        runs=share.runs,
-    )
+    percent = fixed_share(time).scaled(100)
     step = 10.0 ** place(percent.low, percent)
     return min(math.floor(percent.low / step + 1e-9) * step / 100, 1.0)
 
