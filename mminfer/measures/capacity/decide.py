@@ -19,6 +19,6 @@ def formula_counts(capacity: Capacity) -> str:
 
 
 def batch_matches(capacity: Capacity) -> str:
-    """## 카드당 사용자 수's lesson: "matches" (a real batch's cache is the prediction) or
+    """The users-per-card section's glance lesson: "matches" (a real batch's cache is the prediction) or
     "differs"."""
     return "matches" if capacity.batch_check.matches else "differs"

@@ -147,7 +147,7 @@ def falls_as_prompt_grows(conversation: Conversation) -> bool:
 
 
 def glance_lesson(conversation: Conversation) -> str:
-    """## 한눈에's lesson of the section's row: "same_saves" (the same answers, fewer tokens, the
+    """The conversation section's glance lesson: "same_saves" (the same answers, fewer tokens, the
     counts on their formulas), "differs" (an answer parted or a count off its formula), else
     "counted"."""
     answers, formulas = answers_of(conversation), formulas_of(conversation)
