@@ -52,7 +52,7 @@ def counts_differ(count: Count) -> bool:
 
 
 def lesson(same: Same, cache_faster: str, trusted: bool) -> str:
-    """The KV cache section's glance lesson, from the ids and time.json's decision (its ``cache_faster``,
+    """KV cache glance lesson, from the ids and time.json's decision (its ``cache_faster``,
     and whether its time may be believed): "same_cheaper" (the same ids, the paired rounds decide
     the cache faster), "same_not_faster" (the same ids, the rounds decide the two the same),
     "same_untimed" (the same ids, the time untrusted or the rounds deciding no faster cache),

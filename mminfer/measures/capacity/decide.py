@@ -19,6 +19,6 @@ def formula_counts(capacity: Capacity) -> str:
 
 
 def batch_matches(capacity: Capacity) -> str:
-    """The users-per-card section's glance lesson: "matches" (a real batch's cache is the prediction) or
+    """Users per card glance: "matches" (a real batch's cache is the prediction) or
     "differs"."""
     return "matches" if capacity.batch_check.matches else "differs"

@@ -116,7 +116,7 @@ def counts_differ(lookup: Lookup) -> bool:
 
 
 def glance(lookup: Lookup) -> str:
-    """The prompt-lookup section's glance lesson: "differ" (ids part on a clear winner), "faster" (fewer calls on
+    """Lookup glance: "differ" (ids part on a clear winner), "faster" (fewer calls on
     the validation prompt and some K decided faster there), "fewer" (fewer calls, no K decided
     faster), "none" (no fewer calls)."""
     if ids_found(lookup) == "differ":
