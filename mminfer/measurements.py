@@ -30,7 +30,7 @@ No torch and no matplotlib: rules/common.smk imports this module while Snakemake
 (tests/test_registry.py checks it). Records are plain references: they live in the torch-free
 mminfer/measures/<rule>/<name>.py. Every function is named as a "module:function" string, imported
 when a job uses it (:func:`resolve`): the measuring functions (torch's modules), the drawing
-functions (matplotlib's mminfer/report/plots.py) and the facts and glance functions, which live
+functions (matplotlib's, each section's plot.py) and the facts and glance functions, which live
 in the report's sections, above this registry (.importlinter's layers), so the registry could not
 import them.
 """
@@ -79,7 +79,7 @@ class Picture:
     """A PNG drawn from a measurement's record: <name>.png, by ``draw(record, out)``."""
 
     name: str
-    draw: str  # "module:function" in mminfer/report/plots.py, which imports matplotlib: a string
+    draw: str  # "module:function": its section's plot.py, which imports matplotlib: a string
     caption: str  # what it shows, for Snakemake's HTML report (report/plot.rst)
 
 
@@ -266,7 +266,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "temp",
-                "mminfer.report.plots:plot_temp",
+                "mminfer.report.sections.temp.plot:plot_temp",
                 caption=(
                     "Distinct answers per temperature and the answer histogram at the lowest "
                     "temperature (from temp.json)."
@@ -317,7 +317,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "topp",
-                "mminfer.report.plots:plot_topp",
+                "mminfer.report.sections.topp.plot:plot_topp",
                 caption=(
                     "Sorted next-token probabilities with cumulative mass and each p, at the open "
                     "and the sharp position (from topp_detail.json)."
@@ -339,7 +339,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "sweep",
-                "mminfer.report.plots:plot_sweep",
+                "mminfer.report.sections.sweep.plot:plot_sweep",
                 caption=(
                     "Time and tokens fed against generation length, with and without the cache "
                     "(from sweep.json)."
@@ -364,7 +364,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "anatomy",
-                "mminfer.report.plots:plot_anatomy",
+                "mminfer.report.sections.anatomy.plot:plot_anatomy",
                 caption=(
                     "Each path's modeled time (dispatch, then the larger of arithmetic and "
                     "memory) against time.json's median (from anatomy.json and time.json)."
@@ -372,7 +372,7 @@ MEASUREMENTS = (
             ),
             Picture(
                 "anatomy_profile",
-                "mminfer.report.plots:plot_profile",
+                "mminfer.report.sections.anatomy.plot:plot_profile",
                 caption=(
                     "One stacked bar per path: its generate under torch.profiler, each part's "
                     "median and the rest as shares of their sum, 100 % a bar (from anatomy.json)."
@@ -433,7 +433,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "lookup",
-                "mminfer.report.plots:plot_lookup",
+                "mminfer.report.sections.lookup.plot:plot_lookup",
                 caption=(
                     "How many guesses each verify call kept, per number of guesses K, on the "
                     "validation prompt and on the chat prompt (from lookup.json)."
@@ -466,7 +466,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "latency",
-                "mminfer.report.plots:plot_latency",
+                "mminfer.report.sections.latency.plot:plot_latency",
                 caption=(
                     "The gap before each new token against the step, with and without the cache, "
                     "with MLPerf's interactive TPOT limit (from latency.json)."
@@ -504,7 +504,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "serve",
-                "mminfer.report.plots:plot_serve",
+                "mminfer.report.sections.serve.plot:plot_serve",
                 caption=(
                     "Tokens per second and decode step time against the batch size, with the per- "
                     "user speed target and the memory bound (from serve.json)."
@@ -530,7 +530,7 @@ MEASUREMENTS = (
         pictures=(
             Picture(
                 "conversation",
-                "mminfer.report.plots:plot_conversation",
+                "mminfer.report.sections.conversation.plot:plot_conversation",
                 caption=(
                     "Tokens fed and time to first token per turn of the conversation, the cache "
                     "carried from the last turn against every turn recomputed (from "

@@ -672,7 +672,7 @@ import sys
 from pathlib import Path
 
 from mminfer import measurements
-from mminfer.report import compare, plots
+from mminfer.report import compare
 from mminfer.report import render as report
 
 folder = Path(sys.argv[1])
@@ -682,6 +682,7 @@ for entry in measurements.MEASUREMENTS:
     records[entry.name] = measurements.read_result(folder / entry.filename)
     for picture in entry.pictures:
         pictures[picture.name] = f"{picture.name}.png"
+        measurements.resolve(picture.draw)  # every section's plot module
 text = report.render_reports(records, pictures, "cache.py")["beyond.md"]
 assert "## 대화" in text, "the conversation's section is missing"
 print("torch" in sys.modules)

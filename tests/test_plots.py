@@ -1,4 +1,4 @@
-"""The figures (mminfer.report.plots): valid PNGs, Korean without missing glyphs, honest titles."""
+"""The pictures (each section's plot.py): valid PNGs, Korean with every glyph, honest titles."""
 
 from __future__ import annotations
 
@@ -23,7 +23,14 @@ from mminfer.measures.temp.temp import Temperatures
 from mminfer.measures.topp.measure import topp_detail
 from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import from_json, to_json
-from mminfer.report import plots
+from mminfer.report import drawing
+from mminfer.report.sections.anatomy.plot import plot_profile
+from mminfer.report.sections.conversation.plot import plot_conversation
+from mminfer.report.sections.latency.plot import plot_latency
+from mminfer.report.sections.serve.plot import plot_serve, serve_titles
+from mminfer.report.sections.sweep.plot import plot_sweep, sweep_ratio_title
+from mminfer.report.sections.temp.plot import plot_temp
+from mminfer.report.sections.topp.plot import plot_topp
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KOREAN_ANSWERS = (
@@ -95,7 +102,8 @@ def serve_record(tiny_model, tiny_run) -> Serve:
 @pytest.mark.parametrize("name", ["serve", "sweep", "temp", "topp"])
 def test_each_plot_writes_a_valid_png_and_nothing_else(name, request, tmp_path):
     record = request.getfixturevalue(f"{name}_record")
-    out = getattr(plots, f"plot_{name}")(record, tmp_path / f"{name}.png")
+    draw = {"serve": plot_serve, "sweep": plot_sweep, "temp": plot_temp, "topp": plot_topp}[name]
+    out = draw(record, tmp_path / f"{name}.png")
     assert_valid_png(out)
     assert [path.name for path in tmp_path.iterdir()] == [f"{name}.png"]
 
@@ -103,8 +111,8 @@ def test_each_plot_writes_a_valid_png_and_nothing_else(name, request, tmp_path):
 def test_korean_text_raises_no_missing_glyph_warning(temp_record, topp_record, tmp_path):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        plots.plot_temp(temp_record, tmp_path / "temp.png")
-        plots.plot_topp(topp_record, tmp_path / "topp.png")
+        plot_temp(temp_record, tmp_path / "temp.png")
+        plot_topp(topp_record, tmp_path / "topp.png")
     assert [str(w.message) for w in caught if "missing from font" in str(w.message)] == []
 
 
@@ -116,22 +124,22 @@ def test_log_axis_exponents_keep_their_minus_sign(topp_record, tmp_path, caplog)
     }
     decades = dataclasses.replace(topp_record, positions=positions)
     with caplog.at_level("WARNING"):
-        plots.plot_topp(decades, tmp_path / "topp.png")
+        plot_topp(decades, tmp_path / "topp.png")
     assert not [r for r in caplog.records if "does not have a glyph" in r.getMessage()]
 
 
 def test_answer_labels_are_the_answers_themselves():
-    assert plots.answer_label("가람 마을") == "가람 마을"
-    assert plots.answer_label("apple\n pie") == "apple pie"
-    assert plots.answer_label("") == "(빈 답)"
-    assert plots.answer_label("$5 and $6") == r"\$5 and \$6"  # not mathtext
+    assert drawing.answer_label("가람 마을") == "가람 마을"
+    assert drawing.answer_label("apple\n pie") == "apple pie"
+    assert drawing.answer_label("") == "(빈 답)"
+    assert drawing.answer_label("$5 and $6") == r"\$5 and \$6"  # not mathtext
 
 
 def test_hangul_is_drawn_with_the_packaged_font():
     from matplotlib import font_manager
 
     path = font_manager.findfont(
-        font_manager.FontProperties(family=plots.matplotlib.rcParams["font.family"])
+        font_manager.FontProperties(family=drawing.matplotlib.rcParams["font.family"])
     )
     assert path.endswith("NanumGothic.ttf")
 
@@ -139,7 +147,7 @@ def test_hangul_is_drawn_with_the_packaged_font():
 @pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o027, 0o640)])
 def test_plot_png_gets_the_mode_of_a_plain_open(temp_record, tmp_path, umask, mask, mode):
     umask(mask)
-    plots.plot_temp(temp_record, tmp_path / "temp.png")
+    plot_temp(temp_record, tmp_path / "temp.png")
     assert (tmp_path / "temp.png").stat().st_mode & 0o777 == mode
 
 
@@ -149,17 +157,17 @@ def test_plot_png_gets_the_mode_of_a_plain_open(temp_record, tmp_path, umask, ma
 def drawn(monkeypatch, draw, record):
     """The figure ``draw`` builds for ``record``, kept open instead of saved."""
     figures = []
-    monkeypatch.setattr(plots, "save_figure", lambda fig, out: figures.append(fig))
+    monkeypatch.setattr(drawing, "save_figure", lambda fig, out: figures.append(fig))
     draw(record, "unused.png")
     return figures[0]
 
 
 def test_the_serve_titles_say_what_the_table_shows():
-    speed, step = plots.serve_titles(course_serve_record())
+    speed, step = serve_titles(course_serve_record())
     assert speed.startswith("초당 토큰(중앙값)은 B = 32에서 가장 많다 (B = 1의 5.3배)")
     assert "B = 32부터 두 배마다 +10% 미만" in speed
     assert step.startswith("거의 공짜인 배치 없음") and "판정 ok (패스 7번" in step
-    speed, step = plots.serve_titles(demo_serve_record())
+    speed, step = serve_titles(demo_serve_record())
     assert "B = 64까지 두 배마다 +10% 넘게" in speed
     assert step.startswith("B = 8까지 거의 공짜")
 
@@ -169,24 +177,24 @@ def test_the_serve_title_states_growth_only_where_every_step_up_supports_it():
     5 passes short of Holm's level for 6 steps, where growth fell short (as the section)."""
     from reportcases import serve_dipping
 
-    speed, _ = plots.serve_titles(serve_dipping(2))
+    speed, _ = serve_titles(serve_dipping(2))
     assert "두 배마다 +10% 넘게" not in speed and "늘지 않은 곳" not in speed
 
 
 def test_the_sweep_ratio_title_marks_an_estimate():
     from reportcases import sweep_after_time_prompt
 
-    title = plots.sweep_ratio_title(sweep_after_time_prompt(64, [39, 63], 12.43, noisy=63))
+    title = sweep_ratio_title(sweep_after_time_prompt(64, [39, 63], 12.43, noisy=63))
     assert title.endswith("N = 64: 시간 비율이 토큰 비율에 못 미친다 (≈ 어림)")
 
 
 def test_the_serve_picture_draws_ranges_the_peak_the_cliff_and_plain_numbers(monkeypatch):
-    fig = drawn(monkeypatch, plots.plot_serve, course_serve_record())
+    fig = drawn(monkeypatch, plot_serve, course_serve_record())
     speed_ax, step_ax = fig.axes
     assert "정점: B = 32" in speed_ax.get_legend_handles_labels()[1]
     assert any("절벽: 배치 ×2에 한 단계 ×3.4" in text.get_text() for text in step_ax.texts)
     assert len(step_ax.containers) == 1  # the error bars of the passes' range
-    assert speed_ax.get_title() == plots.serve_titles(course_serve_record())[0]
+    assert speed_ax.get_title() == serve_titles(course_serve_record())[0]
     fig.canvas.draw()  # the log axes label plain numbers
     assert step_ax.get_yscale() == "log"  # 2.33 ms to 48 ms
     labels = []
@@ -196,7 +204,7 @@ def test_the_serve_picture_draws_ranges_the_peak_the_cliff_and_plain_numbers(mon
     shown = [label for label in labels if label]
     assert "40" in shown and "10" in shown  # milliseconds as they read
     assert not [label for label in shown if "times" in label or "^" in label or "e+" in label]
-    plots.plt.close(fig)
+    drawing.plt.close(fig)
 
 
 def serve_fitted_up_to(high: int, holds: bool) -> Serve:
@@ -227,9 +235,9 @@ NOT_HOLDING = {
 
 @pytest.mark.parametrize("high, holds, lines", [(16, True, FITTED), (64, False, NOT_HOLDING)])
 def test_the_serve_fit_is_solid_only_where_fitted_and_holding(monkeypatch, high, holds, lines):
-    fig = drawn(monkeypatch, plots.plot_serve, serve_fitted_up_to(high, holds))
+    fig = drawn(monkeypatch, plot_serve, serve_fitted_up_to(high, holds))
     assert fit_lines(fig.axes[1]) == lines
-    plots.plt.close(fig)
+    drawing.plt.close(fig)
 
 
 def test_the_ratio_panel_keeps_every_length_when_the_fit_fails(monkeypatch):
@@ -238,14 +246,14 @@ def test_the_ratio_panel_keeps_every_length_when_the_fit_fails(monkeypatch):
     steps["without_cache_s"] = steps["without_cache_s"][:8] + [None] * 7 + [0.0055]
     steps["without_cache_how"] = ["clocked"] * 8 + ["interpolation"] * 7 + ["clocked"]
     data["points"][1]["without_cache_from"] = "interpolation"
-    fig = drawn(monkeypatch, plots.plot_sweep, from_json(Sweep, data))
+    fig = drawn(monkeypatch, plot_sweep, from_json(Sweep, data))
     step_ax, _, ratio_ax = fig.axes
     labels = ratio_ax.get_legend_handles_labels()[1]
     assert "≈ 시간 비율, 캐시 없는 단계 일부를 보간으로" in labels
     time_ratio = ratio_ax.get_lines()[1]
     assert list(time_ratio.get_xdata()) == [1, 16]  # both lengths kept
     assert "캐시 미사용, 잰 단계 사이 보간 (≈)" in (step_ax.get_legend_handles_labels()[1])
-    plots.plt.close(fig)
+    drawing.plt.close(fig)
 
 
 # --- no picture covers itself (issue 30) ---------------------------------------------------------
@@ -281,23 +289,23 @@ def overlapping(fig) -> list[tuple[str, str]]:
 
 
 def test_overlapping_finds_a_legend_over_a_text(monkeypatch):
-    figure, ax = plots.plt.subplots()
+    figure, ax = drawing.plt.subplots()
     ax.plot([0, 1], [0, 1], label="a line with a long label")
     ax.annotate("a note", (0.5, 0.5), xycoords="axes fraction")
     ax.legend(loc="center")
     assert overlapping(figure)
-    plots.plt.close(figure)
+    drawing.plt.close(figure)
 
 
 PICTURE_CASES = {
-    "serve (demo)": (plots.plot_serve, lambda: demo_serve_record()),
-    "serve (course)": (plots.plot_serve, lambda: course_serve_record()),
-    "sweep": (plots.plot_sweep, lambda: reportdata.sweep_record()),
-    "temp": (plots.plot_temp, lambda: reportdata.temp_record()),
-    "topp": (plots.plot_topp, lambda: reportdata.topp_detail_record()),
-    "conversation": (plots.plot_conversation, lambda: reportdata.conversation_record()),
-    "latency": (plots.plot_latency, lambda: reportdata.latency_record()),
-    "anatomy_profile": (plots.plot_profile, lambda: reportdata.anatomy_record()),
+    "serve (demo)": (plot_serve, lambda: demo_serve_record()),
+    "serve (course)": (plot_serve, lambda: course_serve_record()),
+    "sweep": (plot_sweep, lambda: reportdata.sweep_record()),
+    "temp": (plot_temp, lambda: reportdata.temp_record()),
+    "topp": (plot_topp, lambda: reportdata.topp_detail_record()),
+    "conversation": (plot_conversation, lambda: reportdata.conversation_record()),
+    "latency": (plot_latency, lambda: reportdata.latency_record()),
+    "anatomy_profile": (plot_profile, lambda: reportdata.anatomy_record()),
 }
 
 
@@ -308,7 +316,7 @@ def test_no_legend_or_text_of_a_picture_covers_another(monkeypatch, case):
     try:
         assert overlapping(figure) == []
     finally:
-        plots.plt.close(figure)
+        drawing.plt.close(figure)
 
 
 def hangul(text: str) -> bool:
@@ -325,7 +333,7 @@ def test_the_sampling_pictures_speak_korean(monkeypatch, case):
             texts += ax.get_legend_handles_labels()[1]
             assert all(hangul(text) for text in texts if text.strip()), texts
     finally:
-        plots.plt.close(figure)
+        drawing.plt.close(figure)
 
 
 def test_the_conversation_picture_calls_a_ttft_that_falls_as_the_prompt_grows_an_estimate(
@@ -335,8 +343,8 @@ def test_the_conversation_picture_calls_a_ttft_that_falls_as_the_prompt_grows_an
 
     falling = ttft_falling()
     for record, estimate in ((reportdata.conversation_record(), False), (falling, True)):
-        figure = drawn(monkeypatch, plots.plot_conversation, record)
+        figure = drawn(monkeypatch, plot_conversation, record)
         try:
             assert figure.axes[1].get_title().endswith(": 어림") == estimate
         finally:
-            plots.plt.close(figure)
+            drawing.plt.close(figure)
