@@ -13,6 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
 from mminfer.records import interval
+from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, is_busy
+from mminfer.report.busy import busy_of, contention_of, timed_contentions
 
 
 def close(a: float, b: float) -> bool:
@@ -153,6 +155,42 @@ def judged_by(check, *names: str):
     return oracle
 
 
+def load_named(names: tuple[str, str]):
+    """A load named as the cause (``<section>.load_against_<other>``): the side written ran busy
+    by its figures and the other did not."""
+    return lambda records, about: busy_alone_in_figures(
+        records.get(names[0]), records.get(names[1]), names, about["variant"]
+    )
+
+
+def busy_recomputed(**records) -> bool:
+    """time.busy's oracle: the busy records recomputed from their contention figures (the process's
+    CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
+    stored flag, are those the words name, and there is one at least (the checker holds each
+    stored flag to its figures: mminfer.report.check.stored_decisions)."""
+    recomputed = [
+        name
+        for name, contention in timed_contentions(**records).items()
+        if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
+        or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
+    ]
+    named = [busy["rule"] for busy in busy_of(**records)]
+    return bool(recomputed) and recomputed == named
+
+
+def busy_alone_in_figures(one, other, names: tuple[str, str], chosen: str) -> bool:
+    """A load cause's oracle: the side named ran busy by its figures (is_busy, never the stored
+    flag) and the other did not."""
+    busy = {}
+    for name, record in zip(names, (one, other)):
+        contention = contention_of(record)
+        busy[name] = contention is not None and is_busy(
+            contention.cpu_share, contention.cpu_pressure
+        )
+    (other_name,) = [name for name in names if name != chosen]
+    return busy[chosen] and not busy[other_name]
+
+
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "count.differs_from_formula": count_differs_from_formula,
     "time.cache_faster": time_cache_faster,
@@ -161,4 +199,8 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.extra_rounds": time_extra_rounds,
     "serve.cliff_cache": serve_cliff_cache,
     "run.course_folder": run_course_folder,
+    "time.busy": lambda records, about: busy_recomputed(**records),
+    "sweep.load_against_time": load_named(("time", "sweep")),
+    "sweep.load_against_latency": load_named(("latency", "sweep")),
+    "serve.load_against_sweep": load_named(("serve", "sweep")),
 }

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from mminfer.measurements import alone_rules
 from mminfer.measures.time.time import Timing
-from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, Contention, is_busy
-from mminfer.records.sentences import Sentence
+from mminfer.records.machine import Contention
+from mminfer.records.sentences import Sentence, recomputed
 
 # The timing records: each timing rule's (the registry's ``alone``) record of its own name, in the
 # reports' order, time.json first (the reports' opening); each holds the contention of its timed
@@ -39,21 +39,6 @@ def busy_of(time: Timing, **records) -> list[dict]:
         for name, contention in timed_contentions(time, **records).items()
         if contention.busy
     ]
-
-
-def busy_recomputed(**records) -> bool:
-    """time.busy's check: the busy records recomputed from their contention figures (the process's
-    CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
-    stored flag, are those the words name, and there is one at least. It takes the records
-    busy_of names, by measurement name (mminfer.records.sentences.Sentence.supported)."""
-    recomputed = [
-        name
-        for name, contention in timed_contentions(**records).items()
-        if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
-        or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
-    ]
-    named = [busy["rule"] for busy in busy_of(**records)]
-    return bool(recomputed) and recomputed == named
 
 
 def busy_groups(busy: list[dict]) -> list[dict]:
@@ -93,7 +78,7 @@ BUSY_SENTENCES = (
             + "을 잴 때 기계가 바빴다. 그 시간은 믿지 말고 조용한 기계에서"
             " 다시 잴 것: `{{ retime }}`."
         ),
-        check=busy_recomputed,
+        check=recomputed,
     ),
 )
 
@@ -113,16 +98,3 @@ def busy_alone(one, other, names: tuple[str, str]) -> str | None:
     if one_busy == other_busy:
         return None
     return names[0] if one_busy else names[1]
-
-
-def busy_alone_in_figures(one, other, names: tuple[str, str], chosen: str) -> bool:
-    """A load cause's check: the side named ran busy by its figures (is_busy, never the stored
-    flag) and the other did not."""
-    busy = {}
-    for name, record in zip(names, (one, other)):
-        contention = contention_of(record)
-        busy[name] = contention is not None and is_busy(
-            contention.cpu_share, contention.cpu_pressure
-        )
-    (other_name,) = [name for name in names if name != chosen]
-    return busy[chosen] and not busy[other_name]

@@ -8,7 +8,7 @@ from mminfer.measures.sweep.sweep import Sweep
 from mminfer.records import Glance
 from mminfer.records.reconcile import reconcile
 from mminfer.records.sentences import Sentence, recomputed
-from mminfer.report.busy import busy_alone, busy_alone_in_figures
+from mminfer.report.busy import busy_alone
 
 PASSES = "패스 {{ serve.passes }}회"
 
@@ -456,9 +456,7 @@ SERVE_LOAD_SENTENCES = (
             "serve": "서빙을 잴 때만 기계가 바빴고, ",
             "sweep": "`## 길이에 따른 비용`을 잴 때만 기계가 바빴고, ",
         },
-        check=lambda serve, sweep, chosen: busy_alone_in_figures(
-            serve, sweep, ("serve", "sweep"), chosen
-        ),
+        check=recomputed,
     ),
 )
 

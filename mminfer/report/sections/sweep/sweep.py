@@ -15,7 +15,7 @@ from mminfer.records import Glance
 from mminfer.records.interval import median_interval
 from mminfer.records.reconcile import reconcile
 from mminfer.records.sentences import Sentence, recomputed
-from mminfer.report.busy import busy_alone, busy_alone_in_figures
+from mminfer.report.busy import busy_alone
 
 RUNS = "실행 {{ sweep.runs }}회"
 
@@ -360,17 +360,13 @@ SWEEP_LOAD_SENTENCES = (
         "sweep.load_against_time",
         holds=lambda time, sweep: busy_alone(time, sweep, ("time", "sweep")),
         words={"time": "time.json을 잴 때만 기계가 바빴고, ", "sweep": ONLY_SWEEP},
-        check=lambda time, sweep, chosen: busy_alone_in_figures(
-            time, sweep, ("time", "sweep"), chosen
-        ),
+        check=recomputed,
     ),
     Sentence(
         "sweep.load_against_latency",
         holds=lambda latency, sweep: busy_alone(latency, sweep, ("latency", "sweep")),
         words={"latency": "time.json의 실행을 잴 때만 기계가 바빴고, ", "sweep": ONLY_SWEEP},
-        check=lambda latency, sweep, chosen: busy_alone_in_figures(
-            latency, sweep, ("latency", "sweep"), chosen
-        ),
+        check=recomputed,
     ),
 )
 
