@@ -15,10 +15,12 @@ predicate is false writes nothing. Each question is tallied in the report's
 key (the variant in ``about``), so the claims' tally and tests see every sentence.
 
 A sentence that compares timed figures (faster, slower, the same, within a limit, a share, grew)
-also gives ``check``: the same measurements' records in, whether the raw runs in them support what
-the words say, recomputed from the runs with mminfer.records.interval, never read from the
-record's stored intervals or decisions. The checker (mminfer.report.check) runs it for every
-such sentence a report wrote, and fails the results folder on any it does not support.
+also gives ``check``: :func:`recomputed` for every sentence today (its predicate is its
+measure's decision, from the raw runs; the checker recomputes it on the records read back), or a
+callable that says whether the raw runs support the words (the form a test plants). The
+checker (mminfer.report.check) runs it for every such sentence a report wrote, and fails the
+results folder on any it does not support; the independent re-derivations are the suite's
+oracles (tests/oracles_*.py).
 
 Pure Python, no torch: the report rule imports it.
 """

@@ -1,24 +1,26 @@
-"""Check a results folder's reports: every comparison they write, recomputed from the raw runs.
+"""Check a results folder's reports: every decision they word, recomputed from the raw runs.
 
 ``python -m mminfer.report.check RESULTS`` reads every result file in the folder (config key
-``outdir``), renders each report from the files its rule reads (report.md from the task's,
-beyond.md from all), as the report rules do, and for each sentence written that compares timed
-figures (a :class:`~mminfer.records.sentences.Sentence` with a ``check``) recomputes from the
-JSON's raw runs, with mminfer.records.interval, whether the words are supported: a faster,
-slower, the same, within a limit, a share. Every figure printed under its JSON key (the
-``figure`` filter and the keyed interval filters, mminfer.report.render.Figures) must be that
-key's value at the printed precision (three significant digits, or every digit of an integer),
-and one key is printed with one value in both reports. Every stored decision (a measurement's
-``stored``: time.json's cache_faster, each lookup K's faster, ...) must be what the function that
-wrote it gives from the runs, and every timed record's busy flag what its figures say. One line
-per comparison, per wrong figure and per parted decision; the exit status is 1 where any is not
-supported, or where report.md or beyond.md in the folder is not what these files render (stale),
-2 where the folder cannot be read, 0 otherwise.
+``outdir``), renders each report from the files its rule reads (report.md from the task's, beyond.md
+from all), as the report rules do, and for each sentence written that compares timed figures (a
+:class:`~mminfer.records.sentences.Sentence` with a ``check``) recomputes its decision from the
+JSON's raw runs with the function that chose its words (its measure's decide.py): a faster, slower,
+the same, within a limit, a share. Every figure printed under its JSON key (the ``figure`` filter
+and the keyed interval filters, mminfer.report.render.Figures) must be that key's value at the
+printed precision (three significant digits, or every digit of an integer), and one key is printed
+with one value in both reports. Every stored decision (a measurement's ``stored``: time.json's
+cache_faster, each lookup K's faster, ...) must be what the function that wrote it gives from the
+runs, and every timed record's busy flag what its figures say. One line per comparison, per wrong
+figure and per parted decision; the exit status is 1 where any is not supported, or where report.md
+or beyond.md in the folder is not what these files render (stale), 2 where the folder cannot be
+read, 0 otherwise.
 
-The check never reads the stored intervals or decisions of a record: each sentence's ``check``
-starts from the runs (``with_cache_runs_s``, a probe's ``runs_s``, ...). A report rendered by
-another version of mminfer may hold other sentences: the check is of what this version writes
-from these files.
+The decisions start from the runs (``with_cache_runs_s``, a probe's ``runs_s``, ...), never from the
+stored intervals or words, which are compared with them instead; the re-derivations that guard the
+decision functions themselves are the suite's oracles (tests/oracles_*.py). Since the reports are
+rendered anew from the same files, a report in the folder that words a decision otherwise is named
+by its first differing line. A report rendered by another version of mminfer may hold other
+sentences: the check is of what this version writes from these files.
 """
 
 from __future__ import annotations

@@ -58,7 +58,9 @@ def answer_label(answer: str) -> str:
 
 
 def save_figure(fig, out_png) -> Path:
-    """Lay ``fig`` out, save it as PNG through io.atomic_writer, then close it."""
+    """Lay ``fig`` out, save it as PNG through io.atomic_writer, then close it. Each section's
+    plot.py calls it as ``drawing.save_figure``, so that a test or scripts/same_reports.py can
+    put its own in its place and catch the figure."""
     path = Path(out_png)
     # A log axis writes 10^{-2} in mathtext, in its labels' first font: DejaVu has the minus.
     for ax in fig.axes:

@@ -23,6 +23,14 @@ def decide_carry_faster(
     return rounds_faster(recompute_runs_s, carry_runs_s, runs, max_runs)
 
 
+def turn_carry_faster(conversation: Conversation, turn: ConversationTurn) -> str:
+    """:func:`decide_carry_faster` over a timed turn's own rounds."""
+    timing = turn.timing
+    return decide_carry_faster(
+        timing.recompute_runs_s, timing.carry_runs_s, conversation.runs, conversation.max_runs
+    )
+
+
 def pitfall_lesson(pitfall: Pitfall) -> str:
     """The lesson the report draws from what generate did (the section's ``lessons``).
 
@@ -98,17 +106,7 @@ def carry_faster(conversation: Conversation) -> str | None:
     (decided slower at some: a busy machine), "undecided" (else: the turns not decided are named);
     None where no turn was timed. Each turn decided from its raw rounds
     (:func:`decide_carry_faster`, the stored ``carry_faster``'s function)."""
-    found = {
-        CARRY[
-            decide_carry_faster(
-                turn.timing.recompute_runs_s,
-                turn.timing.carry_runs_s,
-                conversation.runs,
-                conversation.max_runs,
-            )
-        ]
-        for turn in timed_turns(conversation)
-    }
+    found = {CARRY[turn_carry_faster(conversation, turn)] for turn in timed_turns(conversation)}
     for word in ("slower", "undecided", "every"):
         if word in found:
             return word
@@ -166,13 +164,10 @@ def no_breaks(conversation: Conversation) -> bool:
 def stored_decisions(conversation: Conversation) -> dict[str, tuple[object, object]]:
     """conversation.json's stored decisions (each timed turn's ``carry_faster``) beside their
     recomputation from the rounds (the checker's)."""
-    found = {}
-    for turn in timed_turns(conversation):
-        again = decide_carry_faster(
-            turn.timing.recompute_runs_s,
-            turn.timing.carry_runs_s,
-            conversation.runs,
-            conversation.max_runs,
+    return {
+        f"turns.{turn.turn}.timing.carry_faster": (
+            turn.timing.carry_faster,
+            turn_carry_faster(conversation, turn),
         )
-        found[f"turns.{turn.turn}.timing.carry_faster"] = (turn.timing.carry_faster, again)
-    return found
+        for turn in timed_turns(conversation)
+    }

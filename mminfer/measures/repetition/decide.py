@@ -78,26 +78,28 @@ def samples_never_loop(repetition: Repetition) -> bool:
 COSTS = {"yes": "share", "same": "same", "no": "not_slower", "undecided": "undecided"}
 
 
-def cost_of(repetition: Repetition) -> str | None:
-    """repetition.share's variant, from the paired rounds (:func:`decide_penalty_costs`, the
-    stored ``penalty_costs``'s function): "share" (above 0), "same", "not_slower", "undecided";
-    None untimed."""
+def penalty_costs(repetition: Repetition) -> str | None:
+    """:func:`decide_penalty_costs` over the record's own rounds; None untimed."""
     timing = repetition.timing
     if timing is None:
         return None
-    found = decide_penalty_costs(
+    return decide_penalty_costs(
         timing.with_penalty_runs_s, timing.without_penalty_runs_s, timing.runs, timing.max_runs
     )
+
+
+def cost_of(repetition: Repetition) -> str | None:
+    """repetition.share's variant, from the paired rounds (:func:`penalty_costs`): "share"
+    (above 0), "same", "not_slower", "undecided"; None untimed."""
+    found = penalty_costs(repetition)
+    if found is None:
+        return None
     return COSTS[found]
 
 
 def stored_decisions(repetition: Repetition) -> dict[str, tuple[object, object]]:
     """repetition.json's stored decision (``penalty_costs``) beside its recomputation from the
     rounds (the checker's); none where the penalty was not timed."""
-    timing = repetition.timing
-    if timing is None:
+    if repetition.timing is None:
         return {}
-    again = decide_penalty_costs(
-        timing.with_penalty_runs_s, timing.without_penalty_runs_s, timing.runs, timing.max_runs
-    )
-    return {"timing.penalty_costs": (timing.penalty_costs, again)}
+    return {"timing.penalty_costs": (repetition.timing.penalty_costs, penalty_costs(repetition))}

@@ -230,9 +230,6 @@ def fixed_share(fit: StepFit, new_tokens: int, with_cache: Interval) -> Interval
     )
 
 
-# --- the sentences: each predicate reads the stored intervals, each check the raw runs -----------
-
-
 def sweep_rows(sweep: Sweep) -> list[dict]:
     """The table's rows: each length, and how its uncached time is marked.
 

@@ -1,8 +1,4 @@
-"""The anatomy's and the profile's picture, drawn beside its section from its record.
-
-mminfer.report.drawing holds the helpers (save_figure called through it, so a test can catch the
-figure); the plot job calls it (the registry's Picture.draw).
-"""
+"""The anatomy's and the profile's pictures, drawn beside the section (over report.drawing)."""
 
 from __future__ import annotations
 

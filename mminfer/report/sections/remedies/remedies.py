@@ -42,8 +42,8 @@ SAVINGS = {
 
 
 def saving_sentence(name: str, suffix: str) -> Sentence:
-    """remedies.<name><suffix>: the remedy's saving cell (SAVINGS), only what its rounds decide;
-    the check holds the rounds' decision to the words written and to the one stored."""
+    """remedies.<name><suffix>: the remedy's saving cell (SAVINGS), only what its rounds decide
+    (the checker holds the one stored to it: decide.stored_decisions)."""
     saving, texts = SAVINGS[suffix]
 
     def holds(remedies: Remedies) -> str | None:

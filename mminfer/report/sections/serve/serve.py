@@ -164,8 +164,8 @@ FIRST_EXPERTS = "{{ serve.batches[0].experts_touched|fmt('.2f') }}개"
 STEPS = "{{ serve.batches|length - 1 }}단계"
 
 
-# The section's sentences (mminfer.records.sentences), asked for by serve.md.j2; each check
-# recomputes its comparison from the passes' medians (pass_step_s), paired by pass.
+# The section's sentences (mminfer.records.sentences), asked for by serve.md.j2; each predicate
+# is serve's decide.py's, from the passes (paired by pass).
 ALONE_SENTENCES = (
     Sentence(
         "serve.cliff_cache",

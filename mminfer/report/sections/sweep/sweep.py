@@ -125,8 +125,8 @@ CACHED_STEP = (  # a cached step after the prefill: the mean over all of them, e
 CLOCKED = "{% set first, spread = sweep.clocked_counts() %}"
 
 
-# The section's sentences (mminfer.records.sentences), asked for by sweep.md.j2; each check
-# recomputes from the runs in steps.*_runs_s.
+# The section's sentences (mminfer.records.sentences), asked for by sweep.md.j2; each predicate
+# is sweep's decide.py's, from the runs in steps.*_runs_s.
 ALONE_SENTENCES = (
     Sentence(
         "sweep.longest_estimate",

@@ -1,8 +1,4 @@
-"""The top-p distributions' picture, drawn beside its section from its record.
-
-mminfer.report.drawing holds the helpers (save_figure called through it, so a test can catch the
-figure); the plot job calls it (the registry's Picture.draw).
-"""
+"""The top-p distributions' picture, drawn beside its section (over mminfer.report.drawing)."""
 
 from __future__ import annotations
 
