@@ -19,7 +19,7 @@ from mminfer.measurements import (
     report_of_file,
 )
 from mminfer.records import read_record
-from mminfer.records.claims import ClaimLog
+from mminfer.report.decided import DecisionLog
 from mminfer.report.render import render_reports
 from mminfer.workflow.script import job_log, rule_only
 
@@ -40,17 +40,17 @@ def report(files: dict, report_out: str, cache_script: str | None = None) -> Non
         if key(entry.name) in files
     }
     linked = {name: picture_file(name) for name in pictures()}  # each beside the report
-    claims = ClaimLog()
+    decisions = DecisionLog()
     texts = render_reports(
         records,
         pictures=linked,
         cache_script=None if cache_script is None else relative_to(cache_script, folder),
-        claims=claims,
+        decisions=decisions,
         results=str(folder),
         reports=(which,),
     )
     write_text_atomic(report_out, texts[REPORTS[which]])
-    logging.getLogger("mminfer").info("wrote %s; %s", report_out, claims.summary())
+    logging.getLogger("mminfer").info("wrote %s; %s", report_out, decisions.summary())
 
 
 if "snakemake" in globals():

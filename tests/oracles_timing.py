@@ -76,7 +76,7 @@ def time_reason(records, about) -> bool:
 
 
 def time_fixed_cost(records, about) -> bool:
-    """time.fixed_cost: the narrow runs over the cached ones, round by round; only their
+    """time.fixed_cost_said: the narrow runs over the cached ones, round by round; only their
     interval's low end bounds the fixed share: past 1 "above", at least 0.9 "almost_all", else
     "at_least"; "undecided" short of the level."""
     time = records["time"]
@@ -192,10 +192,10 @@ def busy_alone_in_figures(one, other, names: tuple[str, str], chosen: str) -> bo
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "count.differs_from_formula": count_differs_from_formula,
+    "cache.counts_differ": count_differs_from_formula,
     "time.cache_faster": time_cache_faster,
     "time.reason": time_reason,
-    "time.fixed_cost": time_fixed_cost,
+    "time.fixed_cost_said": time_fixed_cost,
     "time.extra_rounds": time_extra_rounds,
     "serve.cliff_cache": serve_cliff_cache,
     "run.course_folder": run_course_folder,

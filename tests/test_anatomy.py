@@ -42,9 +42,9 @@ from mminfer.model.narrow import minimal_width
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora, wrapped_forward
 from mminfer.records import read_record, write_record
-from mminfer.records.claims import ClaimLog
 from mminfer.records.interval import median_interval
 from mminfer.records.machine import speed_of, two_groups
+from mminfer.report.decided import DecisionLog
 from mminfer.report.render import render_reports, sentence_table, unwrap
 
 SHAPE = {
@@ -428,18 +428,18 @@ def test_an_achieved_rate_above_its_limit_is_never_a_share():
 def unsupported(records: dict) -> list[str]:
     """The anatomy's comparison sentences the report wrote that the raw runs do not support:
     their oracles (tests/oracles_anatomy.py), else the checker's own recomputation."""
-    log = ClaimLog()
-    render_reports(records, claims=log)  # beyond.md holds the anatomy's section
+    log = DecisionLog()
+    render_reports(records, decisions=log)  # beyond.md holds the anatomy's section
     table = sentence_table()
     found = []
-    for claim in log.rendered:
-        ours = claim.key.startswith("anatomy.") or claim.key == "time.fixed_cost_measured"
+    for claim in log.written:
+        ours = claim.said and claim.key.startswith("anatomy.")
         sentence = table[claim.key] if ours else None
         if sentence is None or not sentence.compares:
             continue
-        chosen = claim.about.get("variant", True)
+        chosen = claim.value
         if claim.key in ORACLES:
-            held = ORACLES[claim.key](records, claim.about)
+            held = ORACLES[claim.key](records, claim.cited)
         else:
             held = sentence.supported(records, chosen)
         if not held:

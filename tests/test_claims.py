@@ -1,4 +1,4 @@
-"""Every sentence a checked claim: the framework (mminfer.records.claims) and the property tests.
+"""Every sentence a checked claim: the framework (mminfer.report.decided) and the property tests.
 
 The property tests build records of every shape a run can give, through the project's own
 constructors (tests/reportdata.py's records, the summaries derived by the measuring code itself),
@@ -18,8 +18,8 @@ from oracles import ORACLES, denied, unsupported
 from reportdata import every_record, serve_record
 
 from mminfer.measures.serve import measure as serve_measure
-from mminfer.records.claims import Claim, ClaimLog
-from mminfer.report.render import render_reports, sentence_table
+from mminfer.report.decided import Decision, DecisionLog
+from mminfer.report.render import decide_modules, render_reports, sentence_table
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERTY = settings(max_examples=150, deadline=None, derandomize=True)
@@ -31,28 +31,38 @@ FIND = settings(PROPERTY, phases=[Phase.generate])  # a planted error: found, no
 # --- the framework -------------------------------------------------------------------------------
 
 
-def test_said_tallies_written_and_suppressed_claims():
-    log = ClaimLog()
-    assert log.said(Claim("serve.one", True, {"batch": 2})) is True
-    assert log.said(Claim("serve.two", False)) is False
-    assert [c.key for c in log.rendered] == ["serve.one"]
-    assert [c.key for c in log.suppressed] == ["serve.two"]
-    assert log.summary() == "claims: 1 rendered, 1 suppressed (serve.two)"
+def test_the_log_tells_written_decisions_from_those_without_words():
+    log = DecisionLog()
+    assert log.add(Decision("serve.one", "yes", {"batch": 2})) == "yes"
+    assert log.add(Decision("serve.two", None)) is None
+    assert log.add(Decision("serve.three", False)) is False
+    assert [d.key for d in log.written] == ["serve.one"]
+    assert [d.key for d in log.unwritten] == ["serve.two", "serve.three"]
+    assert log.written[0].cited == {"variant": "yes", "batch": 2}
+    assert log.summary() == "decisions: 1 written, 2 without words (serve.three, serve.two)"
 
 
-def test_a_claim_cannot_be_read_as_a_truth_value_without_the_tally():
-    with pytest.raises(TypeError, match="tally"):
-        bool(Claim("serve.one", True))
+def test_a_decision_key_names_its_measurement():
+    with pytest.raises(ValueError, match="measurement"):
+        Decision(key="every_doubling_grew", value=True)
 
 
-def test_a_claim_key_names_its_section():
-    with pytest.raises(ValueError, match="section"):
-        Claim(key="every_doubling_grew", holds=True)
+def test_the_template_s_decide_logs_each_call_under_its_function_s_key():
+    from mminfer.measures.time import decide as time_decide
+    from mminfer.report.decided import Decided
+
+    log = DecisionLog()
+    decided = Decided({"time": time_decide}, log)
+    time = every_record()["time"]
+    assert decided.time.cache_faster(time) == time_decide.cache_faster(time)
+    assert [d.key for d in log.asked] == ["time.cache_faster"]
+    with pytest.raises(AttributeError, match="decide.py"):
+        decided.__getattr__("kvbytes")
 
 
 def test_the_report_counts_each_claim_once_though_sections_render_twice_for_their_glance_rows():
-    log = ClaimLog()
-    render_reports(every_record(), claims=log)  # serve's section is beyond.md's
+    log = DecisionLog()
+    render_reports(every_record(), decisions=log)  # serve's section is beyond.md's
     keys = [c.key for c in log.asked]
     assert keys.count("serve.growth") == 1
 
@@ -64,9 +74,12 @@ def test_every_sentence_is_one_sentence_class_and_every_oracle_names_one():
         assert not re.search(r'\bclaim\(\s*"', path.read_text(encoding="utf-8")), path
     for folder in ("mminfer", "report"):
         for path in (ROOT / folder).rglob("*.md.j2"):
-            assert "said(" not in path.read_text(encoding="utf-8"), path
+            assert not re.search(r"\bsaid\(", path.read_text(encoding="utf-8")), path
     assert {"run.course_folder", "serve.cliff_cache"} <= set(ORACLES)
-    assert sorted(set(ORACLES) - set(sentence_table())) == []
+    decided = {
+        f"{folder}.{name}" for folder, module in decide_modules().items() for name in dir(module)
+    }
+    assert sorted(set(ORACLES) - set(sentence_table()) - decided) == []
 
 
 # --- records of every shape a run can give -------------------------------------------------------
@@ -101,8 +114,8 @@ def serve_record_of(steps: dict[int, float]):
 
 def check_serve(steps: dict[int, float]) -> None:
     records = every_record(serve=serve_record_of(steps))
-    log = ClaimLog()
-    render_reports(records, claims=log)  # report.md and beyond.md, each from its own records
+    log = DecisionLog()
+    render_reports(records, decisions=log)  # report.md and beyond.md, each from its own records
     assert denied(records, log) == []
     assert unsupported(records, log) == []
 

@@ -29,7 +29,7 @@ from reportdata import (
 from mminfer.measures.batch.batch import Batch
 from mminfer.measures.topp.topp import TopPDetail
 from mminfer.records import from_json, to_json
-from mminfer.records.claims import ClaimLog
+from mminfer.report.decided import DecisionLog
 from mminfer.report.render import render_reports, sentence_table
 
 PROPERTY = settings(
@@ -44,8 +44,8 @@ COUNTS = st.integers(min_value=1, max_value=30)
 
 
 def check(records: dict) -> None:
-    log = ClaimLog()
-    render_reports(records, claims=log)  # report.md and beyond.md, each from its own records
+    log = DecisionLog()
+    render_reports(records, decisions=log)  # report.md and beyond.md, each from its own records
     assert denied(records, log) == []
     assert unsupported(records, log) == []
 
@@ -250,9 +250,9 @@ def written_keys(name: str) -> set[str]:
     """The keys of the claims and sentences both reports of the golden case ``name`` wrote (the
     beyond sections' sentences are beyond.md's)."""
     case = cases()[name]
-    log = ClaimLog()
-    render_reports(case["records"], case["pictures"], case["cache_script"], claims=log)
-    return {claim.key for claim in log.rendered}
+    log = DecisionLog()
+    render_reports(case["records"], case["pictures"], case["cache_script"], decisions=log)
+    return {claim.key for claim in log.written}
 
 
 def test_a_quiet_run_still_says_what_its_rounds_decide():

@@ -44,11 +44,11 @@ from reportdata import (
     timed,
 )
 
-import mminfer.report.sections.cache.time as time_section
 import mminfer.report.sections.sweep.sweep as sweep_section
 from mminfer.measures.sweep.measure import filled_steps
-from mminfer.records.claims import ClaimLog
-from mminfer.report.render import render_reports, sentence_table
+from mminfer.measures.time.decide import fixed_cost_said
+from mminfer.report.decided import DecisionLog
+from mminfer.report.render import decide_modules, render_reports, sentence_table
 
 PROPERTY = settings(
     max_examples=120,
@@ -211,8 +211,8 @@ def timing_records(draw) -> dict:
 
 
 def check(records: dict) -> None:
-    log = ClaimLog()
-    render_reports(records, claims=log)  # report.md and beyond.md, each from its own records
+    log = DecisionLog()
+    render_reports(records, decisions=log)  # report.md and beyond.md, each from its own records
     assert denied(records, log) == []
     assert unsupported(records, log) == []
 
@@ -226,16 +226,30 @@ def test_the_timing_sections_write_only_claims_their_records_support(records):
 @pytest.mark.parametrize("name", sorted(cases()))
 def test_every_golden_case_writes_only_claims_its_records_support(name):
     case = cases()[name]
-    log = ClaimLog()
-    render_reports(case["records"], case["pictures"], case["cache_script"], claims=log)
+    log = DecisionLog()
+    render_reports(case["records"], case["pictures"], case["cache_script"], decisions=log)
     assert denied(case["records"], log) == []
     assert unsupported(case["records"], log) == []
 
 
+def honest_of(key: str):
+    """The decision the words of ``key`` follow: a sentence's predicate, or the decide.py
+    function a template asks (``"time.fixed_cost_said"``)."""
+    if key in sentence_table():
+        return sentence_table()[key].holds
+    folder, name = key.split(".", 1)
+    return getattr(decide_modules()[folder], name)
+
+
 def plant(monkeypatch, key: str, holds) -> None:
-    """The sentence ``key`` with a planted predicate beside its honest words and check."""
-    honest = sentence_table()[key]
-    monkeypatch.setitem(sentence_table(), key, dataclasses.replace(honest, holds=holds))
+    """The decision ``key`` planted (a sentence's predicate, or the decide.py function its
+    template asks) beside its honest words."""
+    if key in sentence_table():
+        honest = sentence_table()[key]
+        monkeypatch.setitem(sentence_table(), key, dataclasses.replace(honest, holds=holds))
+        return
+    folder, name = key.split(".", 1)
+    monkeypatch.setattr(decide_modules()[folder], name, holds)
 
 
 def test_the_property_test_catches_the_time_ratio_judged_from_the_medians(monkeypatch):
@@ -323,13 +337,13 @@ def test_the_property_test_catches_the_fixed_cost_judged_from_the_medians(monkey
     is past 90 % of the cached one, however the rounds spread (a low end below 90 %, or rounds
     that decide nothing)."""
 
-    def medians(time, count):
-        honest = time_section.time_fixed_cost(time, count)
+    def medians(time, ratio):
+        honest = fixed_cost_said(time, ratio)
         if honest is None:
             return None
         return "almost_all" if time.narrow_s > 0.9 * time.with_cache_s else honest
 
-    plant(monkeypatch, "time.fixed_cost", medians)
+    plant(monkeypatch, "time.fixed_cost_said", medians)
     with pytest.raises(AssertionError):
         FIND(given(timing_records())(check))()
 
@@ -338,7 +352,7 @@ def test_the_property_test_catches_the_fixed_cost_judged_from_the_medians(monkey
     ("key", "found", "said"),
     [
         ("latency.sweep_crosses", "undecided", "never"),
-        ("time.fixed_cost", "undecided", "at_least"),
+        ("time.fixed_cost_said", "undecided", "at_least"),
         ("latency.ttft_paths", "undecided", "same"),
         ("latency.tpot_agrees", "undecided", "agrees"),
         ("latency.speed", "undecided", "below"),
@@ -349,11 +363,11 @@ def test_the_property_test_catches_the_fixed_cost_judged_from_the_medians(monkey
 def test_the_property_test_catches_words_the_runs_do_not_decide(monkeypatch, key, found, said):
     """A sentence written as ``said`` where its predicate found ``found`` (the runs too few or
     too spread to decide it): its check, recomputed from the raw runs, rejects it."""
-    honest = sentence_table()[key].holds
+    honest = honest_of(key)
 
     @functools.wraps(honest)  # the predicate's parameters: the records it reads
-    def planted(**records):
-        chosen = honest(**records)
+    def planted(*args, **records):
+        chosen = honest(*args, **records)
         return said if chosen == found else chosen
 
     plant(monkeypatch, key, planted)

@@ -41,7 +41,7 @@ from mminfer.model.loading import ModelSpec, load_model, save_state_dict
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM
 from mminfer.records import FirstDifference, from_json, to_json
-from mminfer.report.render import environment, unwrap
+from mminfer.report.render import environment, rendering_context, unwrap
 from mminfer.report.sections.conversation.conversation import (
     conversation_facts,
     conversation_serve_facts,
@@ -514,9 +514,10 @@ def record(tiny_sft_loaded, tiny_tokenizer, tiny_run):
 def render(facts: dict, pictures=None, serve=None) -> str:
     """The section alone, its wrapped lines joined as Markdown reads them."""
     env = environment(REPORT)
-    env.globals["say"].records = {"conversation": facts["record"], "serve": serve}
+    records = {"conversation": facts["record"], "serve": serve}
+    context = rendering_context(env, records)
     template = env.get_template("conversation/conversation.md.j2")
-    return unwrap(template.render(conversation=facts, pictures=pictures))
+    return unwrap(template.render(context, conversation=facts, pictures=pictures))
 
 
 def test_the_section_states_the_measured_figures(record):

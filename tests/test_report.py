@@ -41,9 +41,9 @@ from mminfer.measures.serve.decide import capacity_bound
 from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.decide import against_cache, distinct_grows, distinct_trend
-from mminfer.measures.time.decide import cache_faster
+from mminfer.measures.time.decide import cache_faster, fixed_cost_said, reason
 from mminfer.measures.topp.decide import positions_compared
-from mminfer.records import bands, decided_bands, from_json, to_json
+from mminfer.records import bands, decided_bands, from_json, to_json, token_ratio
 from mminfer.report.render import (
     FILTERS,
     fmt_bytes,
@@ -159,14 +159,9 @@ FIVE_ROUNDS = {
     ],
 )
 def test_the_fixed_cost_follows_time_json_s_narrow_rounds(time, variant, words):
-    """time.fixed_cost reads time.json's own narrow side, whatever sweep.json or anatomy.json
+    """time.fixed_cost_said reads time.json's own narrow side, whatever sweep.json or anatomy.json
     say; it states a share, and calls it fixed cost, only where the share's interval decides."""
-    records = {"time": time, "count": count_record()}
-    sentence = sentence_table()["time.fixed_cost"]
-    assert sentence.choose(records) == variant
-    assert sentence.supported(records, variant)
-    for other in {"at_least", "almost_all", "above", "undecided"} - {variant}:
-        assert not sentence.supported(records, other)
+    assert fixed_cost_said(time, token_ratio(count_record())) == variant
     for beside in (
         {},
         {"sweep": sweep_record(holds=False), "anatomy": anatomy_record(new_tokens=32)},
@@ -205,22 +200,17 @@ def test_the_fixed_cost_follows_time_json_s_narrow_rounds(time, variant, words):
     ],
 )
 def test_the_reason_line_places_the_speedup_against_the_token_ratio(time, count, variant, words):
-    """time.reason: the paired rounds' speedup against the token ratio, no cause named but the
+    """decide.reason: the paired rounds' speedup against the token ratio, no cause named but the
     calls; the fixed cost follows where the speedup falls short or cannot be placed, not where it
     passes the ratio nor where the time must not be believed."""
-    records = {"time": time, "count": count}
-    reason = sentence_table()["time.reason"]
-    assert reason.choose(records) == variant
-    if variant is not None:
-        assert reason.supported(records, variant)
-        assert not reason.supported(records, "past" if variant != "past" else "short")
+    assert reason(time, token_ratio(count)) == variant
     prose = kv_prose(render_report(task_records(time=time, count=count)))
     if words is not None:
         assert words in prose
     else:
         assert "토큰 비율(" not in prose
     said = variant in ("short", "undecided")
-    assert (sentence_table()["time.fixed_cost"].choose(records) is not None) is said
+    assert (fixed_cost_said(time, token_ratio(count)) is not None) is said
     assert ("같은 라운드에서 잰 최소 폭 모델" in prose) is said
     assert ("**고정비**" in render_report(task_records(time=time, count=count))) is said
 

@@ -20,9 +20,9 @@ from reportdata import (
 import mminfer.report.render as render
 import mminfer.report.sections.latency.latency as latency_section
 from mminfer.measurements import REPORTS
-from mminfer.records.claims import ClaimLog
 from mminfer.records.sentences import Sentence
-from mminfer.report.render import environment, render_reports, sentence_table
+from mminfer.report.decided import DecisionLog
+from mminfer.report.render import environment, render_reports, rendering_context, sentence_table
 
 BYTES_EQUAL = Sentence(
     "kvbytes.equal",
@@ -34,11 +34,8 @@ BYTES_EQUAL = Sentence(
 def say_with(monkeypatch, records, *sentences):
     """The environment's ``say`` on ``records``, its table ``sentences``, tallying into a log."""
     monkeypatch.setattr(render, "sentence_table", lambda: {s.key: s for s in sentences})
-    env = environment()
-    log = ClaimLog()
-    monkeypatch.setattr(env.globals["say"].tally, "log", log)
-    monkeypatch.setattr(env.globals["say"], "records", records)
-    return env.globals["say"], log
+    log = DecisionLog()
+    return rendering_context(environment(), records, decisions=log)["say"], log
 
 
 def test_a_sentence_key_names_its_section():
@@ -49,13 +46,13 @@ def test_a_sentence_key_names_its_section():
 def test_a_sentence_whose_predicate_holds_is_written_with_its_record_s_figures(monkeypatch):
     say, log = say_with(monkeypatch, {"kvbytes": kv_record()}, BYTES_EQUAL)
     assert say("kvbytes.equal") == "헤드 2개"
-    assert [claim.key for claim in log.rendered] == ["kvbytes.equal"]
+    assert [claim.key for claim in log.written] == ["kvbytes.equal"]
 
 
 def test_a_sentence_whose_predicate_is_false_writes_nothing_and_is_tallied(monkeypatch):
     say, log = say_with(monkeypatch, {"kvbytes": kv_record(measured_bytes=1)}, BYTES_EQUAL)
     assert say("kvbytes.equal") == ""
-    assert log.summary() == "claims: 0 rendered, 1 suppressed (kvbytes.equal)"
+    assert log.summary() == "decisions: 0 written, 1 without words (kvbytes.equal)"
 
 
 def test_a_sentence_writes_the_words_of_the_variant_that_holds(monkeypatch):
@@ -66,10 +63,10 @@ def test_a_sentence_writes_the_words_of_the_variant_that_holds(monkeypatch):
     )
     say, log = say_with(monkeypatch, {"kvbytes": kv_record()}, sentence)
     assert say("kvbytes.bytes") == "같다"
-    assert dict(log.rendered[0].about) == {"variant": "equal"}
+    assert log.written[0].cited == {"variant": "equal"}
     say.records = {"kvbytes": kv_record(matches=False)}
     assert say("kvbytes.bytes") == ""
-    assert [claim.key for claim in log.suppressed] == ["kvbytes.bytes"]
+    assert [claim.key for claim in log.unwritten] == ["kvbytes.bytes"]
 
 
 def test_a_variant_without_words_is_an_error():
@@ -96,12 +93,13 @@ def test_every_sentence_is_asked_for_and_every_ask_is_a_sentence():
 def rendered(words: str, shapes: list[dict]) -> str:
     """The words on the first of ``shapes`` whose records they can read (a variant may need its
     own record's shape: sampler's first difference)."""
+    env = environment()
     for records in shapes[:-1]:
         try:
-            return environment().from_string(words).render(records)
+            return env.from_string(words).render(records | rendering_context(env, records))
         except jinja2.UndefinedError:
             continue
-    return environment().from_string(words).render(shapes[-1])
+    return env.from_string(words).render(shapes[-1] | rendering_context(env, shapes[-1]))
 
 
 def test_the_table_holds_every_section_module_s_sentences():
@@ -137,9 +135,9 @@ def test_the_reports_ask_each_converted_sentence_once():
     naming that report's own busy records, so it is asked once in each."""
     asked = {}
     for report in REPORTS:
-        log = ClaimLog()
-        render_reports(every_record(), claims=log, reports=(report,))
-        asked[report] = [claim.key for claim in log.asked]
+        log = DecisionLog()
+        render_reports(every_record(), decisions=log, reports=(report,))
+        asked[report] = [d.key for d in log.asked if d.key in sentence_table()]
     assert [key for keys in asked.values() for key in keys if keys.count(key) > 1] == []
     both = [key for keys in asked.values() for key in keys]
     # asked only where their case is: a course model set's folders, a table row's cache cliff
@@ -183,19 +181,19 @@ QUIET_KEYS = [
     ("latency.tpot_agrees", "agrees"),
     ("latency.uncached_gap", "grows"),
     # the profile (issue 48)
-    ("anatomy.profile_with_cache", None),
-    ("anatomy.profile_without_cache", None),
+    ("anatomy.profile_with_cache", True),
+    ("anatomy.profile_without_cache", True),
     # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
     ("serve.growth", "every"),
     ("conversation.answers", "same_fewer"),
     # time's reason line from its own narrow side, latency beside the sweep (issues 46, 47)
-    ("time.fixed_cost", "at_least"),
+    ("time.fixed_cost_said", "at_least"),
     ("latency.sweep_crosses", "never"),
 ]
 
 
 def test_the_quiet_golden_still_writes_the_comparisons_its_rounds_decide():
-    log = ClaimLog()
-    render_reports(every_record(), claims=log)  # the beyond sections' sentences are beyond.md's
-    written = {(claim.key, claim.about.get("variant")) for claim in log.rendered}
+    log = DecisionLog()
+    render_reports(every_record(), decisions=log)  # the beyond sections' sentences are beyond.md's
+    written = {(claim.key, claim.value) for claim in log.written}
     assert [key for key in QUIET_KEYS if key not in written] == []

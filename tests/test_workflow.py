@@ -46,7 +46,7 @@ from mminfer.model.loading import save_state_dict
 from mminfer.model.tokenizer import load_tokenizer
 from mminfer.model.twin import MiniMindConfig, MiniMindForCausalLM, apply_lora
 from mminfer.records import from_json, to_json
-from mminfer.records.claims import ClaimLog
+from mminfer.report.decided import DecisionLog
 from mminfer.report.render import printed_as, render_reports
 from mminfer.timing.clock import JITTER_VARIABLE
 from mminfer.workflow.resultslock import LOCK_NAME
@@ -954,16 +954,16 @@ def test_micro_demo_builds_and_measures(jittered_demo_run):
     latency_is_the_time_jobs_own(outdir)
 
 
-def claims_of_run(outdir: Path) -> tuple[dict, ClaimLog]:
+def claims_of_run(outdir: Path) -> tuple[dict, DecisionLog]:
     """A results folder's records and the claims of its reports, rendered again as the report
     rule renders them (the same text: the claims checked are the ones the run wrote)."""
     records = {entry.name: read_result(outdir / entry.filename) for entry in MEASUREMENTS}
-    log = ClaimLog()
+    log = DecisionLog()
     texts = render_reports(
         records,
         pictures={name: picture_file(name) for name in pictures()},
         cache_script="cache.py",
-        claims=log,
+        decisions=log,
         results=str(outdir),
     )
     assert "".join(texts.values()) == both_reports(outdir)
@@ -992,12 +992,12 @@ def test_a_jittered_run_writes_only_claims_its_records_support(jittered_demo_run
     assert [name for name, verdict in timings.items() if verdict == "ok"] == []
     assert JITTER_VARIABLE in records["time"].clock
     for report in REPORTS:  # each report's job logs the claims of its own report
-        own = ClaimLog()
+        own = DecisionLog()
         render_reports(
             records,
             pictures={name: picture_file(name) for name in pictures()},
             cache_script="cache.py",
-            claims=own,
+            decisions=own,
             results=str(outdir),
             reports=(report,),
         )
@@ -1029,7 +1029,7 @@ def assert_checker_passes(outdir: Path) -> None:
 def test_a_quiet_course_run_writes_only_claims_its_records_support(course_run):
     _, outdir = course_run
     records, log = claims_of_run(outdir)
-    assert log.rendered
+    assert log.written
     assert denied(records, log) == []
     assert_checker_passes(outdir)
 

@@ -10,9 +10,9 @@ sentence's predicate returns whether its words hold.
 
 The template asks ``{{ say("kvbytes.bytes") }}`` (mminfer.report.render): the predicate is
 evaluated on the rendering's records, the words of what holds are written, and a sentence whose
-predicate is false writes nothing. Each question is tallied in the report's
-:class:`~mminfer.records.claims.ClaimLog` as a :class:`~mminfer.records.claims.Claim` of the same
-key (the variant in ``about``), so the claims' tally and tests see every sentence.
+predicate is false writes nothing. Each question is logged in the rendering's
+:class:`~mminfer.report.decided.DecisionLog` as a :class:`~mminfer.report.decided.Decision` of the
+same key (the variant its value), so the job's log and the tests see every sentence.
 
 A sentence that compares timed figures (faster, slower, the same, within a limit, a share, grew)
 also gives ``check``: :func:`recomputed` for every sentence today (its predicate is its
@@ -31,8 +31,6 @@ import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
-
-from mminfer.records.claims import Claim
 
 
 def recomputed(**records) -> bool:
@@ -140,14 +138,6 @@ class Sentence:
                 f"sentence {self.key!r} chose {chosen!r}, which has no words: {sorted(self.words)}"
             )
         return chosen
-
-    def claim(self, chosen: bool | str | None, **given) -> Claim:
-        """The tally's entry for what :meth:`choose` gave: written where it holds; its ``about``
-        the figures :attr:`about` draws from the ``given`` ones, and the variant."""
-        about = {} if self.about is None else dict(self.about(**given))
-        if isinstance(self.words, str):
-            return Claim(key=self.key, holds=chosen, about=about)
-        return Claim(key=self.key, holds=chosen is not None, about=about | {"variant": chosen})
 
     def words_of(self, chosen: bool | str) -> str:
         """The words to write for what holds."""

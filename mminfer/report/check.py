@@ -41,9 +41,9 @@ from mminfer.measurements import (
     read_result,
     resolve,
 )
-from mminfer.records.claims import ClaimLog
 from mminfer.records.machine import is_busy
 from mminfer.report.busy import timed_contentions
+from mminfer.report.decided import DecisionLog
 from mminfer.report.render import Figure, printed_as, render_reports, sentence_table
 
 
@@ -78,16 +78,16 @@ def read_folder(folder: Path) -> dict[str, object]:
 
 def rendered(
     records: dict[str, object], results: str | None = None, figures: list[Figure] | None = None
-) -> tuple[dict[str, str], ClaimLog]:
+) -> tuple[dict[str, str], DecisionLog]:
     """report.md and beyond.md as the report rules render them from ``records`` in the results
     folder ``results`` (pictures and cache.py linked from there), by file name, and the log of
     what they wrote; ``figures`` collects the figures they printed under their keys."""
-    log = ClaimLog()
+    log = DecisionLog()
     texts = render_reports(
         records,
         pictures={name: picture_file(name) for name in pictures()},
         cache_script=TASK_SCRIPT,
-        claims=log,
+        decisions=log,
         results=results,
         figures=figures,
     )
@@ -130,21 +130,21 @@ def wrong_figures(figures: list[Figure], records: dict[str, object]) -> list[str
     return lines
 
 
-def written_comparisons(log: ClaimLog, records: dict[str, object]) -> list[Finding]:
+def written_comparisons(log: DecisionLog, records: dict[str, object]) -> list[Finding]:
     """Every comparison sentence the rendering logged as written, checked on the raw runs."""
     table = sentence_table()
     findings = []
-    for claim in log.rendered:
-        sentence = table.get(claim.key)
-        if sentence is None or not sentence.compares:
+    for decision in log.written:
+        sentence = table.get(decision.key)
+        if sentence is None or not sentence.compares or not decision.said:
             continue
-        variant = claim.about.get("variant")
-        chosen = True if isinstance(sentence.words, str) else variant
+        plain = isinstance(sentence.words, str)
+        variant = None if plain else decision.value
         findings.append(
             Finding(
-                key=claim.key,
+                key=decision.key,
                 variant=variant,
-                supported=sentence.supported(records, chosen),
+                supported=sentence.supported(records, True if plain else variant),
             )
         )
     return findings

@@ -23,18 +23,17 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from types import SimpleNamespace
 
 import jinja2
 
 import mminfer.measures
 from mminfer.measurements import MEASUREMENTS, REPORTS, headings, report_reads, resolve
 from mminfer.records import Glance
-from mminfer.records.claims import ClaimLog, Tally
 from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE
 from mminfer.records.sentences import Sentence
 from mminfer.report.busy import BUSY_SENTENCES, busy_groups, busy_of
+from mminfer.report.decided import Decided, Decision, DecisionLog
 from mminfer.report.korean import particle, significant, written
 from mminfer.report.sections.run.run import run_facts
 
@@ -102,6 +101,8 @@ FILTERS = {
     "sig": lambda value, digits=3: "—" if value is None else written(value, digits),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
     "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
+    # a sentence's words, wrapped in its template, on one line: {% filter line %} … {% endfilter %}
+    "line": lambda text: " ".join(part.strip() for part in text.split("\n") if part.strip()),
 }
 
 
@@ -131,42 +132,57 @@ LEADING_NUMBER = re.compile(r"-?[\d,]+(?:\.\d+)?(?: × 10[⁻⁰¹²³⁴⁵⁶�
 
 
 class Figures:
-    """The filters that print a figure under its JSON key and log it: ``{{ time.speedup|figure(
+    """One rendering's figures printed under their JSON keys: ``{{ time.speedup|figure(
     "time.speedup") }}`` is "7.56"; ``{{ time.with_cache_interval|ms_in("time.with_cache_s") }}``
-    logs the interval's median. The checker (mminfer.report.check) holds every logged figure to
+    logs the interval's median. The filters (:data:`FIGURE_FILTERS`) log into the rendering's own,
+    its context's ``figure_log``. The checker (mminfer.report.check) holds every logged figure to
     its key's value in the JSON, and each key to one printed value."""
 
-    def __init__(self):
-        self.log: list[Figure] = []
-        self.report = ""
+    def __init__(self, report: str, log: list[Figure]):
+        self.report = report
+        self.log = log
 
     def logged(self, key: str | None, printed: str, style: str, scale: float) -> str:
         if key is not None:
             self.log.append(Figure(self.report, key, printed, style, scale))
         return printed
 
-    def figure(self, value, key: str, style: str = "sig", scale: float = 1.0) -> str:
-        if value is None:
-            return "—"
-        return self.logged(key, printed_as(value, style, scale), style, scale)
 
-    def interval(self, interval: Interval, scale: float, unit: str, key: str | None) -> str:
+def printer_of(context) -> Figures:
+    """The rendering's figure log in ``context``; a template rendered alone logs into none."""
+    return context.get("figure_log") or Figures("", [])
+
+
+@jinja2.pass_context
+def figure(context, value, key: str, style: str = "sig", scale: float = 1.0) -> str:
+    if value is None:
+        return "—"
+    return printer_of(context).logged(key, printed_as(value, style, scale), style, scale)
+
+
+def interval_filter(scale: float, unit: str):
+    """A filter printing an interval in a unit (interval_text), its median logged under a key."""
+
+    @jinja2.pass_context
+    def printed(context, interval: Interval, key: str | None = None) -> str:
         text = interval_text(interval, scale, unit)
-        self.logged(key, LEADING_NUMBER.match(text).group(0), "sig", scale)  # as printed
+        printer_of(context).logged(key, LEADING_NUMBER.match(text).group(0), "sig", scale)
         return text
 
-    def filters(self) -> dict:
-        return {
-            "figure": self.figure,
-            # a figure with its interval (mminfer.records.interval): {{ time.with_cache_interval|
-            # ms_in }} is "193 ms (98 % 구간 190–200 ms)", {{ time.speedup_interval|x_in }}
-            # "5.03배 (...)"; a key names the JSON field its median is (and logs it)
-            "ms_in": lambda interval, key=None: self.interval(interval, 1000.0, " ms", key),
-            "x_in": lambda interval, key=None: self.interval(interval, 1.0, "배", key),
-            "percent_in": lambda interval, key=None: self.interval(interval, 100.0, " %", key),
-            "s_in": lambda interval, key=None: self.interval(interval, 1.0, " s", key),
-            "n_in": lambda interval, key=None: self.interval(interval, 1.0, "", key),  # a count
-        }
+    return printed
+
+
+# a figure with its interval (mminfer.records.interval): {{ time.with_cache_interval|ms_in }} is
+# "193 ms (98 % 구간 190–200 ms)", {{ time.speedup_interval|x_in }} "5.03배 (...)"; a key names
+# the JSON field its median is (and logs it)
+FIGURE_FILTERS = {
+    "figure": figure,
+    "ms_in": interval_filter(1000.0, " ms"),
+    "x_in": interval_filter(1.0, "배"),
+    "percent_in": interval_filter(100.0, " %"),
+    "s_in": interval_filter(1.0, " s"),
+    "n_in": interval_filter(1.0, ""),  # a count
+}
 
 
 def anchor(heading: str) -> str:
@@ -221,25 +237,32 @@ def sentence_table() -> dict[str, Sentence]:
 
 class Say:
     """The template's ``say``: ``{{ say("kvbytes.bytes") }}`` writes the words of what holds on
-    the rendering's records, or nothing where the predicate is false, and tallies the question in
-    the log its :class:`Tally` forwards to (so the glance modules' bodies count once)."""
+    one rendering's records, or nothing where the predicate is false, and logs the question in
+    its ``decide``'s log (mminfer.report.decided) under the sentence's key."""
 
-    def __init__(self, env: jinja2.Environment, tally: Tally):
+    def __init__(self, env: jinja2.Environment, records: Mapping[str, object], context: dict):
         self.env = env
-        self.tally = tally
-        self.records: Mapping[str, object] = {}
-        self.compiled: dict[str, jinja2.Template] = {}  # each sentence's words, compiled once
+        self.records = records
+        self.context = context  # the rendering's decide and figure log, for the words' snippets
 
     def __call__(self, key: str, **figures) -> str:
         sentence = sentence_table()[key]
         given = {name: figures[name] for name in sentence.given if name in figures}
         chosen = sentence.choose(self.records, **given)
-        if not self.tally(sentence.claim(chosen, **given)):
+        about = {} if sentence.about is None else dict(sentence.about(**given))
+        decision = Decision(key, chosen, about, said=True)
+        self.context["decide"].log.add(decision)
+        if not decision.written:
             return ""
-        words = sentence.words_of(chosen)
-        if words not in self.compiled:
-            self.compiled[words] = self.env.from_string(words)
-        return self.compiled[words].render({**self.records, **figures})
+        return compiled(self.env, sentence.words_of(chosen)).render(
+            {**self.records, **figures, **self.context}
+        )
+
+
+@functools.cache
+def compiled(env: jinja2.Environment, words: str) -> jinja2.Template:
+    """A sentence's words, compiled once per environment."""
+    return env.from_string(words)
 
 
 # --- rendering -----------------------------------------------------------------------------------
@@ -248,9 +271,9 @@ class Say:
 @functools.cache
 def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     """The templates' Jinja2 environment, made once per folder (its templates compiled once and
-    reloaded when a file changes); its ``say`` (a sentence by key, mminfer.records.sentences)
-    reads the records the rendering in progress sets and tallies each question into the log it
-    sets (mminfer.records.claims); its ``figure`` filters log each figure printed under its key."""
+    reloaded when a file changes); a rendering gives its ``say``, ``decide`` and figure log
+    in its context (render_one); the ``figure`` filters log each figure printed under its key into
+    that context's log."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([folder, SECTIONS]),
         undefined=jinja2.StrictUndefined,
@@ -259,27 +282,24 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters.update(FILTERS, fmt_bytes=fmt_bytes, ms=fmt_ms, thousands=thousands, anchor=anchor)
-    figures = Figures()
-    env.filters.update(figures.filters())
-    env.globals["figures"] = figures
+    env.filters.update(FIGURE_FILTERS)
     env.globals["headings"] = headings()
     env.globals["busy_groups"] = busy_groups
     env.globals["busy_share"] = BUSY_SHARE
     env.globals["busy_pressure"] = BUSY_PRESSURE
     env.globals["row"] = table_row
-    env.globals["say"] = Say(env, Tally(ClaimLog()))
-    env.globals["decide"] = decisions()
     return env
 
 
-def decisions() -> SimpleNamespace:
+@functools.cache
+def decide_modules() -> dict:
     """Every measures folder's decide.py, by folder name: the templates' ``decide.time.reason``,
     the functions that answer what a run decides (and the figures their words print)."""
     found = {}
     for folder in pkgutil.iter_modules(mminfer.measures.__path__):
         if importlib.util.find_spec(f"mminfer.measures.{folder.name}.decide") is not None:
             found[folder.name] = importlib.import_module(f"mminfer.measures.{folder.name}.decide")
-    return SimpleNamespace(**found)
+    return found
 
 
 def section_facts(function, records: Mapping[str, object]) -> dict:
@@ -318,12 +338,30 @@ def marked(glance: Glance, function, busy: list[dict]) -> Glance:
     return replace(glance, busy=any(b["rule"] in names for b in busy))
 
 
+def rendering_context(
+    env: jinja2.Environment,
+    records: Mapping[str, object],
+    report: str = "",
+    decisions: DecisionLog | None = None,
+    figures: list[Figure] | None = None,
+) -> dict:
+    """One rendering's own globals, given in its context (the cached environment holds none):
+    its ``decide`` (mminfer.report.decided, logging into ``decisions``), its figure log
+    (``figure_log``, collecting into ``figures``) and its ``say`` on ``records``."""
+    context = {
+        "decide": Decided(decide_modules(), decisions if decisions is not None else DecisionLog()),
+        "figure_log": Figures(report, figures if figures is not None else []),
+    }
+    context["say"] = Say(env, records, context)
+    return context
+
+
 def render_reports(
     records: Mapping[str, object],
     pictures: dict | None = None,
     cache_script: str | None = None,
     folder: Path = TEMPLATE.parent,
-    claims: ClaimLog | None = None,
+    decisions: DecisionLog | None = None,
     results: str | None = None,
     reports: tuple[str, ...] | None = None,
     figures: list[Figure] | None = None,
@@ -337,8 +375,8 @@ def render_reports(
     one by default). ``pictures`` maps each picture to a PNG path relative to the reports,
     ``cache_script`` is the task's cache.py relative to them; ``folder`` holds the reports'
     templates (report/). ``results`` is the results folder as the user names it, for the busy
-    line's command (``snakemake --cores 1 <results>/report.md -R time``). ``claims``, where given,
-    collects every claim the reports asked about (mminfer.records.claims), ``figures`` every
+    line's command (``snakemake --cores 1 <results>/report.md -R time``). ``decisions``, where
+    given, collects every decision the reports asked (mminfer.report.decided), ``figures`` every
     figure they printed under its JSON key (:class:`Figure`).
     """
     texts = {}
@@ -354,7 +392,7 @@ def render_reports(
             pictures=pictures,
             cache_script=cache_script,
             folder=folder,
-            claims=claims,
+            decisions=decisions,
             results=results,
             figures=figures,
         )
@@ -373,7 +411,7 @@ def render_one(
     pictures: dict | None,
     cache_script: str | None,
     folder: Path,
-    claims: ClaimLog | None,
+    decisions: DecisionLog | None,
     results: str | None,
     figures: list[Figure] | None,
 ) -> str:
@@ -409,26 +447,23 @@ def render_one(
             function = resolve(entry.glance)
             glance = marked(section_facts(function, records), function, busy)
             glances.append((entry, glance))
-    log = claims if claims is not None else ClaimLog()
+    # one rendering's decide, say and figure log, in its context (the cached environment holds
+    # none); the modules' bodies are rendered only to reach their macros: their decisions and
+    # figures go to scratch logs, the glance rows' and the report's to the rendering's own
     env = environment(Path(folder).resolve())
-    tally = env.globals["say"].tally
-    printer = env.globals["figures"]
-    env.globals["say"].records = records
-    # the modules' bodies are rendered only to reach their macros: neither tallied nor logged
-    tally.log = ClaimLog()
-    printer.log = []
+    context = rendering_context(env, records, file)
+    decided, printer = context["decide"], context["figure_log"]
+    facts |= context
     modules = {
         entry.name: env.get_template(entry.template).make_module(facts) for entry, _ in glances
     }
-    tally.log = log
+    decided.log = decisions if decisions is not None else DecisionLog()
     printer.log = figures if figures is not None else []
-    printer.report = file
     own = [(entry, glance) for entry, glance in glances if entry.report == report]
     rows = [modules[entry.name].glance(glance) for entry, glance in own]
     target = f"{results}/{file}" if results else file
     glossary_lines = glossary([glance for _, glance in own], list(modules.values()))
-    say = env.globals["say"]
-    facts["busy_line"] = say("time.busy", busy=busy, retime=retime_command(busy, target))
+    facts["busy_line"] = context["say"]("time.busy", busy=busy, retime=retime_command(busy, target))
     beyond = [
         entry.heading
         for entry in MEASUREMENTS
@@ -449,12 +484,12 @@ def render_report(
     records: Mapping[str, object],
     pictures: dict | None = None,
     cache_script: str | None = None,
-    claims: ClaimLog | None = None,
+    decisions: DecisionLog | None = None,
     results: str | None = None,
 ) -> str:
     """report.md alone, from the task's records in ``records`` (:func:`render_reports`)."""
     return render_reports(
-        records, pictures, cache_script, claims=claims, results=results, reports=("report",)
+        records, pictures, cache_script, decisions=decisions, results=results, reports=("report",)
     )[REPORTS["report"]]
 
 
