@@ -138,13 +138,11 @@ def written_comparisons(log: DecisionLog, records: dict[str, object]) -> list[Fi
         sentence = table.get(decision.key)
         if sentence is None or not sentence.compares or not decision.said:
             continue
-        plain = isinstance(sentence.words, str)
-        variant = None if plain else decision.value
         findings.append(
             Finding(
                 key=decision.key,
-                variant=variant,
-                supported=sentence.supported(records, True if plain else variant),
+                variant=None if decision.value is True else decision.value,
+                supported=sentence.supported(records, decision.value),
             )
         )
     return findings
