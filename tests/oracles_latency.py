@@ -155,14 +155,14 @@ def uncached_limits_in_runs(latency: Latency, time: Timing, chosen: str) -> bool
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "latency.sweep_crosses": sweep_crosses,
-    "latency.cached_limits": judged_by(cached_limits_in_runs, "latency", "time"),
-    "latency.uncached_limits": judged_by(uncached_limits_in_runs, "latency", "time"),
-    "latency.lesson": judged_by(lesson_in_runs, "latency", "time"),
-    "latency.uncached_gap": judged_by(gap_in_runs, "latency", "time"),
-    "latency.ttft_paths": judged_by(ttft_paths_in_runs, "latency", "time"),
-    "latency.tpot_agrees": judged_by(tpot_agrees_in_runs, "latency", "time"),
-    "latency.speed": judged_by(speed_in_runs, "latency", "time"),
-    "latency.prefill_most": judged_by(prefill_most_in_runs, "latency", "time"),
-    "latency.cost": judged_by(cost_in_runs, "latency"),
+    "time.sweep_crossing": sweep_crosses,
+    "time.cached_limits": judged_by(cached_limits_in_runs, "latency", "time"),
+    "time.uncached_limits": judged_by(uncached_limits_in_runs, "latency", "time"),
+    "time.lesson": judged_by(lesson_in_runs, "latency", "time"),
+    "time.uncached_gap": judged_by(gap_in_runs, "latency", "time"),
+    "time.ttft_paths": judged_by(ttft_paths_in_runs, "latency", "time"),
+    "time.tpot_agrees": judged_by(tpot_agrees_in_runs, "latency", "time"),
+    "time.speed": judged_by(speed_in_runs, "latency", "time"),
+    "time.prefill_most": judged_by(prefill_most_in_runs, "latency", "time"),
+    "time.cost": judged_by(cost_in_runs, "latency"),
 }

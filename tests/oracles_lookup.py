@@ -8,7 +8,7 @@ from __future__ import annotations
 from oracles_timing import judged_by
 
 from mminfer.measures.lookup import decide
-from mminfer.measures.lookup.lookup import CASES, Lookup
+from mminfer.measures.lookup.lookup import Lookup
 from mminfer.records.interval import rounds_decision
 
 
@@ -20,9 +20,10 @@ def ids_supported(lookup: Lookup, chosen: str) -> bool:
 
 
 def case_speed_supported(lookup: Lookup, name: str, chosen: str) -> bool:
-    """lookup.<case>'s oracle: each timed K's rounds decided again (the cached generate's run
-    over the loop's, round by round: above 1, the loop faster) is the decision stored, and the
-    variant written is the first of them in precedence: faster, slower, the same, undecided."""
+    """lookup.case_speed's oracle on one case: each timed K's rounds decided again (the cached
+    generate's run over the loop's, round by round: above 1, the loop faster) is the decision
+    stored, and the variant written is the first of them in precedence: faster, slower, the
+    same, undecided."""
     timed = [g for g in lookup.cases[name].by_guesses if g.lookup_runs_s]
     found = [rounds_decision(g.minimind_runs_s, g.lookup_runs_s, g.runs, g.max_runs) for g in timed]
     first = next((word for word in ("above", "below", "same", "undecided") if word in found), None)
@@ -39,13 +40,13 @@ def wide_supported(lookup: Lookup, chosen: str) -> bool:
     return found == chosen
 
 
+def case_speed(records, about) -> bool:
+    """lookup.case_speed, asked once per case (``about["name"]``)."""
+    return case_speed_supported(records["lookup"], about["name"], about["variant"])
+
+
 ORACLES = {
-    "lookup.ids": judged_by(ids_supported, "lookup"),
-    "lookup.wide": judged_by(wide_supported, "lookup"),
-}
-ORACLES |= {
-    f"lookup.{name}": judged_by(
-        lambda lookup, chosen, name=name: case_speed_supported(lookup, name, chosen), "lookup"
-    )
-    for name in CASES
+    "lookup.ids_found": judged_by(ids_supported, "lookup"),
+    "lookup.wide_found": judged_by(wide_supported, "lookup"),
+    "lookup.case_speed": case_speed,
 }

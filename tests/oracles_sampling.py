@@ -21,8 +21,8 @@ from mminfer.records.moves import (
 
 
 def temp_trend(records, about) -> bool:
-    """temp.trend and temp.lesson: the distinct counts, temperatures taken in ascending order of
-    their values, move as the variant says, by the signs of their steps."""
+    """temp.distinct_trend (## 온도's trend and its lesson): the distinct counts, temperatures
+    taken in ascending order of their values, move as the variant says, by their steps' signs."""
     temp = records["temp"]
     counts = [temp[key].distinct for key in sorted(temp, key=float)]
     said = {
@@ -73,6 +73,5 @@ def batch_cheaper(records, about) -> bool:
 ORACLES = {
     "batch.faster": batch_faster,
     "batch.cheaper": batch_cheaper,
-    "temp.trend": temp_trend,
-    "temp.lesson": temp_trend,
+    "temp.distinct_trend": temp_trend,
 }

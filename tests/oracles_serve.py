@@ -340,5 +340,5 @@ ORACLES = {
     "serve.growth": judged_by(growth_supported, "serve"),
     "serve.nearly_free": judged_by(nearly_free_supported, "serve"),
     "serve.prefill_against_sweep": judged_by(prefill_against_sweep_supported, "serve", "sweep"),
-    "capacity.bound": judged_by(users_bound_supported, "serve"),
+    "serve.capacity_bound": judged_by(users_bound_supported, "serve"),
 }

@@ -132,7 +132,7 @@ def serve_cliff_cache(records, about) -> bool:
 def run_course_folder(records, about) -> bool:
     """ "(MiniMind 강의 체크포인트, /opt/mm)": both checkpoints the run read lie in it; "읽은 폴더
     ...": not both do."""
-    folder = PurePosixPath(about["folder"])
+    folder = PurePosixPath("/opt/mm")  # the course machine's folder, as the README names it
     runs = [records["same"].run, next(iter(records["temp"].values())).run]
     inside = all(PurePosixPath(run.checkpoint).is_relative_to(folder) for run in runs)
     return inside == (about["variant"] == "inside")
@@ -198,7 +198,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.fixed_cost_said": time_fixed_cost,
     "time.extra_rounds": time_extra_rounds,
     "serve.cliff_cache": serve_cliff_cache,
-    "run.course_folder": run_course_folder,
+    "cache.course_folder": run_course_folder,
     "time.busy": lambda records, about: busy_recomputed(**records),
     "sweep.load_against_time": load_named(("time", "sweep")),
     "sweep.load_against_latency": load_named(("latency", "sweep")),

@@ -268,7 +268,7 @@ def test_a_median_printed_at_its_interval_s_precision_is_a_wrong_figure():
 
 # Sentences that say a printed figure grew, fell or stayed: each has a check that recomputes the
 # direction from the signs of the figures' steps (mminfer.records.moves), apart from its predicate.
-DIRECTIONS = ("temp.trend", "temp.lesson", "repetition.distinct_trend", "serve.experts")
+DIRECTIONS = ("temp.distinct_trend", "repetition.distinct_trend", "serve.experts")
 DIRECTIONS += ("repetition.greedy_repeats_trend", "conversation.reused", "conversation.answers")
 DIRECTIONS += ("anatomy.fewer_flops_same_calls",)
 # Words that say a direction, and the sentences that use one without stating a figure's move.
@@ -282,15 +282,15 @@ NOT_A_FIGURE_S_MOVE = {
 # Sentences that say what ran (rounds, steps clocked, what was filled), lists of cases decided
 # against a tolerance, and causes: each checked on the record's runs by the shipped checker.
 METHODS = ("time.extra_rounds", "sweep.longest_estimate", "sweep.clocking", "sweep.interpolated")
-METHODS += ("sweep.last_clocked", "sweep.filled", "remedies.differ", "lookup.ids")
+METHODS += ("sweep.last_clocked", "sweep.filled", "remedies.differ", "lookup.ids_found")
 CASE_LISTS = ("serve.off_the_line", "serve.fit_within", "serve.dips", "serve.larger_faster")
 CASE_LISTS += ("serve.cliffs", "anatomy.probes")
 CAUSES = ("sweep.load_against_time", "sweep.load_against_latency", "serve.load_against_sweep")
 METHOD_WORDS = ("쟀다", "재고", "채운", "채웠", "재지 않", "보간", "건너")
 NOT_THIS_RUN_S_WORK = {  # a method word that is not said of work this run did or skipped
     "repetition.off_matches_temp": "generate skips the penalty at 1.0: MiniMind's behaviour",
-    "topk.counts": "the rule's own method, which every topk.json ran",
-    "topp.lesson": "one position: the report was given no topp_detail.json",
+    "topk.counts_against_temp": "the rule's own method, which every topk.json ran",
+    "topp.positions_compared": "one position: the report was given no topp_detail.json",
 }
 
 

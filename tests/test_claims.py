@@ -75,7 +75,7 @@ def test_every_sentence_is_one_sentence_class_and_every_oracle_names_one():
     for folder in ("mminfer", "report"):
         for path in (ROOT / folder).rglob("*.md.j2"):
             assert not re.search(r"\bsaid\(", path.read_text(encoding="utf-8")), path
-    assert {"run.course_folder", "serve.cliff_cache"} <= set(ORACLES)
+    assert {"cache.course_folder", "serve.cliff_cache"} <= set(ORACLES)
     decided = {
         f"{folder}.{name}" for folder, module in decide_modules().items() for name in dir(module)
     }

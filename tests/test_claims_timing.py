@@ -327,7 +327,7 @@ def test_the_property_test_catches_the_interactive_limit_judged_from_the_median(
         within = path.ttft_s <= latency.ttft_limit_s and path.tpot_s <= latency.tpot_limit_s
         return "within" if within else "over"
 
-    plant(monkeypatch, "latency.cached_limits", medians)
+    plant(monkeypatch, "time.cached_limits", medians)
     with pytest.raises(AssertionError):
         FIND(given(timing_records())(check))()
 
@@ -351,13 +351,13 @@ def test_the_property_test_catches_the_fixed_cost_judged_from_the_medians(monkey
 @pytest.mark.parametrize(
     ("key", "found", "said"),
     [
-        ("latency.sweep_crosses", "undecided", "never"),
+        ("time.sweep_crossing", "undecided", "never"),
         ("time.fixed_cost_said", "undecided", "at_least"),
-        ("latency.ttft_paths", "undecided", "same"),
-        ("latency.tpot_agrees", "undecided", "agrees"),
-        ("latency.speed", "undecided", "below"),
-        ("latency.prefill_most", False, True),
-        ("latency.cost", "undecided", "adds"),
+        ("time.ttft_paths", "undecided", "same"),
+        ("time.tpot_agrees", "undecided", "agrees"),
+        ("time.speed", "undecided", "below"),
+        ("time.prefill_most", False, True),
+        ("time.cost", "undecided", "adds"),
     ],
 )
 def test_the_property_test_catches_words_the_runs_do_not_decide(monkeypatch, key, found, said):
@@ -383,7 +383,7 @@ def test_the_property_test_catches_the_uncached_growth_judged_from_the_medians(m
         gaps = latency.without_cache.step_gap_s
         return "grows" if gaps[-1] > gaps[0] else "undecided"
 
-    plant(monkeypatch, "latency.uncached_gap", medians)
+    plant(monkeypatch, "time.uncached_gap", medians)
     with pytest.raises(AssertionError):
         FIND(given(timing_records())(check))()
 

@@ -24,7 +24,7 @@ class Decision:
 
     key: str  # "<measurement>.<function>": time.cache_faster (tests/oracles.py holds its oracle)
     value: object  # the variant word, True/False, None (no words), or the figure its words print
-    about: Mapping = field(default_factory=dict)  # the figures a table row's words were given
+    about: Mapping = field(default_factory=dict)  # the figures asked with by name (a table row's)
     said: bool = False  # asked by a template's say() (a Sentence's predicate), not by decide
 
     def __post_init__(self):
@@ -98,7 +98,7 @@ class _Folder:
         function = getattr(self._module, name)  # AttributeError names the module and the name
         key = f"{self._folder}.{name}"
 
-        def asked(*args, **kwargs):
-            return self._decided.log.add(Decision(key, function(*args, **kwargs)))
+        def asked(*records, **given):  # the records positionally, the figures by name
+            return self._decided.log.add(Decision(key, function(*records, **given), given))
 
         return asked

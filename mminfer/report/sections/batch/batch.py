@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from mminfer.measures.batch.batch import Batch
-from mminfer.measures.batch.decide import cheaper, every_row_same, faster, row_verdict
+from mminfer.measures.batch.decide import row_verdict
 from mminfer.records import Glance
-from mminfer.records.sentences import Sentence, recomputed
 
 
 def batch_facts(batch: Batch) -> dict:
@@ -75,53 +74,3 @@ def batch_glance(batch: Batch) -> Glance:
         verdict=batch.timing.verdict,
         terms=("prefill", "padding", "attention_mask", "cv"),
     )
-
-
-SPEEDUP = "{{ batch.timing.speedup_interval|x_in }}"
-
-
-ROUNDS = "라운드 {{ batch.timing.runs_done }}회"
-
-
-# The section's sentences (mminfer.records.sentences), asked for by batch.md.j2.
-SENTENCES = (
-    Sentence(
-        "batch.every_row_same",
-        holds=every_row_same,
-        words=(
-            "왼쪽 패딩에 attention_mask를 주면 {{ batch.rows|length }}개 행 모두 혼자 생성한 것과"
-            " 같은 토큰을 냈다({{ batch.run.dtype }}, {{ batch.run.device }})."
-        ),
-    ),
-    Sentence(
-        "batch.cheaper",
-        holds=cheaper,
-        words="배치는 마스크가 맞을 때 같은 결과를 싸게 얻는 방법이다.",
-        check=recomputed,
-    ),
-    Sentence(
-        "batch.faster",
-        holds=faster,
-        words={
-            "faster": (
-                "배치가 한 행씩보다 " + SPEEDUP + " 빨랐다(라운드마다 짝지은 비율, " + ROUNDS + ")."
-            ),
-            "same": "배치와 한 행씩이 잡음 문턱(5 %) 안에서 같았다: "
-            + SPEEDUP
-            + "("
-            + ROUNDS
-            + ").",
-            "slower": (
-                "이 실행에서는 배치가 한 행씩보다 느렸다: " + SPEEDUP + "(" + ROUNDS + "). 배치의"
-                " 프리필은 패딩까지 계산한다."
-            ),
-            "undecided": (
-                ROUNDS
-                + "로는 배치가 한 행씩보다 빠른지 가를 수 없다: 라운드마다 짝지은 비율이 "
-                + SPEEDUP
-                + "로 1을 사이에 둔다."
-            ),
-        },
-        check=recomputed,
-    ),
-)

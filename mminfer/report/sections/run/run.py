@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mminfer.measures.cache.decide import COURSE_FOLDER
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
-from mminfer.records.sentences import Sentence
 
 
 def yarn_of(config: dict) -> str:
@@ -22,9 +22,6 @@ def yarn_of(config: dict) -> str:
     if config["max_position_embeddings"] <= scaling["original_max_position_embeddings"]:
         return "unchanged"
     return "scaled"
-
-
-COURSE_FOLDER = "/opt/mm"  # where a MiniMind course machine keeps its checkpoints
 
 
 def run_facts(same: Same, temp: Temperatures) -> dict:
@@ -47,28 +44,5 @@ def run_facts(same: Same, temp: Temperatures) -> dict:
         "prompt": same.prompt,
         "yarn": yarn_of(pretrain.config),
         "folders": folders,
+        "course_folder": COURSE_FOLDER,
     }
-
-
-def course_folder(same: Same, temp: Temperatures) -> str | None:
-    """run.course_folder: where the course model set's checkpoints came from, "inside" the
-    course's folder (both lie in COURSE_FOLDER) or "elsewhere"; None for another model set."""
-    if same.run.model_set != "course":
-        return None
-    runs = [same.run, next(iter(temp.values())).run]
-    inside = all(Path(run.checkpoint).is_relative_to(COURSE_FOLDER) for run in runs)
-    return "inside" if inside else "elsewhere"
-
-
-# The run section's sentences (run.md.j2 beside): not a measurement's, its own.
-SENTENCES = (
-    Sentence(
-        "run.course_folder",
-        holds=course_folder,
-        words={
-            "inside": "(MiniMind 강의 체크포인트, " + COURSE_FOLDER + ")",
-            "elsewhere": '(MiniMind 강의 체크포인트, 읽은 폴더 `{{ folders|join("`, `") }}`)',
-        },
-        about=lambda: {"folder": COURSE_FOLDER},
-    ),
-)
