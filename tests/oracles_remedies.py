@@ -9,9 +9,9 @@ from oracles_timing import judged_by
 
 from mminfer.measures.anatomy.anatomy import Anatomy
 from mminfer.measures.remedies import decide
-from mminfer.measures.remedies.remedies import CONTROL, REMEDIES, Remedies, saved_interval
+from mminfer.measures.remedies.decide import REMEDY_PARTS, profile_part_s
+from mminfer.measures.remedies.remedies import Remedies, saved_interval
 from mminfer.records.interval import FAMILY_LEVEL, joined, look_level, median_interval
-from mminfer.report.sections.remedies.remedies import REMEDY_PARTS, profile_part_s
 
 
 def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:
@@ -92,15 +92,13 @@ def saving_supported(name: str, suffix: str):
 
 ORACLES = {
     "remedies.most": judged_by(most_saving_in_runs, "remedies"),
-    "remedies.keep": judged_by(keep_supported, "remedies"),
-    "remedies.differ": judged_by(differing_untimed, "remedies"),
-    "remedies.compile_cost": judged_by(pays_back_in_runs, "remedies"),
-    "remedies.within_parts": judged_by(against_parts_supported, "remedies", "anatomy"),
-    "remedies.floor": judged_by(floor_supported, "remedies", "anatomy"),
-}
-ORACLES |= {
-    f"remedies.{name}{suffix}": saving_supported(name, suffix)
-    for name in REMEDIES
-    for suffix in ("", "_own")
-    if (name, suffix) != (CONTROL, "_own")  # the control's own saving is no sentence
+    "remedies.keep_of": judged_by(keep_supported, "remedies"),
+    "remedies.differs": judged_by(differing_untimed, "remedies"),
+    "remedies.pays_back": judged_by(pays_back_in_runs, "remedies"),
+    "remedies.against_parts": judged_by(against_parts_supported, "remedies", "anatomy"),
+    "remedies.against_floor": judged_by(floor_supported, "remedies", "anatomy"),
+    "remedies.saving": lambda records, about: saving_supported(about["name"], "")(records, about),
+    "remedies.own_saving": lambda records, about: saving_supported(about["name"], "_own")(
+        records, about
+    ),
 }

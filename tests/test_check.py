@@ -282,7 +282,7 @@ NOT_A_FIGURE_S_MOVE = {
 # Sentences that say what ran (rounds, steps clocked, what was filled), lists of cases decided
 # against a tolerance, and causes: each checked on the record's runs by the shipped checker.
 METHODS = ("time.extra_rounds", "sweep.longest_estimate", "sweep.clocking", "sweep.interpolated")
-METHODS += ("sweep.last_clocked", "sweep.filled", "remedies.differ", "lookup.ids_found")
+METHODS += ("sweep.last_clocked", "sweep.filled", "remedies.differs", "lookup.ids_found")
 CASE_LISTS = ("serve.off_the_line", "serve.fit_within", "serve.dips", "serve.larger_faster")
 CASE_LISTS += ("serve.cliffs", "anatomy.probes")
 CAUSES = ("sweep.load_against_time", "sweep.load_against_latency", "serve.load_against_sweep")

@@ -1,6 +1,6 @@
 """remedies.json's comparison sentences under noisy rounds: each remedy's saving, logits_to_keep's,
 compile's cost (mminfer.measures.remedies.remedies), the section's joins with anatomy.json
-(remedies.within_parts, remedies.floor); each check follows the raw rounds."""
+(remedies.against_parts, remedies.against_floor); each check follows the raw rounds."""
 
 from __future__ import annotations
 
@@ -22,17 +22,35 @@ from reportdata import (
     spread_runs,
 )
 
-from mminfer.measures.remedies.decide import own_saves_of, pays_back, saves_of
-from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
-from mminfer.measures.remedies.remedies import Remedies
-from mminfer.report.sections.remedies.remedies import ALONE_SENTENCES as RECORD_SENTENCES
-from mminfer.report.sections.remedies.remedies import (
-    REMEDIES_SENTENCES,
-    remedies_against_parts,
-    remedies_floor,
+from mminfer.measures.remedies import decide
+from mminfer.measures.remedies.decide import (
+    against_floor,
+    against_parts,
+    own_saves_of,
+    pays_back,
+    saves_of,
 )
+from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
+from mminfer.measures.remedies.remedies import CONTROL, Remedies
+from mminfer.report.decided import Decision
 
-SENTENCE, FLOOR = REMEDIES_SENTENCES
+
+def parts_hold(records, variant: str) -> bool:
+    """remedies.against_parts's oracle on ``records`` for ``variant``."""
+    return ORACLES["remedies.against_parts"](records, {"variant": variant})
+
+
+def record_decisions(remedies: Remedies):
+    """remedies.json's own decisions, each asked as remedies.md.j2 asks it."""
+    yield Decision("remedies.most", decide.most(remedies))
+    yield Decision("remedies.pays_back", decide.pays_back(remedies))
+    yield Decision("remedies.differs", decide.differs(remedies))
+    yield Decision("remedies.keep_of", decide.keep_of(remedies))
+    for name in remedies.remedies:
+        given = {"name": name}
+        yield Decision("remedies.saving", decide.saving(remedies, **given), given)
+        if name != CONTROL:
+            yield Decision("remedies.own_saving", decide.own_saving(remedies, **given), given)
 
 
 def profiled(kv_cat: float, repeat_kv: float, new_tokens: int = 64):
@@ -44,17 +62,17 @@ def profiled(kv_cat: float, repeat_kv: float, new_tokens: int = 64):
 
 def test_nothing_is_said_without_a_profile_or_at_another_length():
     remedies = remedies_record()
-    assert remedies_against_parts(remedies, None) is None
+    assert against_parts(remedies, None) is None
     unprofiled = dataclasses.replace(anatomy_record(), profile=None)
-    assert remedies_against_parts(remedies, unprofiled) is None  # no profile
-    assert remedies_against_parts(remedies, profiled(1.0, 1.0, new_tokens=32)) is None
+    assert against_parts(remedies, unprofiled) is None  # no profile
+    assert against_parts(remedies, profiled(1.0, 1.0, new_tokens=32)) is None
 
 
 def test_a_saving_above_its_profiled_part_is_named():
     remedies = remedies_record()  # the in-place cache saves 10 % of 0.4 s, the GQA 15 %
-    assert remedies_against_parts(remedies, profiled(1.0, 1.0)) == "within"
-    assert remedies_against_parts(remedies, profiled(0.001, 1.0)) == "beyond"
-    assert remedies_against_parts(remedies, profiled(1.0, 0.001)) == "beyond"
+    assert against_parts(remedies, profiled(1.0, 1.0)) == "within"
+    assert against_parts(remedies, profiled(0.001, 1.0)) == "beyond"
+    assert against_parts(remedies, profiled(1.0, 0.001)) == "beyond"
 
 
 @pytest.mark.parametrize("noise", NOISES)
@@ -67,9 +85,9 @@ def test_the_words_chosen_are_the_ones_the_raw_rounds_support(noise, part):
         timed = replayed(remedy, minimind, REMEDY_SIDES, runs=3)
         remedies.remedies[name] = remedy_of(name, timed, steps=64, without_cache_s=2.0)
     records = {"remedies": remedies, "anatomy": profiled(part, part)}
-    chosen = remedies_against_parts(**records)
+    chosen = against_parts(**records)
     assert chosen in ("within", "beyond")
-    assert SENTENCE.supported(records, chosen)
+    assert parts_hold(records, chosen)
 
 
 def test_a_part_between_the_savings_low_end_and_its_median_is_within():
@@ -78,8 +96,8 @@ def test_a_part_between_the_savings_low_end_and_its_median_is_within():
     part = 64 * (saved.low + saved.median) / 2
     assert saved.low < saved.median
     records = {"remedies": remedies, "anatomy": profiled(part, 1.0)}
-    assert remedies_against_parts(**records) == "within"
-    assert SENTENCE.supported(records, "within") and not SENTENCE.supported(records, "beyond")
+    assert against_parts(**records) == "within"
+    assert parts_hold(records, "within") and not parts_hold(records, "beyond")
 
 
 def noisy_remedies(noise: str, share: float, kept: float) -> Remedies:
@@ -103,11 +121,11 @@ def noisy_remedies(noise: str, share: float, kept: float) -> Remedies:
 def test_the_remedies_sentences_say_only_what_their_rounds_decide(noise, share):
     remedies = noisy_remedies(noise, share, kept=share)
     said = 0
-    for sentence in RECORD_SENTENCES:
-        chosen = sentence.holds(remedies)
-        if sentence.check is not None and chosen is not None:
+    for decision in record_decisions(remedies):
+        if decision.written:
             said += 1
-            assert sentence.supported({"remedies": remedies}, chosen), (sentence.key, chosen)
+            oracle = ORACLES[decision.key]
+            assert oracle({"remedies": remedies}, decision.cited), (decision.key, decision.value)
     assert said >= 3
 
 
@@ -116,9 +134,9 @@ def test_a_saving_written_where_the_rounds_do_not_decide_one_is_caught():
     remedy = remedies.remedies["in_place_cache"]
     assert remedy.saves != "above"
     remedy.saves = "above"  # the medians' word, not the interval's
-    sentence = next(s for s in RECORD_SENTENCES if s.key == "remedies.in_place_cache")
-    oracle = ORACLES["remedies.in_place_cache"]  # the rounds' decision against the stored one
-    assert not oracle({"remedies": remedies}, {"variant": sentence.holds(remedies)})
+    oracle = ORACLES["remedies.saving"]  # the rounds' decision against the stored one
+    chosen = decide.saving(remedies, "in_place_cache")
+    assert not oracle({"remedies": remedies}, {"variant": chosen, "name": "in_place_cache"})
 
 
 def test_a_remedy_that_adds_nothing_to_the_control_s_saving_saves_nothing_of_its_own():
@@ -142,9 +160,10 @@ def test_compile_pays_back_its_cost_over_its_saving_and_the_floor_needs_a_reliab
     flat = remedies_record(REMEDY_SHARES | {"compile": 1.0})  # compiled, as slow as MiniMind
     assert pays_back(flat) == "unknown" and pays_back_in_runs(flat, "unknown")
     records = {"remedies": remedies, "anatomy": anatomy_record()}  # 3.4 ms a step, 0.87 the floor
-    assert remedies_floor(**records) == "above" and FLOOR.supported(records, "above")
+    floor_holds = ORACLES["remedies.against_floor"]
+    assert against_floor(**records) == "above" and floor_holds(records, {"variant": "above"})
     # nothing from a bandwidth probe whose runs fall into two groups
-    assert remedies_floor(remedies, cases()["anatomy_bimodal_busy"]["records"]["anatomy"]) is None
+    assert against_floor(remedies, cases()["anatomy_bimodal_busy"]["records"]["anatomy"]) is None
 
 
 def test_a_remedy_timed_in_more_rounds_than_its_control_is_judged_on_the_rounds_both_ran():

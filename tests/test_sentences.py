@@ -166,11 +166,11 @@ QUIET_KEYS = [
     ("anatomy.memory_share_without_cache", "share"),
     ("anatomy.glance", "dispatch/arithmetic"),
     # remedies
-    ("remedies.loop", "same"),
-    ("remedies.in_place_cache", "above"),
-    ("remedies.gqa_without_repeat_kv", "above"),
-    ("remedies.all", "above"),
-    ("remedies.keep", "above"),
+    ("remedies.saving", "same"),
+    ("remedies.saving", "above"),
+    ("remedies.saving", "above"),
+    ("remedies.saving", "above"),
+    ("remedies.keep_of", "above"),
     # time (## KV 캐시)
     ("time.cache_faster", "yes"),
     ("time.reason", "short"),
