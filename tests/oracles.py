@@ -16,6 +16,7 @@ Each measurement's oracles live in a module of their own (tests/oracles_<topic>.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Mapping
 
 from oracles_anatomy import ORACLES as ANATOMY_ORACLES
@@ -29,7 +30,7 @@ from oracles_serve import ORACLES as SERVE_ORACLES
 from oracles_sweep import ORACLES as SWEEP_ORACLES
 from oracles_timing import ORACLES as TIMING_ORACLES
 
-from mminfer.report.render import sentence_table
+from mminfer.report.render import decide_modules, sentence_table
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = TIMING_ORACLES | LATENCY_ORACLES
 ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES | SWEEP_ORACLES | ANATOMY_ORACLES
@@ -60,3 +61,23 @@ def unsupported(records: Mapping, claims) -> list[str]:
         if not sentence.supported(records, chosen):
             found.append(f"{claim.key}: {chosen}")
     return found
+
+
+def honest_of(key: str):
+    """The decision the words of ``key`` follow: a sentence's predicate, or the decide.py
+    function a template asks (``"time.fixed_cost_said"``)."""
+    if key in sentence_table():
+        return sentence_table()[key].holds
+    folder, name = key.split(".", 1)
+    return getattr(decide_modules()[folder], name)
+
+
+def plant(monkeypatch, key: str, holds) -> None:
+    """The decision ``key`` planted (a sentence's predicate, or the decide.py function its
+    template asks) beside its honest words."""
+    if key in sentence_table():
+        honest = sentence_table()[key]
+        monkeypatch.setitem(sentence_table(), key, dataclasses.replace(honest, holds=holds))
+        return
+    folder, name = key.split(".", 1)
+    monkeypatch.setattr(decide_modules()[folder], name, holds)

@@ -88,9 +88,9 @@ def falls_supported(conversation: Conversation) -> bool:
 
 
 ORACLES = {
-    "conversation.answers": judged_by(answers_in_turns, "conversation"),
-    "conversation.reused": judged_by(reused_in_turns, "conversation"),
+    "conversation.answers_of": judged_by(answers_in_turns, "conversation"),
+    "conversation.reused_of": judged_by(reused_in_turns, "conversation"),
     "conversation.carry_faster": judged_by(carry_supported, "conversation"),
-    "conversation.ttft_falls_as_prompt_grows": judged_by(falls_supported, "conversation"),
-    "conversation.ttft_saved_grows": judged_by(saved_supported, "conversation"),
+    "conversation.falls_as_prompt_grows": judged_by(falls_supported, "conversation"),
+    "conversation.saved_grows": judged_by(saved_supported, "conversation"),
 }

@@ -55,6 +55,5 @@ def cost_in_runs(repetition: Repetition, chosen: str) -> bool:
 ORACLES = {
     "repetition.distinct_trend": judged_by(distinct_in_counts, "repetition"),
     "repetition.greedy_repeats_trend": judged_by(greedy_repeats_in_counts, "repetition"),
-    "repetition.share": judged_by(cost_in_runs, "repetition"),
-    "repetition.glance_cost": judged_by(cost_in_runs, "repetition"),
+    "repetition.cost_of": judged_by(cost_in_runs, "repetition"),
 }

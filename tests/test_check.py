@@ -269,7 +269,11 @@ def test_a_median_printed_at_its_interval_s_precision_is_a_wrong_figure():
 # Sentences that say a printed figure grew, fell or stayed: each has a check that recomputes the
 # direction from the signs of the figures' steps (mminfer.records.moves), apart from its predicate.
 DIRECTIONS = ("temp.distinct_trend", "repetition.distinct_trend", "serve.experts")
-DIRECTIONS += ("repetition.greedy_repeats_trend", "conversation.reused", "conversation.answers")
+DIRECTIONS += (
+    "repetition.greedy_repeats_trend",
+    "conversation.reused_of",
+    "conversation.answers_of",
+)
 DIRECTIONS += ("anatomy.fewer_flops_same_calls",)
 # Words that say a direction, and the sentences that use one without stating a figure's move.
 DIRECTION_WORDS = ("늘었", "줄었", "늘지", "줄지", "커졌", "작아졌", "그대로", "늘어", "줄어")
@@ -288,7 +292,7 @@ CASE_LISTS += ("serve.cliffs", "anatomy.probes")
 CAUSES = ("sweep.load_against_time", "sweep.load_against_latency", "serve.load_against_sweep")
 METHOD_WORDS = ("쟀다", "재고", "채운", "채웠", "재지 않", "보간", "건너")
 NOT_THIS_RUN_S_WORK = {  # a method word that is not said of work this run did or skipped
-    "repetition.off_matches_temp": "generate skips the penalty at 1.0: MiniMind's behaviour",
+    "repetition.off_against_temp": "generate skips the penalty at 1.0: MiniMind's behaviour",
     "topk.counts_against_temp": "the rule's own method, which every topk.json ran",
     "topp.positions_compared": "one position: the report was given no topp_detail.json",
 }

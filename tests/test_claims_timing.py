@@ -19,7 +19,6 @@ issue 36) is caught.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import itertools
 import math
@@ -28,7 +27,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from oracles import ORACLES, denied, unsupported
+from oracles import ORACLES, denied, honest_of, plant, unsupported
 from reportcases import cases
 from reportdata import (
     COURSE_STEPS,
@@ -48,7 +47,7 @@ import mminfer.report.sections.sweep.sweep as sweep_section
 from mminfer.measures.sweep.measure import filled_steps
 from mminfer.measures.time.decide import fixed_cost_said
 from mminfer.report.decided import DecisionLog
-from mminfer.report.render import decide_modules, render_reports, sentence_table
+from mminfer.report.render import render_reports, sentence_table
 
 PROPERTY = settings(
     max_examples=120,
@@ -230,26 +229,6 @@ def test_every_golden_case_writes_only_claims_its_records_support(name):
     render_reports(case["records"], case["pictures"], case["cache_script"], decisions=log)
     assert denied(case["records"], log) == []
     assert unsupported(case["records"], log) == []
-
-
-def honest_of(key: str):
-    """The decision the words of ``key`` follow: a sentence's predicate, or the decide.py
-    function a template asks (``"time.fixed_cost_said"``)."""
-    if key in sentence_table():
-        return sentence_table()[key].holds
-    folder, name = key.split(".", 1)
-    return getattr(decide_modules()[folder], name)
-
-
-def plant(monkeypatch, key: str, holds) -> None:
-    """The decision ``key`` planted (a sentence's predicate, or the decide.py function its
-    template asks) beside its honest words."""
-    if key in sentence_table():
-        honest = sentence_table()[key]
-        monkeypatch.setitem(sentence_table(), key, dataclasses.replace(honest, holds=holds))
-        return
-    folder, name = key.split(".", 1)
-    monkeypatch.setattr(decide_modules()[folder], name, holds)
 
 
 def test_the_property_test_catches_the_time_ratio_judged_from_the_medians(monkeypatch):

@@ -186,7 +186,7 @@ QUIET_KEYS = [
     ("anatomy.profile_without_cache", True),
     # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
     ("serve.growth", "every"),
-    ("conversation.answers", "same_fewer"),
+    ("conversation.answers_of", "same_fewer"),
     # time's reason line from its own narrow side, latency beside the sweep (issues 46, 47)
     ("time.fixed_cost_said", "at_least"),
     ("time.sweep_crossing", "never"),

@@ -346,9 +346,11 @@ def rendering_context(
     figures: list[Figure] | None = None,
 ) -> dict:
     """One rendering's own globals, given in its context (the cached environment holds none):
-    its ``decide`` (mminfer.report.decided, logging into ``decisions``), its figure log
-    (``figure_log``, collecting into ``figures``) and its ``say`` on ``records``."""
+    its ``records`` (by name: what decide.py's functions take), its ``decide``
+    (mminfer.report.decided, logging into ``decisions``), its figure log (``figure_log``,
+    collecting into ``figures``) and its ``say`` on ``records``."""
     context = {
+        "records": records,
         "decide": Decided(decide_modules(), decisions if decisions is not None else DecisionLog()),
         "figure_log": Figures(report, figures if figures is not None else []),
     }
@@ -432,7 +434,6 @@ def render_one(
         "busy": busy,
         "cache_script": cache_script,
         "pictures": pictures,
-        "records": records,  # the records themselves, by name: what decide.py's functions take
     }
     if "same" in records and "temp" in records:
         facts["run"] = section_facts(run_facts, records)

@@ -1,4 +1,4 @@
-"""## 배치와 패딩: batch.json's facts, glance row and sentences."""
+"""## 배치와 패딩: batch.json's facts and glance row."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""## 카드당 사용자 수: capacity.json's facts, glance row and sentences, beside serve's bound."""
+"""## 카드당 사용자 수: capacity.json's facts and glance row, beside serve's bound."""
 
 from __future__ import annotations
 

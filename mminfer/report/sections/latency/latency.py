@@ -1,4 +1,4 @@
-"""## 사용자가 기다리는 시간: latency.json's facts, glance row and sentences, and its joins.
+"""## 사용자가 기다리는 시간: latency.json's facts and glance row, and its joins.
 
 From time.json's own runs; where the uncached step crosses the TPOT limit, from sweep.json.
 """

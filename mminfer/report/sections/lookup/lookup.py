@@ -1,4 +1,4 @@
-"""## 호출 수 줄이기: lookup.json's facts, glance row and sentences.
+"""## 호출 수 줄이기: lookup.json's facts and glance row.
 
 Prompt lookup cuts the forward calls, where the cache cut the tokens each call feeds: the lesson
 is how many calls the same greedy ids took, whether the loop was faster than MiniMind's cached
