@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from oracles_timing import judged_by
 
-from mminfer.measures.anatomy.anatomy import CATEGORIES, PATHS, TERMS, Anatomy
+from mminfer.measures.anatomy.anatomy import CATEGORIES, PATHS, Anatomy
+from mminfer.measures.anatomy.decide import fixed_plus_weights
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.time.time import Timing
 from mminfer.records.interval import FAMILY_LEVEL, Interval, look_level, median_interval
 from mminfer.records.machine import is_busy, two_groups
 from mminfer.records.spread import coefficient_of_variation
-from mminfer.report.sections.anatomy.anatomy import fixed_plus_weights
 
 
 def flops_and_calls_in_steps(anatomy: Anatomy) -> bool:
@@ -168,17 +168,24 @@ def fixed_beside_sweep_in_runs(anatomy: Anatomy, sweep: Sweep, time: Timing, cho
     return sweep.fit.holds and inside == (chosen == "explained")
 
 
+def per_path(make, *names: str):
+    """The oracle of a decision asked per path (and per term: ``about["path"]``, ``["term"]``),
+    ``make(path, ...)`` the re-derivation for that path."""
+
+    def oracle(records, about) -> bool:
+        given = [about[key] for key in ("path", "term") if key in about]
+        return judged_by(make(*given), *names)(records, about)
+
+    return oracle
+
+
 ORACLES = {
     "anatomy.fewer_flops_same_calls": judged_by(flops_and_calls_in_steps, "anatomy"),
-    "anatomy.probes": judged_by(probes_doubt_in_runs, "anatomy"),
-    "anatomy.glance": judged_by(glance_in_runs, "anatomy", "time"),
+    "anatomy.probes_doubt": judged_by(probes_doubt_in_runs, "anatomy"),
+    "anatomy.glance_binding": judged_by(glance_in_runs, "anatomy", "time"),
     "anatomy.fixed_beside_sweep": judged_by(fixed_beside_sweep_in_runs, "anatomy", "sweep", "time"),
+    "anatomy.path_profiled": per_path(profile_in_rounds, "anatomy"),
+    "anatomy.binds": per_path(binding_in_runs, "anatomy", "time"),
+    "anatomy.fits": per_path(fit_in_runs, "anatomy", "time"),
+    "anatomy.share": per_path(share_in_runs, "anatomy", "time"),
 }
-for path in PATHS:
-    ORACLES[f"anatomy.profile_{path}"] = judged_by(profile_in_rounds(path), "anatomy")
-    ORACLES[f"anatomy.binds_{path}"] = judged_by(binding_in_runs(path), "anatomy", "time")
-    ORACLES[f"anatomy.fit_{path}"] = judged_by(fit_in_runs(path), "anatomy", "time")
-    for term in TERMS:
-        ORACLES[f"anatomy.{term}_share_{path}"] = judged_by(
-            share_in_runs(path, term), "anatomy", "time"
-        )
