@@ -81,3 +81,14 @@ def plant(monkeypatch, key: str, holds) -> None:
         return
     folder, name = key.split(".", 1)
     monkeypatch.setattr(decide_modules()[folder], name, holds)
+
+
+def ask(key: str, records: Mapping, **given):
+    """What the decision ``key`` (a decide.py function, "<folder>.<name>") answers on
+    ``records``, each record its parameters name taken from them (None where absent) and the
+    figures ``given`` by name: the value a template would word."""
+    import inspect
+
+    function = honest_of(key)
+    names = [name for name in inspect.signature(function).parameters if name not in given]
+    return function(*(records.get(name) for name in names), **given)

@@ -318,27 +318,21 @@ def users_bound_supported(serve: Serve | None, chosen: str) -> bool:
     return bound_supported(serve, "none")
 
 
-def spread_oracle(doubt: str):
-    return judged_by(lambda serve: spread_supported(serve, doubt), "serve")
-
-
 ORACLES = {
-    "serve.decode_spread_over": spread_oracle("decode_spread"),
-    "serve.prefill_spread_over": spread_oracle("prefill_spread"),
-    "serve.within_spread_over": spread_oracle("decode_spread_within_passes"),
+    "serve.spread_named": lambda records, about: spread_supported(records["serve"], about["doubt"]),
     "serve.two_bands": judged_by(two_bands_supported, "serve"),
-    "serve.experts": judged_by(experts_in_counts, "serve"),
-    "serve.peak_at": judged_by(peak_supported, "serve"),
-    "serve.dips": judged_by(dips_supported, "serve"),
-    "serve.per_user_falls": judged_by(per_user_supported, "serve"),
-    "serve.bound": judged_by(bound_supported, "serve"),
-    "serve.speed_bound": judged_by(speed_bound_supported, "serve"),
+    "serve.experts_of": judged_by(experts_in_counts, "serve"),
+    "serve.peak_of": judged_by(peak_supported, "serve"),
+    "serve.dips_named": judged_by(dips_supported, "serve"),
+    "serve.per_user_of": judged_by(per_user_supported, "serve"),
+    "serve.bound_of": judged_by(bound_supported, "serve"),
+    "serve.speed_bound_of": judged_by(speed_bound_supported, "serve"),
     "serve.larger_faster": judged_by(larger_faster_supported, "serve"),
-    "serve.cliffs": judged_by(cliffs_supported, "serve"),
+    "serve.cliffs_named": judged_by(cliffs_supported, "serve"),
     "serve.fit_within": judged_by(fit_within_supported, "serve"),
-    "serve.off_the_line": judged_by(off_the_line_supported, "serve"),
-    "serve.growth": judged_by(growth_supported, "serve"),
-    "serve.nearly_free": judged_by(nearly_free_supported, "serve"),
+    "serve.off_the_line_named": judged_by(off_the_line_supported, "serve"),
+    "serve.growth_of": judged_by(growth_supported, "serve"),
+    "serve.nearly_free_of": judged_by(nearly_free_supported, "serve"),
     "serve.prefill_against_sweep": judged_by(prefill_against_sweep_supported, "serve", "sweep"),
     "serve.capacity_bound": judged_by(users_bound_supported, "serve"),
 }

@@ -205,18 +205,18 @@ def prefill_against_latency_supported(sweep: Sweep, latency: Latency, chosen: st
 
 ORACLES = {
     "sweep.longest_estimate": judged_by(longest_estimate_in_runs, "sweep"),
-    "sweep.clocking": judged_by(uncached_clocking_in_runs, "sweep"),
-    "sweep.filled": judged_by(filled_by_in_runs, "sweep"),
+    "sweep.uncached_clocking": judged_by(uncached_clocking_in_runs, "sweep"),
+    "sweep.filled_by": judged_by(filled_by_in_runs, "sweep"),
     "sweep.interpolated": judged_by(interpolated_in_runs, "sweep"),
-    "sweep.last_clocked": judged_by(stops_before_longest_in_runs, "sweep"),
+    "sweep.stops_before_longest": judged_by(stops_before_longest_in_runs, "sweep"),
     "sweep.runs_spread_over": judged_by(runs_over_supported, "sweep"),
     "sweep.steps_spread_over": judged_by(steps_over_supported, "sweep"),
     "sweep.two_bands": judged_by(two_bands_supported, "sweep"),
     "sweep.spreads_within": judged_by(spreads_within_supported, "sweep"),
-    "sweep.time_below_tokens": judged_by(time_against_tokens_supported, "sweep"),
-    "sweep.fixed_share": judged_by(fixed_share_supported, "sweep"),
-    "sweep.uncached_steps_grew": judged_by(uncached_growth_supported, "sweep"),
-    "sweep.prefill": judged_by(prefill_twice_supported, "sweep"),
+    "sweep.time_against_tokens": judged_by(time_against_tokens_supported, "sweep"),
+    "sweep.fixed_share_of": judged_by(fixed_share_supported, "sweep"),
+    "sweep.uncached_growth": judged_by(uncached_growth_supported, "sweep"),
+    "sweep.prefill_twice": judged_by(prefill_twice_supported, "sweep"),
     "sweep.against_time": judged_by(against_time_supported, "sweep", "time"),
     "sweep.prefill_against_latency": judged_by(
         prefill_against_latency_supported, "sweep", "latency"

@@ -113,15 +113,16 @@ def time_extra_rounds(records, about) -> bool:
 def serve_cliff_cache(records, about) -> bool:
     """ "장치 캐시를 넘음(추정): L2, ...": each named cache's size lies between the memory the
     step reads at the two batches (every weight and the batch's KV cache)."""
-    serve = records["serve"]
+    serve, asked = records["serve"], about["cliff"]  # the table row's cliff, as asked
+    levels = [level.name for level in asked.crossed]
     sizes = {level.name: level.bytes for level in serve.caches}
     for cliff in serve.cliffs:
-        if (cliff.from_batch, cliff.to_batch) != (about["from_batch"], about["to_batch"]):
+        if (cliff.from_batch, cliff.to_batch) != (asked.from_batch, asked.to_batch):
             continue
         before = cliff.weight_bytes + cliff.kv_bytes_before
         after = cliff.weight_bytes + cliff.kv_bytes_after
-        return bool(about["levels"]) and all(
-            name in sizes and before < sizes[name] <= after for name in about["levels"]
+        return bool(levels) and all(
+            name in sizes and before < sizes[name] <= after for name in levels
         )
     return False
 
@@ -163,8 +164,8 @@ def load_named(names: tuple[str, str]):
     )
 
 
-def busy_recomputed(**records) -> bool:
-    """time.busy's oracle: the busy records recomputed from their contention figures (the process's
+def busy_recomputed(records) -> bool:
+    """time.busy_of's oracle: the busy records recomputed from their contention figures (the process's
     CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
     stored flag, are those the words name, and there is one at least (the checker holds each
     stored flag to its figures: mminfer.report.check.stored_decisions)."""
@@ -174,7 +175,7 @@ def busy_recomputed(**records) -> bool:
         if (contention.cpu_share is not None and contention.cpu_share < BUSY_SHARE)
         or (contention.cpu_pressure is not None and contention.cpu_pressure > BUSY_PRESSURE)
     ]
-    named = [busy["rule"] for busy in busy_of(**records)]
+    named = [busy["rule"] for busy in busy_of(records) or []]
     return bool(recomputed) and recomputed == named
 
 
@@ -199,7 +200,7 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.extra_rounds": time_extra_rounds,
     "serve.cliff_cache": serve_cliff_cache,
     "cache.course_folder": run_course_folder,
-    "time.busy": lambda records, about: busy_recomputed(**records),
+    "time.busy_of": lambda records, about: busy_recomputed(records),
     "sweep.load_against_time": load_named(("time", "sweep")),
     "sweep.load_against_latency": load_named(("latency", "sweep")),
     "serve.load_against_sweep": load_named(("serve", "sweep")),

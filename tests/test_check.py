@@ -32,7 +32,7 @@ def test_a_folder_whose_comparisons_hold_passes(results, capsys):
 
 def test_a_comparison_the_runs_do_not_support_fails_the_folder(results, monkeypatch, capsys):
     table = dict(render.sentence_table())
-    key, sentence = next((key, s) for key, s in table.items() if key == "sweep.clocking")
+    key, sentence = next((key, s) for key, s in table.items() if key == "sweep.uncached_clocking")
     table[key] = dataclasses.replace(sentence, check=lambda sweep, chosen: False)  # planted
     monkeypatch.setattr(check, "sentence_table", lambda: table)
     assert check.main([str(results)]) == 1
@@ -268,7 +268,7 @@ def test_a_median_printed_at_its_interval_s_precision_is_a_wrong_figure():
 
 # Sentences that say a printed figure grew, fell or stayed: each has a check that recomputes the
 # direction from the signs of the figures' steps (mminfer.records.moves), apart from its predicate.
-DIRECTIONS = ("temp.distinct_trend", "repetition.distinct_trend", "serve.experts")
+DIRECTIONS = ("temp.distinct_trend", "repetition.distinct_trend", "serve.experts_of")
 DIRECTIONS += (
     "repetition.greedy_repeats_trend",
     "conversation.reused_of",
@@ -285,10 +285,20 @@ NOT_A_FIGURE_S_MOVE = {
 
 # Sentences that say what ran (rounds, steps clocked, what was filled), lists of cases decided
 # against a tolerance, and causes: each checked on the record's runs by the shipped checker.
-METHODS = ("time.extra_rounds", "sweep.longest_estimate", "sweep.clocking", "sweep.interpolated")
-METHODS += ("sweep.last_clocked", "sweep.filled", "remedies.differs", "lookup.ids_found")
-CASE_LISTS = ("serve.off_the_line", "serve.fit_within", "serve.dips", "serve.larger_faster")
-CASE_LISTS += ("serve.cliffs", "anatomy.probes_doubt")
+METHODS = (
+    "time.extra_rounds",
+    "sweep.longest_estimate",
+    "sweep.uncached_clocking",
+    "sweep.interpolated",
+)
+METHODS += ("sweep.stops_before_longest", "sweep.filled_by", "remedies.differs", "lookup.ids_found")
+CASE_LISTS = (
+    "serve.off_the_line_named",
+    "serve.fit_within",
+    "serve.dips_named",
+    "serve.larger_faster",
+)
+CASE_LISTS += ("serve.cliffs_named", "anatomy.probes_doubt")
 CAUSES = ("sweep.load_against_time", "sweep.load_against_latency", "serve.load_against_sweep")
 METHOD_WORDS = ("쟀다", "재고", "채운", "채웠", "재지 않", "보간", "건너")
 NOT_THIS_RUN_S_WORK = {  # a method word that is not said of work this run did or skipped
@@ -318,7 +328,7 @@ def test_a_batch_past_the_fit_is_named_off_its_line_only_beyond_its_tolerance():
     texts, log = check.rendered(records)
     assert "B = 64에서는 패스의 구간째로 이 직선에서 25% 넘게" in texts["beyond.md"]  # not 32
     found = check.written_comparisons(log, records)
-    assert "serve.off_the_line" in [finding.key for finding in found]
+    assert "serve.off_the_line_named" in [finding.key for finding in found]
     assert [finding.line() for finding in found if not finding.supported] == []
 
 

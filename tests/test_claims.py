@@ -64,7 +64,7 @@ def test_the_report_counts_each_claim_once_though_sections_render_twice_for_thei
     log = DecisionLog()
     render_reports(every_record(), decisions=log)  # serve's section is beyond.md's
     keys = [c.key for c in log.asked]
-    assert keys.count("serve.growth") == 1
+    assert keys.count("serve.growth_of") == 1
 
 
 def test_every_sentence_is_one_sentence_class_and_every_oracle_names_one():

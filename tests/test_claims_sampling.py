@@ -233,16 +233,16 @@ QUIET_VARIANTS = {  # the timed sentences' variants a quiet run's 7 rounds decid
     "conversation.carry_faster": "every",
     "conversation.saved_grows": "grows",
     # sweep and serve (issue 47): 5 runs and 5 passes decide at 90 %
-    "sweep.time_below_tokens": "below",
-    "sweep.fixed_share": "share",
-    "sweep.prefill": "same",
-    "sweep.uncached_steps_grew": "grew",
-    "serve.peak_at": "at",
-    "serve.per_user_falls": "falls",
-    "serve.bound": "speed",
-    "serve.speed_bound": "fit",
-    "serve.growth": "every",
-    "serve.nearly_free": "up_to",
+    "sweep.time_against_tokens": "below",
+    "sweep.fixed_share_of": "share",
+    "sweep.prefill_twice": "same",
+    "sweep.uncached_growth": "grew",
+    "serve.peak_of": "at",
+    "serve.per_user_of": "falls",
+    "serve.bound_of": "speed",
+    "serve.speed_bound_of": "fit",
+    "serve.growth_of": "every",
+    "serve.nearly_free_of": "up_to",
 }
 
 

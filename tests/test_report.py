@@ -7,6 +7,7 @@ import re
 
 import pytest
 import reportcases
+from oracles import ORACLES
 from oracles_sweep import two_bands_in
 from reportdata import (
     BUSY,
@@ -39,6 +40,7 @@ from mminfer.measures.kvbytes.decide import bytes_against_formula
 from mminfer.measures.serve import decide as serve_decide
 from mminfer.measures.serve.decide import capacity_bound
 from mminfer.measures.serve.serve import Serve
+from mminfer.measures.sweep.decide import fixed_share_of, uncached_growth
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.temp.decide import against_cache, distinct_grows, distinct_trend
 from mminfer.measures.time.decide import cache_faster, fixed_cost_said, reason
@@ -50,7 +52,6 @@ from mminfer.report.render import (
     fmt_ms,
     interval_text,
     render_report,
-    sentence_table,
     thousands,
 )
 from mminfer.report.sections.cache.kvbytes import kvbytes_facts
@@ -301,10 +302,9 @@ def test_sweep_facts(changes, key, value):
 
 
 def test_sweep_uncached_steps_grow_only_where_the_runs_decide():
-    grew = sentence_table()["sweep.uncached_steps_grew"]
-    assert grew.choose({"sweep": sweep_record()}) == "grew"
-    assert grew.choose({"sweep": sweep_record(step_growth=-0.0001)}) == "not_grown"
-    assert grew.choose({"sweep": sweep_record(runs=3)}) == "undecided"  # 75 % < 90 %
+    assert uncached_growth(sweep_record()) == "grew"
+    assert uncached_growth(sweep_record(step_growth=-0.0001)) == "not_grown"
+    assert uncached_growth(sweep_record(runs=3)) == "undecided"  # 75 % < 90 %
 
 
 def test_sweep_fit_holds_or_not():
@@ -313,7 +313,7 @@ def test_sweep_fit_holds_or_not():
     assert facts["fit_holds"] and facts["fixed_share_at_longest"] == 0.9
     share = sweep.longest_fixed_share()  # of the time measured, not the fit's prediction
     assert share.median == pytest.approx(16 * 0.0032 / (0.004 + 15 * 0.0033))
-    assert sentence_table()["sweep.fixed_share"].choose({"sweep": sweep}) == "share"
+    assert fixed_share_of(sweep) == "share"
     assert facts["fixed_in_tokens"] == pytest.approx(0.0032 / 19e-6)
 
 
@@ -714,8 +714,7 @@ def test_step_times_part_into_two_bands_only_where_they_jump():
         row["decode_steps_s"] = few
     sparse = from_json(Serve, data)
     assert "두 무리로 갈린" not in render_every(serve=sparse)  # not said: the rounds cannot
-    two_bands = sentence_table()["serve.two_bands"]
-    assert not two_bands.supported({"serve": sparse}, True)  # the old rule's words: rejected
+    assert not ORACLES["serve.two_bands"]({"serve": sparse}, {})  # the old rule's words: rejected
 
 
 def test_a_config_key_is_named_as_code_at_the_end_where_a_reader_acts_on_it():

@@ -185,7 +185,7 @@ QUIET_KEYS = [
     ("anatomy.path_profiled", True, {"path": "with_cache"}),
     ("anatomy.path_profiled", True, {"path": "without_cache"}),
     # serve's growth under Holm (every: one claim on all steps), conversation's counts (h-spread)
-    ("serve.growth", "every"),
+    ("serve.growth_of", "every"),
     ("conversation.answers_of", "same_fewer"),
     # time's reason line from its own narrow side, latency beside the sweep (issues 46, 47)
     ("time.fixed_cost_said", "at_least"),

@@ -117,3 +117,20 @@ def is_busy(cpu_share: float | None, cpu_pressure: float | None) -> bool:
     starved = cpu_share is not None and cpu_share < BUSY_SHARE
     pressed = cpu_pressure is not None and cpu_pressure > BUSY_PRESSURE
     return starved or pressed
+
+
+def contention_of(record) -> Contention | None:
+    """A timing record's contention, None for a record not given or not timed."""
+    return getattr(record, "contention", None)
+
+
+def busy_alone(one, other, names: tuple[str, str]) -> str | None:
+    """Which of two timing records alone ran busy (its recorded flag), by ``names``: a load is
+    named as a cause of their difference only where one side had it and the other did not;
+    None where both or neither did."""
+    one_busy, other_busy = (
+        getattr(contention_of(record), "busy", False) for record in (one, other)
+    )
+    if one_busy == other_busy:
+        return None
+    return names[0] if one_busy else names[1]

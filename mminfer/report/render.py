@@ -32,7 +32,8 @@ from mminfer.records import Glance
 from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE
 from mminfer.records.sentences import Sentence
-from mminfer.report.busy import BUSY_SENTENCES, busy_groups, busy_of
+from mminfer.measures.time.decide import busy_of
+from mminfer.report.busy import busy_groups
 from mminfer.report.decided import Decided, Decision, DecisionLog
 from mminfer.report.korean import particle, significant, written
 from mminfer.report.sections.run.run import run_facts
@@ -225,7 +226,7 @@ def sentence_table() -> dict[str, Sentence]:
         for sentence in getattr(importlib.import_module(module), "SENTENCES", ())
     ]
     table = {}
-    for sentence in [*BUSY_SENTENCES, *found]:
+    for sentence in found:
         unknown = [name for name in [sentence.section, *sentence.parameters] if name not in names]
         if unknown:
             raise KeyError(f"sentence {sentence.key!r} names no measurement: {unknown}")
@@ -288,6 +289,7 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     env.globals["busy_share"] = BUSY_SHARE
     env.globals["busy_pressure"] = BUSY_PRESSURE
     env.globals["row"] = table_row
+    env.globals["retime_command"] = retime_command
     return env
 
 
@@ -429,7 +431,7 @@ def render_one(
         missing = [entry.name for entry in MEASUREMENTS if entry.task and entry.name not in records]
         if missing:
             raise KeyError(f"report.md needs the task's measurements; missing {missing}")
-    busy = section_facts(busy_of, records)
+    busy = busy_of(records) or []
     facts = {
         "busy": busy,
         "cache_script": cache_script,
@@ -464,7 +466,7 @@ def render_one(
     rows = [modules[entry.name].glance(glance) for entry, glance in own]
     target = f"{results}/{file}" if results else file
     glossary_lines = glossary([glance for _, glance in own], list(modules.values()))
-    facts["busy_line"] = context["say"]("time.busy", busy=busy, retime=retime_command(busy, target))
+    facts["target"] = target  # what the busy line's command rebuilds
     beyond = [
         entry.heading
         for entry in MEASUREMENTS

@@ -189,15 +189,6 @@ class Serve:
         )
 
 
-def cliff_about(cliff: Cliff) -> dict:
-    """serve.cliff_cache's figures in the tally: the cliff's batches and the levels it names."""
-    return {
-        "from_batch": cliff.from_batch,
-        "to_batch": cliff.to_batch,
-        "levels": [level.name for level in cliff.crossed],
-    }
-
-
 def tokens_ratio(after: BatchStep, before: BatchStep, level: float = FAMILY_LEVEL) -> Interval:
     """Tokens per second at ``after`` over ``before``, pass by pass (one look at FAMILY_LEVEL)."""
     rates_after = [after.batch / step for step in after.pass_step_s]

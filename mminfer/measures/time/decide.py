@@ -11,7 +11,9 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
+from collections.abc import Mapping
 
+from mminfer.measurements import alone_rules
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.time.latency import Latency, PathLatency
 from mminfer.measures.time.time import Timing
@@ -28,6 +30,7 @@ from mminfer.records.interval import (
     ratio_interval,
     rounds_faster,
 )
+from mminfer.records.machine import Contention
 from mminfer.records.spread import coefficient_of_variation
 
 
@@ -344,3 +347,34 @@ def sweep_crossing(latency: Latency, sweep: Sweep | None) -> str | None:
     """latency.sweep_crosses: :func:`crossing_of`'s variant."""
     found = crossing_of(latency, sweep)
     return None if found is None else found["variant"]
+
+
+# The timing records: each timing rule's (the registry's ``alone``) record of its own name, in the
+# reports' order, time.json first (the reports' opening); each holds the contention of its timed
+# runs (repetition's and batch's in their ``timing``). latency.json, from time.json's runs, is
+# time's.
+TIMED = tuple(alone_rules())
+
+
+def timed_contentions(time: Timing, **records) -> dict[str, Contention]:
+    """The contention each timing record (TIMED) measured during its timed runs, by measurement
+    name; a record not given, or not timed, left out. ``records``: the report's others, by name."""
+    timed = {name: records.get(name) for name in TIMED} | {"time": time}
+    for name in ("repetition", "batch"):
+        timed[name] = getattr(timed[name], "timing", None)
+    found = {name: getattr(record, "contention", None) for name, record in timed.items()}
+    return {name: contention for name, contention in found.items() if contention is not None}
+
+
+def busy_of(records: Mapping[str, object]) -> list[dict] | None:
+    """time.busy_of, the busy line: each timing record of ``records`` (the report's, by name)
+    whose contention says the machine was busy (``Contention.busy``), its file, the rule that
+    re-times it and its contention, time.json first (the reports' opening); None where none
+    was (:func:`timed_contentions`)."""
+    others = {name: record for name, record in records.items() if name != "time"}
+    busy = [
+        {"file": f"{name}.json", "rule": name, "contention": contention}
+        for name, contention in timed_contentions(records.get("time"), **others).items()
+        if contention.busy
+    ]
+    return busy or None
