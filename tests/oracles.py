@@ -1,22 +1,18 @@
 """The tests' own judges of the report's decisions: one oracle per key (mminfer.report.decided).
 
-An oracle reads the literal words of the claim's sentence and checks them against the record's raw
-numbers (the batches' tokens per second, the runs' seconds, the steps' clocked flags), never
-against the facts' intermediate values, so a facts function that chose the wrong branch, or a
-predicate that reads less than its words say, is caught. ``ORACLES[key](records, about)`` is True
-where the sentence, with the figures it cites (``about``), is true of ``records`` (render_report's
-mapping, by measurement name).
-
-A converted section's sentence (mminfer.records.sentences) is written only where the predicate
-beside its words holds on the records themselves; it keeps an oracle only where one recomputes
-its words from the raw runs independently of that predicate, and is otherwise not judged again.
+An oracle reads the literal words a decision's variant is worded with and checks them against
+the record's raw numbers (the batches' tokens per second, the runs' seconds, the steps' clocked
+flags), never against the facts' intermediate values, so a decide.py function that chose the
+wrong branch, or reads less than its words say, is caught. ``ORACLES[key](records, about)`` is
+True where the words of the decision ``key`` ("<folder>.<function>", decide.py's), with the
+variant and figures it was asked with (``about``), are true of ``records`` (render_report's
+mapping, by measurement name). A decision without an oracle is not judged again.
 
 Each measurement's oracles live in a module of their own (tests/oracles_<topic>.py), merged here.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Mapping
 
 from oracles_anatomy import ORACLES as ANATOMY_ORACLES
@@ -30,7 +26,7 @@ from oracles_serve import ORACLES as SERVE_ORACLES
 from oracles_sweep import ORACLES as SWEEP_ORACLES
 from oracles_timing import ORACLES as TIMING_ORACLES
 
-from mminfer.report.render import decide_modules, sentence_table
+from mminfer.report.render import decide_modules
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = TIMING_ORACLES | LATENCY_ORACLES
 ORACLES |= SAMPLING_ORACLES | SERVE_ORACLES | SWEEP_ORACLES | ANATOMY_ORACLES
@@ -38,49 +34,31 @@ ORACLES |= REMEDIES_ORACLES | LOOKUP_ORACLES | CONVERSATION_ORACLES | REPETITION
 
 
 def denied(records: Mapping, claims) -> list[str]:
-    """The claims the report wrote that their oracle denies (each with the figures it cited)."""
+    """The decisions the report wrote that their oracle denies (each with the figures it cited);
+    a decision without an oracle is decided by its function alone and not judged again."""
     found = []
     for claim in claims.written:
-        if claim.key in sentence_table() and not claim.said:
-            continue  # a decide.py function a template asks, named as a sentence is
-        oracle = ORACLES.get(claim.key)  # None: its predicate, beside its words, decided it
+        oracle = ORACLES.get(claim.key)
         if oracle is not None and not oracle(records, claim.cited):
             found.append(f"{claim.key} {dict(claim.cited)}")
     return found
 
 
-def unsupported(records: Mapping, claims) -> list[str]:
-    """The comparison sentences the report wrote that their check, recomputed from the raw runs
-    (mminfer.records.sentences), does not support."""
-    found = []
-    for claim in claims.written:
-        sentence = sentence_table().get(claim.key)
-        if sentence is None or not sentence.compares or not claim.said:
-            continue
-        chosen = claim.value
-        if not sentence.supported(records, chosen):
-            found.append(f"{claim.key}: {chosen}")
-    return found
+def owner_of(key: str):
+    """The module that holds the decision ``key`` ("<folder>.<name>"): the folder's decide.py,
+    or its report section's joins.py."""
+    folder, name = key.split(".", 1)
+    return next(module for module in decide_modules()[folder] if hasattr(module, name))
 
 
 def honest_of(key: str):
-    """The decision the words of ``key`` follow: a sentence's predicate, or the decide.py
-    function a template asks (``"time.fixed_cost_said"``)."""
-    if key in sentence_table():
-        return sentence_table()[key].holds
-    folder, name = key.split(".", 1)
-    return getattr(decide_modules()[folder], name)
+    """The function the words of the decision ``key`` ("<folder>.<name>") follow."""
+    return getattr(owner_of(key), key.split(".", 1)[1])
 
 
 def plant(monkeypatch, key: str, holds) -> None:
-    """The decision ``key`` planted (a sentence's predicate, or the decide.py function its
-    template asks) beside its honest words."""
-    if key in sentence_table():
-        honest = sentence_table()[key]
-        monkeypatch.setitem(sentence_table(), key, dataclasses.replace(honest, holds=holds))
-        return
-    folder, name = key.split(".", 1)
-    monkeypatch.setattr(decide_modules()[folder], name, holds)
+    """The decision ``key`` planted where it lives, beside its honest words."""
+    monkeypatch.setattr(owner_of(key), key.split(".", 1)[1], holds)
 
 
 def ask(key: str, records: Mapping, **given):

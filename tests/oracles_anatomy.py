@@ -9,12 +9,12 @@ from __future__ import annotations
 from oracles_timing import judged_by
 
 from mminfer.measures.anatomy.anatomy import CATEGORIES, PATHS, Anatomy
-from mminfer.measures.anatomy.decide import fixed_plus_weights
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.time.time import Timing
 from mminfer.records.interval import FAMILY_LEVEL, Interval, look_level, median_interval
 from mminfer.records.machine import is_busy, two_groups
 from mminfer.records.spread import coefficient_of_variation
+from mminfer.report.sections.anatomy.joins import fixed_plus_weights
 
 
 def flops_and_calls_in_steps(anatomy: Anatomy) -> bool:

@@ -155,7 +155,7 @@ def uncached_limits_in_runs(latency: Latency, time: Timing, chosen: str) -> bool
 
 
 ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
-    "time.sweep_crossing": sweep_crosses,
+    "latency.sweep_crossing": sweep_crosses,
     "time.cached_limits": judged_by(cached_limits_in_runs, "latency", "time"),
     "time.uncached_limits": judged_by(uncached_limits_in_runs, "latency", "time"),
     "time.lesson": judged_by(lesson_in_runs, "latency", "time"),

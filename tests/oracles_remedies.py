@@ -9,9 +9,9 @@ from oracles_timing import judged_by
 
 from mminfer.measures.anatomy.anatomy import Anatomy
 from mminfer.measures.remedies import decide
-from mminfer.measures.remedies.decide import REMEDY_PARTS, profile_part_s
 from mminfer.measures.remedies.remedies import Remedies, saved_interval
 from mminfer.records.interval import FAMILY_LEVEL, joined, look_level, median_interval
+from mminfer.report.sections.remedies.joins import REMEDY_PARTS, profile_part_s
 
 
 def most_saving_in_runs(remedies: Remedies, chosen: str) -> bool:

@@ -23,7 +23,7 @@ from mminfer.measures.time.time import Timing
 from mminfer.records import BAND_GAP, BAND_SHARE, interval, spread
 from mminfer.records.interval import look_level, median_interval, paired_ratios, ratio_interval
 from mminfer.records.reconcile import reconcile, reconcile_runs
-from mminfer.report.sections.sweep import sweep as sweep_section
+from mminfer.report.sections.sweep import joins as sweep_decide
 
 
 def clocked_in_runs(sweep: Sweep) -> list[bool]:
@@ -180,7 +180,7 @@ def two_bands_supported(sweep: Sweep) -> bool:
 def against_time_supported(sweep: Sweep, time: Timing, chosen: str) -> bool:
     """sweep.against_time's check: the speedup's per-round ratios (at the time job's level of
     its looks) and the sweep's per-run ratios at that length, recomputed and reconciled."""
-    point = sweep_section.point_of(sweep, time)
+    point = sweep_decide.point_of(sweep, time)
     if point is None:
         return False
     if clocked_among_first(sweep, point.new_tokens) < point.new_tokens:

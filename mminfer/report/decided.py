@@ -25,7 +25,6 @@ class Decision:
     key: str  # "<measurement>.<function>": time.cache_faster (tests/oracles.py holds its oracle)
     value: object  # the variant word, True/False, None (no words), or the figure its words print
     about: Mapping = field(default_factory=dict)  # the figures asked with by name (a table row's)
-    said: bool = False  # asked by a template's say() (a Sentence's predicate), not by decide
 
     def __post_init__(self):
         if "." not in self.key:
@@ -40,7 +39,7 @@ class Decision:
     @property
     def cited(self) -> dict:
         """What an oracle reads: the figures given, and the value as ``variant`` where it is one
-        of several (a plain sentence's True is not)."""
+        of several (a plain decision's True is not)."""
         return dict(self.about) if self.value is True else {"variant": self.value, **self.about}
 
 
@@ -77,7 +76,7 @@ class Decided:
     logged in :attr:`log` (one rendering's; the renderer points it at a scratch log while it
     renders the sections only to reach their glance macros)."""
 
-    def __init__(self, modules: Mapping[str, ModuleType], log: DecisionLog):
+    def __init__(self, modules: Mapping[str, tuple[ModuleType, ...]], log: DecisionLog):
         self._modules = dict(modules)
         self.log = log
 
@@ -89,13 +88,18 @@ class Decided:
 
 
 class _Folder:
-    """One decide.py as the template sees it: its functions, each call logged."""
+    """One folder's decisions as the template sees them (its decide.py, then its section's
+    joins.py): their functions, each call logged."""
 
-    def __init__(self, decided: Decided, folder: str, module: ModuleType):
-        self._decided, self._folder, self._module = decided, folder, module
+    def __init__(self, decided: Decided, folder: str, modules: tuple[ModuleType, ...]):
+        self._decided, self._folder, self._modules = decided, folder, modules
 
     def __getattr__(self, name: str) -> Callable:
-        function = getattr(self._module, name)  # AttributeError names the module and the name
+        owners = [module for module in self._modules if hasattr(module, name)]
+        if not owners:
+            names = ", ".join(module.__name__ for module in self._modules)
+            raise AttributeError(f"decide.{self._folder}.{name}: no such function in {names}")
+        function = getattr(owners[0], name)
         key = f"{self._folder}.{name}"
 
         def asked(*records, **given):  # the records positionally, the figures by name

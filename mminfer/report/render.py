@@ -1,15 +1,15 @@
 """Step 7: report.md, in Korean, from the records the other rules wrote: the rendering.
 
 Each section is a folder, mminfer/report/sections/<section>/: per measurement it shows, its facts
-and glance functions, its sentences and its template (<name>.py beside <name>.md.j2). The
-registry names the functions (its entry's ``facts`` and ``glance``, "module:function", resolved
-here); their parameters are named after the measurements whose records they read, so the
-rendering hands each its records by name (:func:`section_facts`). A sentence's words and
-predicate sit together in its module's ``SENTENCES``, asked for by ``{{ say(key) }}`` (:class:`Say`,
-mminfer.records.sentences); the predicate calls the decision its record's module makes over the
-raw runs (mminfer/measures/<rule>/). pages/report.md.j2 includes the sections' templates in
-report order (beyond.md.j2 beside it; macros.md.j2 theirs). Every number is read from the result
-files' records; nothing is measured or assumed here.
+and glance functions and its template (<name>.py beside <name>.md.j2). The registry names the
+functions (its entry's ``facts`` and ``glance``, "module:function", resolved here); their
+parameters are named after the measurements whose records they read, so the rendering hands each
+its records by name (:func:`section_facts`). The words live in the templates: a macro per
+decision, a branch per variant, called with the value the measure's decide.py gives on the raw
+runs, ``{{ ids(decide.cache.ids_compared(records.same)) }}`` (``decide``: mminfer.report.decided,
+which logs every decision asked). pages/report.md.j2 includes the sections' templates in report
+order (beyond.md.j2 beside it; macros.md.j2 theirs). Every number is read from the result files'
+records; nothing is measured or assumed here.
 """
 
 from __future__ import annotations
@@ -27,14 +27,13 @@ from pathlib import Path
 import jinja2
 
 import mminfer.measures
+import mminfer.report.busy as busy_floor
 from mminfer.measurements import MEASUREMENTS, REPORTS, headings, report_reads, resolve
 from mminfer.records import Glance
 from mminfer.records.interval import Interval, coverage_text, place, rounded
 from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE
-from mminfer.records.sentences import Sentence
-from mminfer.measures.time.decide import busy_of
-from mminfer.report.busy import busy_groups
-from mminfer.report.decided import Decided, Decision, DecisionLog
+from mminfer.report.busy import busy_groups, busy_of
+from mminfer.report.decided import Decided, DecisionLog
 from mminfer.report.korean import particle, significant, written
 from mminfer.report.sections.run.run import run_facts
 
@@ -102,7 +101,7 @@ FILTERS = {
     "sig": lambda value, digits=3: "—" if value is None else written(value, digits),
     "cell": lambda text: text.replace("|", "\\|").replace("\n", " "),  # one markdown table cell
     "particle": particle,  # {{ b | particle("은/는") }}: "32는", as the number is read (korean.py)
-    # a sentence's words, wrapped in its template, on one line: {% filter line %} … {% endfilter %}
+    # a decision's words, wrapped in its macro, on one line: {% filter line %} … {% endfilter %}
     "line": lambda text: " ".join(part.strip() for part in text.split("\n") if part.strip()),
 }
 
@@ -199,81 +198,14 @@ def table_row(*cells) -> str:
     return "| " + " | ".join(str(cell) for cell in cells) + " |"
 
 
-# --- sentences: every section's table (mminfer.records.sentences) --------------------------------
-
-
-def section_modules() -> list[str]:
-    """Every section's Python modules, mminfer/report/sections/<section>/<name>.py, by name."""
-    return sorted(
-        f"mminfer.report.sections.{path.parent.name}.{path.stem}"
-        for path in SECTIONS.glob("*/*.py")
-        if path.stem != "__init__"
-    )
-
-
-@functools.cache
-def sentence_table() -> dict[str, Sentence]:
-    """Every sentence by key: the ``SENTENCES`` of each section's modules
-    (mminfer/report/sections/<section>/<name>.py) and the busy line's (mminfer.report.busy).
-
-    A sentence's key names a measurement (its section's; "run" the run section's) and its
-    predicate's parameters name measurements (but the figures it is given); a key given twice
-    is an error."""
-    names = {entry.name for entry in MEASUREMENTS} | {"run"}  # the run section's own
-    found = [
-        sentence
-        for module in section_modules()
-        for sentence in getattr(importlib.import_module(module), "SENTENCES", ())
-    ]
-    table = {}
-    for sentence in found:
-        unknown = [name for name in [sentence.section, *sentence.parameters] if name not in names]
-        if unknown:
-            raise KeyError(f"sentence {sentence.key!r} names no measurement: {unknown}")
-        if sentence.key in table:
-            raise KeyError(f"sentence {sentence.key!r} is given twice")
-        table[sentence.key] = sentence
-    return table
-
-
-class Say:
-    """The template's ``say``: ``{{ say("kvbytes.bytes") }}`` writes the words of what holds on
-    one rendering's records, or nothing where the predicate is false, and logs the question in
-    its ``decide``'s log (mminfer.report.decided) under the sentence's key."""
-
-    def __init__(self, env: jinja2.Environment, records: Mapping[str, object], context: dict):
-        self.env = env
-        self.records = records
-        self.context = context  # the rendering's decide and figure log, for the words' snippets
-
-    def __call__(self, key: str, **figures) -> str:
-        sentence = sentence_table()[key]
-        given = {name: figures[name] for name in sentence.given if name in figures}
-        chosen = sentence.choose(self.records, **given)
-        about = {} if sentence.about is None else dict(sentence.about(**given))
-        decision = Decision(key, chosen, about, said=True)
-        self.context["decide"].log.add(decision)
-        if not decision.written:
-            return ""
-        return compiled(self.env, sentence.words_of(chosen)).render(
-            {**self.records, **figures, **self.context}
-        )
-
-
-@functools.cache
-def compiled(env: jinja2.Environment, words: str) -> jinja2.Template:
-    """A sentence's words, compiled once per environment."""
-    return env.from_string(words)
-
-
 # --- rendering -----------------------------------------------------------------------------------
 
 
 @functools.cache
 def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
     """The templates' Jinja2 environment, made once per folder (its templates compiled once and
-    reloaded when a file changes); a rendering gives its ``say``, ``decide`` and figure log
-    in its context (render_one); the ``figure`` filters log each figure printed under its key into
+    reloaded when a file changes); a rendering gives its records, ``decide`` and figure log in
+    its context (render_one); the ``figure`` filters log each figure printed under its key into
     that context's log."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader([folder, SECTIONS]),
@@ -294,13 +226,30 @@ def environment(folder: Path = TEMPLATE.parent) -> jinja2.Environment:
 
 
 @functools.cache
-def decide_modules() -> dict:
-    """Every measures folder's decide.py, by folder name: the templates' ``decide.time.reason``,
-    the functions that answer what a run decides (and the figures their words print)."""
+def decide_modules() -> dict[str, tuple]:
+    """The modules the templates' ``decide.<folder>`` reads, by folder name: the measures
+    folder's decide.py (what one run decides: mminfer/measures/<folder>/decide.py), then its
+    report section's joins.py (what its record decides beside another's: a join lives in its
+    section, mminfer/report/sections/<folder>/joins.py, never in a measures folder); and
+    ``busy``, the report's floor (mminfer.report.busy: which timing records ran busy)."""
+    names = {folder.name for folder in pkgutil.iter_modules(mminfer.measures.__path__)}
+    names |= {path.parent.name for path in SECTIONS.glob("*/joins.py")}
     found = {}
-    for folder in pkgutil.iter_modules(mminfer.measures.__path__):
-        if importlib.util.find_spec(f"mminfer.measures.{folder.name}.decide") is not None:
-            found[folder.name] = importlib.import_module(f"mminfer.measures.{folder.name}.decide")
+    for name in sorted(names):
+        modules = [
+            importlib.import_module(module)
+            for module in (
+                f"mminfer.measures.{name}.decide",
+                f"mminfer.report.sections.{name}.joins",
+            )
+            if importlib.util.find_spec(module.rsplit(".", 1)[0]) is not None
+            and importlib.util.find_spec(module) is not None
+        ]
+        if modules:
+            found[name] = tuple(modules)
+    found["busy"] = (
+        busy_floor,
+    )  # the report's floor: which timing records ran busy (the busy line)
     return found
 
 
@@ -350,13 +299,12 @@ def rendering_context(
     """One rendering's own globals, given in its context (the cached environment holds none):
     its ``records`` (by name: what decide.py's functions take), its ``decide``
     (mminfer.report.decided, logging into ``decisions``), its figure log (``figure_log``,
-    collecting into ``figures``) and its ``say`` on ``records``."""
+    collecting into ``figures``)."""
     context = {
         "records": records,
         "decide": Decided(decide_modules(), decisions if decisions is not None else DecisionLog()),
         "figure_log": Figures(report, figures if figures is not None else []),
     }
-    context["say"] = Say(env, records, context)
     return context
 
 
@@ -450,7 +398,7 @@ def render_one(
             function = resolve(entry.glance)
             glance = marked(section_facts(function, records), function, busy)
             glances.append((entry, glance))
-    # one rendering's decide, say and figure log, in its context (the cached environment holds
+    # one rendering's records, decide and figure log, in its context (the cached environment holds
     # none); the modules' bodies are rendered only to reach their macros: their decisions and
     # figures go to scratch logs, the glance rows' and the report's to the rendering's own
     env = environment(Path(folder).resolve())

@@ -7,14 +7,9 @@ checker (mminfer.report.check) call them. Pure Python, no torch.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from mminfer.measures.cache.count import Count
 from mminfer.measures.cache.same import Same
-from mminfer.measures.temp.temp import Temperatures
 from mminfer.records import within_rounding
-
-COURSE_FOLDER = "/opt/mm"  # where a MiniMind course machine keeps its checkpoints
 
 
 def rounding_sized(same: Same) -> bool | None:
@@ -69,13 +64,3 @@ def lesson(same: Same, cache_faster: str, trusted: bool) -> str:
     if trusted and cache_faster == "same":
         return "same_not_faster"
     return "same_untimed"
-
-
-def course_folder(same: Same, temp: Temperatures) -> str | None:
-    """run.course_folder: where the course model set's checkpoints came from, "inside" the
-    course's folder (both lie in COURSE_FOLDER) or "elsewhere"; None for another model set."""
-    if same.run.model_set != "course":
-        return None
-    runs = [same.run, next(iter(temp.values())).run]
-    inside = all(Path(run.checkpoint).is_relative_to(COURSE_FOLDER) for run in runs)
-    return "inside" if inside else "elsewhere"

@@ -12,7 +12,6 @@ from __future__ import annotations
 import itertools
 
 from mminfer.measures.repetition.repetition import Repetition
-from mminfer.measures.temp.temp import Temperatures
 from mminfer.records.interval import rounds_faster
 
 
@@ -104,13 +103,3 @@ def stored_decisions(repetition: Repetition) -> dict[str, tuple[object, object]]
     if repetition.timing is None:
         return {}
     return {"timing.penalty_costs": (repetition.timing.penalty_costs, penalty_costs(repetition))}
-
-
-def off_against_temp(repetition: Repetition, temp: Temperatures | None) -> str | None:
-    """repetition.off_matches_temp: penalty 1.0's distinct answers against temp.json's at that
-    temperature: "same", "differs"; None where either is missing."""
-    off = repetition.penalties.get("1.0")
-    row = None if temp is None else temp.get(repr(float(repetition.temperature)))
-    if off is None or row is None:
-        return None
-    return "same" if off.distinct == row.distinct else "differs"

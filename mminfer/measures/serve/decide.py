@@ -14,11 +14,8 @@ import math
 from collections.abc import Callable
 
 from mminfer.measures.serve.serve import BatchStep, Cliff, Serve, ServeFit, tokens_ratio
-from mminfer.measures.sweep.sweep import Sweep
 from mminfer.records import decided_bands
 from mminfer.records.interval import FAMILY_LEVEL, against, ratio_decision, ratio_interval
-from mminfer.records.machine import busy_alone
-from mminfer.records.reconcile import reconcile
 
 
 def step_down(decide: Callable[[int, float], str], count: int, holm: bool) -> list[str]:
@@ -390,21 +387,3 @@ def capacity_bound(serve: Serve | None) -> str:
     if serve is None:
         return "unmeasured"
     return {"speed": "speed", "undecided": "undecided"}.get(bound_of(serve), "unmeasured")
-
-
-def load_against_sweep(serve: Serve, sweep: Sweep | None) -> str | None:
-    """serve.load_against_sweep: "serve" or "sweep", the one of the two that alone ran busy (a
-    load named as the cause of their difference); None where both or neither did."""
-    return busy_alone(serve, sweep, ("serve", "sweep"))
-
-
-def prefill_against_sweep(serve: Serve, sweep: Sweep | None) -> str | None:
-    """Serve's B = 1 prefill beside sweep.json's time to first token, the same forward of the
-    same prompt timed by two jobs (mminfer.records.reconcile): "overlap", "apart" or
-    "undecided". None where the two did not measure the same prefill."""
-    first = serve.batches[0]
-    if sweep is None or first.batch != 1 or first.prefill_interval is None:
-        return None
-    if sweep.prompt_len != serve.prompt_len:
-        return None
-    return reconcile(first.prefill_interval, sweep.ttft_interval)

@@ -11,10 +11,7 @@ from __future__ import annotations
 import itertools
 import math
 import statistics
-from collections.abc import Mapping
 
-from mminfer.measurements import alone_rules
-from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.time.latency import Latency, PathLatency
 from mminfer.measures.time.time import Timing
 from mminfer.records import interval
@@ -30,7 +27,6 @@ from mminfer.records.interval import (
     ratio_interval,
     rounds_faster,
 )
-from mminfer.records.machine import Contention
 from mminfer.records.spread import coefficient_of_variation
 
 
@@ -309,72 +305,3 @@ def stored_decisions(time: Timing) -> dict[str, tuple[object, object]]:
     """time.json's stored decision beside its recomputation from the runs: key -> (stored,
     recomputed); the checker (mminfer.report.check) fails a folder where they part."""
     return {"cache_faster": (time.cache_faster, cache_faster(time))}
-
-
-def crossing_of(latency: Latency, sweep: Sweep | None) -> dict | None:
-    """Where the sweep's clocked uncached steps pass the TPOT limit, each step's interval from its
-    runs (one look, FAMILY_LEVEL) against the limit. ``variant``: "crosses" (a step wholly above
-    it, every clocked step before it wholly below: ``new_tokens``, ``context`` and ``step_s`` are
-    that step's), "never" (every clocked step wholly below: the last clocked one's), "undecided"
-    (the first step not wholly below is not wholly above either: that step's). None without a
-    trusted sweep or a clocked uncached step."""
-    if sweep is None or sweep.verdict == "untrusted":
-        return None
-    clocked = [
-        (step, seconds)
-        for step, seconds in enumerate(sweep.steps.without_cache_s)
-        if seconds is not None
-    ]
-    if not clocked:
-        return None
-    variant, (step, seconds) = "never", clocked[-1]
-    for candidate, median in clocked:
-        runs = [run[candidate] for run in sweep.steps.without_cache_runs_s]
-        side = against(median_interval(runs, interval.FAMILY_LEVEL), latency.tpot_limit_s)
-        if side != "below":
-            variant = "crosses" if side == "above" else "undecided"
-            step, seconds = candidate, median
-            break
-    return {
-        "variant": variant,
-        "new_tokens": step + 1,
-        "context": sweep.prompt_len + step,
-        "step_s": seconds,
-    }
-
-
-def sweep_crossing(latency: Latency, sweep: Sweep | None) -> str | None:
-    """latency.sweep_crosses: :func:`crossing_of`'s variant."""
-    found = crossing_of(latency, sweep)
-    return None if found is None else found["variant"]
-
-
-# The timing records: each timing rule's (the registry's ``alone``) record of its own name, in the
-# reports' order, time.json first (the reports' opening); each holds the contention of its timed
-# runs (repetition's and batch's in their ``timing``). latency.json, from time.json's runs, is
-# time's.
-TIMED = tuple(alone_rules())
-
-
-def timed_contentions(time: Timing, **records) -> dict[str, Contention]:
-    """The contention each timing record (TIMED) measured during its timed runs, by measurement
-    name; a record not given, or not timed, left out. ``records``: the report's others, by name."""
-    timed = {name: records.get(name) for name in TIMED} | {"time": time}
-    for name in ("repetition", "batch"):
-        timed[name] = getattr(timed[name], "timing", None)
-    found = {name: getattr(record, "contention", None) for name, record in timed.items()}
-    return {name: contention for name, contention in found.items() if contention is not None}
-
-
-def busy_of(records: Mapping[str, object]) -> list[dict] | None:
-    """time.busy_of, the busy line: each timing record of ``records`` (the report's, by name)
-    whose contention says the machine was busy (``Contention.busy``), its file, the rule that
-    re-times it and its contention, time.json first (the reports' opening); None where none
-    was (:func:`timed_contentions`)."""
-    others = {name: record for name, record in records.items() if name != "time"}
-    busy = [
-        {"file": f"{name}.json", "rule": name, "contention": contention}
-        for name, contention in timed_contentions(records.get("time"), **others).items()
-        if contention.busy
-    ]
-    return busy or None

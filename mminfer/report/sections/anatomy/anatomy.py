@@ -7,9 +7,9 @@ each term's share) and the sweep's fitted intercept against time.json's fixed co
 from __future__ import annotations
 
 from mminfer.measures.anatomy.anatomy import Anatomy, path_splits
-from mminfer.measures.anatomy.decide import comparable, fixed_step, measured_intervals
 from mminfer.measures.time.time import Timing
 from mminfer.records import Glance, rates
+from mminfer.report.sections.anatomy.joins import comparable, fixed_step, measured_intervals
 
 
 def anatomy_facts(anatomy: Anatomy) -> dict:

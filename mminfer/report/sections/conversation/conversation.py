@@ -6,6 +6,7 @@ from mminfer.measures.conversation import decide
 from mminfer.measures.conversation.conversation import Conversation, visible
 from mminfer.measures.serve.serve import Serve
 from mminfer.records import Glance, within_rounding
+from mminfer.report.sections.conversation import joins
 
 
 def conversation_facts(conversation: Conversation) -> dict:
@@ -107,8 +108,8 @@ def conversation_serve_facts(conversation: Conversation, serve: Serve | None = N
     """conversation.json's facts (mminfer.measures.conversation.conversation.conversation_facts)
     and, with serve.json, its users by memory beside the shared prefix's: ``serve_users`` where
     both counted them, ``same_context`` where serve.json counted at this P + N."""
-    serve_users = decide.users_beside(conversation, serve)
+    serve_users = joins.users_beside(conversation, serve)
     return conversation_facts(conversation) | {
         "serve_users": serve_users,
-        "same_context": decide.same_context(conversation, serve) == "same",
+        "same_context": joins.same_context(conversation, serve) == "same",
     }

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.measures.time import decide
-from mminfer.measures.time.decide import crossing_of
 from mminfer.measures.time.latency import Latency
 from mminfer.measures.time.time import Timing
 from mminfer.records import Glance
+from mminfer.report.sections.latency.joins import crossing_of
 
 
 def latency_facts(latency: Latency, time: Timing | None = None) -> dict:

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mminfer.measures.cache.decide import COURSE_FOLDER
 from mminfer.measures.cache.same import Same
 from mminfer.measures.temp.temp import Temperatures
+from mminfer.report.sections.run.joins import COURSE_FOLDER
 
 
 def yarn_of(config: dict) -> str:

@@ -6,6 +6,7 @@ from mminfer.measures.serve import decide
 from mminfer.measures.serve.serve import Serve
 from mminfer.measures.sweep.sweep import Sweep
 from mminfer.records import Glance
+from mminfer.report.sections.serve import joins
 
 SPREAD_DOUBTS = ("decode_spread", "prefill_spread")  # between the passes
 
@@ -87,6 +88,4 @@ def serve_glance(serve: Serve) -> Glance:
 def serve_sweep_facts(serve: Serve, sweep: Sweep | None = None) -> dict:
     """serve.json's facts (mminfer.measures.serve.serve.serve_facts) and its B = 1 prefill
     beside sweep.json's time to first token (:func:`prefill_against_sweep`)."""
-    return serve_facts(serve) | {
-        "prefill_against_sweep": decide.prefill_against_sweep(serve, sweep)
-    }
+    return serve_facts(serve) | {"prefill_against_sweep": joins.prefill_against_sweep(serve, sweep)}

@@ -11,6 +11,7 @@ from mminfer.measures.sweep import decide
 from mminfer.measures.sweep.sweep import Sweep, sweep_rows
 from mminfer.measures.time.time import Timing
 from mminfer.records import Glance
+from mminfer.report.sections.sweep import joins
 
 SWEEP_RUN_DOUBTS = ("with_cache_spread", "without_cache_spread")  # between the runs
 
@@ -95,4 +96,4 @@ def sweep_time_facts(sweep: Sweep, time: Timing | None = None) -> dict:
     """sweep.json's facts (mminfer.measures.sweep.sweep.sweep_facts) and, with time.json, how
     the speedup at time.json's length relates to the sweep's time ratio (:func:`against_time`,
     the sentence sweep.against_time's variant)."""
-    return sweep_facts(sweep) | {"against_time": decide.against_time(sweep, time)}
+    return sweep_facts(sweep) | {"against_time": joins.against_time(sweep, time)}

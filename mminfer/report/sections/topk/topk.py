@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 from mminfer.measures.temp.temp import Temperatures
-from mminfer.measures.topk.decide import (
+from mminfer.measures.topk.topk import TopK
+from mminfer.measures.topp.topp import TopP
+from mminfer.records import Glance
+from mminfer.report.sections.topk.joins import (
     compared_with_topp,
     counts_against_temp,
     direction,
 )
-from mminfer.measures.topk.topk import TopK
-from mminfer.measures.topp.topp import TopP
-from mminfer.records import Glance
 
 
 def topk_facts(topk: TopK) -> dict:
