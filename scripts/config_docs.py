@@ -162,9 +162,10 @@ its key's value at that precision or one key is printed with two values. A sente
 printed count grew, fell or stayed is checked too, from the signs of the counts' steps.
 """
 
-OUTPUTS_FOOTER = """The reports' sentences live in their section's folder,
-`mminfer/report/sections/<section>/`: its template and its sentence table (`SENTENCES`), whose
-predicates call the decisions each record's module makes over its runs (`mminfer/measures/<rule>/`).
+OUTPUTS_FOOTER = """The reports' words live in their section's template,
+`mminfer/report/sections/<section>/<name>.md.j2`: a macro per decision, called with the value its
+measure's `mminfer/measures/<rule>/decide.py` gives from the runs (a join of two records' in the
+section's `joins.py`).
 """
 
 

@@ -1014,8 +1014,9 @@ def test_a_jittered_run_writes_only_claims_its_records_support(jittered_demo_run
 
 
 def assert_checker_passes(outdir: Path) -> None:
-    """The shipped checker (python -m mminfer.report.check) finds every comparison the reports
-    wrote supported by the runs in the folder, and the reports current."""
+    """The shipped checker (python -m mminfer.report.check) finds the reports current (what the
+    folder's files render, every decision from their runs), every keyed figure its JSON value and
+    every stored decision what its function gives from the runs."""
     result = subprocess.run(
         [sys.executable, "-m", "mminfer.report.check", str(outdir)],
         capture_output=True,
@@ -1023,7 +1024,8 @@ def assert_checker_passes(outdir: Path) -> None:
         cwd=REPO,
     )
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    assert "comparisons written, 0 not supported" in result.stdout
+    assert "figures printed under their JSON keys, 0 wrong" in result.stdout
+    assert "0 stored decisions part from their runs" in result.stdout
 
 
 def test_a_quiet_course_run_writes_only_claims_its_records_support(course_run):
