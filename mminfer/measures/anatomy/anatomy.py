@@ -14,9 +14,9 @@ Every figure of the split is an interval: a term's seconds from its probe's, the
 its ratio to the measured time bound by bound, each missing at most as often as the intervals it
 reads together (mminfer.records.interval.joined). Which term binds, whether the model adds up and
 a term's share of the measured time are said only where those intervals decide them at
-FAMILY_LEVEL, and never from a probe whose runs fall into two groups. Its sentences
-(the ``SENTENCES`` of its section, mminfer/report/sections/anatomy/anatomy.py) each carry a
-check that decides again from the raw runs. Torch-free: the report rule imports it.
+FAMILY_LEVEL, and never from a probe whose runs fall into two groups (decide.py; beside time.json,
+its section's joins.py); the suite's oracles decide each again from the raw runs. Torch-free: the
+report rule imports it.
 """
 
 from __future__ import annotations

@@ -138,6 +138,17 @@ def prompt_fall(conversation: Conversation, intervals) -> tuple | None:
     return None
 
 
+def prompt_falls(conversation: Conversation) -> list[tuple[ConversationTurn, ConversationTurn]]:
+    """Every pair of timed turns (shorter prompt, longer prompt) whose recompute's intervals say
+    the shorter prompt took longer: what conversation.ttft_falls_as_prompt_grows names."""
+    return [
+        (shorter, longer)
+        for shorter, longer in itertools.combinations(timed_turns(conversation), 2)
+        if shorter.prompt_len < longer.prompt_len
+        and order(shorter.timing.recompute_interval, longer.timing.recompute_interval) == "above"
+    ]
+
+
 def falls_as_prompt_grows(conversation: Conversation) -> bool:
     """conversation.ttft_falls_as_prompt_grows: a shorter prompt's recompute decided slower than
     a longer one's (a prefill of more tokens cannot cost less: the machine, not the prompt)."""

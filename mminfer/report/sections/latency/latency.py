@@ -16,7 +16,7 @@ from mminfer.report.sections.latency.joins import crossing_of
 def latency_facts(latency: Latency, time: Timing | None = None) -> dict:
     """latency.json's figures; ``estimate`` where the time job's verdict is noisy, ``trusted``
     unless untrusted. Where sweep.json's steps pass the TPOT limit is the report's join
-    (this module's join): ``crossing`` None here. Its sentences are :data:`SENTENCES`."""
+    (this module's join): ``crossing`` None here. Its words are latency.md.j2's."""
     float32_cpu = latency.run.dtype == "float32" and latency.run.device == "cpu"
     return vars(latency) | {
         "trusted": latency.verdict != "untrusted",
@@ -27,7 +27,7 @@ def latency_facts(latency: Latency, time: Timing | None = None) -> dict:
 
 
 def latency_glance(latency: Latency) -> Glance:
-    """``lesson``: the sentence latency.lesson's variant (:func:`lesson`)."""
+    """``lesson``: time.lesson's variant (:func:`lesson`)."""
     return Glance(
         lesson=decide.lesson(latency), verdict=latency.verdict, terms=("ttft", "tpot", "itl")
     )

@@ -54,7 +54,7 @@ def plot_latency(latency: Latency, out_png) -> Path:
     title = f"토큰 사이 간격 (스레드 {latency.threads}개, 판정 {latency.verdict})"
     if latency.verdict != "ok":
         title += ": 어림"
-    elif time_decide.uncached_gap(latency, None) == "grows":  # the sentence latency.uncached_gap's
+    elif time_decide.uncached_gap(latency, None) == "grows":  # time.uncached_gap's
         title += ": 캐시 없이는 문맥과 함께 는다"
     finish_axis(
         ax,

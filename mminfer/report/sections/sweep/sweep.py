@@ -65,6 +65,7 @@ def sweep_facts(sweep: Sweep) -> dict:
         "fit_holds": fit.holds,
         "fixed_share_at_longest": None if at_longest is None else at_longest.fixed_share_with_cache,
         "fixed_in_tokens": fixed_in_tokens,  # the fixed cost of a cached step, in tokens' worth
+        "fixed_ms_with_cache": 1000 * fit.fixed_s_with_cache,  # the fit's intercept, in ms
         "extrapolated": None if furthest.measured else furthest,
         "rows": sweep_rows(sweep),
         "time_against_tokens": decide.time_against_tokens(sweep),
@@ -95,5 +96,5 @@ def sweep_glance(sweep: Sweep) -> Glance:
 def sweep_time_facts(sweep: Sweep, time: Timing | None = None) -> dict:
     """sweep.json's facts (mminfer.measures.sweep.sweep.sweep_facts) and, with time.json, how
     the speedup at time.json's length relates to the sweep's time ratio (:func:`against_time`,
-    the sentence sweep.against_time's variant)."""
+    sweep.against_time's variant, joins.py)."""
     return sweep_facts(sweep) | {"against_time": joins.against_time(sweep, time)}

@@ -23,6 +23,6 @@ def temp_facts(temp: Temperatures) -> dict:
 
 
 def temp_glance(temp: Temperatures, sampler: SamplerCheck | None = None) -> Glance:
-    """## 온도's row: distinct answers per temperature; its lesson the sentence temp.lesson's
+    """## 온도's row: distinct answers per temperature; its lesson temp.distinct_trend's
     variant (their trend, see :func:`distinct_trend`)."""
     return Glance(lesson=distinct_trend(temp), terms=("distinct", "distinct_2", "seed"))

@@ -68,7 +68,7 @@ def topk_temp_topp_facts(
 
 
 def topk_temp_glance(topk: TopK, temp: Temperatures | None = None) -> Glance:
-    """## top-k's row: its lesson the sentence topk.lesson's variant."""
+    """## top-k's row: its lesson topk.counts_against_temp's variant."""
     return Glance(
         lesson=counts_against_temp(topk, temp), terms=("top_k", "distinct", "survivor", "seed")
     )

@@ -33,6 +33,7 @@ TOP_EXAMPLES = 5  # the candidates the report names after each prefix (the recor
 
 
 def topp_glance(topp: TopP, topp_detail: TopPDetail | None = None) -> Glance:
-    """## top-p's row: the survivors per p; its lesson the sentence topp.lesson's variant."""
+    """## top-p's row: the survivors per p; its lesson the variant of
+    topp.positions_compared ("alone" with one position)."""
     terms = ("survivor",) if topp_detail is None else ("survivor", "entropy")
     return Glance(lesson=positions_compared(topp, topp_detail) or "alone", terms=terms)
