@@ -1,5 +1,5 @@
 """One folder per measuring rule (rules/*.smk): its measuring code (measure.py, torch), each
-measurement's record with its facts and sentences' claims (<name>.py, torch-free), its section
-caption (<name>.rst; its section's facts, sentences and template live in
-mminfer/report/sections/). A folder never imports another's.
+measurement's record and its arithmetic (<name>.py, torch-free), the decisions over its runs
+(decide.py, torch-free) and its caption (<name>.rst; its section's facts, joins and template live
+in mminfer/report/sections/). A folder never imports another's.
 """

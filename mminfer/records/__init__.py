@@ -1,8 +1,8 @@
 """What every result file shares, and reading and writing records.
 
-Each measurement keeps its own module here, ``mminfer.records.<name>``: its record (a dataclass
-whose fields are its JSON file's keys) and its ``<name>_facts`` function, which decides the verdicts
-and sentence choices of its report section (mminfer.measurements names both). This base holds
+Each measurement keeps its record in its measures folder (mminfer/measures/<rule>/<name>.py: a
+dataclass whose fields are its JSON file's keys), its decisions beside it (decide.py) and its
+facts in its report section (mminfer.measurements names them). This base holds
 what more than one measurement shares: the provenance (:class:`RunInfo`, the prompts), the first
 difference of two greedy paths, the judge of a logit difference (:func:`within_rounding`), the
 two bands a busy machine's step times fall in (:func:`bands`), and

@@ -1,9 +1,9 @@
 """Which way a row of printed figures moves, from the signs of its steps: the direction checks.
 
-A sentence that says a figure grew, fell or stayed (temp.trend, repetition.distinct_trend, ...)
-is checked by the checker (mminfer.report.check) against the signs of the steps between the
-figures it prints, recomputed from the record here, apart from the predicate that chose the
-words. Pure Python, no torch.
+A decision worded as a figure that grew, fell or stayed (temp.distinct_trend,
+repetition.distinct_trend, ...) is judged by the suite's oracles (tests/oracles_*.py) against the
+signs of the steps between the figures it prints, recomputed from the record here, apart from the
+decide.py function that chose the words. Pure Python, no torch.
 """
 
 from __future__ import annotations

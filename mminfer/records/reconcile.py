@@ -30,5 +30,5 @@ def reconcile(one: Interval, other: Interval) -> str:
 
 
 def reconcile_runs(one: list[float], other: list[float], level: float = FAMILY_LEVEL) -> str:
-    """:func:`reconcile` recomputed from each job's raw runs: a sentence's check."""
+    """:func:`reconcile` recomputed from each job's raw runs (an oracle's re-derivation)."""
     return reconcile(median_interval(one, level), median_interval(other, level))

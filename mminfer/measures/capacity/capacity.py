@@ -1,4 +1,4 @@
-"""capacity.json: how many sequences' caches fit on a card. Its record, facts and sentences."""
+"""capacity.json: how many sequences' caches fit on a card. Its record and arithmetic."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""topk.json: the task's trap, measured. Its record, facts and sentences.
+"""topk.json: the task's trap, measured. Its record and arithmetic.
 
 Pure Python, no torch: the report reads the record without the model code.
 """

@@ -1,4 +1,4 @@
-"""topp.json and topp_detail.json: the candidates top-p leaves. Their records, facts, sentences.
+"""topp.json and topp_detail.json: the candidates top-p leaves. Their records and arithmetic.
 
 topp.json maps each p ("0.9") to a survivor count (:data:`TopP`); topp_detail.json holds both
 positions (:class:`TopPDetail`), shown in topp's section.
