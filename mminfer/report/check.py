@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
     for path, (number, found, expected) in stale:
         print(
             f"{path} is not what these files render with this version of mminfer: its "
-            "sentences were not the ones checked; rerun the report rules "
+            "words are not the ones these runs decide; rerun the report rules "
             "(snakemake -R report beyond)"
         )
         print(f"  line {number}: {found!r}")
