@@ -145,6 +145,7 @@ def arguments(names: list[str], records: dict, facts: dict) -> list:
     samples = {
         "path": lambda: "with_cache",
         "term": lambda: "dispatch",
+        "name": lambda: "validation",  # a lookup case
         "cliff": lambda: records["serve"].cliffs[0],
         "r": lambda: records["remedies"].remedies["in_place_cache"],
         "crossing": lambda: facts["latency"]["crossing"],
