@@ -9,11 +9,12 @@ and the decisions they are called with), so a new section is held to the same ru
 
 from __future__ import annotations
 
+import inspect
 import re
 from pathlib import Path
 
 import pytest
-from oracles import ORACLES
+from oracles import ORACLES, honest_of
 from reportcases import cases, serve_banded, sweep_banded
 from reportdata import REMEDY_SHARES, differing, every_record, remedies_record, sampler_record
 
@@ -34,6 +35,7 @@ MACRO = re.compile(r"\{% macro (\w+)\(([^)]*)\) %\}(.*?)\{%-? ?endmacro %\}", re
 CALL = re.compile(r"\b(\w+)\(decide\.(\w+)\.(\w+)\(")
 ASKED = re.compile(r"\bdecide\.(\w+)\.(\w+)\b")
 VARIANT = re.compile(r'v == "(\w+)"')
+PLAIN = "{% if v %}"  # a plain decision's words: written where its value is True
 
 
 def text_of(path: Path) -> str:
@@ -154,10 +156,18 @@ def arguments(names: list[str], records: dict, facts: dict) -> list:
     return [samples[name]() for name in names]
 
 
+def returns_bool(key: str) -> bool:
+    """Whether the decision ``key`` is a plain one (its function returns a bool)."""
+    return inspect.signature(honest_of(key)).return_annotation in ("bool", bool)
+
+
 FORCED = [
     (path, name, params, variant, key)
     for path, name, params, body, key in worded()
-    for variant in dict.fromkeys(VARIANT.findall(body))
+    for variant in [
+        *dict.fromkeys(VARIANT.findall(body)),
+        *([True] if PLAIN in body and returns_bool(key) else []),
+    ]
 ]
 
 
