@@ -56,7 +56,7 @@ def test_the_template_s_decide_logs_each_call_under_its_function_s_key():
     time = every_record()["time"]
     assert decided.time.cache_faster(time) == time_decide.cache_faster(time)
     assert [d.key for d in log.asked] == ["time.cache_faster"]
-    with pytest.raises(AttributeError, match="no measures folder"):
+    with pytest.raises(AttributeError, match="decide.kvbytes: no measures folder"):
         decided.__getattr__("kvbytes")
 
 

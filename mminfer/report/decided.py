@@ -1,7 +1,8 @@
 """What a rendering decided: each decision its templates asked, logged under its function's key.
 
 A template asks a measurement's decision by its function, ``decide.time.cache_faster(records.time)``
-(mminfer/measures/time/decide.py), and writes the words of the variant it returns. ``decide`` is
+(mminfer/measures/time/decide.py; a join of two records' in its report section's joins.py), and
+writes the words of the variant it returns. ``decide`` is
 a :class:`Decided` made for that one rendering: every call it forwards is logged in its
 :class:`DecisionLog` as a :class:`Decision` under the function's key ("time.cache_faster"), with
 the value returned. The report job's log counts them, the tests hold each written one to an
@@ -72,9 +73,10 @@ class DecisionLog:
 
 
 class Decided:
-    """The template's ``decide``: each measures folder's decide.py by folder name, every call
-    logged in :attr:`log` (one rendering's; the renderer points it at a scratch log while it
-    renders the sections only to reach their glance macros)."""
+    """The template's ``decide``: each folder's decisions by its name (a measures folder's
+    decide.py, then its report section's joins.py), every call logged in :attr:`log` (one
+    rendering's; the renderer points it at a scratch log while it renders the sections only to
+    reach their glance macros)."""
 
     def __init__(self, modules: Mapping[str, tuple[ModuleType, ...]], log: DecisionLog):
         self._modules = dict(modules)
@@ -83,7 +85,9 @@ class Decided:
     def __getattr__(self, folder: str) -> _Folder:
         modules = self.__dict__.get("_modules", {})
         if folder not in modules:
-            raise AttributeError(f"no measures folder has a decide.py named {folder!r}")
+            raise AttributeError(
+                f"decide.{folder}: no measures folder's decide.py nor report section's joins.py"
+            )
         return _Folder(self, folder, modules[folder])
 
 
