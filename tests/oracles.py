@@ -13,6 +13,7 @@ Each measurement's oracles live in a module of their own (tests/oracles_<topic>.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 
 from oracles_anatomy import ORACLES as ANATOMY_ORACLES
@@ -65,8 +66,6 @@ def ask(key: str, records: Mapping, **given):
     """What the decision ``key`` (a decide.py function, "<folder>.<name>") answers on
     ``records``, each record its parameters name taken from them (None where absent) and the
     figures ``given`` by name: the value a template would word."""
-    import inspect
-
     function = honest_of(key)
     names = [name for name in inspect.signature(function).parameters if name not in given]
     return function(*(records.get(name) for name in names), **given)

@@ -81,10 +81,10 @@ def saved_supported(conversation: Conversation, chosen: str) -> bool:
 def falls_supported(conversation: Conversation) -> bool:
     """Its check: the same pair found from the raw runs' intervals, recomputed."""
     level = turn_level(conversation)
-    found = decide.prompt_fall(
+    found = decide.prompt_falls(
         conversation, lambda turn: median_interval(turn.timing.recompute_runs_s, level)
     )
-    return found is not None
+    return bool(found)
 
 
 ORACLES = {

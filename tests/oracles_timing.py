@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping
 from pathlib import PurePosixPath
 
 from mminfer.records import interval
-from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, is_busy
-from mminfer.report.busy import busy_of, contention_of, timed_contentions
+from mminfer.records.machine import BUSY_PRESSURE, BUSY_SHARE, contention_of, is_busy
+from mminfer.report.busy import busy_of, timed_contentions
 
 
 def close(a: float, b: float) -> bool:

@@ -515,7 +515,7 @@ def render(facts: dict, pictures=None, serve=None) -> str:
     """The section alone, its wrapped lines joined as Markdown reads them."""
     env = environment(REPORT)
     records = {"conversation": facts["record"], "serve": serve}
-    context = rendering_context(env, records)
+    context = rendering_context(records)
     template = env.get_template("conversation/conversation.md.j2")
     return unwrap(template.render(context, conversation=facts, pictures=pictures))
 

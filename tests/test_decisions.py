@@ -125,7 +125,7 @@ def facts_of(records: dict) -> dict:
     for entry in MEASUREMENTS:
         if entry.template is not None and entry.name in records:
             facts[entry.name] = section_facts(resolve(entry.facts), records)
-    return facts | rendering_context(environment(), records)
+    return facts | rendering_context(records)
 
 
 def shapes() -> list[dict]:

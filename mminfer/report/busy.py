@@ -4,7 +4,7 @@ cause.
 The report's floor below its sections: the busy line (decide.busy.busy_of, its words in
 pages/macros.md.j2) names the records a report reads that ran busy and the command that re-times
 them, its files grouped by their figure here; two sections (sweep, serve) name a load as the cause
-of two timings' difference only where one side alone ran busy (busy_alone).
+of two timings' difference only where one side alone ran busy (mminfer.records.machine.busy_alone).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 from mminfer.measurements import alone_rules
 from mminfer.measures.time.time import Timing
-from mminfer.records.machine import Contention, busy_alone, contention_of  # noqa: F401
+from mminfer.records.machine import Contention
 
 
 def busy_groups(busy: list[dict]) -> list[dict]:

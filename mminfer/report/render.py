@@ -18,7 +18,6 @@ import functools
 import importlib
 import importlib.util
 import inspect
-import pkgutil
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -232,24 +231,13 @@ def decide_modules() -> dict[str, tuple]:
     report section's joins.py (what its record decides beside another's: a join lives in its
     section, mminfer/report/sections/<folder>/joins.py, never in a measures folder); and
     ``busy``, the report's floor (mminfer.report.busy: which timing records ran busy)."""
-    names = {folder.name for folder in pkgutil.iter_modules(mminfer.measures.__path__)}
-    names |= {path.parent.name for path in SECTIONS.glob("*/joins.py")}
-    found = {}
-    for name in sorted(names):
-        modules = [
-            importlib.import_module(module)
-            for module in (
-                f"mminfer.measures.{name}.decide",
-                f"mminfer.report.sections.{name}.joins",
-            )
-            if importlib.util.find_spec(module.rsplit(".", 1)[0]) is not None
-            and importlib.util.find_spec(module) is not None
-        ]
-        if modules:
-            found[name] = tuple(modules)
-    found["busy"] = (
-        busy_floor,
-    )  # the report's floor: which timing records ran busy (the busy line)
+    measures = Path(mminfer.measures.__file__).parent
+    paths = [*measures.glob("*/decide.py"), *SECTIONS.glob("*/joins.py")]  # decide.py first
+    found: dict[str, tuple] = {"busy": (busy_floor,)}  # the report floor: who ran busy
+    for path in paths:
+        package = "mminfer.measures" if path.name == "decide.py" else "mminfer.report.sections"
+        module = importlib.import_module(f"{package}.{path.parent.name}.{path.stem}")
+        found[path.parent.name] = (*found.get(path.parent.name, ()), module)
     return found
 
 
@@ -290,7 +278,6 @@ def marked(glance: Glance, function, busy: list[dict]) -> Glance:
 
 
 def rendering_context(
-    env: jinja2.Environment,
     records: Mapping[str, object],
     report: str = "",
     decisions: DecisionLog | None = None,
@@ -402,7 +389,7 @@ def render_one(
     # none); the modules' bodies are rendered only to reach their macros: their decisions and
     # figures go to scratch logs, the glance rows' and the report's to the rendering's own
     env = environment(Path(folder).resolve())
-    context = rendering_context(env, records, file)
+    context = rendering_context(records, file)
     decided, printer = context["decide"], context["figure_log"]
     facts |= context
     modules = {

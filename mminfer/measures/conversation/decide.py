@@ -127,32 +127,29 @@ def saved_grows(conversation: Conversation) -> str | None:
     return "grows" if all(found == "below" for found in ordered) else "undecided"
 
 
-def prompt_fall(conversation: Conversation, intervals) -> tuple | None:
-    """The pair of timed turns (shorter prompt, longer prompt) whose recompute's intervals say the
-    shorter prompt took longer (``intervals(turn)``: a turn's recompute interval), the first."""
-    for shorter, longer in itertools.combinations(timed_turns(conversation), 2):
-        if shorter.prompt_len >= longer.prompt_len:
-            continue
-        if order(intervals(shorter), intervals(longer)) == "above":
-            return shorter, longer
-    return None
+def recompute_interval(turn: ConversationTurn):
+    """A timed turn's recompute interval, as conversation.json holds it."""
+    return turn.timing.recompute_interval
 
 
-def prompt_falls(conversation: Conversation) -> list[tuple[ConversationTurn, ConversationTurn]]:
-    """Every pair of timed turns (shorter prompt, longer prompt) whose recompute's intervals say
-    the shorter prompt took longer: what conversation.ttft_falls_as_prompt_grows names."""
+def prompt_falls(
+    conversation: Conversation, intervals=recompute_interval
+) -> list[tuple[ConversationTurn, ConversationTurn]]:
+    """Every pair of timed turns (shorter prompt, longer prompt) whose recompute's intervals
+    (``intervals(turn)``) say the shorter prompt took longer: what
+    conversation.ttft_falls_as_prompt_grows names."""
     return [
         (shorter, longer)
         for shorter, longer in itertools.combinations(timed_turns(conversation), 2)
         if shorter.prompt_len < longer.prompt_len
-        and order(shorter.timing.recompute_interval, longer.timing.recompute_interval) == "above"
+        and order(intervals(shorter), intervals(longer)) == "above"
     ]
 
 
 def falls_as_prompt_grows(conversation: Conversation) -> bool:
     """conversation.ttft_falls_as_prompt_grows: a shorter prompt's recompute decided slower than
     a longer one's (a prefill of more tokens cannot cost less: the machine, not the prompt)."""
-    return prompt_fall(conversation, lambda turn: turn.timing.recompute_interval) is not None
+    return bool(prompt_falls(conversation))
 
 
 def glance_lesson(conversation: Conversation) -> str:

@@ -1,5 +1,5 @@
-"""What topk.json decides: whether k was the bound at some p, and, beside temp.json and topp.json
-(the same experiments with top-k off), which way top-k moved the counts. Pure Python, no torch.
+"""What topk.json decides on its own: whether k was the bound at some p (its joins with temp.json
+and topp.json are its report section's joins.py). Pure Python, no torch.
 """
 
 from __future__ import annotations
