@@ -151,7 +151,6 @@ def arguments(names: list[str], records: dict, facts: dict) -> list:
         "cliff": lambda: records["serve"].cliffs[0],
         "r": lambda: records["remedies"].remedies["in_place_cache"],
         "crossing": lambda: facts["latency"]["crossing"],
-        "target": lambda: "report.md",
     }
     return [samples[name]() for name in names]
 
