@@ -19,16 +19,14 @@ from reportcases import cases, serve_banded, sweep_banded
 from reportdata import REMEDY_SHARES, differing, every_record, remedies_record, sampler_record
 
 import mminfer.report.render as render
-from mminfer.measurements import MEASUREMENTS, resolve
 from mminfer.report.decided import DecisionLog
 from mminfer.report.render import (
     decide_modules,
     environment,
     render_reports,
     rendering_context,
-    section_facts,
+    sections_facts,
 )
-from mminfer.report.sections.run.run import run_facts
 
 TEMPLATES = sorted([*render.SECTIONS.glob("*/*.md.j2"), *render.TEMPLATE.parent.glob("*.j2")])
 MACRO = re.compile(r"\{% macro (\w+)\(([^)]*)\) %\}(.*?)\{%-? ?endmacro %\}", re.S)
@@ -120,12 +118,7 @@ def facts_of(records: dict) -> dict:
     section's facts, the run's, the rendering's records, decide and figure log."""
     facts = {"busy": [], "cache_script": "cache.py", "pictures": None, "target": "report.md"}
     facts |= {"glossary": []}  # the run section's folded glossary (render.glossary)
-    if "same" in records and "temp" in records:
-        facts["run"] = section_facts(run_facts, records)
-    for entry in MEASUREMENTS:
-        if entry.template is not None and entry.name in records:
-            facts[entry.name] = section_facts(resolve(entry.facts), records)
-    return facts | rendering_context(records)
+    return facts | sections_facts(records) | rendering_context(records)
 
 
 def shapes() -> list[dict]:

@@ -343,6 +343,18 @@ def sectioned() -> list:
     return [entry for entry in MEASUREMENTS if entry.template is not None]
 
 
+def sections_facts(records: Mapping[str, object]) -> dict:
+    """Each section's facts from ``records``, by measurement name (its entry's ``facts``), and the
+    run section's (``run``) where same.json and temp.json are given."""
+    facts = {}
+    if "same" in records and "temp" in records:
+        facts["run"] = section_facts(run_facts, records)
+    for entry in sectioned():
+        if entry.name in records:
+            facts[entry.name] = section_facts(resolve(entry.facts), records)
+    return facts
+
+
 def render_one(
     report: str,
     records: Mapping[str, object],
@@ -367,18 +379,12 @@ def render_one(
         if missing:
             raise KeyError(f"report.md needs the task's measurements; missing {missing}")
     busy = busy_of(records) or []
-    facts = {
-        "busy": busy,
-        "cache_script": cache_script,
-        "pictures": pictures,
-    }
-    if "same" in records and "temp" in records:
-        facts["run"] = section_facts(run_facts, records)
+    facts = {"busy": busy, "cache_script": cache_script, "pictures": pictures}
+    facts |= sections_facts(records)
     own_sections, glances = [], []
     for entry in sectioned():
         if entry.name not in records:
             continue
-        facts[entry.name] = section_facts(resolve(entry.facts), records)
         if entry.report == report:
             own_sections.append(entry.template)
         if entry.glance is not None:
